@@ -1,0 +1,47 @@
+// Package activities holds the side effects of Encore's workflows. Each group
+// is a struct holding its dependencies; its methods are the activities.
+package activities
+
+import (
+	"context"
+	"errors"
+
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/encore-tickets/encore/holds"
+	"github.com/encore-tickets/encore/store"
+)
+
+// Holds ends holds on the workflow's behalf.
+type Holds struct {
+	Service *holds.Service
+}
+
+// ExpireHold ends a hold whose expiry timer fired and returns the status the
+// reservation ended in. A hold already ended (paid, released, or swept) is
+// not an error: the reservation row decides, and its status is returned.
+func (a *Holds) ExpireHold(ctx context.Context, reservationID string) (string, error) {
+	return a.end(ctx, reservationID, a.Service.Expire)
+}
+
+// ReleaseHold ends a hold at the fan's request.
+func (a *Holds) ReleaseHold(ctx context.Context, reservationID string) (string, error) {
+	return a.end(ctx, reservationID, a.Service.Cancel)
+}
+
+func (a *Holds) end(ctx context.Context, reservationID string, fn func(context.Context, uuid.UUID) error) (string, error) {
+	id, err := uuid.Parse(reservationID)
+	if err != nil {
+		return "", temporal.NewNonRetryableApplicationError("bad reservation ID", "invalid", err)
+	}
+	err = fn(ctx, id)
+	if err != nil && !errors.Is(err, store.ErrNotPending) {
+		return "", err
+	}
+	h, err := a.Service.Store.GetHold(ctx, id, "")
+	if err != nil {
+		return "", err
+	}
+	return string(h.Status), nil
+}

@@ -1,0 +1,409 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/demo"
+	"github.com/encore-tickets/encore/holds"
+	"github.com/encore-tickets/encore/seathint"
+)
+
+func TestTwelveBuyersRacingForTwoSeatsLeaveExactlyOneWinner(t *testing.T) {
+	s := newStack(t)
+	seats := []string{s.seat("a", 0, 1), s.seat("a", 0, 2)}
+	const buyers = 16
+	results := make([]response, buyers)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range buyers {
+		token := s.fan(fmt.Sprintf("racer%d", i))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			results[i] = s.hold(token, map[string]any{"seat_ids": seats})
+		}()
+	}
+	close(start)
+	wg.Wait()
+	created, conflicts := 0, 0
+	for _, r := range results {
+		switch r.Status {
+		case http.StatusCreated:
+			created++
+		case http.StatusConflict:
+			conflicts++
+			require.Equal(t, problemName("seat-unavailable"), problemType(r))
+			require.NotEmpty(t, r.Body["unavailable_seat_ids"])
+		default:
+			t.Fatalf("unexpected %d: %s", r.Status, r.Raw)
+		}
+	}
+	require.Equal(t, 1, created)
+	require.Equal(t, buyers-1, conflicts)
+	require.Equal(t, 2, s.count(`SELECT count(*) FROM reservation_items WHERE event_id = $1 AND live`, s.eventID))
+	s.requireAuditClean()
+}
+
+func TestDeletedHintDoesNotLetASecondBuyerInAndTheCartRollsBackWhole(t *testing.T) {
+	s := newStack(t)
+	taken, free := s.seat("a", 1, 1), s.seat("a", 1, 2)
+	first := s.hold(s.fan("first"), map[string]any{"seat_ids": []string{taken}})
+	require.Equal(t, http.StatusCreated, first.Status, string(first.Raw))
+
+	n, err := s.rdb.Del(context.Background(), s.hints.Key(s.eventID, taken)).Result()
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n, "the hint existed and was deleted by hand")
+
+	second := s.hold(s.fan("second"), map[string]any{"seat_ids": []string{taken, free}})
+	require.Equal(t, http.StatusConflict, second.Status, string(second.Raw))
+	require.Equal(t, []any{taken}, second.Body["unavailable_seat_ids"])
+	require.Equal(t, "AVAILABLE", s.seatStatus(free))
+	require.Equal(t, "HELD", s.seatStatus(taken))
+	// The loser's hint on the free seat was given back too.
+	require.Zero(t, s.rdb.Exists(context.Background(), s.hints.Key(s.eventID, free)).Val())
+	s.requireAuditClean()
+}
+
+func TestCartsInOppositeOrdersNeverDeadlock(t *testing.T) {
+	s := newStack(t)
+	for round := range 25 {
+		a, b := s.seat("b", round%10, 5+round/10), s.seat("b", round%10, 9+round/10)
+		var wg sync.WaitGroup
+		results := make([]response, 8)
+		for i := range results {
+			cart := []string{a, b}
+			if i%2 == 1 {
+				cart = []string{b, a}
+			}
+			token := s.fan(fmt.Sprintf("r%d-%d", round, i))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i] = s.hold(token, map[string]any{"seat_ids": cart})
+			}()
+		}
+		wg.Wait()
+		created := 0
+		for _, r := range results {
+			require.Contains(t, []int{http.StatusCreated, http.StatusConflict}, r.Status, string(r.Raw))
+			if r.Status == http.StatusCreated {
+				created++
+			}
+		}
+		require.Equal(t, 1, created, "round %d", round)
+	}
+	s.requireAuditClean()
+}
+
+func TestAnExpiredHoldsSeatsCanBeHeldAgainBeforeTheSweeperRuns(t *testing.T) {
+	s := newStack(t)
+	seat := s.seat("a", 2, 3)
+	first := s.hold(s.fan("early"), map[string]any{"seat_ids": []string{seat}})
+	require.Equal(t, http.StatusCreated, first.Status)
+	_, err := s.pool.Exec(context.Background(), `UPDATE reservations SET expires_at = now() - interval '1 second' WHERE id = $1`, first.Body["hold_id"])
+	require.NoError(t, err)
+	// The first fan's hint still names the old reservation: remove it as its
+	// TTL would, so the database path (lazy expiry) is what is tested.
+	s.rdb.Del(context.Background(), s.hints.Key(s.eventID, seat))
+
+	second := s.hold(s.fan("late"), map[string]any{"seat_ids": []string{seat}})
+	require.Equal(t, http.StatusCreated, second.Status, string(second.Raw))
+	var status string
+	require.NoError(t, s.pool.QueryRow(context.Background(), `SELECT status FROM reservations WHERE id = $1`, first.Body["hold_id"]).Scan(&status))
+	require.Equal(t, "EXPIRED", status)
+	got := s.do(http.MethodGet, "/v1/holds/"+first.Body["hold_id"].(string), s.fan("early"), nil)
+	require.Equal(t, "EXPIRED", got.Body["status"])
+	s.requireAuditClean()
+}
+
+func TestPromotionCappedAtTenUsesAdmitsExactlyTenOfFiftyBuyers(t *testing.T) {
+	s := newStack(t)
+	code := "CAP10_" + s.eventID
+	_, err := s.pool.Exec(context.Background(), `INSERT INTO promotions (code, event_id, discount_bps, max_uses) VALUES ($1, $2, 2000, 10)`, code, s.eventID)
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	results := make([]response, 50)
+	for i := range results {
+		token := s.fan(fmt.Sprintf("promo%d", i))
+		seat := s.seat("a", 3+i/20, 1+i%20)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = s.hold(token, map[string]any{"seat_ids": []string{seat}, "promo_code": code})
+		}()
+	}
+	wg.Wait()
+	ok := 0
+	for _, r := range results {
+		if r.Status == http.StatusCreated {
+			ok++
+			item := r.Body["items"].([]any)[0].(map[string]any)
+			require.Greater(t, item["discount"].(float64), 0.0)
+		} else {
+			require.Equal(t, problemName("promotion-unavailable"), problemType(r), string(r.Raw))
+		}
+	}
+	require.Equal(t, 10, ok)
+	require.Equal(t, 10, s.count(`SELECT used FROM promotions WHERE code = $1`, code))
+	require.Equal(t, 10, s.count(`SELECT count(*) FROM promotion_uses WHERE code = $1`, code))
+}
+
+func TestPromotionIsOncePerAccountAndComesBackWhenTheHoldEnds(t *testing.T) {
+	s := newStack(t)
+	code := "ONCE_" + s.eventID
+	_, err := s.pool.Exec(context.Background(), `INSERT INTO promotions (code, event_id, discount_bps, max_uses) VALUES ($1, $2, 1000, 5)`, code, s.eventID)
+	require.NoError(t, err)
+	fan := s.fan("saver")
+	first := s.hold(fan, map[string]any{"seat_ids": []string{s.seat("a", 5, 1)}, "promo_code": code})
+	require.Equal(t, http.StatusCreated, first.Status, string(first.Raw))
+	require.Equal(t, http.StatusNoContent, s.do(http.MethodDelete, "/v1/holds/"+first.Body["hold_id"].(string), fan, nil).Status)
+	require.Equal(t, 0, s.count(`SELECT used FROM promotions WHERE code = $1`, code))
+	again := s.hold(fan, map[string]any{"seat_ids": []string{s.seat("a", 5, 2)}, "promo_code": code})
+	require.Equal(t, http.StatusCreated, again.Status, string(again.Raw))
+	bad := s.hold(s.fan("other"), map[string]any{"seat_ids": []string{s.seat("a", 5, 3)}, "promo_code": "NOPE"})
+	require.Equal(t, http.StatusUnprocessableEntity, bad.Status)
+	require.Equal(t, "promo_code", bad.Body["errors"].([]any)[0].(map[string]any)["field"])
+}
+
+func TestIdempotencyKeyReplaysTheStoredResponseWithoutReexecuting(t *testing.T) {
+	s := newStack(t)
+	fan := s.fan("idem")
+	body := map[string]any{"seat_ids": []string{s.seat("b", 0, 2), s.seat("b", 0, 1)}}
+	first := s.hold(fan, body, "Idempotency-Key", "key-1")
+	require.Equal(t, http.StatusCreated, first.Status, string(first.Raw))
+	// Same cart, seats in another order: the same request.
+	again := s.hold(fan, map[string]any{"seat_ids": []string{s.seat("b", 0, 1), s.seat("b", 0, 2)}}, "Idempotency-Key", "key-1")
+	require.Equal(t, http.StatusCreated, again.Status)
+	require.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
+	require.JSONEq(t, string(first.Raw), string(again.Raw))
+	require.Equal(t, 1, s.count(`SELECT count(*) FROM reservations WHERE event_id = $1`, s.eventID))
+
+	other := s.hold(fan, map[string]any{"seat_ids": []string{s.seat("b", 0, 3)}}, "Idempotency-Key", "key-1")
+	require.Equal(t, http.StatusUnprocessableEntity, other.Status)
+	require.Equal(t, problemName("idempotency-key-reused"), problemType(other))
+	// Another fan's identical key is another key.
+	stranger := s.hold(s.fan("stranger"), map[string]any{"seat_ids": []string{s.seat("b", 0, 4)}}, "Idempotency-Key", "key-1")
+	require.Equal(t, http.StatusCreated, stranger.Status)
+}
+
+func TestConcurrentDuplicatesCreateOneHoldAndAllAnswerAlike(t *testing.T) {
+	s := newStack(t)
+	fan := s.fan("doubletap")
+	body := map[string]any{"seat_ids": []string{s.seat("b", 1, 1)}}
+	var wg sync.WaitGroup
+	results := make([]response, 10)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = s.hold(fan, map[string]any{"seat_ids": body["seat_ids"]}, "Idempotency-Key", "tap")
+		}()
+	}
+	wg.Wait()
+	var bodies []string
+	for _, r := range results {
+		if r.Status == http.StatusConflict {
+			require.Equal(t, problemName("request-in-progress"), problemType(r))
+			continue
+		}
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+		bodies = append(bodies, string(r.Raw))
+	}
+	require.NotEmpty(t, bodies)
+	for _, b := range bodies {
+		require.JSONEq(t, bodies[0], b)
+	}
+	require.Equal(t, 1, s.count(`SELECT count(*) FROM reservations WHERE event_id = $1`, s.eventID))
+}
+
+func TestIdempotencyRecordsOlderThanADayAreIgnoredAndPurged(t *testing.T) {
+	s := newStack(t)
+	fan := s.fan("old")
+	first := s.hold(fan, map[string]any{"seat_ids": []string{s.seat("b", 2, 1)}}, "Idempotency-Key", "old-key")
+	require.Equal(t, http.StatusCreated, first.Status)
+	require.Equal(t, http.StatusNoContent, s.do(http.MethodDelete, "/v1/holds/"+first.Body["hold_id"].(string), fan, nil).Status)
+	_, err := s.pool.Exec(context.Background(), `UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = 'old-key'`)
+	require.NoError(t, err)
+	again := s.hold(fan, map[string]any{"seat_ids": []string{s.seat("b", 2, 1)}}, "Idempotency-Key", "old-key")
+	require.Equal(t, http.StatusCreated, again.Status, string(again.Raw))
+	require.NotEqual(t, first.Body["hold_id"], again.Body["hold_id"])
+	_, err = s.pool.Exec(context.Background(), `UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = 'old-key'`)
+	require.NoError(t, err)
+	n, err := s.holds.Store.PurgeIdempotency(context.Background())
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, n, int64(1))
+}
+
+func TestOneFanHasOnePendingCheckoutAndAPurchaseLimit(t *testing.T) {
+	s := newStack(t, func(e *demo.Event, _ *holds.Service) { e.PerCustomerLimit = 3 })
+	fan := s.fan("greedy")
+	first := s.hold(fan, map[string]any{"seat_ids": []string{s.seat("a", 6, 1), s.seat("a", 6, 2)}})
+	require.Equal(t, http.StatusCreated, first.Status)
+	second := s.hold(fan, map[string]any{"seat_ids": []string{s.seat("a", 6, 3)}})
+	require.Equal(t, http.StatusConflict, second.Status)
+	require.Equal(t, problemName("pending-checkout"), problemType(second))
+	require.Equal(t, first.Body["hold_id"], second.Body["hold_id"])
+
+	// Pretend the first was paid: the limit counts sold seats too.
+	_, err := s.pool.Exec(context.Background(), `UPDATE reservations SET status = 'PAID', ended_at = now() WHERE id = $1`, first.Body["hold_id"])
+	require.NoError(t, err)
+	_, err = s.pool.Exec(context.Background(), `UPDATE seats SET status = 'SOLD' WHERE reservation_id = $1`, first.Body["hold_id"])
+	require.NoError(t, err)
+	over := s.hold(fan, map[string]any{"seat_ids": []string{s.seat("a", 6, 3), s.seat("a", 6, 4)}})
+	require.Equal(t, http.StatusForbidden, over.Status)
+	require.Equal(t, problemName("purchase-limit"), problemType(over))
+	within := s.hold(fan, map[string]any{"seat_ids": []string{s.seat("a", 6, 3)}})
+	require.Equal(t, http.StatusCreated, within.Status, string(within.Raw))
+	s.requireAuditClean()
+}
+
+func TestGeneralAdmissionNeverSellsPastCapacity(t *testing.T) {
+	s := newStack(t)
+	var wg sync.WaitGroup
+	results := make([]response, 30)
+	for i := range results {
+		token := s.fan(fmt.Sprintf("ga%d", i))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = s.hold(token, map[string]any{"section_id": s.eventID + "_ga", "quantity": 2})
+		}()
+	}
+	wg.Wait()
+	ok := 0
+	for _, r := range results {
+		if r.Status == http.StatusCreated {
+			ok++
+			require.EqualValues(t, 2, r.Body["quantity"])
+		} else {
+			require.Equal(t, http.StatusConflict, r.Status, string(r.Raw))
+		}
+	}
+	require.Equal(t, 25, ok, "50 places, 2 each")
+	require.Equal(t, 50, s.count(`SELECT ga_taken FROM sections WHERE id = $1`, s.eventID+"_ga"))
+	s.requireAuditClean()
+}
+
+func TestReleasingAHoldFreesItsSeatsAtOnceAndOnlyForItsOwner(t *testing.T) {
+	s := newStack(t)
+	fan := s.fan("owner")
+	seat := s.seat("a", 7, 7)
+	h := s.hold(fan, map[string]any{"seat_ids": []string{seat}})
+	require.Equal(t, http.StatusCreated, h.Status)
+	id := h.Body["hold_id"].(string)
+	require.Equal(t, http.StatusNotFound, s.do(http.MethodGet, "/v1/holds/"+id, s.fan("thief"), nil).Status)
+	require.Equal(t, http.StatusNotFound, s.do(http.MethodDelete, "/v1/holds/"+id, s.fan("thief"), nil).Status)
+	require.Equal(t, "HELD", s.seatStatus(seat))
+	require.Equal(t, http.StatusNoContent, s.do(http.MethodDelete, "/v1/holds/"+id, fan, nil).Status)
+	require.Equal(t, "AVAILABLE", s.seatStatus(seat))
+	require.Zero(t, s.rdb.Exists(context.Background(), s.hints.Key(s.eventID, seat)).Val())
+	got := s.do(http.MethodGet, "/v1/holds/"+id, fan, nil)
+	require.Equal(t, "CANCELLED", got.Body["status"])
+	require.Equal(t, http.StatusNoContent, s.do(http.MethodDelete, "/v1/holds/"+id, fan, nil).Status, "releasing twice is harmless")
+	other := s.hold(s.fan("next"), map[string]any{"seat_ids": []string{seat}})
+	require.Equal(t, http.StatusCreated, other.Status)
+}
+
+func TestSweeperEndsExpiredHoldsAndGivesEverythingBack(t *testing.T) {
+	s := newStack(t)
+	code := "SWEEP_" + s.eventID
+	_, err := s.pool.Exec(context.Background(), `INSERT INTO promotions (code, event_id, discount_bps, max_uses) VALUES ($1, $2, 1000, 5)`, code, s.eventID)
+	require.NoError(t, err)
+	seats := []string{s.seat("b", 8, 1), s.seat("b", 8, 2)}
+	h := s.hold(s.fan("sleepy"), map[string]any{"seat_ids": seats, "promo_code": code})
+	require.Equal(t, http.StatusCreated, h.Status)
+	ga := s.hold(s.fan("sleepy2"), map[string]any{"section_id": s.eventID + "_ga", "quantity": 3})
+	require.Equal(t, http.StatusCreated, ga.Status)
+	_, err = s.pool.Exec(context.Background(), `UPDATE reservations SET expires_at = now() - interval '1 minute' WHERE event_id = $1`, s.eventID)
+	require.NoError(t, err)
+	rep, err := s.holds.Store.Audit(context.Background(), s.eventID, 0)
+	require.NoError(t, err)
+	require.EqualValues(t, 2, rep.HeldPastExpiry, "the audit sees seats held past expiry before the sweep")
+
+	n, err := s.holds.Sweep(context.Background(), 1)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	for _, seat := range seats {
+		require.Equal(t, "AVAILABLE", s.seatStatus(seat))
+		require.Zero(t, s.rdb.Exists(context.Background(), s.hints.Key(s.eventID, seat)).Val())
+	}
+	require.Equal(t, 0, s.count(`SELECT used FROM promotions WHERE code = $1`, code))
+	require.Equal(t, 0, s.count(`SELECT ga_taken FROM sections WHERE id = $1`, s.eventID+"_ga"))
+	require.Equal(t, 2, s.count(`SELECT count(*) FROM outbox WHERE topic = 'inventory.changed' AND payload->>'event_id' = $1 AND created_at > now() - interval '1 minute' AND key = $2`,
+		s.eventID, s.eventID+"_b"), "one row at hold, one at expiry")
+	s.requireAuditClean()
+}
+
+func TestHoldsStayCorrectWithRedisDown(t *testing.T) {
+	s := newStack(t, func(_ *demo.Event, svc *holds.Service) {
+		dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 50 * time.Millisecond, MaxRetries: -1})
+		svc.Hints = seathint.New(dead, "")
+		svc.Limiter = nil
+	})
+	seats := []string{s.seat("a", 9, 1), s.seat("a", 9, 2)}
+	var wg sync.WaitGroup
+	results := make([]response, 12)
+	for i := range results {
+		token := s.fan(fmt.Sprintf("noredis%d", i))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = s.hold(token, map[string]any{"seat_ids": seats})
+		}()
+	}
+	wg.Wait()
+	created := 0
+	for _, r := range results {
+		require.Contains(t, []int{http.StatusCreated, http.StatusConflict}, r.Status, string(r.Raw))
+		if r.Status == http.StatusCreated {
+			created++
+		}
+	}
+	require.Equal(t, 1, created)
+	s.requireAuditClean()
+}
+
+func TestThePriceIsFrozenAtHoldTimeWithScarcitySurge(t *testing.T) {
+	s := newStack(t)
+	// Fill section B to 80% (160 of 200) as sold, then hold one more seat.
+	_, err := s.pool.Exec(context.Background(), `
+		WITH r AS (INSERT INTO users (id) VALUES ('filler') ON CONFLICT DO NOTHING RETURNING id),
+		     res AS (INSERT INTO reservations (id, user_id, event_id, status, expires_at, ended_at, total, currency)
+		             VALUES (gen_random_uuid(), 'filler', $1, 'PAID', now(), now(), 0, 'EUR') RETURNING id)
+		UPDATE seats SET status = 'SOLD', reservation_id = (SELECT id FROM res)
+		WHERE id IN (SELECT id FROM seats WHERE section_id = $2 ORDER BY row_label, number LIMIT 160)`, s.eventID, s.eventID+"_b")
+	require.NoError(t, err)
+	_, err = s.pool.Exec(context.Background(), `INSERT INTO reservation_items (reservation_id, event_id, section_id, seat_id, base_price, surge_bps, discount, price_at_lock)
+		SELECT reservation_id, event_id, section_id, id, base_price, 10000, 0, base_price FROM seats WHERE section_id = $1 AND status = 'SOLD'`, s.eventID+"_b")
+	require.NoError(t, err)
+	seat := s.seat("b", 9, 20) // row J: base 3000 * 0.91 = 2730
+	h := s.hold(s.fan("late-buyer"), map[string]any{"seat_ids": []string{seat}})
+	require.Equal(t, http.StatusCreated, h.Status, string(h.Raw))
+	item := h.Body["items"].([]any)[0].(map[string]any)
+	require.EqualValues(t, 2730, item["base_price"])
+	require.EqualValues(t, 15000, item["surge_bps"])
+	require.EqualValues(t, 4095, item["price"].(map[string]any)["amount"])
+	require.EqualValues(t, 4095, h.Body["total"].(map[string]any)["amount"])
+	require.Equal(t, "EUR", h.Body["total"].(map[string]any)["currency"])
+	s.requireAuditClean()
+}
+
+func TestTheAuditCatchesASeatSoldWithoutPayment(t *testing.T) {
+	s := newStack(t)
+	h := s.hold(s.fan("cheat"), map[string]any{"seat_ids": []string{s.seat("a", 8, 8)}})
+	require.Equal(t, http.StatusCreated, h.Status)
+	_, err := s.pool.Exec(context.Background(), `UPDATE seats SET status = 'SOLD' WHERE reservation_id = $1`, h.Body["hold_id"])
+	require.NoError(t, err)
+	rep, err := s.holds.Store.Audit(context.Background(), s.eventID, time.Minute)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, rep.SoldWithoutPaid)
+}

@@ -1,0 +1,176 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/api"
+	"github.com/encore-tickets/encore/demo"
+	"github.com/encore-tickets/encore/holds"
+	"github.com/encore-tickets/encore/internal/testenv"
+	"github.com/encore-tickets/encore/ratelimit"
+	"github.com/encore-tickets/encore/seathint"
+	"github.com/encore-tickets/encore/session"
+	"github.com/encore-tickets/encore/store"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// stack is the fan API over a real PostgreSQL and Redis, with one fresh event.
+type stack struct {
+	t       *testing.T
+	url     string
+	pool    *pgxpool.Pool
+	rdb     *redis.Client
+	prefix  string
+	hints   *seathint.Hints
+	holds   *holds.Service
+	eventID string
+	issuer  *session.Issuer
+}
+
+type stackOption func(*demo.Event, *holds.Service)
+
+// newStack starts the API on a new event with two seated sections of
+// 10 rows x 20 seats and a general-admission section of 50.
+func newStack(t *testing.T, opts ...stackOption) *stack {
+	t.Helper()
+	pool := testenv.DB(t)
+	rdb, prefix := testenv.Redis(t)
+	eventID := "evt_" + testenv.RandomSuffix()
+	ev := demo.Event{
+		ID: eventID, Title: "Test " + t.Name(), Artist: "Testers", Genre: "test",
+		VenueID: "ven_test", VenueName: "Test Hall", City: "Testville",
+		StartsAt: time.Now().Add(30 * 24 * time.Hour), OnsaleAt: time.Now().Add(-time.Hour), Currency: "EUR",
+		Sections: []demo.Section{
+			{ID: eventID + "_a", Name: "A", Rows: 10, PerRow: 20, BasePrice: 5000},
+			{ID: eventID + "_b", Name: "B", Rows: 10, PerRow: 20, BasePrice: 3000},
+			{ID: eventID + "_ga", Name: "Floor", General: true, Capacity: 50, BasePrice: 2000},
+		},
+	}
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelError}))
+	hints := seathint.New(rdb, prefix)
+	svc := &holds.Service{
+		Store:   store.New(pool, store.Options{LockTimeout: 2 * time.Second, StatementTimeout: 5 * time.Second}),
+		Hints:   hints,
+		Limiter: ratelimit.New(rdb, prefix+"rl:", ratelimit.Limit{Count: 1000, Per: time.Minute, Burst: 1000}),
+		Log:     log,
+	}
+	svc.Register(prometheus.NewRegistry())
+	for _, o := range opts {
+		o(&ev, svc)
+	}
+	require.NoError(t, demo.Create(context.Background(), pool, ev))
+	issuer := session.NewIssuer("test-secret")
+	srv := &api.Server{Holds: svc, Sessions: issuer, Log: log, Gatherer: prometheus.NewRegistry()}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	return &stack{t: t, url: ts.URL, pool: pool, rdb: rdb, prefix: prefix, hints: hints, holds: svc,
+		eventID: eventID, issuer: issuer}
+}
+
+func (s *stack) seat(section string, row, n int) string {
+	return demo.SeatID(s.eventID+"_"+section, row, n)
+}
+
+// fan is a distinct account with its own token.
+func (s *stack) fan(name string) string {
+	return s.issuer.Issue(name+"_"+s.eventID, "dev-"+name, time.Now())
+}
+
+type response struct {
+	Status int
+	Header http.Header
+	Body   map[string]any
+	Raw    []byte
+}
+
+func (s *stack) do(method, path, token string, body any, headers ...string) response {
+	s.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		require.NoError(s.t, err)
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, s.url+path, rd)
+	require.NoError(s.t, err)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(s.t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(s.t, err)
+	r := response{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &r.Body)
+	}
+	return r
+}
+
+func (s *stack) hold(token string, body map[string]any, headers ...string) response {
+	s.t.Helper()
+	if _, ok := body["event_id"]; !ok {
+		body["event_id"] = s.eventID
+	}
+	return s.do(http.MethodPost, "/v1/holds", token, body, headers...)
+}
+
+func (s *stack) seatStatus(id string) string {
+	s.t.Helper()
+	var status string
+	require.NoError(s.t, s.pool.QueryRow(context.Background(), `SELECT status FROM seats WHERE id = $1`, id).Scan(&status))
+	return status
+}
+
+func (s *stack) count(sql string, args ...any) int {
+	s.t.Helper()
+	var n int
+	require.NoError(s.t, s.pool.QueryRow(context.Background(), sql, args...).Scan(&n))
+	return n
+}
+
+// requireAuditClean runs the invariant audit on this event.
+func (s *stack) requireAuditClean() {
+	s.t.Helper()
+	rep, err := s.holds.Store.Audit(context.Background(), s.eventID, 30*time.Second)
+	require.NoError(s.t, err)
+	require.Zero(s.t, rep.Violations(), rep.String())
+}
+
+func problemType(r response) string {
+	v, _ := r.Body["type"].(string)
+	return v
+}
+
+func problemName(name string) string { return fmt.Sprintf("/problems/%s", name) }
+
+// testWriter sends the server's error logs to the test's log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(bytes.TrimSpace(p)))
+	return len(p), nil
+}

@@ -1,0 +1,148 @@
+// Package config holds Encore's one configuration struct. Every field is read
+// from an environment variable with a documented default, so a fresh clone runs
+// with no configuration at all and production overrides only what differs.
+package config
+
+import (
+	"fmt"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Secret is a string that never prints itself, so a logged Config leaks nothing.
+type Secret string
+
+// String redacts the value.
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return "[redacted]"
+}
+
+// Reveal returns the secret's value for the one place that must use it.
+func (s Secret) Reveal() string { return string(s) }
+
+// Config is every setting of every Encore process. The struct tags are the
+// documentation: env names the variable, default its value when unset, doc what
+// it does. README's configuration table is generated from them (see Table).
+type Config struct {
+	DataDir      string `env:"ENCORE_DATA_DIR" default:".encore" doc:"Folder for the private PostgreSQL and Redis that encore dev starts, the payment sandbox state and the dev mailbox."`
+	DatabaseURL  Secret `env:"ENCORE_DATABASE_URL" default:"" doc:"PostgreSQL to use. Empty: encore dev starts (or installs) a private cluster under ENCORE_DATA_DIR on 127.0.0.1:54329."`
+	DatabaseName string `env:"ENCORE_DATABASE_NAME" default:"encore" doc:"Database created inside the private cluster for Encore's own tables."`
+	RedisURL     Secret `env:"ENCORE_REDIS_URL" default:"" doc:"Redis to use. Empty: encore dev starts (or installs) a private Redis on 127.0.0.1:63799."`
+	DBMaxConns   int32  `env:"ENCORE_DB_MAX_CONNS" default:"32" doc:"Connections in the buy-plane pool. Holds are short transactions: a few connections per core is plenty."`
+
+	HTTPAddr string `env:"ENCORE_HTTP_ADDR" default:"127.0.0.1:8080" doc:"Address of the fan API, /healthz, /readyz and /metrics."`
+
+	TemporalAddress    string `env:"ENCORE_TEMPORAL_ADDRESS" default:"" doc:"host:port of an existing Temporal cluster. Empty: encore dev embeds a Temporal server persisting to the PostgreSQL above."`
+	TemporalNamespace  string `env:"ENCORE_TEMPORAL_NAMESPACE" default:"default" doc:"Temporal namespace for booking workflows."`
+	TemporalListenAddr string `env:"ENCORE_TEMPORAL_LISTEN_ADDR" default:"127.0.0.1:7233" doc:"Frontend address of the embedded Temporal server."`
+	TemporalUIAddr     string `env:"ENCORE_TEMPORAL_UI_ADDR" default:"127.0.0.1:8233" doc:"Address of the embedded Temporal Web UI."`
+	TemporalShards     int32  `env:"ENCORE_TEMPORAL_SHARDS" default:"4" doc:"History shards of the embedded server (fixed once its database exists)."`
+
+	SessionSecret Secret `env:"ENCORE_SESSION_SECRET" default:"dev-session-secret-change-me" doc:"HMAC key that signs fan bearer tokens (demo login)."`
+
+	HoldTTL           time.Duration `env:"ENCORE_HOLD_TTL" default:"10m" doc:"Default hold time-to-live for events that do not set their own."`
+	LockTimeout       time.Duration `env:"ENCORE_LOCK_TIMEOUT" default:"2s" doc:"PostgreSQL lock_timeout of a hold transaction: a blocked hold fails fast instead of queueing."`
+	StatementTimeout  time.Duration `env:"ENCORE_STATEMENT_TIMEOUT" default:"5s" doc:"PostgreSQL statement_timeout of a hold transaction."`
+	SweepInterval     time.Duration `env:"ENCORE_SWEEP_INTERVAL" default:"1s" doc:"How often the expiry sweeper looks for expired holds."`
+	SweepBatch        int           `env:"ENCORE_SWEEP_BATCH" default:"200" doc:"Most expired holds the sweeper ends in one transaction."`
+	SweepLagAllowance time.Duration `env:"ENCORE_SWEEP_LAG_ALLOWANCE" default:"30s" doc:"How far past expiry a HELD seat may be before encore audit reports it."`
+	HoldRatePerMinute int           `env:"ENCORE_HOLD_RATE_PER_MINUTE" default:"60" doc:"Hold attempts one account may make per minute before 429 rate-limited."`
+	HintsEnabled      bool          `env:"ENCORE_SEAT_HINTS" default:"true" doc:"Use Redis seat hints to bounce obviously contended carts before they take a database lock."`
+
+	PSPAddr             string `env:"ENCORE_PSP_ADDR" default:"127.0.0.1:12111" doc:"Address of the built-in payment sandbox that encore dev and encore psp start."`
+	StripeAPIURL        string `env:"ENCORE_STRIPE_API_URL" default:"" doc:"Base URL stripe-go talks to. Empty: the sandbox at ENCORE_PSP_ADDR, or Stripe itself when ENCORE_STRIPE_KEY is a live or test key of a real account."`
+	StripeKey           Secret `env:"ENCORE_STRIPE_KEY" default:"sk_test_encore_sandbox" doc:"Stripe secret key. The default is the sandbox's key."`
+	StripeWebhookSecret Secret `env:"ENCORE_STRIPE_WEBHOOK_SECRET" default:"whsec_encore_sandbox" doc:"Secret that verifies Stripe-Signature on webhooks."`
+
+	LogLevel string `env:"ENCORE_LOG_LEVEL" default:"info" doc:"debug, info, warn or error."`
+}
+
+// Load reads the environment. It fails on a value that does not parse, naming
+// the variable, rather than silently running with a default.
+func Load() (Config, error) { return LoadFrom(os.LookupEnv) }
+
+// LoadFrom is Load with an injectable lookup, for tests.
+func LoadFrom(lookup func(string) (string, bool)) (Config, error) {
+	var c Config
+	v := reflect.ValueOf(&c).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		raw := f.Tag.Get("default")
+		if s, ok := lookup(f.Tag.Get("env")); ok {
+			raw = s
+		}
+		if err := set(v.Field(i), raw); err != nil {
+			return Config{}, fmt.Errorf("config: %s=%q: %w", f.Tag.Get("env"), raw, err)
+		}
+	}
+	return c, nil
+}
+
+// Default is the configuration with every variable unset.
+func Default() Config {
+	c, err := LoadFrom(func(string) (string, bool) { return "", false })
+	if err != nil {
+		panic(err) // the defaults are constants; a bad one is a programming error
+	}
+	return c
+}
+
+func set(field reflect.Value, raw string) error {
+	switch field.Interface().(type) {
+	case time.Duration:
+		d, err := time.ParseDuration(raw)
+		if err != nil {
+			return err
+		}
+		if d < 0 {
+			return fmt.Errorf("must not be negative")
+		}
+		field.SetInt(int64(d))
+		return nil
+	}
+	switch field.Kind() {
+	case reflect.String:
+		field.SetString(raw)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(raw)
+		if err != nil {
+			return err
+		}
+		field.SetBool(b)
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		n, err := strconv.ParseInt(raw, 10, field.Type().Bits())
+		if err != nil {
+			return err
+		}
+		if n < 0 {
+			return fmt.Errorf("must not be negative")
+		}
+		field.SetInt(n)
+	default:
+		return fmt.Errorf("unsupported kind %s", field.Kind())
+	}
+	return nil
+}
+
+// Table renders the configuration as the Markdown table in README.md.
+func Table() string {
+	var b strings.Builder
+	b.WriteString("| Variable | Default | Meaning |\n|---|---|---|\n")
+	t := reflect.TypeOf(Config{})
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		def := f.Tag.Get("default")
+		if def == "" {
+			def = "(empty)"
+		}
+		fmt.Fprintf(&b, "| `%s` | `%s` | %s |\n", f.Tag.Get("env"), def, f.Tag.Get("doc"))
+	}
+	return b.String()
+}

@@ -1,0 +1,332 @@
+// Package holds is the hold use case of the buy plane, in the order the
+// checks cost: the rate limit, the stored idempotent answer, the event's
+// limits (a lock-free read), the admission hook for metered events, the
+// all-or-nothing seat hint in Redis, and last the PostgreSQL transaction that
+// decides. Any failure after the hint gives the hint back.
+package holds
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/encore-tickets/encore/ratelimit"
+	"github.com/encore-tickets/encore/seathint"
+	"github.com/encore-tickets/encore/session"
+	"github.com/encore-tickets/encore/store"
+)
+
+// Cart is a validated hold request.
+type Cart struct {
+	EventID   string
+	SeatIDs   []string // sorted, unique
+	SectionID string
+	Quantity  int
+	Adjacent  bool
+	PromoCode string
+}
+
+// Units is how many tickets the cart asks for.
+func (c Cart) Units() int {
+	if len(c.SeatIDs) > 0 {
+		return len(c.SeatIDs)
+	}
+	return c.Quantity
+}
+
+// Admission decides whether a fan may hold on a metered event. The waiting
+// room fills it in; until then metered events refuse every hold.
+type Admission interface {
+	// Check returns nil when pass admits who to eventID, or an error that the
+	// API answers with 429 queue-required (or 503 when the room is down).
+	Check(ctx context.Context, who session.Identity, eventID, pass string) error
+	// Extend keeps the admission while the hold lives.
+	Extend(ctx context.Context, who session.Identity, eventID string, until time.Time) error
+}
+
+// ErrQueueRequired is returned for a metered event without an admission.
+var ErrQueueRequired = errors.New("holds: this sale is metered; join the waiting room")
+
+// RateLimitedError asks the caller to come back later.
+type RateLimitedError struct{ RetryAfter time.Duration }
+
+func (e *RateLimitedError) Error() string { return "holds: rate limited" }
+
+// closedAdmission refuses every metered hold: fail closed until a waiting
+// room is wired in.
+type closedAdmission struct{}
+
+func (closedAdmission) Check(context.Context, session.Identity, string, string) error {
+	return ErrQueueRequired
+}
+
+func (closedAdmission) Extend(context.Context, session.Identity, string, time.Time) error {
+	return nil
+}
+
+// Service places and ends holds.
+type Service struct {
+	Store     *store.Store
+	Hints     *seathint.Hints // nil disables hints
+	Limiter   *ratelimit.Limiter
+	Admission Admission
+	Log       *slog.Logger
+	// Started is called after a hold commits (the booking workflow start).
+	Started func(ctx context.Context, h store.Hold)
+	metrics *metrics
+}
+
+type metrics struct {
+	holds    *prometheus.CounterVec
+	duration prometheus.Histogram
+	hintErr  prometheus.Counter
+	released *prometheus.CounterVec
+	sweepLag prometheus.Gauge
+}
+
+// Register creates the service's metrics on reg.
+func (s *Service) Register(reg prometheus.Registerer) {
+	m := &metrics{
+		holds: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "encore_holds_total",
+			Help: "Hold attempts by result."}, []string{"result"}),
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "encore_hold_duration_seconds",
+			Help: "Time to place a hold, checks included.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)}),
+		hintErr: prometheus.NewCounter(prometheus.CounterOpts{Name: "encore_seat_hint_errors_total",
+			Help: "Seat hint calls that failed; the database decided alone."}),
+		released: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "encore_holds_ended_total",
+			Help: "Holds ended, by how."}, []string{"status"}),
+	}
+	reg.MustRegister(m.holds, m.duration, m.hintErr, m.released)
+	s.metrics = m
+}
+
+func (s *Service) admission() Admission {
+	if s.Admission == nil {
+		return closedAdmission{}
+	}
+	return s.Admission
+}
+
+// Hold places a hold for who. It returns either the hold or a stored response
+// of an earlier identical request (nothing re-executed), or a domain error.
+func (s *Service) Hold(ctx context.Context, who session.Identity, cart Cart, idemKey string, reqHash []byte, pass string,
+	render func(store.Hold) (int, []byte, error)) (hold store.Hold, stored *store.StoredResponse, err error) {
+	start := time.Now()
+	defer func() {
+		if s.metrics != nil {
+			s.metrics.holds.WithLabelValues(resultLabel(err, stored)).Inc()
+			s.metrics.duration.Observe(time.Since(start).Seconds())
+		}
+	}()
+	if s.Limiter != nil {
+		if ok, wait := s.Limiter.Allow(ctx, who.UserID); !ok {
+			return store.Hold{}, nil, &RateLimitedError{RetryAfter: wait}
+		}
+	}
+	if idemKey != "" {
+		if prev, err := s.Store.LookupIdempotent(ctx, who.UserID, idemKey, reqHash); err != nil || prev != nil {
+			return store.Hold{}, prev, err
+		}
+	}
+	id := reservationID(who.UserID, idemKey)
+	ev, err := s.Store.PreCheck(ctx, who.UserID, cart.EventID, cart.Units())
+	var pending *store.PendingCheckoutError
+	if errors.As(err, &pending) && pending.HoldID == id.String() {
+		// A duplicate of a request that committed after our lookup: the
+		// transaction below finds its stored response.
+		err = nil
+	}
+	if err != nil {
+		return store.Hold{}, nil, err
+	}
+	if ev.Metered {
+		if err := s.admission().Check(ctx, who, cart.EventID, pass); err != nil {
+			return store.Hold{}, nil, err
+		}
+	}
+	hinted := false
+	if s.Hints != nil && len(cart.SeatIDs) > 0 {
+		err := s.Hints.Hold(ctx, cart.EventID, cart.SeatIDs, id.String(), ev.HoldTTL)
+		var contended *seathint.ContendedError
+		switch {
+		case errors.As(err, &contended):
+			alts, aerr := s.Store.Alternatives(ctx, cart.EventID, contended.SeatIDs, cart.SeatIDs, len(cart.SeatIDs))
+			if aerr != nil {
+				s.Log.Warn("alternatives", "err", aerr)
+			}
+			return store.Hold{}, nil, &store.SeatUnavailableError{SeatIDs: contended.SeatIDs, Alternatives: alts,
+				Detail: "seats are being held by another fan"}
+		case err != nil:
+			// Redis is advice: without it the database alone decides.
+			if s.metrics != nil {
+				s.metrics.hintErr.Inc()
+			}
+			s.Log.Warn("seat hint unavailable, database decides", "err", err)
+		default:
+			hinted = true
+		}
+	}
+	req := store.HoldRequest{
+		ReservationID: id, UserID: who.UserID, EventID: cart.EventID, SeatIDs: cart.SeatIDs,
+		SectionID: cart.SectionID, Quantity: cart.Quantity, Adjacent: cart.Adjacent, PromoCode: cart.PromoCode,
+		IdempotencyKey: idemKey, RequestHash: reqHash, Response: render,
+	}
+	hold, stored, err = s.Store.CreateHold(ctx, req)
+	if errors.Is(err, store.ErrReservationIDTaken) {
+		// The key was forgotten after 24 hours and is used afresh: a new ID,
+		// without hints (the database decides alone for this rare retry).
+		if hinted {
+			_ = s.Hints.Release(ctx, cart.EventID, cart.SeatIDs, id.String())
+			hinted = false
+		}
+		req.ReservationID = uuid.New()
+		hold, stored, err = s.Store.CreateHold(ctx, req)
+	}
+	if err != nil || stored != nil {
+		// Duplicates share the reservation ID and so the hints: only a
+		// request that failed on its own gives them back.
+		if hinted && err != nil && !errors.Is(err, store.ErrRequestInProgress) && !errors.Is(err, store.ErrKeyReused) {
+			// A fresh context: the give-back must happen even if ctx ended.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+			if rerr := s.Hints.Release(rctx, cart.EventID, cart.SeatIDs, id.String()); rerr != nil {
+				s.Log.Warn("release seat hints", "err", rerr)
+			}
+			cancel()
+		}
+		return store.Hold{}, stored, err
+	}
+	if ev.Metered {
+		if err := s.admission().Extend(ctx, who, cart.EventID, hold.ExpiresAt); err != nil {
+			s.Log.Warn("extend admission lease", "err", err)
+		}
+	}
+	if s.Started != nil {
+		s.Started(ctx, hold)
+	}
+	return hold, nil, nil
+}
+
+// idempotencyNamespace scopes reservation IDs derived from idempotency keys.
+var idempotencyNamespace = uuid.MustParse("6f1d9a52-5c1e-4f0b-9a57-0c2b8e1f4d3a")
+
+// reservationID is random, or, with an Idempotency-Key, derived from the
+// account and key: duplicates of one request then carry the same reservation
+// ID, pass each other's seat hints, and queue on the key's lock in the
+// database, where the first one's stored response answers them all.
+func reservationID(userID, idemKey string) uuid.UUID {
+	if idemKey == "" {
+		return uuid.New()
+	}
+	return uuid.NewSHA1(idempotencyNamespace, []byte(userID+"\x00"+idemKey))
+}
+
+func resultLabel(err error, stored *store.StoredResponse) string {
+	var su *store.SeatUnavailableError
+	var pl *store.PurchaseLimitError
+	var rl *RateLimitedError
+	switch {
+	case stored != nil:
+		return "replayed"
+	case err == nil:
+		return "held"
+	case errors.As(err, &su):
+		return "seat_unavailable"
+	case errors.As(err, &pl):
+		return "purchase_limit"
+	case errors.As(err, &rl):
+		return "rate_limited"
+	case errors.Is(err, ErrQueueRequired):
+		return "queue_required"
+	default:
+		return "error"
+	}
+}
+
+// Release ends who's pending hold now and gives its hints back.
+func (s *Service) Release(ctx context.Context, who session.Identity, id uuid.UUID) error {
+	ended, err := s.Store.Release(ctx, id, who.UserID)
+	if err != nil {
+		return err
+	}
+	s.afterEnd(ctx, ended)
+	return nil
+}
+
+func (s *Service) afterEnd(ctx context.Context, e store.Ended) {
+	if s.metrics != nil {
+		s.metrics.released.WithLabelValues(string(e.Status)).Inc()
+	}
+	if s.Hints != nil {
+		if err := s.Hints.Release(ctx, e.EventID, e.SeatIDs, e.ReservationID.String()); err != nil {
+			s.Log.Warn("release seat hints", "reservation", e.ReservationID, "err", err)
+		}
+	}
+}
+
+// Sweep ends expired holds in batches until none are left or ctx ends, and
+// returns how many it ended.
+func (s *Service) Sweep(ctx context.Context, batch int) (int, error) {
+	total := 0
+	for {
+		ended, err := s.Store.SweepExpired(ctx, batch)
+		if err != nil {
+			return total, err
+		}
+		for _, e := range ended {
+			s.afterEnd(ctx, e)
+		}
+		total += len(ended)
+		if len(ended) < batch {
+			return total, nil
+		}
+	}
+}
+
+// RunSweeper sweeps every interval until ctx ends, and purges idempotency
+// records older than 24 hours once a minute.
+func (s *Service) RunSweeper(ctx context.Context, interval time.Duration, batch int) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	lastPurge := time.Time{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, err := s.Sweep(ctx, batch); err != nil && ctx.Err() == nil {
+			s.Log.Warn("sweep expired holds", "err", err)
+		}
+		if time.Since(lastPurge) > time.Minute {
+			lastPurge = time.Now()
+			if _, err := s.Store.PurgeIdempotency(ctx); err != nil && ctx.Err() == nil {
+				s.Log.Warn("purge idempotency records", "err", err)
+			}
+		}
+	}
+}
+
+// Expire ends a hold whose time is up (the booking workflow's timer).
+func (s *Service) Expire(ctx context.Context, id uuid.UUID) error {
+	ended, err := s.Store.Expire(ctx, id)
+	if err != nil {
+		return err
+	}
+	s.afterEnd(ctx, ended)
+	return nil
+}
+
+// Cancel ends a pending hold on the booking workflow's behalf (the owner was
+// checked when the release was asked for).
+func (s *Service) Cancel(ctx context.Context, id uuid.UUID) error {
+	ended, err := s.Store.Release(ctx, id, "")
+	if err != nil {
+		return err
+	}
+	s.afterEnd(ctx, ended)
+	return nil
+}

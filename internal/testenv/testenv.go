@@ -1,0 +1,258 @@
+// Package testenv gives every test package real infrastructure of its own: a
+// fresh PostgreSQL database migrated from the embedded migrations, an isolated
+// Redis key namespace, and (see temporal.go) an embedded Temporal server.
+//
+// Where the servers come from: ENCORE_TEST_DATABASE_URL and
+// ENCORE_TEST_REDIS_URL when set (the README's test command sets them after
+// starting private servers); otherwise devstack starts, or installs, a private
+// PostgreSQL and Redis under .encore/test at the repository root and leaves
+// them running for the next package.
+//
+// A package that uses testenv calls Main from its TestMain, which removes what
+// the package created when its tests end.
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/encore-tickets/encore/devstack"
+	"github.com/encore-tickets/encore/schema"
+)
+
+// Environment variables the README's test command sets.
+const (
+	EnvDatabaseURL = "ENCORE_TEST_DATABASE_URL"
+	EnvRedisURL    = "ENCORE_TEST_REDIS_URL"
+)
+
+// Ports of the private test servers, apart from the dev stack's.
+const (
+	testPostgresPort = 54339
+	testRedisPort    = 63809
+)
+
+var (
+	mainCalled bool
+	mu         sync.Mutex
+	cleanups   []func()
+
+	adminOnce sync.Once
+	adminURL  string
+	redisURL  string
+	adminErr  error
+
+	dbOnce sync.Once
+	dbPool *pgxpool.Pool
+	dbURL  string
+	dbErr  error
+
+	redisOnce   sync.Once
+	redisClient *redis.Client
+	redisPrefix string
+	redisErr    error
+)
+
+// Main runs the package's tests and then drops the package's database, deletes
+// its Redis keys and stops its Temporal server.
+func Main(m *testing.M) {
+	mainCalled = true
+	code := m.Run()
+	mu.Lock()
+	for i := len(cleanups) - 1; i >= 0; i-- {
+		cleanups[i]()
+	}
+	mu.Unlock()
+	os.Exit(code)
+}
+
+func atExit(f func()) {
+	mu.Lock()
+	defer mu.Unlock()
+	cleanups = append(cleanups, f)
+}
+
+func requireMain(tb testing.TB) {
+	tb.Helper()
+	if !mainCalled {
+		tb.Fatal("testenv: call testenv.Main(m) from this package's TestMain")
+	}
+}
+
+// RepoRoot is the folder holding go.mod.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+func servers() (string, string, error) {
+	adminOnce.Do(func() {
+		adminURL, redisURL = os.Getenv(EnvDatabaseURL), os.Getenv(EnvRedisURL)
+		if adminURL != "" && redisURL != "" {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+		defer cancel()
+		opts := devstack.Options{
+			Dir:          filepath.Join(RepoRoot(), ".encore", "test"),
+			PostgresPort: testPostgresPort,
+			RedisPort:    testRedisPort,
+			AllowInstall: true,
+			Fast:         true,
+			Log:          os.Stderr,
+		}
+		if adminURL == "" {
+			pg, err := devstack.EnsurePostgres(ctx, opts, "")
+			if err != nil {
+				adminErr = err
+				return
+			}
+			adminURL = pg.URL
+		}
+		if redisURL == "" {
+			rd, err := devstack.EnsureRedis(ctx, opts, "")
+			if err != nil {
+				adminErr = err
+				return
+			}
+			redisURL = rd.URL
+		}
+	})
+	return adminURL, redisURL, adminErr
+}
+
+// AdminURL is a PostgreSQL URL with the right to create databases.
+func AdminURL(tb testing.TB) string {
+	tb.Helper()
+	u, _, err := servers()
+	if err != nil {
+		tb.Fatalf("testenv: PostgreSQL: %v", err)
+	}
+	return u
+}
+
+// packageTag names this test binary's package for database and key names.
+func packageTag() string {
+	exe := filepath.Base(os.Args[0])
+	exe = strings.TrimSuffix(exe, ".test")
+	exe = regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(strings.ToLower(exe), "_")
+	if len(exe) > 30 {
+		exe = exe[:30]
+	}
+	return exe
+}
+
+// RandomSuffix is a short random hex string for unique names.
+func RandomSuffix() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// DatabaseURL returns the URL of this package's own migrated database.
+func DatabaseURL(tb testing.TB) string {
+	tb.Helper()
+	DB(tb)
+	return dbURL
+}
+
+// DB returns a pool on this package's own database, created and migrated on
+// first use and dropped when the package's tests end.
+func DB(tb testing.TB) *pgxpool.Pool {
+	tb.Helper()
+	requireMain(tb)
+	dbOnce.Do(func() {
+		admin, _, err := servers()
+		if err != nil {
+			dbErr = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		name := fmt.Sprintf("test_%s_%s", packageTag(), RandomSuffix())
+		dbURL, dbErr = devstack.EnsureDatabase(ctx, admin, name)
+		if dbErr != nil {
+			return
+		}
+		atExit(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_ = devstack.DropDatabase(ctx, admin, name)
+		})
+		cfg, err := pgxpool.ParseConfig(dbURL)
+		if err != nil {
+			dbErr = err
+			return
+		}
+		cfg.MaxConns = 40
+		dbPool, dbErr = pgxpool.NewWithConfig(ctx, cfg)
+		if dbErr != nil {
+			return
+		}
+		atExit(dbPool.Close) // runs before the drop: cleanups run last-in first-out
+		_, dbErr = schema.Migrate(ctx, dbPool)
+	})
+	if dbErr != nil {
+		tb.Fatalf("testenv: database: %v", dbErr)
+	}
+	return dbPool
+}
+
+// Redis returns a client and this package's key prefix. Every key a package's
+// code writes must start with the prefix; the keys are deleted when the
+// package's tests end.
+func Redis(tb testing.TB) (*redis.Client, string) {
+	tb.Helper()
+	requireMain(tb)
+	redisOnce.Do(func() {
+		_, u, err := servers()
+		if err != nil {
+			redisErr = err
+			return
+		}
+		opt, err := redis.ParseURL(u)
+		if err != nil {
+			redisErr = err
+			return
+		}
+		opt.PoolSize = 64
+		redisClient = redis.NewClient(opt)
+		redisPrefix = fmt.Sprintf("test:%s:%s:", packageTag(), RandomSuffix())
+		atExit(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			iter := redisClient.Scan(ctx, 0, redisPrefix+"*", 1000).Iterator()
+			for iter.Next(ctx) {
+				redisClient.Del(ctx, iter.Val())
+			}
+			_ = redisClient.Close()
+		})
+	})
+	if redisErr != nil {
+		tb.Fatalf("testenv: Redis: %v", redisErr)
+	}
+	return redisClient, redisPrefix
+}
+
+// RedisURL is the URL of the test Redis server.
+func RedisURL(tb testing.TB) string {
+	tb.Helper()
+	_, u, err := servers()
+	if err != nil {
+		tb.Fatalf("testenv: Redis: %v", err)
+	}
+	return u
+}

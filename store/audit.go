@@ -1,0 +1,64 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// AuditReport counts violations of the inventory rules. Every count must be
+// zero; encore audit exits non-zero otherwise.
+type AuditReport struct {
+	// SeatsWithManyOwners: seats with more than one live reservation item, or
+	// whose seats row names a reservation other than the live item's.
+	SeatsWithManyOwners int64 `json:"seats_with_many_owners"`
+	// SoldWithoutPaid: SOLD seats whose reservation is not PAID.
+	SoldWithoutPaid int64 `json:"sold_without_paid"`
+	// HeldPastExpiry: HELD seats whose hold expired longer ago than the
+	// sweeper's allowed lag.
+	HeldPastExpiry int64 `json:"held_past_expiry"`
+	// GeneralOverCount: general-admission sections whose taken count differs
+	// from their live items.
+	GeneralOverCount int64 `json:"general_miscounted"`
+}
+
+// Violations is the total count.
+func (r AuditReport) Violations() int64 {
+	return r.SeatsWithManyOwners + r.SoldWithoutPaid + r.HeldPastExpiry + r.GeneralOverCount
+}
+
+func (r AuditReport) String() string {
+	return fmt.Sprintf("seats with more than one live owner: %d; SOLD seats without a PAID reservation: %d; HELD seats past expiry beyond sweeper lag: %d; general-admission sections miscounted: %d",
+		r.SeatsWithManyOwners, r.SoldWithoutPaid, r.HeldPastExpiry, r.GeneralOverCount)
+}
+
+// Audit runs the invariant queries over the whole database (or one event
+// when eventID is not empty) in one consistent snapshot.
+func (s *Store) Audit(ctx context.Context, eventID string, sweeperLag time.Duration) (AuditReport, error) {
+	var r AuditReport
+	err := s.pool.QueryRow(ctx, `
+		WITH live AS (
+			SELECT i.seat_id, i.reservation_id FROM reservation_items i
+			JOIN reservations r ON r.id = i.reservation_id
+			WHERE i.seat_id IS NOT NULL AND r.status IN ('PENDING_PAYMENT', 'PAID')
+			  AND ($1 = '' OR i.event_id = $1)
+		)
+		SELECT
+		  (SELECT count(*) FROM (
+		     SELECT seat_id FROM live GROUP BY seat_id HAVING count(*) > 1
+		     UNION
+		     SELECT s.id FROM seats s JOIN live ON live.seat_id = s.id
+		     WHERE s.reservation_id IS DISTINCT FROM live.reservation_id
+		   ) x),
+		  (SELECT count(*) FROM seats s LEFT JOIN reservations r ON r.id = s.reservation_id
+		    WHERE s.status = 'SOLD' AND r.status IS DISTINCT FROM 'PAID' AND ($1 = '' OR s.event_id = $1)),
+		  (SELECT count(*) FROM seats s JOIN reservations r ON r.id = s.reservation_id
+		    WHERE s.status = 'HELD' AND r.expires_at < now() - $2::interval AND ($1 = '' OR s.event_id = $1)),
+		  (SELECT count(*) FROM sections sec
+		    WHERE sec.kind = 'general' AND ($1 = '' OR sec.event_id = $1) AND sec.ga_taken <> (
+		      SELECT coalesce(sum(i.quantity), 0) FROM reservation_items i
+		      JOIN reservations r ON r.id = i.reservation_id
+		      WHERE i.section_id = sec.id AND i.seat_id IS NULL AND i.live))`,
+		eventID, sweeperLag.String()).Scan(&r.SeatsWithManyOwners, &r.SoldWithoutPaid, &r.HeldPastExpiry, &r.GeneralOverCount)
+	return r, err
+}

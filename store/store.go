@@ -1,0 +1,140 @@
+// Package store is Encore's data layer: every SQL statement of the buy plane
+// runs here, and only here are PostgreSQL error codes turned into domain
+// errors. PostgreSQL is the authority on who owns a seat; the constraints in
+// schema/migrations carry the rules and this package's transactions keep them
+// short: a bounded lock_timeout and statement_timeout on every one.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Options bound every buy-plane transaction.
+type Options struct {
+	LockTimeout      time.Duration // default 2s
+	StatementTimeout time.Duration // default 5s
+}
+
+// Store runs the buy plane's SQL on one pool.
+type Store struct {
+	pool *pgxpool.Pool
+	opts Options
+}
+
+// New wraps a pool.
+func New(pool *pgxpool.Pool, opts Options) *Store {
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = 2 * time.Second
+	}
+	if opts.StatementTimeout <= 0 {
+		opts.StatementTimeout = 5 * time.Second
+	}
+	return &Store{pool: pool, opts: opts}
+}
+
+// Pool exposes the pool for health checks.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Open connects a pool with sane defaults for the buy plane.
+func Open(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("store: parse database URL: %w", err)
+	}
+	if maxConns > 0 {
+		cfg.MaxConns = maxConns
+	}
+	cfg.MaxConnIdleTime = 5 * time.Minute
+	return pgxpool.NewWithConfig(ctx, cfg)
+}
+
+// tx runs fn in a transaction with the store's timeouts.
+func (s *Store) tx(ctx context.Context, fn func(pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// One round trip for both settings; SET LOCAL ends with the transaction.
+		if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d; SET LOCAL statement_timeout = %d",
+			s.opts.LockTimeout.Milliseconds(), s.opts.StatementTimeout.Milliseconds())); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+}
+
+// Domain errors. The API maps each to one problem type.
+var (
+	ErrNotFound          = errors.New("store: not found")
+	ErrHoldExpired       = errors.New("store: hold expired")
+	ErrNotPending        = errors.New("store: reservation is no longer pending")
+	ErrKeyReused         = errors.New("store: idempotency key reused with another request")
+	ErrRequestInProgress = errors.New("store: a request with this idempotency key is in progress")
+	ErrBusy              = errors.New("store: contention, retry")
+	ErrNotOnSale         = errors.New("store: event not on sale")
+)
+
+// SeatUnavailableError names the seats another fan owns and offers others.
+type SeatUnavailableError struct {
+	SeatIDs      []string
+	Alternatives []string
+	Detail       string
+}
+
+func (e *SeatUnavailableError) Error() string { return "store: seats unavailable: " + e.Detail }
+
+// PendingCheckoutError says the fan already holds seats for this event.
+type PendingCheckoutError struct{ HoldID string }
+
+func (e *PendingCheckoutError) Error() string {
+	return "store: a pending checkout exists: " + e.HoldID
+}
+
+// PurchaseLimitError says the cart would take the fan past the event's limit.
+type PurchaseLimitError struct{ Limit, Owned, Requested int }
+
+func (e *PurchaseLimitError) Error() string {
+	return fmt.Sprintf("store: purchase limit %d: owns %d, asked %d", e.Limit, e.Owned, e.Requested)
+}
+
+// InvalidError is bad input only the database can detect (an unknown seat).
+type InvalidError struct{ Field, Message string }
+
+func (e *InvalidError) Error() string { return "store: invalid " + e.Field + ": " + e.Message }
+
+// PromotionError says a promotion code cannot be used.
+type PromotionError struct{ Code, Reason string }
+
+func (e *PromotionError) Error() string { return "store: promotion " + e.Code + ": " + e.Reason }
+
+// PostgreSQL error codes this package maps.
+const (
+	pgUniqueViolation  = "23505"
+	pgCheckViolation   = "23514"
+	pgLockNotAvailable = "55P03"
+	pgDeadlock         = "40P01"
+	pgSerialization    = "40001"
+	pgQueryCanceled    = "57014"
+)
+
+func pgCode(err error) (string, string) {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code, pe.ConstraintName
+	}
+	return "", ""
+}
+
+// transient reports errors that mean "try again": lock timeouts, deadlocks,
+// serialisation failures and statement timeouts.
+func transient(err error) bool {
+	switch code, _ := pgCode(err); code {
+	case pgLockNotAvailable, pgDeadlock, pgSerialization, pgQueryCanceled:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,209 @@
+// Package system assembles Encore's processes from their parts: it connects
+// to (or, for encore dev, provides) PostgreSQL, Redis and Temporal, and wires
+// the API, the worker and the background loops. The parts know nothing of
+// each other; only this package does.
+package system
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/encore-tickets/encore/api"
+	"github.com/encore-tickets/encore/config"
+	"github.com/encore-tickets/encore/demo"
+	"github.com/encore-tickets/encore/devstack"
+	"github.com/encore-tickets/encore/holds"
+	"github.com/encore-tickets/encore/ratelimit"
+	"github.com/encore-tickets/encore/schema"
+	"github.com/encore-tickets/encore/seathint"
+	"github.com/encore-tickets/encore/session"
+	"github.com/encore-tickets/encore/store"
+)
+
+// Logger builds the process logger at the configured level.
+func Logger(cfg config.Config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
+		level = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// Infra is the running infrastructure a process uses.
+type Infra struct {
+	DatabaseURL string // Encore's own database
+	AdminURL    string // the same server, a database that can create others
+	RedisURL    string
+	stops       []func() error
+}
+
+// Close stops what Provide started (never what it found running).
+func (i *Infra) Close() error {
+	var errs []error
+	for j := len(i.stops) - 1; j >= 0; j-- {
+		errs = append(errs, i.stops[j]())
+	}
+	return errors.Join(errs...)
+}
+
+// Provide finds PostgreSQL and Redis as configured, or starts private ones
+// under cfg.DataDir (installing them on Debian or Ubuntu as root), and makes
+// sure Encore's database exists.
+func Provide(ctx context.Context, cfg config.Config, log io.Writer) (*Infra, error) {
+	opts := devstack.Options{Dir: cfg.DataDir, AllowInstall: true, Log: log}
+	inf := &Infra{}
+	pg, err := devstack.EnsurePostgres(ctx, opts, cfg.DatabaseURL.Reveal())
+	if err != nil {
+		return nil, err
+	}
+	if pg.Started {
+		inf.stops = append(inf.stops, pg.Stop)
+	}
+	inf.AdminURL = pg.URL
+	if cfg.DatabaseURL != "" {
+		inf.DatabaseURL = cfg.DatabaseURL.Reveal()
+	} else if inf.DatabaseURL, err = devstack.EnsureDatabase(ctx, pg.URL, cfg.DatabaseName); err != nil {
+		_ = inf.Close()
+		return nil, err
+	}
+	rd, err := devstack.EnsureRedis(ctx, opts, cfg.RedisURL.Reveal())
+	if err != nil {
+		_ = inf.Close()
+		return nil, err
+	}
+	if rd.Started {
+		inf.stops = append(inf.stops, rd.Stop)
+	}
+	inf.RedisURL = rd.URL
+	return inf, nil
+}
+
+// Connect opens the pool and the Redis client for an already running infra
+// (encore api and encore worker in production do not start servers).
+func Connect(ctx context.Context, cfg config.Config, dbURL, redisURL string) (*pgxpool.Pool, *redis.Client, error) {
+	if dbURL == "" || redisURL == "" {
+		return nil, nil, errors.New("ENCORE_DATABASE_URL and ENCORE_REDIS_URL are required (encore dev provides them itself)")
+	}
+	pool, err := store.Open(ctx, dbURL, cfg.DBMaxConns)
+	if err != nil {
+		return nil, nil, err
+	}
+	opt, err := redis.ParseURL(redisURL)
+	if err != nil {
+		pool.Close()
+		return nil, nil, fmt.Errorf("ENCORE_REDIS_URL: %w", err)
+	}
+	// Short timeouts: Redis is advice and admission, and must fail fast.
+	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = 500*time.Millisecond, 300*time.Millisecond, 300*time.Millisecond
+	return pool, redis.NewClient(opt), nil
+}
+
+// MigrateAndSeed applies migrations and, when seed is true, the demo data.
+func MigrateAndSeed(ctx context.Context, pool *pgxpool.Pool, seed bool) (int, error) {
+	v, err := schema.Migrate(ctx, pool)
+	if err != nil {
+		return v, err
+	}
+	if seed {
+		err = demo.Seed(ctx, pool, time.Now())
+	}
+	return v, err
+}
+
+// Registry is a Prometheus registry with Go runtime and process metrics.
+func Registry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// BuyPlane is the hold service over its store, hints and limiter.
+func BuyPlane(cfg config.Config, pool *pgxpool.Pool, rdb *redis.Client, reg prometheus.Registerer, log *slog.Logger) *holds.Service {
+	svc := &holds.Service{
+		Store: store.New(pool, store.Options{LockTimeout: cfg.LockTimeout, StatementTimeout: cfg.StatementTimeout}),
+		Limiter: ratelimit.New(rdb, "rl:hold:", ratelimit.Limit{Count: cfg.HoldRatePerMinute, Per: time.Minute,
+			Burst: max(cfg.HoldRatePerMinute/6, 1)}),
+		Log: log,
+	}
+	if cfg.HintsEnabled {
+		svc.Hints = seathint.New(rdb, "")
+	}
+	svc.Register(reg)
+	return svc
+}
+
+// Checks are the readiness checks of the API.
+func Checks(pool *pgxpool.Pool, rdb *redis.Client, temporal func(context.Context) error) []api.Check {
+	checks := []api.Check{
+		{Name: "postgres", Ping: pool.Ping},
+		{Name: "redis", Ping: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
+	}
+	if temporal != nil {
+		checks = append(checks, api.Check{Name: "temporal", Ping: temporal})
+	}
+	return checks
+}
+
+// NewAPI builds the HTTP server of the fan API.
+func NewAPI(cfg config.Config, svc *holds.Service, checks []api.Check, reg *prometheus.Registry, log *slog.Logger) *api.Server {
+	return &api.Server{
+		Holds:    svc,
+		Sessions: session.NewIssuer(cfg.SessionSecret.Reveal()),
+		Checks:   checks,
+		Gatherer: reg,
+		Log:      log,
+	}
+}
+
+// Serve listens on addr until ctx ends, then drains for up to 10 seconds.
+func Serve(ctx context.Context, addr string, h http.Handler) (net.Addr, <-chan error, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listen %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute}
+	done := make(chan error, 1)
+	go func() {
+		err := srv.Serve(ln)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		done <- err
+	}()
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	return ln.Addr(), done, nil
+}
+
+// DataPath is a file under the data folder, created as needed.
+func DataPath(cfg config.Config, parts ...string) string {
+	p := filepath.Join(append([]string{cfg.DataDir}, parts...)...)
+	_ = os.MkdirAll(filepath.Dir(p), 0o755)
+	return p
+}
+
+// HTTPURL turns a listen address into a URL for humans.
+func HTTPURL(addr string) string {
+	if strings.HasPrefix(addr, ":") {
+		addr = "127.0.0.1" + addr
+	}
+	return "http://" + addr
+}
