@@ -1,0 +1,154 @@
+// Package psp is a Stripe-compatible payment sandbox with fault injection.
+//
+// It runs as `encore psp` (default 127.0.0.1:12111) and inside `encore dev`.
+// stripe-go talks to it unchanged: point a backend at it and use the secret
+// key from Config.APIKey (default "sk_test_encore_sandbox"):
+//
+//	backends := stripe.NewBackendsWithConfig(&stripe.BackendConfig{URL: stripe.String("http://127.0.0.1:12111")})
+//	sc := stripe.NewClient("sk_test_encore_sandbox", stripe.WithBackends(backends))
+//
+// Requests are form-encoded as Stripe's (metadata[k]=v, expand[0]=x) and
+// authenticated with "Authorization: Bearer <key>" (HTTP Basic with the key
+// as user name also works). A wrong or missing key gets 401 with a Stripe
+// error object. Responses carry Request-Id and Stripe-Version; the event
+// api_version is stripe.APIVersion of the linked stripe-go (see APIVersion),
+// so webhook.ConstructEvent accepts the events with default options.
+//
+// # Endpoints
+//
+//	POST /v1/payment_intents                 amount, currency, capture_method (automatic|automatic_async|manual),
+//	                                         payment_method, confirm, metadata[...], description, return_url,
+//	                                         receipt_email, confirmation_method, expand[]
+//	GET  /v1/payment_intents/{id}            expand[]=latest_charge|payment_method
+//	POST /v1/payment_intents/{id}            update: metadata, description, amount, currency, payment_method, capture_method
+//	POST /v1/payment_intents/{id}/confirm    payment_method, return_url, capture_method
+//	POST /v1/payment_intents/{id}/capture    amount_to_capture, metadata
+//	POST /v1/payment_intents/{id}/cancel     cancellation_reason
+//	GET  /v1/payment_intents                 limit, starting_after, ending_before, created[gt|gte|lt|lte]
+//	GET  /v1/payment_intents/search          query (e.g. metadata['booking_id']:'B1' AND status:'succeeded'), limit, page
+//	POST /v1/refunds                         payment_intent or charge, amount, reason, metadata
+//	GET  /v1/refunds/{id}
+//	GET  /v1/refunds                         payment_intent, charge, limit, starting_after, ending_before
+//	GET  /v1/charges/{id}
+//	GET  /v1/events/{id}                     the most recent 10,000 events are kept
+//	GET  /v1/events                          type (or "payment_intent.*"), types[], limit, starting_after, ending_before
+//	GET  /checkout/{id}?client_secret=...    hosted test checkout page (pick a test card and pay)
+//	POST /checkout/{id}                      client_secret, payment_method
+//	GET  /checkout/{id}/challenge            3-D Secure challenge page (the next_action redirect URL)
+//	POST /checkout/{id}/challenge            action=complete|fail; send "Accept: application/json" to get the intent as JSON
+//	GET  /healthz
+//
+// Statuses follow Stripe: requires_payment_method, requires_confirmation,
+// requires_action, requires_capture, succeeded, canceled. client_secret is
+// "pi_..._secret_...". Test payment methods:
+//
+//	pm_card_visa, pm_card_visa_debit, pm_card_mastercard, pm_card_amex   authorised: requires_capture (manual) or succeeded
+//	pm_card_chargeDeclined                   402 card_error, code card_declined, decline_code generic_decline
+//	pm_card_chargeDeclinedInsufficientFunds  402 card_error, code card_declined, decline_code insufficient_funds
+//	pm_card_chargeDeclinedFraudulent         402 card_error, code card_declined, decline_code fraudulent
+//	pm_card_chargeDeclinedExpiredCard        402 card_error, code expired_card
+//	pm_card_chargeDeclinedIncorrectCvc       402 card_error, code incorrect_cvc
+//	pm_card_chargeDeclinedProcessingError    402 card_error, code processing_error
+//	pm_card_threeDSecure2Required, pm_card_authenticationRequired
+//	                                         requires_action with next_action.redirect_to_url.url =
+//	                                         <base>/checkout/<id>/challenge until the challenge is completed
+//
+// A decline leaves the intent in requires_payment_method with
+// last_payment_error set (the 402 error also carries the payment_intent),
+// so the same intent can be confirmed again with another card. A failed
+// challenge does the same with code payment_intent_authentication_failure.
+// Refunding an intent that was not captured is a 400 invalid_request_error
+// (code charge_not_refundable): cancel it to void the authorisation.
+//
+// # Idempotency
+//
+// As at Stripe, a POST with an Idempotency-Key header stores its result
+// (successes and errors raised while executing, such as declines; not
+// parameter validation errors) for 24 hours, scoped to the API key. The
+// same key with the same endpoint and parameters replays the stored status
+// and body with "Idempotent-Replayed: true" and "Original-Request"; with
+// other parameters or another endpoint it is a 400 idempotency_error; while
+// the first request is still executing it is a 409 idempotency_error with
+// code idempotency_key_in_use and "Stripe-Should-Retry: true". Note that
+// stripe-go v85 does not retry typed API errors (it retries network errors,
+// and 429 lock_timeout), so the caller decides when to retry a 409.
+//
+// # Webhooks
+//
+// Every state change records an event ("evt_...", object "event",
+// api_version APIVersion, data.object = the full object at that moment,
+// request.id and request.idempotency_key of the causing call):
+//
+//	payment_intent.created
+//	payment_intent.requires_action            3-D Secure needed
+//	payment_intent.amount_capturable_updated  authorised, manual capture (requires_capture)
+//	payment_intent.succeeded                  captured (or authorised with automatic capture)
+//	payment_intent.payment_failed             declined, or 3-D Secure failed
+//	payment_intent.canceled
+//	refund.created                            data.object is the refund
+//	charge.refunded                           data.object is the charge (amount_refunded, refunded)
+//
+// When Config.WebhookURL is set, events (filtered by Config.EnabledEvents)
+// are POSTed there with "Stripe-Signature: t=<unix>,v1=<hex HMAC-SHA256 of
+// "<t>.<payload>" keyed by Config.WebhookSecret>" (see Sign), freshly signed
+// for each attempt. Deliveries for one PaymentIntent go one at a time in
+// event order; a non-2xx answer or network error is retried after
+// Delivery.InitialBackoff, doubling up to Delivery.MaxBackoff, for
+// Delivery.MaxAttempts attempts. Pending deliveries are part of the state
+// and resume after a restart.
+//
+// # Faults
+//
+// Configured rates (Config.Faults, drawn from a generator seeded with Seed):
+//
+//	Latency                  added to every API call
+//	ServerErrorRate          500 api_error before acting (nothing happens, not stored for idempotency: a retry is safe)
+//	TimeoutAfterSuccessRate  confirm/capture (including create with confirm=true) succeeds, the response is lost
+//	DuplicateWebhookRate     the event is delivered twice (same id, same payload)
+//	OutOfOrderWebhookRate    the event is held back until a later event of the same intent was
+//	                         delivered (or OutOfOrderHold passed), so the later one arrives first
+//	WebhookDelay             wait before the first delivery attempt of each event
+//
+// A lost response is stored for idempotency before it is lost. In
+// TimeoutHold mode (default) the sandbox keeps the request open until the
+// client gives up, TimeoutHold (default 30s) passes or the server stops,
+// then closes the connection without answering. In TimeoutDrop mode it
+// closes the connection at once; net/http and stripe-go then retry with the
+// same Idempotency-Key and receive the replayed response (net/http treats a
+// request carrying Idempotency-Key as replayable on a reused keep-alive
+// connection; stripe-go retries network errors up to MaxNetworkRetries).
+// The same happens when a hold ends before the client gives up, so to make
+// a client see the timeout, give it a deadline shorter than the hold (a
+// context deadline is final: stripe-go does not retry it). Either way the
+// intent has moved on: retrieve it, search it by metadata, or retry with
+// the same Idempotency-Key to learn the outcome.
+//
+// Per request, the header
+//
+//	Encore-Sandbox-Fault: <directive>[, <directive>...]
+//
+// (stripe-go: params.Headers = http.Header{"Encore-Sandbox-Fault": {"server_error"}})
+// injects faults into that one call, with directives:
+//
+//	timeout_after_success[=hold|drop|<duration>]  the call acts, its 2xx response is lost
+//	server_error                                  500 before acting
+//	latency=200ms                                 extra latency
+//	duplicate_webhook                             events of this call are delivered twice
+//	out_of_order_webhook                          the first event of this call waits for the next event of the intent
+//	delay_webhook=2s                              events of this call wait before delivery
+//
+// The same directives in the metadata key "sandbox_fault" of a PaymentIntent
+// (set on create or update) apply to every later mutating call on that
+// intent (confirm, capture, cancel, refunds) and to the webhooks those calls
+// and the checkout pages emit. The create call itself only takes the
+// webhook directives (duplicate_webhook, out_of_order_webhook,
+// delay_webhook). The update endpoint ignores them, so
+// "metadata[sandbox_fault]=" removes the fault. Replays of stored
+// idempotent results never fail and are never lost.
+//
+// # State
+//
+// With Config.StatePath set, intents, charges, refunds, idempotency keys,
+// recent events and pending deliveries survive a restart: see store.go for
+// the snapshot-plus-journal format.
+package psp

@@ -1,0 +1,184 @@
+package psp
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/stripe/stripe-go/v85"
+	"github.com/stripe/stripe-go/v85/webhook"
+)
+
+// testLogger is quiet unless PSP_TEST_LOG=1.
+func testLogger() *slog.Logger {
+	if os.Getenv("PSP_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+type env struct {
+	t   *testing.T
+	srv *Server
+	ts  *httptest.Server
+	sc  *stripe.Client
+	key string
+}
+
+// newEnv starts a sandbox on a loopback httptest server and a stripe-go
+// client pointed at it, with the given number of network retries.
+func newEnv(t *testing.T, cfg Config, retries int64) *env {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = testLogger()
+	}
+	if cfg.Delivery.InitialBackoff == 0 {
+		cfg.Delivery.InitialBackoff = 20 * time.Millisecond
+		cfg.Delivery.MaxBackoff = 100 * time.Millisecond
+	}
+	srv, err := New(cfg)
+	require.NoError(t, err)
+	ts := httptest.NewServer(srv.Handler())
+	e := &env{t: t, srv: srv, ts: ts, key: srv.cfg.APIKey}
+	e.sc = newClient(ts.URL, e.key, retries)
+	t.Cleanup(func() {
+		ts.CloseClientConnections()
+		ts.Close()
+		require.NoError(t, srv.Close())
+	})
+	return e
+}
+
+func newClient(url, key string, retries int64) *stripe.Client {
+	backends := stripe.NewBackendsWithConfig(&stripe.BackendConfig{
+		URL:               stripe.String(url),
+		MaxNetworkRetries: stripe.Int64(retries),
+		LeveledLogger:     &stripe.LeveledLogger{Level: stripe.LevelNull},
+		HTTPClient:        &http.Client{Timeout: 20 * time.Second},
+	})
+	return stripe.NewClient(key, stripe.WithBackends(backends))
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func manualIntent(amount int64, meta map[string]string) *stripe.PaymentIntentCreateParams {
+	return &stripe.PaymentIntentCreateParams{
+		Amount:        stripe.Int64(amount),
+		Currency:      stripe.String("eur"),
+		CaptureMethod: stripe.String("manual"),
+		Metadata:      meta,
+	}
+}
+
+func faultHeader(v string) http.Header { return http.Header{FaultHeader: {v}} }
+
+// received is one webhook the test receiver accepted.
+type received struct {
+	Event stripe.Event
+	Raw   []byte
+	At    time.Time
+}
+
+// receiver verifies webhooks exactly as an application would, with
+// stripe-go's webhook.ConstructEvent and default options.
+type receiver struct {
+	t        *testing.T
+	secret   string
+	ts       *httptest.Server
+	mu       sync.Mutex
+	fail     int  // answer 500 to the first fail attempts of each event ID
+	down     bool // answer 503 to everything
+	attempts map[string]int
+	got      []received
+	bad      []error
+}
+
+func newReceiver(t *testing.T, secret string) *receiver {
+	rc := &receiver{t: t, secret: secret, attempts: map[string]int{}}
+	rc.ts = httptest.NewServer(http.HandlerFunc(rc.serve))
+	t.Cleanup(rc.ts.Close)
+	return rc
+}
+
+func (rc *receiver) URL() string { return rc.ts.URL + "/v1/webhooks/stripe" }
+
+func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), 400)
+		return
+	}
+	ev, err := webhook.ConstructEvent(body, r.Header.Get("Stripe-Signature"), rc.secret)
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if err != nil {
+		rc.bad = append(rc.bad, err)
+		http.Error(w, err.Error(), 400)
+		return
+	}
+	rc.attempts[ev.ID]++
+	if rc.down || rc.attempts[ev.ID] <= rc.fail {
+		http.Error(w, "try later", 500)
+		return
+	}
+	rc.got = append(rc.got, received{Event: ev, Raw: body, At: time.Now()})
+	w.WriteHeader(200)
+}
+
+func (rc *receiver) setDown(v bool) {
+	rc.mu.Lock()
+	rc.down = v
+	rc.mu.Unlock()
+}
+
+func (rc *receiver) events() []received {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]received(nil), rc.got...)
+}
+
+// forIntent returns the accepted events about one PaymentIntent, in
+// arrival order, skipping payment_intent.created.
+func (rc *receiver) forIntent(id string) []received {
+	var out []received
+	for _, r := range rc.events() {
+		if r.Event.Type == stripe.EventTypePaymentIntentCreated {
+			continue
+		}
+		obj := r.Event.Data.Object
+		if obj["id"] == id || obj["payment_intent"] == id {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func types(rs []received) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, string(r.Event.Type))
+	}
+	return out
+}
+
+func (rc *receiver) requireClean() {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	require.Empty(rc.t, rc.bad, "webhooks that failed verification")
+}
+
+func eventually(t *testing.T, cond func() bool, msg string) {
+	t.Helper()
+	require.Eventually(t, cond, 10*time.Second, 10*time.Millisecond, msg)
+}

@@ -1,0 +1,431 @@
+package psp
+
+import (
+	"crypto/rand"
+	"encoding/json"
+)
+
+// PaymentIntent statuses, as Stripe spells them.
+const (
+	StatusRequiresPaymentMethod = "requires_payment_method"
+	StatusRequiresConfirmation  = "requires_confirmation"
+	StatusRequiresAction        = "requires_action"
+	StatusProcessing            = "processing"
+	StatusRequiresCapture       = "requires_capture"
+	StatusCanceled              = "canceled"
+	StatusSucceeded             = "succeeded"
+)
+
+// Event types emitted by the sandbox.
+const (
+	EventPaymentIntentCreated                 = "payment_intent.created"
+	EventPaymentIntentRequiresAction          = "payment_intent.requires_action"
+	EventPaymentIntentAmountCapturableUpdated = "payment_intent.amount_capturable_updated"
+	EventPaymentIntentSucceeded               = "payment_intent.succeeded"
+	EventPaymentIntentPaymentFailed           = "payment_intent.payment_failed"
+	EventPaymentIntentCanceled                = "payment_intent.canceled"
+	EventRefundCreated                        = "refund.created"
+	EventChargeRefunded                       = "charge.refunded"
+)
+
+// intent is the stored form of a PaymentIntent.
+type intent struct {
+	ID                 string            `json:"id"`
+	Seq                int64             `json:"seq"`
+	ClientSecret       string            `json:"client_secret"`
+	Amount             int64             `json:"amount"`
+	AmountCapturable   int64             `json:"amount_capturable"`
+	AmountReceived     int64             `json:"amount_received"`
+	Currency           string            `json:"currency"`
+	CaptureMethod      string            `json:"capture_method"`
+	ConfirmationMethod string            `json:"confirmation_method"`
+	Status             string            `json:"status"`
+	PaymentMethod      string            `json:"payment_method,omitempty"`
+	Metadata           map[string]string `json:"metadata,omitempty"`
+	Description        string            `json:"description,omitempty"`
+	ReturnURL          string            `json:"return_url,omitempty"`
+	ReceiptEmail       string            `json:"receipt_email,omitempty"`
+	Created            int64             `json:"created"`
+	CanceledAt         int64             `json:"canceled_at,omitempty"`
+	CancellationReason string            `json:"cancellation_reason,omitempty"`
+	LastPaymentError   *paymentError     `json:"last_payment_error,omitempty"`
+	NextActionURL      string            `json:"next_action_url,omitempty"`
+	LatestCharge       string            `json:"latest_charge,omitempty"`
+}
+
+func (pi *intent) manual() bool { return pi.CaptureMethod == "manual" }
+
+// paymentError is the stored last_payment_error of an intent.
+type paymentError struct {
+	Type          string `json:"type"`
+	Code          string `json:"code,omitempty"`
+	DeclineCode   string `json:"decline_code,omitempty"`
+	Message       string `json:"message"`
+	Charge        string `json:"charge,omitempty"`
+	PaymentMethod string `json:"payment_method,omitempty"`
+}
+
+// charge is the stored form of a Charge (one per confirmation attempt).
+type charge struct {
+	ID             string `json:"id"`
+	Seq            int64  `json:"seq"`
+	PaymentIntent  string `json:"payment_intent"`
+	PaymentMethod  string `json:"payment_method"`
+	Amount         int64  `json:"amount"`
+	AmountCaptured int64  `json:"amount_captured"`
+	AmountRefunded int64  `json:"amount_refunded"`
+	Captured       bool   `json:"captured"`
+	Paid           bool   `json:"paid"`
+	Refunded       bool   `json:"refunded"`
+	Status         string `json:"status"` // succeeded | failed
+	Currency       string `json:"currency"`
+	Created        int64  `json:"created"`
+	FailureCode    string `json:"failure_code,omitempty"`
+	FailureMessage string `json:"failure_message,omitempty"`
+	DeclineCode    string `json:"decline_code,omitempty"`
+	Description    string `json:"description,omitempty"`
+}
+
+// refund is the stored form of a Refund.
+type refund struct {
+	ID            string            `json:"id"`
+	Seq           int64             `json:"seq"`
+	Amount        int64             `json:"amount"`
+	Charge        string            `json:"charge"`
+	PaymentIntent string            `json:"payment_intent"`
+	Currency      string            `json:"currency"`
+	Created       int64             `json:"created"`
+	Metadata      map[string]string `json:"metadata,omitempty"`
+	Reason        string            `json:"reason,omitempty"`
+	Status        string            `json:"status"`
+}
+
+// testCard describes what a test payment method does when confirmed.
+type testCard struct {
+	Brand, Last4, Funding string
+	Outcome               string // "succeed", "decline", "3ds"
+	Code, DeclineCode     string
+	Message               string
+}
+
+// testCards are the test payment methods the sandbox understands.
+var testCards = map[string]testCard{
+	"pm_card_visa":                            {Brand: "visa", Last4: "4242", Funding: "credit", Outcome: "succeed"},
+	"pm_card_visa_debit":                      {Brand: "visa", Last4: "5556", Funding: "debit", Outcome: "succeed"},
+	"pm_card_mastercard":                      {Brand: "mastercard", Last4: "4444", Funding: "credit", Outcome: "succeed"},
+	"pm_card_amex":                            {Brand: "amex", Last4: "8431", Funding: "credit", Outcome: "succeed"},
+	"pm_card_chargeDeclined":                  {Brand: "visa", Last4: "0002", Funding: "credit", Outcome: "decline", Code: "card_declined", DeclineCode: "generic_decline", Message: "Your card was declined."},
+	"pm_card_chargeDeclinedInsufficientFunds": {Brand: "visa", Last4: "9995", Funding: "credit", Outcome: "decline", Code: "card_declined", DeclineCode: "insufficient_funds", Message: "Your card has insufficient funds."},
+	"pm_card_chargeDeclinedFraudulent":        {Brand: "visa", Last4: "0019", Funding: "credit", Outcome: "decline", Code: "card_declined", DeclineCode: "fraudulent", Message: "Your card was declined."},
+	"pm_card_chargeDeclinedExpiredCard":       {Brand: "visa", Last4: "0069", Funding: "credit", Outcome: "decline", Code: "expired_card", DeclineCode: "expired_card", Message: "Your card has expired."},
+	"pm_card_chargeDeclinedIncorrectCvc":      {Brand: "visa", Last4: "0127", Funding: "credit", Outcome: "decline", Code: "incorrect_cvc", DeclineCode: "incorrect_cvc", Message: "Your card's security code is incorrect."},
+	"pm_card_chargeDeclinedProcessingError":   {Brand: "visa", Last4: "0119", Funding: "credit", Outcome: "decline", Code: "processing_error", DeclineCode: "processing_error", Message: "An error occurred while processing your card. Try again in a little bit."},
+	"pm_card_threeDSecure2Required":           {Brand: "visa", Last4: "3220", Funding: "credit", Outcome: "3ds"},
+	"pm_card_authenticationRequired":          {Brand: "visa", Last4: "3155", Funding: "credit", Outcome: "3ds"},
+}
+
+// checkoutCards is the order in which the hosted page lists test cards.
+var checkoutCards = []struct{ ID, Label string }{
+	{"pm_card_visa", "Visa 4242: succeeds"},
+	{"pm_card_threeDSecure2Required", "Visa 3220: needs 3-D Secure"},
+	{"pm_card_chargeDeclined", "Visa 0002: declined (generic_decline)"},
+	{"pm_card_chargeDeclinedInsufficientFunds", "Visa 9995: declined (insufficient_funds)"},
+	{"pm_card_chargeDeclinedExpiredCard", "Visa 0069: declined (expired_card)"},
+	{"pm_card_mastercard", "Mastercard 4444: succeeds"},
+}
+
+// ---- JSON rendering in Stripe's shapes ----
+
+type jsonNextAction struct {
+	Type          string             `json:"type"`
+	RedirectToURL *jsonRedirectToURL `json:"redirect_to_url,omitempty"`
+}
+
+type jsonRedirectToURL struct {
+	URL       string  `json:"url"`
+	ReturnURL *string `json:"return_url"`
+}
+
+type jsonIntent struct {
+	ID                        string            `json:"id"`
+	Object                    string            `json:"object"`
+	Amount                    int64             `json:"amount"`
+	AmountCapturable          int64             `json:"amount_capturable"`
+	AmountReceived            int64             `json:"amount_received"`
+	Application               *string           `json:"application"`
+	ApplicationFeeAmount      *int64            `json:"application_fee_amount"`
+	AutomaticPaymentMethods   any               `json:"automatic_payment_methods"`
+	CanceledAt                *int64            `json:"canceled_at"`
+	CancellationReason        *string           `json:"cancellation_reason"`
+	CaptureMethod             string            `json:"capture_method"`
+	ClientSecret              string            `json:"client_secret"`
+	ConfirmationMethod        string            `json:"confirmation_method"`
+	Created                   int64             `json:"created"`
+	Currency                  string            `json:"currency"`
+	Customer                  *string           `json:"customer"`
+	Description               *string           `json:"description"`
+	LastPaymentError          *jsonError        `json:"last_payment_error"`
+	LatestCharge              any               `json:"latest_charge"`
+	Livemode                  bool              `json:"livemode"`
+	Metadata                  map[string]string `json:"metadata"`
+	NextAction                *jsonNextAction   `json:"next_action"`
+	OnBehalfOf                *string           `json:"on_behalf_of"`
+	PaymentMethod             any               `json:"payment_method"`
+	PaymentMethodOptions      map[string]any    `json:"payment_method_options"`
+	PaymentMethodTypes        []string          `json:"payment_method_types"`
+	Processing                any               `json:"processing"`
+	ReceiptEmail              *string           `json:"receipt_email"`
+	Review                    any               `json:"review"`
+	SetupFutureUsage          *string           `json:"setup_future_usage"`
+	Shipping                  any               `json:"shipping"`
+	Source                    any               `json:"source"`
+	StatementDescriptor       *string           `json:"statement_descriptor"`
+	StatementDescriptorSuffix *string           `json:"statement_descriptor_suffix"`
+	Status                    string            `json:"status"`
+	TransferData              any               `json:"transfer_data"`
+	TransferGroup             *string           `json:"transfer_group"`
+}
+
+// jsonError is Stripe's error object, used both for API errors and for
+// last_payment_error.
+type jsonError struct {
+	Type          string          `json:"type"`
+	Code          string          `json:"code,omitempty"`
+	DeclineCode   string          `json:"decline_code,omitempty"`
+	DocURL        string          `json:"doc_url,omitempty"`
+	Message       string          `json:"message"`
+	Param         string          `json:"param,omitempty"`
+	Charge        string          `json:"charge,omitempty"`
+	PaymentIntent json.RawMessage `json:"payment_intent,omitempty"`
+	PaymentMethod any             `json:"payment_method,omitempty"`
+	RequestLogURL string          `json:"request_log_url,omitempty"`
+}
+
+type jsonCharge struct {
+	ID                   string            `json:"id"`
+	Object               string            `json:"object"`
+	Amount               int64             `json:"amount"`
+	AmountCaptured       int64             `json:"amount_captured"`
+	AmountRefunded       int64             `json:"amount_refunded"`
+	BalanceTransaction   *string           `json:"balance_transaction"`
+	BillingDetails       any               `json:"billing_details"`
+	Captured             bool              `json:"captured"`
+	Created              int64             `json:"created"`
+	Currency             string            `json:"currency"`
+	Customer             *string           `json:"customer"`
+	Description          *string           `json:"description"`
+	Disputed             bool              `json:"disputed"`
+	FailureCode          *string           `json:"failure_code"`
+	FailureMessage       *string           `json:"failure_message"`
+	Livemode             bool              `json:"livemode"`
+	Metadata             map[string]string `json:"metadata"`
+	Outcome              map[string]any    `json:"outcome"`
+	Paid                 bool              `json:"paid"`
+	PaymentIntent        string            `json:"payment_intent"`
+	PaymentMethod        string            `json:"payment_method"`
+	PaymentMethodDetails map[string]any    `json:"payment_method_details"`
+	Refunded             bool              `json:"refunded"`
+	Status               string            `json:"status"`
+}
+
+type jsonRefund struct {
+	ID                     string            `json:"id"`
+	Object                 string            `json:"object"`
+	Amount                 int64             `json:"amount"`
+	BalanceTransaction     *string           `json:"balance_transaction"`
+	Charge                 string            `json:"charge"`
+	Created                int64             `json:"created"`
+	Currency               string            `json:"currency"`
+	Metadata               map[string]string `json:"metadata"`
+	PaymentIntent          string            `json:"payment_intent"`
+	Reason                 *string           `json:"reason"`
+	ReceiptNumber          *string           `json:"receipt_number"`
+	SourceTransferReversal *string           `json:"source_transfer_reversal"`
+	Status                 string            `json:"status"`
+	TransferReversal       *string           `json:"transfer_reversal"`
+}
+
+func strPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func copyMeta(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// renderPaymentMethod renders a test payment method as a Stripe PaymentMethod.
+func renderPaymentMethod(id string, created int64) map[string]any {
+	c, ok := testCards[id]
+	if !ok {
+		return map[string]any{"id": id, "object": "payment_method"}
+	}
+	return map[string]any{
+		"id":              id,
+		"object":          "payment_method",
+		"type":            "card",
+		"created":         created,
+		"customer":        nil,
+		"livemode":        false,
+		"metadata":        map[string]string{},
+		"allow_redisplay": "unspecified",
+		"billing_details": map[string]any{"address": nil, "email": nil, "name": nil, "phone": nil},
+		"card": map[string]any{
+			"brand":         c.Brand,
+			"display_brand": c.Brand,
+			"country":       "US",
+			"exp_month":     12,
+			"exp_year":      2034,
+			"funding":       c.Funding,
+			"last4":         c.Last4,
+		},
+	}
+}
+
+type expandSet map[string]bool
+
+func (s *Server) renderIntent(pi *intent, expand expandSet) jsonIntent {
+	out := jsonIntent{
+		ID:                 pi.ID,
+		Object:             "payment_intent",
+		Amount:             pi.Amount,
+		AmountCapturable:   pi.AmountCapturable,
+		AmountReceived:     pi.AmountReceived,
+		CaptureMethod:      pi.CaptureMethod,
+		ClientSecret:       pi.ClientSecret,
+		ConfirmationMethod: pi.ConfirmationMethod,
+		Created:            pi.Created,
+		Currency:           pi.Currency,
+		Description:        strPtr(pi.Description),
+		Metadata:           copyMeta(pi.Metadata),
+		CancellationReason: strPtr(pi.CancellationReason),
+		ReceiptEmail:       strPtr(pi.ReceiptEmail),
+		PaymentMethodOptions: map[string]any{
+			"card": map[string]any{"request_three_d_secure": "automatic", "installments": nil, "mandate_options": nil, "network": nil},
+		},
+		PaymentMethodTypes: []string{"card"},
+		Status:             pi.Status,
+	}
+	if pi.CanceledAt != 0 {
+		v := pi.CanceledAt
+		out.CanceledAt = &v
+	}
+	if pi.LastPaymentError != nil {
+		out.LastPaymentError = s.renderPaymentError(pi.LastPaymentError, pi.Created)
+	}
+	if pi.LatestCharge != "" {
+		if expand["latest_charge"] {
+			if ch := s.charges[pi.LatestCharge]; ch != nil {
+				out.LatestCharge = s.renderCharge(ch)
+			} else {
+				out.LatestCharge = pi.LatestCharge
+			}
+		} else {
+			out.LatestCharge = pi.LatestCharge
+		}
+	}
+	if pi.PaymentMethod != "" {
+		if expand["payment_method"] {
+			out.PaymentMethod = renderPaymentMethod(pi.PaymentMethod, pi.Created)
+		} else {
+			out.PaymentMethod = pi.PaymentMethod
+		}
+	}
+	if pi.Status == StatusRequiresAction && pi.NextActionURL != "" {
+		out.NextAction = &jsonNextAction{
+			Type:          "redirect_to_url",
+			RedirectToURL: &jsonRedirectToURL{URL: pi.NextActionURL, ReturnURL: strPtr(pi.ReturnURL)},
+		}
+	}
+	return out
+}
+
+func (s *Server) renderPaymentError(pe *paymentError, created int64) *jsonError {
+	e := &jsonError{
+		Type:        pe.Type,
+		Code:        pe.Code,
+		DeclineCode: pe.DeclineCode,
+		Message:     pe.Message,
+		Charge:      pe.Charge,
+	}
+	if pe.PaymentMethod != "" {
+		e.PaymentMethod = renderPaymentMethod(pe.PaymentMethod, created)
+	}
+	return e
+}
+
+func (s *Server) renderCharge(ch *charge) jsonCharge {
+	out := jsonCharge{
+		ID:             ch.ID,
+		Object:         "charge",
+		Amount:         ch.Amount,
+		AmountCaptured: ch.AmountCaptured,
+		AmountRefunded: ch.AmountRefunded,
+		BillingDetails: map[string]any{"address": nil, "email": nil, "name": nil, "phone": nil},
+		Captured:       ch.Captured,
+		Created:        ch.Created,
+		Currency:       ch.Currency,
+		Description:    strPtr(ch.Description),
+		FailureCode:    strPtr(ch.FailureCode),
+		FailureMessage: strPtr(ch.FailureMessage),
+		Metadata:       map[string]string{},
+		Paid:           ch.Paid,
+		PaymentIntent:  ch.PaymentIntent,
+		PaymentMethod:  ch.PaymentMethod,
+		Refunded:       ch.Refunded,
+		Status:         ch.Status,
+	}
+	if pi := s.intents[ch.PaymentIntent]; pi != nil {
+		out.Metadata = copyMeta(pi.Metadata)
+	}
+	if ch.Status == "succeeded" {
+		out.Outcome = map[string]any{"network_status": "approved_by_network", "reason": nil, "risk_level": "normal", "seller_message": "Payment complete.", "type": "authorized"}
+	} else {
+		out.Outcome = map[string]any{"network_status": "declined_by_network", "reason": ch.DeclineCode, "risk_level": "normal", "seller_message": "The bank did not return any further details with this decline.", "type": "issuer_declined"}
+	}
+	if c, ok := testCards[ch.PaymentMethod]; ok {
+		out.PaymentMethodDetails = map[string]any{
+			"type": "card",
+			"card": map[string]any{"brand": c.Brand, "last4": c.Last4, "funding": c.Funding, "country": "US", "exp_month": 12, "exp_year": 2034},
+		}
+	}
+	return out
+}
+
+func (s *Server) renderRefund(rf *refund) jsonRefund {
+	return jsonRefund{
+		ID:            rf.ID,
+		Object:        "refund",
+		Amount:        rf.Amount,
+		Charge:        rf.Charge,
+		Created:       rf.Created,
+		Currency:      rf.Currency,
+		Metadata:      copyMeta(rf.Metadata),
+		PaymentIntent: rf.PaymentIntent,
+		Reason:        strPtr(rf.Reason),
+		Status:        rf.Status,
+	}
+}
+
+// ---- identifiers ----
+
+const idAlphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+func randomString(n int) string {
+	buf := make([]byte, n)
+	if _, err := rand.Read(buf); err != nil {
+		panic(err)
+	}
+	for i, c := range buf {
+		buf[i] = idAlphabet[int(c)%len(idAlphabet)]
+	}
+	return string(buf)
+}
+
+func newID(prefix string) string { return prefix + "_" + randomString(24) }
