@@ -31,7 +31,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 // stack is the fan API over a real PostgreSQL and Redis, with one fresh event.
 type stack struct {
-	t       *testing.T
+	t       testing.TB
 	url     string
 	pool    *pgxpool.Pool
 	rdb     *redis.Client
@@ -46,7 +46,7 @@ type stackOption func(*demo.Event, *holds.Service)
 
 // newStack starts the API on a new event with two seated sections of
 // 10 rows x 20 seats and a general-admission section of 50.
-func newStack(t *testing.T, opts ...stackOption) *stack {
+func newStack(t testing.TB, opts ...stackOption) *stack {
 	t.Helper()
 	pool := testenv.DB(t)
 	rdb, prefix := testenv.Redis(t)
@@ -168,9 +168,17 @@ func problemType(r response) string {
 func problemName(name string) string { return fmt.Sprintf("/problems/%s", name) }
 
 // testWriter sends the server's error logs to the test's log.
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(string(bytes.TrimSpace(p)))
 	return len(p), nil
+}
+
+// newStackB is newStack on a 50,000-seat event (see benchEvent).
+func newStackB(b *testing.B, eventID string) *stack {
+	s := newStack(b)
+	benchEvent(b, eventID)
+	s.eventID = eventID
+	return s
 }
