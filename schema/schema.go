@@ -99,12 +99,24 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 		applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
 		return 0, fmt.Errorf("schema: create schema_migrations: %w", err)
 	}
-	current, err := version(ctx, conn.Conn())
+	rows, err := conn.Query(ctx, `SELECT version FROM schema_migrations`)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("schema: read applied migrations: %w", err)
 	}
+	applied, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	if err != nil {
+		return 0, fmt.Errorf("schema: read applied migrations: %w", err)
+	}
+	done := map[int]bool{}
+	current := 0
+	for _, v := range applied {
+		done[v] = true
+		current = max(current, v)
+	}
+	// Every migration not applied yet runs, in order: one that landed on main
+	// after a later-numbered one still reaches databases migrated before it.
 	for _, m := range ms {
-		if m.Version <= current {
+		if done[m.Version] {
 			continue
 		}
 		err := pgx.BeginFunc(ctx, conn.Conn(), func(tx pgx.Tx) error {
@@ -117,7 +129,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 		if err != nil {
 			return current, fmt.Errorf("schema: apply %s: %w", m.Name, err)
 		}
-		current = m.Version
+		current = max(current, m.Version)
 	}
 	return current, nil
 }
