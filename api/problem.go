@@ -102,3 +102,14 @@ func (p *Problem) Write(w http.ResponseWriter) {
 	w.WriteHeader(p.Status)
 	_ = json.NewEncoder(w).Encode(p)
 }
+
+// Problem names of the admit plane (the waiting room).
+const (
+	ProbChallengeRequired = "challenge-required" // 428: solve the proof-of-work challenge in "challenge", then join again
+	ProbAdmittedElsewhere = "admitted-elsewhere" // 409: the account was admitted on another device
+)
+
+func init() {
+	titles[ProbChallengeRequired] = "Solve the challenge to join the waiting room"
+	titles[ProbAdmittedElsewhere] = "Admitted on another device"
+}
