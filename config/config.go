@@ -60,6 +60,11 @@ type Config struct {
 	StripeKey           Secret `env:"ENCORE_STRIPE_KEY" default:"sk_test_encore_sandbox" doc:"Stripe secret key. The default is the sandbox's key."`
 	StripeWebhookSecret Secret `env:"ENCORE_STRIPE_WEBHOOK_SECRET" default:"whsec_encore_sandbox" doc:"Secret that verifies Stripe-Signature on webhooks."`
 
+	TicketSealingKey    Secret `env:"ENCORE_TICKET_SEALING_KEY" default:"f9317ccd4c5ce67ef314a19ac2ffb6febd1370422dcb1e633cfc4d5ac89922ec" doc:"AES-256 key (64 hex characters or base64) that seals each ticket's QR secret in the database. The default is for development only."`
+	ManifestKey         Secret `env:"ENCORE_MANIFEST_KEY" default:"6ceb22d78589b2d94c8744777d7f1fc56cb21ed0cb881759c4760b37cfe92178" doc:"AES-256 key (64 hex characters or base64) that encrypts the venue gate manifest; the gate needs the same key. The default is for development only."`
+	ManifestSigningSeed Secret `env:"ENCORE_MANIFEST_SIGNING_SEED" default:"4e7b8343644a3286e97dd7479537d071cbfcb28bc7140fff5ae310d85a9dc8bf" doc:"Ed25519 seed (64 hex characters or base64) that signs manifests; the gate verifies with its public key (or encore gate --verify-key). The default is for development only."`
+	GateAddr            string `env:"ENCORE_GATE_ADDR" default:"127.0.0.1:8090" doc:"Address of the venue gate service (encore gate): /healthz, /v1/scan and /metrics."`
+
 	LogLevel string `env:"ENCORE_LOG_LEVEL" default:"info" doc:"debug, info, warn or error."`
 }
 

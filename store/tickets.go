@@ -1,0 +1,227 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Ticket statuses, mirroring the CHECK on tickets.status.
+const (
+	TicketValid   = "VALID"
+	TicketRevoked = "REVOKED"
+)
+
+// TicketRow is one ticket as the booking saga issues it: one per seat, or
+// one per unit of a general-admission line. SecretSealed is the ticket's own
+// QR secret sealed by tickets.Keyring under the ticket's ID.
+type TicketRow struct {
+	ID            string
+	ReservationID uuid.UUID
+	EventID       string
+	SectionID     string
+	SeatID        string // empty for general admission
+	Unit          int    // 1 for a seat; 1..quantity within a general-admission line
+	UserID        string
+	SecretSealed  []byte
+}
+
+// Ticket is a stored ticket.
+type Ticket struct {
+	TicketRow
+	// Status is VALID only while the ticket is VALID and its reservation is
+	// PAID; a ticket of a cancelled or refunded booking reads as REVOKED even
+	// before the saga has revoked it.
+	Status    string
+	IssuedAt  time.Time
+	RevokedAt *time.Time
+}
+
+// TicketConflictError says an insert met another ticket that is not the
+// same issue replayed: the seat already has another valid ticket, or the
+// ticket ID is taken by a different ticket. Rule 7 absorbs retries; this is
+// a bug or a double sale, never a retry.
+type TicketConflictError struct{ Constraint string }
+
+func (e *TicketConflictError) Error() string {
+	return "store: ticket conflicts with another ticket (" + e.Constraint + ")"
+}
+
+// InsertTickets issues tickets. It is idempotent: a row whose (reservation,
+// section, seat, unit) already has a ticket is skipped, whatever its ID, so
+// a saga step that is retried, even with freshly generated IDs and secrets,
+// leaves exactly one ticket per seat or unit. Read the issued tickets back
+// with TicketsOfReservation.
+func (s *Store) InsertTickets(ctx context.Context, rows []TicketRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	var (
+		ids, events, sections, seats, users = make([]string, len(rows)), make([]string, len(rows)),
+			make([]string, len(rows)), make([]string, len(rows)), make([]string, len(rows))
+		reservations = make([]uuid.UUID, len(rows))
+		units        = make([]int32, len(rows))
+		secrets      = make([][]byte, len(rows))
+	)
+	for i, r := range rows {
+		if r.ID == "" || r.EventID == "" || r.SectionID == "" || r.UserID == "" || len(r.SecretSealed) == 0 {
+			return &InvalidError{Field: "tickets", Message: fmt.Sprintf("row %d is incomplete", i)}
+		}
+		unit := r.Unit
+		if unit == 0 {
+			unit = 1
+		}
+		ids[i], reservations[i], events[i], sections[i], seats[i] = r.ID, r.ReservationID, r.EventID, r.SectionID, r.SeatID
+		units[i], users[i], secrets[i] = int32(unit), r.UserID, r.SecretSealed
+	}
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO tickets (id, reservation_id, event_id, section_id, seat_id, unit, user_id, secret_sealed)
+			SELECT id, res, ev, sec, NULLIF(seat, ''), unit, usr, secret
+			FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::bytea[])
+			     AS t (id, res, ev, sec, seat, unit, usr, secret)
+			ON CONFLICT (reservation_id, section_id, seat_id, unit) DO NOTHING`,
+			ids, reservations, events, sections, seats, units, users, secrets)
+		return err
+	})
+	switch code, constraint := pgCode(err); {
+	case err == nil:
+		return nil
+	case code == pgUniqueViolation:
+		return &TicketConflictError{Constraint: constraint}
+	case code == pgForeignKeyViolation:
+		return &InvalidError{Field: "tickets", Message: "unknown reservation, event, section or seat (" + constraint + ")"}
+	case transient(err):
+		return ErrBusy
+	default:
+		return err
+	}
+}
+
+const pgForeignKeyViolation = "23503"
+
+const ticketColumns = `t.id, t.reservation_id, t.event_id, t.section_id, coalesce(t.seat_id, ''), t.unit, t.user_id,
+	t.secret_sealed, CASE WHEN t.status = 'VALID' AND r.status = 'PAID' THEN 'VALID' ELSE 'REVOKED' END,
+	t.issued_at, t.revoked_at`
+
+func scanTicket(row pgx.CollectableRow) (Ticket, error) {
+	var t Ticket
+	err := row.Scan(&t.ID, &t.ReservationID, &t.EventID, &t.SectionID, &t.SeatID, &t.Unit, &t.UserID,
+		&t.SecretSealed, &t.Status, &t.IssuedAt, &t.RevokedAt)
+	return t, err
+}
+
+// GetTicket returns a ticket to its owner; anyone else's ticket, like a
+// missing one, is ErrNotFound.
+func (s *Store) GetTicket(ctx context.Context, ticketID, userID string) (Ticket, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+ticketColumns+` FROM tickets t JOIN reservations r ON r.id = t.reservation_id
+		WHERE t.id = $1 AND t.user_id = $2`, ticketID, userID)
+	if err != nil {
+		return Ticket{}, err
+	}
+	t, err := pgx.CollectExactlyOneRow(rows, scanTicket)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Ticket{}, ErrNotFound
+	}
+	return t, err
+}
+
+// TicketsOfReservation lists a booking's tickets in seat order.
+func (s *Store) TicketsOfReservation(ctx context.Context, reservationID uuid.UUID) ([]Ticket, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+ticketColumns+` FROM tickets t JOIN reservations r ON r.id = t.reservation_id
+		WHERE t.reservation_id = $1 ORDER BY t.section_id, t.seat_id, t.unit`, reservationID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, scanTicket)
+}
+
+// RevokeTickets revokes every valid ticket of a reservation (cancelled or
+// refunded) and returns their IDs; revoking twice revokes nothing more.
+func (s *Store) RevokeTickets(ctx context.Context, reservationID uuid.UUID) ([]string, error) {
+	var ids []string
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var err error
+		ids, err = revokeTicketsTx(ctx, tx, reservationID)
+		return err
+	})
+	if transient(err) {
+		return nil, ErrBusy
+	}
+	return ids, err
+}
+
+// revokeTicketsTx is RevokeTickets inside a caller's transaction, for the
+// paths that end a paid booking with the reservation row locked.
+func revokeTicketsTx(ctx context.Context, tx pgx.Tx, reservationID uuid.UUID) ([]string, error) {
+	rows, err := tx.Query(ctx, `UPDATE tickets SET status = 'REVOKED', revoked_at = clock_timestamp()
+		WHERE reservation_id = $1 AND status = 'VALID' RETURNING id`, reservationID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// ManifestSnapshot is what the venue gate's manifest carries, read in one
+// repeatable-read snapshot.
+type ManifestSnapshot struct {
+	// AsOf is the database's clock at the snapshot: the next delta export
+	// starts from it.
+	AsOf          time.Time
+	EventStartsAt time.Time
+	// Valid are the valid tickets of paid bookings (issued after since, when
+	// since is set), with their sealed secrets.
+	Valid []Ticket
+	// Revoked are tickets that must not enter: revoked after since, plus any
+	// ticket still marked valid whose booking is no longer paid.
+	Revoked []string
+}
+
+// ManifestTickets reads an event's tickets for the manifest. A zero since
+// is a full export (Revoked holds only tickets of unpaid bookings); otherwise
+// a delta since that instant.
+func (s *Store) ManifestTickets(ctx context.Context, eventID string, since time.Time) (ManifestSnapshot, error) {
+	var snap ManifestSnapshot
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL statement_timeout = '60s'`); err != nil {
+			return err
+		}
+		err := tx.QueryRow(ctx, `SELECT now(), starts_at FROM events WHERE id = $1`, eventID).Scan(&snap.AsOf, &snap.EventStartsAt)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT `+ticketColumns+` FROM tickets t JOIN reservations r ON r.id = t.reservation_id
+			WHERE t.event_id = $1 AND t.status = 'VALID' AND r.status = 'PAID' AND ($2::timestamptz IS NULL OR t.issued_at > $2)
+			ORDER BY t.id`, eventID, nullTime(since))
+		if err != nil {
+			return err
+		}
+		if snap.Valid, err = pgx.CollectRows(rows, scanTicket); err != nil {
+			return err
+		}
+		rows, err = tx.Query(ctx, `SELECT t.id FROM tickets t JOIN reservations r ON r.id = t.reservation_id
+			WHERE t.event_id = $1 AND (
+			      (t.status = 'REVOKED' AND $2::timestamptz IS NOT NULL AND t.revoked_at > $2)
+			   OR (t.status = 'VALID' AND r.status <> 'PAID'))
+			ORDER BY t.id`, eventID, nullTime(since))
+		if err != nil {
+			return err
+		}
+		snap.Revoked, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	return snap, err
+}
+
+func nullTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
