@@ -1,0 +1,379 @@
+package gate_test
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/config"
+	"github.com/encore-tickets/encore/gate"
+	"github.com/encore-tickets/encore/manifest"
+	"github.com/encore-tickets/encore/system"
+)
+
+const childEnv = "ENCORE_GATE_TEST_CHILD"
+
+// TestMain doubles as a second gate process: with ENCORE_GATE_TEST_CHILD set
+// to a ledger path it serves a gate on that file until its stdin closes.
+func TestMain(m *testing.M) {
+	if path := os.Getenv(childEnv); path != "" {
+		os.Exit(runChildGate(path, os.Getenv(childEnv+"_EVENT")))
+	}
+	os.Exit(m.Run())
+}
+
+func runChildGate(path, event string) int {
+	keys, err := manifest.KeysFromConfig(config.Default())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	st, err := gate.OpenStore(path, keys.Encryption, gate.StoreOptions{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer st.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := &gate.Server{Gate: &gate.Gate{Store: st, EventID: event}, Mode: gate.ModeLedger}
+	addr, done, err := system.Serve(ctx, "127.0.0.1:0", srv.Handler())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Printf("LISTEN %s\n", addr)
+	_, _ = io.Copy(io.Discard, os.Stdin) // the parent closes stdin to stop us
+	cancel()
+	<-done
+	return 0
+}
+
+// startChildGate runs a gate in another process on the same ledger file.
+func startChildGate(t *testing.T, path, event string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+path, childEnv+"_EVENT="+event)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = stdin.Close()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "LISTEN ")
+	require.True(t, ok, line)
+	return "http://" + addr
+}
+
+func scanURL(t testing.TB, client *http.Client, url, payload, gateID string) (int, gate.Result) {
+	body := fmt.Sprintf(`{"payload":%q,"gate_id":%q}`, payload, gateID)
+	resp, err := client.Post(url+"/v1/scan", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Errorf("scan: %v", err)
+		return 0, gate.Result{}
+	}
+	defer resp.Body.Close()
+	var r gate.Result
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		t.Errorf("scan: decode: %v", err)
+	}
+	return resp.StatusCode, r
+}
+
+func TestTwoGateProcessesRacingOnOneLedgerLetEachTicketInExactlyOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a second process")
+	}
+	keys := devKeys(t)
+	const (
+		nTickets   = 500
+		goroutines = 100 // per gate
+	)
+	ts := makeTickets(t, nTickets, "sec_race")
+	now := time.Now()
+	data := sealed(t, keys, manifest.Header{EventID: "evt_race", Version: now.UnixMicro(), ExpiresAt: now.Add(time.Hour)}, ts)
+	a := gate.StartForTest(t, gate.TestOptions{Manifest: data, Keys: &keys})
+	urls := []string{a.URL, startChildGate(t, a.DBPath(), "evt_race")}
+
+	// Every goroutine of both gates scans every ticket, each in its own
+	// order: 200 scans race for each ticket, 100,000 scans in all. Under the
+	// race detector each goroutine scans a window of 100 tickets starting at
+	// its own offset: every ticket is still raced by 40 scans from both gates.
+	perGoroutine := nTickets
+	if raceEnabled {
+		perGoroutine = 100
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * goroutines}, Timeout: 30 * time.Second}
+	type tally struct{ accepted, used, other int }
+	results := make([]tally, 2*goroutines)
+	acceptedBy := make([]map[string]bool, 2*goroutines)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for g := range 2 * goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			acceptedBy[g] = map[string]bool{}
+			order := rand.Perm(nTickets)
+			if perGoroutine < nTickets {
+				order = order[:0]
+				for k := range perGoroutine {
+					order = append(order, (g%goroutines*nTickets/goroutines+k)%nTickets)
+				}
+				rand.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+			}
+			gateID := fmt.Sprintf("gate-%d", g/goroutines)
+			<-start
+			for _, i := range order {
+				code, r := scanURL(t, client, urls[g/goroutines], ts[i].code(time.Now()), gateID)
+				switch {
+				case code == http.StatusOK && r.Result == gate.Accepted:
+					results[g].accepted++
+					acceptedBy[g][r.TicketID] = true
+				case code == http.StatusOK && r.Reason == gate.ReasonAlreadyUsed:
+					results[g].used++
+				default:
+					results[g].other++
+					t.Errorf("unexpected %d %+v", code, r)
+				}
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	var sum tally
+	perGate := [2]int{}
+	seen := map[string]int{}
+	for g, r := range results {
+		sum.accepted += r.accepted
+		sum.used += r.used
+		sum.other += r.other
+		perGate[g/goroutines] += r.accepted
+		for id := range acceptedBy[g] {
+			seen[id]++
+		}
+	}
+	require.Equal(t, nTickets, sum.accepted, "exactly one acceptance per ticket")
+	require.Equal(t, 2*goroutines*perGoroutine-nTickets, sum.used)
+	require.Zero(t, sum.other)
+	require.Len(t, seen, nTickets)
+	for id, n := range seen {
+		require.Equal(t, 1, n, id)
+	}
+	require.Positive(t, perGate[0], "both gates won some races")
+	require.Positive(t, perGate[1], "both gates won some races")
+	t.Logf("accepted by gate-0: %d, by gate-1 (other process): %d", perGate[0], perGate[1])
+
+	var rows int
+	db, err := sql.Open("sqlite3", gate.DSN(a.DBPath(), gate.StoreOptions{}))
+	require.NoError(t, err)
+	defer db.Close()
+	require.NoError(t, db.QueryRow(`SELECT count(*) FROM entries`).Scan(&rows))
+	require.Equal(t, nTickets, rows)
+}
+
+func TestScanReasons(t *testing.T) {
+	keys := devKeys(t)
+	clk := &clock{t: showtime}
+	ts := makeTickets(t, 6, "sec_a")
+	valid, used, revoked, other := ts[0], ts[1], ts[2], makeTickets(t, 1, "sec_other")[0]
+	unknown := makeTickets(t, 1, "sec_a")[0]
+
+	g := gate.StartForTest(t, gate.TestOptions{Manifest: sealed(t, keys, manifest.Header{EventID: "evt_tonight"}, ts),
+		Keys: &keys, Now: clk.Now})
+	ctx := context.Background()
+	// Tomorrow's show is in the same ledger: its tickets are "wrong event".
+	m, err := manifest.Open(sealed(t, keys, manifest.Header{EventID: "evt_tomorrow"}, []ticket{other}), keys, clk.t)
+	require.NoError(t, err)
+	_, err = g.Store.Import(ctx, m, clk.t)
+	require.NoError(t, err)
+	// A delta revokes a refunded ticket.
+	m, err = manifest.Open(sealed(t, keys, manifest.Header{EventID: "evt_tonight", Kind: manifest.KindDelta,
+		BaseVersion: showtime.Add(-24 * time.Hour).UnixMicro(), Version: showtime.Add(-time.Hour).UnixMicro()}, nil, revoked.ID), keys, clk.t)
+	require.NoError(t, err)
+	res, err := g.Store.Import(ctx, m, clk.t)
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Revoked)
+
+	code, r := g.Scan(used.code(clk.t), "north-1")
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, gate.Accepted, r.Result)
+	firstAt := clk.t.Truncate(time.Millisecond)
+
+	forged := valid.code(clk.t)
+	forged = forged[:len(forged)-1] + map[bool]string{true: "0", false: "1"}[strings.HasSuffix(forged, "1")]
+
+	cases := []struct {
+		name    string
+		payload string
+		reason  string
+		check   func(t *testing.T, r gate.Result)
+	}{
+		{"garbage", "https://example.invalid/not-a-ticket", gate.ReasonInvalidCode, nil},
+		{"forged MAC", forged, gate.ReasonInvalidCode, nil},
+		{"two windows old", valid.code(clk.t.Add(-30 * time.Second)), gate.ReasonStaleWindow, nil},
+		{"unknown ticket", unknown.code(clk.t), gate.ReasonUnknownTicket, nil},
+		{"other event", other.code(clk.t), gate.ReasonWrongEvent, func(t *testing.T, r gate.Result) {
+			require.Contains(t, r.Detail, "evt_tomorrow")
+		}},
+		{"revoked", revoked.code(clk.t), gate.ReasonRevoked, nil},
+		{"already used", used.code(clk.t.Add(10 * time.Second)), gate.ReasonAlreadyUsed, func(t *testing.T, r gate.Result) {
+			require.Equal(t, "north-1", r.FirstGateID)
+			require.NotNil(t, r.FirstEntryAt)
+			require.True(t, firstAt.Equal(*r.FirstEntryAt), "%s != %s", firstAt, r.FirstEntryAt)
+			require.Equal(t, used.SeatID, r.SeatID)
+			require.Contains(t, r.Detail, "north-1")
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, r := g.Scan(tc.payload, "south-2")
+			require.Equal(t, http.StatusOK, code)
+			require.Equal(t, gate.Rejected, r.Result)
+			require.Equal(t, tc.reason, r.Reason, r.Detail)
+			require.NotEmpty(t, r.Detail)
+			if tc.check != nil {
+				tc.check(t, r)
+			}
+		})
+	}
+
+	t.Run("skew of 15 seconds either way", func(t *testing.T) {
+		for i, skew := range []time.Duration{-15 * time.Second, 15 * time.Second} {
+			code, r := g.Scan(ts[3+i].code(clk.t.Add(skew)), "south-2")
+			require.Equal(t, http.StatusOK, code)
+			require.Equal(t, gate.Accepted, r.Result, r.Detail)
+		}
+	})
+
+	t.Run("manifest expired", func(t *testing.T) {
+		defer func(t0 time.Time) { clk.t = t0 }(clk.t)
+		clk.t = showtime.Add(12 * time.Hour)
+		_, r := g.Scan(ts[5].code(clk.t), "south-2")
+		require.Equal(t, gate.ReasonManifestExpired, r.Reason)
+		require.Contains(t, r.Detail, "expired")
+		resp, err := http.Get(g.URL + "/healthz")
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	})
+
+	t.Run("metrics", func(t *testing.T) {
+		resp, err := http.Get(g.URL + "/metrics")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		for _, want := range []string{"encore_gate_scans_total 11", "encore_gate_accepts_total 3",
+			`encore_gate_rejects_total{reason="already_used"} 1`, `encore_gate_rejects_total{reason="invalid_code"} 2`,
+			`encore_gate_rejects_total{reason="manifest_expired"} 1`, `encore_gate_scan_duration_seconds_count{result="accepted"} 3`} {
+			require.Contains(t, string(body), want)
+		}
+		for _, reason := range gate.Reasons {
+			rejects(t, g, reason) // every reason is exported from the start, at zero
+		}
+	})
+}
+
+func TestBadRequestsAreProblems(t *testing.T) {
+	keys := devKeys(t)
+	g := gate.StartForTest(t, gate.TestOptions{Manifest: sealed(t, keys, manifest.Header{EventID: "evt_x"}, makeTickets(t, 1, "s")),
+		Keys: &keys, Now: (&clock{t: showtime}).Now})
+	for name, body := range map[string]string{
+		"not JSON":        `payload=1`,
+		"missing gate_id": `{"payload":"x"}`,
+		"bad gate_id":     `{"payload":"x","gate_id":"north gate!"}`,
+		"unknown field":   `{"payload":"x","gate_id":"n","extra":1}`,
+		"two objects":     `{"payload":"x","gate_id":"n"}{}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			resp, err := http.Post(g.URL+"/v1/scan", "application/json", strings.NewReader(body))
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
+			require.Equal(t, "application/problem+json", resp.Header.Get("Content-Type"))
+		})
+	}
+}
+
+func TestLedgerFailureFailsClosed(t *testing.T) {
+	keys := devKeys(t)
+	clk := &clock{t: showtime}
+	ts := makeTickets(t, 3, "sec_a")
+	g := gate.StartForTest(t, gate.TestOptions{Manifest: sealed(t, keys, manifest.Header{EventID: "evt_fc"}, ts),
+		Keys: &keys, Now: clk.Now, Store: gate.StoreOptions{BusyTimeout: 100 * time.Millisecond}})
+
+	t.Run("another process holds the write lock past the busy timeout", func(t *testing.T) {
+		db, err := sql.Open("sqlite3", gate.DSN(g.DBPath(), gate.StoreOptions{}))
+		require.NoError(t, err)
+		defer db.Close()
+		tx, err := db.Begin() // BEGIN IMMEDIATE: takes the write lock
+		require.NoError(t, err)
+		code, r := g.Scan(ts[0].code(clk.t), "n1")
+		require.Equal(t, http.StatusServiceUnavailable, code)
+		require.Equal(t, gate.Rejected, r.Result)
+		require.Equal(t, gate.ReasonUnavailable, r.Reason)
+		require.NoError(t, tx.Rollback())
+		code, r = g.Scan(ts[0].code(clk.t), "n1")
+		require.Equal(t, http.StatusOK, code)
+		require.Equal(t, gate.Accepted, r.Result, "the lock is gone: the same ticket now enters")
+	})
+
+	t.Run("the ledger is gone", func(t *testing.T) {
+		require.NoError(t, g.Store.Close())
+		code, r := g.Scan(ts[1].code(clk.t), "n1")
+		require.Equal(t, http.StatusServiceUnavailable, code)
+		require.Equal(t, gate.ReasonUnavailable, r.Reason)
+		resp, err := http.Get(g.URL + "/healthz")
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+		require.Equal(t, 2.0, rejects(t, g, gate.ReasonUnavailable))
+	})
+}
+
+// rejects reads encore_gate_rejects_total{reason} from a test gate.
+func rejects(t *testing.T, g *gate.TestGate, reason string) float64 {
+	t.Helper()
+	mfs, err := g.Registry.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != "encore_gate_rejects_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "reason" && l.GetValue() == reason {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("no rejects metric for %s", reason)
+	return 0
+}
