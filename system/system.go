@@ -32,6 +32,7 @@ import (
 	"github.com/encore-tickets/encore/seathint"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/tickets"
 )
 
 // Logger builds the process logger at the configured level.
@@ -144,6 +145,16 @@ func BuyPlane(cfg config.Config, pool *pgxpool.Pool, rdb *redis.Client, reg prom
 	}
 	svc.Register(reg)
 	return svc
+}
+
+// TicketKeyring is the keyring that seals ticket QR secrets
+// (ENCORE_TICKET_SEALING_KEY).
+func TicketKeyring(cfg config.Config) (*tickets.Keyring, error) {
+	key, err := tickets.ParseKey(cfg.TicketSealingKey.Reveal())
+	if err != nil {
+		return nil, fmt.Errorf("ENCORE_TICKET_SEALING_KEY: %w", err)
+	}
+	return tickets.NewKeyring(key)
 }
 
 // Checks are the readiness checks of the API.
