@@ -109,6 +109,13 @@ func (r *Room) flag(ctx context.Context, eventID, userID string, bit int) {
 	}
 }
 
+// MarkSuspicious flags an account for the event (as machine-regular timing
+// does), so its next join must solve a challenge.
+func (r *Room) MarkSuspicious(ctx context.Context, eventID, userID string) error {
+	k := r.keys(eventID)
+	return unavailable(flagScript.Run(ctx, r.rdb, []string{k.flags}, userID, flagRegular, 24*3600).Err())
+}
+
 // regularity watches the intervals between an account's polls or
 // heartbeats, in this process's memory (bounded; forgetting is harmless).
 type regularity struct {

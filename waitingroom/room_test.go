@@ -99,7 +99,9 @@ func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, n
 func newRoom(t testing.TB, inv waitingroom.Inventory, opts waitingroom.Options) *waitingroom.Room {
 	t.Helper()
 	rdb, prefix := testenv.Redis(t)
-	return newRoomOn(t, rdb, prefix, inv, opts)
+	// Each room has its own namespace under the package's prefix, so rate
+	// limits and notifications of one test do not reach another.
+	return newRoomOn(t, rdb, prefix+testenv.RandomSuffix()+":", inv, opts)
 }
 
 func newRoomOn(t testing.TB, rdb waitingroom.Redis, prefix string, inv waitingroom.Inventory, opts waitingroom.Options) *waitingroom.Room {
@@ -580,8 +582,8 @@ func TestExtendKeepsLeaseForTheHoldAndSettleShortensIt(t *testing.T) {
 	ev := inv.add(time.Now().Add(-time.Minute))
 	who := fan(1)
 	st := admitOne(t, r, ev, who)
-	rdb, prefix := testenv.Redis(t)
-	leaseKey := prefix + "wr:{" + ev + "}:lease"
+	rdb, _ := testenv.Redis(t)
+	leaseKey := r.Options().Prefix + "wr:{" + ev + "}:lease"
 	until := time.Now().Add(10 * time.Minute)
 	require.NoError(t, r.Extend(context.Background(), who, ev, until))
 	score, err := rdb.ZScore(context.Background(), leaseKey, who.UserID).Result()

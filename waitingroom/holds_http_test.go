@@ -1,0 +1,205 @@
+package waitingroom_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/api"
+	"github.com/encore-tickets/encore/demo"
+	"github.com/encore-tickets/encore/holds"
+	"github.com/encore-tickets/encore/internal/testenv"
+	"github.com/encore-tickets/encore/ratelimit"
+	"github.com/encore-tickets/encore/seathint"
+	"github.com/encore-tickets/encore/session"
+	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/waitingroom"
+)
+
+// buyStack is the fan API with the hold service (as api/setup_test.go builds
+// it) over a real PostgreSQL, with the room as its admission.
+type buyStack struct {
+	t       *testing.T
+	url     string
+	issuer  *session.Issuer
+	room    *waitingroom.Room
+	st      *store.Store
+	eventID string
+}
+
+func newBuyStack(t *testing.T, sections []demo.Section) *buyStack {
+	pool := testenv.DB(t)
+	rdb, prefix := testenv.Redis(t)
+	prefix += testenv.RandomSuffix() + ":"
+	eventID := "evt_" + testenv.RandomSuffix()
+	for i := range sections {
+		sections[i].ID = eventID + "_" + sections[i].ID
+	}
+	require.NoError(t, demo.Create(context.Background(), pool, demo.Event{
+		ID: eventID, Title: "Flash " + t.Name(), Artist: "Testers", Genre: "test",
+		VenueID: "ven_wr_test", VenueName: "Test Hall", City: "Testville",
+		StartsAt: time.Now().Add(30 * 24 * time.Hour), OnsaleAt: time.Now().Add(-time.Hour), Currency: "EUR",
+		Metered: true, Sections: sections,
+	}))
+	st := store.New(pool, store.Options{LockTimeout: 2 * time.Second, StatementTimeout: 5 * time.Second})
+	room := newRoomOn(t, rdb, prefix, st, waitingroom.Options{})
+	log := quietLog()
+	svc := &holds.Service{
+		Store:     st,
+		Hints:     seathint.New(rdb, prefix),
+		Limiter:   ratelimit.New(rdb, prefix+"rl:", ratelimit.Limit{Count: 1000, Per: time.Minute, Burst: 1000}),
+		Admission: room,
+		Log:       log,
+	}
+	svc.Register(prometheus.NewRegistry())
+	issuer := session.NewIssuer("buy-test-secret")
+	srv := &api.Server{Holds: svc, Sessions: issuer, Log: log, Gatherer: prometheus.NewRegistry(),
+		Extra: []func(*gin.Engine, gin.HandlerFunc){room.Routes}}
+	ts := httptest.NewServer(room.Guard(srv.Handler(), issuer))
+	t.Cleanup(ts.Close)
+	return &buyStack{t: t, url: ts.URL, issuer: issuer, room: room, st: st, eventID: eventID}
+}
+
+func (s *buyStack) do(method, path string, who session.Identity, body any, headers ...string) reply {
+	s.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		require.NoError(s.t, err)
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, s.url+path, rd)
+	require.NoError(s.t, err)
+	req.Header.Set("Authorization", "Bearer "+s.issuer.Issue(who.UserID, who.DeviceID, time.Now()))
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(s.t, err)
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	rep := reply{status: resp.StatusCode, header: resp.Header, raw: raw}
+	_ = json.Unmarshal(raw, &rep.body)
+	return rep
+}
+
+// admit joins through HTTP, ticks and returns the pass the room hands out.
+func (s *buyStack) admit(who session.Identity) string {
+	s.t.Helper()
+	path := "/v1/events/" + s.eventID + "/queue"
+	rep := s.do("POST", path, who, nil)
+	require.Equal(s.t, http.StatusOK, rep.status, string(rep.raw))
+	for i := 0; i < 50; i++ {
+		rep = s.do("GET", path, who, nil)
+		require.Equal(s.t, http.StatusOK, rep.status, string(rep.raw))
+		if rep.body["status"] == "admitted" {
+			return rep.body["pass"].(string)
+		}
+		tick(s.t, s.room, s.eventID, "a")
+	}
+	s.t.Fatal("not admitted")
+	return ""
+}
+
+func TestMeteredHoldNeedsAPassFromTheRoom(t *testing.T) {
+	s := newBuyStack(t, []demo.Section{{ID: "a", Name: "A", Rows: 2, PerRow: 10, BasePrice: 5000}})
+	seat := func(n int) string { return demo.SeatID(s.eventID+"_a", 0, n) }
+	asha, bo := fan(1), fan(2)
+	hold := func(who session.Identity, seats []string, headers ...string) reply {
+		return s.do("POST", "/v1/holds", who, map[string]any{"event_id": s.eventID, "seat_ids": seats}, headers...)
+	}
+
+	rep := hold(asha, []string{seat(1)})
+	require.Equal(t, http.StatusTooManyRequests, rep.status, string(rep.raw))
+	require.Equal(t, "/problems/queue-required", rep.body["type"])
+	rep = hold(asha, []string{seat(1)}, "X-Admission-Pass", "forged")
+	require.Equal(t, "/problems/queue-required", rep.body["type"])
+
+	pass := s.admit(asha)
+	rep = hold(bo, []string{seat(1)}, "X-Admission-Pass", pass)
+	require.Equal(t, "/problems/queue-required", rep.body["type"], "a pass is bound to its fan")
+
+	rep = hold(asha, []string{seat(1), seat(2)}, "X-Admission-Pass", pass, "Idempotency-Key", "k1")
+	require.Equal(t, http.StatusCreated, rep.status, string(rep.raw))
+	holdID := rep.body["hold_id"].(string)
+	expires, err := time.Parse(time.RFC3339Nano, rep.body["expires_at"].(string))
+	require.NoError(t, err)
+
+	// The lease now lives as long as the hold.
+	rdb, _ := testenv.Redis(t)
+	score, err := rdb.ZScore(context.Background(), s.room.Options().Prefix+"wr:{"+s.eventID+"}:lease", asha.UserID).Result()
+	require.NoError(t, err)
+	require.InDelta(t, float64(expires.UnixMilli()), score, 1000)
+
+	// Released: settling shortens the lease back to the admission window, and
+	// the pass still works inside it.
+	require.Equal(t, http.StatusNoContent, s.do("DELETE", "/v1/holds/"+holdID, asha, nil).status)
+	require.NoError(t, s.room.Settle(context.Background(), s.eventID))
+	score, err = rdb.ZScore(context.Background(), s.room.Options().Prefix+"wr:{"+s.eventID+"}:lease", asha.UserID).Result()
+	require.NoError(t, err)
+	require.Less(t, score, float64(time.Now().Add(5*time.Minute+time.Second).UnixMilli()))
+	rep = hold(asha, []string{seat(3)}, "X-Admission-Pass", pass, "Idempotency-Key", "k2")
+	require.Equal(t, http.StatusCreated, rep.status, string(rep.raw))
+
+	// Revoked: the same valid pass is refused.
+	require.NoError(t, s.room.Revoke(context.Background(), s.eventID, asha.UserID))
+	require.Equal(t, http.StatusNoContent, s.do("DELETE", "/v1/holds/"+rep.body["hold_id"].(string), asha, nil).status)
+	rep = hold(asha, []string{seat(4)}, "X-Admission-Pass", pass, "Idempotency-Key", "k3")
+	require.Equal(t, http.StatusTooManyRequests, rep.status, string(rep.raw))
+	require.Equal(t, "/problems/queue-required", rep.body["type"])
+}
+
+// TestSoldOutFromTheDatabase: when remaining inventory minus active holds
+// reaches zero, the tick says so and queued fans are told sold out.
+func TestSoldOutFromTheDatabase(t *testing.T) {
+	s := newBuyStack(t, []demo.Section{
+		{ID: "a", Name: "A", Rows: 1, PerRow: 2, BasePrice: 5000},
+		{ID: "ga", Name: "Floor", General: true, Capacity: 1, BasePrice: 2000},
+	})
+	free, err := s.st.FreeUnits(context.Background(), s.eventID)
+	require.NoError(t, err)
+	require.EqualValues(t, 3, free)
+
+	asha, bo := fan(1), fan(2)
+	pass := s.admit(asha)
+	rep := s.do("POST", "/v1/holds", asha, map[string]any{"event_id": s.eventID,
+		"seat_ids": []string{demo.SeatID(s.eventID+"_a", 0, 1), demo.SeatID(s.eventID+"_a", 0, 2)}}, "X-Admission-Pass", pass)
+	require.Equal(t, http.StatusCreated, rep.status, string(rep.raw))
+	free, err = s.st.FreeUnits(context.Background(), s.eventID)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, free, "held seats are not free")
+
+	pass = s.admit(bo)
+	rep = s.do("POST", "/v1/holds", bo, map[string]any{"event_id": s.eventID, "section_id": s.eventID + "_ga", "quantity": 1},
+		"X-Admission-Pass", pass)
+	require.Equal(t, http.StatusCreated, rep.status, string(rep.raw))
+	free, err = s.st.FreeUnits(context.Background(), s.eventID)
+	require.NoError(t, err)
+	require.Zero(t, free)
+
+	cy := fan(3)
+	rep = s.do("POST", "/v1/events/"+s.eventID+"/queue", cy, nil)
+	require.Equal(t, "waiting", rep.body["status"])
+	res := tick(t, s.room, s.eventID, "a")
+	require.True(t, res.SoldOut)
+	rep = s.do("GET", "/v1/events/"+s.eventID+"/queue", cy, nil)
+	require.Equal(t, http.StatusOK, rep.status)
+	require.Equal(t, "sold_out", rep.body["status"])
+	wl, err := s.room.Waitlist(context.Background(), s.eventID)
+	require.NoError(t, err)
+	require.Equal(t, []string{cy.UserID}, wl)
+
+	outcomes, err := s.st.HoldOutcomes(context.Background(), s.eventID, []string{asha.UserID, cy.UserID})
+	require.NoError(t, err)
+	require.Equal(t, store.HoldOutcome{Holding: true}, outcomes[asha.UserID])
+	require.Equal(t, store.HoldOutcome{}, outcomes[cy.UserID])
+}
