@@ -141,28 +141,23 @@ func (s *Store) TicketsOfReservation(ctx context.Context, reservationID uuid.UUI
 
 // RevokeTickets revokes every valid ticket of a reservation (cancelled or
 // refunded) and returns their IDs; revoking twice revokes nothing more.
+// revoked_at is the statement's clock, the closest to the commit that the
+// manifest's delta export looks for.
 func (s *Store) RevokeTickets(ctx context.Context, reservationID uuid.UUID) ([]string, error) {
 	var ids []string
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		var err error
-		ids, err = revokeTicketsTx(ctx, tx, reservationID)
+		rows, err := tx.Query(ctx, `UPDATE tickets SET status = 'REVOKED', revoked_at = clock_timestamp()
+			WHERE reservation_id = $1 AND status = 'VALID' RETURNING id`, reservationID)
+		if err != nil {
+			return err
+		}
+		ids, err = pgx.CollectRows(rows, pgx.RowTo[string])
 		return err
 	})
 	if transient(err) {
 		return nil, ErrBusy
 	}
 	return ids, err
-}
-
-// revokeTicketsTx is RevokeTickets inside a caller's transaction, for the
-// paths that end a paid booking with the reservation row locked.
-func revokeTicketsTx(ctx context.Context, tx pgx.Tx, reservationID uuid.UUID) ([]string, error) {
-	rows, err := tx.Query(ctx, `UPDATE tickets SET status = 'REVOKED', revoked_at = clock_timestamp()
-		WHERE reservation_id = $1 AND status = 'VALID' RETURNING id`, reservationID)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
 // ManifestSnapshot is what the venue gate's manifest carries, read in one
