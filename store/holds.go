@@ -315,6 +315,12 @@ func createHold(ctx context.Context, tx pgx.Tx, req HoldRequest) (Hold, *StoredR
 		base              int64
 	}
 	var units []unit
+	if req.Adjacent && len(req.SeatIDs) == 0 {
+		// Best available: lock adjacent seats, then take them like a cart.
+		if req.SeatIDs, err = pickAdjacent(ctx, tx, req.EventID, req.SectionID, req.Quantity); err != nil {
+			return Hold{}, nil, err
+		}
+	}
 	if len(req.SeatIDs) > 0 {
 		taken, err := takeSeats(ctx, tx, req)
 		if err != nil {

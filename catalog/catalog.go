@@ -1,0 +1,206 @@
+// Package catalog is the browse plane's event search: full-text search with
+// filters and cursor pagination, autocomplete, and the event page with its
+// sections. It reads through store.Reader (a read-only role on its own small
+// pool) and never touches the buy plane's pool.
+package catalog
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/encore-tickets/encore/money"
+	"github.com/encore-tickets/encore/store"
+)
+
+// ErrBadCursor says a cursor is malformed or belongs to another query.
+var ErrBadCursor = errors.New("catalog: cursor is not valid for this query")
+
+// Event is an event as search lists it (DESIGN.md's names).
+type Event struct {
+	ID       string    `json:"id"`
+	Title    string    `json:"title"`
+	Artist   string    `json:"artist"`
+	Venue    string    `json:"venue"`
+	City     string    `json:"city"`
+	Genre    string    `json:"genre"`
+	StartsAt time.Time `json:"starts_at"`
+	OnsaleAt time.Time `json:"onsale_at"`
+	Currency string    `json:"currency"`
+	Metered  bool      `json:"metered"`
+}
+
+// Page is one page of search results; NextCursor is null on the last page.
+type Page struct {
+	Events     []Event `json:"events"`
+	NextCursor *string `json:"next_cursor"`
+}
+
+// Query is a search request.
+type Query struct {
+	Text   string
+	City   string
+	Genre  string
+	From   *time.Time
+	To     *time.Time
+	Cursor string
+	Limit  int
+}
+
+// Suggestion is one autocomplete answer.
+type Suggestion struct {
+	Text    string `json:"text"`
+	EventID string `json:"event_id"`
+}
+
+// Section is a section of the event page.
+type Section struct {
+	ID        string      `json:"id"`
+	Name      string      `json:"name"`
+	Kind      string      `json:"kind"`
+	Capacity  int         `json:"capacity"`
+	Available int         `json:"available"`
+	BasePrice money.Money `json:"base_price"`
+}
+
+// EventDetail is the event page.
+type EventDetail struct {
+	Event
+	Description string    `json:"description"`
+	Sections    []Section `json:"sections"`
+}
+
+// Service answers browse queries.
+type Service struct {
+	reader *store.Reader
+	// DetailTTL is how long an event page is reused in this process (1s);
+	// its availability counts are advisory anyway.
+	DetailTTL time.Duration
+
+	group   singleflight.Group
+	mu      sync.Mutex
+	details map[string]cachedDetail
+}
+
+type cachedDetail struct {
+	d       EventDetail
+	expires time.Time
+}
+
+// New builds the service.
+func New(reader *store.Reader) *Service {
+	return &Service{reader: reader, DetailTTL: time.Second, details: map[string]cachedDetail{}}
+}
+
+type cursor struct {
+	Rank     float32   `json:"r"`
+	StartsAt time.Time `json:"s"`
+	ID       string    `json:"i"`
+	Query    uint64    `json:"q"` // the filters it pages through
+}
+
+func (q Query) fingerprint() uint64 {
+	h := fnv.New64a()
+	day := func(t *time.Time) string {
+		if t == nil {
+			return ""
+		}
+		return t.UTC().Format(time.RFC3339Nano)
+	}
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s", strings.TrimSpace(q.Text), strings.ToLower(q.City),
+		strings.ToLower(q.Genre), day(q.From), day(q.To))
+	return h.Sum64()
+}
+
+// Search runs a query: relevance first (title and artist above venue, city
+// and genre, above the description), then date.
+func (s *Service) Search(ctx context.Context, q Query) (Page, error) {
+	sq := store.SearchQuery{Text: q.Text, City: q.City, Genre: q.Genre, From: q.From, To: q.To, Limit: q.Limit}
+	fp := q.fingerprint()
+	if q.Cursor != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(q.Cursor)
+		var c cursor
+		if err != nil || json.Unmarshal(raw, &c) != nil || c.ID == "" || c.Query != fp {
+			return Page{}, ErrBadCursor
+		}
+		sq.After = &store.SearchCursor{Rank: c.Rank, StartsAt: c.StartsAt, ID: c.ID}
+	}
+	res, err := s.reader.SearchEvents(ctx, sq)
+	if err != nil {
+		return Page{}, err
+	}
+	page := Page{Events: make([]Event, 0, len(res.Events))}
+	for _, e := range res.Events {
+		page.Events = append(page.Events, event(e))
+	}
+	if res.Next != nil {
+		raw, _ := json.Marshal(cursor{Rank: res.Next.Rank, StartsAt: res.Next.StartsAt, ID: res.Next.ID, Query: fp})
+		next := base64.RawURLEncoding.EncodeToString(raw)
+		page.NextCursor = &next
+	}
+	return page, nil
+}
+
+func event(e store.EventSummary) Event {
+	return Event{ID: e.ID, Title: e.Title, Artist: e.Artist, Venue: e.Venue, City: e.City, Genre: e.Genre,
+		StartsAt: e.StartsAt.UTC(), OnsaleAt: e.OnsaleAt.UTC(), Currency: e.Currency, Metered: e.Metered}
+}
+
+// Suggest completes a prefix with event titles and artists.
+func (s *Service) Suggest(ctx context.Context, prefix string) ([]Suggestion, error) {
+	res, err := s.reader.SuggestEvents(ctx, prefix, 8)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Suggestion, len(res))
+	for i, r := range res {
+		out[i] = Suggestion{Text: r.Text, EventID: r.EventID}
+	}
+	return out, nil
+}
+
+// Event reads the event page (store.ErrNotFound for an unknown event). Hot
+// pages are reused for DetailTTL so a stampede on one event costs one query
+// a second per process.
+func (s *Service) Event(ctx context.Context, id string) (EventDetail, error) {
+	now := time.Now()
+	s.mu.Lock()
+	if c, ok := s.details[id]; ok && now.Before(c.expires) {
+		s.mu.Unlock()
+		return c.d, nil
+	}
+	s.mu.Unlock()
+	v, err, _ := s.group.Do(id, func() (any, error) {
+		d, err := s.reader.GetEvent(ctx, id)
+		if err != nil {
+			return EventDetail{}, err
+		}
+		out := EventDetail{Event: event(d.EventSummary), Description: d.Description, Sections: make([]Section, 0, len(d.Sections))}
+		for _, sec := range d.Sections {
+			out.Sections = append(out.Sections, Section{ID: sec.ID, Name: sec.Name, Kind: string(sec.Kind),
+				Capacity: sec.Capacity, Available: sec.Available,
+				BasePrice: money.Money{Amount: sec.BasePrice, Currency: d.Currency}})
+		}
+		if s.DetailTTL > 0 {
+			s.mu.Lock()
+			if len(s.details) > 10000 {
+				clear(s.details) // bounded: a scan of unknown IDs cannot grow it
+			}
+			s.details[id] = cachedDetail{d: out, expires: time.Now().Add(s.DetailTTL)}
+			s.mu.Unlock()
+		}
+		return out, nil
+	})
+	if err != nil {
+		return EventDetail{}, err
+	}
+	return v.(EventDetail), nil
+}

@@ -1,0 +1,304 @@
+// Package outbox is the relay that carries committed outbox rows to their
+// effects: one active relay at a time (a PostgreSQL advisory lock), rows in ID
+// order, each marked published only after its handler succeeded. Delivery is
+// at least once: a crash between a handler and its mark repeats the row, so
+// every handler must be idempotent (deleting a cache entry, publishing an
+// invalidation and starting a workflow with a fixed ID all are).
+//
+// Handlers are per topic and pluggable: the browse plane registers
+// inventory.changed (delete the cached snapshot, then publish the section's
+// invalidation); the booking saga registers hold.created (start the missed
+// workflow). Rows of a topic without a handler wait, and show in the
+// oldest-unpublished age.
+package outbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/encore-tickets/encore/store"
+)
+
+// Row is one outbox row handed to a handler.
+type Row struct {
+	ID        int64
+	Topic     string
+	Key       string
+	Payload   json.RawMessage
+	CreatedAt time.Time
+}
+
+// Handler carries one row to its effect. An error leaves the row (and every
+// later one) unpublished, to be retried: order is kept.
+type Handler func(ctx context.Context, row Row) error
+
+// Options tune the relay; zero values take the defaults.
+type Options struct {
+	Interval        time.Duration // pause between polls when idle (50ms)
+	StandbyInterval time.Duration // how often a standby tries to become active (2s)
+	Batch           int           // rows per read (100)
+	MaxBackoff      time.Duration // longest pause after a failure (5s)
+	Log             *slog.Logger
+}
+
+// Relay publishes the outbox.
+type Relay struct {
+	store *store.Store
+	opts  Options
+
+	mu       sync.RWMutex
+	handlers map[string]Handler
+
+	active atomic.Bool
+
+	age        prometheus.Gauge
+	activeG    prometheus.Gauge
+	published  *prometheus.CounterVec
+	failures   *prometheus.CounterVec
+	publishLag prometheus.Histogram
+}
+
+// New builds a relay over the buy plane's store (the outbox lives there).
+func New(st *store.Store, opts Options) *Relay {
+	if opts.Interval <= 0 {
+		opts.Interval = 50 * time.Millisecond
+	}
+	if opts.StandbyInterval <= 0 {
+		opts.StandbyInterval = 2 * time.Second
+	}
+	if opts.Batch <= 0 {
+		opts.Batch = 100
+	}
+	if opts.MaxBackoff <= 0 {
+		opts.MaxBackoff = 5 * time.Second
+	}
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	return &Relay{
+		store: st, opts: opts, handlers: map[string]Handler{},
+		age: prometheus.NewGauge(prometheus.GaugeOpts{Name: "encore_outbox_oldest_unpublished_age_seconds",
+			Help: "Age of the oldest unpublished outbox row (0 when none): the relay's freshness."}),
+		activeG: prometheus.NewGauge(prometheus.GaugeOpts{Name: "encore_outbox_relay_active",
+			Help: "1 when this process holds the relay lease."}),
+		published: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "encore_outbox_published_total",
+			Help: "Outbox rows published, by topic."}, []string{"topic"}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "encore_outbox_failures_total",
+			Help: "Handler failures, by topic (the row is retried)."}, []string{"topic"}),
+		publishLag: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "encore_outbox_publish_lag_seconds",
+			Help: "From a row's commit to its publication.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 12)}),
+	}
+}
+
+// Register adds the relay's metrics to reg.
+func (r *Relay) Register(reg prometheus.Registerer) {
+	reg.MustRegister(r.age, r.activeG, r.published, r.failures, r.publishLag)
+}
+
+// Handle sets the handler of a topic (replacing any earlier one).
+func (r *Relay) Handle(topic string, h Handler) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.handlers[topic] = h
+}
+
+func (r *Relay) topics() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]string, 0, len(r.handlers))
+	for t := range r.handlers {
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (r *Relay) handler(topic string) Handler {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.handlers[topic]
+}
+
+// Active reports whether this relay currently holds the lease.
+func (r *Relay) Active() bool { return r.active.Load() }
+
+func (r *Relay) setActive(on bool) {
+	r.active.Store(on)
+	if on {
+		r.activeG.Set(1)
+	} else {
+		r.activeG.Set(0)
+	}
+}
+
+// Run relays until ctx ends: as the active relay when it gets the lease, as
+// a standby (retrying every StandbyInterval) otherwise.
+func (r *Relay) Run(ctx context.Context) {
+	var lease *store.RelayLease
+	defer func() {
+		if lease != nil {
+			lease.Release()
+		}
+		r.setActive(false)
+	}()
+	backoff := time.Duration(0)
+	for ctx.Err() == nil {
+		pause := r.opts.Interval
+		if lease == nil {
+			l, err := r.store.AcquireRelayLease(ctx)
+			if err != nil && ctx.Err() == nil {
+				r.opts.Log.Warn("outbox: acquire relay lease", "err", err)
+			}
+			if l == nil {
+				r.setActive(false)
+				r.observeAge(ctx)
+				sleep(ctx, r.opts.StandbyInterval)
+				continue
+			}
+			lease = l
+			r.setActive(true)
+			r.opts.Log.Info("outbox: this process is the active relay")
+		}
+		n, err := r.drain(ctx, lease)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			r.opts.Log.Warn("outbox: relay", "err", err)
+			if _, isHandler := err.(*handlerError); !isHandler {
+				// The connection (and perhaps the lease) is in doubt.
+				lease.Release()
+				lease = nil
+				r.setActive(false)
+			}
+			backoff = min(max(2*backoff, r.opts.Interval), r.opts.MaxBackoff)
+			pause = backoff
+		case n == r.opts.Batch:
+			backoff, pause = 0, 0 // more waiting: go on at once
+		default:
+			backoff = 0
+		}
+		r.observeAge(ctx)
+		sleep(ctx, pause)
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+func (r *Relay) observeAge(ctx context.Context) {
+	age, err := r.store.OldestUnpublishedAge(ctx)
+	if err == nil {
+		r.age.Set(age.Seconds())
+	}
+}
+
+type handlerError struct {
+	row Row
+	err error
+}
+
+func (e *handlerError) Error() string {
+	return fmt.Sprintf("outbox: %s row %d: %v", e.row.Topic, e.row.ID, e.err)
+}
+
+func (e *handlerError) Unwrap() error { return e.err }
+
+// drain publishes one batch in ID order and returns how many rows went out.
+// It stops at the first failing row, which keeps the order.
+func (r *Relay) drain(ctx context.Context, lease *store.RelayLease) (int, error) {
+	topics := r.topics()
+	if len(topics) == 0 {
+		return 0, nil
+	}
+	rows, err := lease.Unpublished(ctx, topics, r.opts.Batch)
+	if err != nil {
+		return 0, err
+	}
+	for i, sr := range rows {
+		row := Row{ID: sr.ID, Topic: sr.Topic, Key: sr.Key, Payload: sr.Payload, CreatedAt: sr.CreatedAt}
+		h := r.handler(row.Topic)
+		if h == nil {
+			return i, nil // unregistered meanwhile; it waits
+		}
+		if err := h(ctx, row); err != nil {
+			r.failures.WithLabelValues(row.Topic).Inc()
+			return i, &handlerError{row: row, err: err}
+		}
+		if err := lease.MarkPublished(ctx, row.ID); err != nil {
+			return i, err
+		}
+		r.published.WithLabelValues(row.Topic).Inc()
+		r.publishLag.Observe(time.Since(row.CreatedAt).Seconds())
+	}
+	return len(rows), nil
+}
+
+// RunOnce publishes what is waiting if this relay can take the lease, and
+// reports how many rows it published and whether it was active. For tests
+// and tools; Run is the loop.
+func (r *Relay) RunOnce(ctx context.Context) (int, bool, error) {
+	lease, err := r.store.AcquireRelayLease(ctx)
+	if err != nil || lease == nil {
+		return 0, false, err
+	}
+	defer lease.Release()
+	total := 0
+	for {
+		n, err := r.drain(ctx, lease)
+		total += n
+		if err != nil || n < r.opts.Batch {
+			return total, true, err
+		}
+	}
+}
+
+// InventoryChanged adapts a section invalidation (seatmap.Cache.Invalidate)
+// to the inventory.changed payload {event_id, section_id}.
+func InventoryChanged(invalidate func(ctx context.Context, eventID, sectionID string) error) Handler {
+	return func(ctx context.Context, row Row) error {
+		var p struct {
+			EventID   string `json:"event_id"`
+			SectionID string `json:"section_id"`
+		}
+		if err := json.Unmarshal(row.Payload, &p); err != nil || p.EventID == "" || p.SectionID == "" {
+			return fmt.Errorf("malformed inventory.changed payload %s", row.Payload)
+		}
+		return invalidate(ctx, p.EventID, p.SectionID)
+	}
+}
+
+// HoldCreated is the hold.created payload.
+type HoldCreated struct {
+	ReservationID string    `json:"reservation_id"`
+	EventID       string    `json:"event_id"`
+	UserID        string    `json:"user_id"`
+	ExpiresAt     time.Time `json:"expires_at"`
+}
+
+// HoldCreatedHandler adapts a function of the decoded hold.created payload
+// (for the saga: start the booking workflow if it was missed).
+func HoldCreatedHandler(f func(ctx context.Context, h HoldCreated) error) Handler {
+	return func(ctx context.Context, row Row) error {
+		var p HoldCreated
+		if err := json.Unmarshal(row.Payload, &p); err != nil || p.ReservationID == "" {
+			return fmt.Errorf("malformed hold.created payload %s", row.Payload)
+		}
+		return f(ctx, p)
+	}
+}

@@ -1,0 +1,163 @@
+package outbox_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/internal/testenv"
+	"github.com/encore-tickets/encore/outbox"
+	"github.com/encore-tickets/encore/store"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// recorder is a real handler that records what it was given.
+type recorder struct {
+	mu   sync.Mutex
+	rows []outbox.Row
+	by   []string // which relay handled each row
+}
+
+func (r *recorder) handler(name string) outbox.Handler {
+	return func(ctx context.Context, row outbox.Row) error {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.rows = append(r.rows, row)
+		r.by = append(r.by, name)
+		return nil
+	}
+}
+
+func insertRows(t *testing.T, n int, topics ...string) []int64 {
+	t.Helper()
+	pool := testenv.DB(t)
+	var ids []int64
+	for i := range n {
+		var id int64
+		topic := topics[i%len(topics)]
+		require.NoError(t, pool.QueryRow(context.Background(), `INSERT INTO outbox (topic, key, payload)
+			VALUES ($1, $2, $3) RETURNING id`, topic, fmt.Sprint(i),
+			fmt.Sprintf(`{"reservation_id":"r%d","event_id":"e","section_id":"s%d"}`, i, i)).Scan(&id))
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+func drainAll(t *testing.T) {
+	t.Helper()
+	_, err := testenv.DB(t).Exec(context.Background(), `UPDATE outbox SET published_at = now() WHERE published_at IS NULL`)
+	require.NoError(t, err)
+}
+
+// Three relays run at once over 500 rows of two topics: exactly one is
+// active at any time, every row is handled once, in ID order, and marked.
+func TestOneActiveRelayPublishesInIDOrder(t *testing.T) {
+	drainAll(t)
+	pool := testenv.DB(t)
+	ids := insertRows(t, 500, store.TopicInventoryChanged, store.TopicHoldCreated)
+	rec := &recorder{}
+	ctx, cancel := context.WithCancel(context.Background())
+	var relays []*outbox.Relay
+	var wg sync.WaitGroup
+	for i := range 3 {
+		r := outbox.New(store.New(pool, store.Options{}), outbox.Options{Interval: 5 * time.Millisecond,
+			StandbyInterval: 20 * time.Millisecond, Batch: 37})
+		name := fmt.Sprintf("relay%d", i)
+		r.Handle(store.TopicInventoryChanged, rec.handler(name))
+		r.Handle(store.TopicHoldCreated, rec.handler(name))
+		relays = append(relays, r)
+		wg.Add(1)
+		go func() { defer wg.Done(); r.Run(ctx) }()
+	}
+	maxActive := 0
+	require.Eventually(t, func() bool {
+		active := 0
+		for _, r := range relays {
+			if r.Active() {
+				active++
+			}
+		}
+		maxActive = max(maxActive, active)
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return len(rec.rows) >= len(ids)
+	}, 20*time.Second, time.Millisecond)
+	cancel()
+	wg.Wait()
+	require.Equal(t, 1, maxActive, "one active relay")
+
+	rec.mu.Lock()
+	rows, by := rec.rows, rec.by
+	rec.mu.Unlock()
+	require.Len(t, rows, len(ids))
+	for i, row := range rows {
+		require.Equal(t, ids[i], row.ID, "row %d in ID order", i)
+		require.Equal(t, by[0], by[i], "one relay handled them all")
+	}
+	var left int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox WHERE published_at IS NULL`).Scan(&left))
+	require.Zero(t, left)
+	// The standby takes over once the active relay stops.
+	more := insertRows(t, 3, store.TopicHoldCreated)
+	n, active, err := relays[1].RunOnce(context.Background())
+	require.NoError(t, err)
+	require.True(t, active)
+	require.Equal(t, len(more), n)
+}
+
+// A failing handler stops the relay at that row, keeping the order: the row
+// and everything after it wait, and go out in order once it succeeds.
+func TestAFailingRowHoldsBackTheRest(t *testing.T) {
+	drainAll(t)
+	pool := testenv.DB(t)
+	ids := insertRows(t, 5, store.TopicHoldCreated)
+	var seen []int64
+	failures := 2
+	r := outbox.New(store.New(pool, store.Options{}), outbox.Options{})
+	r.Handle(store.TopicHoldCreated, func(ctx context.Context, row outbox.Row) error {
+		if row.ID == ids[2] && failures > 0 {
+			failures--
+			return fmt.Errorf("workflow service unavailable")
+		}
+		seen = append(seen, row.ID)
+		return nil
+	})
+	for _, wantN := range []int{2, 0} { // the rows before the failure go out once
+		n, _, err := r.RunOnce(context.Background())
+		require.ErrorContains(t, err, "workflow service unavailable")
+		require.Equal(t, wantN, n)
+		require.Equal(t, ids[:2], seen)
+	}
+	n, _, err := r.RunOnce(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	require.Equal(t, ids, seen)
+}
+
+// Rows of a topic nobody handles wait (they show in the age), and do not
+// block the topics that are handled.
+func TestUnhandledTopicsWaitAndShowInTheAge(t *testing.T) {
+	drainAll(t)
+	pool := testenv.DB(t)
+	insertRows(t, 2, "booking.paid")
+	ids := insertRows(t, 2, store.TopicInventoryChanged)
+	rec := &recorder{}
+	st := store.New(pool, store.Options{})
+	r := outbox.New(st, outbox.Options{})
+	r.Handle(store.TopicInventoryChanged, outbox.InventoryChanged(func(ctx context.Context, ev, sec string) error {
+		return rec.handler("r")(ctx, outbox.Row{Key: ev + "/" + sec})
+	}))
+	n, _, err := r.RunOnce(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, len(ids), n)
+	require.Equal(t, "e/s0", rec.rows[0].Key)
+	time.Sleep(20 * time.Millisecond)
+	age, err := st.OldestUnpublishedAge(context.Background())
+	require.NoError(t, err)
+	require.Greater(t, age, 10*time.Millisecond)
+}

@@ -1,0 +1,373 @@
+package seatmap
+
+import (
+	"bytes"
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/encore-tickets/encore/inventory"
+	"github.com/encore-tickets/encore/money"
+	"github.com/encore-tickets/encore/store"
+)
+
+// Format is a snapshot representation.
+type Format string
+
+// The two representations of a section's snapshot.
+const (
+	FormatJSON   Format = "json"
+	FormatBitmap Format = "bin"
+)
+
+// ErrUnavailable says the snapshot could not be produced in time (another
+// request holds the fill lease, or Redis or the database failed): a
+// retryable 503.
+var ErrUnavailable = errors.New("seatmap: snapshot unavailable, retry")
+
+// Entry is one cached representation.
+type Entry struct {
+	ETag      string // quoted strong validator
+	SeatCount int
+	Body      []byte
+}
+
+// SeatJSON is one seat of the JSON snapshot.
+type SeatJSON struct {
+	ID     string      `json:"id"`
+	Row    string      `json:"row"`
+	Number int         `json:"number"`
+	Status string      `json:"status"`
+	Price  money.Money `json:"price"`
+}
+
+// SnapshotJSON is the JSON snapshot of a section.
+type SnapshotJSON struct {
+	EventID   string     `json:"event_id"`
+	SectionID string     `json:"section_id"`
+	Kind      string     `json:"kind"`
+	Seats     []SeatJSON `json:"seats"`
+}
+
+// Loader reads a section's seats from the database (store.Reader.SectionSeats).
+type Loader func(ctx context.Context, eventID, sectionID string) (store.SectionSeats, error)
+
+// CacheOptions tune the cache; zero values take the defaults.
+type CacheOptions struct {
+	TTL      time.Duration // how long a snapshot lives in Redis (2s)
+	LeaseTTL time.Duration // how long a fill lease lives if its owner dies (5s)
+	Wait     time.Duration // how long a request waits for another's fill before a 503 (1s)
+	Poll     time.Duration // how often a waiting request looks (15ms)
+}
+
+// Cache serves snapshots from Redis and fills misses behind a lease: per key
+// one filler at a time across all processes (SET NX with a random token),
+// while the others wait briefly for its result or get ErrUnavailable. Within
+// a process, concurrent misses of one key also share one attempt.
+//
+// A fill is written only if no invalidation happened while it read the
+// database (a per-section generation counter), so a slow fill can never put
+// back a snapshot that an invalidation has just declared stale.
+type Cache struct {
+	rdb    *redis.Client
+	prefix string
+	load   Loader
+	opts   CacheOptions
+	group  singleflight.Group
+
+	hits, misses, fills, waits, unavailable, invalidations prometheus.Counter
+}
+
+// NewCache builds a cache; every key and channel starts with prefix.
+func NewCache(rdb *redis.Client, prefix string, load Loader, opts CacheOptions) *Cache {
+	if opts.TTL <= 0 {
+		opts.TTL = 2 * time.Second
+	}
+	if opts.LeaseTTL <= 0 {
+		opts.LeaseTTL = 5 * time.Second
+	}
+	if opts.Wait <= 0 {
+		opts.Wait = time.Second
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = 15 * time.Millisecond
+	}
+	c := &Cache{rdb: rdb, prefix: prefix, load: load, opts: opts}
+	counter := func(name, help string) prometheus.Counter {
+		return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+	}
+	c.hits = counter("encore_seatmap_cache_hits_total", "Seat-map snapshot requests answered from Redis.")
+	c.misses = counter("encore_seatmap_cache_misses_total", "Seat-map snapshot requests that found no cached snapshot.")
+	c.fills = counter("encore_seatmap_cache_fills_total", "Snapshots read from the database under a fill lease.")
+	c.waits = counter("encore_seatmap_cache_lease_waits_total", "Misses that waited for another request's fill.")
+	c.unavailable = counter("encore_seatmap_cache_unavailable_total", "Snapshot requests answered 503 (no fill in time).")
+	c.invalidations = counter("encore_seatmap_invalidations_published_total", "Section invalidations published.")
+	return c
+}
+
+// Register adds the cache's metrics to reg.
+func (c *Cache) Register(reg prometheus.Registerer) {
+	reg.MustRegister(c.hits, c.misses, c.fills, c.waits, c.unavailable, c.invalidations)
+}
+
+func (c *Cache) base(eventID, sectionID string) string {
+	// The event in a hash tag keeps a section's keys in one Redis Cluster slot.
+	return c.prefix + "seatmap:{" + eventID + "}:" + sectionID
+}
+
+func (c *Cache) key(eventID, sectionID string, f Format) string {
+	return c.base(eventID, sectionID) + ":" + string(f)
+}
+
+// Channel is the Pub/Sub channel of a section's invalidations.
+func (c *Cache) Channel(eventID, sectionID string) string {
+	return channelName(c.prefix, eventID, sectionID)
+}
+
+func channelName(prefix, eventID, sectionID string) string {
+	return prefix + "seatmap:inv:{" + eventID + "}:" + sectionID
+}
+
+// notFound marks a cached "no such section" so unknown sections are not a
+// way around the lease.
+const notFound = "-"
+
+// encodeEntry is the Redis value: "<etag> <seat count>\n<body>".
+func encodeEntry(e Entry) []byte {
+	head := e.ETag + " " + strconv.Itoa(e.SeatCount) + "\n"
+	out := make([]byte, 0, len(head)+len(e.Body))
+	return append(append(out, head...), e.Body...)
+}
+
+func decodeEntry(v []byte) (Entry, error) {
+	if string(v) == notFound {
+		return Entry{}, store.ErrNotFound
+	}
+	head, body, ok := bytes.Cut(v, []byte("\n"))
+	if !ok {
+		return Entry{}, fmt.Errorf("seatmap: malformed cache entry")
+	}
+	etag, count, ok := bytes.Cut(head, []byte(" "))
+	n, err := strconv.Atoi(string(count))
+	if !ok || err != nil {
+		return Entry{}, fmt.Errorf("seatmap: malformed cache entry header")
+	}
+	return Entry{ETag: string(etag), SeatCount: n, Body: body}, nil
+}
+
+func etag(f Format, body []byte) string {
+	h := fnv.New128a()
+	h.Write(body)
+	return `"` + string(f) + "-" + hex.EncodeToString(h.Sum(nil)) + `"`
+}
+
+// Build renders both representations of a section's seats.
+func Build(s store.SectionSeats) (jsonEntry, binEntry Entry, err error) {
+	snap := SnapshotJSON{EventID: s.EventID, SectionID: s.SectionID, Kind: string(s.Kind), Seats: make([]SeatJSON, len(s.Seats))}
+	statuses := make([]inventory.SeatStatus, len(s.Seats))
+	for i, seat := range s.Seats {
+		snap.Seats[i] = SeatJSON{ID: seat.ID, Row: seat.Row, Number: seat.Number, Status: string(seat.Status),
+			Price: money.Money{Amount: seat.Price, Currency: s.Currency}}
+		statuses[i] = seat.Status
+	}
+	body, err := json.Marshal(snap)
+	if err != nil {
+		return Entry{}, Entry{}, err
+	}
+	bits, err := EncodeBitmap(statuses)
+	if err != nil {
+		return Entry{}, Entry{}, err
+	}
+	return Entry{ETag: etag(FormatJSON, body), SeatCount: len(s.Seats), Body: body},
+		Entry{ETag: etag(FormatBitmap, bits), SeatCount: len(s.Seats), Body: bits}, nil
+}
+
+// Get returns a section's snapshot in format f: store.ErrNotFound for a
+// section that is not the event's, ErrUnavailable when no fill finished in
+// time.
+func (c *Cache) Get(ctx context.Context, eventID, sectionID string, f Format) (Entry, error) {
+	key := c.key(eventID, sectionID, f)
+	v, err := c.rdb.Get(ctx, key).Bytes()
+	if err == nil {
+		c.hits.Inc()
+		return decodeEntry(v)
+	}
+	if !errors.Is(err, redis.Nil) {
+		return Entry{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	c.misses.Inc()
+	// One attempt per key per process; its context outlives any one caller.
+	ch := c.group.DoChan(key, func() (any, error) {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.Wait+c.opts.LeaseTTL)
+		defer cancel()
+		return c.fill(fctx, eventID, sectionID, f)
+	})
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return Entry{}, r.Err
+		}
+		return r.Val.(Entry), nil
+	case <-ctx.Done():
+		return Entry{}, ctx.Err()
+	}
+}
+
+// releaseScript deletes the lease only if it is still the caller's.
+var releaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`)
+
+// storeScript writes both representations only if the section's generation
+// is still the one read before the database, then releases the caller's
+// lease. KEYS: gen, json, bin, lease. ARGV: gen, json, bin, ttl ms, token.
+var storeScript = redis.NewScript(`
+local gen = redis.call('GET', KEYS[1]) or '0'
+local stored = 0
+if gen == ARGV[1] then
+  redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[4])
+  redis.call('SET', KEYS[3], ARGV[3], 'PX', ARGV[4])
+  stored = 1
+end
+if redis.call('GET', KEYS[4]) == ARGV[5] then redis.call('DEL', KEYS[4]) end
+return stored`)
+
+func (c *Cache) fill(ctx context.Context, eventID, sectionID string, f Format) (Entry, error) {
+	base := c.base(eventID, sectionID)
+	key, lease := c.key(eventID, sectionID, f), base+":lease"
+	tokenBytes := make([]byte, 16)
+	_, _ = crand.Read(tokenBytes)
+	token := hex.EncodeToString(tokenBytes)
+	deadline := time.Now().Add(c.opts.Wait)
+	waited := false
+	for {
+		ok, err := c.rdb.SetNX(ctx, lease, token, c.opts.LeaseTTL).Result()
+		if err != nil {
+			return Entry{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+		if ok {
+			// Double check: a fill may have finished between our miss and
+			// the lease.
+			if v, err := c.rdb.Get(ctx, key).Bytes(); err == nil {
+				_ = releaseScript.Run(ctx, c.rdb, []string{lease}, token).Err()
+				return decodeEntry(v)
+			}
+			return c.fillLeased(ctx, eventID, sectionID, f, token)
+		}
+		if !waited {
+			waited = true
+			c.waits.Inc()
+		}
+		// Another request fills: look for its result until the deadline,
+		// and take the lease ourselves if it gives up.
+		for {
+			if time.Now().After(deadline) {
+				c.unavailable.Inc()
+				return Entry{}, ErrUnavailable
+			}
+			jitter := time.Duration(rand.Int64N(int64(c.opts.Poll)))
+			select {
+			case <-time.After(c.opts.Poll/2 + jitter):
+			case <-ctx.Done():
+				return Entry{}, ctx.Err()
+			}
+			v, err := c.rdb.Get(ctx, key).Bytes()
+			if err == nil {
+				return decodeEntry(v)
+			}
+			if !errors.Is(err, redis.Nil) {
+				return Entry{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+			}
+			if n, err := c.rdb.Exists(ctx, lease).Result(); err == nil && n == 0 {
+				break // the filler finished without storing, or died: try the lease
+			}
+		}
+	}
+}
+
+func (c *Cache) fillLeased(ctx context.Context, eventID, sectionID string, f Format, token string) (Entry, error) {
+	base := c.base(eventID, sectionID)
+	lease := base + ":lease"
+	release := func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		_ = releaseScript.Run(rctx, c.rdb, []string{lease}, token).Err()
+	}
+	gen, err := c.rdb.Get(ctx, base+":gen").Result()
+	if errors.Is(err, redis.Nil) {
+		gen, err = "0", nil
+	}
+	if err != nil {
+		release()
+		return Entry{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	c.fills.Inc()
+	seats, err := c.load(ctx, eventID, sectionID)
+	if errors.Is(err, store.ErrNotFound) {
+		// Remember the miss briefly, generation permitting, like a snapshot.
+		_ = storeScript.Run(ctx, c.rdb, []string{base + ":gen", c.key(eventID, sectionID, FormatJSON),
+			c.key(eventID, sectionID, FormatBitmap), lease}, gen, notFound, notFound, c.opts.TTL.Milliseconds(), token).Err()
+		return Entry{}, store.ErrNotFound
+	}
+	if err != nil {
+		release()
+		return Entry{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	js, bin, err := Build(seats)
+	if err != nil {
+		release()
+		return Entry{}, err
+	}
+	if err := storeScript.Run(ctx, c.rdb, []string{base + ":gen", c.key(eventID, sectionID, FormatJSON),
+		c.key(eventID, sectionID, FormatBitmap), lease},
+		gen, encodeEntry(js), encodeEntry(bin), c.opts.TTL.Milliseconds(), token).Err(); err != nil {
+		release()
+		// The snapshot itself is good; only caching it failed.
+	}
+	if f == FormatBitmap {
+		return bin, nil
+	}
+	return js, nil
+}
+
+// Invalidate declares a section's cached snapshot stale: it bumps the
+// section's generation and deletes the snapshot, then publishes the
+// invalidation on the section's channel. The order matters: a viewer that
+// refetches the instant it hears can never read the entry just declared
+// stale, and a fill that read the database before the change cannot store it.
+func (c *Cache) Invalidate(ctx context.Context, eventID, sectionID string) error {
+	base := c.base(eventID, sectionID)
+	if _, err := c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Incr(ctx, base+":gen")
+		p.Expire(ctx, base+":gen", time.Hour)
+		p.Del(ctx, c.key(eventID, sectionID, FormatJSON), c.key(eventID, sectionID, FormatBitmap))
+		return nil
+	}); err != nil {
+		return err
+	}
+	msg, _ := json.Marshal(Message{Type: "invalidate", EventID: eventID, SectionID: sectionID})
+	if err := c.rdb.Publish(ctx, c.Channel(eventID, sectionID), msg).Err(); err != nil {
+		return err
+	}
+	c.invalidations.Inc()
+	return nil
+}
+
+// Message is what the live stream sends a viewer.
+type Message struct {
+	Type      string `json:"type"` // reset, invalidate or error
+	EventID   string `json:"event_id,omitempty"`
+	SectionID string `json:"section_id,omitempty"`
+	Detail    string `json:"detail,omitempty"`
+}

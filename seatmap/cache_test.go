@@ -1,0 +1,231 @@
+package seatmap_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/inventory"
+	"github.com/encore-tickets/encore/seatmap"
+	"github.com/encore-tickets/encore/store"
+)
+
+func TestBitmapRoundTrip(t *testing.T) {
+	cases := []struct {
+		name     string
+		statuses []inventory.SeatStatus
+		want     []byte
+	}{
+		{"empty", nil, []byte{}},
+		{"one of each, most significant pair first", inventory.SeatStatuses, []byte{0b00_01_10_11}},
+		{"partial last byte", []inventory.SeatStatus{"BLOCKED", "AVAILABLE", "AVAILABLE", "AVAILABLE", "SOLD"},
+			[]byte{0b11_00_00_00, 0b10_00_00_00}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := seatmap.EncodeBitmap(tc.statuses)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+			back, err := seatmap.DecodeBitmap(got, len(tc.statuses))
+			require.NoError(t, err)
+			require.Equal(t, len(tc.statuses), len(back))
+			for i := range back {
+				require.Equal(t, tc.statuses[i], back[i])
+			}
+		})
+	}
+	_, err := seatmap.EncodeBitmap([]inventory.SeatStatus{"LOST"})
+	require.Error(t, err)
+	_, err = seatmap.DecodeBitmap([]byte{0}, 5)
+	require.Error(t, err)
+}
+
+// A 50,000-seat section: the bitmap is exactly 12,500 bytes and decodes to
+// the statuses of the JSON snapshot, seat by seat in the same order.
+func TestFiftyThousandSeatBitmapIs12500BytesAndMatchesJSON(t *testing.T) {
+	e := newEnv(t, 100, 500)
+	ctx := context.Background()
+	// Some of every status: held and sold seats name a reservation.
+	h := e.hold(e.section() + "-A-1")
+	_, err := e.pool.Exec(ctx, `UPDATE seats SET status = 'SOLD', reservation_id = $2
+		WHERE section_id = $1 AND row_label = 'B' AND number <= 250`, e.section(), h.ID)
+	require.NoError(t, err)
+	_, err = e.pool.Exec(ctx, `UPDATE seats SET status = 'HELD', reservation_id = $2
+		WHERE section_id = $1 AND row_label = 'AA' AND number % 3 = 0`, e.section(), h.ID)
+	require.NoError(t, err)
+	_, err = e.pool.Exec(ctx, `UPDATE seats SET status = 'BLOCKED' WHERE section_id = $1 AND number = 500`, e.section())
+	require.NoError(t, err)
+
+	c := e.cache(seatmap.CacheOptions{TTL: 10 * time.Second})
+	bin, err := c.Get(ctx, e.eventID, e.section(), seatmap.FormatBitmap)
+	require.NoError(t, err)
+	require.Len(t, bin.Body, 12500)
+	require.Equal(t, 50000, bin.SeatCount)
+
+	js, err := c.Get(ctx, e.eventID, e.section(), seatmap.FormatJSON)
+	require.NoError(t, err)
+	var snap seatmap.SnapshotJSON
+	require.NoError(t, json.Unmarshal(js.Body, &snap))
+	require.Len(t, snap.Seats, 50000)
+	statuses, err := seatmap.DecodeBitmap(bin.Body, bin.SeatCount)
+	require.NoError(t, err)
+	counts := map[inventory.SeatStatus]int{}
+	for i, s := range snap.Seats {
+		require.Equal(t, inventory.SeatStatus(s.Status), statuses[i], "seat %d (%s)", i, s.ID)
+		counts[statuses[i]]++
+	}
+	require.Equal(t, map[inventory.SeatStatus]int{"AVAILABLE": 50000 - 167 - 250 - 100, "HELD": 1 + 166,
+		"SOLD": 250, "BLOCKED": 100}, counts)
+	// Layout order: rows A..Z, AA.., then seat number.
+	require.Equal(t, e.section()+"-A-1", snap.Seats[0].ID)
+	require.Equal(t, e.section()+"-Z-500", snap.Seats[26*500-1].ID)
+	require.Equal(t, e.section()+"-AA-1", snap.Seats[26*500].ID)
+	require.Equal(t, int64(5000), snap.Seats[0].Price.Amount)
+}
+
+// countingLoader counts database loads and can hold them back.
+type countingLoader struct {
+	load  seatmap.Loader
+	calls atomic.Int64
+	delay time.Duration
+}
+
+func (l *countingLoader) Load(ctx context.Context, eventID, sectionID string) (store.SectionSeats, error) {
+	l.calls.Add(1)
+	time.Sleep(l.delay)
+	return l.load(ctx, eventID, sectionID)
+}
+
+// 1,000 concurrent misses on one cold section, spread over processes (each
+// with its own cache and so its own in-process collapsing): the fill lease
+// lets one of them read the database; the rest wait for its result.
+func TestThousandConcurrentMissesCauseAHandfulOfQueries(t *testing.T) {
+	cases := []struct {
+		processes, callersEach int
+		format                 seatmap.Format
+	}{
+		{1, 1000, seatmap.FormatBitmap},
+		{4, 250, seatmap.FormatBitmap},
+		{8, 125, seatmap.FormatJSON},
+	}
+	e := newEnv(t, 100, 500)
+	for i, tc := range cases {
+		t.Run(fmt.Sprintf("%dx%d_%s", tc.processes, tc.callersEach, tc.format), func(t *testing.T) {
+			ctx := context.Background()
+			loader := &countingLoader{load: e.reader.SectionSeats, delay: 20 * time.Millisecond}
+			before := e.queries.n.Load()
+			var caches []*seatmap.Cache
+			for range tc.processes {
+				// A distinct prefix per case keeps the section cold.
+				caches = append(caches, seatmap.NewCache(e.rdb, fmt.Sprintf("%scase%d:", e.prefix, i), loader.Load,
+					seatmap.CacheOptions{TTL: 10 * time.Second, Wait: 5 * time.Second}))
+			}
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			etags := make(chan string, tc.processes*tc.callersEach)
+			errs := make(chan error, tc.processes*tc.callersEach)
+			for _, c := range caches {
+				for range tc.callersEach {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						<-start
+						got, err := c.Get(ctx, e.eventID, e.section(), tc.format)
+						if err != nil {
+							errs <- err
+							return
+						}
+						etags <- got.ETag
+					}()
+				}
+			}
+			close(start)
+			wg.Wait()
+			close(errs)
+			close(etags)
+			for err := range errs {
+				require.NoError(t, err)
+			}
+			distinct := map[string]bool{}
+			for tag := range etags {
+				distinct[tag] = true
+			}
+			require.Len(t, distinct, 1, "every caller got the same snapshot")
+			queries := e.queries.n.Load() - before
+			t.Logf("%d callers in %d processes: %d loads, %d seat-map queries", tc.processes*tc.callersEach,
+				tc.processes, loader.calls.Load(), queries)
+			require.LessOrEqual(t, queries, int64(3))
+			require.Equal(t, loader.calls.Load(), queries)
+		})
+	}
+}
+
+// A lease held by someone else is neither stolen nor deleted: the request
+// waits briefly and gives up with the retryable ErrUnavailable.
+func TestForeignLeaseMeansWaitThenUnavailable(t *testing.T) {
+	e := newEnv(t, 2, 10)
+	ctx := context.Background()
+	c := e.cache(seatmap.CacheOptions{Wait: 150 * time.Millisecond})
+	lease := e.prefix + "seatmap:{" + e.eventID + "}:" + e.section() + ":lease"
+	require.NoError(t, e.rdb.Set(ctx, lease, "someone-else", 5*time.Second).Err())
+	_, err := c.Get(ctx, e.eventID, e.section(), seatmap.FormatBitmap)
+	require.ErrorIs(t, err, seatmap.ErrUnavailable)
+	v, err := e.rdb.Get(ctx, lease).Result()
+	require.NoError(t, err)
+	require.Equal(t, "someone-else", v)
+
+	// Once the owner is done, the next request fills.
+	require.NoError(t, e.rdb.Del(ctx, lease).Err())
+	got, err := c.Get(ctx, e.eventID, e.section(), seatmap.FormatBitmap)
+	require.NoError(t, err)
+	require.Equal(t, 20, got.SeatCount)
+	n, err := e.rdb.Exists(ctx, lease).Result()
+	require.NoError(t, err)
+	require.Zero(t, n, "the filler released its own lease")
+}
+
+// A fill that read the database before an invalidation must not store its
+// now stale snapshot.
+func TestFillRacingAnInvalidationIsNotStored(t *testing.T) {
+	e := newEnv(t, 2, 10)
+	ctx := context.Background()
+	loaded := make(chan struct{})
+	proceed := make(chan struct{})
+	c := seatmap.NewCache(e.rdb, e.prefix, func(ctx context.Context, ev, sec string) (store.SectionSeats, error) {
+		s, err := e.reader.SectionSeats(ctx, ev, sec)
+		close(loaded)
+		<-proceed
+		return s, err
+	}, seatmap.CacheOptions{TTL: 10 * time.Second})
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Get(ctx, e.eventID, e.section(), seatmap.FormatJSON)
+		done <- err
+	}()
+	<-loaded
+	require.NoError(t, c.Invalidate(ctx, e.eventID, e.section()))
+	close(proceed)
+	require.NoError(t, <-done)
+	n, err := e.rdb.Exists(ctx, e.prefix+"seatmap:{"+e.eventID+"}:"+e.section()+":json").Result()
+	require.NoError(t, err)
+	require.Zero(t, n, "the stale fill was not cached")
+}
+
+func TestUnknownSectionIsNotFound(t *testing.T) {
+	e := newEnv(t, 1, 4)
+	c := e.cache(seatmap.CacheOptions{})
+	for range 2 { // the second answer comes from the cached miss
+		_, err := c.Get(context.Background(), e.eventID, "no_such_section", seatmap.FormatJSON)
+		require.True(t, errors.Is(err, store.ErrNotFound), "got %v", err)
+	}
+	got, err := c.Get(context.Background(), e.eventID, e.eventID+"_ga", seatmap.FormatBitmap)
+	require.NoError(t, err)
+	require.Zero(t, got.SeatCount)
+}

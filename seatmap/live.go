@@ -1,0 +1,109 @@
+package seatmap
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// MaxSectionsPerViewer bounds the sections one stream may follow.
+const MaxSectionsPerViewer = 16
+
+var sectionPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$`)
+
+// LiveOptions tune the WebSocket endpoint.
+type LiveOptions struct {
+	// OriginPatterns are extra origins allowed to open the stream (the
+	// request's own host is always allowed).
+	OriginPatterns []string
+	// WriteTimeout bounds one message's write; a stuck connection is closed.
+	WriteTimeout time.Duration
+}
+
+// ServeLive runs one viewer's WebSocket stream for eventID: the client sends
+// {"subscribe":"<section_id>"}; the server answers {"type":"reset"} for the
+// section once its subscription is live, then {"type":"invalidate"} whenever
+// the section changes. A viewer that cannot keep up is closed with status
+// 1008 and must reconnect (and so reset).
+func (h *Hub) ServeLive(w http.ResponseWriter, r *http.Request, eventID string, opts LiveOptions) {
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = 5 * time.Second
+	}
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+		OriginPatterns:  opts.OriginPatterns,
+		CompressionMode: websocket.CompressionDisabled,
+	})
+	if err != nil {
+		return // Accept has answered the request
+	}
+	c.SetReadLimit(1024)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	v := h.NewViewer()
+	defer h.Leave(v)
+
+	// Reader: subscriptions from the client. Its end (the client closed or
+	// sent garbage) ends the stream.
+	errs := make(chan []byte, 1)
+	go func() {
+		defer cancel()
+		n := 0
+		for {
+			_, data, err := c.Read(ctx)
+			if err != nil {
+				return
+			}
+			var req struct {
+				Subscribe string `json:"subscribe"`
+			}
+			var problem string
+			switch {
+			case json.Unmarshal(data, &req) != nil || !sectionPattern.MatchString(req.Subscribe):
+				problem = `send {"subscribe":"<section_id>"}`
+			case n >= MaxSectionsPerViewer:
+				problem = "too many sections on one stream"
+			default:
+				if err := h.Subscribe(ctx, v, eventID, req.Subscribe); err != nil {
+					problem = "subscription failed, reconnect"
+				} else {
+					n++
+				}
+			}
+			if problem != "" {
+				msg, _ := json.Marshal(Message{Type: "error", SectionID: req.Subscribe, Detail: problem})
+				select {
+				case errs <- msg:
+				default:
+				}
+			}
+		}
+	}()
+
+	write := func(msg []byte) bool {
+		wctx, wcancel := context.WithTimeout(ctx, opts.WriteTimeout)
+		defer wcancel()
+		return c.Write(wctx, websocket.MessageText, msg) == nil
+	}
+	for {
+		select {
+		case msg := <-v.C:
+			if !write(msg) {
+				return
+			}
+		case msg := <-errs:
+			if !write(msg) {
+				return
+			}
+		case <-v.Done:
+			_ = c.Close(websocket.StatusPolicyViolation, "too slow: reconnect and reset")
+			return
+		case <-ctx.Done():
+			_ = c.Close(websocket.StatusNormalClosure, "")
+			return
+		}
+	}
+}

@@ -1,0 +1,107 @@
+package seatmap_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/demo"
+	"github.com/encore-tickets/encore/internal/testenv"
+	"github.com/encore-tickets/encore/seatmap"
+	"github.com/encore-tickets/encore/store"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// queryCounter counts the reader pool's seat-map queries.
+type queryCounter struct{ n atomic.Int64 }
+
+func (q *queryCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if strings.Contains(d.SQL, "LEFT JOIN seats") {
+		q.n.Add(1)
+	}
+	return ctx
+}
+
+func (q *queryCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// env is a package database, Redis, a read-only pool and one event.
+type env struct {
+	t       testing.TB
+	pool    *pgxpool.Pool
+	reader  *store.Reader
+	queries *queryCounter
+	rdb     *redis.Client
+	prefix  string
+	eventID string
+}
+
+// newEnv creates an event with one seated section of rows x perRow seats
+// (section ID <event>_a) and one general section (<event>_ga).
+func newEnv(t testing.TB, rows, perRow int) *env {
+	t.Helper()
+	ctx := context.Background()
+	pool := testenv.DB(t)
+	rdb, prefix := testenv.Redis(t)
+	qc := &queryCounter{}
+	rpool, err := store.OpenReader(ctx, testenv.DatabaseURL(t), store.ReaderRole, 4, qc)
+	require.NoError(t, err)
+	t.Cleanup(rpool.Close)
+	id := "evt_" + testenv.RandomSuffix()
+	require.NoError(t, demo.Create(ctx, pool, demo.Event{
+		ID: id, Title: "Seat map " + id, Artist: "Mappers", Genre: "test", VenueID: "ven_map", VenueName: "Map Hall",
+		City: "Testville", StartsAt: time.Now().Add(30 * 24 * time.Hour), OnsaleAt: time.Now().Add(-time.Hour), Currency: "EUR",
+		Sections: []demo.Section{
+			{ID: id + "_a", Name: "A", Rows: rows, PerRow: perRow, BasePrice: 5000},
+			{ID: id + "_ga", Name: "Floor", General: true, Capacity: 10, BasePrice: 2000},
+		},
+	}))
+	return &env{t: t, pool: pool, reader: store.NewReader(rpool), queries: qc, rdb: rdb, prefix: prefix + id + ":", eventID: id}
+}
+
+func (e *env) section() string { return e.eventID + "_a" }
+
+func (e *env) cache(opts seatmap.CacheOptions) *seatmap.Cache {
+	return seatmap.NewCache(e.rdb, e.prefix, e.reader.SectionSeats, opts)
+}
+
+// hold commits a one-seat hold through the buy plane's transaction.
+func (e *env) hold(seatID string) store.Hold {
+	e.t.Helper()
+	st := store.New(e.pool, store.Options{})
+	h, _, err := st.CreateHold(context.Background(), store.HoldRequest{
+		ReservationID: uuid.New(), UserID: "fan_" + testenv.RandomSuffix(), EventID: e.eventID, SeatIDs: []string{seatID},
+	})
+	require.NoError(e.t, err)
+	return h
+}
+
+// liveServer serves the hub's WebSocket endpoint for the env's event.
+func (e *env) liveServer(h *seatmap.Hub) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeLive(w, r, e.eventID, seatmap.LiveOptions{})
+	}))
+	e.t.Cleanup(srv.Close)
+	return srv
+}
+
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := int(float64(len(s))*p+0.5) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}

@@ -1,0 +1,70 @@
+package store
+
+import (
+	"context"
+
+	"github.com/encore-tickets/encore/inventory"
+)
+
+// SeatState is one seat of a seat-map snapshot.
+type SeatState struct {
+	ID     string
+	Row    string
+	Number int
+	Status inventory.SeatStatus
+	Price  int64 // base price in minor units; the hold quotes the real one
+}
+
+// SectionSeats is a section's seats in layout order: row (A, B, ..., Z, AA,
+// ...), then seat number. The order is fixed when the seats are created, so
+// a bitmap of statuses in this order lines up with the JSON snapshot.
+type SectionSeats struct {
+	EventID   string
+	SectionID string
+	Kind      inventory.SectionKind
+	Currency  string
+	Seats     []SeatState
+}
+
+// SeatOrder names the order of SectionSeats for the X-Seat-Order header.
+const SeatOrder = "row,number"
+
+// SectionSeats reads a section's seats in one query: ErrNotFound when the
+// section is not the event's. A general-admission section has no seats.
+func (r *Reader) SectionSeats(ctx context.Context, eventID, sectionID string) (SectionSeats, error) {
+	rows, err := r.pool.Query(ctx, `
+		SELECT sec.kind, e.currency, s.id, s.row_label, s.number, s.status, s.base_price
+		FROM sections sec JOIN events e ON e.id = sec.event_id
+		LEFT JOIN seats s ON s.section_id = sec.id
+		WHERE sec.id = $2 AND sec.event_id = $1
+		ORDER BY length(s.row_label), s.row_label, s.number`, eventID, sectionID)
+	if err != nil {
+		return SectionSeats{}, err
+	}
+	defer rows.Close()
+	out := SectionSeats{EventID: eventID, SectionID: sectionID, Seats: []SeatState{}}
+	found := false
+	for rows.Next() {
+		var (
+			id, row, status *string
+			number          *int
+			price           *int64
+		)
+		if err := rows.Scan(&out.Kind, &out.Currency, &id, &row, &number, &status, &price); err != nil {
+			return SectionSeats{}, err
+		}
+		found = true
+		if id == nil {
+			continue // a section without seats (general admission)
+		}
+		out.Seats = append(out.Seats, SeatState{ID: *id, Row: *row, Number: *number,
+			Status: inventory.SeatStatus(*status), Price: *price})
+	}
+	if err := rows.Err(); err != nil {
+		return SectionSeats{}, err
+	}
+	if !found {
+		return SectionSeats{}, ErrNotFound
+	}
+	return out, nil
+}
