@@ -55,6 +55,16 @@ type Config struct {
 	HoldRatePerMinute int           `env:"ENCORE_HOLD_RATE_PER_MINUTE" default:"60" doc:"Hold attempts one account may make per minute before 429 rate-limited."`
 	HintsEnabled      bool          `env:"ENCORE_SEAT_HINTS" default:"true" doc:"Use Redis seat hints to bounce obviously contended carts before they take a database lock."`
 
+	RoomCapacity        int           `env:"ENCORE_ROOM_CAPACITY" default:"100" doc:"Waiting room: fans inside checkout at once per metered event (the adaptive mode starts here and stays between a tenth and four times it)."`
+	RoomBatch           int           `env:"ENCORE_ROOM_BATCH" default:"10" doc:"Waiting room: most fans admitted per tick, so freed capacity never releases a thundering herd."`
+	RoomTick            time.Duration `env:"ENCORE_ROOM_TICK" default:"1s" doc:"Waiting room: admission tick; one elected admitter per event runs each tick."`
+	RoomAdaptive        bool          `env:"ENCORE_ROOM_ADAPTIVE" default:"true" doc:"Waiting room: lower or raise capacity every 10s from checkout latency, workflow-start lag and payment errors (AIMD; see waitingroom.Controller)."`
+	RoomPassTTL         time.Duration `env:"ENCORE_ROOM_PASS_TTL" default:"5m" doc:"Waiting room: lifetime of an admission pass and of the admission window (at most 5m)."`
+	RoomPassSeed        Secret        `env:"ENCORE_ROOM_PASS_SEED" default:"dev-admission-pass-seed-change-me" doc:"Waiting room: secret from which the Ed25519 key that signs admission passes is derived (SHA-256). The default is for development only."`
+	RoomJoinPerMinute   int           `env:"ENCORE_ROOM_JOIN_PER_MINUTE" default:"30" doc:"Waiting room: joins (and socket connects) one account may make per minute per event before 429 rate-limited."`
+	RoomJoinIPPerMinute int           `env:"ENCORE_ROOM_JOIN_IP_PER_MINUTE" default:"120" doc:"Waiting room: joins one IP address may make per minute per event; also the per-IP limit of holds and checkouts."`
+	RoomPowDifficulty   int           `env:"ENCORE_ROOM_POW_DIFFICULTY" default:"20" doc:"Waiting room: leading zero bits of the proof of work asked of risky clients on join (20 is about a million SHA-256 hashes)."`
+
 	PSPAddr             string `env:"ENCORE_PSP_ADDR" default:"127.0.0.1:12111" doc:"Address of the built-in payment sandbox that encore dev and encore psp start."`
 	StripeAPIURL        string `env:"ENCORE_STRIPE_API_URL" default:"" doc:"Base URL stripe-go talks to. Empty: the sandbox at ENCORE_PSP_ADDR, or Stripe itself when ENCORE_STRIPE_KEY is a live or test key of a real account."`
 	StripeKey           Secret `env:"ENCORE_STRIPE_KEY" default:"sk_test_encore_sandbox" doc:"Stripe secret key. The default is the sandbox's key."`

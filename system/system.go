@@ -33,6 +33,7 @@ import (
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/tickets"
+	"github.com/encore-tickets/encore/waitingroom"
 )
 
 // Logger builds the process logger at the configured level.
@@ -217,4 +218,24 @@ func HTTPURL(addr string) string {
 		addr = "127.0.0.1" + addr
 	}
 	return "http://" + addr
+}
+
+// AdmitPlane builds the waiting room of metered events over the hold
+// service's store (read-only counts) and Redis, makes it the service's
+// admission and registers its metrics. Its routes go in api.Server.Extra,
+// Guard wraps the API's handler, and RunAdmitter runs in dev and worker.
+func AdmitPlane(cfg config.Config, rdb *redis.Client, svc *holds.Service, reg *prometheus.Registry, log *slog.Logger) *waitingroom.Room {
+	room := waitingroom.New(rdb, svc.Store, []byte(cfg.RoomPassSeed.Reveal()), waitingroom.Options{
+		Capacity: cfg.RoomCapacity, Batch: cfg.RoomBatch, Tick: cfg.RoomTick, PassTTL: cfg.RoomPassTTL,
+		JoinPerAccount: cfg.RoomJoinPerMinute, JoinPerIP: cfg.RoomJoinIPPerMinute,
+		HoldPerIP: cfg.RoomJoinIPPerMinute, CheckoutPerIP: cfg.RoomJoinIPPerMinute,
+		Risk: waitingroom.Risk{Difficulty: cfg.RoomPowDifficulty},
+		Log:  log.With("component", "waitingroom"),
+	})
+	if cfg.RoomAdaptive {
+		room.SetAdaptive(nil, waitingroom.DefaultSignals(reg))
+	}
+	room.Register(reg)
+	svc.Admission = room
+	return room
 }
