@@ -22,6 +22,8 @@ type Problem struct {
 	Alternatives       []string     `json:"alternatives,omitempty"`
 	HoldID             string       `json:"hold_id,omitempty"`
 	Limit              int          `json:"limit,omitempty"`
+	DeclineCode        string       `json:"decline_code,omitempty"`
+	AttemptsLeft       *int         `json:"attempts_left,omitempty"`
 
 	retryAfter time.Duration
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.temporal.io/sdk/client"
 
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/seathint"
@@ -41,9 +42,22 @@ type Server struct {
 	ReleaseHold func(ctx context.Context, who session.Identity, id uuid.UUID) error
 	// Extra lets later planes add their routes to the same engine.
 	Extra []func(r *gin.Engine, auth gin.HandlerFunc)
+	// Temporal reaches the booking workflows; WebhookSecret verifies the
+	// provider's signatures.
+	Temporal      client.Client
+	WebhookSecret string
+
+	webhookConflicts prometheus.Counter
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
+
+// Register creates the edge's own metrics on reg.
+func (s *Server) Register(reg prometheus.Registerer) {
+	s.webhookConflicts = prometheus.NewCounter(prometheus.CounterOpts{Name: "encore_webhook_conflicts_total",
+		Help: "Provider events whose ID arrived again with other content (alert on any)."})
+	reg.MustRegister(s.webhookConflicts)
+}
 
 // Handler builds the router.
 func (s *Server) Handler() http.Handler {
@@ -64,6 +78,12 @@ func (s *Server) Handler() http.Handler {
 	r.POST("/v1/holds", auth, s.createHold)
 	r.GET("/v1/holds/:id", auth, s.getHold)
 	r.DELETE("/v1/holds/:id", auth, s.deleteHold)
+	if s.Temporal != nil {
+		r.POST("/v1/holds/:id/checkout", auth, s.checkout)
+		r.GET("/v1/bookings/:id", auth, s.getBooking)
+		r.POST("/v1/bookings/:id/cancel", auth, s.cancelBooking)
+		r.POST("/v1/webhooks/stripe", s.stripeWebhook)
+	}
 	for _, add := range s.Extra {
 		add(r, auth)
 	}

@@ -75,6 +75,12 @@ type Config struct {
 	ManifestSigningSeed Secret `env:"ENCORE_MANIFEST_SIGNING_SEED" default:"4e7b8343644a3286e97dd7479537d071cbfcb28bc7140fff5ae310d85a9dc8bf" doc:"Ed25519 seed (64 hex characters or base64) that signs manifests; the gate verifies with its public key (or encore gate --verify-key). The default is for development only."`
 	GateAddr            string `env:"ENCORE_GATE_ADDR" default:"127.0.0.1:8090" doc:"Address of the venue gate service (encore gate): /healthz, /v1/scan and /metrics."`
 
+	SMTPAddr       string        `env:"ENCORE_SMTP_ADDR" default:"" doc:"SMTP server (host:port) for confirmation emails. Empty: emails are written to ENCORE_DATA_DIR/mailbox as .eml files."`
+	SMTPFrom       string        `env:"ENCORE_SMTP_FROM" default:"tickets@encore.invalid" doc:"Sender address of confirmation emails."`
+	SMTPUser       string        `env:"ENCORE_SMTP_USER" default:"" doc:"SMTP user (empty: no authentication)."`
+	SMTPPassword   Secret        `env:"ENCORE_SMTP_PASSWORD" default:"" doc:"SMTP password."`
+	ReconcileEvery time.Duration `env:"ENCORE_RECONCILE_EVERY" default:"15m" doc:"How often the reconciliation workflow matches provider payments with bookings."`
+
 	LogLevel string `env:"ENCORE_LOG_LEVEL" default:"info" doc:"debug, info, warn or error."`
 }
 

@@ -16,11 +16,17 @@ import (
 // already locked: seats back to AVAILABLE, items no longer live, counted
 // capacity and promotion uses given back, an inventory.changed row per
 // section. Every path that ends a hold (expiry, release, failure) comes here.
-func endLocked(ctx context.Context, tx pgx.Tx, id uuid.UUID, to inventory.ReservationStatus) (Ended, error) {
+//
+// A paid booking cancelled within policy also ends here (from = PAID).
+func endLocked(ctx context.Context, tx pgx.Tx, id uuid.UUID, to inventory.ReservationStatus, from ...inventory.ReservationStatus) (Ended, error) {
 	ended := Ended{ReservationID: id, Status: to}
+	fromStatus := string(inventory.ReservationPending)
+	if len(from) > 0 {
+		fromStatus = string(from[0])
+	}
 	var status string
 	err := tx.QueryRow(ctx, `UPDATE reservations SET status = $2, ended_at = now()
-		WHERE id = $1 AND status = 'PENDING_PAYMENT' RETURNING event_id, status`, id, string(to)).Scan(&ended.EventID, &status)
+		WHERE id = $1 AND status = $3 RETURNING event_id, status`, id, string(to), fromStatus).Scan(&ended.EventID, &status)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Ended{}, ErrNotPending
 	}

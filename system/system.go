@@ -22,11 +22,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/api"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/demo"
 	"github.com/encore-tickets/encore/devstack"
 	"github.com/encore-tickets/encore/holds"
+	"github.com/encore-tickets/encore/notify"
+	"github.com/encore-tickets/encore/payments"
 	"github.com/encore-tickets/encore/ratelimit"
 	"github.com/encore-tickets/encore/schema"
 	"github.com/encore-tickets/encore/seathint"
@@ -146,6 +149,39 @@ func BuyPlane(cfg config.Config, pool *pgxpool.Pool, rdb *redis.Client, reg prom
 	}
 	svc.Register(reg)
 	return svc
+}
+
+// SandboxKey is the payment sandbox's API key (the default of
+// ENCORE_STRIPE_KEY): with it, stripe-go talks to the sandbox.
+const SandboxKey = "sk_test_encore_sandbox"
+
+// Payments builds the stripe-go payment client: the sandbox at
+// ENCORE_PSP_ADDR with the sandbox key, Stripe itself with a real key, or
+// ENCORE_STRIPE_API_URL when set.
+func Payments(cfg config.Config) *payments.Client {
+	base := cfg.StripeAPIURL
+	if base == "" && cfg.StripeKey.Reveal() == SandboxKey {
+		base = HTTPURL(cfg.PSPAddr)
+	}
+	return payments.New(payments.Config{APIKey: cfg.StripeKey.Reveal(), BaseURL: base})
+}
+
+// BookingActivities builds the saga's side effects.
+func BookingActivities(cfg config.Config, st *store.Store, log *slog.Logger) (*activities.Booking, error) {
+	key, err := tickets.ParseKey(cfg.TicketSealingKey.Reveal())
+	if err != nil {
+		return nil, fmt.Errorf("ENCORE_TICKET_SEALING_KEY: %w", err)
+	}
+	keyring, err := tickets.NewKeyring(key)
+	if err != nil {
+		return nil, fmt.Errorf("ENCORE_TICKET_SEALING_KEY: %w", err)
+	}
+	var mailer notify.Mailer = notify.Mailbox{Dir: filepath.Join(cfg.DataDir, "mailbox")}
+	if cfg.SMTPAddr != "" {
+		mailer = notify.SMTP{Addr: cfg.SMTPAddr, From: cfg.SMTPFrom, User: cfg.SMTPUser, Password: cfg.SMTPPassword.Reveal()}
+	}
+	return &activities.Booking{Store: st, Payments: Payments(cfg), Keyring: keyring, Mailer: mailer, Log: log,
+		ReturnURL: HTTPURL(cfg.HTTPAddr) + "/v1/payments/return"}, nil
 }
 
 // TicketKeyring is the keyring that seals ticket QR secrets

@@ -14,7 +14,8 @@ import (
 
 // Dependencies are the activity groups the worker hosts.
 type Dependencies struct {
-	Holds *activities.Holds
+	Holds   *activities.Holds
+	Booking *activities.Booking
 }
 
 // New returns a worker with every workflow and activity registered.
@@ -28,6 +29,32 @@ func New(c client.Client, deps Dependencies) sdkworker.Worker {
 // worker, or the Temporal test suite's environment).
 func Register(r sdkworker.Registry, deps Dependencies) {
 	r.RegisterWorkflowWithOptions(workflows.Booking, workflow.RegisterOptions{Name: workflows.BookingWorkflowName})
-	r.RegisterActivityWithOptions(deps.Holds.ExpireHold, activity.RegisterOptions{Name: workflows.ActivityExpireHold})
-	r.RegisterActivityWithOptions(deps.Holds.ReleaseHold, activity.RegisterOptions{Name: workflows.ActivityReleaseHold})
+	r.RegisterWorkflowWithOptions(workflows.Reconcile, workflow.RegisterOptions{Name: workflows.ReconcileWorkflowName})
+	for name, fn := range map[string]any{
+		workflows.ActivityExpireHold:  deps.Holds.ExpireHold,
+		workflows.ActivityReleaseHold: deps.Holds.ReleaseHold,
+	} {
+		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
+	}
+	if deps.Booking == nil {
+		return
+	}
+	b := deps.Booking
+	for name, fn := range map[string]any{
+		workflows.ActivityLoadBooking:  b.LoadBooking,
+		workflows.ActivityExtendHold:   b.ExtendHold,
+		workflows.ActivityFraudCheck:   b.FraudCheck,
+		workflows.ActivityAuthorise:    b.Authorise,
+		workflows.ActivityConfirmSale:  b.ConfirmSale,
+		workflows.ActivityCapture:      b.Capture,
+		workflows.ActivityVoid:         b.Void,
+		workflows.ActivityRefund:       b.Refund,
+		workflows.ActivityCancelSale:   b.CancelSale,
+		workflows.ActivityIssueTickets: b.IssueTickets,
+		workflows.ActivityNotify:       b.Notify,
+		workflows.ActivityFlagPayment:  b.FlagPayment,
+		workflows.ActivityReconcile:    b.ReconcilePayments,
+	} {
+		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
+	}
 }

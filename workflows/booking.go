@@ -1,87 +1,424 @@
 package workflows
 
 import (
+	"errors"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
 
-// BookingInput starts a booking for a committed hold.
-type BookingInput struct {
-	ReservationID string
-	EventID       string
-	UserID        string
-	// ExpiresAt is the hold's absolute expiry as the database set it; the
-	// timer fires at this instant however late the workflow started.
-	ExpiresAt time.Time
-}
-
-// BookingResult is how the booking ended.
-type BookingResult struct {
-	Status string // EXPIRED or CANCELLED
-}
-
 // Steps reported by QueryStep.
 const (
+	StepAdopting         = "adopting-hold"
 	StepAwaitingCheckout = "awaiting-checkout"
-	StepReleasing        = "releasing"
+	StepAuthorising      = "authorising"
+	StepAwaitingPayment  = "awaiting-payment"
+	StepConfirming       = "confirming"
+	StepCapturing        = "capturing"
+	StepIssuing          = "issuing-tickets"
+	StepNotifying        = "notifying"
+	StepPaid             = "paid"
+	StepCompensating     = "compensating"
+	StepAwaitingLate     = "awaiting-late-events"
+	StepCancelling       = "cancelling"
 	StepDone             = "done"
 )
 
-// Activity names the workflow calls (implemented by activities.Holds).
+// Errors the checkout and cancel updates return; the API maps each Type to a
+// problem.
 const (
-	ActivityExpireHold  = "ExpireHold"
-	ActivityReleaseHold = "ReleaseHold"
+	ErrTypeDeclined    = "payment-declined"
+	ErrTypeRefused     = "payment-refused"
+	ErrTypeHoldExpired = "hold-expired"
+	ErrTypeNotPending  = "hold-not-pending"
+	ErrTypeBusy        = "request-in-progress"
+	ErrTypeUnavailable = "unavailable"
+	ErrTypeNotAllowed  = "cancel-not-allowed"
 )
 
-// Booking is the booking saga of one hold.
+// Booking is the booking saga of one hold: adopt the committed hold, wait for
+// checkout, release or the expiry timer; fraud and authorise inside the
+// checkout Update; wait for the provider's verified event or the timer;
+// confirm, capture, issue tickets, notify. Each money step has a
+// compensation, registered before the step runs.
 func Booking(ctx workflow.Context, in BookingInput) (BookingResult, error) {
-	b := &booking{in: in, step: StepAwaitingCheckout}
+	if in.LateEventGrace <= 0 {
+		in.LateEventGrace = DefaultLateEventGrace
+	}
+	if in.MaxAttempts <= 0 {
+		in.MaxAttempts = 3
+	}
+	b := &booking{in: in, step: StepAdopting, status: StatusPendingPayment, seen: map[string]bool{}}
 	return b.run(ctx)
 }
 
 type booking struct {
-	in   BookingInput
-	step string
+	in       BookingInput
+	hold     HoldInfo
+	deadline time.Time
+	step     string
+	status   string
+
+	attempts     int
+	intentID     string
+	checkoutBusy bool
+	extended     bool
+
+	release     bool // the fan let go
+	denied      bool // fraud said no
+	declinedOut bool // attempts used up
+	events      []PaymentEvent
+	seen        map[string]bool
+
+	comp    compensations
+	settled bool // the payment was voided or refunded
+	flagged string
+	tickets []string
+}
+
+// compensations run in reverse order of registration.
+type compensations []func(workflow.Context) error
+
+func (c *compensations) add(f func(workflow.Context) error) { *c = append(*c, f) }
+
+func (c *compensations) run(ctx workflow.Context) error {
+	var errs []error
+	for i := len(*c) - 1; i >= 0; i-- {
+		errs = append(errs, (*c)[i](ctx))
+	}
+	*c = nil
+	return errors.Join(errs...)
+}
+
+var statusAttr = temporal.NewSearchAttributeKeyKeyword(SearchAttrStatus)
+
+// Activity options: database steps are local activities retried until the
+// database answers; provider calls are regular activities with their own
+// bounds.
+func dbCtx(ctx workflow.Context) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumInterval: 10 * time.Second},
+	})
+}
+
+func providerCtx(ctx workflow.Context, budget time.Duration) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout:    15 * time.Second,
+		ScheduleToCloseTimeout: budget,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2,
+			MaximumInterval: 30 * time.Second},
+	})
+}
+
+func (b *booking) setStatus(ctx workflow.Context, s string) {
+	b.status = s
+	_ = workflow.UpsertTypedSearchAttributes(ctx, statusAttr.ValueSet(s))
+}
+
+func (b *booking) result() BookingResult {
+	return BookingResult{Status: b.status, IntentID: b.intentID, TicketIDs: b.tickets, Flagged: b.flagged}
 }
 
 func (b *booking) run(ctx workflow.Context) (BookingResult, error) {
 	if err := workflow.SetQueryHandler(ctx, QueryStep, func() (string, error) { return b.step, nil }); err != nil {
 		return BookingResult{}, err
 	}
-	_ = workflow.UpsertTypedSearchAttributes(ctx, statusAttr.ValueSet("PENDING_PAYMENT"))
-
-	timerCtx, cancelTimer := workflow.WithCancel(ctx)
-	timer := workflow.NewTimer(timerCtx, max(b.in.ExpiresAt.Sub(workflow.Now(ctx)), 0))
-	release := workflow.GetSignalChannel(ctx, SignalRelease)
-
-	outcome := ""
-	sel := workflow.NewSelector(ctx)
-	sel.AddFuture(timer, func(workflow.Future) { outcome = "EXPIRED" })
-	sel.AddReceive(release, func(c workflow.ReceiveChannel, _ bool) {
-		c.Receive(ctx, nil)
-		outcome = "CANCELLED"
-	})
-	sel.Select(ctx)
-	cancelTimer()
-
-	b.step = StepReleasing
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 10 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second},
-	})
-	activity := ActivityExpireHold
-	if outcome == "CANCELLED" {
-		activity = ActivityReleaseHold
-	}
-	var status string
-	if err := workflow.ExecuteActivity(actx, activity, b.in.ReservationID).Get(ctx, &status); err != nil {
+	if err := workflow.ExecuteLocalActivity(dbCtx(ctx), ActivityLoadBooking, b.in.ReservationID).Get(ctx, &b.hold); err != nil {
 		return BookingResult{}, err
 	}
-	b.step = StepDone
-	_ = workflow.UpsertTypedSearchAttributes(ctx, statusAttr.ValueSet(status))
-	return BookingResult{Status: status}, nil
+	if b.hold.Status != StatusPendingPayment {
+		// Started late (the relay's backstop) for a hold already ended.
+		b.status, b.step = b.hold.Status, StepDone
+		return b.result(), nil
+	}
+	b.deadline = b.hold.ExpiresAt
+	b.setStatus(ctx, StatusPendingPayment)
+	b.listen(ctx)
+	if err := b.registerUpdates(ctx); err != nil {
+		return BookingResult{}, err
+	}
+
+	b.step = StepAwaitingCheckout
+	for b.status == StatusPendingPayment {
+		if err := b.waitOnce(ctx); err != nil {
+			return b.result(), err
+		}
+	}
+	if b.status != StatusPaid {
+		return b.afterUnsold(ctx)
+	}
+	return b.afterPaid(ctx)
 }
 
-var statusAttr = temporal.NewSearchAttributeKeyKeyword(SearchAttrStatus)
+// listen moves signals into the booking's state.
+func (b *booking) listen(ctx workflow.Context) {
+	release := workflow.GetSignalChannel(ctx, SignalRelease)
+	payments := workflow.GetSignalChannel(ctx, SignalPayment)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		for {
+			sel := workflow.NewSelector(ctx)
+			sel.AddReceive(release, func(c workflow.ReceiveChannel, _ bool) {
+				c.Receive(ctx, nil)
+				b.release = true
+			})
+			sel.AddReceive(payments, func(c workflow.ReceiveChannel, _ bool) {
+				var ev PaymentEvent
+				c.Receive(ctx, &ev)
+				// Rule 7: a redelivered event is harmless.
+				if !b.seen[ev.EventID] {
+					b.seen[ev.EventID] = true
+					b.events = append(b.events, ev)
+				}
+			})
+			sel.Select(ctx)
+		}
+	})
+}
+
+// waitOnce waits for the next thing to happen while the hold is pending and
+// acts on it.
+func (b *booking) waitOnce(ctx workflow.Context) error {
+	deadline := b.deadline
+	remaining := deadline.Sub(workflow.Now(ctx))
+	fired := remaining <= 0
+	if !fired {
+		ok, err := workflow.AwaitWithTimeout(ctx, remaining, func() bool {
+			return b.release || b.denied || b.declinedOut || len(b.events) > 0 || !b.deadline.Equal(deadline)
+		})
+		if err != nil {
+			return err
+		}
+		fired = !ok
+	}
+	switch {
+	case len(b.events) > 0:
+		ev := b.events[0]
+		b.events = b.events[1:]
+		return b.onPendingEvent(ctx, ev)
+	case !b.deadline.Equal(deadline):
+		return nil // the hold was extended for 3-D Secure
+	case b.release:
+		return b.endHold(ctx, ActivityReleaseHold, StatusCancelled)
+	case b.denied, b.declinedOut:
+		return b.endHold(ctx, ActivityReleaseHold, StatusFailed)
+	case fired:
+		return b.endHold(ctx, ActivityExpireHold, StatusExpired)
+	}
+	return nil
+}
+
+// endHold gives the seats back. The reservation row decides: if the hold was
+// already paid or ended, its real status is adopted.
+func (b *booking) endHold(ctx workflow.Context, activity, status string) error {
+	var ended string
+	if err := workflow.ExecuteLocalActivity(dbCtx(ctx), activity, b.in.ReservationID).Get(ctx, &ended); err != nil {
+		return err
+	}
+	if ended == StatusPaid {
+		b.setStatus(ctx, StatusPaid)
+		return nil
+	}
+	if status == StatusFailed {
+		ended = StatusFailed
+		if b.flagged == "" {
+			reason := "payment declined on every attempt"
+			if b.denied {
+				reason = "refused by the fraud check"
+			}
+			if err := b.flag(ctx, reason); err != nil {
+				return err
+			}
+		}
+	}
+	b.setStatus(ctx, ended)
+	return nil
+}
+
+// onPendingEvent handles a provider event while the hold is pending.
+func (b *booking) onPendingEvent(ctx workflow.Context, ev PaymentEvent) error {
+	if ev.BookingID != b.in.ReservationID || (b.intentID != "" && ev.IntentID != b.intentID) {
+		return b.flag(ctx, "event "+ev.EventID+" names another booking or payment")
+	}
+	if b.intentID == "" {
+		b.intentID = ev.IntentID // the webhook overtook the checkout answer
+	}
+	switch ev.Type {
+	case EventAuthorised:
+		if ev.Amount != b.hold.Total {
+			// Rule 4: never sell on a mismatch. Void, flag, release.
+			if err := b.flag(ctx, "authorised amount "+ev.Amount.Currency+" differs from the hold's total"); err != nil {
+				return err
+			}
+			b.comp.add(b.voidPayment)
+			if err := b.comp.run(ctx); err != nil {
+				return err
+			}
+			return b.endHold(ctx, ActivityReleaseHold, StatusFailed)
+		}
+		return b.sell(ctx)
+	case EventFailed:
+		// A 3-D Secure challenge failed: the fan may try again.
+		b.step = StepAwaitingCheckout
+		if b.attempts >= b.in.MaxAttempts {
+			b.declinedOut = true
+		}
+	case EventSucceeded:
+		// Money captured that we never asked to capture: give it back.
+		return b.refundPayment(ctx)
+	}
+	return nil
+}
+
+// sell confirms, captures, issues and notifies.
+func (b *booking) sell(ctx workflow.Context) error {
+	b.step = StepConfirming
+	b.comp.add(b.voidPayment) // undoes the authorisation
+	var ok bool
+	b.comp.add(b.cancelSale) // undoes the confirm below
+	if err := workflow.ExecuteLocalActivity(dbCtx(ctx), ActivityConfirmSale, b.in.ReservationID).Get(ctx, &ok); err != nil {
+		return err
+	}
+	if !ok {
+		// The hold expired or ended first: no sale, the money goes back.
+		b.step = StepCompensating
+		b.comp = b.comp[:len(b.comp)-1]
+		if err := b.comp.run(ctx); err != nil {
+			return err
+		}
+		var ended string
+		if err := workflow.ExecuteLocalActivity(dbCtx(ctx), ActivityExpireHold, b.in.ReservationID).Get(ctx, &ended); err != nil {
+			return err
+		}
+		b.setStatus(ctx, ended)
+		return nil
+	}
+	b.step = StepCapturing
+	var captured struct{ Status string }
+	err := workflow.ExecuteActivity(providerCtx(ctx, time.Hour), ActivityCapture, b.in.ReservationID, b.intentID).Get(ctx, &captured)
+	if err != nil {
+		// The authorisation could not be captured within the hour: undo the
+		// sale and the authorisation, and tell staff.
+		b.step = StepCompensating
+		_ = b.flag(ctx, "capture failed: "+err.Error())
+		if cerr := b.comp.run(ctx); cerr != nil {
+			return cerr
+		}
+		b.setStatus(ctx, StatusFailed)
+		return nil
+	}
+	b.comp = nil // the sale stands; a later cancel refunds explicitly
+	b.setStatus(ctx, StatusPaid)
+	b.step = StepIssuing
+	if err := workflow.ExecuteLocalActivity(dbCtx(ctx), ActivityIssueTickets, b.in.ReservationID).Get(ctx, &b.tickets); err != nil {
+		return err
+	}
+	b.step = StepNotifying
+	nctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 2 * time.Second, MaximumInterval: time.Minute, MaximumAttempts: 8},
+	})
+	// A failing notification never blocks or undoes a sale.
+	if err := workflow.ExecuteActivity(nctx, ActivityNotify, b.in.ReservationID, "confirmation").Get(ctx, nil); err != nil {
+		workflow.GetLogger(ctx).Warn("confirmation not sent", "error", err)
+	}
+	b.step = StepPaid
+	return nil
+}
+
+func (b *booking) voidPayment(ctx workflow.Context) error {
+	if b.intentID == "" || b.settled {
+		return nil
+	}
+	err := workflow.ExecuteActivity(providerCtx(ctx, 24*time.Hour), ActivityVoid, b.in.ReservationID, b.intentID).Get(ctx, nil)
+	b.settled = err == nil
+	return err
+}
+
+func (b *booking) refundPayment(ctx workflow.Context) error {
+	err := workflow.ExecuteActivity(providerCtx(ctx, 24*time.Hour), ActivityRefund, b.in.ReservationID, b.intentID).Get(ctx, nil)
+	b.settled = err == nil
+	return err
+}
+
+func (b *booking) cancelSale(ctx workflow.Context) error {
+	return workflow.ExecuteLocalActivity(dbCtx(ctx), ActivityCancelSale, b.in.ReservationID).Get(ctx, nil)
+}
+
+func (b *booking) flag(ctx workflow.Context, reason string) error {
+	b.flagged = reason
+	return workflow.ExecuteLocalActivity(dbCtx(ctx), ActivityFlagPayment, b.in.ReservationID, reason).Get(ctx, nil)
+}
+
+// afterUnsold compensates any payment of a hold that ended without a sale,
+// then listens for late provider events for a grace period: an authorisation
+// after expiry is voided, a success after expiry is refunded.
+func (b *booking) afterUnsold(ctx workflow.Context) (BookingResult, error) {
+	b.step = StepCompensating
+	if err := workflow.Await(ctx, func() bool { return !b.checkoutBusy }); err != nil {
+		return b.result(), err
+	}
+	if b.intentID != "" {
+		b.comp = nil
+		b.comp.add(b.voidPayment)
+		if err := b.comp.run(ctx); err != nil {
+			return b.result(), err
+		}
+	}
+	b.step = StepAwaitingLate
+	end := workflow.Now(ctx).Add(b.in.LateEventGrace)
+	for {
+		remaining := end.Sub(workflow.Now(ctx))
+		if remaining <= 0 {
+			break
+		}
+		ok, err := workflow.AwaitWithTimeout(ctx, remaining, func() bool { return len(b.events) > 0 })
+		if err != nil {
+			return b.result(), err
+		}
+		if !ok {
+			break
+		}
+		ev := b.events[0]
+		b.events = b.events[1:]
+		if ev.BookingID != b.in.ReservationID {
+			continue
+		}
+		if b.intentID == "" {
+			b.intentID = ev.IntentID
+		}
+		switch ev.Type {
+		case EventAuthorised:
+			b.settled = false // a new authorisation after the void
+			if err := b.voidPayment(ctx); err != nil {
+				return b.result(), err
+			}
+		case EventSucceeded:
+			if err := b.refundPayment(ctx); err != nil {
+				return b.result(), err
+			}
+		}
+	}
+	b.step = StepDone
+	return b.result(), nil
+}
+
+// afterPaid keeps the booking open until the event's cancellation deadline,
+// so the fan can cancel within policy through the cancel Update.
+func (b *booking) afterPaid(ctx workflow.Context) (BookingResult, error) {
+	remaining := b.hold.CancelBy.Sub(workflow.Now(ctx))
+	if remaining > 0 {
+		if _, err := workflow.AwaitWithTimeout(ctx, remaining, func() bool {
+			return b.status == StatusRefunded || b.status == StatusCancelled
+		}); err != nil {
+			return b.result(), err
+		}
+	}
+	// Late duplicates of events already acted on need no answer; the
+	// reconciliation catches anything else.
+	if b.step == StepPaid {
+		b.step = StepDone
+	}
+	return b.result(), nil
+}

@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -10,11 +11,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 )
 
-// StartBooking starts the booking workflow of a committed hold. Starting it
-// again (the outbox relay's backstop after the API's direct start) is a
-// no-op: the workflow ID is derived from the reservation.
-func StartBooking(ctx context.Context, c client.Client, in BookingInput) error {
-	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+func startOptions(in BookingInput) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{
 		ID:                       BookingWorkflowID(in.ReservationID),
 		TaskQueue:                TaskQueue,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
@@ -23,11 +21,101 @@ func StartBooking(ctx context.Context, c client.Client, in BookingInput) error {
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			temporal.NewSearchAttributeKeyKeyword(SearchAttrEvent).ValueSet(in.EventID),
 			temporal.NewSearchAttributeKeyKeyword(SearchAttrUser).ValueSet(in.UserID),
-			statusAttr.ValueSet("PENDING_PAYMENT"),
+			statusAttr.ValueSet(StatusPendingPayment),
 		),
-	}, BookingWorkflowName, in)
+	}
+}
+
+// StartBooking starts the booking workflow of a committed hold. Starting it
+// again (the outbox relay's backstop after the API's direct start) is a
+// no-op: the workflow ID is derived from the reservation.
+func StartBooking(ctx context.Context, c client.Client, in BookingInput) error {
+	_, err := c.ExecuteWorkflow(ctx, startOptions(in), BookingWorkflowName, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
+		return nil
+	}
+	return err
+}
+
+// Checkout sends the checkout Update, starting the booking first if its
+// workflow is not running yet (Update-With-Start). updateID deduplicates a
+// retried request: the same ID returns the first answer.
+func Checkout(ctx context.Context, c client.Client, in BookingInput, updateID string, req CheckoutRequest) (CheckoutResult, error) {
+	start := c.NewWithStartWorkflowOperation(startOptions(in), BookingWorkflowName, in)
+	h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: start,
+		UpdateOptions: client.UpdateWorkflowOptions{
+			UpdateID:     updateID,
+			UpdateName:   UpdateCheckout,
+			Args:         []any{req},
+			WaitForStage: client.WorkflowUpdateStageCompleted,
+		},
+	})
+	if err != nil {
+		return CheckoutResult{}, err
+	}
+	var res CheckoutResult
+	err = h.Get(ctx, &res)
+	return res, err
+}
+
+// Cancel sends the cancel Update to a running booking.
+func Cancel(ctx context.Context, c client.Client, bookingID, updateID string) (string, error) {
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID:   BookingWorkflowID(bookingID),
+		UpdateID:     updateID,
+		UpdateName:   UpdateCancel,
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return "", err
+	}
+	var status string
+	err = h.Get(ctx, &status)
+	return status, err
+}
+
+// DeliverPayment hands a verified provider event to its booking. ErrNoBooking
+// means the workflow is not running (ended long ago): reconciliation covers
+// such payments.
+func DeliverPayment(ctx context.Context, c client.Client, ev PaymentEvent) error {
+	err := c.SignalWorkflow(ctx, BookingWorkflowID(ev.BookingID), "", SignalPayment, ev)
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return ErrNoBooking
+	}
+	return err
+}
+
+// Release asks a booking to give its seats back now.
+func Release(ctx context.Context, c client.Client, bookingID string) error {
+	err := c.SignalWorkflow(ctx, BookingWorkflowID(bookingID), "", SignalRelease, nil)
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return ErrNoBooking
+	}
+	return err
+}
+
+// ErrNoBooking: no running workflow for the booking.
+var ErrNoBooking = errors.New("workflows: no running booking workflow")
+
+// EnsureReconcileSchedule creates the schedule that runs Reconcile every
+// interval over the last lookback, if it does not exist yet.
+func EnsureReconcileSchedule(ctx context.Context, c client.Client, every, lookback time.Duration) error {
+	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
+		ID:   ReconcileScheduleID,
+		Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: every}}},
+		Action: &client.ScheduleWorkflowAction{
+			ID:        "reconcile",
+			Workflow:  ReconcileWorkflowName,
+			Args:      []any{lookback},
+			TaskQueue: TaskQueue,
+		},
+		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+	})
+	if errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
 		return nil
 	}
 	return err

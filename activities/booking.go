@@ -1,0 +1,374 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/encore-tickets/encore/fraud"
+	"github.com/encore-tickets/encore/notify"
+	"github.com/encore-tickets/encore/payments"
+	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/tickets"
+	"github.com/encore-tickets/encore/workflows"
+)
+
+// Booking holds the booking saga's side effects and their dependencies.
+type Booking struct {
+	Store    *store.Store
+	Payments *payments.Client
+	Keyring  *tickets.Keyring
+	Mailer   notify.Mailer
+	Log      *slog.Logger
+	// ReturnURL is where the provider sends the fan after a 3-D Secure
+	// challenge or the hosted page.
+	ReturnURL string
+}
+
+func parseID(s string) (uuid.UUID, error) {
+	id, err := uuid.Parse(s)
+	if err != nil {
+		return uuid.UUID{}, temporal.NewNonRetryableApplicationError("bad booking ID", "invalid", err)
+	}
+	return id, nil
+}
+
+// LoadBooking adopts the committed hold: the database's expiry and total are
+// the truth the saga runs on.
+func (a *Booking) LoadBooking(ctx context.Context, bookingID string) (workflows.HoldInfo, error) {
+	id, err := parseID(bookingID)
+	if err != nil {
+		return workflows.HoldInfo{}, err
+	}
+	b, err := a.Store.LoadBooking(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return workflows.HoldInfo{}, temporal.NewNonRetryableApplicationError("no such hold", "not-found", err)
+	}
+	if err != nil {
+		return workflows.HoldInfo{}, err
+	}
+	return workflows.HoldInfo{Status: string(b.Status), UserID: b.UserID, EventID: b.EventID,
+		ExpiresAt: b.ExpiresAt, Total: b.Total, CancelBy: b.CancelBy}, nil
+}
+
+// ExtendHold extends the hold once for a 3-D Secure challenge.
+func (a *Booking) ExtendHold(ctx context.Context, bookingID string, d time.Duration) (time.Time, error) {
+	id, err := parseID(bookingID)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return a.Store.ExtendHold(ctx, id, d)
+}
+
+// FraudCheck scores the attempt and records the decision.
+func (a *Booking) FraudCheck(ctx context.Context, in workflows.FraudInput) (workflows.FraudResult, error) {
+	id, err := parseID(in.BookingID)
+	if err != nil {
+		return workflows.FraudResult{}, err
+	}
+	sig, err := a.Store.FraudSignals(ctx, in.UserID, in.EventID, in.IP, in.DeviceID, in.Card)
+	if err != nil {
+		return workflows.FraudResult{}, err
+	}
+	r := fraud.Score(sig)
+	if err := a.Store.RecordFraud(ctx, id, in.Attempt, string(r.Decision), r.Score, r.Reasons, in.UserID, in.IP, in.DeviceID, in.Card); err != nil {
+		return workflows.FraudResult{}, err
+	}
+	return workflows.FraudResult{Decision: string(r.Decision), Score: r.Score, Reasons: r.Reasons}, nil
+}
+
+// Authorise creates the booking's intent (first attempt) or confirms it with
+// another card, under the attempt's step key. A lost answer is resolved by
+// looking the payment up before deciding.
+func (a *Booking) Authorise(ctx context.Context, in workflows.AuthoriseInput) (workflows.AuthoriseResult, error) {
+	id, err := parseID(in.BookingID)
+	if err != nil {
+		return workflows.AuthoriseResult{}, err
+	}
+	var intent payments.Intent
+	if in.IntentID == "" {
+		intent, err = a.Payments.Authorise(ctx, workflows.StepKey(in.BookingID, "authorise"), in.BookingID, in.Amount, in.PaymentMethod, a.ReturnURL)
+	} else {
+		intent, err = a.Payments.Confirm(ctx, workflows.StepKey(in.BookingID, fmt.Sprintf("authorise-%d", in.Attempt)), in.IntentID, in.PaymentMethod, a.ReturnURL)
+	}
+	var declined *payments.DeclinedError
+	switch {
+	case errors.As(err, &declined):
+		// The intent exists (it needs another card); find it for the retry.
+		found, ok, ferr := a.lookup(ctx, in)
+		if ferr != nil {
+			return workflows.AuthoriseResult{}, ferr
+		}
+		res := workflows.AuthoriseResult{Declined: true, DeclineCode: declined.DeclineCode}
+		if ok {
+			res.IntentID, res.ClientSecret, res.Status = found.ID, found.ClientSecret, string(found.Status)
+			if err := a.Store.SavePayment(ctx, id, found.ID, in.Amount, store.PaymentPending, in.Attempt); err != nil {
+				return workflows.AuthoriseResult{}, err
+			}
+		}
+		return res, nil
+	case errors.Is(err, payments.ErrUnknown):
+		found, ok, ferr := a.lookup(ctx, in)
+		if ferr != nil {
+			return workflows.AuthoriseResult{}, ferr
+		}
+		if !ok {
+			// Nothing happened at the provider: the retry (same key) is safe.
+			return workflows.AuthoriseResult{}, err
+		}
+		if found.Status == payments.StatusRequiresPaymentMethod && in.PaymentMethod != "" {
+			// Created but the confirm's outcome is still unknown: retry it.
+			return workflows.AuthoriseResult{}, err
+		}
+		intent = found
+	case err != nil:
+		return workflows.AuthoriseResult{}, err
+	}
+	if intent.BookingID != "" && intent.BookingID != in.BookingID {
+		return workflows.AuthoriseResult{}, temporal.NewNonRetryableApplicationError("intent belongs to another booking", "mismatch", nil)
+	}
+	status := store.PaymentPending
+	switch intent.Status {
+	case payments.StatusRequiresAction:
+		status = store.PaymentRequiresAction
+	case payments.StatusRequiresCapture:
+		status = store.PaymentAuthorised
+	}
+	if err := a.Store.SavePayment(ctx, id, intent.ID, in.Amount, status, in.Attempt); err != nil {
+		return workflows.AuthoriseResult{}, err
+	}
+	return workflows.AuthoriseResult{IntentID: intent.ID, ClientSecret: intent.ClientSecret, Status: string(intent.Status),
+		NextActionURL: intent.NextActionURL}, nil
+}
+
+func (a *Booking) lookup(ctx context.Context, in workflows.AuthoriseInput) (payments.Intent, bool, error) {
+	if in.IntentID != "" {
+		it, err := a.Payments.Retrieve(ctx, in.IntentID)
+		return it, err == nil, err
+	}
+	return a.Payments.FindByBooking(ctx, in.BookingID)
+}
+
+// ConfirmSale turns the hold into a sale (false: the hold ended first).
+func (a *Booking) ConfirmSale(ctx context.Context, bookingID string) (bool, error) {
+	id, err := parseID(bookingID)
+	if err != nil {
+		return false, err
+	}
+	return a.Store.ConfirmSale(ctx, id)
+}
+
+// CaptureResult is a capture's outcome.
+type CaptureResult struct{ Status string }
+
+// Capture takes the authorised money under the capture step key; a lost
+// answer is resolved by reading the intent.
+func (a *Booking) Capture(ctx context.Context, bookingID, intentID string) (CaptureResult, error) {
+	id, err := parseID(bookingID)
+	if err != nil {
+		return CaptureResult{}, err
+	}
+	it, err := a.Payments.Capture(ctx, workflows.StepKey(bookingID, "capture"), intentID)
+	if err != nil {
+		got, rerr := a.Payments.Retrieve(ctx, intentID)
+		if rerr != nil || got.Status != payments.StatusSucceeded {
+			return CaptureResult{}, err
+		}
+		it = got
+	}
+	if it.Status != payments.StatusSucceeded {
+		return CaptureResult{}, fmt.Errorf("capture left the intent %s", it.Status)
+	}
+	return CaptureResult{Status: string(it.Status)}, a.Store.SetPaymentStatus(ctx, id, store.PaymentCaptured, "")
+}
+
+// Void releases an uncaptured authorisation; money already captured is
+// refunded instead. Idempotent.
+func (a *Booking) Void(ctx context.Context, bookingID, intentID string) error {
+	id, err := parseID(bookingID)
+	if err != nil {
+		return err
+	}
+	it, err := a.Payments.Retrieve(ctx, intentID)
+	if err != nil {
+		return err
+	}
+	switch it.Status {
+	case payments.StatusCanceled:
+		return a.Store.SetPaymentStatus(ctx, id, store.PaymentVoided, "")
+	case payments.StatusSucceeded:
+		return a.Refund(ctx, bookingID, intentID)
+	}
+	if _, err := a.Payments.Void(ctx, workflows.StepKey(bookingID, "void"), intentID); err != nil {
+		if got, rerr := a.Payments.Retrieve(ctx, intentID); rerr != nil || got.Status != payments.StatusCanceled {
+			return err
+		}
+	}
+	return a.Store.SetPaymentStatus(ctx, id, store.PaymentVoided, "")
+}
+
+// Refund returns captured money under the refund step key (an uncaptured
+// authorisation is voided instead).
+func (a *Booking) Refund(ctx context.Context, bookingID, intentID string) error {
+	id, err := parseID(bookingID)
+	if err != nil {
+		return err
+	}
+	it, err := a.Payments.Retrieve(ctx, intentID)
+	if err != nil {
+		return err
+	}
+	if it.Status != payments.StatusSucceeded {
+		return a.Void(ctx, bookingID, intentID)
+	}
+	r, err := a.Payments.Refund(ctx, workflows.StepKey(bookingID, "refund"), intentID)
+	if err != nil {
+		return err
+	}
+	return a.Store.SetPaymentStatus(ctx, id, store.PaymentRefunded, r.ID)
+}
+
+// CancelSale undoes a sale: tickets revoked, seats back.
+func (a *Booking) CancelSale(ctx context.Context, bookingID string) error {
+	id, err := parseID(bookingID)
+	if err != nil {
+		return err
+	}
+	_, err = a.Store.CancelPaid(ctx, id)
+	if errors.Is(err, store.ErrNotPending) {
+		return nil
+	}
+	return err
+}
+
+// IssueTickets creates one ticket per seat (or general-admission unit), each
+// with its own sealed QR secret. A retry adds nothing: the unique key absorbs
+// it, and the stored tickets are returned.
+func (a *Booking) IssueTickets(ctx context.Context, bookingID string) ([]string, error) {
+	id, err := parseID(bookingID)
+	if err != nil {
+		return nil, err
+	}
+	b, err := a.Store.LoadBooking(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	units, err := a.Store.BookingUnits(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]store.TicketRow, 0, len(units))
+	for _, u := range units {
+		tid := tickets.NewTicketID()
+		secret, err := tickets.NewSecret()
+		if err != nil {
+			return nil, err
+		}
+		sealed, err := a.Keyring.Seal(secret, tid)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, store.TicketRow{ID: tid, ReservationID: id, EventID: b.EventID, SectionID: u.SectionID,
+			SeatID: u.SeatID, Unit: u.Unit, UserID: b.UserID, SecretSealed: sealed})
+	}
+	if err := a.Store.InsertTickets(ctx, rows); err != nil {
+		return nil, err
+	}
+	issued, err := a.Store.TicketsOfReservation(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(issued))
+	for i, t := range issued {
+		ids[i] = t.ID
+	}
+	return ids, nil
+}
+
+// Notify sends the fan one message of kind for the booking, once.
+func (a *Booking) Notify(ctx context.Context, bookingID, kind string) error {
+	id, err := parseID(bookingID)
+	if err != nil {
+		return err
+	}
+	if done, err := a.Store.Notified(ctx, id, kind); err != nil || done {
+		return err
+	}
+	b, err := a.Store.Booking(ctx, id, "")
+	if err != nil {
+		return err
+	}
+	body := fmt.Sprintf("Your booking %s for %s is confirmed: %d ticket(s), total %d %s.\n",
+		bookingID, b.Hold.EventID, len(b.Tickets), b.Hold.Total.Amount, b.Hold.Total.Currency)
+	if err := a.Mailer.Send(ctx, notify.Message{To: b.Hold.UserID + "@fans.invalid", Subject: "Your Encore tickets",
+		Body: body, Key: bookingID + "-" + kind}); err != nil {
+		return err
+	}
+	return a.Store.MarkNotified(ctx, id, kind)
+}
+
+// FlagPayment records a reason for staff to look at the payment.
+func (a *Booking) FlagPayment(ctx context.Context, bookingID, reason string) error {
+	id, err := parseID(bookingID)
+	if err != nil {
+		return err
+	}
+	a.Log.Warn("payment flagged", "booking", bookingID, "reason", reason)
+	return a.Store.FlagPayment(ctx, id, reason)
+}
+
+// ReconcilePayments matches the provider's payments of the lookback window
+// with bookings and refunds: every captured payment must belong to exactly
+// one PAID booking, or be refunded in full.
+func (a *Booking) ReconcilePayments(ctx context.Context, lookback time.Duration) (workflows.ReconcileReport, error) {
+	type seen struct {
+		in      payments.Intent
+		refunds []payments.Refund
+	}
+	var all []seen
+	if err := a.Payments.Each(ctx, time.Now().Add(-lookback), func(in payments.Intent, rs []payments.Refund) error {
+		all = append(all, seen{in, rs})
+		return nil
+	}); err != nil {
+		return workflows.ReconcileReport{}, err
+	}
+	ids := make([]string, len(all))
+	for i, s := range all {
+		ids[i] = s.in.ID
+	}
+	rows, err := a.Store.PaymentsForReconciliation(ctx, ids)
+	if err != nil {
+		return workflows.ReconcileReport{}, err
+	}
+	rep := workflows.ReconcileReport{Checked: len(all)}
+	for _, s := range all {
+		if s.in.AmountReceived == 0 {
+			continue
+		}
+		rep.Captured++
+		var refunded int64
+		for _, r := range s.refunds {
+			if r.Status == "succeeded" || r.Status == "pending" {
+				refunded += r.Amount
+			}
+		}
+		row, known := rows[s.in.ID]
+		paid := known && row.ReservationStatus == "PAID" && row.PaymentStatus == string(store.PaymentCaptured)
+		fullyRefunded := refunded == s.in.AmountReceived && len(s.refunds) == 1
+		switch {
+		case paid && refunded == 0, !paid && fullyRefunded:
+		default:
+			rep.Mismatches = append(rep.Mismatches, fmt.Sprintf("%s (booking %s): captured %d, refunded %d in %d refunds, booking %v %s/%s",
+				s.in.ID, s.in.BookingID, s.in.AmountReceived, refunded, len(s.refunds), known, row.ReservationStatus, row.PaymentStatus))
+		}
+	}
+	if len(rep.Mismatches) > 0 {
+		a.Log.Error("reconciliation found mismatches", "count", len(rep.Mismatches), "first", rep.Mismatches[0])
+	}
+	return rep, nil
+}

@@ -1,0 +1,158 @@
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/stripe/stripe-go/v85/webhook"
+
+	"github.com/encore-tickets/encore/money"
+	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/workflows"
+)
+
+// WebhookTolerance is how old a signed webhook may be.
+const WebhookTolerance = 5 * time.Minute
+
+// maxWebhookBytes bounds a provider event body.
+const maxWebhookBytes = 256 << 10
+
+// WebhookEvent is a verified provider event, reduced to what Encore uses.
+type WebhookEvent struct {
+	ID          string
+	Type        string
+	Object      string
+	IntentID    string
+	Status      string
+	Amount      money.Money
+	BookingID   string
+	Fingerprint []byte
+	Raw         []byte
+}
+
+// ParseWebhook verifies the Stripe-Signature header (signature and a
+// 5-minute timestamp tolerance) with stripe-go's webhook package and decodes
+// the event. Any failure is an error; it never panics on any input.
+func ParseWebhook(body []byte, header, secret string) (WebhookEvent, error) {
+	ev, err := webhook.ConstructEventWithOptions(body, header, secret, webhook.ConstructEventOptions{
+		Tolerance: WebhookTolerance, IgnoreAPIVersionMismatch: true})
+	if err != nil {
+		return WebhookEvent{}, err
+	}
+	if ev.ID == "" || ev.Type == "" || ev.Data == nil {
+		return WebhookEvent{}, errors.New("event without id, type or data")
+	}
+	var obj struct {
+		ID               string            `json:"id"`
+		Object           string            `json:"object"`
+		Status           string            `json:"status"`
+		Amount           int64             `json:"amount"`
+		AmountCapturable int64             `json:"amount_capturable"`
+		AmountReceived   int64             `json:"amount_received"`
+		Currency         string            `json:"currency"`
+		PaymentIntent    json.RawMessage   `json:"payment_intent"`
+		Metadata         map[string]string `json:"metadata"`
+	}
+	if err := json.Unmarshal(ev.Data.Raw, &obj); err != nil {
+		return WebhookEvent{}, errors.New("event data is not an object")
+	}
+	sum := sha256.Sum256(append([]byte(string(ev.Type)+"\n"), ev.Data.Raw...))
+	out := WebhookEvent{ID: ev.ID, Type: string(ev.Type), Object: obj.Object, Status: obj.Status,
+		BookingID: obj.Metadata["booking_id"], Fingerprint: sum[:], Raw: body}
+	switch obj.Object {
+	case "payment_intent":
+		out.IntentID = obj.ID
+		amount := obj.Amount
+		switch out.Type {
+		case workflows.EventAuthorised:
+			amount = obj.AmountCapturable
+		case workflows.EventSucceeded:
+			amount = obj.AmountReceived
+		}
+		out.Amount = money.Money{Amount: amount, Currency: strings.ToUpper(obj.Currency)}
+	default:
+		// Refunds and charges name their intent as a string (or an object).
+		var id string
+		if json.Unmarshal(obj.PaymentIntent, &id) != nil {
+			var o struct {
+				ID string `json:"id"`
+			}
+			_ = json.Unmarshal(obj.PaymentIntent, &o)
+			id = o.ID
+		}
+		out.IntentID = id
+	}
+	return out, nil
+}
+
+// stripeWebhook stores a verified event (answering 2xx only once stored) and
+// then signals its booking. An event for a payment Encore does not know yet
+// gets a retryable answer, so the provider redelivers it.
+func (s *Server) stripeWebhook(c *gin.Context) {
+	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxWebhookBytes))
+	if err != nil {
+		s.problem(c, Invalid(FieldError{"body", "unreadable or larger than 256 KiB"}))
+		return
+	}
+	ev, err := ParseWebhook(body, c.GetHeader("Stripe-Signature"), s.WebhookSecret)
+	if err != nil {
+		s.problem(c, Invalid(FieldError{"Stripe-Signature", "refused: " + err.Error()}))
+		return
+	}
+	ctx := c.Request.Context()
+	var bookingID string
+	if ev.IntentID != "" {
+		id, err := s.Holds.Store.BookingByIntent(ctx, ev.IntentID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			// The authorisation step has not recorded the intent yet.
+			s.problem(c, NewProblem(http.StatusServiceUnavailable, ProbUnavailable, "unknown payment; retry").RetryAfter(5*time.Second))
+			return
+		case err != nil:
+			s.problem(c, s.problemFor(err))
+			return
+		}
+		bookingID = id.String()
+	}
+	dup, signalled, err := s.Holds.Store.StoreWebhook(ctx, "stripe", ev.ID, ev.Type, ev.IntentID, ev.Fingerprint, ev.Raw)
+	if errors.Is(err, store.ErrWebhookConflict) {
+		s.Log.Error("ALERT: webhook event ID reused with different content", "event", ev.ID, "type", ev.Type)
+		if s.webhookConflicts != nil {
+			s.webhookConflicts.Inc()
+		}
+		s.problem(c, NewProblem(http.StatusConflict, ProbWebhookConflict, "event "+ev.ID+" was already received with other content"))
+		return
+	}
+	if err != nil {
+		s.problem(c, s.problemFor(err))
+		return
+	}
+	if (dup && signalled) || bookingID == "" || ev.Object != "payment_intent" {
+		_ = s.Holds.Store.MarkWebhookSignalled(ctx, "stripe", ev.ID)
+		c.JSON(http.StatusOK, gin.H{"received": true, "duplicate": dup})
+		return
+	}
+	if ev.BookingID != bookingID {
+		// The reference does not match: never sell on it. Stored for staff.
+		s.Log.Error("ALERT: webhook reference mismatch", "event", ev.ID, "intent", ev.IntentID,
+			"metadata_booking", ev.BookingID, "booking", bookingID)
+	}
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	err = workflows.DeliverPayment(sctx, s.Temporal, workflows.PaymentEvent{EventID: ev.ID, Type: ev.Type,
+		IntentID: ev.IntentID, Status: ev.Status, Amount: ev.Amount, BookingID: ev.BookingID})
+	if err != nil && !errors.Is(err, workflows.ErrNoBooking) {
+		// Stored but not delivered: the redelivery will signal it.
+		s.problem(c, NewProblem(http.StatusServiceUnavailable, ProbUnavailable, "stored; delivery to the booking failed, retry").RetryAfter(5*time.Second))
+		return
+	}
+	_ = s.Holds.Store.MarkWebhookSignalled(ctx, "stripe", ev.ID)
+	c.JSON(http.StatusOK, gin.H{"received": true, "duplicate": dup})
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/encore-tickets/encore/config"
+	"github.com/encore-tickets/encore/devstack"
+	"github.com/encore-tickets/encore/schema"
+	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/system"
+)
+
+// runMigrate applies migrations (and the demo seed) to the configured
+// database, or to encore dev's private one when none is configured.
+func runMigrate(ctx context.Context, cfg config.Config, seed bool) error {
+	inf, err := system.Provide(ctx, cfg, os.Stderr)
+	if err != nil {
+		return err
+	}
+	defer inf.Close()
+	pool, err := store.Open(ctx, inf.DatabaseURL, 2)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	before, err := schema.Version(ctx, pool)
+	if err != nil {
+		return err
+	}
+	v, err := system.MigrateAndSeed(ctx, pool, seed)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("schema version %d (was %d, latest embedded %d)\n", v, before, schema.Latest())
+	if seed {
+		fmt.Println("demo events seeded")
+	}
+	return nil
+}
+
+func runAudit(ctx context.Context, cfg config.Config, args []string) error {
+	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
+	event := fs.String("event", "", "audit one event only")
+	if err := fs.Parse(args); err != nil {
+		return exitCode(2)
+	}
+	inf, err := system.Provide(ctx, cfg, os.Stderr)
+	if err != nil {
+		return err
+	}
+	defer inf.Close()
+	pool, err := store.Open(ctx, inf.DatabaseURL, 2)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	rep, err := store.New(pool, store.Options{}).Audit(ctx, *event, cfg.SweepLagAllowance)
+	if err != nil {
+		return err
+	}
+	fmt.Println(rep)
+	if rep.Violations() > 0 {
+		fmt.Fprintf(os.Stderr, "audit: %d violations\n", rep.Violations())
+		return exitCode(1)
+	}
+	fmt.Println("audit: ok")
+	return nil
+}
+
+// runTestInfra starts private PostgreSQL and Redis for tests (installing them
+// when missing), runs the command with ENCORE_TEST_DATABASE_URL and
+// ENCORE_TEST_REDIS_URL set, and stops what it started.
+func runTestInfra(ctx context.Context, cfg config.Config, args []string) error {
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		return errors.New("testinfra: give a command after --")
+	}
+	dir, err := filepath.Abs(filepath.Join(cfg.DataDir, "test"))
+	if err != nil {
+		return err
+	}
+	opts := devstack.Options{Dir: dir, PostgresPort: 54339, RedisPort: 63809, AllowInstall: true, Fast: true, Log: os.Stderr}
+	sctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
+	defer cancel()
+	pg, err := devstack.EnsurePostgres(sctx, opts, os.Getenv("ENCORE_TEST_DATABASE_URL"))
+	if err != nil {
+		return err
+	}
+	defer pg.Stop()
+	rd, err := devstack.EnsureRedis(sctx, opts, os.Getenv("ENCORE_TEST_REDIS_URL"))
+	if err != nil {
+		return err
+	}
+	defer rd.Stop()
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(), "ENCORE_TEST_DATABASE_URL="+pg.URL, "ENCORE_TEST_REDIS_URL="+rd.URL)
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return exitCode(ee.ExitCode())
+		}
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,79 @@
+// Package fraud scores a checkout before any money moves. The rules are
+// plain, weighted and explainable: velocity per account, IP, device and card,
+// account age, and the purchase limit. A score gives allow, review (step-up:
+// 3-D Secure) or deny, and every decision is recorded with its reasons.
+package fraud
+
+import (
+	"time"
+
+	"github.com/encore-tickets/encore/store"
+)
+
+// Decision is a fraud outcome.
+type Decision string
+
+// Every decision.
+const (
+	Allow  Decision = "allow"
+	Review Decision = "review"
+	Deny   Decision = "deny"
+)
+
+// Thresholds on the score.
+const (
+	ReviewAt = 40
+	DenyAt   = 80
+)
+
+// Result is a decision with its score and the rules that fired.
+type Result struct {
+	Decision Decision `json:"decision"`
+	Score    int      `json:"score"`
+	Reasons  []string `json:"reasons"`
+}
+
+// Score applies the rules to the signals of one checkout attempt.
+func Score(s store.FraudSignals) Result {
+	r := Result{Reasons: []string{}}
+	add := func(points int, reason string) {
+		r.Score += points
+		r.Reasons = append(r.Reasons, reason)
+	}
+	switch {
+	case s.AccountAttempts >= 10:
+		add(50, "account: 10 or more checkouts in an hour")
+	case s.AccountAttempts >= 5:
+		add(25, "account: 5 or more checkouts in an hour")
+	}
+	switch {
+	case s.IPAttempts >= 30:
+		add(40, "ip: 30 or more checkouts in an hour")
+	case s.IPAttempts >= 10:
+		add(15, "ip: 10 or more checkouts in an hour")
+	}
+	if s.DeviceAttempts >= 10 {
+		add(30, "device: 10 or more checkouts in an hour")
+	}
+	switch {
+	case s.CardAccounts >= 3:
+		add(60, "card: used by 3 or more other accounts in an hour")
+	case s.CardAccounts >= 1:
+		add(20, "card: used by another account in an hour")
+	}
+	if s.AccountAge < 10*time.Minute {
+		add(15, "account younger than 10 minutes")
+	}
+	if s.Limit > 0 && s.OwnedUnits >= s.Limit {
+		add(100, "purchase limit already reached")
+	}
+	switch {
+	case r.Score >= DenyAt:
+		r.Decision = Deny
+	case r.Score >= ReviewAt:
+		r.Decision = Review
+	default:
+		r.Decision = Allow
+	}
+	return r
+}

@@ -1,0 +1,33 @@
+package fraud_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/fraud"
+	"github.com/encore-tickets/encore/store"
+)
+
+func TestScoreGivesAllowReviewOrDenyFromTheSignals(t *testing.T) {
+	old := 30 * 24 * time.Hour
+	cases := []struct {
+		name string
+		in   store.FraudSignals
+		want fraud.Decision
+	}{
+		{"a regular fan", store.FraudSignals{AccountAge: old, Limit: 6}, fraud.Allow},
+		{"a new account alone", store.FraudSignals{AccountAge: time.Minute, Limit: 6}, fraud.Allow},
+		{"a busy account on a busy IP", store.FraudSignals{AccountAge: old, AccountAttempts: 5, IPAttempts: 10, Limit: 6}, fraud.Review},
+		{"a shared card and a new account", store.FraudSignals{AccountAge: time.Minute, CardAccounts: 1, AccountAttempts: 5, Limit: 6}, fraud.Review},
+		{"a card across many accounts", store.FraudSignals{AccountAge: old, CardAccounts: 3, IPAttempts: 30, Limit: 6}, fraud.Deny},
+		{"over the purchase limit", store.FraudSignals{AccountAge: old, OwnedUnits: 6, Limit: 6}, fraud.Deny},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := fraud.Score(c.in)
+			require.Equal(t, c.want, r.Decision, "score %d: %v", r.Score, r.Reasons)
+		})
+	}
+}

@@ -1,0 +1,69 @@
+package testenv
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/encore-tickets/encore/devstack"
+	"github.com/encore-tickets/encore/temporalserver"
+	"github.com/encore-tickets/encore/workflows"
+)
+
+var (
+	temporalOnce sync.Once
+	temporalSrv  *temporalserver.Server
+	temporalErr  error
+)
+
+// Temporal returns this package's embedded Temporal server (PostgreSQL
+// persistence in databases of its own, Encore's search attributes
+// registered), started on first use and stopped when the package's tests end.
+func Temporal(tb testing.TB) *temporalserver.Server {
+	tb.Helper()
+	requireMain(tb)
+	temporalOnce.Do(func() {
+		admin, _, err := servers()
+		if err != nil {
+			temporalErr = err
+			return
+		}
+		name := "temporal_" + packageTag() + "_" + RandomSuffix()
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		temporalSrv, temporalErr = temporalserver.Start(ctx, temporalserver.Config{
+			DatabaseURL:            admin,
+			DatabaseName:           name,
+			VisibilityDatabaseName: name + "_vis",
+			FrontendAddress:        "127.0.0.1:0",
+			DisableUI:              true,
+			NumHistoryShards:       2,
+			MaxConns:               6,
+			VisibilityMaxConns:     3,
+			Logger:                 slog.New(slog.NewTextHandler(io.Discard, nil)),
+			SearchAttributes: map[string]enumspb.IndexedValueType{
+				workflows.SearchAttrEvent:  enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+				workflows.SearchAttrUser:   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+				workflows.SearchAttrStatus: enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+			},
+		})
+		atExit(func() {
+			if temporalSrv != nil {
+				_ = temporalSrv.Stop()
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_ = devstack.DropDatabase(ctx, admin, name)
+			_ = devstack.DropDatabase(ctx, admin, name+"_vis")
+		})
+	})
+	if temporalErr != nil {
+		tb.Fatalf("testenv: Temporal: %v", temporalErr)
+	}
+	return temporalSrv
+}

@@ -1,0 +1,264 @@
+// Package payments is Encore's payment client: stripe-go in every mode, aimed
+// at the built-in sandbox by default and at Stripe itself when a real key is
+// configured. Every call that moves money carries the saga step's key as the
+// provider's idempotency key, and a call whose answer was lost is reported as
+// ErrUnknown so the saga looks the payment up before deciding.
+package payments
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/stripe/stripe-go/v85"
+
+	"github.com/encore-tickets/encore/money"
+)
+
+// ErrUnknown means the provider may or may not have acted: a timeout or a
+// lost connection. Never treat it as a failure; look the payment up.
+var ErrUnknown = errors.New("payments: outcome unknown")
+
+// DeclinedError is a card decline: the fan may try another card.
+type DeclinedError struct {
+	Code, DeclineCode, Message string
+}
+
+func (e *DeclinedError) Error() string {
+	return "payments: declined: " + e.DeclineCode + ": " + e.Message
+}
+
+// Status is an intent's state as the saga cares about it.
+type Status string
+
+// Intent statuses, mirroring Stripe's.
+const (
+	StatusRequiresPaymentMethod Status = "requires_payment_method"
+	StatusRequiresConfirmation  Status = "requires_confirmation"
+	StatusRequiresAction        Status = "requires_action"
+	StatusProcessing            Status = "processing"
+	StatusRequiresCapture       Status = "requires_capture"
+	StatusSucceeded             Status = "succeeded"
+	StatusCanceled              Status = "canceled"
+)
+
+// Intent is the part of a PaymentIntent the saga uses.
+type Intent struct {
+	ID             string      `json:"id"`
+	ClientSecret   string      `json:"client_secret"`
+	Status         Status      `json:"status"`
+	Amount         money.Money `json:"amount"`
+	AmountReceived int64       `json:"amount_received"`
+	BookingID      string      `json:"booking_id"`
+	NextActionURL  string      `json:"next_action_url,omitempty"`
+	DeclineCode    string      `json:"decline_code,omitempty"`
+}
+
+// Refund is a refund's outcome.
+type Refund struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	Amount int64  `json:"amount"`
+}
+
+// Config aims the client.
+type Config struct {
+	APIKey  string
+	BaseURL string        // empty: Stripe itself
+	Timeout time.Duration // per call, default 10s
+	// Fault, when set, is sent as the sandbox's Encore-Sandbox-Fault header
+	// on every call (tests and chaos runs only).
+	Fault string
+}
+
+// Client calls the provider.
+type Client struct {
+	sc    *stripe.Client
+	fault string
+}
+
+// New builds a client. stripe-go's own network retries are off: the saga's
+// activities retry with the same idempotency key, and a lost answer must
+// surface as ErrUnknown rather than be hidden.
+func New(cfg Config) *Client {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	bc := &stripe.BackendConfig{
+		MaxNetworkRetries: stripe.Int64(0),
+		LeveledLogger:     &stripe.LeveledLogger{Level: stripe.LevelNull},
+		HTTPClient: &http.Client{Timeout: cfg.Timeout, Transport: &http.Transport{
+			// No transparent re-send of a POST on a reused connection: that
+			// would hide a lost answer (the idempotency key makes it safe, but
+			// the saga must know the first try is in doubt).
+			DisableKeepAlives:   false,
+			MaxIdleConnsPerHost: 64,
+		}},
+	}
+	if cfg.BaseURL != "" {
+		bc.URL = stripe.String(strings.TrimRight(cfg.BaseURL, "/"))
+	}
+	return &Client{sc: stripe.NewClient(cfg.APIKey, stripe.WithBackends(stripe.NewBackendsWithConfig(bc))), fault: cfg.Fault}
+}
+
+func (c *Client) params(p *stripe.Params, key string) {
+	if key != "" {
+		p.SetIdempotencyKey(key)
+	}
+	if c.fault != "" {
+		p.Headers = http.Header{"Encore-Sandbox-Fault": {c.fault}}
+	}
+}
+
+// Authorise creates the booking's intent (manual capture) and confirms it with
+// the payment method. key is the step key; the same key returns the same
+// intent. An empty payment method creates the intent for the hosted page.
+func (c *Client) Authorise(ctx context.Context, key, bookingID string, amount money.Money, paymentMethod, returnURL string) (Intent, error) {
+	p := &stripe.PaymentIntentCreateParams{
+		Amount:        stripe.Int64(amount.Amount),
+		Currency:      stripe.String(strings.ToLower(amount.Currency)),
+		CaptureMethod: stripe.String(string(stripe.PaymentIntentCaptureMethodManual)),
+		Description:   stripe.String("Encore booking " + bookingID),
+	}
+	p.AddMetadata("booking_id", bookingID)
+	if paymentMethod != "" {
+		p.PaymentMethod = stripe.String(paymentMethod)
+		p.Confirm = stripe.Bool(true)
+		if returnURL != "" {
+			p.ReturnURL = stripe.String(returnURL)
+		}
+	}
+	c.params(&p.Params, key)
+	pi, err := c.sc.V1PaymentIntents.Create(ctx, p)
+	return c.result(pi, err)
+}
+
+// Confirm retries an existing intent with another payment method.
+func (c *Client) Confirm(ctx context.Context, key, intentID, paymentMethod, returnURL string) (Intent, error) {
+	p := &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String(paymentMethod)}
+	if returnURL != "" {
+		p.ReturnURL = stripe.String(returnURL)
+	}
+	c.params(&p.Params, key)
+	pi, err := c.sc.V1PaymentIntents.Confirm(ctx, intentID, p)
+	return c.result(pi, err)
+}
+
+// Capture takes the authorised money.
+func (c *Client) Capture(ctx context.Context, key, intentID string) (Intent, error) {
+	p := &stripe.PaymentIntentCaptureParams{}
+	c.params(&p.Params, key)
+	pi, err := c.sc.V1PaymentIntents.Capture(ctx, intentID, p)
+	return c.result(pi, err)
+}
+
+// Void cancels an uncaptured intent (releases the authorisation).
+func (c *Client) Void(ctx context.Context, key, intentID string) (Intent, error) {
+	p := &stripe.PaymentIntentCancelParams{}
+	c.params(&p.Params, key)
+	pi, err := c.sc.V1PaymentIntents.Cancel(ctx, intentID, p)
+	return c.result(pi, err)
+}
+
+// Refund returns captured money; key makes a retried refund the same refund.
+func (c *Client) Refund(ctx context.Context, key, intentID string) (Refund, error) {
+	p := &stripe.RefundCreateParams{PaymentIntent: stripe.String(intentID)}
+	c.params(&p.Params, key)
+	r, err := c.sc.V1Refunds.Create(ctx, p)
+	if err != nil {
+		return Refund{}, classify(err)
+	}
+	return Refund{ID: r.ID, Status: string(r.Status), Amount: r.Amount}, nil
+}
+
+// Retrieve reads an intent.
+func (c *Client) Retrieve(ctx context.Context, intentID string) (Intent, error) {
+	p := &stripe.PaymentIntentRetrieveParams{}
+	c.params(&p.Params, "")
+	pi, err := c.sc.V1PaymentIntents.Retrieve(ctx, intentID, p)
+	return c.result(pi, err)
+}
+
+// FindByBooking looks the booking's intent up by its metadata: how a lost
+// answer to Authorise is resolved. ok is false when none exists.
+func (c *Client) FindByBooking(ctx context.Context, bookingID string) (Intent, bool, error) {
+	p := &stripe.PaymentIntentSearchParams{}
+	p.Query = fmt.Sprintf("metadata['booking_id']:'%s'", bookingID)
+	for pi, err := range c.sc.V1PaymentIntents.Search(ctx, p).All(ctx) {
+		if err != nil {
+			return Intent{}, false, classify(err)
+		}
+		in, _ := c.result(pi, nil)
+		return in, true, nil
+	}
+	return Intent{}, false, nil
+}
+
+// Each lists intents created at or after since, newest first, for
+// reconciliation, and the refunds of each.
+func (c *Client) Each(ctx context.Context, since time.Time, fn func(Intent, []Refund) error) error {
+	p := &stripe.PaymentIntentListParams{}
+	p.CreatedRange = &stripe.RangeQueryParams{GreaterThanOrEqual: since.Unix()}
+	p.Limit = stripe.Int64(100)
+	for pi, err := range c.sc.V1PaymentIntents.List(ctx, p).All(ctx) {
+		if err != nil {
+			return classify(err)
+		}
+		in, _ := c.result(pi, nil)
+		var refunds []Refund
+		if in.AmountReceived > 0 {
+			rp := &stripe.RefundListParams{PaymentIntent: stripe.String(in.ID)}
+			for r, err := range c.sc.V1Refunds.List(ctx, rp).All(ctx) {
+				if err != nil {
+					return classify(err)
+				}
+				refunds = append(refunds, Refund{ID: r.ID, Status: string(r.Status), Amount: r.Amount})
+			}
+		}
+		if err := fn(in, refunds); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Client) result(pi *stripe.PaymentIntent, err error) (Intent, error) {
+	if err != nil {
+		return Intent{}, classify(err)
+	}
+	in := Intent{ID: pi.ID, ClientSecret: pi.ClientSecret, Status: Status(pi.Status),
+		Amount:         money.Money{Amount: pi.Amount, Currency: strings.ToUpper(string(pi.Currency))},
+		AmountReceived: pi.AmountReceived, BookingID: pi.Metadata["booking_id"]}
+	if pi.NextAction != nil && pi.NextAction.RedirectToURL != nil {
+		in.NextActionURL = pi.NextAction.RedirectToURL.URL
+	}
+	if pi.LastPaymentError != nil {
+		in.DeclineCode = string(pi.LastPaymentError.DeclineCode)
+	}
+	return in, nil
+}
+
+// classify turns provider errors into the saga's three cases: declined (the
+// fan may retry), unknown (look it up), or an error to retry as is.
+func classify(err error) error {
+	var se *stripe.Error
+	if errors.As(err, &se) {
+		if se.Type == stripe.ErrorTypeCard {
+			return &DeclinedError{Code: string(se.Code), DeclineCode: string(se.DeclineCode), Message: se.Msg}
+		}
+		if se.HTTPStatusCode >= 500 || se.HTTPStatusCode == http.StatusConflict || se.HTTPStatusCode == http.StatusTooManyRequests {
+			return fmt.Errorf("payments: provider busy (%d): %w", se.HTTPStatusCode, err)
+		}
+		return fmt.Errorf("payments: %s", se.Msg)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "EOF") ||
+		strings.Contains(err.Error(), "connection reset") {
+		return fmt.Errorf("%w: %v", ErrUnknown, err)
+	}
+	return fmt.Errorf("%w: %v", ErrUnknown, err)
+}

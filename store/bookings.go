@@ -1,0 +1,399 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/encore-tickets/encore/inventory"
+	"github.com/encore-tickets/encore/money"
+)
+
+// PaymentStatus is the state of a booking's payment as Encore records it.
+type PaymentStatus string
+
+// Every payment status (mirrors the CHECK in 0002_bookings.sql).
+const (
+	PaymentPending        PaymentStatus = "PENDING"
+	PaymentRequiresAction PaymentStatus = "REQUIRES_ACTION"
+	PaymentAuthorised     PaymentStatus = "AUTHORISED"
+	PaymentCaptured       PaymentStatus = "CAPTURED"
+	PaymentVoided         PaymentStatus = "VOIDED"
+	PaymentRefunded       PaymentStatus = "REFUNDED"
+	PaymentFailed         PaymentStatus = "FAILED"
+)
+
+// BookingInfo is what the saga adopts from a committed hold.
+type BookingInfo struct {
+	ID        uuid.UUID
+	UserID    string
+	EventID   string
+	Status    inventory.ReservationStatus
+	ExpiresAt time.Time
+	Total     money.Money
+	// CancelBy is the last moment a paid booking may be cancelled with a
+	// refund (the event's policy).
+	CancelBy time.Time
+	Extended bool
+}
+
+// LoadBooking reads a reservation for the saga.
+func (s *Store) LoadBooking(ctx context.Context, id uuid.UUID) (BookingInfo, error) {
+	var b BookingInfo
+	var status string
+	err := s.pool.QueryRow(ctx, `SELECT r.id, r.user_id, r.event_id, r.status, r.expires_at, r.total, r.currency,
+		e.starts_at - make_interval(hours => e.cancel_cutoff_hours), r.extended
+		FROM reservations r JOIN events e ON e.id = r.event_id WHERE r.id = $1`, id).
+		Scan(&b.ID, &b.UserID, &b.EventID, &status, &b.ExpiresAt, &b.Total.Amount, &b.Total.Currency, &b.CancelBy, &b.Extended)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return BookingInfo{}, ErrNotFound
+	}
+	b.Status = inventory.ReservationStatus(status)
+	return b, err
+}
+
+// ExtendHold moves a pending hold's expiry by d, once (the 3-D Secure
+// extension). It returns the expiry in force afterwards.
+func (s *Store) ExtendHold(ctx context.Context, id uuid.UUID, d time.Duration) (time.Time, error) {
+	var at time.Time
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var status string
+		var extended, expired bool
+		if err := tx.QueryRow(ctx, `SELECT status, extended, expires_at <= now(), expires_at FROM reservations WHERE id = $1 FOR UPDATE`, id).
+			Scan(&status, &extended, &expired, &at); err != nil {
+			return err
+		}
+		if status != string(inventory.ReservationPending) || expired || extended {
+			return nil
+		}
+		return tx.QueryRow(ctx, `UPDATE reservations SET expires_at = expires_at + make_interval(secs => $2), extended = true
+			WHERE id = $1 RETURNING expires_at`, id, d.Seconds()).Scan(&at)
+	})
+	return at, err
+}
+
+// SavePayment records the booking's intent and its status.
+func (s *Store) SavePayment(ctx context.Context, id uuid.UUID, intentID string, amount money.Money, status PaymentStatus, attempts int) error {
+	var intent *string
+	if intentID != "" {
+		intent = &intentID
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO payments (reservation_id, intent_id, amount, currency, status, attempts)
+		VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (reservation_id) DO UPDATE SET intent_id = coalesce(EXCLUDED.intent_id, payments.intent_id),
+			status = EXCLUDED.status, attempts = greatest(payments.attempts, EXCLUDED.attempts), updated_at = now()`,
+		id, intent, amount.Amount, amount.Currency, string(status), attempts)
+	return err
+}
+
+// SetPaymentStatus moves the booking's payment to status (and records the
+// refund when there is one).
+func (s *Store) SetPaymentStatus(ctx context.Context, id uuid.UUID, status PaymentStatus, refundID string) error {
+	var refund *string
+	if refundID != "" {
+		refund = &refundID
+	}
+	_, err := s.pool.Exec(ctx, `UPDATE payments SET status = $2, refund_id = coalesce($3, refund_id), updated_at = now()
+		WHERE reservation_id = $1`, id, string(status), refund)
+	return err
+}
+
+// FlagPayment records why a booking failed or needs a person (a mismatch,
+// a refusal, declines to the limit). A booking without a payment yet gets a
+// FAILED payment row carrying the reason.
+func (s *Store) FlagPayment(ctx context.Context, id uuid.UUID, reason string) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO payments (reservation_id, amount, currency, status, flagged)
+		SELECT id, total, currency, 'FAILED', $2 FROM reservations WHERE id = $1
+		ON CONFLICT (reservation_id) DO UPDATE SET flagged = $2, updated_at = now()`, id, reason)
+	return err
+}
+
+// BookingByIntent finds the booking a provider intent belongs to.
+func (s *Store) BookingByIntent(ctx context.Context, intentID string) (uuid.UUID, error) {
+	var id uuid.UUID
+	err := s.pool.QueryRow(ctx, `SELECT reservation_id FROM payments WHERE intent_id = $1`, intentID).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.UUID{}, ErrNotFound
+	}
+	return id, err
+}
+
+// ConfirmSale turns this hold, and only this hold, into a sale: the
+// reservation row is locked first; a hold that is no longer pending or has
+// expired is refused (ok false) and nothing changes.
+func (s *Store) ConfirmSale(ctx context.Context, id uuid.UUID) (bool, error) {
+	ok := false
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var status, eventID string
+		var expired bool
+		if err := tx.QueryRow(ctx, `SELECT status, event_id, expires_at <= now() FROM reservations WHERE id = $1 FOR UPDATE`, id).
+			Scan(&status, &eventID, &expired); err != nil {
+			return err
+		}
+		if status == string(inventory.ReservationPaid) {
+			ok = true // a retried confirm
+			return nil
+		}
+		if status != string(inventory.ReservationPending) || expired {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `UPDATE reservations SET status = 'PAID', ended_at = now() WHERE id = $1`, id); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `UPDATE seats SET status = 'SOLD', version = version + 1
+			WHERE reservation_id = $1 AND status = 'HELD' RETURNING section_id`, id)
+		if err != nil {
+			return err
+		}
+		secs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		rows, err = tx.Query(ctx, `SELECT DISTINCT section_id FROM reservation_items WHERE reservation_id = $1 AND seat_id IS NULL`, id)
+		if err != nil {
+			return err
+		}
+		ga, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		batch := &pgx.Batch{}
+		seen := map[string]bool{}
+		for _, sec := range append(secs, ga...) {
+			if !seen[sec] {
+				seen[sec] = true
+				queueInventoryChanged(batch, eventID, sec)
+			}
+		}
+		queueOutbox(batch, TopicBookingPaid, id.String(), map[string]any{"reservation_id": id, "event_id": eventID})
+		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+			return err
+		}
+		ok = true
+		return nil
+	})
+	if transient(err) {
+		return false, ErrBusy
+	}
+	return ok, err
+}
+
+// CancelPaid undoes a sale (the fan cancelled within policy, or a capture
+// could never succeed): reservation CANCELLED, seats back, tickets revoked.
+// A booking already cancelled is a no-op.
+func (s *Store) CancelPaid(ctx context.Context, id uuid.UUID) (Ended, error) {
+	var ended Ended
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var status string
+		if err := tx.QueryRow(ctx, `SELECT status FROM reservations WHERE id = $1 FOR UPDATE`, id).Scan(&status); err != nil {
+			return err
+		}
+		if status == string(inventory.ReservationCancelled) {
+			return nil
+		}
+		if status != string(inventory.ReservationPaid) {
+			return ErrNotPending
+		}
+		if _, err := tx.Exec(ctx, `UPDATE tickets SET status = 'REVOKED', revoked_at = now() WHERE reservation_id = $1 AND status = 'VALID'`, id); err != nil {
+			return err
+		}
+		var err error
+		ended, err = endLocked(ctx, tx, id, inventory.ReservationCancelled, inventory.ReservationPaid)
+		return err
+	})
+	return ended, err
+}
+
+// Unit is one ticket's worth of a booking.
+type Unit struct {
+	SectionID string
+	SeatID    string
+	Unit      int
+}
+
+// BookingUnits lists the units of a paid booking, one per future ticket.
+func (s *Store) BookingUnits(ctx context.Context, id uuid.UUID) ([]Unit, error) {
+	rows, err := s.pool.Query(ctx, `SELECT section_id, coalesce(seat_id, ''), quantity FROM reservation_items
+		WHERE reservation_id = $1 AND live ORDER BY id`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Unit
+	for rows.Next() {
+		var sec, seat string
+		var qty int
+		if err := rows.Scan(&sec, &seat, &qty); err != nil {
+			return nil, err
+		}
+		for u := 1; u <= qty; u++ {
+			out = append(out, Unit{SectionID: sec, SeatID: seat, Unit: u})
+		}
+	}
+	return out, rows.Err()
+}
+
+// Notified reports whether a notification of kind went out for the booking.
+func (s *Store) Notified(ctx context.Context, id uuid.UUID, kind string) (bool, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM notifications WHERE reservation_id = $1 AND kind = $2`, id, kind).Scan(&n)
+	return n > 0, err
+}
+
+// MarkNotified records a sent notification.
+func (s *Store) MarkNotified(ctx context.Context, id uuid.UUID, kind string) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO notifications (reservation_id, kind) VALUES ($1, $2) ON CONFLICT DO NOTHING`, id, kind)
+	return err
+}
+
+// FraudSignals are the counts the fraud rules score, over the last hour.
+type FraudSignals struct {
+	AccountAttempts, IPAttempts, DeviceAttempts, CardAccounts int
+	AccountAge                                                time.Duration
+	OwnedUnits, Limit                                         int
+}
+
+// FraudSignals counts recent checkouts by account, IP, device and card.
+func (s *Store) FraudSignals(ctx context.Context, userID, eventID, ip, device, card string) (FraudSignals, error) {
+	var f FraudSignals
+	var created time.Time
+	err := s.pool.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM fraud_decisions WHERE user_id = $1 AND decided_at > now() - interval '1 hour'),
+		(SELECT count(*) FROM fraud_decisions WHERE ip = $3 AND $3 <> '' AND decided_at > now() - interval '1 hour'),
+		(SELECT count(*) FROM fraud_decisions WHERE device_id = $4 AND $4 <> '' AND decided_at > now() - interval '1 hour'),
+		(SELECT count(DISTINCT user_id) FROM fraud_decisions WHERE card = $5 AND $5 <> '' AND user_id <> $1 AND decided_at > now() - interval '1 hour'),
+		coalesce((SELECT created_at FROM users WHERE id = $1), now()),
+		(SELECT coalesce(sum(i.quantity), 0) FROM reservations r JOIN reservation_items i ON i.reservation_id = r.id
+		   WHERE r.user_id = $1 AND r.event_id = $2 AND r.status = 'PAID' AND i.live),
+		(SELECT per_customer_limit FROM events WHERE id = $2)`,
+		userID, eventID, ip, device, card).Scan(&f.AccountAttempts, &f.IPAttempts, &f.DeviceAttempts, &f.CardAccounts, &created, &f.OwnedUnits, &f.Limit)
+	f.AccountAge = time.Since(created)
+	return f, err
+}
+
+// RecordFraud stores a decision (idempotent per attempt).
+func (s *Store) RecordFraud(ctx context.Context, id uuid.UUID, attempt int, decision string, score int, reasons []string, userID, ip, device, card string) error {
+	body, _ := json.Marshal(reasons)
+	_, err := s.pool.Exec(ctx, `INSERT INTO fraud_decisions (reservation_id, attempt, decision, score, reasons, user_id, ip, device_id, card)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (reservation_id, attempt) DO NOTHING`,
+		id, attempt, decision, score, json.RawMessage(body), userID, ip, device, card)
+	return err
+}
+
+// ErrWebhookConflict: an event ID arrived again with other content.
+var ErrWebhookConflict = errors.New("store: webhook event ID reused with different content")
+
+// StoreWebhook stores a verified provider event. It returns duplicate=true
+// for a redelivery of the same content, and signalled reports whether it was
+// already handed to its workflow.
+func (s *Store) StoreWebhook(ctx context.Context, provider, eventID, typ, intentID string, fingerprint, payload []byte) (duplicate, signalled bool, err error) {
+	tag, err := s.pool.Exec(ctx, `INSERT INTO webhook_events (provider, event_id, fingerprint, type, intent_id, payload)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`, provider, eventID, fingerprint, typ, intentID, json.RawMessage(payload))
+	if err != nil {
+		return false, false, err
+	}
+	if tag.RowsAffected() == 1 {
+		return false, false, nil
+	}
+	var stored []byte
+	var at *time.Time
+	if err := s.pool.QueryRow(ctx, `SELECT fingerprint, signalled_at FROM webhook_events WHERE provider = $1 AND event_id = $2`,
+		provider, eventID).Scan(&stored, &at); err != nil {
+		return false, false, err
+	}
+	if !bytes.Equal(stored, fingerprint) {
+		return true, false, ErrWebhookConflict
+	}
+	return true, at != nil, nil
+}
+
+// MarkWebhookSignalled records that the event reached its workflow.
+func (s *Store) MarkWebhookSignalled(ctx context.Context, provider, eventID string) error {
+	_, err := s.pool.Exec(ctx, `UPDATE webhook_events SET signalled_at = now() WHERE provider = $1 AND event_id = $2`, provider, eventID)
+	return err
+}
+
+// BookingView is a booking as GET /v1/bookings/{id} shows it.
+type BookingView struct {
+	Hold          Hold
+	PaymentStatus PaymentStatus
+	IntentID      string
+	Flagged       string
+	Tickets       []TicketRef
+}
+
+// TicketRef names one ticket of a booking.
+type TicketRef struct {
+	ID     string `json:"id"`
+	SeatID string `json:"seat_id,omitempty"`
+	Status string `json:"status"`
+}
+
+// Booking reads a booking for its owner.
+func (s *Store) Booking(ctx context.Context, id uuid.UUID, userID string) (BookingView, error) {
+	h, err := s.GetHold(ctx, id, userID)
+	if err != nil {
+		return BookingView{}, err
+	}
+	v := BookingView{Hold: h}
+	var status, intent, flagged *string
+	err = s.pool.QueryRow(ctx, `SELECT status, intent_id, flagged FROM payments WHERE reservation_id = $1`, id).Scan(&status, &intent, &flagged)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return BookingView{}, err
+	}
+	if status != nil {
+		v.PaymentStatus = PaymentStatus(*status)
+	}
+	if intent != nil {
+		v.IntentID = *intent
+	}
+	if flagged != nil {
+		v.Flagged = *flagged
+	}
+	rows, err := s.pool.Query(ctx, `SELECT id, coalesce(seat_id, ''), status FROM tickets WHERE reservation_id = $1 ORDER BY seat_id, unit`, id)
+	if err != nil {
+		return BookingView{}, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t TicketRef
+		if err := rows.Scan(&t.ID, &t.SeatID, &t.Status); err != nil {
+			return BookingView{}, err
+		}
+		v.Tickets = append(v.Tickets, t)
+	}
+	return v, rows.Err()
+}
+
+// PaymentsForReconciliation maps intent IDs to their bookings' states.
+func (s *Store) PaymentsForReconciliation(ctx context.Context, intentIDs []string) (map[string]ReconRow, error) {
+	rows, err := s.pool.Query(ctx, `SELECT p.intent_id, r.id, r.status, p.status, p.amount FROM payments p
+		JOIN reservations r ON r.id = p.reservation_id WHERE p.intent_id = ANY($1)`, intentIDs)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]ReconRow{}
+	for rows.Next() {
+		var r ReconRow
+		var intent string
+		if err := rows.Scan(&intent, &r.ReservationID, &r.ReservationStatus, &r.PaymentStatus, &r.Amount); err != nil {
+			return nil, err
+		}
+		out[intent] = r
+	}
+	return out, rows.Err()
+}
+
+// ReconRow is one booking's side of a provider payment.
+type ReconRow struct {
+	ReservationID     uuid.UUID
+	ReservationStatus string
+	PaymentStatus     string
+	Amount            int64
+}

@@ -1,0 +1,242 @@
+package system_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/psp"
+	"github.com/encore-tickets/encore/workflows"
+)
+
+// providerEvent fetches the sandbox's latest event of typ for intent.
+func (e *e2e) providerEvent(typ, intentID string) []byte {
+	e.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, e.pspURL+"/v1/events?limit=100", nil)
+	req.Header.Set("Authorization", "Bearer sk_test_encore_sandbox")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(e.t, err)
+	defer resp.Body.Close()
+	var page struct {
+		Data []json.RawMessage `json:"data"`
+	}
+	require.NoError(e.t, json.NewDecoder(resp.Body).Decode(&page))
+	for _, raw := range page.Data {
+		var ev struct {
+			Type string `json:"type"`
+			Data struct {
+				Object struct {
+					ID string `json:"id"`
+				} `json:"object"`
+			} `json:"data"`
+		}
+		require.NoError(e.t, json.Unmarshal(raw, &ev))
+		if ev.Type == typ && ev.Data.Object.ID == intentID {
+			return raw
+		}
+	}
+	e.t.Fatalf("no %s event for %s", typ, intentID)
+	return nil
+}
+
+// deliver posts a provider event to the webhook endpoint, signed as the
+// provider signs it.
+func (e *e2e) deliver(payload []byte) int {
+	req, _ := http.NewRequest(http.MethodPost, e.api.URL+"/v1/webhooks/stripe", bytes.NewReader(payload))
+	req.Header.Set("Stripe-Signature", psp.Sign(payload, e.cfg.StripeWebhookSecret.Reveal(), time.Now()))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(e.t, err)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// onlyEvents keeps the sandbox from delivering the authorisation itself, so
+// the test delivers it.
+func onlyEvents(types ...string) e2eOption {
+	return func(c *psp.Config) { c.EnabledEvents = types }
+}
+
+func TestEightIdenticalWebhooksInParallelGiveOnePaidBookingOneTicketSetAndOneEmail(t *testing.T) {
+	e := newE2E(t, onlyEvents("payment_intent.succeeded"))
+	fan := e.fan("asha")
+	id, status, co := e.holdAndCheckout(fan, []string{e.seat(0, 1), e.seat(0, 2)}, "pm_card_visa")
+	require.Equal(t, http.StatusOK, status, "%v", co)
+	require.Equal(t, workflows.StatusAuthorised, co["status"])
+	intentID := co["payment"].(map[string]any)["intent_id"].(string)
+	require.NotEmpty(t, co["payment"].(map[string]any)["client_secret"])
+
+	event := e.providerEvent(workflows.EventAuthorised, intentID)
+	var wg sync.WaitGroup
+	codes := make([]int, 8)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i] = e.deliver(event)
+		}()
+	}
+	wg.Wait()
+	for _, c := range codes {
+		require.Equal(t, http.StatusOK, c)
+	}
+	e.waitStatus(fan, id, workflows.StatusPaid, 30*time.Second)
+	// Tickets and the notification follow the capture: wait for the last
+	// step, then check each count once.
+	require.Eventually(t, func() bool {
+		return e.count(`SELECT count(*) FROM notifications WHERE reservation_id = $1`, id) == 1
+	}, 20*time.Second, 50*time.Millisecond)
+	_, b := e.call(http.MethodGet, "/v1/bookings/"+id, fan, nil)
+	require.Len(t, b["tickets"], 2)
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM reservations WHERE id = $1 AND status = 'PAID'`, id))
+	require.Equal(t, 2, e.count(`SELECT count(*) FROM tickets WHERE reservation_id = $1`, id))
+	require.Equal(t, 2, e.count(`SELECT count(*) FROM seats WHERE reservation_id = $1 AND status = 'SOLD'`, id))
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM webhook_events WHERE intent_id = $1 AND type = $2`, intentID, workflows.EventAuthorised))
+	mails, err := filepath.Glob(filepath.Join(e.mailbox, "mailbox", "*.eml"))
+	require.NoError(t, err)
+	require.Len(t, mails, 1)
+	require.Equal(t, "CAPTURED", e.paymentStatus(id))
+
+	// The same event ID with other content is refused.
+	tampered := bytes.Replace(event, []byte(`"livemode"`), []byte(`"extra":1,"livemode"`), 1)
+	require.NotEqual(t, event, tampered)
+	require.Equal(t, http.StatusConflict, e.deliver(tampered))
+}
+
+func (e *e2e) paymentStatus(id string) string {
+	var s string
+	require.NoError(e.t, e.store.Pool().QueryRow(context.Background(), `SELECT status FROM payments WHERE reservation_id = $1`, id).Scan(&s))
+	return s
+}
+
+func TestAWrongAmountNeverSells(t *testing.T) {
+	e := newE2E(t, onlyEvents("payment_intent.succeeded"))
+	fan := e.fan("mallory")
+	seats := []string{e.seat(1, 1)}
+	id, status, co := e.holdAndCheckout(fan, seats, "pm_card_visa")
+	require.Equal(t, http.StatusOK, status, "%v", co)
+	intentID := co["payment"].(map[string]any)["intent_id"].(string)
+	event := e.providerEvent(workflows.EventAuthorised, intentID)
+	var ev map[string]any
+	require.NoError(t, json.Unmarshal(event, &ev))
+	obj := ev["data"].(map[string]any)["object"].(map[string]any)
+	obj["amount_capturable"] = 1
+	obj["amount"] = 1
+	ev["id"] = ev["id"].(string) + "_forged"
+	forged, _ := json.Marshal(ev)
+	require.Equal(t, http.StatusOK, e.deliver(forged))
+	e.waitStatus(fan, id, workflows.StatusFailed, 30*time.Second)
+	require.Equal(t, 0, e.count(`SELECT count(*) FROM seats WHERE reservation_id = $1`, id), "seats released")
+	require.Equal(t, 0, e.count(`SELECT count(*) FROM tickets WHERE reservation_id = $1`, id))
+	var flagged string
+	require.NoError(t, e.store.Pool().QueryRow(context.Background(), `SELECT flagged FROM payments WHERE reservation_id = $1`, id).Scan(&flagged))
+	require.Contains(t, flagged, "differs")
+	require.Equal(t, "VOIDED", e.paymentStatus(id))
+}
+
+func TestADeclinedCardThenAGoodOneSellsThroughTheSandbox(t *testing.T) {
+	e := newE2E(t)
+	fan := e.fan("retry")
+	id, status, co := e.holdAndCheckout(fan, []string{e.seat(2, 1)}, "pm_card_chargeDeclined")
+	require.Equal(t, http.StatusPaymentRequired, status, "%v", co)
+	require.Equal(t, "/problems/payment-declined", co["type"])
+	require.Equal(t, "generic_decline", co["decline_code"])
+	status, co = e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": "pm_card_visa"})
+	require.Equal(t, http.StatusOK, status, "%v", co)
+	e.waitStatus(fan, id, workflows.StatusPaid, 30*time.Second)
+}
+
+func TestCancellingAPaidBookingRefundsAndFreesTheSeats(t *testing.T) {
+	e := newE2E(t)
+	fan := e.fan("changed-mind")
+	id, status, co := e.holdAndCheckout(fan, []string{e.seat(3, 1)}, "pm_card_visa")
+	require.Equal(t, http.StatusOK, status, "%v", co)
+	e.waitStatus(fan, id, workflows.StatusPaid, 30*time.Second)
+	require.Eventually(t, func() bool {
+		return e.count(`SELECT count(*) FROM notifications WHERE reservation_id = $1`, id) == 1
+	}, 20*time.Second, 50*time.Millisecond)
+	status, b := e.call(http.MethodPost, "/v1/bookings/"+id+"/cancel", fan, nil, "Idempotency-Key", "cancel-1")
+	require.Equal(t, http.StatusOK, status, "%v", b)
+	require.Equal(t, workflows.StatusRefunded, b["status"])
+	require.Equal(t, "AVAILABLE", e.seatStatus(e.seat(3, 1)))
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM tickets WHERE reservation_id = $1 AND status = 'REVOKED'`, id))
+	// A stranger cannot see or cancel it.
+	status, _ = e.call(http.MethodPost, "/v1/bookings/"+id+"/cancel", e.fan("stranger"), nil)
+	require.Equal(t, http.StatusNotFound, status)
+}
+
+func (e *e2e) seatStatus(id string) string {
+	var s string
+	require.NoError(e.t, e.store.Pool().QueryRow(context.Background(), `SELECT status FROM seats WHERE id = $1`, id).Scan(&s))
+	return s
+}
+
+func TestWebhooksWithABadSignatureOrAnUnknownPaymentAreRefused(t *testing.T) {
+	e := newE2E(t)
+	payload := []byte(`{"id":"evt_x","object":"event","type":"payment_intent.succeeded","api_version":"2026-03-25.dahlia","data":{"object":{"id":"pi_unknown","object":"payment_intent","metadata":{}}}}`)
+	req, _ := http.NewRequest(http.MethodPost, e.api.URL+"/v1/webhooks/stripe", bytes.NewReader(payload))
+	req.Header.Set("Stripe-Signature", psp.Sign(payload, "whsec_wrong", time.Now()))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
+	req, _ = http.NewRequest(http.MethodPost, e.api.URL+"/v1/webhooks/stripe", bytes.NewReader(payload))
+	req.Header.Set("Stripe-Signature", psp.Sign(payload, e.cfg.StripeWebhookSecret.Reveal(), time.Now().Add(-6*time.Minute)))
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, "older than the 5-minute tolerance")
+	require.Equal(t, http.StatusServiceUnavailable, e.deliver(payload), "unknown payment: retryable")
+}
+
+// TestRecordHistories writes the workflow histories the replay tests use when
+// ENCORE_RECORD_HISTORIES is set (run after changing the workflow on purpose).
+func TestRecordHistories(t *testing.T) {
+	if os.Getenv("ENCORE_RECORD_HISTORIES") == "" {
+		t.Skip("set ENCORE_RECORD_HISTORIES=1 to re-record workflows/testdata")
+	}
+	e := newE2E(t)
+	record := func(name, id string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		require.NoError(t, e.temporal.GetWorkflow(ctx, workflows.BookingWorkflowID(id), "").Get(ctx, nil))
+		iter := e.temporal.GetWorkflowHistory(ctx, workflows.BookingWorkflowID(id), "", false, 0)
+		var events []json.RawMessage
+		for iter.HasNext() {
+			ev, err := iter.Next()
+			require.NoError(t, err)
+			b, err := protojsonMarshal(ev)
+			require.NoError(t, err)
+			events = append(events, b)
+		}
+		out, _ := json.MarshalIndent(map[string]any{"events": events}, "", " ")
+		require.NoError(t, os.WriteFile(filepath.Join("..", "workflows", "testdata", name+".json"), out, 0o644))
+	}
+	fan := e.fan("rec")
+	id, status, _ := e.holdAndCheckout(fan, []string{e.seat(5, 1)}, "pm_card_chargeDeclined")
+	require.Equal(t, http.StatusPaymentRequired, status)
+	status, _ = e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": "pm_card_visa"})
+	require.Equal(t, http.StatusOK, status)
+	e.waitStatus(fan, id, workflows.StatusPaid, 30*time.Second)
+	time.Sleep(2 * time.Second)
+	status, _ = e.call(http.MethodPost, "/v1/bookings/"+id+"/cancel", fan, nil)
+	require.Equal(t, http.StatusOK, status)
+	record("decline_then_paid_then_cancelled", id)
+
+	fan2 := e.fan("rec2")
+	status, h := e.call(http.MethodPost, "/v1/holds", fan2, map[string]any{"event_id": e.eventID, "seat_ids": []string{e.seat(5, 2)}})
+	require.Equal(t, http.StatusCreated, status)
+	status, _ = e.call(http.MethodDelete, "/v1/holds/"+h["hold_id"].(string), fan2, nil)
+	require.Equal(t, http.StatusNoContent, status)
+	time.Sleep(3 * time.Second)
+	record("released", h["hold_id"].(string))
+	fmt.Println("recorded")
+}

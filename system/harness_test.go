@@ -1,0 +1,199 @@
+package system_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/encore-tickets/encore/activities"
+	"github.com/encore-tickets/encore/api"
+	"github.com/encore-tickets/encore/config"
+	"github.com/encore-tickets/encore/demo"
+	"github.com/encore-tickets/encore/holds"
+	"github.com/encore-tickets/encore/internal/testenv"
+	"github.com/encore-tickets/encore/psp"
+	"github.com/encore-tickets/encore/seathint"
+	"github.com/encore-tickets/encore/session"
+	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/system"
+	"github.com/encore-tickets/encore/worker"
+	"github.com/encore-tickets/encore/workflows"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// e2e is the whole buy plane over real parts: the fan API over HTTP, a real
+// PostgreSQL and Redis, the embedded Temporal server with the project's own
+// worker, and the payment sandbox driven through stripe-go.
+type e2e struct {
+	t        testing.TB
+	api      *httptest.Server
+	psp      *psp.Server
+	pspURL   string
+	temporal client.Client
+	worker   sdkworker.Worker
+	deps     worker.Dependencies
+	store    *store.Store
+	holds    *holds.Service
+	issuer   *session.Issuer
+	eventID  string
+	mailbox  string
+	cfg      config.Config
+	mu       sync.Mutex
+}
+
+type e2eOption func(*psp.Config)
+
+func newE2E(t testing.TB, opts ...e2eOption) *e2e {
+	t.Helper()
+	ctx := context.Background()
+	pool := testenv.DB(t)
+	rdb, prefix := testenv.Redis(t)
+	srv := testenv.Temporal(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	e := &e2e{t: t, issuer: session.NewIssuer("e2e-secret"), mailbox: t.TempDir()}
+	e.cfg = config.Default()
+	e.cfg.DataDir = e.mailbox
+
+	// The API listens first: the sandbox delivers webhooks to it.
+	apiLn, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	pcfg := psp.Config{APIKey: system.SandboxKey, WebhookSecret: e.cfg.StripeWebhookSecret.Reveal(),
+		WebhookURL: "http://" + apiLn.Addr().String() + "/v1/webhooks/stripe", Logger: log,
+		Delivery: psp.DeliveryConfig{InitialBackoff: 100 * time.Millisecond, MaxBackoff: time.Second, MaxAttempts: 30}}
+	for _, o := range opts {
+		o(&pcfg)
+	}
+	e.psp, err = psp.New(pcfg)
+	require.NoError(t, err)
+	pspLn, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	pctx, stopPSP := context.WithCancel(ctx)
+	go func() { _ = e.psp.Serve(pctx, pspLn) }()
+	t.Cleanup(stopPSP)
+	e.pspURL = "http://" + pspLn.Addr().String()
+	e.cfg.StripeAPIURL = e.pspURL
+
+	e.holds = &holds.Service{Store: store.New(pool, store.Options{}), Hints: seathint.New(rdb, prefix), Log: log}
+	e.holds.Register(prometheus.NewRegistry())
+	e.store = e.holds.Store
+	booking, err := system.BookingActivities(e.cfg, e.store, log)
+	require.NoError(t, err)
+	e.deps = worker.Dependencies{Holds: &activities.Holds{Service: e.holds}, Booking: booking}
+
+	e.temporal, err = client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: srv.Namespace(),
+		Logger: sdklog.NewStructuredLogger(log)})
+	require.NoError(t, err)
+	t.Cleanup(e.temporal.Close)
+	e.startWorker()
+	t.Cleanup(func() { e.stopWorker() })
+
+	e.holds.Started = func(ctx context.Context, h store.Hold) {
+		_ = workflows.StartBooking(ctx, e.temporal, workflows.BookingInput{ReservationID: h.ID.String(),
+			EventID: h.EventID, UserID: h.UserID, ExpiresAt: h.ExpiresAt, LateEventGrace: 2 * time.Second})
+	}
+	a := &api.Server{Holds: e.holds, Sessions: e.issuer, Log: log, Temporal: e.temporal,
+		WebhookSecret: e.cfg.StripeWebhookSecret.Reveal()}
+	a.Register(prometheus.NewRegistry())
+	e.api = httptest.NewUnstartedServer(a.Handler())
+	e.api.Listener = apiLn
+	e.api.Start()
+	t.Cleanup(e.api.Close)
+
+	e.eventID = "evt_" + testenv.RandomSuffix()
+	require.NoError(t, demo.Create(ctx, pool, demo.Event{ID: e.eventID, Title: "E2E", VenueID: "ven_e2e", VenueName: "E2E",
+		City: "C", Currency: "EUR", StartsAt: time.Now().AddDate(0, 1, 0), OnsaleAt: time.Now().Add(-time.Hour),
+		Sections: []demo.Section{{ID: "sec_" + e.eventID[4:], Name: "A", Rows: 30, PerRow: 20, BasePrice: 4000}}}))
+	return e
+}
+
+func (e *e2e) startWorker() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.worker = worker.New(e.temporal, e.deps)
+	require.NoError(e.t, e.worker.Start())
+}
+
+func (e *e2e) stopWorker() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.worker != nil {
+		e.worker.Stop()
+		e.worker = nil
+	}
+}
+
+func (e *e2e) seat(row, n int) string { return demo.SeatID("sec_"+e.eventID[4:], row, n) }
+
+func (e *e2e) fan(name string) string { return e.issuer.Issue(name+"_"+e.eventID, "dev", time.Now()) }
+
+func (e *e2e) call(method, path, token string, body any, headers ...string) (int, map[string]any) {
+	e.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, e.api.URL+path, rd)
+	require.NoError(e.t, err)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(e.t, err)
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+// holdAndCheckout places a hold on seats and checks out with pm.
+func (e *e2e) holdAndCheckout(token string, seats []string, pm string) (string, int, map[string]any) {
+	e.t.Helper()
+	status, h := e.call(http.MethodPost, "/v1/holds", token, map[string]any{"event_id": e.eventID, "seat_ids": seats})
+	require.Equal(e.t, http.StatusCreated, status, "%v", h)
+	id := h["hold_id"].(string)
+	status, co := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", token, map[string]any{"payment_method": pm})
+	return id, status, co
+}
+
+// waitStatus polls GET /v1/bookings/{id} until it reports want.
+func (e *e2e) waitStatus(token, id, want string, within time.Duration) map[string]any {
+	e.t.Helper()
+	var last map[string]any
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		_, last = e.call(http.MethodGet, "/v1/bookings/"+id, token, nil)
+		if last["status"] == want {
+			return last
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	e.t.Fatalf("booking %s: want %s, last %v", id, want, last)
+	return nil
+}
+
+func (e *e2e) count(sql string, args ...any) int {
+	e.t.Helper()
+	var n int
+	require.NoError(e.t, e.store.Pool().QueryRow(context.Background(), sql, args...).Scan(&n))
+	return n
+}

@@ -1,0 +1,144 @@
+package temporalserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/temporalio/ui-server/v2/server/api"
+	"github.com/temporalio/ui-server/v2/server/auth"
+	uiconfig "github.com/temporalio/ui-server/v2/server/config"
+	"github.com/temporalio/ui-server/v2/server/cors"
+	"github.com/temporalio/ui-server/v2/server/csrf"
+	"github.com/temporalio/ui-server/v2/server/headers"
+	"github.com/temporalio/ui-server/v2/server/route"
+	"github.com/temporalio/ui-server/v2/ui"
+)
+
+// uiServer is the embedded Temporal Web UI.
+//
+// It assembles the handler from the ui-server module's own packages exactly as
+// server.NewServer (ui-server v2.54.1) does, but serves it on a listener this
+// package owns. server.Server.Start would bind the port itself and, on a bind
+// error, call echo's Logger.Fatal, which exits the process; here a busy port is
+// an ordinary error from Start, and Stop shuts the listener down gracefully.
+type uiServer struct {
+	http     *http.Server
+	listener net.Listener
+	done     chan struct{}
+}
+
+type staticUIConfig struct{ cfg *uiconfig.Config }
+
+func (s staticUIConfig) GetConfig() (*uiconfig.Config, error) { return s.cfg, nil }
+
+// startUI serves the UI on ln; it closes ln if it fails.
+func startUI(ln net.Listener, frontendAddr, namespace string) (*uiServer, error) {
+	tcp := ln.Addr().(*net.TCPAddr)
+	cfg := &uiconfig.Config{
+		TemporalGRPCAddress: frontendAddr,
+		Host:                tcp.IP.String(),
+		Port:                tcp.Port,
+		EnableUI:            true,
+		DefaultNamespace:    namespace,
+		DisableNewsFetch:    true,
+		HideLogs:            true,
+		// RefreshInterval 0: the config is static, no reload goroutine.
+		CORS: uiconfig.CORS{
+			// Served over plain HTTP on loopback: let the CSRF cookie through.
+			CookieInsecure: true,
+			AllowOrigins:   []string{"http://" + ln.Addr().String(), "http://localhost:" + strconv.Itoa(tcp.Port)},
+		},
+	}
+	handler, err := newUIHandler(cfg)
+	if err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
+	s := &uiServer{
+		http: &http.Server{
+			Handler:           handler,
+			ReadHeaderTimeout: 10 * time.Second,
+		},
+		listener: ln,
+		done:     make(chan struct{}),
+	}
+	go func() {
+		defer close(s.done)
+		_ = s.http.Serve(ln) // returns http.ErrServerClosed after Shutdown
+	}()
+	return s, nil
+}
+
+// newUIHandler mirrors ui-server's server.NewServer.
+func newUIHandler(cfg *uiconfig.Config) (http.Handler, error) {
+	cfgProvider, err := uiconfig.NewConfigProviderWithRefresh(staticUIConfig{cfg})
+	if err != nil {
+		return nil, fmt.Errorf("temporalserver: UI config: %w", err)
+	}
+	apiMiddleware := []api.Middleware{
+		headers.WithForwardHeaders([]string{auth.AuthorizationExtrasHeader, "Caller-Type"}),
+	}
+
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.Logger.SetOutput(io.Discard)
+	e.Use(middleware.Recover())
+	e.Use(middleware.Gzip())
+	e.Use(cors.CORSMiddleware(cors.CORSConfig{
+		AllowHeaders: []string{
+			echo.HeaderOrigin, echo.HeaderContentType, echo.HeaderAccept,
+			echo.HeaderXCSRFToken, echo.HeaderAuthorization, auth.AuthorizationExtrasHeader,
+			"Caller-Type",
+		},
+		AllowCredentials: true,
+		ConfigProvider:   cfgProvider,
+	}))
+	e.Use(middleware.Secure())
+	csrfCookieSecure := !cfg.CORS.CookieInsecure
+	e.Use(csrf.EnsureTokenCookie(csrfCookieSecure))
+	e.Use(middleware.CSRFWithConfig(csrf.MiddlewareConfig(cfgProvider, csrfCookieSecure)))
+
+	e.Pre(route.PublicPath(cfg.PublicPath))
+	route.SetHealthRoute(e)
+	if err := route.SetAPIRoutes(e, cfgProvider, apiMiddleware); err != nil {
+		return nil, fmt.Errorf("temporalserver: UI API routes: %w", err)
+	}
+	route.SetAuthRoutes(e, cfgProvider)
+
+	assets, err := ui.Assets()
+	if err != nil {
+		return nil, fmt.Errorf("temporalserver: UI assets: %w", err)
+	}
+	assets, err = fs.Sub(assets, "local")
+	if err != nil {
+		return nil, fmt.Errorf("temporalserver: UI assets: %w", err)
+	}
+	if err := route.SetUIRoutes(e, cfg.PublicPath, assets); err != nil {
+		return nil, fmt.Errorf("temporalserver: UI routes: %w", err)
+	}
+	route.SetRenderRoute(e, cfg.PublicPath)
+	return e, nil
+}
+
+func (s *uiServer) URL() string { return "http://" + s.listener.Addr().String() }
+
+func (s *uiServer) stop() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := s.http.Shutdown(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = s.http.Close()
+	}
+	<-s.done
+	return err
+}

@@ -1,0 +1,386 @@
+package workflows_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"github.com/stretchr/testify/suite"
+	"go.temporal.io/sdk/activity"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/encore-tickets/encore/activities"
+	"github.com/encore-tickets/encore/money"
+	"github.com/encore-tickets/encore/workflows"
+)
+
+const bookingID = "0b9c4c53-0000-4000-8000-000000000001"
+
+var total = money.Money{Amount: 19000, Currency: "EUR"}
+
+type bookingSuite struct {
+	suite.Suite
+	testsuite.WorkflowTestSuite
+	env *testsuite.TestWorkflowEnvironment
+	// calls counts activity executions by name.
+	calls map[string]int
+}
+
+func TestBookingWorkflow(t *testing.T) { suite.Run(t, new(bookingSuite)) }
+
+// SetupTest registers every activity under its name with a default behaviour
+// (the happy path); tests override what they need with OnActivity.
+func (s *bookingSuite) SetupTest() {
+	s.SetLogger(sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	s.env = s.NewTestWorkflowEnvironment()
+	s.calls = map[string]int{}
+	start := s.env.Now()
+	reg := func(name string, fn any) {
+		s.env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
+	}
+	count := func(name string) { s.calls[name]++ }
+	reg(workflows.ActivityLoadBooking, func(ctx context.Context, id string) (workflows.HoldInfo, error) {
+		count(workflows.ActivityLoadBooking)
+		return workflows.HoldInfo{Status: workflows.StatusPendingPayment, UserID: "asha", EventID: "evt",
+			ExpiresAt: start.Add(10 * time.Minute), Total: total, CancelBy: start.Add(24 * time.Hour)}, nil
+	})
+	reg(workflows.ActivityExpireHold, func(ctx context.Context, id string) (string, error) {
+		count(workflows.ActivityExpireHold)
+		return workflows.StatusExpired, nil
+	})
+	reg(workflows.ActivityReleaseHold, func(ctx context.Context, id string) (string, error) {
+		count(workflows.ActivityReleaseHold)
+		return workflows.StatusCancelled, nil
+	})
+	reg(workflows.ActivityExtendHold, func(ctx context.Context, id string, d time.Duration) (time.Time, error) {
+		count(workflows.ActivityExtendHold)
+		return start.Add(10*time.Minute + d), nil
+	})
+	reg(workflows.ActivityFraudCheck, func(ctx context.Context, in workflows.FraudInput) (workflows.FraudResult, error) {
+		count(workflows.ActivityFraudCheck)
+		return workflows.FraudResult{Decision: "allow"}, nil
+	})
+	reg(workflows.ActivityAuthorise, func(ctx context.Context, in workflows.AuthoriseInput) (workflows.AuthoriseResult, error) {
+		count(workflows.ActivityAuthorise)
+		return workflows.AuthoriseResult{IntentID: "pi_1", ClientSecret: "pi_1_secret", Status: "requires_capture"}, nil
+	})
+	reg(workflows.ActivityConfirmSale, func(ctx context.Context, id string) (bool, error) {
+		count(workflows.ActivityConfirmSale)
+		return true, nil
+	})
+	reg(workflows.ActivityCapture, func(ctx context.Context, id, intent string) (activities.CaptureResult, error) {
+		count(workflows.ActivityCapture)
+		return activities.CaptureResult{Status: "succeeded"}, nil
+	})
+	for _, name := range []string{workflows.ActivityVoid, workflows.ActivityRefund} {
+		reg(name, func(ctx context.Context, id, intent string) error {
+			count(name)
+			return nil
+		})
+	}
+	reg(workflows.ActivityCancelSale, func(ctx context.Context, id string) error {
+		count(workflows.ActivityCancelSale)
+		return nil
+	})
+	reg(workflows.ActivityIssueTickets, func(ctx context.Context, id string) ([]string, error) {
+		count(workflows.ActivityIssueTickets)
+		return []string{"tkt_a", "tkt_b"}, nil
+	})
+	reg(workflows.ActivityNotify, func(ctx context.Context, id, kind string) error {
+		count(workflows.ActivityNotify)
+		return nil
+	})
+	reg(workflows.ActivityFlagPayment, func(ctx context.Context, id, reason string) error {
+		count(workflows.ActivityFlagPayment)
+		return nil
+	})
+}
+
+func (s *bookingSuite) start(in ...workflows.BookingInput) {
+	input := workflows.BookingInput{ReservationID: bookingID, EventID: "evt", UserID: "asha", LateEventGrace: time.Minute}
+	if len(in) > 0 {
+		input = in[0]
+	}
+	s.env.ExecuteWorkflow(workflows.Booking, input)
+}
+
+// checkout sends the checkout Update after d and records its outcome.
+type outcome struct {
+	result workflows.CheckoutResult
+	err    error
+	done   bool
+}
+
+func (s *bookingSuite) checkoutAfter(d time.Duration, pm string) *outcome {
+	o := &outcome{}
+	s.env.RegisterDelayedCallback(func() {
+		s.env.UpdateWorkflow(workflows.UpdateCheckout, "", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { o.err, o.done = err, true },
+			OnAccept: func() {},
+			OnComplete: func(v any, err error) {
+				if err == nil {
+					o.result = v.(workflows.CheckoutResult)
+				}
+				o.err, o.done = err, true
+			},
+		}, workflows.CheckoutRequest{PaymentMethod: pm})
+	}, d)
+	return o
+}
+
+func (s *bookingSuite) paymentAfter(d time.Duration, typ string, amount money.Money, eventID string) {
+	s.env.RegisterDelayedCallback(func() {
+		s.env.SignalWorkflow(workflows.SignalPayment, workflows.PaymentEvent{
+			EventID: eventID, Type: typ, IntentID: "pi_1", Amount: amount, BookingID: bookingID})
+	}, d)
+}
+
+func (s *bookingSuite) result() workflows.BookingResult {
+	s.True(s.env.IsWorkflowCompleted())
+	s.NoError(s.env.GetWorkflowError())
+	var r workflows.BookingResult
+	s.NoError(s.env.GetWorkflowResult(&r))
+	return r
+}
+
+func appErrType(err error) string {
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) {
+		return ae.Type()
+	}
+	return ""
+}
+
+func (s *bookingSuite) TestHappyPathSellsCapturesIssuesAndNotifiesOnce() {
+	co := s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, workflows.EventAuthorised, total, "evt_1")
+	s.paymentAfter(2*time.Minute+time.Second, workflows.EventAuthorised, total, "evt_1") // duplicate
+	s.start()
+	s.True(co.done)
+	s.NoError(co.err)
+	s.Equal(workflows.StatusAuthorised, co.result.Status)
+	s.Equal("pi_1_secret", co.result.Payment.ClientSecret)
+	r := s.result()
+	s.Equal(workflows.StatusPaid, r.Status)
+	s.Equal([]string{"tkt_a", "tkt_b"}, r.TicketIDs)
+	s.Equal(1, s.calls[workflows.ActivityConfirmSale])
+	s.Equal(1, s.calls[workflows.ActivityCapture])
+	s.Equal(1, s.calls[workflows.ActivityIssueTickets])
+	s.Equal(1, s.calls[workflows.ActivityNotify])
+	s.Zero(s.calls[workflows.ActivityVoid])
+}
+
+func (s *bookingSuite) TestADeclineThenAnotherCardSucceeds() {
+	s.env.OnActivity(workflows.ActivityAuthorise, mock.Anything, mock.Anything).
+		Return(workflows.AuthoriseResult{IntentID: "pi_1", Declined: true, DeclineCode: "generic_decline"}, nil).Once()
+	s.env.OnActivity(workflows.ActivityAuthorise, mock.Anything, mock.Anything).
+		Return(workflows.AuthoriseResult{IntentID: "pi_1", ClientSecret: "pi_1_secret", Status: "requires_capture"}, nil).Once()
+	first := s.checkoutAfter(time.Minute, "pm_card_chargeDeclined")
+	second := s.checkoutAfter(2*time.Minute, "pm_card_visa")
+	s.paymentAfter(3*time.Minute, workflows.EventAuthorised, total, "evt_1")
+	s.start()
+	s.Equal(workflows.ErrTypeDeclined, appErrType(first.err))
+	s.NoError(second.err)
+	s.Equal(workflows.StatusPaid, s.result().Status)
+}
+
+func (s *bookingSuite) TestDeclinesUntilExpiryReleaseTheHold() {
+	s.env.OnActivity(workflows.ActivityAuthorise, mock.Anything, mock.Anything).
+		Return(workflows.AuthoriseResult{IntentID: "pi_1", Declined: true, DeclineCode: "insufficient_funds"}, nil)
+	a := s.checkoutAfter(time.Minute, "pm_card_chargeDeclined")
+	b := s.checkoutAfter(3*time.Minute, "pm_card_chargeDeclined")
+	s.start()
+	s.Equal(workflows.ErrTypeDeclined, appErrType(a.err))
+	s.Equal(workflows.ErrTypeDeclined, appErrType(b.err))
+	r := s.result()
+	s.Equal(workflows.StatusExpired, r.Status)
+	s.Equal(1, s.calls[workflows.ActivityExpireHold])
+	s.Zero(s.calls[workflows.ActivityConfirmSale])
+	s.Equal(1, s.calls[workflows.ActivityVoid], "the declined intent is cancelled")
+}
+
+func (s *bookingSuite) TestDeclinesUpToTheAttemptLimitReleaseAtOnce() {
+	s.env.OnActivity(workflows.ActivityAuthorise, mock.Anything, mock.Anything).
+		Return(workflows.AuthoriseResult{IntentID: "pi_1", Declined: true, DeclineCode: "generic_decline"}, nil)
+	for i := 1; i <= 3; i++ {
+		s.checkoutAfter(time.Duration(i)*time.Minute, "pm_card_chargeDeclined")
+	}
+	fourth := s.checkoutAfter(3*time.Minute+10*time.Second, "pm_card_visa")
+	s.start()
+	s.Error(fourth.err)
+	s.Equal(workflows.StatusFailed, s.result().Status)
+	s.Equal(1, s.calls[workflows.ActivityReleaseHold])
+}
+
+func (s *bookingSuite) TestTimerFiringDuringAuthorisationVoidsThePayment() {
+	s.env.OnActivity(workflows.ActivityAuthorise, mock.Anything, mock.Anything).After(15*time.Minute).
+		Return(workflows.AuthoriseResult{IntentID: "pi_1", ClientSecret: "s", Status: "requires_capture"}, nil)
+	co := s.checkoutAfter(9*time.Minute, "pm_card_visa")
+	s.start()
+	s.Equal(workflows.ErrTypeHoldExpired, appErrType(co.err))
+	r := s.result()
+	s.Equal(workflows.StatusExpired, r.Status)
+	s.Equal(1, s.calls[workflows.ActivityVoid])
+	s.Zero(s.calls[workflows.ActivityConfirmSale])
+}
+
+func (s *bookingSuite) TestPaymentAfterExpiryIsRefunded() {
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	// No authorised event arrives before expiry; a capture shows up late.
+	s.paymentAfter(10*time.Minute+30*time.Second, workflows.EventSucceeded, total, "evt_late")
+	s.start()
+	r := s.result()
+	s.Equal(workflows.StatusExpired, r.Status)
+	s.Equal(1, s.calls[workflows.ActivityRefund])
+	s.Zero(s.calls[workflows.ActivityConfirmSale])
+}
+
+func (s *bookingSuite) TestAnAuthorisationAfterExpiryIsVoided() {
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(10*time.Minute+30*time.Second, workflows.EventAuthorised, total, "evt_late")
+	s.start()
+	s.Equal(workflows.StatusExpired, s.result().Status)
+	s.GreaterOrEqual(s.calls[workflows.ActivityVoid], 1)
+	s.Zero(s.calls[workflows.ActivityConfirmSale])
+}
+
+func (s *bookingSuite) TestAConfirmRefusedBecauseTheHoldEndedVoids() {
+	s.env.OnActivity(workflows.ActivityConfirmSale, mock.Anything, mock.Anything).Return(false, nil)
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, workflows.EventAuthorised, total, "evt_1")
+	s.start()
+	s.Equal(workflows.StatusExpired, s.result().Status)
+	s.GreaterOrEqual(s.calls[workflows.ActivityVoid], 1)
+	s.Zero(s.calls[workflows.ActivityCapture])
+}
+
+func (s *bookingSuite) TestAWrongAmountNeverSellsAndIsFlagged() {
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, workflows.EventAuthorised, money.Money{Amount: 100, Currency: "EUR"}, "evt_1")
+	s.start()
+	r := s.result()
+	s.Equal(workflows.StatusFailed, r.Status)
+	s.NotEmpty(r.Flagged)
+	s.Zero(s.calls[workflows.ActivityConfirmSale])
+	s.Equal(1, s.calls[workflows.ActivityVoid])
+	s.Equal(1, s.calls[workflows.ActivityReleaseHold])
+}
+
+func (s *bookingSuite) TestTimeoutAfterSuccessIsRetriedAndChargedOnce() {
+	// The first Authorise attempt loses its answer (the activity's lookup
+	// found nothing yet); the retry under the same step key succeeds.
+	s.env.OnActivity(workflows.ActivityAuthorise, mock.Anything, mock.Anything).
+		Return(workflows.AuthoriseResult{}, errors.New("payments: outcome unknown")).Once()
+	s.env.OnActivity(workflows.ActivityAuthorise, mock.Anything, mock.Anything).
+		Return(workflows.AuthoriseResult{IntentID: "pi_1", ClientSecret: "s", Status: "requires_capture"}, nil).Once()
+	co := s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, workflows.EventAuthorised, total, "evt_1")
+	s.start()
+	s.NoError(co.err)
+	s.Equal(workflows.StatusPaid, s.result().Status)
+	s.Equal(1, s.calls[workflows.ActivityCapture])
+}
+
+func (s *bookingSuite) TestACaptureFailureIsRetried() {
+	s.env.OnActivity(workflows.ActivityCapture, mock.Anything, mock.Anything, mock.Anything).
+		Return(activities.CaptureResult{}, errors.New("provider busy")).Twice()
+	s.env.OnActivity(workflows.ActivityCapture, mock.Anything, mock.Anything, mock.Anything).
+		Return(activities.CaptureResult{Status: "succeeded"}, nil).Once()
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, workflows.EventAuthorised, total, "evt_1")
+	s.start()
+	s.Equal(workflows.StatusPaid, s.result().Status)
+	s.Zero(s.calls[workflows.ActivityCancelSale])
+}
+
+func (s *bookingSuite) TestACaptureThatNeverSucceedsUndoesTheSale() {
+	s.env.OnActivity(workflows.ActivityCapture, mock.Anything, mock.Anything, mock.Anything).
+		Return(activities.CaptureResult{}, temporal.NewNonRetryableApplicationError("authorisation expired", "expired", nil))
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, workflows.EventAuthorised, total, "evt_1")
+	s.start()
+	r := s.result()
+	s.Equal(workflows.StatusFailed, r.Status)
+	s.Equal(1, s.calls[workflows.ActivityCancelSale])
+	s.Equal(1, s.calls[workflows.ActivityVoid])
+	s.NotEmpty(r.Flagged)
+}
+
+func (s *bookingSuite) TestThreeDSecureExtendsTheHoldOnce() {
+	s.env.OnActivity(workflows.ActivityAuthorise, mock.Anything, mock.Anything).
+		Return(workflows.AuthoriseResult{IntentID: "pi_1", ClientSecret: "s", Status: "requires_action", NextActionURL: "http://challenge"}, nil)
+	co := s.checkoutAfter(9*time.Minute, "pm_card_threeDSecure2Required")
+	// Authorised after the original 10 minutes but inside the extension.
+	s.paymentAfter(13*time.Minute, workflows.EventAuthorised, total, "evt_1")
+	s.start()
+	s.NoError(co.err)
+	s.Equal("http://challenge", co.result.Payment.NextAction)
+	s.Equal(1, s.calls[workflows.ActivityExtendHold])
+	s.Equal(workflows.StatusPaid, s.result().Status)
+}
+
+func (s *bookingSuite) TestAReleaseSignalEndsThePendingHold() {
+	s.env.RegisterDelayedCallback(func() { s.env.SignalWorkflow(workflows.SignalRelease, nil) }, time.Minute)
+	s.start()
+	s.Equal(workflows.StatusCancelled, s.result().Status)
+	s.Equal(1, s.calls[workflows.ActivityReleaseHold])
+}
+
+func (s *bookingSuite) TestAFraudDenialRefusesAndReleases() {
+	s.env.OnActivity(workflows.ActivityFraudCheck, mock.Anything, mock.Anything).
+		Return(workflows.FraudResult{Decision: "deny", Score: 90}, nil)
+	co := s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.start()
+	s.Equal(workflows.ErrTypeRefused, appErrType(co.err))
+	s.Equal(workflows.StatusFailed, s.result().Status)
+	s.Zero(s.calls[workflows.ActivityAuthorise])
+}
+
+func (s *bookingSuite) TestCancellingAPaidBookingRefundsAndReleases() {
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, workflows.EventAuthorised, total, "evt_1")
+	var cancelled string
+	var cancelErr error
+	s.env.RegisterDelayedCallback(func() {
+		s.env.UpdateWorkflow(workflows.UpdateCancel, "", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { cancelErr = err },
+			OnAccept: func() {},
+			OnComplete: func(v any, err error) {
+				cancelErr = err
+				if err == nil {
+					cancelled = v.(string)
+				}
+			},
+		})
+	}, time.Hour)
+	s.start()
+	s.NoError(cancelErr)
+	s.Equal(workflows.StatusRefunded, cancelled)
+	s.Equal(workflows.StatusRefunded, s.result().Status)
+	s.Equal(1, s.calls[workflows.ActivityCancelSale])
+	s.Equal(1, s.calls[workflows.ActivityRefund])
+}
+
+func (s *bookingSuite) TestAStepQueryTellsSupportWhereTheBookingIs() {
+	s.env.RegisterDelayedCallback(func() {
+		v, err := s.env.QueryWorkflow(workflows.QueryStep)
+		s.NoError(err)
+		var step string
+		s.NoError(v.Get(&step))
+		s.Equal(workflows.StepAwaitingCheckout, step)
+	}, time.Minute)
+	s.start()
+	s.Equal(workflows.StatusExpired, s.result().Status)
+}
+
+func TestStepKeysAreStablePerBookingAndStep(t *testing.T) {
+	require.Equal(t, bookingID+":capture", workflows.StepKey(bookingID, "capture"))
+	require.Equal(t, "booking-"+bookingID, workflows.BookingWorkflowID(bookingID))
+}

@@ -1,0 +1,142 @@
+package workflows
+
+import (
+	"time"
+
+	"github.com/encore-tickets/encore/money"
+)
+
+// BookingInput starts a booking for a committed hold.
+type BookingInput struct {
+	ReservationID string
+	EventID       string
+	UserID        string
+	// ExpiresAt is the hold's absolute expiry as the database set it; the
+	// timer fires at this instant however late the workflow started.
+	ExpiresAt time.Time
+	// LateEventGrace is how long the booking keeps listening for provider
+	// events after its hold ended without a sale (to void or refund late
+	// money). Zero means DefaultLateEventGrace.
+	LateEventGrace time.Duration
+	// MaxAttempts bounds checkout attempts (cards tried). Zero: 3.
+	MaxAttempts int
+}
+
+// DefaultLateEventGrace is the default LateEventGrace.
+const DefaultLateEventGrace = 15 * time.Minute
+
+// Booking statuses (DESIGN.md's contract for GET /v1/bookings).
+const (
+	StatusPendingPayment = "PENDING_PAYMENT"
+	StatusAuthorised     = "AUTHORISED"
+	StatusPaid           = "PAID"
+	StatusExpired        = "EXPIRED"
+	StatusCancelled      = "CANCELLED"
+	StatusRefunded       = "REFUNDED"
+	StatusFailed         = "FAILED"
+)
+
+// BookingResult is how the booking ended.
+type BookingResult struct {
+	Status    string
+	IntentID  string
+	TicketIDs []string
+	Flagged   string
+}
+
+// CheckoutRequest is the fan's checkout.
+type CheckoutRequest struct {
+	PaymentMethod string // empty: pay on the provider's hosted page
+	ReturnURL     string
+	IP            string
+	DeviceID      string
+}
+
+// PaymentView is the payment part of a checkout answer.
+type PaymentView struct {
+	IntentID     string `json:"intent_id"`
+	ClientSecret string `json:"client_secret"`
+	Status       string `json:"status"`
+	NextAction   string `json:"next_action,omitempty"`
+}
+
+// CheckoutResult is the checkout Update's answer.
+type CheckoutResult struct {
+	BookingID string      `json:"booking_id"`
+	Status    string      `json:"status"`
+	Payment   PaymentView `json:"payment"`
+	ExpiresAt time.Time   `json:"expires_at"`
+}
+
+// PaymentEvent is a verified provider event for this booking.
+type PaymentEvent struct {
+	EventID  string
+	Type     string
+	IntentID string
+	Status   string
+	// Amount is the intent's amount (authorised, or captured for
+	// payment_intent.succeeded) in minor units with its currency.
+	Amount    money.Money
+	BookingID string // the intent's booking_id metadata: the reference
+}
+
+// Provider event types the saga acts on.
+const (
+	EventAuthorised = "payment_intent.amount_capturable_updated"
+	EventSucceeded  = "payment_intent.succeeded"
+	EventFailed     = "payment_intent.payment_failed"
+	EventCanceled   = "payment_intent.canceled"
+)
+
+// AuthoriseInput asks for one authorisation attempt.
+type AuthoriseInput struct {
+	BookingID     string
+	Attempt       int
+	IntentID      string // empty on the first attempt
+	PaymentMethod string
+	ReturnURL     string
+	Amount        money.Money
+	StepUp        bool // fraud review: ask for 3-D Secure
+}
+
+// AuthoriseResult is an attempt's outcome. A decline is a result, not an
+// error: the fan may try another card.
+type AuthoriseResult struct {
+	IntentID      string
+	ClientSecret  string
+	Status        string
+	NextActionURL string
+	Declined      bool
+	DeclineCode   string
+}
+
+// FraudInput is one checkout attempt to score.
+type FraudInput struct {
+	BookingID, UserID, EventID, IP, DeviceID, Card string
+	Attempt                                        int
+}
+
+// FraudResult is the decision.
+type FraudResult struct {
+	Decision string
+	Score    int
+	Reasons  []string
+}
+
+// HoldInfo is what the saga adopts from the committed hold.
+type HoldInfo struct {
+	Status    string
+	UserID    string
+	EventID   string
+	ExpiresAt time.Time
+	Total     money.Money
+	CancelBy  time.Time
+}
+
+// ReconcileReport lists captured payments without exactly one booking or
+// refund.
+type ReconcileReport struct {
+	Checked    int
+	Captured   int
+	Mismatches []string
+}

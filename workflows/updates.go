@@ -1,0 +1,139 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// ThreeDSExtension is how much longer a hold lives, once, while a 3-D Secure
+// challenge is open.
+const ThreeDSExtension = 5 * time.Minute
+
+func (b *booking) registerUpdates(ctx workflow.Context) error {
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateCheckout, b.checkout,
+		workflow.UpdateHandlerOptions{Validator: b.validateCheckout}); err != nil {
+		return err
+	}
+	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateCancel, b.cancel,
+		workflow.UpdateHandlerOptions{Validator: b.validateCancel})
+}
+
+func appErr(typ, msg string, details ...any) error {
+	return temporal.NewApplicationError(msg, typ, details...)
+}
+
+// validateCheckout refuses, without writing history, a checkout that cannot
+// proceed.
+func (b *booking) validateCheckout(ctx workflow.Context, _ CheckoutRequest) error {
+	switch {
+	case b.status == StatusExpired || (b.status == StatusPendingPayment && !workflow.Now(ctx).Before(b.deadline)):
+		return appErr(ErrTypeHoldExpired, "the hold has expired")
+	case b.status != StatusPendingPayment:
+		return appErr(ErrTypeNotPending, "the booking is "+b.status)
+	case b.checkoutBusy || b.step != StepAwaitingCheckout:
+		return appErr(ErrTypeBusy, "a payment is already in progress for this booking")
+	case b.attempts >= b.in.MaxAttempts:
+		return appErr(ErrTypeDeclined, "no payment attempts left")
+	}
+	return nil
+}
+
+// checkout runs fraud and authorisation and answers with the client secret.
+func (b *booking) checkout(ctx workflow.Context, req CheckoutRequest) (CheckoutResult, error) {
+	b.checkoutBusy = true
+	defer func() { b.checkoutBusy = false }()
+	b.attempts++
+	b.step = StepAuthorising
+
+	var fr FraudResult
+	if err := workflow.ExecuteLocalActivity(dbCtx(ctx), ActivityFraudCheck, FraudInput{
+		BookingID: b.in.ReservationID, UserID: b.hold.UserID, EventID: b.hold.EventID,
+		IP: req.IP, DeviceID: req.DeviceID, Card: req.PaymentMethod, Attempt: b.attempts,
+	}).Get(ctx, &fr); err != nil {
+		b.step = StepAwaitingCheckout
+		return CheckoutResult{}, appErr(ErrTypeUnavailable, "fraud check unavailable")
+	}
+	if fr.Decision == "deny" {
+		b.denied = true
+		return CheckoutResult{}, appErr(ErrTypeRefused, "this payment was refused", fr.Reasons)
+	}
+
+	var ar AuthoriseResult
+	err := workflow.ExecuteActivity(providerCtx(ctx, 45*time.Second), ActivityAuthorise, AuthoriseInput{
+		BookingID: b.in.ReservationID, Attempt: b.attempts, IntentID: b.intentID,
+		PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, Amount: b.hold.Total, StepUp: fr.Decision == "review",
+	}).Get(ctx, &ar)
+	if err != nil {
+		b.step = StepAwaitingCheckout
+		return CheckoutResult{}, appErr(ErrTypeUnavailable, "the payment provider did not answer; try again")
+	}
+	if ar.IntentID != "" {
+		b.intentID = ar.IntentID
+	}
+	if b.status != StatusPendingPayment {
+		// The expiry timer fired during authorisation: the hold is gone and
+		// the authorisation is voided by the compensation that follows.
+		return CheckoutResult{}, appErr(ErrTypeHoldExpired, "the hold expired during payment; nothing was charged")
+	}
+	if ar.Declined {
+		b.step = StepAwaitingCheckout
+		if b.attempts >= b.in.MaxAttempts {
+			b.declinedOut = true
+		}
+		return CheckoutResult{}, appErr(ErrTypeDeclined, "the card was declined", ar.DeclineCode, b.in.MaxAttempts-b.attempts)
+	}
+	if ar.Status == "requires_action" && !b.extended {
+		var at time.Time
+		if err := workflow.ExecuteLocalActivity(dbCtx(ctx), ActivityExtendHold, b.in.ReservationID, ThreeDSExtension).Get(ctx, &at); err == nil && at.After(b.deadline) {
+			b.deadline = at
+		}
+		b.extended = true
+	}
+	b.step = StepAwaitingPayment
+	status := StatusPendingPayment
+	if ar.Status == "requires_capture" {
+		status = StatusAuthorised
+	}
+	return CheckoutResult{BookingID: b.in.ReservationID, Status: status, ExpiresAt: b.deadline,
+		Payment: PaymentView{IntentID: ar.IntentID, ClientSecret: ar.ClientSecret, Status: ar.Status, NextAction: ar.NextActionURL}}, nil
+}
+
+func (b *booking) validateCancel(ctx workflow.Context) error {
+	switch b.status {
+	case StatusPendingPayment:
+		return nil
+	case StatusPaid:
+		if !workflow.Now(ctx).Before(b.hold.CancelBy) {
+			return appErr(ErrTypeNotAllowed, "the cancellation deadline of this event has passed")
+		}
+		if b.step != StepPaid && b.step != StepDone {
+			return appErr(ErrTypeBusy, "the booking is still being completed; try again shortly")
+		}
+		return nil
+	}
+	return appErr(ErrTypeNotPending, "the booking is "+b.status)
+}
+
+// cancel releases a pending hold, or cancels a paid booking: tickets revoked,
+// seats back, the money refunded under a stable step key.
+func (b *booking) cancel(ctx workflow.Context) (string, error) {
+	if b.status == StatusPendingPayment {
+		b.release = true
+		if err := workflow.Await(ctx, func() bool { return b.status != StatusPendingPayment }); err != nil {
+			return "", err
+		}
+		return b.status, nil
+	}
+	b.step = StepCancelling
+	b.comp = nil
+	b.comp.add(b.refundPayment) // runs after the sale is undone
+	b.comp.add(b.cancelSale)
+	if err := b.comp.run(ctx); err != nil {
+		return "", err
+	}
+	b.setStatus(ctx, StatusRefunded)
+	b.step = StepDone
+	return b.status, nil
+}
