@@ -37,7 +37,9 @@
 // Measured on the 2-core build machine: a start on new databases takes
 // about 0.5-1.2 s (most of it the two CREATE DATABASE and the schemas; up to
 // 2.4 s while other builds load the machine), a start on existing databases
-// about 0.2 s (0.5 s under load), Stop about 0.05-0.1 s.
+// about 0.2 s (0.5 s under load), or about 1.3 s when a search attribute was
+// added to Config since (step 5 waits for the namespace cache refresh), Stop
+// about 0.05-0.1 s.
 //
 // # Tuning for one machine
 //

@@ -359,9 +359,10 @@ func isTransient(err error) bool {
 	var deadline *serviceerror.DeadlineExceeded
 	var nsNotFound *serviceerror.NamespaceNotFound
 	var internal *serviceerror.Internal
+	var exhausted *serviceerror.ResourceExhausted // e.g. the per-namespace visibility rate limit
 	return errors.As(err, &unavailable) || errors.As(err, &deadline) ||
 		errors.As(err, &nsNotFound) || errors.As(err, &internal) ||
-		errors.Is(err, context.DeadlineExceeded)
+		errors.As(err, &exhausted) || errors.Is(err, context.DeadlineExceeded)
 }
 
 func (s *Server) ensureNamespace(ctx context.Context) error {
@@ -428,6 +429,8 @@ func (s *Server) waitNamespaceReady(ctx context.Context) error {
 	query := strings.Join(clauses, " AND ")
 	svc := s.client.WorkflowService()
 	var lastErr error
+	// Visibility calls are rate limited per namespace (10/s by default): back off.
+	delay := 50 * time.Millisecond
 	for {
 		_, err := svc.CountWorkflowExecutions(ctx, &workflowservice.CountWorkflowExecutionsRequest{
 			Namespace: s.cfg.Namespace,
@@ -444,8 +447,9 @@ func (s *Server) waitNamespaceReady(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return errors.Join(ctx.Err(), lastErr)
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(delay):
 		}
+		delay = min(delay*2, 250*time.Millisecond)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -177,9 +178,12 @@ func TestServerEndToEndAndRestart(t *testing.T) {
 	}
 
 	// Second start on the same databases and the same ports: schema set-up is a
-	// no-op and the earlier executions are still there.
+	// no-op and the earlier executions are still there. A search attribute
+	// added to the Config since is registered through the operator API.
 	cfg.FrontendAddress = frontendAddr
 	cfg.UIAddress = uiAddr
+	cfg.SearchAttributes = map[string]enums.IndexedValueType{"EncoreUserId": enums.INDEXED_VALUE_TYPE_KEYWORD}
+	maps.Copy(cfg.SearchAttributes, testSearchAttributes)
 	began = time.Now()
 	s2, err := Start(ctx, cfg)
 	require.NoError(t, err)
@@ -200,12 +204,17 @@ func TestServerEndToEndAndRestart(t *testing.T) {
 	requireSearchAttributes(t, ctx, c2)
 	requireVisible(t, ctx, c2, `EncoreEventId = "evt-1"`, "greet-"+suffix)
 
-	// New work still runs after the restart.
+	list, err := c2.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: "default"})
+	require.NoError(t, err)
+	require.Equal(t, enums.INDEXED_VALUE_TYPE_KEYWORD, list.GetCustomAttributes()["EncoreUserId"])
+
+	// New work still runs after the restart, using the new search attribute at once.
 	stopWorker = startWorker(t, c2, taskQueue)
 	run, err = c2.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:               "greet-again-" + suffix,
-		TaskQueue:        taskQueue,
-		EnableEagerStart: true,
+		ID:                    "greet-again-" + suffix,
+		TaskQueue:             taskQueue,
+		EnableEagerStart:      true,
+		TypedSearchAttributes: temporal.NewSearchAttributes(temporal.NewSearchAttributeKeyKeyword("EncoreUserId").ValueSet("fan-1")),
 	}, "greet", "again")
 	require.NoError(t, err)
 	require.NoError(t, run.Get(ctx, &greeting))
