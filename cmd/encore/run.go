@@ -21,6 +21,7 @@ import (
 	"github.com/encore-tickets/encore/api"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/holds"
+	"github.com/encore-tickets/encore/outbox"
 	"github.com/encore-tickets/encore/psp"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
@@ -49,6 +50,8 @@ type process struct {
 	room     *waitingroom.Room
 	booking  *activities.Booking
 	temporal client.Client
+	browse   *system.BrowsePlane
+	relay    *outbox.Relay // set by runWorkerLoops; planes add handlers there
 }
 
 func newProcess(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisURL, temporalAddr string) (*process, error) {
@@ -59,6 +62,10 @@ func newProcess(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL,
 	p := &process{cfg: cfg, log: log, pool: pool, rdb: rdb, reg: system.Registry()}
 	p.holds = system.BuyPlane(cfg, pool, rdb, p.reg, log)
 	p.room = system.AdmitPlane(cfg, rdb, p.holds, p.reg, log)
+	if p.browse, err = system.NewBrowsePlane(ctx, cfg, dbURL, rdb, p.reg, log); err != nil {
+		p.close()
+		return nil, err
+	}
 	if p.booking, err = system.BookingActivities(cfg, p.holds.Store, log); err != nil {
 		p.close()
 		return nil, err
@@ -89,6 +96,9 @@ func (p *process) close() {
 	}
 	if p.temporal != nil {
 		p.temporal.Close()
+	}
+	if p.browse != nil {
+		p.browse.Close()
 	}
 	_ = p.rdb.Close()
 	p.pool.Close()
@@ -122,6 +132,8 @@ func (p *process) serveAPI(ctx context.Context) (string, <-chan error, error) {
 	}
 	srv.Extra = append(srv.Extra, api.TicketQR(p.holds.Store, keyring))
 	srv.Extra = append(srv.Extra, p.room.Routes)
+	srv.Extra = append(srv.Extra, p.browse.API.Routes)
+	go p.browse.Hub.Run(ctx)
 	addr, done, err := system.Serve(ctx, p.cfg.HTTPAddr, p.room.Guard(srv.Handler(), srv.Sessions))
 	if err != nil {
 		return "", nil, err
@@ -139,6 +151,8 @@ func (p *process) runWorkerLoops(ctx context.Context) error {
 		p.log.Warn("reconciliation schedule", "err", err)
 	}
 	go p.holds.RunSweeper(ctx, p.cfg.SweepInterval, p.cfg.SweepBatch)
+	p.relay = system.NewRelay(p.cfg, p.holds.Store, p.browse.Cache, p.reg, p.log)
+	go p.relay.Run(ctx)
 	go p.room.RunAdmitter(ctx, "")
 	go func() {
 		<-ctx.Done()
