@@ -68,6 +68,7 @@ type Config struct {
 	ReaderDatabaseURL Secret        `env:"ENCORE_READER_DATABASE_URL" default:"" doc:"Browse plane: PostgreSQL URL of a login that may only read (member of encore_reader). Empty: the main database URL, each connection switching to the encore_reader role (SET ROLE) with read-only transactions."`
 	ReaderMaxConns    int32         `env:"ENCORE_READER_MAX_CONNS" default:"4" doc:"Browse plane: connections of the read-only pool (search, event pages, seat-map cache fills)."`
 	SeatMapCacheTTL   time.Duration `env:"ENCORE_SEATMAP_CACHE_TTL" default:"2s" doc:"Browse plane: how long a section's seat-map snapshot lives in Redis; the outbox relay deletes it sooner when the section changes."`
+	SeatMapLocalTTL   time.Duration `env:"ENCORE_SEATMAP_LOCAL_TTL" default:"500ms" doc:"Browse plane: how long an API process keeps a hot seat-map snapshot in memory; the invalidation that reaches viewers drops it at once. 0 disables."`
 	RelayInterval     time.Duration `env:"ENCORE_RELAY_INTERVAL" default:"50ms" doc:"Outbox relay: pause between polls when idle (the one active relay runs in encore worker and encore dev)."`
 
 	PSPAddr             string `env:"ENCORE_PSP_ADDR" default:"127.0.0.1:12111" doc:"Address of the built-in payment sandbox that encore dev and encore psp start."`

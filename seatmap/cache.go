@@ -11,6 +11,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -86,7 +87,20 @@ type Cache struct {
 	opts   CacheOptions
 	group  singleflight.Group
 
-	hits, misses, fills, waits, unavailable, invalidations prometheus.Counter
+	// The process-local layer (UseLocal): entries by channel and format,
+	// and a generation per channel that every heard change bumps.
+	hub      *Hub
+	localTTL time.Duration
+	lmu      sync.Mutex
+	local    map[string]localEntry
+	lgen     map[string]uint64
+
+	hits, misses, fills, waits, unavailable, invalidations, localHits prometheus.Counter
+}
+
+type localEntry struct {
+	e       Entry
+	expires time.Time
 }
 
 // NewCache builds a cache; every key and channel starts with prefix.
@@ -113,12 +127,37 @@ func NewCache(rdb *redis.Client, prefix string, load Loader, opts CacheOptions) 
 	c.waits = counter("encore_seatmap_cache_lease_waits_total", "Misses that waited for another request's fill.")
 	c.unavailable = counter("encore_seatmap_cache_unavailable_total", "Snapshot requests answered 503 (no fill in time).")
 	c.invalidations = counter("encore_seatmap_invalidations_published_total", "Section invalidations published.")
+	c.localHits = counter("encore_seatmap_local_hits_total", "Seat-map snapshot requests answered from this process's memory.")
 	return c
+}
+
+// UseLocal adds a process-local layer in front of Redis for hot sections:
+// a snapshot is kept in memory for at most ttl, and only while the hub
+// watches its section, so the invalidation that reaches viewers also drops
+// the local copy (before any viewer hears it, and never coalesced). A
+// section is watched for ten seconds after its last local miss. Call before
+// the hub's Run; without a running hub the layer stays unused.
+func (c *Cache) UseLocal(h *Hub, ttl time.Duration) {
+	c.hub, c.localTTL = h, ttl
+	c.local, c.lgen = map[string]localEntry{}, map[string]uint64{}
+	h.OnChange(c.dropLocal)
+}
+
+func (c *Cache) dropLocal(channel string) {
+	c.lmu.Lock()
+	defer c.lmu.Unlock()
+	c.lgen[channel]++
+	delete(c.local, channel+":"+string(FormatJSON))
+	delete(c.local, channel+":"+string(FormatBitmap))
+	if len(c.lgen) > 100000 {
+		clear(c.lgen) // bounded; a cleared generation only refuses stores in flight
+		clear(c.local)
+	}
 }
 
 // Register adds the cache's metrics to reg.
 func (c *Cache) Register(reg prometheus.Registerer) {
-	reg.MustRegister(c.hits, c.misses, c.fills, c.waits, c.unavailable, c.invalidations)
+	reg.MustRegister(c.hits, c.misses, c.fills, c.waits, c.unavailable, c.invalidations, c.localHits)
 }
 
 func (c *Cache) base(eventID, sectionID string) string {
@@ -197,6 +236,35 @@ func Build(s store.SectionSeats) (jsonEntry, binEntry Entry, err error) {
 // section that is not the event's, ErrUnavailable when no fill finished in
 // time.
 func (c *Cache) Get(ctx context.Context, eventID, sectionID string, f Format) (Entry, error) {
+	if c.hub == nil {
+		return c.get(ctx, eventID, sectionID, f)
+	}
+	ch := c.Channel(eventID, sectionID)
+	lkey := ch + ":" + string(f)
+	now := time.Now()
+	c.lmu.Lock()
+	le, ok := c.local[lkey]
+	gen := c.lgen[ch]
+	c.lmu.Unlock()
+	if ok && now.Before(le.expires) {
+		c.localHits.Inc()
+		return le.e, nil
+	}
+	// Watch first: once it is confirmed, any change after our read of Redis
+	// bumps the generation and the copy is not kept.
+	watched := c.hub.Watch(ctx, eventID, sectionID, now.Add(10*time.Second)) == nil
+	e, err := c.get(ctx, eventID, sectionID, f)
+	if err == nil && watched {
+		c.lmu.Lock()
+		if c.lgen[ch] == gen {
+			c.local[lkey] = localEntry{e: e, expires: now.Add(c.localTTL)}
+		}
+		c.lmu.Unlock()
+	}
+	return e, err
+}
+
+func (c *Cache) get(ctx context.Context, eventID, sectionID string, f Format) (Entry, error) {
 	key := c.key(eventID, sectionID, f)
 	v, err := c.rdb.Get(ctx, key).Bytes()
 	if err == nil {

@@ -229,3 +229,48 @@ func TestUnknownSectionIsNotFound(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, got.SeatCount)
 }
+
+// The process-local copy answers without Redis while its section is
+// watched, and every process drops its copy the moment the invalidation
+// arrives: the next read sees the change.
+func TestLocalCopiesAreDroppedByTheInvalidation(t *testing.T) {
+	e := newEnv(t, 2, 10)
+	ctx := context.Background()
+	var caches []*seatmap.Cache
+	var loaders []*countingLoader
+	for range 2 { // two processes, each with its hub
+		h := startHub(t, e, seatmap.HubOptions{})
+		l := &countingLoader{load: e.reader.SectionSeats}
+		c := seatmap.NewCache(e.rdb, e.prefix, l.Load, seatmap.CacheOptions{TTL: time.Minute})
+		c.UseLocal(h, time.Minute)
+		require.Eventually(t, func() bool {
+			return h.Watch(ctx, e.eventID, e.section(), time.Now()) == nil
+		}, 2*time.Second, 5*time.Millisecond, "the hub runs")
+		caches, loaders = append(caches, c), append(loaders, l)
+	}
+	first, err := caches[0].Get(ctx, e.eventID, e.section(), seatmap.FormatBitmap)
+	require.NoError(t, err)
+	for _, c := range caches {
+		got, err := c.Get(ctx, e.eventID, e.section(), seatmap.FormatBitmap)
+		require.NoError(t, err)
+		require.Equal(t, first.ETag, got.ETag)
+	}
+	// Redis loses the entry without an invalidation: the local copies answer.
+	require.NoError(t, e.rdb.Del(ctx, e.prefix+"seatmap:{"+e.eventID+"}:"+e.section()+":bin").Err())
+	for _, c := range caches {
+		got, err := c.Get(ctx, e.eventID, e.section(), seatmap.FormatBitmap)
+		require.NoError(t, err)
+		require.Equal(t, first.ETag, got.ETag)
+	}
+	require.Equal(t, int64(1), loaders[0].calls.Load()+loaders[1].calls.Load())
+
+	// A hold and its invalidation: every process serves the change at once.
+	e.hold(e.section() + "-A-3")
+	require.NoError(t, caches[0].Invalidate(ctx, e.eventID, e.section()))
+	for _, c := range caches {
+		require.Eventually(t, func() bool {
+			got, err := c.Get(ctx, e.eventID, e.section(), seatmap.FormatBitmap)
+			return err == nil && got.ETag != first.ETag
+		}, time.Second, time.Millisecond)
+	}
+}

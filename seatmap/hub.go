@@ -46,6 +46,9 @@ type Hub struct {
 	closed bool
 	slowN  atomic.Int64
 
+	running   atomic.Bool
+	onChanged func(channel string) // OnChange; called with mu held
+
 	viewers  prometheus.Gauge
 	sections prometheus.Gauge
 	slow     prometheus.Counter
@@ -62,6 +65,7 @@ type topic struct {
 	confirmed bool
 	last      time.Time // last forwarded invalidation
 	pending   bool      // a trailing invalidation is scheduled
+	watched   time.Time // kept subscribed without viewers until then (Watch)
 }
 
 // NewHub builds a hub. Run must be running for messages to flow.
@@ -135,17 +139,10 @@ func (h *Hub) Subscribe(ctx context.Context, v *Viewer, eventID, sectionID strin
 		h.mu.Unlock()
 		return ErrClosed
 	}
-	t := h.topics[ch]
-	if t == nil {
-		reset, _ := json.Marshal(Message{Type: "reset", EventID: eventID, SectionID: sectionID})
-		inv, _ := json.Marshal(Message{Type: "invalidate", EventID: eventID, SectionID: sectionID})
-		t = &topic{channel: ch, reset: reset, invalid: inv, viewers: map[*Viewer]struct{}{}, ready: make(chan struct{})}
-		if err := h.pubsub().Subscribe(ctx, ch); err != nil {
-			h.mu.Unlock()
-			return err
-		}
-		h.topics[ch] = t
-		h.sections.Inc()
+	t, err := h.topic(ctx, ch, eventID, sectionID)
+	if err != nil {
+		h.mu.Unlock()
+		return err
 	}
 	t.viewers[v] = struct{}{}
 	v.topics[ch] = t
@@ -167,6 +164,101 @@ func (h *Hub) Subscribe(ctx context.Context, v *Viewer, eventID, sectionID strin
 	return nil
 }
 
+// topic finds or subscribes a section; h.mu is held.
+func (h *Hub) topic(ctx context.Context, ch, eventID, sectionID string) (*topic, error) {
+	if t := h.topics[ch]; t != nil {
+		return t, nil
+	}
+	reset, _ := json.Marshal(Message{Type: "reset", EventID: eventID, SectionID: sectionID})
+	inv, _ := json.Marshal(Message{Type: "invalidate", EventID: eventID, SectionID: sectionID})
+	t := &topic{channel: ch, reset: reset, invalid: inv, viewers: map[*Viewer]struct{}{}, ready: make(chan struct{})}
+	if err := h.pubsub().Subscribe(ctx, ch); err != nil {
+		return nil, err
+	}
+	h.topics[ch] = t
+	h.sections.Inc()
+	return t, nil
+}
+
+// ErrNotRunning: the hub's Run loop is not running, so nothing would be
+// heard.
+var ErrNotRunning = errors.New("seatmap: hub not running")
+
+// Watch keeps a section subscribed until the given time even without
+// viewers, and returns once the subscription is confirmed: from then on
+// OnChange hears every change of the section. The process-local snapshot
+// cache uses it (Cache.UseLocal).
+func (h *Hub) Watch(ctx context.Context, eventID, sectionID string, until time.Time) error {
+	if !h.running.Load() {
+		return ErrNotRunning
+	}
+	ch := channelName(h.prefix, eventID, sectionID)
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return ErrClosed
+	}
+	t, err := h.topic(ctx, ch, eventID, sectionID)
+	if err != nil {
+		h.mu.Unlock()
+		return err
+	}
+	if until.After(t.watched) {
+		t.watched = until
+	}
+	ready := t.ready
+	h.mu.Unlock()
+	select {
+	case <-ready:
+		return nil
+	case <-time.After(h.opts.ReadyTimeout):
+		return errors.New("seatmap: upstream subscription not confirmed")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// OnChange sets a function the hub calls with a section's channel the
+// moment it hears an invalidation (before coalescing and before viewers
+// hear), when a lost connection was re-established, and when it stops
+// watching the section. Set it before Run.
+func (h *Hub) OnChange(f func(channel string)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.onChanged = f
+}
+
+func (h *Hub) changed(ch string) {
+	if h.onChanged != nil {
+		h.onChanged(ch)
+	}
+}
+
+// unsubscribe drops a topic; h.mu is held.
+func (h *Hub) unsubscribe(ch string) {
+	delete(h.topics, ch)
+	h.sections.Dec()
+	h.changed(ch)
+	if h.ps != nil && !h.closed {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		if err := h.ps.Unsubscribe(ctx, ch); err != nil {
+			h.opts.Log.Warn("seatmap: unsubscribe", "channel", ch, "err", err)
+		}
+		cancel()
+	}
+}
+
+// expireWatches unsubscribes sections with neither viewers nor a watch.
+func (h *Hub) expireWatches(now time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ch, t := range h.topics {
+		if len(t.viewers) == 0 && now.After(t.watched) {
+			h.unsubscribe(ch)
+		}
+	}
+}
+
 // pubsub returns the hub's one Pub/Sub connection; h.mu is held.
 func (h *Hub) pubsub() *redis.PubSub {
 	if h.ps == nil {
@@ -183,16 +275,8 @@ func (h *Hub) Leave(v *Viewer) {
 	for ch, t := range v.topics {
 		delete(t.viewers, v)
 		delete(v.topics, ch)
-		if len(t.viewers) == 0 && h.topics[ch] == t {
-			delete(h.topics, ch)
-			h.sections.Dec()
-			if h.ps != nil && !h.closed {
-				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-				if err := h.ps.Unsubscribe(ctx, ch); err != nil {
-					h.opts.Log.Warn("seatmap: unsubscribe", "channel", ch, "err", err)
-				}
-				cancel()
-			}
+		if len(t.viewers) == 0 && h.topics[ch] == t && time.Now().After(t.watched) {
+			h.unsubscribe(ch)
 		}
 	}
 	h.viewers.Dec()
@@ -236,16 +320,25 @@ func (h *Hub) Run(ctx context.Context) {
 	ps := h.pubsub()
 	h.mu.Unlock()
 	in := ps.ChannelWithSubscriptions(redis.WithChannelSize(1024))
+	h.running.Store(true)
 	defer func() {
+		h.running.Store(false)
 		h.mu.Lock()
 		h.closed = true
+		for ch := range h.topics {
+			h.changed(ch) // nothing is heard any more
+		}
 		h.mu.Unlock()
 		_ = ps.Close()
 	}()
+	janitor := time.NewTicker(time.Second)
+	defer janitor.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case now := <-janitor.C:
+			h.expireWatches(now)
 		case m, ok := <-in:
 			if !ok {
 				return
@@ -279,6 +372,7 @@ func (h *Hub) confirmed(ch string) {
 		close(t.ready)
 		return
 	}
+	h.changed(ch)
 	h.broadcast(t, t.reset)
 }
 
@@ -286,7 +380,11 @@ func (h *Hub) invalidate(ch string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	t := h.topics[ch]
-	if t == nil || t.pending {
+	if t == nil {
+		return
+	}
+	h.changed(ch) // never coalesced: the local cache drops its copy at once
+	if t.pending {
 		return
 	}
 	now := time.Now()

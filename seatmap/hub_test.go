@@ -123,6 +123,9 @@ func TestSlowViewerIsDroppedWithoutDelayingOthers(t *testing.T) {
 		}()
 	}
 	for range sends {
+		// Paced like a busy section, not a burst: a burst longer than the
+		// queue would (rightly) drop readers that are merely scheduled late.
+		time.Sleep(5 * time.Millisecond)
 		sent <- time.Now()
 		require.NoError(t, c.Invalidate(ctx, e.eventID, "s1"))
 	}

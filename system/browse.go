@@ -41,6 +41,9 @@ func NewBrowsePlane(ctx context.Context, cfg config.Config, dbURL string, rdb *r
 	reader := store.NewReader(pool)
 	cache := seatmap.NewCache(rdb, "", reader.SectionSeats, seatmap.CacheOptions{TTL: cfg.SeatMapCacheTTL})
 	hub := seatmap.NewHub(rdb, "", seatmap.HubOptions{Log: log.With("component", "seatmap")})
+	if cfg.SeatMapLocalTTL > 0 {
+		cache.UseLocal(hub, cfg.SeatMapLocalTTL)
+	}
 	cache.Register(reg)
 	hub.Register(reg)
 	return &BrowsePlane{Reader: pool, Cache: cache, Hub: hub,
