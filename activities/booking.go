@@ -71,12 +71,12 @@ func (a *Booking) FraudCheck(ctx context.Context, in workflows.FraudInput) (work
 	if err != nil {
 		return workflows.FraudResult{}, err
 	}
-	sig, err := a.Store.FraudSignals(ctx, in.UserID, in.EventID, in.IP, in.DeviceID, in.Card)
+	sig, err := a.Store.FraudSignals(ctx, in.UserID, in.EventID, fraud.IPKey(in.IP), in.DeviceID, fraud.CardKey(in.Card))
 	if err != nil {
 		return workflows.FraudResult{}, err
 	}
 	r := fraud.Score(sig)
-	if err := a.Store.RecordFraud(ctx, id, in.Attempt, string(r.Decision), r.Score, r.Reasons, in.UserID, in.IP, in.DeviceID, in.Card); err != nil {
+	if err := a.Store.RecordFraud(ctx, id, in.Attempt, string(r.Decision), r.Score, r.Reasons, in.UserID, fraud.IPKey(in.IP), in.DeviceID, fraud.CardKey(in.Card)); err != nil {
 		return workflows.FraudResult{}, err
 	}
 	return workflows.FraudResult{Decision: string(r.Decision), Score: r.Score, Reasons: r.Reasons}, nil

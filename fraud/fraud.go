@@ -5,6 +5,8 @@
 package fraud
 
 import (
+	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/encore-tickets/encore/store"
@@ -76,4 +78,25 @@ func Score(s store.FraudSignals) Result {
 		r.Decision = Allow
 	}
 	return r
+}
+
+// IPKey is the address the IP velocity rule counts, or "" when the address
+// says nothing about the fan: loopback and private addresses are our own
+// proxies and test clients, shared by everyone behind them.
+func IPKey(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil || a.IsLoopback() || a.IsPrivate() || a.IsUnspecified() {
+		return ""
+	}
+	return a.String()
+}
+
+// CardKey is the card identity the card velocity rule counts, or "" for the
+// provider's shared test tokens (pm_card_visa and friends), which every test
+// fan uses and which carry no fingerprint of a real card.
+func CardKey(paymentMethod string) string {
+	if strings.HasPrefix(paymentMethod, "pm_card_") {
+		return ""
+	}
+	return paymentMethod
 }

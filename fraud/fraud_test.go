@@ -31,3 +31,12 @@ func TestScoreGivesAllowReviewOrDenyFromTheSignals(t *testing.T) {
 		})
 	}
 }
+
+func TestSharedAddressesAndTestTokensAreNotCountedAsOneFan(t *testing.T) {
+	require.Equal(t, "", fraud.IPKey("127.0.0.1"))
+	require.Equal(t, "", fraud.IPKey("10.1.2.3"))
+	require.Equal(t, "", fraud.IPKey("not an ip"))
+	require.Equal(t, "203.0.113.9", fraud.IPKey("203.0.113.9"))
+	require.Equal(t, "", fraud.CardKey("pm_card_visa"))
+	require.Equal(t, "pm_1Abc", fraud.CardKey("pm_1Abc"))
+}
