@@ -269,7 +269,7 @@ func AdmitPlane(cfg config.Config, rdb *redis.Client, svc *holds.Service, reg *p
 		Log:  log.With("component", "waitingroom"),
 	})
 	if cfg.RoomAdaptive {
-		room.SetAdaptive(nil, waitingroom.DefaultSignals(reg))
+		room.SetAdaptive(nil, waitingroom.NewStandardSignals(reg, svc.Store))
 	}
 	room.Register(reg)
 	svc.Admission = room

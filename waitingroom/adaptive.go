@@ -8,6 +8,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/encore-tickets/encore/store"
 )
 
 // Signals are what the adaptive mode steers by, measured over the last
@@ -251,6 +253,52 @@ func (g *GathererSignals) Signals(context.Context) (Signals, error) {
 		s.PaymentErrorRate = d("pay_err") / n
 	}
 	return s, nil
+}
+
+// SagaSource reads the saga's health from the database.
+type SagaSource interface {
+	SagaHealth(ctx context.Context, window time.Duration) (store.SagaHealth, error)
+}
+
+// StandardSignals is the adaptive mode's default source: checkout latency
+// from this process's hold-duration histogram (a hold includes starting its
+// booking workflow), the workflow-start lag as the age of the oldest booking
+// workflow start still waiting in the outbox, and the payment error rate
+// from payment outcomes in the database over the last Window.
+type StandardSignals struct {
+	Metrics *GathererSignals
+	Saga    SagaSource
+	Window  time.Duration // 1m
+}
+
+// NewStandardSignals reads g and the database behind saga.
+func NewStandardSignals(g prometheus.Gatherer, saga SagaSource) *StandardSignals {
+	m := DefaultSignals(g)
+	m.LagHistogram, m.PaymentCounter = "", ""
+	return &StandardSignals{Metrics: m, Saga: saga, Window: time.Minute}
+}
+
+// Signals implements SignalSource.
+func (s *StandardSignals) Signals(ctx context.Context) (Signals, error) {
+	var out Signals
+	if s.Metrics != nil {
+		m, err := s.Metrics.Signals(ctx)
+		if err != nil {
+			return Signals{}, err
+		}
+		out = m
+	}
+	if s.Saga != nil {
+		h, err := s.Saga.SagaHealth(ctx, s.Window)
+		if err != nil {
+			return Signals{}, err
+		}
+		out.WorkflowStartLag = h.OldestUnstarted
+		if h.PaymentsSettled > 0 {
+			out.PaymentErrorRate = float64(h.PaymentsFailed) / float64(h.PaymentsSettled)
+		}
+	}
+	return out, nil
 }
 
 func labelValue(m *dto.Metric, name string) string {

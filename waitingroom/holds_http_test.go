@@ -203,3 +203,33 @@ func TestSoldOutFromTheDatabase(t *testing.T) {
 	require.Equal(t, store.HoldOutcome{Holding: true}, outcomes[asha.UserID])
 	require.Equal(t, store.HoldOutcome{}, outcomes[cy.UserID])
 }
+
+// TestStandardSignalsReadTheSaga: payment failures and a workflow start
+// waiting in the outbox show in the adaptive mode's signals.
+func TestStandardSignalsReadTheSaga(t *testing.T) {
+	s := newBuyStack(t, []demo.Section{{ID: "a", Name: "A", Rows: 1, PerRow: 10, BasePrice: 5000}})
+	pool := testenv.DB(t)
+	ctx := context.Background()
+	pass := s.admit(fan(1))
+	rep := s.do("POST", "/v1/holds", fan(1), map[string]any{"event_id": s.eventID,
+		"seat_ids": []string{demo.SeatID(s.eventID+"_a", 0, 1)}}, "X-Admission-Pass", pass)
+	require.Equal(t, http.StatusCreated, rep.status, string(rep.raw))
+	holdID := rep.body["hold_id"].(string)
+	// No relay runs in this test: the hold's workflow start waits in the outbox.
+	_, err := pool.Exec(ctx, `UPDATE outbox SET created_at = now() - interval '30 seconds'
+		WHERE topic = 'hold.created' AND key = $1`, holdID)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `INSERT INTO payments (reservation_id, amount, currency, status) VALUES ($1, 5000, 'EUR', 'FAILED')`, holdID)
+	require.NoError(t, err)
+
+	reg := prometheus.NewRegistry()
+	src := waitingroom.NewStandardSignals(reg, s.st)
+	sig, err := src.Signals(ctx)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, sig.WorkflowStartLag, 30*time.Second)
+	require.Greater(t, sig.PaymentErrorRate, 0.0)
+	_, err = pool.Exec(ctx, `DELETE FROM payments WHERE reservation_id = $1`, holdID)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `UPDATE outbox SET published_at = now() WHERE topic = 'hold.created' AND key = $1`, holdID)
+	require.NoError(t, err)
+}
