@@ -20,6 +20,7 @@ import (
 	"github.com/encore-tickets/encore/inventory"
 	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/workflows"
 )
 
 // HoldRequest is the body of POST /v1/holds.
@@ -201,10 +202,13 @@ func (s *Server) deleteHold(c *gin.Context) {
 		s.problem(c, NewProblem(http.StatusNotFound, ProbNotFound, "no such hold"))
 		return
 	}
-	if s.ReleaseHold != nil {
-		err = s.ReleaseHold(c.Request.Context(), identity(c), id)
-	} else {
-		err = s.Holds.Release(c.Request.Context(), identity(c), id)
+	err = s.Holds.Release(c.Request.Context(), identity(c), id)
+	if err == nil && s.Temporal != nil {
+		// The seats went back at once (owner checked in the database); the
+		// booking workflow is told so it ends now, not at the expiry timer.
+		if serr := workflows.Release(c.Request.Context(), s.Temporal, id.String()); serr != nil && !errors.Is(serr, workflows.ErrNoBooking) {
+			s.Log.Warn("tell booking workflow of release", "hold", id, "err", serr)
+		}
 	}
 	if errors.Is(err, store.ErrNotPending) {
 		// Releasing what already ended is a no-op success unless it was paid.

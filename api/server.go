@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.temporal.io/sdk/client"
@@ -37,9 +36,6 @@ type Server struct {
 	Checks   []Check
 	Gatherer prometheus.Gatherer
 	Log      *slog.Logger
-	// ReleaseHold, when set, ends a hold through its booking workflow
-	// instead of directly (the saga owns the hold once it runs).
-	ReleaseHold func(ctx context.Context, who session.Identity, id uuid.UUID) error
 	// Extra lets later planes add their routes to the same engine.
 	Extra []func(r *gin.Engine, auth gin.HandlerFunc)
 	// Temporal reaches the booking workflows; WebhookSecret verifies the

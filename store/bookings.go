@@ -170,7 +170,6 @@ func (s *Store) ConfirmSale(ctx context.Context, id uuid.UUID) (bool, error) {
 				queueInventoryChanged(batch, eventID, sec)
 			}
 		}
-		queueOutbox(batch, TopicBookingPaid, id.String(), map[string]any{"reservation_id": id, "event_id": eventID})
 		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 			return err
 		}

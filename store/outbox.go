@@ -23,6 +23,3 @@ func queueOutbox(b *pgx.Batch, topic, key string, payload any) {
 func queueInventoryChanged(b *pgx.Batch, eventID, sectionID string) {
 	queueOutbox(b, TopicInventoryChanged, sectionID, map[string]string{"event_id": eventID, "section_id": sectionID})
 }
-
-// TopicBookingPaid: a booking was confirmed (seats SOLD); key is the booking.
-const TopicBookingPaid = "booking.paid"

@@ -14,7 +14,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/encore-tickets/encore/outbox"
 	"github.com/encore-tickets/encore/psp"
+	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/system"
 	"github.com/encore-tickets/encore/workflows"
 )
 
@@ -239,4 +242,36 @@ func TestRecordHistories(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	record("released", h["hold_id"].(string))
 	fmt.Println("recorded")
+}
+
+func TestTheRelayStartsABookingWorkflowTheAPIMissed(t *testing.T) {
+	e := newE2E(t)
+	e.holds.Started = nil // the API's direct start is lost
+	fan := e.fan("missed")
+	status, h := e.call(http.MethodPost, "/v1/holds", fan, map[string]any{"event_id": e.eventID, "seat_ids": []string{e.seat(6, 1)}})
+	require.Equal(t, http.StatusCreated, status)
+	id := h["hold_id"].(string)
+	ctx := context.Background()
+	_, err := e.temporal.DescribeWorkflowExecution(ctx, workflows.BookingWorkflowID(id), "")
+	require.Error(t, err, "no workflow yet")
+
+	relay := outbox.New(e.store, outbox.Options{})
+	relay.Handle(store.TopicHoldCreated, system.StartMissedBooking(e.temporal))
+	for i := 0; i < 50; i++ {
+		if _, _, err := relay.RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.temporal.DescribeWorkflowExecution(ctx, workflows.BookingWorkflowID(id), ""); err == nil {
+			break
+		}
+	}
+	d, err := e.temporal.DescribeWorkflowExecution(ctx, workflows.BookingWorkflowID(id), "")
+	require.NoError(t, err)
+	require.Equal(t, "Running", d.WorkflowExecutionInfo.Status.String())
+	// A second pass over the same row would be a no-op start.
+	require.NoError(t, system.StartMissedBooking(e.temporal)(ctx, outbox.Row{Topic: store.TopicHoldCreated,
+		Payload: []byte(`{"reservation_id":"` + id + `","event_id":"` + e.eventID + `"}`)}))
+	status, co := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": "pm_card_visa"})
+	require.Equal(t, http.StatusOK, status, "%v", co)
+	e.waitStatus(fan, id, workflows.StatusPaid, 30*time.Second)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
+	"go.temporal.io/sdk/client"
 
 	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/api"
@@ -29,6 +30,7 @@ import (
 	"github.com/encore-tickets/encore/devstack"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/notify"
+	"github.com/encore-tickets/encore/outbox"
 	"github.com/encore-tickets/encore/payments"
 	"github.com/encore-tickets/encore/ratelimit"
 	"github.com/encore-tickets/encore/schema"
@@ -37,6 +39,7 @@ import (
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/tickets"
 	"github.com/encore-tickets/encore/waitingroom"
+	"github.com/encore-tickets/encore/workflows"
 )
 
 // Logger builds the process logger at the configured level.
@@ -274,4 +277,14 @@ func AdmitPlane(cfg config.Config, rdb *redis.Client, svc *holds.Service, reg *p
 	room.Register(reg)
 	svc.Admission = room
 	return room
+}
+
+// StartMissedBooking is the outbox relay's handler for hold.created: it
+// starts the hold's booking workflow, a no-op when the API's direct start
+// after commit already did (the workflow ID is derived from the hold).
+func StartMissedBooking(c client.Client) outbox.Handler {
+	return outbox.HoldCreatedHandler(func(ctx context.Context, h outbox.HoldCreated) error {
+		return workflows.StartBooking(ctx, c, workflows.BookingInput{ReservationID: h.ReservationID,
+			EventID: h.EventID, UserID: h.UserID, ExpiresAt: h.ExpiresAt})
+	})
 }

@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
@@ -23,7 +21,6 @@ import (
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/outbox"
 	"github.com/encore-tickets/encore/psp"
-	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/system"
 	"github.com/encore-tickets/encore/temporalserver"
@@ -114,18 +111,6 @@ func (p *process) serveAPI(ctx context.Context) (string, <-chan error, error) {
 	srv.Temporal = p.temporal
 	srv.WebhookSecret = p.cfg.StripeWebhookSecret.Reveal()
 	srv.Register(p.reg)
-	srv.ReleaseHold = func(ctx context.Context, who session.Identity, id uuid.UUID) error {
-		// The seats go back at once, as the contract says (owner checked in
-		// the database); the booking workflow is then told, and its release
-		// step finds the hold already ended.
-		if err := p.holds.Release(ctx, who, id); err != nil {
-			return err
-		}
-		if err := workflows.Release(ctx, p.temporal, id.String()); err != nil && !errors.Is(err, workflows.ErrNoBooking) {
-			p.log.Warn("tell booking workflow of release", "hold", id, "err", err)
-		}
-		return nil
-	}
 	keyring, err := system.TicketKeyring(p.cfg)
 	if err != nil {
 		return "", nil, err
@@ -152,6 +137,7 @@ func (p *process) runWorkerLoops(ctx context.Context) error {
 	}
 	go p.holds.RunSweeper(ctx, p.cfg.SweepInterval, p.cfg.SweepBatch)
 	p.relay = system.NewRelay(p.cfg, p.holds.Store, p.browse.Cache, p.reg, p.log)
+	p.relay.Handle(store.TopicHoldCreated, system.StartMissedBooking(p.temporal))
 	go p.relay.Run(ctx)
 	go p.room.RunAdmitter(ctx, "")
 	go func() {
