@@ -86,7 +86,10 @@ func (s *Store) SavePayment(ctx context.Context, id uuid.UUID, intentID string, 
 	_, err := s.pool.Exec(ctx, `INSERT INTO payments (reservation_id, intent_id, amount, currency, status, attempts)
 		VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (reservation_id) DO UPDATE SET intent_id = coalesce(EXCLUDED.intent_id, payments.intent_id),
-			status = EXCLUDED.status, attempts = greatest(payments.attempts, EXCLUDED.attempts), updated_at = now()`,
+			-- A late answer of the authorisation step never takes back what
+			-- the saga already settled (captured, voided, refunded).
+			status = CASE WHEN payments.status IN ('CAPTURED', 'VOIDED', 'REFUNDED') THEN payments.status ELSE EXCLUDED.status END,
+			attempts = greatest(payments.attempts, EXCLUDED.attempts), updated_at = now()`,
 		id, intent, amount.Amount, amount.Currency, string(status), attempts)
 	return err
 }

@@ -126,6 +126,9 @@ func TestChaosRunMatchesEveryCapturedPaymentToOneBookingOrRefund(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	require.Zero(t, e.count(`SELECT count(*) FROM reservations r LEFT JOIN payments p ON p.reservation_id = r.id
+		WHERE r.event_id = $1 AND ((r.status = 'PENDING_PAYMENT' AND p.intent_id IS NOT NULL)
+		   OR (r.status = 'PAID' AND p.status <> 'CAPTURED'))`, e.eventID), "bookings still in flight")
 	paid := e.count(`SELECT count(*) FROM reservations WHERE event_id = $1 AND status = 'PAID'`, e.eventID)
 	t.Logf("paid %d of %d holds (%d checkouts answered 200; a lost answer is retried and finds the booking paid)",
 		paid, started.Load(), checkedOut.Load())

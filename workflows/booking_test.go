@@ -384,3 +384,15 @@ func TestStepKeysAreStablePerBookingAndStep(t *testing.T) {
 	require.Equal(t, bookingID+":capture", workflows.StepKey(bookingID, "capture"))
 	require.Equal(t, "booking-"+bookingID, workflows.BookingWorkflowID(bookingID))
 }
+
+func (s *bookingSuite) TestAWebhookOvertakingTheCheckoutAnswerStillSellsOnce() {
+	s.env.OnActivity(workflows.ActivityAuthorise, mock.Anything, mock.Anything).After(30*time.Second).
+		Return(workflows.AuthoriseResult{IntentID: "pi_1", ClientSecret: "s", Status: "requires_capture"}, nil)
+	co := s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(time.Minute+10*time.Second, workflows.EventAuthorised, total, "evt_1")
+	s.start()
+	s.NoError(co.err)
+	s.Equal(workflows.StatusPaid, co.result.Status)
+	s.Equal(workflows.StatusPaid, s.result().Status)
+	s.Equal(1, s.calls[workflows.ActivityCapture])
+}

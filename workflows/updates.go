@@ -72,7 +72,13 @@ func (b *booking) checkout(ctx workflow.Context, req CheckoutRequest) (CheckoutR
 	if ar.IntentID != "" {
 		b.intentID = ar.IntentID
 	}
-	if b.status != StatusPendingPayment {
+	switch b.status {
+	case StatusPendingPayment:
+	case StatusPaid:
+		// The provider's event overtook this answer and the sale went through.
+		return CheckoutResult{BookingID: b.in.ReservationID, Status: StatusPaid, ExpiresAt: b.deadline,
+			Payment: PaymentView{IntentID: b.intentID, ClientSecret: ar.ClientSecret, Status: ar.Status}}, nil
+	default:
 		// The expiry timer fired during authorisation: the hold is gone and
 		// the authorisation is voided by the compensation that follows.
 		return CheckoutResult{}, appErr(ErrTypeHoldExpired, "the hold expired during payment; nothing was charged")
