@@ -108,8 +108,10 @@ func (s *Server) stripeWebhook(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	var bookingID string
+	var paymentStatus store.PaymentStatus
 	if ev.IntentID != "" {
-		id, err := s.Holds.Store.BookingByIntent(ctx, ev.IntentID)
+		id, status, err := s.Holds.Store.BookingByIntent(ctx, ev.IntentID)
+		paymentStatus = status
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			// The authorisation step has not recorded the intent yet.
@@ -134,7 +136,7 @@ func (s *Server) stripeWebhook(c *gin.Context) {
 		s.problem(c, s.problemFor(err))
 		return
 	}
-	if (dup && signalled) || bookingID == "" || ev.Object != "payment_intent" {
+	if (dup && signalled) || bookingID == "" || !sagaActsOn(ev, paymentStatus) {
 		_ = s.Holds.Store.MarkWebhookSignalled(ctx, "stripe", ev.ID)
 		c.JSON(http.StatusOK, gin.H{"received": true, "duplicate": dup})
 		return
@@ -155,4 +157,23 @@ func (s *Server) stripeWebhook(c *gin.Context) {
 	}
 	_ = s.Holds.Store.MarkWebhookSignalled(ctx, "stripe", ev.ID)
 	c.JSON(http.StatusOK, gin.H{"received": true, "duplicate": dup})
+}
+
+// sagaActsOn reports whether the booking needs to hear of the event. Others
+// are stored (and reconciled) but cost the workflow nothing: the intent's
+// creation, its cancellation by our own void, and the success of our own
+// capture.
+func sagaActsOn(ev WebhookEvent, recorded store.PaymentStatus) bool {
+	if ev.Object != "payment_intent" {
+		return false
+	}
+	switch ev.Type {
+	case workflows.EventAuthorised, workflows.EventFailed:
+		return true
+	case workflows.EventSucceeded:
+		// Captured by the saga itself: nothing to do. Otherwise money moved
+		// that the saga did not ask for, and it must refund it.
+		return recorded != store.PaymentCaptured && recorded != store.PaymentRefunded
+	}
+	return false
 }

@@ -116,14 +116,16 @@ func (s *Store) FlagPayment(ctx context.Context, id uuid.UUID, reason string) er
 	return err
 }
 
-// BookingByIntent finds the booking a provider intent belongs to.
-func (s *Store) BookingByIntent(ctx context.Context, intentID string) (uuid.UUID, error) {
+// BookingByIntent finds the booking a provider intent belongs to, and the
+// payment's status as recorded.
+func (s *Store) BookingByIntent(ctx context.Context, intentID string) (uuid.UUID, PaymentStatus, error) {
 	var id uuid.UUID
-	err := s.pool.QueryRow(ctx, `SELECT reservation_id FROM payments WHERE intent_id = $1`, intentID).Scan(&id)
+	var status string
+	err := s.pool.QueryRow(ctx, `SELECT reservation_id, status FROM payments WHERE intent_id = $1`, intentID).Scan(&id, &status)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return uuid.UUID{}, ErrNotFound
+		return uuid.UUID{}, "", ErrNotFound
 	}
-	return id, err
+	return id, PaymentStatus(status), err
 }
 
 // ConfirmSale turns this hold, and only this hold, into a sale: the

@@ -55,7 +55,7 @@ func trivialPerSecond(b *testing.B, c client.Client, n int) float64 {
 
 // BenchmarkBookingsEndToEnd: each op is one booking through the real edge,
 // saga and sandbox: hold, checkout (fraud, authorise), the sandbox's signed
-// webhook, confirm, capture, tickets, notification. 16 fans at a time.
+// webhook, confirm, capture, tickets, notification. 64 fans at a time.
 // Reported beside trivial workflows per second on the same server, with the
 // workflow tasks one booking costs.
 func BenchmarkBookingsEndToEnd(b *testing.B) {
@@ -71,7 +71,7 @@ func BenchmarkBookingsEndToEnd(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
-	for range 16 {
+	for range 64 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

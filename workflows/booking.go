@@ -65,6 +65,10 @@ type booking struct {
 	checkoutBusy bool
 	extended     bool
 
+	expired     bool // the expiry timer fired
+	timerGen    int
+	cancelTimer workflow.CancelFunc
+
 	release     bool // the fan let go
 	denied      bool // fraud said no
 	declinedOut bool // attempts used up
@@ -93,9 +97,12 @@ func (c *compensations) run(ctx workflow.Context) error {
 
 var statusAttr = temporal.NewSearchAttributeKeyKeyword(SearchAttrStatus)
 
-// Activity options: database steps are local activities retried until the
-// database answers; provider calls are regular activities with their own
-// bounds.
+// Activity options. Every step is short (milliseconds), so every step is a
+// local activity: it runs inside the workflow task that asked for it and
+// costs no extra workflow task, which is what bounds bookings per second on
+// the Temporal server. Database steps retry until the database answers;
+// provider calls retry within their own budget (the SDK moves long backoffs
+// onto durable timers).
 func dbCtx(ctx workflow.Context) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 10 * time.Second,
@@ -104,7 +111,7 @@ func dbCtx(ctx workflow.Context) workflow.Context {
 }
 
 func providerCtx(ctx workflow.Context, budget time.Duration) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout:    15 * time.Second,
 		ScheduleToCloseTimeout: budget,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2,
@@ -141,6 +148,7 @@ func (b *booking) run(ctx workflow.Context) (BookingResult, error) {
 	}
 
 	b.step = StepAwaitingCheckout
+	b.armTimer(ctx)
 	for b.status == StatusPendingPayment {
 		if err := b.waitOnce(ctx); err != nil {
 			return b.result(), err
@@ -177,20 +185,33 @@ func (b *booking) listen(ctx workflow.Context) {
 	})
 }
 
+// armTimer starts the expiry timer at the hold's absolute deadline. One
+// timer lives per deadline (not one per wait), so a signal costs no new
+// timer; extending the hold cancels the old one.
+func (b *booking) armTimer(ctx workflow.Context) {
+	if b.cancelTimer != nil {
+		b.cancelTimer()
+	}
+	b.timerGen++
+	gen := b.timerGen
+	tctx, cancel := workflow.WithCancel(ctx)
+	b.cancelTimer = cancel
+	f := workflow.NewTimer(tctx, max(b.deadline.Sub(workflow.Now(ctx)), 0))
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		if f.Get(ctx, nil) == nil && gen == b.timerGen {
+			b.expired = true
+		}
+	})
+}
+
 // waitOnce waits for the next thing to happen while the hold is pending and
 // acts on it.
 func (b *booking) waitOnce(ctx workflow.Context) error {
 	deadline := b.deadline
-	remaining := deadline.Sub(workflow.Now(ctx))
-	fired := remaining <= 0
-	if !fired {
-		ok, err := workflow.AwaitWithTimeout(ctx, remaining, func() bool {
-			return b.release || b.denied || b.declinedOut || len(b.events) > 0 || !b.deadline.Equal(deadline)
-		})
-		if err != nil {
-			return err
-		}
-		fired = !ok
+	if err := workflow.Await(ctx, func() bool {
+		return b.release || b.denied || b.declinedOut || b.expired || len(b.events) > 0 || !b.deadline.Equal(deadline)
+	}); err != nil {
+		return err
 	}
 	switch {
 	case len(b.events) > 0:
@@ -198,12 +219,13 @@ func (b *booking) waitOnce(ctx workflow.Context) error {
 		b.events = b.events[1:]
 		return b.onPendingEvent(ctx, ev)
 	case !b.deadline.Equal(deadline):
-		return nil // the hold was extended for 3-D Secure
+		b.armTimer(ctx) // the hold was extended for 3-D Secure
+		return nil
 	case b.release:
 		return b.endHold(ctx, ActivityReleaseHold, StatusCancelled)
 	case b.denied, b.declinedOut:
 		return b.endHold(ctx, ActivityReleaseHold, StatusFailed)
-	case fired:
+	case b.expired:
 		return b.endHold(ctx, ActivityExpireHold, StatusExpired)
 	}
 	return nil
@@ -296,7 +318,7 @@ func (b *booking) sell(ctx workflow.Context) error {
 	}
 	b.step = StepCapturing
 	var captured struct{ Status string }
-	err := workflow.ExecuteActivity(providerCtx(ctx, time.Hour), ActivityCapture, b.in.ReservationID, b.intentID).Get(ctx, &captured)
+	err := workflow.ExecuteLocalActivity(providerCtx(ctx, time.Hour), ActivityCapture, b.in.ReservationID, b.intentID).Get(ctx, &captured)
 	if err != nil {
 		// The authorisation could not be captured within the hour: undo the
 		// sale and the authorisation, and tell staff.
@@ -315,12 +337,12 @@ func (b *booking) sell(ctx workflow.Context) error {
 		return err
 	}
 	b.step = StepNotifying
-	nctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	nctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 2 * time.Second, MaximumInterval: time.Minute, MaximumAttempts: 8},
 	})
 	// A failing notification never blocks or undoes a sale.
-	if err := workflow.ExecuteActivity(nctx, ActivityNotify, b.in.ReservationID, "confirmation").Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteLocalActivity(nctx, ActivityNotify, b.in.ReservationID, "confirmation").Get(ctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("confirmation not sent", "error", err)
 	}
 	b.step = StepPaid
@@ -331,13 +353,13 @@ func (b *booking) voidPayment(ctx workflow.Context) error {
 	if b.intentID == "" || b.settled {
 		return nil
 	}
-	err := workflow.ExecuteActivity(providerCtx(ctx, 24*time.Hour), ActivityVoid, b.in.ReservationID, b.intentID).Get(ctx, nil)
+	err := workflow.ExecuteLocalActivity(providerCtx(ctx, 24*time.Hour), ActivityVoid, b.in.ReservationID, b.intentID).Get(ctx, nil)
 	b.settled = err == nil
 	return err
 }
 
 func (b *booking) refundPayment(ctx workflow.Context) error {
-	err := workflow.ExecuteActivity(providerCtx(ctx, 24*time.Hour), ActivityRefund, b.in.ReservationID, b.intentID).Get(ctx, nil)
+	err := workflow.ExecuteLocalActivity(providerCtx(ctx, 24*time.Hour), ActivityRefund, b.in.ReservationID, b.intentID).Get(ctx, nil)
 	b.settled = err == nil
 	return err
 }

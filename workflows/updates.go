@@ -28,7 +28,7 @@ func appErr(typ, msg string, details ...any) error {
 // proceed.
 func (b *booking) validateCheckout(ctx workflow.Context, _ CheckoutRequest) error {
 	switch {
-	case b.status == StatusExpired || (b.status == StatusPendingPayment && !workflow.Now(ctx).Before(b.deadline)):
+	case b.status == StatusExpired || (b.status == StatusPendingPayment && (b.expired || !workflow.Now(ctx).Before(b.deadline))):
 		return appErr(ErrTypeHoldExpired, "the hold has expired")
 	case b.status != StatusPendingPayment:
 		return appErr(ErrTypeNotPending, "the booking is "+b.status)
@@ -61,7 +61,7 @@ func (b *booking) checkout(ctx workflow.Context, req CheckoutRequest) (CheckoutR
 	}
 
 	var ar AuthoriseResult
-	err := workflow.ExecuteActivity(providerCtx(ctx, 45*time.Second), ActivityAuthorise, AuthoriseInput{
+	err := workflow.ExecuteLocalActivity(providerCtx(ctx, 45*time.Second), ActivityAuthorise, AuthoriseInput{
 		BookingID: b.in.ReservationID, Attempt: b.attempts, IntentID: b.intentID,
 		PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, Amount: b.hold.Total, StepUp: fr.Decision == "review",
 	}).Get(ctx, &ar)
