@@ -9,6 +9,7 @@
 //	encore audit     check the inventory invariants; exit 1 on a violation
 //	encore manifest  export an event's encrypted, signed ticket manifest for the gate
 //	encore gate      the venue gate: import a manifest, serve scans (SQLite ledger)
+//	encore psp       the Stripe-compatible payment sandbox (dev starts it too)
 //	encore testinfra -- CMD...  run CMD with private test PostgreSQL and Redis
 //
 // Configuration is read from ENCORE_* environment variables; see README.md.
@@ -55,6 +56,7 @@ commands:
   audit      check inventory invariants (exit 1 on any violation)
   manifest   export --event <id> --out <file>: the encrypted, signed ticket manifest for the gate
   gate       --manifest <file> --addr <host:port>: the venue gate (also import, sync, status)
+  psp        run the Stripe-compatible payment sandbox (also started by dev)
   testinfra  -- CMD...: run CMD with private test PostgreSQL and Redis
   config     print the configuration table`
 
@@ -82,6 +84,8 @@ func run(ctx context.Context, args []string) error {
 		return runAudit(ctx, cfg, args[1:])
 	case "testinfra":
 		return runTestInfra(ctx, cfg, args[1:])
+	case "psp":
+		return runPSP(ctx, cfg)
 	case "gate":
 		return runGate(ctx, cfg, args[1:])
 	case "manifest":

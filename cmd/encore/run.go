@@ -231,15 +231,9 @@ func runDev(ctx context.Context, cfg config.Config) error {
 	}
 
 	if cfg.StripeKey.Reveal() == system.SandboxKey && cfg.StripeAPIURL == "" {
-		sandbox, err := psp.New(psp.Config{
-			Addr: cfg.PSPAddr, APIKey: system.SandboxKey,
-			WebhookURL:    system.HTTPURL(cfg.HTTPAddr) + "/v1/webhooks/stripe",
-			WebhookSecret: cfg.StripeWebhookSecret.Reveal(),
-			StatePath:     system.DataPath(cfg, "psp", "state.json"),
-			Logger:        log.With("component", "psp"),
-		})
+		sandbox, err := newSandbox(cfg, log)
 		if err != nil {
-			return fmt.Errorf("payment sandbox: %w", err)
+			return err
 		}
 		pctx, stopPSP := context.WithCancel(context.Background())
 		pspDone := make(chan error, 1)
@@ -285,4 +279,30 @@ func printURLs(w io.Writer, apiURL, temporalAddr, uiURL string, took time.Durati
 		fmt.Fprintf(w, "  Temporal Web UI %s\n", uiURL)
 	}
 	fmt.Fprintf(w, "Press Ctrl-C to stop.\n")
+}
+
+// newSandbox builds the payment sandbox: state under the data folder,
+// webhooks signed with the configured secret to this API.
+func newSandbox(cfg config.Config, log *slog.Logger) (*psp.Server, error) {
+	sandbox, err := psp.New(psp.Config{
+		Addr: cfg.PSPAddr, APIKey: system.SandboxKey,
+		WebhookURL:    system.HTTPURL(cfg.HTTPAddr) + "/v1/webhooks/stripe",
+		WebhookSecret: cfg.StripeWebhookSecret.Reveal(),
+		StatePath:     system.DataPath(cfg, "psp", "state.json"),
+		Logger:        log.With("component", "psp"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("payment sandbox: %w", err)
+	}
+	return sandbox, nil
+}
+
+// runPSP runs the payment sandbox alone until interrupted.
+func runPSP(ctx context.Context, cfg config.Config) error {
+	log := system.Logger(cfg, os.Stderr)
+	sandbox, err := newSandbox(cfg, log)
+	if err != nil {
+		return err
+	}
+	return sandbox.ListenAndServe(ctx)
 }
