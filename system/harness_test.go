@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
@@ -107,8 +108,11 @@ func newE2E(t testing.TB, opts ...e2eOption) *e2e {
 		_ = workflows.StartBooking(ctx, e.temporal, workflows.BookingInput{ReservationID: h.ID.String(),
 			EventID: h.EventID, UserID: h.UserID, ExpiresAt: h.ExpiresAt, LateEventGrace: 2 * time.Second})
 	}
+	keyring, err := system.TicketKeyring(e.cfg)
+	require.NoError(t, err)
 	a := &api.Server{Holds: e.holds, Sessions: e.issuer, Log: log, Temporal: e.temporal,
-		WebhookSecret: e.cfg.StripeWebhookSecret.Reveal()}
+		WebhookSecret: e.cfg.StripeWebhookSecret.Reveal(),
+		Extra:         []func(*gin.Engine, gin.HandlerFunc){api.TicketQR(e.store, keyring)}}
 	a.Register(prometheus.NewRegistry())
 	e.api = httptest.NewUnstartedServer(a.Handler())
 	e.api.Listener = apiLn

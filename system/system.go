@@ -171,13 +171,9 @@ func Payments(cfg config.Config) *payments.Client {
 
 // BookingActivities builds the saga's side effects.
 func BookingActivities(cfg config.Config, st *store.Store, log *slog.Logger) (*activities.Booking, error) {
-	key, err := tickets.ParseKey(cfg.TicketSealingKey.Reveal())
+	keyring, err := TicketKeyring(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("ENCORE_TICKET_SEALING_KEY: %w", err)
-	}
-	keyring, err := tickets.NewKeyring(key)
-	if err != nil {
-		return nil, fmt.Errorf("ENCORE_TICKET_SEALING_KEY: %w", err)
+		return nil, err
 	}
 	var mailer notify.Mailer = notify.Mailbox{Dir: filepath.Join(cfg.DataDir, "mailbox")}
 	if cfg.SMTPAddr != "" {
