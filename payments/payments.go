@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -73,12 +74,18 @@ type Config struct {
 	// Fault, when set, is sent as the sandbox's Encore-Sandbox-Fault header
 	// on every call (tests and chaos runs only).
 	Fault string
+	// HostedPage is the base URL of the provider's hosted test checkout page
+	// (the sandbox's); a checkout without a payment method answers with a
+	// link to it. Empty with Stripe itself, where Stripe.js takes the client
+	// secret instead.
+	HostedPage string
 }
 
 // Client calls the provider.
 type Client struct {
-	sc    *stripe.Client
-	fault string
+	sc     *stripe.Client
+	fault  string
+	hosted string
 }
 
 // New builds a client. stripe-go's own network retries are off: the saga's
@@ -102,7 +109,8 @@ func New(cfg Config) *Client {
 	if cfg.BaseURL != "" {
 		bc.URL = stripe.String(strings.TrimRight(cfg.BaseURL, "/"))
 	}
-	return &Client{sc: stripe.NewClient(cfg.APIKey, stripe.WithBackends(stripe.NewBackendsWithConfig(bc))), fault: cfg.Fault}
+	return &Client{sc: stripe.NewClient(cfg.APIKey, stripe.WithBackends(stripe.NewBackendsWithConfig(bc))), fault: cfg.Fault,
+		hosted: strings.TrimRight(cfg.HostedPage, "/")}
 }
 
 func (c *Client) params(p *stripe.Params, key string) {
@@ -134,7 +142,11 @@ func (c *Client) Authorise(ctx context.Context, key, bookingID string, amount mo
 	}
 	c.params(&p.Params, key)
 	pi, err := c.sc.V1PaymentIntents.Create(ctx, p)
-	return c.result(pi, err)
+	in, err := c.result(pi, err)
+	if err == nil && paymentMethod == "" && c.hosted != "" && in.Status == StatusRequiresPaymentMethod {
+		in.NextActionURL = c.hosted + "/checkout/" + url.PathEscape(in.ID) + "?client_secret=" + url.QueryEscape(in.ClientSecret)
+	}
+	return in, err
 }
 
 // Confirm retries an existing intent with another payment method.

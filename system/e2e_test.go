@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -273,5 +274,27 @@ func TestTheRelayStartsABookingWorkflowTheAPIMissed(t *testing.T) {
 		Payload: []byte(`{"reservation_id":"` + id + `","event_id":"` + e.eventID + `"}`)}))
 	status, co := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": "pm_card_visa"})
 	require.Equal(t, http.StatusOK, status, "%v", co)
+	e.waitStatus(fan, id, workflows.StatusPaid, 30*time.Second)
+}
+
+func TestACheckoutWithoutACardLinksToTheHostedPage(t *testing.T) {
+	e := newE2E(t)
+	fan := e.fan("hosted")
+	id, status, co := e.holdAndCheckout(fan, []string{e.seat(7, 1)}, "")
+	require.Equal(t, http.StatusOK, status, "%v", co)
+	pay := co["payment"].(map[string]any)
+	require.Equal(t, "requires_payment_method", pay["status"])
+	link := pay["next_action"].(string)
+	require.Contains(t, link, e.pspURL+"/checkout/"+pay["intent_id"].(string))
+	// Pay on the hosted page as a fan would: the sandbox then sends the
+	// signed authorisation and the booking sells.
+	resp, err := http.Get(link)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	form := url.Values{"payment_method": {"pm_card_visa"}, "client_secret": {pay["client_secret"].(string)}}
+	resp, err = http.PostForm(e.pspURL+"/checkout/"+pay["intent_id"].(string), form)
+	require.NoError(t, err)
+	resp.Body.Close()
 	e.waitStatus(fan, id, workflows.StatusPaid, 30*time.Second)
 }

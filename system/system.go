@@ -166,7 +166,11 @@ func Payments(cfg config.Config) *payments.Client {
 	if base == "" && cfg.StripeKey.Reveal() == SandboxKey {
 		base = HTTPURL(cfg.PSPAddr)
 	}
-	return payments.New(payments.Config{APIKey: cfg.StripeKey.Reveal(), BaseURL: base})
+	hosted := ""
+	if cfg.StripeKey.Reveal() == SandboxKey {
+		hosted = base
+	}
+	return payments.New(payments.Config{APIKey: cfg.StripeKey.Reveal(), BaseURL: base, HostedPage: hosted})
 }
 
 // BookingActivities builds the saga's side effects.
