@@ -126,11 +126,13 @@ func (p *process) serveAPI(ctx context.Context) (string, <-chan error, error) {
 	return addr.String(), done, nil
 }
 
-// runWorkerLoops runs the Temporal worker and the expiry sweeper until ctx ends.
-func (p *process) runWorkerLoops(ctx context.Context) error {
+// runWorkerLoops runs the Temporal worker and the background loops until ctx
+// ends. The returned stop waits for the worker to finish its tasks; call it
+// before closing the Temporal client.
+func (p *process) runWorkerLoops(ctx context.Context) (stop func(), err error) {
 	w := worker.New(p.temporal, worker.Dependencies{Holds: &activities.Holds{Service: p.holds}, Booking: p.booking})
 	if err := w.Start(); err != nil {
-		return fmt.Errorf("start worker: %w", err)
+		return nil, fmt.Errorf("start worker: %w", err)
 	}
 	if err := workflows.EnsureReconcileSchedule(ctx, p.temporal, p.cfg.ReconcileEvery, 24*time.Hour); err != nil {
 		p.log.Warn("reconciliation schedule", "err", err)
@@ -140,11 +142,7 @@ func (p *process) runWorkerLoops(ctx context.Context) error {
 	p.relay.Handle(store.TopicHoldCreated, system.StartMissedBooking(p.temporal))
 	go p.relay.Run(ctx)
 	go p.room.RunAdmitter(ctx, "")
-	go func() {
-		<-ctx.Done()
-		w.Stop()
-	}()
-	return nil
+	return w.Stop, nil
 }
 
 func runAPI(ctx context.Context, cfg config.Config) error {
@@ -169,9 +167,11 @@ func runWorker(ctx context.Context, cfg config.Config) error {
 		return err
 	}
 	defer p.close()
-	if err := p.runWorkerLoops(ctx); err != nil {
+	stop, err := p.runWorkerLoops(ctx)
+	if err != nil {
 		return err
 	}
+	defer stop()
 	log.Info("worker running", "task_queue", workflows.TaskQueue)
 	<-ctx.Done()
 	return nil
@@ -251,9 +251,11 @@ func runDev(ctx context.Context, cfg config.Config) error {
 	defer p.close()
 	wctx, cancelWorker := context.WithCancel(ctx)
 	defer cancelWorker()
-	if err := p.runWorkerLoops(wctx); err != nil {
+	stopWorker, err := p.runWorkerLoops(wctx)
+	if err != nil {
 		return err
 	}
+	defer stopWorker()
 	addr, done, err := p.serveAPI(ctx)
 	if err != nil {
 		return err
