@@ -13,6 +13,8 @@ import (
 
 	"github.com/encore-tickets/encore/demo"
 	"github.com/encore-tickets/encore/holds"
+	"github.com/encore-tickets/encore/internal/testenv"
+	"github.com/encore-tickets/encore/ratelimit"
 	"github.com/encore-tickets/encore/seathint"
 )
 
@@ -406,4 +408,25 @@ func TestTheAuditCatchesASeatSoldWithoutPayment(t *testing.T) {
 	rep, err := s.holds.Store.Audit(context.Background(), s.eventID, time.Minute)
 	require.NoError(t, err)
 	require.EqualValues(t, 1, rep.SoldWithoutPaid)
+}
+
+func TestHoldsPastTheAccountsRateAreRefusedWithRetryAfter(t *testing.T) {
+	s := newStack(t, func(_ *demo.Event, svc *holds.Service) {
+		rdb, prefix := testenv.Redis(t)
+		svc.Limiter = ratelimit.New(rdb, prefix+"rl-tight:", ratelimit.Limit{Count: 2, Per: time.Minute, Burst: 2})
+	})
+	fan := s.fan("hasty")
+	got := []int{}
+	for i := range 3 {
+		r := s.hold(fan, map[string]any{"seat_ids": []string{s.seat("b", 9, 10+i)}})
+		got = append(got, r.Status)
+		if r.Status == http.StatusCreated {
+			require.Equal(t, http.StatusNoContent, s.do(http.MethodDelete, "/v1/holds/"+r.Body["hold_id"].(string), fan, nil).Status)
+		}
+		if i == 2 {
+			require.Equal(t, problemName("rate-limited"), problemType(r))
+			require.NotEmpty(t, r.Header.Get("Retry-After"))
+		}
+	}
+	require.Equal(t, []int{http.StatusCreated, http.StatusCreated, http.StatusTooManyRequests}, got)
 }

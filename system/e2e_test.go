@@ -298,3 +298,16 @@ func TestACheckoutWithoutACardLinksToTheHostedPage(t *testing.T) {
 	resp.Body.Close()
 	e.waitStatus(fan, id, workflows.StatusPaid, 30*time.Second)
 }
+
+func TestCheckoutOnAnExpiredHoldIsGone(t *testing.T) {
+	e := newE2E(t)
+	fan := e.fan("late")
+	status, h := e.call(http.MethodPost, "/v1/holds", fan, map[string]any{"event_id": e.eventID, "seat_ids": []string{e.seat(8, 1)}})
+	require.Equal(t, http.StatusCreated, status)
+	id := h["hold_id"].(string)
+	_, err := e.store.Pool().Exec(context.Background(), `UPDATE reservations SET expires_at = now() - interval '1 second' WHERE id = $1`, id)
+	require.NoError(t, err)
+	status, p := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": "pm_card_visa"})
+	require.Equal(t, http.StatusGone, status)
+	require.Equal(t, "/problems/hold-expired", p["type"])
+}
