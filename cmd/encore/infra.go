@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/devstack"
 	"github.com/encore-tickets/encore/schema"
@@ -17,19 +19,33 @@ import (
 	"github.com/encore-tickets/encore/system"
 )
 
+// openDatabase connects a small pool to Encore's database for a one-shot
+// command: the configured one, or encore dev's private cluster (started for
+// the command and stopped by done when the command started it).
+func openDatabase(ctx context.Context, cfg config.Config) (*pgxpool.Pool, func(), error) {
+	inf, err := system.Provide(ctx, cfg, os.Stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	pool, err := store.Open(ctx, inf.DatabaseURL, 2)
+	if err != nil {
+		_ = inf.Close()
+		return nil, nil, err
+	}
+	return pool, func() {
+		pool.Close()
+		_ = inf.Close()
+	}, nil
+}
+
 // runMigrate applies migrations (and the demo seed) to the configured
 // database, or to encore dev's private one when none is configured.
 func runMigrate(ctx context.Context, cfg config.Config, seed bool) error {
-	inf, err := system.Provide(ctx, cfg, os.Stderr)
+	pool, done, err := openDatabase(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer inf.Close()
-	pool, err := store.Open(ctx, inf.DatabaseURL, 2)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
+	defer done()
 	before, err := schema.Version(ctx, pool)
 	if err != nil {
 		return err
@@ -51,16 +67,11 @@ func runAudit(ctx context.Context, cfg config.Config, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return exitCode(2)
 	}
-	inf, err := system.Provide(ctx, cfg, os.Stderr)
+	pool, done, err := openDatabase(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer inf.Close()
-	pool, err := store.Open(ctx, inf.DatabaseURL, 2)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
+	defer done()
 	rep, err := store.New(pool, store.Options{}).Audit(ctx, *event, cfg.SweepLagAllowance)
 	if err != nil {
 		return err

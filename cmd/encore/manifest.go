@@ -68,16 +68,11 @@ func runManifestExport(ctx context.Context, cfg config.Config, args []string) er
 	if err != nil {
 		return err
 	}
-	inf, err := system.Provide(ctx, cfg, os.Stderr)
+	pool, done, err := openDatabase(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer inf.Close()
-	pool, err := store.Open(ctx, inf.DatabaseURL, 2)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
+	defer done()
 	data, h, err := manifest.Export(ctx, store.New(pool, store.Options{}), kr, keys, opt)
 	if err != nil {
 		return err
