@@ -1,0 +1,60 @@
+package system_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/config"
+	"github.com/encore-tickets/encore/internal/testenv"
+	"github.com/encore-tickets/encore/system"
+)
+
+func TestReadyzNamesWhatIsDownAndMetricsIncludeTheRuntime(t *testing.T) {
+	pool := testenv.DB(t)
+	rdb, _ := testenv.Redis(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg := config.Default()
+	reg := system.Registry()
+	svc := system.BuyPlane(cfg, pool, rdb, prometheus.NewRegistry(), log)
+	temporalDown := errors.New("connection refused")
+	up := system.NewAPI(cfg, svc, system.Checks(pool, rdb, func(context.Context) error { return nil }), reg, log)
+	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
+	down := system.NewAPI(cfg, svc, system.Checks(pool, dead, func(context.Context) error { return temporalDown }), reg, log)
+
+	get := func(h http.Handler, path string) (int, string) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		return rec.Code, rec.Body.String()
+	}
+	code, _ := get(up.Handler(), "/healthz")
+	require.Equal(t, http.StatusOK, code)
+	code, body := get(up.Handler(), "/readyz")
+	require.Equal(t, http.StatusOK, code, body)
+
+	code, body = get(down.Handler(), "/readyz")
+	require.Equal(t, http.StatusServiceUnavailable, code)
+	var r struct{ Checks map[string]string }
+	require.NoError(t, json.Unmarshal([]byte(body), &r))
+	require.Equal(t, "ok", r.Checks["postgres"])
+	require.True(t, strings.HasPrefix(r.Checks["redis"], "down"), body)
+	require.Contains(t, r.Checks["temporal"], "connection refused")
+	code, _ = get(down.Handler(), "/healthz")
+	require.Equal(t, http.StatusOK, code, "alive even when a dependency is down")
+
+	code, body = get(up.Handler(), "/metrics")
+	require.Equal(t, http.StatusOK, code)
+	for _, m := range []string{"go_goroutines", "process_resident_memory_bytes", "go_gc_duration_seconds"} {
+		require.Contains(t, body, m)
+	}
+}
