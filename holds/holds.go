@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -75,9 +76,13 @@ type Service struct {
 	Limiter   *ratelimit.Limiter
 	Admission Admission
 	Log       *slog.Logger
-	// Started is called after a hold commits (the booking workflow start).
+	// Started is called after a hold commits (the booking workflow start),
+	// in the background: the hold's answer never waits for it.
 	Started func(ctx context.Context, h store.Hold)
 	metrics *metrics
+
+	startOnce sync.Once
+	starting  chan struct{}
 }
 
 type metrics struct {
@@ -205,9 +210,32 @@ func (s *Service) Hold(ctx context.Context, who session.Identity, cart Cart, ide
 		}
 	}
 	if s.Started != nil {
-		s.Started(ctx, hold)
+		s.started(ctx, hold)
 	}
 	return hold, nil, nil
+}
+
+// maxStarting bounds booking-workflow starts in flight per process.
+const maxStarting = 256
+
+// started runs the post-commit hook off the request path: the hold answers
+// in milliseconds however slowly Temporal starts workflows. When too many
+// starts are in flight the hook is skipped; the outbox relay's backstop (and
+// the checkout's Update-With-Start) covers those holds.
+func (s *Service) started(ctx context.Context, h store.Hold) {
+	s.startOnce.Do(func() { s.starting = make(chan struct{}, maxStarting) })
+	select {
+	case s.starting <- struct{}{}:
+	default:
+		s.Log.Warn("booking workflow starts saturated; leaving this one to the relay", "hold", h.ID)
+		return
+	}
+	go func() {
+		defer func() { <-s.starting }()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		s.Started(sctx, h)
+	}()
 }
 
 // idempotencyNamespace scopes reservation IDs derived from idempotency keys.

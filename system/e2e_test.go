@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -257,7 +258,7 @@ func TestTheRelayStartsABookingWorkflowTheAPIMissed(t *testing.T) {
 	require.Error(t, err, "no workflow yet")
 
 	relay := outbox.New(e.store, outbox.Options{})
-	relay.Handle(store.TopicHoldCreated, system.StartMissedBooking(e.temporal))
+	relay.Handle(store.TopicHoldCreated, system.StartMissedBooking(e.temporal, slog.Default()))
 	for i := 0; i < 50; i++ {
 		if _, _, err := relay.RunOnce(ctx); err != nil {
 			t.Fatal(err)
@@ -270,7 +271,7 @@ func TestTheRelayStartsABookingWorkflowTheAPIMissed(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "Running", d.WorkflowExecutionInfo.Status.String())
 	// A second pass over the same row would be a no-op start.
-	require.NoError(t, system.StartMissedBooking(e.temporal)(ctx, outbox.Row{Topic: store.TopicHoldCreated,
+	require.NoError(t, system.StartMissedBooking(e.temporal, slog.Default())(ctx, outbox.Row{Topic: store.TopicHoldCreated,
 		Payload: []byte(`{"reservation_id":"` + id + `","event_id":"` + e.eventID + `"}`)}))
 	status, co := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": "pm_card_visa"})
 	require.Equal(t, http.StatusOK, status, "%v", co)

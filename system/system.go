@@ -282,9 +282,22 @@ func AdmitPlane(cfg config.Config, rdb *redis.Client, svc *holds.Service, reg *p
 // StartMissedBooking is the outbox relay's handler for hold.created: it
 // starts the hold's booking workflow, a no-op when the API's direct start
 // after commit already did (the workflow ID is derived from the hold).
-func StartMissedBooking(c client.Client) outbox.Handler {
+//
+// It never holds the relay up: rows are published in order, and seat-map
+// invalidations must not wait for Temporal. A start that still fails is
+// logged and dropped, which costs nothing that matters: the checkout starts
+// a missing workflow itself (Update-With-Start), and the sweeper ends a hold
+// nobody checks out.
+func StartMissedBooking(c client.Client, log *slog.Logger) outbox.Handler {
 	return outbox.HoldCreatedHandler(func(ctx context.Context, h outbox.HoldCreated) error {
-		return workflows.StartBooking(ctx, c, workflows.BookingInput{ReservationID: h.ReservationID,
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		err := workflows.StartBooking(sctx, c, workflows.BookingInput{ReservationID: h.ReservationID,
 			EventID: h.EventID, UserID: h.UserID, ExpiresAt: h.ExpiresAt})
+		if err != nil {
+			log.Warn("relay could not start a booking workflow; checkout or the sweeper will cover it",
+				"hold", h.ReservationID, "err", err)
+		}
+		return nil
 	})
 }

@@ -139,7 +139,7 @@ func (p *process) runWorkerLoops(ctx context.Context) (stop func(), err error) {
 	}
 	go p.holds.RunSweeper(ctx, p.cfg.SweepInterval, p.cfg.SweepBatch)
 	p.relay = system.NewRelay(p.cfg, p.holds.Store, p.browse.Cache, p.reg, p.log)
-	p.relay.Handle(store.TopicHoldCreated, system.StartMissedBooking(p.temporal))
+	p.relay.Handle(store.TopicHoldCreated, system.StartMissedBooking(p.temporal, p.log))
 	go p.relay.Run(ctx)
 	go p.room.RunAdmitter(ctx, "")
 	return w.Stop, nil
