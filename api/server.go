@@ -79,6 +79,8 @@ func (s *Server) Handler() http.Handler {
 		r.GET("/v1/bookings/:id", auth, s.getBooking)
 		r.POST("/v1/bookings/:id/cancel", auth, s.cancelBooking)
 		r.POST("/v1/webhooks/stripe", s.stripeWebhook)
+		r.GET("/v1/payments/return", s.paymentReturn)
+		r.POST("/v1/payments/return", s.paymentReturn)
 	}
 	for _, add := range s.Extra {
 		add(r, auth)

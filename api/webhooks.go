@@ -177,3 +177,15 @@ func sagaActsOn(ev WebhookEvent, recorded store.PaymentStatus) bool {
 	}
 	return false
 }
+
+// paymentReturn is where the provider sends the fan's browser after a 3-D
+// Secure challenge or the hosted page. It proves nothing (anyone can open
+// it): the sale happens only on the provider's signed event, so the page
+// only tells the fan to watch the booking.
+func (s *Server) paymentReturn(c *gin.Context) {
+	c.JSON(http.StatusOK, gin.H{
+		"payment_intent":  c.Query("payment_intent"),
+		"redirect_status": c.Query("redirect_status"),
+		"message":         "Payment submitted. Your booking updates as soon as the payment provider confirms it.",
+	})
+}

@@ -312,3 +312,32 @@ func TestCheckoutOnAnExpiredHoldIsGone(t *testing.T) {
 	require.Equal(t, http.StatusGone, status)
 	require.Equal(t, "/problems/hold-expired", p["type"])
 }
+
+func TestThreeDSecureExtendsTheHoldOnceAndSellsAfterTheChallenge(t *testing.T) {
+	e := newE2E(t)
+	fan := e.fan("secure")
+	status, h := e.call(http.MethodPost, "/v1/holds", fan, map[string]any{"event_id": e.eventID, "seat_ids": []string{e.seat(7, 5)}})
+	require.Equal(t, http.StatusCreated, status)
+	id := h["hold_id"].(string)
+	before, err := time.Parse(time.RFC3339Nano, h["expires_at"].(string))
+	require.NoError(t, err)
+	status, co := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": "pm_card_threeDSecure2Required"})
+	require.Equal(t, http.StatusOK, status, "%v", co)
+	pay := co["payment"].(map[string]any)
+	require.Equal(t, "requires_action", pay["status"])
+	challenge := pay["next_action"].(string)
+	require.Contains(t, challenge, "/challenge")
+	after, err := time.Parse(time.RFC3339Nano, co["expires_at"].(string))
+	require.NoError(t, err)
+	require.InDelta(t, (5 * time.Minute).Seconds(), after.Sub(before).Seconds(), 1, "extended once by 5 minutes")
+	var extended bool
+	require.NoError(t, e.store.Pool().QueryRow(context.Background(), `SELECT extended FROM reservations WHERE id = $1`, id).Scan(&extended))
+	require.True(t, extended)
+
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.PostForm(challenge, url.Values{"action": {"complete"}, "client_secret": {pay["client_secret"].(string)}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Contains(t, resp.Header.Get("Location"), "/v1/payments/return", "back to Encore after the challenge")
+	e.waitStatus(fan, id, workflows.StatusPaid, 30*time.Second)
+}
