@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -68,12 +67,8 @@ var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$`)
 // idempotency hash covers, so formatting and seat order do not matter.
 func DecodeHoldRequest(body []byte) (holds.Cart, []FieldError) {
 	var req HoldRequest
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&req); err != nil {
+	if err := jsonUnmarshal(body, &req); err != nil {
 		return holds.Cart{}, []FieldError{jsonFieldError(err)}
-	}
-	if dec.More() {
-		return holds.Cart{}, []FieldError{{Field: "body", Message: "must be a single JSON object"}}
 	}
 	var errs []FieldError
 	if !idPattern.MatchString(req.EventID) {
@@ -149,7 +144,7 @@ func holdResponse(h store.Hold) HoldResponse {
 
 func (s *Server) createHold(c *gin.Context) {
 	who := identity(c)
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, MaxBodyBytes))
+	body, err := readBody(c)
 	if err != nil {
 		s.problem(c, Invalid(FieldError{"body", "larger than 16 KiB or unreadable"}))
 		return
