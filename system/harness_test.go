@@ -65,7 +65,7 @@ func newE2E(t testing.TB, opts ...e2eOption) *e2e {
 	pool := testenv.DB(t)
 	rdb, prefix := testenv.Redis(t)
 	srv := testenv.Temporal(t)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelError}))
 
 	e := &e2e{t: t, issuer: session.NewIssuer("e2e-secret"), mailbox: t.TempDir()}
 	e.cfg = config.Default()
@@ -200,4 +200,12 @@ func (e *e2e) count(sql string, args ...any) int {
 	var n int
 	require.NoError(e.t, e.store.Pool().QueryRow(context.Background(), sql, args...).Scan(&n))
 	return n
+}
+
+// testLog sends the stack's error logs to the test's log.
+type testLog struct{ t testing.TB }
+
+func (w testLog) Write(p []byte) (int, error) {
+	w.t.Log(string(bytes.TrimSpace(p)))
+	return len(p), nil
 }

@@ -56,6 +56,7 @@ func Booking(ctx workflow.Context, in BookingInput) (BookingResult, error) {
 type booking struct {
 	in       BookingInput
 	hold     HoldInfo
+	loaded   bool // the hold has been adopted from the database
 	deadline time.Time
 	step     string
 	status   string
@@ -132,20 +133,26 @@ func (b *booking) run(ctx workflow.Context) (BookingResult, error) {
 	if err := workflow.SetQueryHandler(ctx, QueryStep, func() (string, error) { return b.step, nil }); err != nil {
 		return BookingResult{}, err
 	}
-	if err := workflow.ExecuteLocalActivity(dbCtx(ctx), ActivityLoadBooking, b.in.ReservationID).Get(ctx, &b.hold); err != nil {
-		return BookingResult{}, err
-	}
-	if b.hold.Status != StatusPendingPayment {
-		// Started late (the relay's backstop) for a hold already ended.
-		b.status, b.step = b.hold.Status, StepDone
-		return b.result(), nil
-	}
-	b.deadline = b.hold.ExpiresAt
-	b.setStatus(ctx, StatusPendingPayment)
+	// Handlers come first: with Update-With-Start the checkout arrives in
+	// this very first workflow task, before the hold is adopted; the
+	// handler waits for adoption (b.loaded) before it acts.
 	b.listen(ctx)
 	if err := b.registerUpdates(ctx); err != nil {
 		return BookingResult{}, err
 	}
+	if err := workflow.ExecuteLocalActivity(dbCtx(ctx), ActivityLoadBooking, b.in.ReservationID).Get(ctx, &b.hold); err != nil {
+		return BookingResult{}, err
+	}
+	b.deadline = b.hold.ExpiresAt
+	b.loaded = true
+	if b.hold.Status != StatusPendingPayment {
+		// Started late (the relay's backstop) for a hold already ended; a
+		// checkout that came with the start gets its refusal first.
+		b.status, b.step = b.hold.Status, StepDone
+		err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+		return b.result(), err
+	}
+	b.setStatus(ctx, StatusPendingPayment)
 
 	b.step = StepAwaitingCheckout
 	b.armTimer(ctx)

@@ -396,3 +396,26 @@ func (s *bookingSuite) TestAWebhookOvertakingTheCheckoutAnswerStillSellsOnce() {
 	s.Equal(workflows.StatusPaid, s.result().Status)
 	s.Equal(1, s.calls[workflows.ActivityCapture])
 }
+
+func (s *bookingSuite) TestACheckoutArrivingWithTheStartWaitsForTheHoldToBeAdopted() {
+	start := s.env.Now()
+	s.env.OnActivity(workflows.ActivityLoadBooking, mock.Anything, mock.Anything).After(time.Second).
+		Return(workflows.HoldInfo{Status: workflows.StatusPendingPayment, UserID: "asha", EventID: "evt",
+			ExpiresAt: start.Add(10 * time.Minute), Total: total, CancelBy: start.Add(24 * time.Hour)}, nil)
+	co := s.checkoutAfter(0, "pm_card_visa")
+	s.paymentAfter(time.Minute, workflows.EventAuthorised, total, "evt_1")
+	s.start()
+	s.NoError(co.err)
+	s.Equal(workflows.StatusAuthorised, co.result.Status)
+	s.Equal(workflows.StatusPaid, s.result().Status)
+}
+
+func (s *bookingSuite) TestACheckoutForAHoldThatAlreadyEndedIsRefused() {
+	s.env.OnActivity(workflows.ActivityLoadBooking, mock.Anything, mock.Anything).
+		Return(workflows.HoldInfo{Status: workflows.StatusExpired}, nil)
+	co := s.checkoutAfter(0, "pm_card_visa")
+	s.start()
+	s.Equal(workflows.ErrTypeHoldExpired, appErrType(co.err))
+	s.Equal(workflows.StatusExpired, s.result().Status)
+	s.Zero(s.calls[workflows.ActivityAuthorise])
+}

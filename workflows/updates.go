@@ -27,6 +27,13 @@ func appErr(typ, msg string, details ...any) error {
 // validateCheckout refuses, without writing history, a checkout that cannot
 // proceed.
 func (b *booking) validateCheckout(ctx workflow.Context, _ CheckoutRequest) error {
+	if !b.loaded {
+		return nil // checked again by the handler once the hold is adopted
+	}
+	return b.checkoutAllowed(ctx)
+}
+
+func (b *booking) checkoutAllowed(ctx workflow.Context) error {
 	switch {
 	case b.status == StatusExpired || (b.status == StatusPendingPayment && (b.expired || !workflow.Now(ctx).Before(b.deadline))):
 		return appErr(ErrTypeHoldExpired, "the hold has expired")
@@ -42,6 +49,14 @@ func (b *booking) validateCheckout(ctx workflow.Context, _ CheckoutRequest) erro
 
 // checkout runs fraud and authorisation and answers with the client secret.
 func (b *booking) checkout(ctx workflow.Context, req CheckoutRequest) (CheckoutResult, error) {
+	if !b.loaded {
+		if err := workflow.Await(ctx, func() bool { return b.loaded }); err != nil {
+			return CheckoutResult{}, err
+		}
+		if err := b.checkoutAllowed(ctx); err != nil {
+			return CheckoutResult{}, err
+		}
+	}
 	b.checkoutBusy = true
 	defer func() { b.checkoutBusy = false }()
 	b.attempts++
@@ -107,6 +122,9 @@ func (b *booking) checkout(ctx workflow.Context, req CheckoutRequest) (CheckoutR
 }
 
 func (b *booking) validateCancel(ctx workflow.Context) error {
+	if !b.loaded {
+		return appErr(ErrTypeBusy, "the booking is starting; try again shortly")
+	}
 	switch b.status {
 	case StatusPendingPayment:
 		return nil
