@@ -1,0 +1,45 @@
+package ratelimit_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/internal/testenv"
+	"github.com/encore-tickets/encore/ratelimit"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+func TestTheBurstPassesAndTheNextWaitsForItsTurn(t *testing.T) {
+	rdb, prefix := testenv.Redis(t)
+	l := ratelimit.New(rdb, prefix+"rl:", ratelimit.Limit{Count: 60, Per: time.Minute, Burst: 3})
+	ctx := context.Background()
+	for i := range 3 {
+		ok, _ := l.Allow(ctx, "fan")
+		require.True(t, ok, "burst call %d", i)
+	}
+	ok, wait := l.Allow(ctx, "fan")
+	require.False(t, ok)
+	require.Greater(t, wait, time.Duration(0))
+	require.LessOrEqual(t, wait, time.Second)
+	ok, _ = l.Allow(ctx, "other fan")
+	require.True(t, ok, "keys are limited apart")
+	require.Equal(t, 1, ratelimit.RetryAfterSeconds(wait))
+}
+
+func TestWithRedisDownTheLimitStillHolds(t *testing.T) {
+	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 50 * time.Millisecond, MaxRetries: -1})
+	l := ratelimit.New(dead, "rl:", ratelimit.Limit{Count: 60, Per: time.Minute, Burst: 2})
+	ctx := context.Background()
+	ok1, _ := l.Allow(ctx, "fan")
+	ok2, _ := l.Allow(ctx, "fan")
+	ok3, wait := l.Allow(ctx, "fan")
+	require.True(t, ok1)
+	require.True(t, ok2)
+	require.False(t, ok3, "fails closed: the process's own limiter refuses")
+	require.Greater(t, wait, time.Duration(0))
+}
