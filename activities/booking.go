@@ -91,27 +91,43 @@ func (a *Booking) Authorise(ctx context.Context, in workflows.AuthoriseInput) (w
 		return workflows.AuthoriseResult{}, err
 	}
 	var intent payments.Intent
-	if in.IntentID == "" {
+	switch {
+	case in.IntentID == "":
 		intent, err = a.Payments.Authorise(ctx, workflows.StepKey(in.BookingID, "authorise"), in.BookingID, in.Amount, in.PaymentMethod, a.ReturnURL)
-	} else {
+	case in.PaymentMethod == "":
+		// Another try on the hosted page: the existing intent, linked.
+		intent, err = a.Payments.Hosted(ctx, in.IntentID)
+	default:
 		intent, err = a.Payments.Confirm(ctx, workflows.StepKey(in.BookingID, fmt.Sprintf("authorise-%d", in.Attempt)), in.IntentID, in.PaymentMethod, a.ReturnURL)
 	}
 	var declined *payments.DeclinedError
+	var rejected *payments.RejectedError
 	switch {
 	case errors.As(err, &declined):
-		// The intent exists (it needs another card); find it for the retry.
-		found, ok, ferr := a.lookup(ctx, in)
-		if ferr != nil {
-			return workflows.AuthoriseResult{}, ferr
+		// The intent exists and needs another card; the provider named it
+		// with the decline (a lookup by booking is the fallback).
+		intentID := declined.IntentID
+		if intentID == "" {
+			intentID = in.IntentID
 		}
-		res := workflows.AuthoriseResult{Declined: true, DeclineCode: declined.DeclineCode}
-		if ok {
-			res.IntentID, res.ClientSecret, res.Status = found.ID, found.ClientSecret, string(found.Status)
-			if err := a.Store.SavePayment(ctx, id, found.ID, in.Amount, store.PaymentPending, in.Attempt); err != nil {
+		if intentID == "" {
+			found, ok, ferr := a.Payments.FindByBooking(ctx, in.BookingID)
+			if ferr != nil {
+				return workflows.AuthoriseResult{}, ferr
+			}
+			if ok {
+				intentID = found.ID
+			}
+		}
+		res := workflows.AuthoriseResult{IntentID: intentID, Declined: true, DeclineCode: declined.DeclineCode, Status: string(payments.StatusRequiresPaymentMethod)}
+		if intentID != "" {
+			if err := a.Store.SavePayment(ctx, id, intentID, in.Amount, store.PaymentPending, in.Attempt); err != nil {
 				return workflows.AuthoriseResult{}, err
 			}
 		}
 		return res, nil
+	case errors.As(err, &rejected):
+		return workflows.AuthoriseResult{}, temporal.NewNonRetryableApplicationError(rejected.Error(), "rejected", err)
 	case errors.Is(err, payments.ErrUnknown):
 		found, ok, ferr := a.lookup(ctx, in)
 		if ferr != nil {
@@ -147,6 +163,8 @@ func (a *Booking) Authorise(ctx context.Context, in workflows.AuthoriseInput) (w
 }
 
 func (a *Booking) lookup(ctx context.Context, in workflows.AuthoriseInput) (payments.Intent, bool, error) {
+	// After a lost answer the intent is found by ID when known, else by the
+	// booking it names.
 	if in.IntentID != "" {
 		it, err := a.Payments.Retrieve(ctx, in.IntentID)
 		return it, err == nil, err
@@ -177,6 +195,12 @@ func (a *Booking) Capture(ctx context.Context, bookingID, intentID string) (Capt
 	if err != nil {
 		got, rerr := a.Payments.Retrieve(ctx, intentID)
 		if rerr != nil || got.Status != payments.StatusSucceeded {
+			var rejected *payments.RejectedError
+			if errors.As(err, &rejected) {
+				// An authorisation that can no longer be captured: retrying
+				// for an hour with the seats SOLD helps nobody.
+				return CaptureResult{}, temporal.NewNonRetryableApplicationError(rejected.Error(), "rejected", err)
+			}
 			return CaptureResult{}, err
 		}
 		it = got
@@ -193,6 +217,18 @@ func (a *Booking) Void(ctx context.Context, bookingID, intentID string) error {
 	id, err := parseID(bookingID)
 	if err != nil {
 		return err
+	}
+	if intentID == "" {
+		// An authorisation whose answer was lost: find it by booking (the
+		// provider's search can lag, so an empty answer is retried).
+		found, ok, err := a.Payments.FindByBooking(ctx, bookingID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errors.New("no intent found for the booking yet")
+		}
+		intentID = found.ID
 	}
 	it, err := a.Payments.Retrieve(ctx, intentID)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 )
@@ -24,4 +26,25 @@ func jsonUnmarshal(body []byte, v any) error {
 		return errors.New("trailing data after the JSON object")
 	}
 	return nil
+}
+
+// storableText reports whether s can be stored and searched: valid UTF-8
+// without NUL, which PostgreSQL text refuses.
+func storableText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
+
+// idempotencyKey reads the Idempotency-Key header: printable ASCII, at most
+// 255 characters; empty when absent.
+func idempotencyKey(c *gin.Context) (string, *FieldError) {
+	k := c.GetHeader("Idempotency-Key")
+	if len(k) > 255 {
+		return "", &FieldError{"Idempotency-Key", "at most 255 characters"}
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x20 || k[i] > 0x7e {
+			return "", &FieldError{"Idempotency-Key", "printable ASCII only"}
+		}
+	}
+	return k, nil
 }

@@ -131,6 +131,11 @@ func (s *Server) checkout(c *gin.Context) {
 		s.problem(c, Invalid(FieldError{"return_url", "at most 2000 characters"}))
 		return
 	}
+	key, fe := idempotencyKey(c)
+	if fe != nil {
+		s.problem(c, Invalid(*fe))
+		return
+	}
 	hold, err := s.Holds.Store.GetHold(c.Request.Context(), id, who.UserID)
 	if err != nil {
 		s.problem(c, s.problemFor(err))
@@ -149,7 +154,7 @@ func (s *Server) checkout(c *gin.Context) {
 	defer cancel()
 	res, err := workflows.Checkout(ctx, s.Temporal, workflows.BookingInput{
 		ReservationID: id.String(), EventID: hold.EventID, UserID: hold.UserID, ExpiresAt: hold.ExpiresAt,
-	}, updateID("checkout", who.UserID, c.GetHeader("Idempotency-Key")), workflows.CheckoutRequest{
+	}, updateID("checkout", who.UserID, key), workflows.CheckoutRequest{
 		PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, IP: c.ClientIP(), DeviceID: who.DeviceID,
 	})
 	if err != nil {
@@ -213,13 +218,18 @@ func (s *Server) cancelBooking(c *gin.Context) {
 		s.problem(c, NewProblem(http.StatusNotFound, ProbNotFound, "no such booking"))
 		return
 	}
+	key, fe := idempotencyKey(c)
+	if fe != nil {
+		s.problem(c, Invalid(*fe))
+		return
+	}
 	if _, err := s.Holds.Store.Booking(c.Request.Context(), id, who.UserID); err != nil {
 		s.problem(c, s.problemFor(err))
 		return
 	}
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 60*time.Second)
 	defer cancel()
-	if _, err := workflows.Cancel(ctx, s.Temporal, id.String(), updateID("cancel", who.UserID, c.GetHeader("Idempotency-Key"))); err != nil {
+	if _, err := workflows.Cancel(ctx, s.Temporal, id.String(), updateID("cancel", who.UserID, key)); err != nil {
 		s.problem(c, s.workflowProblem(err))
 		return
 	}

@@ -96,9 +96,12 @@ func (b *Browse) search(c *gin.Context) {
 		}
 		q.Limit = n
 	}
-	for _, f := range []struct{ name, v string }{{"q", q.Text}, {"city", q.City}, {"genre", q.Genre}} {
-		if len(f.v) > 200 {
+	for _, f := range []struct{ name, v string }{{"q", q.Text}, {"city", q.City}, {"genre", q.Genre}, {"cursor", q.Cursor}} {
+		switch {
+		case len(f.v) > 200:
 			errs = append(errs, FieldError{f.name, "at most 200 characters"})
+		case !storableText(f.v):
+			errs = append(errs, FieldError{f.name, "must be UTF-8 text without NUL"})
 		}
 	}
 	if len(errs) > 0 {
@@ -115,8 +118,8 @@ func (b *Browse) search(c *gin.Context) {
 
 func (b *Browse) suggest(c *gin.Context) {
 	q := c.Query("q")
-	if len(q) > 100 {
-		browseProblem(c, Invalid(FieldError{"q", "at most 100 characters"}))
+	if len(q) > 100 || !storableText(q) {
+		browseProblem(c, Invalid(FieldError{"q", "at most 100 characters of UTF-8 text without NUL"}))
 		return
 	}
 	out, err := b.Catalog.Suggest(c.Request.Context(), q)

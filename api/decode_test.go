@@ -33,6 +33,7 @@ func TestBadHoldRequestsAreRefusedNamingTheField(t *testing.T) {
 		{"quantity in a seated section", `{"event_id": "` + s.eventID + `", "section_id": "` + s.eventID + `_a", "quantity": 2}`, "section_id"},
 		{"trailing data", `{"event_id": "x", "seat_ids": ["a"]} {}`, "body"},
 		{"long promo", `{"event_id": "` + s.eventID + `", "seat_ids": ["a"], "promo_code": "` + strings.Repeat("p", 65) + `"}`, "promo_code"},
+		{"NUL in the promo", `{"event_id": "` + s.eventID + `", "seat_ids": ["a"], "promo_code": "A\u0000B"}`, "promo_code"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -44,6 +45,9 @@ func TestBadHoldRequestsAreRefusedNamingTheField(t *testing.T) {
 			require.Equal(t, tc.field, errs[0].(map[string]any)["field"])
 		})
 	}
+	r := s.do(http.MethodPost, "/v1/holds", fan, []byte(`{"event_id": "`+s.eventID+`", "seat_ids": ["a"]}`), "Idempotency-Key", "caf\xc3\xa9")
+	require.Equal(t, http.StatusUnprocessableEntity, r.Status, string(r.Raw))
+	require.Equal(t, "Idempotency-Key", r.Body["errors"].([]any)[0].(map[string]any)["field"])
 	require.Equal(t, 0, s.count(`SELECT count(*) FROM reservations WHERE event_id = $1`, s.eventID), "nothing half-written")
 }
 

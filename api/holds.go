@@ -60,7 +60,10 @@ type HoldItemJSON struct {
 // MaxBodyBytes bounds every request body.
 const MaxBodyBytes = 16 << 10
 
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$`)
+var (
+	idPattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$`)
+	promoPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+)
 
 // DecodeHoldRequest parses and validates a hold body. Every refusal names the
 // offending field. The returned cart has its seats sorted and is what the
@@ -104,8 +107,8 @@ func DecodeHoldRequest(body []byte) (holds.Cart, []FieldError) {
 	default:
 		errs = append(errs, FieldError{"seat_ids", "required: 1 to 6 seat IDs, or section_id with quantity"})
 	}
-	if len(cart.PromoCode) > 64 {
-		errs = append(errs, FieldError{"promo_code", "at most 64 characters"})
+	if cart.PromoCode != "" && !promoPattern.MatchString(cart.PromoCode) {
+		errs = append(errs, FieldError{"promo_code", "letters, digits, '_' and '-', at most 64"})
 	}
 	return cart, errs
 }
@@ -154,9 +157,9 @@ func (s *Server) createHold(c *gin.Context) {
 		s.problem(c, Invalid(errs...))
 		return
 	}
-	key := c.GetHeader("Idempotency-Key")
-	if len(key) > 255 {
-		s.problem(c, Invalid(FieldError{"Idempotency-Key", "at most 255 characters"}))
+	key, fe := idempotencyKey(c)
+	if fe != nil {
+		s.problem(c, Invalid(*fe))
 		return
 	}
 	render := func(h store.Hold) (int, []byte, error) {

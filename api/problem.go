@@ -17,13 +17,15 @@ type Problem struct {
 	Detail   string `json:"detail,omitempty"`
 	Instance string `json:"instance,omitempty"`
 
-	Errors             []FieldError `json:"errors,omitempty"`
-	UnavailableSeatIDs []string     `json:"unavailable_seat_ids,omitempty"`
-	Alternatives       []string     `json:"alternatives,omitempty"`
-	HoldID             string       `json:"hold_id,omitempty"`
-	Limit              int          `json:"limit,omitempty"`
-	DeclineCode        string       `json:"decline_code,omitempty"`
-	AttemptsLeft       *int         `json:"attempts_left,omitempty"`
+	Errors []FieldError `json:"errors,omitempty"`
+	// Pointers so a seat-unavailable problem always carries both lists,
+	// empty or not, and other problems carry neither.
+	UnavailableSeatIDs *[]string `json:"unavailable_seat_ids,omitempty"`
+	Alternatives       *[]string `json:"alternatives,omitempty"`
+	HoldID             string    `json:"hold_id,omitempty"`
+	Limit              int       `json:"limit,omitempty"`
+	DeclineCode        string    `json:"decline_code,omitempty"`
+	AttemptsLeft       *int      `json:"attempts_left,omitempty"`
 
 	retryAfter time.Duration
 }

@@ -58,6 +58,10 @@ func (s *Server) Register(reg prometheus.Registerer) {
 // Handler builds the router.
 func (s *Server) Handler() http.Handler {
 	r := gin.New()
+	// Client IPs come from the connection, never from a header anyone can
+	// set (the fraud rules and rate limits count them). Behind a proxy,
+	// configure it here.
+	_ = r.SetTrustedProxies(nil)
 	r.HandleMethodNotAllowed = true
 	r.Use(s.recoverer)
 	r.NoRoute(func(c *gin.Context) { s.problem(c, NewProblem(http.StatusNotFound, ProbNotFound, "no such path")) })
@@ -119,14 +123,18 @@ func (s *Server) problemFor(err error) *Problem {
 	switch {
 	case errors.As(err, &su):
 		p := NewProblem(http.StatusConflict, ProbSeatUnavailable, su.Detail)
-		p.UnavailableSeatIDs, p.Alternatives = su.SeatIDs, su.Alternatives
-		if p.Alternatives == nil {
-			p.Alternatives = []string{}
+		p.UnavailableSeatIDs = &[]string{}
+		if su.SeatIDs != nil {
+			p.UnavailableSeatIDs = &su.SeatIDs
+		}
+		p.Alternatives = &[]string{}
+		if su.Alternatives != nil {
+			p.Alternatives = &su.Alternatives
 		}
 		return p
 	case errors.As(err, &ce):
 		p := NewProblem(http.StatusConflict, ProbSeatUnavailable, "seats are being held by another fan")
-		p.UnavailableSeatIDs = ce.SeatIDs
+		p.UnavailableSeatIDs, p.Alternatives = &ce.SeatIDs, &[]string{}
 		return p
 	case errors.As(err, &pc):
 		p := NewProblem(http.StatusConflict, ProbPendingCheckout, "finish or release your current hold first")

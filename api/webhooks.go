@@ -41,6 +41,9 @@ type WebhookEvent struct {
 // 5-minute timestamp tolerance) with stripe-go's webhook package and decodes
 // the event. Any failure is an error; it never panics on any input.
 func ParseWebhook(body []byte, header, secret string) (WebhookEvent, error) {
+	if secret == "" {
+		return WebhookEvent{}, errors.New("no webhook secret configured")
+	}
 	ev, err := webhook.ConstructEventWithOptions(body, header, secret, webhook.ConstructEventOptions{
 		Tolerance: WebhookTolerance, IgnoreAPIVersionMismatch: true})
 	if err != nil {
@@ -142,14 +145,17 @@ func (s *Server) stripeWebhook(c *gin.Context) {
 		return
 	}
 	if ev.BookingID != bookingID {
-		// The reference does not match: never sell on it. Stored for staff.
+		// The reference does not match: the booking the database names
+		// hears of it and refuses to sell on it (rule 4). Alert staff.
 		s.Log.Error("ALERT: webhook reference mismatch", "event", ev.ID, "intent", ev.IntentID,
 			"metadata_booking", ev.BookingID, "booking", bookingID)
 	}
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	// Delivered to the booking the database records for the intent, never
+	// to the one the event claims.
 	err = workflows.DeliverPayment(sctx, s.Temporal, workflows.PaymentEvent{EventID: ev.ID, Type: ev.Type,
-		IntentID: ev.IntentID, Status: ev.Status, Amount: ev.Amount, BookingID: ev.BookingID})
+		IntentID: ev.IntentID, Status: ev.Status, Amount: ev.Amount, BookingID: bookingID, ClaimedBookingID: ev.BookingID})
 	if err != nil && !errors.Is(err, workflows.ErrNoBooking) {
 		// Stored but not delivered: the redelivery will signal it.
 		s.problem(c, NewProblem(http.StatusServiceUnavailable, ProbUnavailable, "stored; delivery to the booking failed, retry").RetryAfter(5*time.Second))

@@ -24,13 +24,27 @@ import (
 // lost connection. Never treat it as a failure; look the payment up.
 var ErrUnknown = errors.New("payments: outcome unknown")
 
-// DeclinedError is a card decline: the fan may try another card.
+// DeclinedError is a card decline: the fan may try another card. IntentID
+// names the intent the decline left behind (Stripe returns it with the
+// error), so the next card confirms that intent.
 type DeclinedError struct {
 	Code, DeclineCode, Message string
+	IntentID                   string
 }
 
 func (e *DeclinedError) Error() string {
 	return "payments: declined: " + e.DeclineCode + ": " + e.Message
+}
+
+// RejectedError is a request the provider refused for good (a 4xx other than
+// a decline): retrying it unchanged cannot succeed.
+type RejectedError struct {
+	Status  int
+	Message string
+}
+
+func (e *RejectedError) Error() string {
+	return fmt.Sprintf("payments: refused by the provider (%d): %s", e.Status, e.Message)
 }
 
 // Status is an intent's state as the saga cares about it.
@@ -143,8 +157,26 @@ func (c *Client) Authorise(ctx context.Context, key, bookingID string, amount mo
 	c.params(&p.Params, key)
 	pi, err := c.sc.V1PaymentIntents.Create(ctx, p)
 	in, err := c.result(pi, err)
-	if err == nil && paymentMethod == "" && c.hosted != "" && in.Status == StatusRequiresPaymentMethod {
+	if err == nil && paymentMethod == "" {
+		c.linkHostedPage(&in)
+	}
+	return in, err
+}
+
+// linkHostedPage points an intent awaiting a payment method at the hosted
+// test page (sandbox only).
+func (c *Client) linkHostedPage(in *Intent) {
+	if c.hosted != "" && in.Status == StatusRequiresPaymentMethod {
 		in.NextActionURL = c.hosted + "/checkout/" + url.PathEscape(in.ID) + "?client_secret=" + url.QueryEscape(in.ClientSecret)
+	}
+}
+
+// Hosted reads an existing intent for a fan who will pay on the hosted page
+// (a retry without a card after a decline).
+func (c *Client) Hosted(ctx context.Context, intentID string) (Intent, error) {
+	in, err := c.Retrieve(ctx, intentID)
+	if err == nil {
+		c.linkHostedPage(&in)
 	}
 	return in, err
 }
@@ -260,10 +292,17 @@ func classify(err error) error {
 	var se *stripe.Error
 	if errors.As(err, &se) {
 		if se.Type == stripe.ErrorTypeCard {
-			return &DeclinedError{Code: string(se.Code), DeclineCode: string(se.DeclineCode), Message: se.Msg}
+			d := &DeclinedError{Code: string(se.Code), DeclineCode: string(se.DeclineCode), Message: se.Msg}
+			if se.PaymentIntent != nil {
+				d.IntentID = se.PaymentIntent.ID
+			}
+			return d
 		}
 		if se.HTTPStatusCode >= 500 || se.HTTPStatusCode == http.StatusConflict || se.HTTPStatusCode == http.StatusTooManyRequests {
 			return fmt.Errorf("payments: provider busy (%d): %w", se.HTTPStatusCode, err)
+		}
+		if se.HTTPStatusCode >= 400 {
+			return &RejectedError{Status: se.HTTPStatusCode, Message: se.Msg}
 		}
 		return fmt.Errorf("payments: %s", se.Msg)
 	}

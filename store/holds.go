@@ -193,7 +193,7 @@ func (s *Store) CreateHold(ctx context.Context, req HoldRequest) (Hold, *StoredR
 	if errors.Is(err, errRetryLazyExpiry) || transient(err) {
 		return Hold{}, nil, ErrBusy
 	}
-	return hold, stored, err
+	return hold, stored, inputError(err)
 }
 
 // idempotencyLockKey is the advisory lock of one (user, scope, key). A hash

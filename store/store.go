@@ -119,7 +119,19 @@ const (
 	pgDeadlock         = "40P01"
 	pgSerialization    = "40001"
 	pgQueryCanceled    = "57014"
+	pgBadEncoding      = "22021"
+	pgUntranslatable   = "22P05"
 )
+
+// inputError turns text PostgreSQL cannot store (a NUL, bad UTF-8) into a
+// refusal of the request rather than a failure of the database.
+func inputError(err error) error {
+	switch code, _ := pgCode(err); code {
+	case pgBadEncoding, pgUntranslatable:
+		return &InvalidError{Field: "body", Message: "contains characters that cannot be stored"}
+	}
+	return err
+}
 
 func pgCode(err error) (string, string) {
 	var pe *pgconn.PgError

@@ -341,3 +341,24 @@ func TestThreeDSecureExtendsTheHoldOnceAndSellsAfterTheChallenge(t *testing.T) {
 	require.Contains(t, resp.Header.Get("Location"), "/v1/payments/return", "back to Encore after the challenge")
 	e.waitStatus(fan, id, workflows.StatusPaid, 30*time.Second)
 }
+
+func TestAnEventWhoseReferenceNamesAnotherBookingNeverSells(t *testing.T) {
+	e := newE2E(t, onlyEvents("payment_intent.succeeded"))
+	fan := e.fan("victim")
+	id, status, co := e.holdAndCheckout(fan, []string{e.seat(10, 1)}, "pm_card_visa")
+	require.Equal(t, http.StatusOK, status, "%v", co)
+	intentID := co["payment"].(map[string]any)["intent_id"].(string)
+	event := e.providerEvent(workflows.EventAuthorised, intentID)
+	var ev map[string]any
+	require.NoError(t, json.Unmarshal(event, &ev))
+	ev["id"] = ev["id"].(string) + "_other"
+	ev["data"].(map[string]any)["object"].(map[string]any)["metadata"] = map[string]any{"booking_id": "00000000-0000-4000-8000-000000000000"}
+	forged, _ := json.Marshal(ev)
+	require.Equal(t, http.StatusOK, e.deliver(forged), "stored and delivered to the booking the database names")
+	require.Eventually(t, func() bool {
+		var flagged *string
+		_ = e.store.Pool().QueryRow(context.Background(), `SELECT flagged FROM payments WHERE reservation_id = $1`, id).Scan(&flagged)
+		return flagged != nil
+	}, 20*time.Second, 50*time.Millisecond)
+	require.Equal(t, "HELD", e.seatStatus(e.seat(10, 1)), "never sold on a mismatched reference")
+}

@@ -58,3 +58,14 @@ func TestReadyzNamesWhatIsDownAndMetricsIncludeTheRuntime(t *testing.T) {
 		require.Contains(t, body, m)
 	}
 }
+
+func TestARealProviderKeyNeedsItsOwnWebhookSecret(t *testing.T) {
+	cfg := config.Default()
+	require.NoError(t, system.CheckPaymentConfig(cfg), "the sandbox with its own secret")
+	cfg.StripeKey = "sk_live_real"
+	require.Error(t, system.CheckPaymentConfig(cfg), "a real key with the sandbox's public secret")
+	cfg.StripeWebhookSecret = ""
+	require.Error(t, system.CheckPaymentConfig(cfg))
+	cfg.StripeWebhookSecret = "whsec_from_the_dashboard"
+	require.NoError(t, system.CheckPaymentConfig(cfg))
+}

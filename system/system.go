@@ -301,3 +301,16 @@ func StartMissedBooking(c client.Client, log *slog.Logger) outbox.Handler {
 		return nil
 	})
 }
+
+// CheckPaymentConfig refuses to run against a real provider with the
+// sandbox's public webhook secret (or none): anyone could then forge the
+// events money moves on (rule 4).
+func CheckPaymentConfig(cfg config.Config) error {
+	if cfg.StripeKey.Reveal() == SandboxKey {
+		return nil
+	}
+	if s := cfg.StripeWebhookSecret.Reveal(); s == "" || s == config.Default().StripeWebhookSecret.Reveal() {
+		return errors.New("ENCORE_STRIPE_KEY is a real key: set ENCORE_STRIPE_WEBHOOK_SECRET to the endpoint's signing secret")
+	}
+	return nil
+}

@@ -111,6 +111,7 @@ func dbCtx(ctx workflow.Context) workflow.Context {
 	})
 }
 
+// providerCtx bounds a provider call's retries by budget (0: no bound).
 func providerCtx(ctx workflow.Context, budget time.Duration) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout:    15 * time.Second,
@@ -200,6 +201,7 @@ func (b *booking) armTimer(ctx workflow.Context) {
 		b.cancelTimer()
 	}
 	b.timerGen++
+	b.expired = false
 	gen := b.timerGen
 	tctx, cancel := workflow.WithCancel(ctx)
 	b.cancelTimer = cancel
@@ -249,6 +251,16 @@ func (b *booking) endHold(ctx workflow.Context, activity, status string) error {
 		b.setStatus(ctx, StatusPaid)
 		return nil
 	}
+	if ended == StatusPendingPayment {
+		// The database has not expired the hold (its deadline moved, or the
+		// clocks differ): adopt its expiry and wait again.
+		if err := workflow.ExecuteLocalActivity(dbCtx(ctx), ActivityLoadBooking, b.in.ReservationID).Get(ctx, &b.hold); err != nil {
+			return err
+		}
+		b.deadline = b.hold.ExpiresAt.Add(time.Second)
+		b.armTimer(ctx)
+		return nil
+	}
 	if status == StatusFailed {
 		ended = StatusFailed
 		if b.flagged == "" {
@@ -267,7 +279,10 @@ func (b *booking) endHold(ctx workflow.Context, activity, status string) error {
 
 // onPendingEvent handles a provider event while the hold is pending.
 func (b *booking) onPendingEvent(ctx workflow.Context, ev PaymentEvent) error {
-	if ev.BookingID != b.in.ReservationID || (b.intentID != "" && ev.IntentID != b.intentID) {
+	if ev.BookingID != b.in.ReservationID || ev.ClaimedBookingID != b.in.ReservationID ||
+		(b.intentID != "" && ev.IntentID != b.intentID) {
+		// Rule 4: the reference must match. Never sell on it; a payment that
+		// is not this booking's own is left to the reconciliation.
 		return b.flag(ctx, "event "+ev.EventID+" names another booking or payment")
 	}
 	if b.intentID == "" {
@@ -356,19 +371,29 @@ func (b *booking) sell(ctx workflow.Context) error {
 	return nil
 }
 
+// voidPayment and refundPayment give money back; they retry until the
+// provider answers (no budget: money must not stay taken).
 func (b *booking) voidPayment(ctx workflow.Context) error {
 	if b.intentID == "" || b.settled {
 		return nil
 	}
-	err := workflow.ExecuteLocalActivity(providerCtx(ctx, 24*time.Hour), ActivityVoid, b.in.ReservationID, b.intentID).Get(ctx, nil)
+	err := b.voidIntent(ctx, b.intentID)
 	b.settled = err == nil
 	return err
 }
 
+func (b *booking) voidIntent(ctx workflow.Context, intentID string) error {
+	return workflow.ExecuteLocalActivity(providerCtx(ctx, 0), ActivityVoid, b.in.ReservationID, intentID).Get(ctx, nil)
+}
+
 func (b *booking) refundPayment(ctx workflow.Context) error {
-	err := workflow.ExecuteLocalActivity(providerCtx(ctx, 24*time.Hour), ActivityRefund, b.in.ReservationID, b.intentID).Get(ctx, nil)
+	err := b.refundIntent(ctx, b.intentID)
 	b.settled = err == nil
 	return err
+}
+
+func (b *booking) refundIntent(ctx workflow.Context, intentID string) error {
+	return workflow.ExecuteLocalActivity(providerCtx(ctx, 0), ActivityRefund, b.in.ReservationID, intentID).Get(ctx, nil)
 }
 
 func (b *booking) cancelSale(ctx workflow.Context) error {
@@ -388,11 +413,22 @@ func (b *booking) afterUnsold(ctx workflow.Context) (BookingResult, error) {
 	if err := workflow.Await(ctx, func() bool { return !b.checkoutBusy }); err != nil {
 		return b.result(), err
 	}
-	if b.intentID != "" {
+	switch {
+	case b.intentID != "":
 		b.comp = nil
 		b.comp.add(b.voidPayment)
 		if err := b.comp.run(ctx); err != nil {
 			return b.result(), err
+		}
+	case b.attempts > 0:
+		// An authorisation was asked for but its answer never came: look it
+		// up by booking and void it. If none turns up within the budget,
+		// nothing was created; the reconciliation double-checks.
+		err := workflow.ExecuteLocalActivity(providerCtx(ctx, 15*time.Minute), ActivityVoid, b.in.ReservationID, "").Get(ctx, nil)
+		if err != nil {
+			if ferr := b.flag(ctx, "no payment found to void after a lost authorisation answer"); ferr != nil {
+				return b.result(), ferr
+			}
 		}
 	}
 	b.step = StepAwaitingLate
@@ -411,20 +447,21 @@ func (b *booking) afterUnsold(ctx workflow.Context) (BookingResult, error) {
 		}
 		ev := b.events[0]
 		b.events = b.events[1:]
-		if ev.BookingID != b.in.ReservationID {
+		if ev.BookingID != b.in.ReservationID || ev.ClaimedBookingID != b.in.ReservationID {
+			if err := b.flag(ctx, "late event "+ev.EventID+" names another booking"); err != nil {
+				return b.result(), err
+			}
 			continue
 		}
-		if b.intentID == "" {
-			b.intentID = ev.IntentID
-		}
+		// The event's own intent is given back (it is this booking's: the
+		// database routed it here), whichever attempt created it.
 		switch ev.Type {
 		case EventAuthorised:
-			b.settled = false // a new authorisation after the void
-			if err := b.voidPayment(ctx); err != nil {
+			if err := b.voidIntent(ctx, ev.IntentID); err != nil {
 				return b.result(), err
 			}
 		case EventSucceeded:
-			if err := b.refundPayment(ctx); err != nil {
+			if err := b.refundIntent(ctx, ev.IntentID); err != nil {
 				return b.result(), err
 			}
 		}
@@ -443,6 +480,12 @@ func (b *booking) afterPaid(ctx workflow.Context) (BookingResult, error) {
 		}); err != nil {
 			return b.result(), err
 		}
+	}
+	// A cancel accepted before the deadline finishes its refund first.
+	if err := workflow.Await(ctx, func() bool {
+		return b.step != StepCancelling && workflow.AllHandlersFinished(ctx)
+	}); err != nil {
+		return b.result(), err
 	}
 	// Late duplicates of events already acted on need no answer; the
 	// reconciliation catches anything else.

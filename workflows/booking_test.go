@@ -138,7 +138,7 @@ func (s *bookingSuite) checkoutAfter(d time.Duration, pm string) *outcome {
 func (s *bookingSuite) paymentAfter(d time.Duration, typ string, amount money.Money, eventID string) {
 	s.env.RegisterDelayedCallback(func() {
 		s.env.SignalWorkflow(workflows.SignalPayment, workflows.PaymentEvent{
-			EventID: eventID, Type: typ, IntentID: "pi_1", Amount: amount, BookingID: bookingID})
+			EventID: eventID, Type: typ, IntentID: "pi_1", Amount: amount, BookingID: bookingID, ClaimedBookingID: bookingID})
 	}, d)
 }
 

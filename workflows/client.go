@@ -68,11 +68,18 @@ func Cancel(ctx context.Context, c client.Client, bookingID, updateID string) (s
 		UpdateName:   UpdateCancel,
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return "", ErrNoBooking
+	}
 	if err != nil {
 		return "", err
 	}
 	var status string
 	err = h.Get(ctx, &status)
+	if errors.As(err, &nf) {
+		return "", ErrNoBooking
+	}
 	return status, err
 }
 

@@ -57,7 +57,7 @@ type PaymentView struct {
 	IntentID     string `json:"intent_id"`
 	ClientSecret string `json:"client_secret"`
 	Status       string `json:"status"`
-	NextAction   string `json:"next_action,omitempty"`
+	NextAction   string `json:"next_action"`
 }
 
 // CheckoutResult is the checkout Update's answer.
@@ -76,8 +76,12 @@ type PaymentEvent struct {
 	Status   string
 	// Amount is the intent's amount (authorised, or captured for
 	// payment_intent.succeeded) in minor units with its currency.
-	Amount    money.Money
-	BookingID string // the intent's booking_id metadata: the reference
+	Amount money.Money
+	// BookingID is the booking the database records for the intent: the
+	// event is delivered to it. ClaimedBookingID is the reference the event
+	// itself carries (the intent's booking_id metadata); the two must match.
+	BookingID        string
+	ClaimedBookingID string
 }
 
 // Provider event types the saga acts on.

@@ -52,6 +52,9 @@ type process struct {
 }
 
 func newProcess(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisURL, temporalAddr string) (*process, error) {
+	if err := system.CheckPaymentConfig(cfg); err != nil {
+		return nil, err
+	}
 	pool, rdb, err := system.Connect(ctx, cfg, dbURL, redisURL)
 	if err != nil {
 		return nil, err
