@@ -214,7 +214,8 @@ func (s *bookingSuite) TestDeclinesUpToTheAttemptLimitReleaseAtOnce() {
 	}
 	fourth := s.checkoutAfter(3*time.Minute+10*time.Second, "pm_card_visa")
 	s.start()
-	s.Error(fourth.err)
+	s.Error(fourth.err, "no attempts left, or the booking already ended")
+	s.Contains([]string{workflows.ErrTypeDeclined, workflows.ErrTypeNotPending}, appErrType(fourth.err))
 	s.Equal(workflows.StatusFailed, s.result().Status)
 	s.Equal(1, s.calls[workflows.ActivityReleaseHold])
 }
