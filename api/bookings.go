@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"net/http"
 	"regexp"
@@ -136,6 +137,13 @@ func (s *Server) checkout(c *gin.Context) {
 		s.problem(c, Invalid(*fe))
 		return
 	}
+	if key != "" {
+		sum := sha256.Sum256([]byte(id.String() + "\x00" + req.PaymentMethod + "\x00" + req.ReturnURL))
+		if err := s.Holds.Store.RememberKey(c.Request.Context(), who.UserID, "checkout", key, sum[:]); err != nil {
+			s.problem(c, s.problemFor(err))
+			return
+		}
+	}
 	hold, err := s.Holds.Store.GetHold(c.Request.Context(), id, who.UserID)
 	if err != nil {
 		s.problem(c, s.problemFor(err))
@@ -226,6 +234,13 @@ func (s *Server) cancelBooking(c *gin.Context) {
 	if _, err := s.Holds.Store.Booking(c.Request.Context(), id, who.UserID); err != nil {
 		s.problem(c, s.problemFor(err))
 		return
+	}
+	if key != "" {
+		sum := sha256.Sum256([]byte(id.String()))
+		if err := s.Holds.Store.RememberKey(c.Request.Context(), who.UserID, "cancel", key, sum[:]); err != nil {
+			s.problem(c, s.problemFor(err))
+			return
+		}
 	}
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 60*time.Second)
 	defer cancel()

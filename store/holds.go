@@ -102,6 +102,25 @@ func (s *Store) LookupIdempotent(ctx context.Context, userID, key string, hash [
 	return lookupIdempotent(ctx, s.pool, userID, idemScopeHold, key, hash)
 }
 
+// RememberKey records which request an Idempotency-Key of scope belongs to,
+// for endpoints whose answers are replayed elsewhere (a workflow Update ID):
+// the same key with another request is ErrKeyReused.
+func (s *Store) RememberKey(ctx context.Context, userID, scope, key string, hash []byte) error {
+	if _, err := s.pool.Exec(ctx, `INSERT INTO idempotency_keys (user_id, scope, key, request_hash, response_status, response_body)
+		VALUES ($1, $2, $3, $4, 0, '{}') ON CONFLICT (user_id, scope, key) DO NOTHING`, userID, scope, key, hash); err != nil {
+		return inputError(err)
+	}
+	var stored []byte
+	if err := s.pool.QueryRow(ctx, `SELECT request_hash FROM idempotency_keys WHERE user_id = $1 AND scope = $2 AND key = $3`,
+		userID, scope, key).Scan(&stored); err != nil {
+		return err
+	}
+	if !bytes.Equal(stored, hash) {
+		return ErrKeyReused
+	}
+	return nil
+}
+
 type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }

@@ -364,3 +364,20 @@ func TestAnEventWhoseReferenceNamesAnotherBookingNeverSells(t *testing.T) {
 	}, 20*time.Second, 50*time.Millisecond)
 	require.Equal(t, "HELD", e.seatStatus(e.seat(10, 1)), "never sold on a mismatched reference")
 }
+
+func TestACheckoutKeyReusedForAnotherCardIsRefused(t *testing.T) {
+	e := newE2E(t)
+	fan := e.fan("reuser")
+	status, h := e.call(http.MethodPost, "/v1/holds", fan, map[string]any{"event_id": e.eventID, "seat_ids": []string{e.seat(11, 1)}})
+	require.Equal(t, http.StatusCreated, status)
+	id := h["hold_id"].(string)
+	status, first := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": "pm_card_chargeDeclined"}, "Idempotency-Key", "pay")
+	require.Equal(t, http.StatusPaymentRequired, status, "%v", first)
+	status, again := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": "pm_card_chargeDeclined"}, "Idempotency-Key", "pay")
+	require.Equal(t, http.StatusPaymentRequired, status, "the same request replays the first answer: %v", again)
+	status, other := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": "pm_card_visa"}, "Idempotency-Key", "pay")
+	require.Equal(t, http.StatusUnprocessableEntity, status, "%v", other)
+	require.Equal(t, "/problems/idempotency-key-reused", other["type"])
+	status, ok := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": "pm_card_visa"}, "Idempotency-Key", "pay-2")
+	require.Equal(t, http.StatusOK, status, "%v", ok)
+}
