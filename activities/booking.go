@@ -93,12 +93,12 @@ func (a *Booking) Authorise(ctx context.Context, in workflows.AuthoriseInput) (w
 	var intent payments.Intent
 	switch {
 	case in.IntentID == "":
-		intent, err = a.Payments.Authorise(ctx, workflows.StepKey(in.BookingID, "authorise"), in.BookingID, in.Amount, in.PaymentMethod, a.ReturnURL)
+		intent, err = a.Payments.Authorise(ctx, workflows.StepKey(in.BookingID, "authorise"), in.BookingID, in.Amount, in.PaymentMethod, a.ReturnURL, in.StepUp)
 	case in.PaymentMethod == "":
 		// Another try on the hosted page: the existing intent, linked.
 		intent, err = a.Payments.Hosted(ctx, in.IntentID)
 	default:
-		intent, err = a.Payments.Confirm(ctx, workflows.StepKey(in.BookingID, fmt.Sprintf("authorise-%d", in.Attempt)), in.IntentID, in.PaymentMethod, a.ReturnURL)
+		intent, err = a.Payments.Confirm(ctx, workflows.StepKey(in.BookingID, fmt.Sprintf("authorise-%d", in.Attempt)), in.IntentID, in.PaymentMethod, a.ReturnURL, in.StepUp)
 	}
 	var declined *payments.DeclinedError
 	var rejected *payments.RejectedError

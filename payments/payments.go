@@ -139,7 +139,9 @@ func (c *Client) params(p *stripe.Params, key string) {
 // Authorise creates the booking's intent (manual capture) and confirms it with
 // the payment method. key is the step key; the same key returns the same
 // intent. An empty payment method creates the intent for the hosted page.
-func (c *Client) Authorise(ctx context.Context, key, bookingID string, amount money.Money, paymentMethod, returnURL string) (Intent, error) {
+//
+// stepUp asks for 3-D Secure whatever the card (a fraud "review").
+func (c *Client) Authorise(ctx context.Context, key, bookingID string, amount money.Money, paymentMethod, returnURL string, stepUp bool) (Intent, error) {
 	p := &stripe.PaymentIntentCreateParams{
 		Amount:        stripe.Int64(amount.Amount),
 		Currency:      stripe.String(strings.ToLower(amount.Currency)),
@@ -147,6 +149,10 @@ func (c *Client) Authorise(ctx context.Context, key, bookingID string, amount mo
 		Description:   stripe.String("Encore booking " + bookingID),
 	}
 	p.AddMetadata("booking_id", bookingID)
+	if stepUp {
+		p.PaymentMethodOptions = &stripe.PaymentIntentCreatePaymentMethodOptionsParams{
+			Card: &stripe.PaymentIntentCreatePaymentMethodOptionsCardParams{RequestThreeDSecure: stripe.String("any")}}
+	}
 	if paymentMethod != "" {
 		p.PaymentMethod = stripe.String(paymentMethod)
 		p.Confirm = stripe.Bool(true)
@@ -182,8 +188,12 @@ func (c *Client) Hosted(ctx context.Context, intentID string) (Intent, error) {
 }
 
 // Confirm retries an existing intent with another payment method.
-func (c *Client) Confirm(ctx context.Context, key, intentID, paymentMethod, returnURL string) (Intent, error) {
+func (c *Client) Confirm(ctx context.Context, key, intentID, paymentMethod, returnURL string, stepUp bool) (Intent, error) {
 	p := &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String(paymentMethod)}
+	if stepUp {
+		p.PaymentMethodOptions = &stripe.PaymentIntentPaymentMethodOptionsParams{
+			Card: &stripe.PaymentIntentPaymentMethodOptionsCardParams{RequestThreeDSecure: stripe.String("any")}}
+	}
 	if returnURL != "" {
 		p.ReturnURL = stripe.String(returnURL)
 	}

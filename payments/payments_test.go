@@ -38,12 +38,12 @@ var eur = money.Money{Amount: 4200, Currency: "EUR"}
 func TestAuthoriseIsIdempotentUnderItsStepKey(t *testing.T) {
 	c := payments.New(payments.Config{APIKey: key, BaseURL: sandbox(t)})
 	ctx := context.Background()
-	a, err := c.Authorise(ctx, "b1:authorise", "b1", eur, "pm_card_visa", "")
+	a, err := c.Authorise(ctx, "b1:authorise", "b1", eur, "pm_card_visa", "", false)
 	require.NoError(t, err)
 	require.Equal(t, payments.StatusRequiresCapture, a.Status)
 	require.Equal(t, eur, a.Amount)
 	require.Equal(t, "b1", a.BookingID)
-	again, err := c.Authorise(ctx, "b1:authorise", "b1", eur, "pm_card_visa", "")
+	again, err := c.Authorise(ctx, "b1:authorise", "b1", eur, "pm_card_visa", "", false)
 	require.NoError(t, err)
 	require.Equal(t, a.ID, again.ID, "the same step key is the same payment")
 	found, ok, err := c.FindByBooking(ctx, "b1")
@@ -60,7 +60,7 @@ func TestAuthoriseIsIdempotentUnderItsStepKey(t *testing.T) {
 
 func TestADeclineIsADeclinedErrorWithItsCode(t *testing.T) {
 	c := payments.New(payments.Config{APIKey: key, BaseURL: sandbox(t)})
-	_, err := c.Authorise(context.Background(), "b2:authorise", "b2", eur, "pm_card_chargeDeclinedInsufficientFunds", "")
+	_, err := c.Authorise(context.Background(), "b2:authorise", "b2", eur, "pm_card_chargeDeclinedInsufficientFunds", "", false)
 	var d *payments.DeclinedError
 	require.ErrorAs(t, err, &d)
 	require.Equal(t, "insufficient_funds", d.DeclineCode)
@@ -70,7 +70,7 @@ func TestALostAnswerIsUnknownAndTheLookupFindsTheOutcome(t *testing.T) {
 	base := sandbox(t)
 	ctx := context.Background()
 	ok := payments.New(payments.Config{APIKey: key, BaseURL: base})
-	a, err := ok.Authorise(ctx, "b3:authorise", "b3", eur, "pm_card_visa", "")
+	a, err := ok.Authorise(ctx, "b3:authorise", "b3", eur, "pm_card_visa", "", false)
 	require.NoError(t, err)
 	lossy := payments.New(payments.Config{APIKey: key, BaseURL: base, Timeout: time.Second, Fault: "timeout_after_success=drop"})
 	_, err = lossy.Capture(ctx, "b3:capture", a.ID)
@@ -86,8 +86,27 @@ func TestALostAnswerIsUnknownAndTheLookupFindsTheOutcome(t *testing.T) {
 func TestACheckoutWithoutACardLinksToTheHostedPage(t *testing.T) {
 	base := sandbox(t)
 	c := payments.New(payments.Config{APIKey: key, BaseURL: base, HostedPage: base})
-	a, err := c.Authorise(context.Background(), "b4:authorise", "b4", eur, "", "")
+	a, err := c.Authorise(context.Background(), "b4:authorise", "b4", eur, "", "", false)
 	require.NoError(t, err)
 	require.Equal(t, payments.StatusRequiresPaymentMethod, a.Status)
 	require.Contains(t, a.NextActionURL, base+"/checkout/"+a.ID+"?client_secret=")
+}
+
+func TestAStepUpSendsEvenAGoodCardThroughThreeDSecure(t *testing.T) {
+	c := payments.New(payments.Config{APIKey: key, BaseURL: sandbox(t)})
+	a, err := c.Authorise(context.Background(), "b5:authorise", "b5", eur, "pm_card_visa", "", true)
+	require.NoError(t, err)
+	require.Equal(t, payments.StatusRequiresAction, a.Status)
+	require.NotEmpty(t, a.NextActionURL)
+}
+
+func TestADeclineNamesTheIntentForTheNextCard(t *testing.T) {
+	c := payments.New(payments.Config{APIKey: key, BaseURL: sandbox(t)})
+	_, err := c.Authorise(context.Background(), "b6:authorise", "b6", eur, "pm_card_chargeDeclined", "", false)
+	var d *payments.DeclinedError
+	require.ErrorAs(t, err, &d)
+	require.NotEmpty(t, d.IntentID)
+	in, err := c.Confirm(context.Background(), "b6:authorise-2", d.IntentID, "pm_card_visa", "", false)
+	require.NoError(t, err)
+	require.Equal(t, payments.StatusRequiresCapture, in.Status)
 }

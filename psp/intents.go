@@ -3,6 +3,7 @@ package psp
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"sort"
 	"strings"
@@ -108,6 +109,10 @@ func (s *Server) createIntent(c *apiCall) apiResult {
 			return errResult(noSuch("PaymentMethod", pm, "payment_method"), false)
 		}
 	}
+	threeDS, e := requestThreeDSecure(f)
+	if e != nil {
+		return errResult(e, false)
+	}
 	if confirm && pm == "" {
 		return errResult(&apiError{Status: 400, Err: jsonError{Type: "invalid_request_error", Code: "payment_intent_unexpected_state", Param: "payment_method",
 			Message: "You cannot confirm this PaymentIntent because it's missing a payment method. To confirm the PaymentIntent, pass a payment_method."}}, false)
@@ -119,20 +124,21 @@ func (s *Server) createIntent(c *apiCall) apiResult {
 	now := s.now().Unix()
 	id := newID("pi")
 	pi := &intent{
-		ID:                 id,
-		Seq:                s.nextSeq(),
-		ClientSecret:       id + "_secret_" + randomString(24),
-		Amount:             amount,
-		Currency:           currency,
-		CaptureMethod:      captureMethod,
-		ConfirmationMethod: confirmationMethod,
-		Status:             StatusRequiresPaymentMethod,
-		PaymentMethod:      pm,
-		Metadata:           meta,
-		Description:        f.Get("description"),
-		ReturnURL:          f.Get("return_url"),
-		ReceiptEmail:       f.Get("receipt_email"),
-		Created:            now,
+		ID:                  id,
+		Seq:                 s.nextSeq(),
+		ClientSecret:        id + "_secret_" + randomString(24),
+		Amount:              amount,
+		Currency:            currency,
+		CaptureMethod:       captureMethod,
+		ConfirmationMethod:  confirmationMethod,
+		Status:              StatusRequiresPaymentMethod,
+		PaymentMethod:       pm,
+		Metadata:            meta,
+		Description:         f.Get("description"),
+		ReturnURL:           f.Get("return_url"),
+		RequestThreeDSecure: threeDS,
+		ReceiptEmail:        f.Get("receipt_email"),
+		Created:             now,
 	}
 	if pm != "" {
 		pi.Status = StatusRequiresConfirmation
@@ -244,7 +250,24 @@ func (s *Server) confirmIntent(c *apiCall) apiResult {
 	if returnURL == "" {
 		returnURL = pi.ReturnURL
 	}
+	threeDS, e := requestThreeDSecure(c.form)
+	if e != nil {
+		return errResult(e, false)
+	}
+	if threeDS != "" && confirmable(pi.Status) {
+		pi.RequestThreeDSecure = threeDS
+	}
 	return s.confirmAndRespond(c, pi, pm, returnURL)
+}
+
+// requestThreeDSecure reads payment_method_options[card][request_three_d_secure].
+func requestThreeDSecure(f url.Values) (string, *apiError) {
+	v := f.Get("payment_method_options[card][request_three_d_secure]")
+	switch v {
+	case "", "automatic", "any", "challenge":
+		return v, nil
+	}
+	return "", invalidParam("payment_method_options[card][request_three_d_secure]", "Invalid request_three_d_secure: must be one of automatic, any or challenge.")
 }
 
 func confirmable(status string) bool {
@@ -285,7 +308,11 @@ func (s *Server) confirmLocked(ec *emitCtx, pi *intent, pm, returnURL, base stri
 	pi.PaymentMethod = pm
 	pi.LastPaymentError = nil
 	pi.NextActionURL = ""
-	switch card.Outcome {
+	outcome := card.Outcome
+	if outcome != "decline" && (pi.RequestThreeDSecure == "any" || pi.RequestThreeDSecure == "challenge") {
+		outcome = "3ds" // asked for: every card is challenged
+	}
+	switch outcome {
 	case "3ds":
 		pi.Status = StatusRequiresAction
 		pi.NextActionURL = base + "/checkout/" + pi.ID + "/challenge"

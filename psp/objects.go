@@ -1,6 +1,7 @@
 package psp
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/json"
 )
@@ -51,6 +52,9 @@ type intent struct {
 	LastPaymentError   *paymentError     `json:"last_payment_error,omitempty"`
 	NextActionURL      string            `json:"next_action_url,omitempty"`
 	LatestCharge       string            `json:"latest_charge,omitempty"`
+	// RequestThreeDSecure is payment_method_options[card][request_three_d_secure]:
+	// "any" makes every card go through the challenge (a fraud step-up).
+	RequestThreeDSecure string `json:"request_three_d_secure,omitempty"`
 }
 
 func (pi *intent) manual() bool { return pi.CaptureMethod == "manual" }
@@ -307,7 +311,7 @@ func (s *Server) renderIntent(pi *intent, expand expandSet) jsonIntent {
 		CancellationReason: strPtr(pi.CancellationReason),
 		ReceiptEmail:       strPtr(pi.ReceiptEmail),
 		PaymentMethodOptions: map[string]any{
-			"card": map[string]any{"request_three_d_secure": "automatic", "installments": nil, "mandate_options": nil, "network": nil},
+			"card": map[string]any{"request_three_d_secure": cmp.Or(pi.RequestThreeDSecure, "automatic"), "installments": nil, "mandate_options": nil, "network": nil},
 		},
 		PaymentMethodTypes: []string{"card"},
 		Status:             pi.Status,

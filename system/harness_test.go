@@ -144,7 +144,11 @@ func (e *e2e) stopWorker() {
 
 func (e *e2e) seat(row, n int) string { return demo.SeatID("sec_"+e.eventID[4:], row, n) }
 
-func (e *e2e) fan(name string) string { return e.issuer.Issue(name+"_"+e.eventID, "dev", time.Now()) }
+// fan is a distinct account on its own device (one device shared by many
+// accounts is exactly what the fraud rules step up).
+func (e *e2e) fan(name string) string {
+	return e.issuer.Issue(name+"_"+e.eventID, "dev-"+name+"-"+e.eventID, time.Now())
+}
 
 func (e *e2e) call(method, path, token string, body any, headers ...string) (int, map[string]any) {
 	e.t.Helper()

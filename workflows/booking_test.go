@@ -420,3 +420,20 @@ func (s *bookingSuite) TestACheckoutForAHoldThatAlreadyEndedIsRefused() {
 	s.Equal(workflows.StatusExpired, s.result().Status)
 	s.Zero(s.calls[workflows.ActivityAuthorise])
 }
+
+func (s *bookingSuite) TestAFraudReviewAsksForThreeDSecure() {
+	s.env.OnActivity(workflows.ActivityFraudCheck, mock.Anything, mock.Anything).
+		Return(workflows.FraudResult{Decision: "review", Score: 50}, nil)
+	var stepUp bool
+	s.env.OnActivity(workflows.ActivityAuthorise, mock.Anything, mock.Anything).
+		Return(func(_ context.Context, in workflows.AuthoriseInput) (workflows.AuthoriseResult, error) {
+			stepUp = in.StepUp
+			return workflows.AuthoriseResult{IntentID: "pi_1", ClientSecret: "s", Status: "requires_action", NextActionURL: "http://challenge"}, nil
+		})
+	co := s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, workflows.EventAuthorised, total, "evt_1")
+	s.start()
+	s.NoError(co.err)
+	s.True(stepUp, "the review decision reaches the provider as a 3-D Secure request")
+	s.Equal(workflows.StatusPaid, s.result().Status)
+}
