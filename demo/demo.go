@@ -8,32 +8,16 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/encore-tickets/encore/store"
 )
 
-// Section describes a section to create. Seated sections get Rows x PerRow
-// seats named "<section>-<row>-<number>"; general sections get Capacity.
-type Section struct {
-	ID, Name  string
-	General   bool
-	Rows      int
-	PerRow    int
-	Capacity  int
-	BasePrice int64 // minor units
-}
+// Section describes a section to create (see store.SectionSpec).
+type Section = store.SectionSpec
 
-// Event describes an event to create.
-type Event struct {
-	ID, Title, Artist, Genre, Description string
-	VenueID, VenueName, City              string
-	StartsAt, OnsaleAt                    time.Time
-	Currency                              string
-	Metered                               bool
-	HoldTTL                               time.Duration // 0: the schema's default (10 minutes)
-	PerCustomerLimit                      int           // 0: the schema's default (6)
-	Sections                              []Section
-}
+// Event describes an event to create (see store.EventSpec).
+type Event = store.EventSpec
 
 // SeatID names a seat.
 func SeatID(sectionID string, row, number int) string {
@@ -51,50 +35,7 @@ func rowLabel(row int) string {
 
 // Create inserts the event, its venue, sections and seats if missing.
 func Create(ctx context.Context, pool *pgxpool.Pool, e Event) error {
-	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO venues (id, name, city) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING`,
-			e.VenueID, e.VenueName, e.City); err != nil {
-			return err
-		}
-		ttl := int(e.HoldTTL.Seconds())
-		if ttl == 0 {
-			ttl = 600
-		}
-		limit := e.PerCustomerLimit
-		if limit == 0 {
-			limit = 6
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO events (id, venue_id, title, artist, genre, description, starts_at, onsale_at,
-			currency, metered, hold_ttl_seconds, per_customer_limit)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO NOTHING`,
-			e.ID, e.VenueID, e.Title, e.Artist, e.Genre, e.Description, e.StartsAt, e.OnsaleAt, e.Currency, e.Metered, ttl, limit); err != nil {
-			return err
-		}
-		for i, s := range e.Sections {
-			kind, capacity := "seated", s.Rows*s.PerRow
-			if s.General {
-				kind, capacity = "general", s.Capacity
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO sections (id, event_id, name, kind, capacity, base_price, sort_order)
-				VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`,
-				s.ID, e.ID, s.Name, kind, capacity, s.BasePrice, i); err != nil {
-				return err
-			}
-			if s.General {
-				continue
-			}
-			// Seats are generated in SQL: 20,000 rows in one statement. Front
-			// rows cost more: base price falls by 1% a row, to at most 30% off.
-			if _, err := tx.Exec(ctx, `INSERT INTO seats (id, event_id, section_id, row_label, number, base_price)
-				SELECT $2 || '-' || encore_row_label(r) || '-' || n, $1, $2, encore_row_label(r), n,
-				       ($5::bigint * (100 - least(r, 30)) / 100)
-				FROM generate_series(0, $3 - 1) r, generate_series(1, $4) n
-				ON CONFLICT (id) DO NOTHING`, e.ID, s.ID, s.Rows, s.PerRow, s.BasePrice); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return store.New(pool, store.Options{}).CreateEvent(ctx, e)
 }
 
 // Demo event IDs.
@@ -141,7 +82,5 @@ func Seed(ctx context.Context, pool *pgxpool.Pool, now time.Time) error {
 			return fmt.Errorf("demo: seed %s: %w", e.ID, err)
 		}
 	}
-	_, err := pool.Exec(ctx, `INSERT INTO promotions (code, event_id, discount_bps, max_uses)
-		VALUES ($1, $2, 1000, 500) ON CONFLICT (code) DO NOTHING`, DemoPromo, DemoNightID)
-	return err
+	return store.New(pool, store.Options{}).CreatePromotion(ctx, DemoPromo, DemoNightID, 1000, 500)
 }
