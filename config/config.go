@@ -46,7 +46,6 @@ type Config struct {
 
 	SessionSecret Secret `env:"ENCORE_SESSION_SECRET" default:"dev-session-secret-change-me" doc:"HMAC key that signs fan bearer tokens (demo login)."`
 
-	HoldTTL           time.Duration `env:"ENCORE_HOLD_TTL" default:"10m" doc:"Default hold time-to-live for events that do not set their own."`
 	LockTimeout       time.Duration `env:"ENCORE_LOCK_TIMEOUT" default:"2s" doc:"PostgreSQL lock_timeout of a hold transaction: a blocked hold fails fast instead of queueing."`
 	StatementTimeout  time.Duration `env:"ENCORE_STATEMENT_TIMEOUT" default:"5s" doc:"PostgreSQL statement_timeout of a hold transaction."`
 	SweepInterval     time.Duration `env:"ENCORE_SWEEP_INTERVAL" default:"1s" doc:"How often the expiry sweeper looks for expired holds."`

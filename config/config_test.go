@@ -17,7 +17,7 @@ import (
 func TestDefaultsNeedNoEnvironment(t *testing.T) {
 	c := config.Default()
 	require.Equal(t, "127.0.0.1:8080", c.HTTPAddr)
-	require.Equal(t, 10*time.Minute, c.HoldTTL)
+	require.Equal(t, 2*time.Second, c.LockTimeout)
 	require.True(t, c.HintsEnabled)
 }
 
