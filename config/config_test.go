@@ -23,12 +23,12 @@ func TestDefaultsNeedNoEnvironment(t *testing.T) {
 
 func TestABadValueNamesTheVariable(t *testing.T) {
 	_, err := config.LoadFrom(func(k string) (string, bool) {
-		if k == "ENCORE_HOLD_TTL" {
+		if k == "ENCORE_LOCK_TIMEOUT" {
 			return "ten minutes", true
 		}
 		return "", false
 	})
-	require.ErrorContains(t, err, "ENCORE_HOLD_TTL")
+	require.ErrorContains(t, err, "ENCORE_LOCK_TIMEOUT")
 }
 
 func TestSecretsNeverPrint(t *testing.T) {
