@@ -76,7 +76,8 @@ func newE2E(t testing.TB, opts ...e2eOption) *e2e {
 	require.NoError(t, err)
 	pcfg := psp.Config{APIKey: system.SandboxKey, WebhookSecret: e.cfg.StripeWebhookSecret.Reveal(),
 		WebhookURL: "http://" + apiLn.Addr().String() + "/v1/webhooks/stripe", Logger: log,
-		Delivery: psp.DeliveryConfig{InitialBackoff: 100 * time.Millisecond, MaxBackoff: time.Second, MaxAttempts: 30}}
+		Delivery:      psp.DeliveryConfig{InitialBackoff: 100 * time.Millisecond, MaxBackoff: time.Second, MaxAttempts: 30},
+		EnabledEvents: workflows.WebhookEvents}
 	for _, o := range opts {
 		o(&pcfg)
 	}

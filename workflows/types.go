@@ -92,6 +92,11 @@ const (
 	EventCanceled   = "payment_intent.canceled"
 )
 
+// WebhookEvents are the provider events the webhook endpoint should be
+// subscribed to (Stripe's enabled_events): the saga's, plus refunds for the
+// record. Subscribing to fewer spares the edge work no one uses.
+var WebhookEvents = []string{EventAuthorised, EventSucceeded, EventFailed, EventCanceled, "charge.refunded"}
+
 // AuthoriseInput asks for one authorisation attempt.
 type AuthoriseInput struct {
 	BookingID     string

@@ -294,6 +294,7 @@ func newSandbox(cfg config.Config, log *slog.Logger) (*psp.Server, error) {
 		WebhookURL:    system.HTTPURL(cfg.HTTPAddr) + "/v1/webhooks/stripe",
 		WebhookSecret: cfg.StripeWebhookSecret.Reveal(),
 		StatePath:     system.DataPath(cfg, "psp", "state.json"),
+		EnabledEvents: workflows.WebhookEvents,
 		Logger:        log.With("component", "psp"),
 	})
 	if err != nil {
