@@ -163,7 +163,7 @@ func (s *Server) checkout(c *gin.Context) {
 	res, err := workflows.Checkout(ctx, s.Temporal, workflows.BookingInput{
 		ReservationID: id.String(), EventID: hold.EventID, UserID: hold.UserID, ExpiresAt: hold.ExpiresAt,
 	}, updateID("checkout", who.UserID, key), workflows.CheckoutRequest{
-		PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, IP: c.ClientIP(), DeviceID: who.DeviceID,
+		PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, IP: ClientIP(c.Request), DeviceID: who.DeviceID,
 	})
 	if err != nil {
 		s.problem(c, s.workflowProblem(err))

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -58,9 +59,7 @@ func (s *Server) Register(reg prometheus.Registerer) {
 // Handler builds the router.
 func (s *Server) Handler() http.Handler {
 	r := gin.New()
-	// Client IPs come from the connection, never from a header anyone can
-	// set (the fraud rules and rate limits count them). Behind a proxy,
-	// configure it here.
+	// gin's own ClientIP must agree with ClientIP: no forwarded headers.
 	_ = r.SetTrustedProxies(nil)
 	r.HandleMethodNotAllowed = true
 	r.Use(s.recoverer)
@@ -191,9 +190,27 @@ func (s *Server) authenticate(c *gin.Context) {
 }
 
 func identity(c *gin.Context) session.Identity {
-	v, _ := c.Get(identityKey)
-	id, _ := v.(session.Identity)
+	id, _ := FanIdentity(c)
 	return id
+}
+
+// FanIdentity is the caller the auth middleware verified, for routes other
+// planes add through Extra; ok is false on an unauthenticated route.
+func FanIdentity(c *gin.Context) (session.Identity, bool) {
+	v, ok := c.Get(identityKey)
+	id, _ := v.(session.Identity)
+	return id, ok && id.UserID != ""
+}
+
+// ClientIP is the TCP peer's address: the one client address every rate
+// limit and fraud rule counts. Forwarded headers are not trusted; behind a
+// proxy, the proxy's address counts.
+func ClientIP(req *http.Request) string {
+	host, _, err := net.SplitHostPort(req.RemoteAddr)
+	if err != nil {
+		return req.RemoteAddr
+	}
+	return host
 }
 
 func (s *Server) createSession(c *gin.Context) {

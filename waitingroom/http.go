@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -31,9 +30,6 @@ import (
 // bearer token as ?access_token= and a proof of work as ?pow_challenge= and
 // ?pow_solution= (elsewhere the headers X-Queue-Challenge and X-Queue-Solution).
 
-// identityKey is where api.Server's auth middleware stores the identity.
-const identityKey = "encore.identity"
-
 var eventIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$`)
 
 // Routes adds the room's routes to the API's engine (api.Server.Extra).
@@ -52,22 +48,6 @@ func tokenFromQuery(c *gin.Context) {
 	c.Next()
 }
 
-func who(c *gin.Context) (session.Identity, bool) {
-	v, ok := c.Get(identityKey)
-	id, _ := v.(session.Identity)
-	return id, ok && id.UserID != ""
-}
-
-// clientIP is the TCP peer's address. Forwarded headers are not trusted: a
-// proxy in front must be configured to connect from distinct addresses or
-// this limit applies to the proxy as a whole.
-func clientIP(req *http.Request) string {
-	host, _, err := net.SplitHostPort(req.RemoteAddr)
-	if err != nil {
-		return req.RemoteAddr
-	}
-	return host
-}
 
 func problem(c *gin.Context, p *api.Problem) {
 	p.Instance = c.Request.URL.Path
@@ -134,7 +114,7 @@ func (r *Room) admit(ctx context.Context, req *http.Request, id session.Identity
 	if _, err := r.gate(ctx, eventID); err != nil {
 		return State{}, err
 	}
-	ip := clientIP(req)
+	ip := api.ClientIP(req)
 	if err := allow(ctx, r.joinIP, "join-ip", eventID+"|"+ip); err != nil {
 		return State{}, err
 	}
@@ -183,7 +163,7 @@ func (r *Room) eventParam(c *gin.Context) (string, bool) {
 }
 
 func (r *Room) handleJoin(c *gin.Context) {
-	id, ok := who(c)
+	id, ok := api.FanIdentity(c)
 	if !ok {
 		problem(c, api.NewProblem(http.StatusUnauthorized, api.ProbUnauthorized, "send Authorization: Bearer <token>"))
 		return
@@ -201,7 +181,7 @@ func (r *Room) handleJoin(c *gin.Context) {
 }
 
 func (r *Room) handleStatus(c *gin.Context) {
-	id, ok := who(c)
+	id, ok := api.FanIdentity(c)
 	if !ok {
 		problem(c, api.NewProblem(http.StatusUnauthorized, api.ProbUnauthorized, "send Authorization: Bearer <token>"))
 		return
@@ -230,7 +210,7 @@ func (r *Room) handleStatus(c *gin.Context) {
 // as POST, then upgrades. Refusals are plain HTTP problems before the
 // upgrade.
 func (r *Room) handleSocket(c *gin.Context) {
-	id, ok := who(c)
+	id, ok := api.FanIdentity(c)
 	if !ok {
 		problem(c, api.NewProblem(http.StatusUnauthorized, api.ProbUnauthorized, "send the session token"))
 		return
@@ -267,7 +247,7 @@ func (r *Room) Guard(next http.Handler, sessions *session.Issuer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.Method == http.MethodPost && strings.HasPrefix(req.URL.Path, "/v1/holds") {
 			ctx := req.Context()
-			ip := clientIP(req)
+			ip := api.ClientIP(req)
 			var err error
 			switch {
 			case req.URL.Path == "/v1/holds":
