@@ -162,9 +162,9 @@ func (a *Booking) Authorise(ctx context.Context, in workflows.AuthoriseInput) (w
 		NextActionURL: intent.NextActionURL}, nil
 }
 
+// lookup finds the intent after a lost answer: by ID when known, else by the
+// booking it names.
 func (a *Booking) lookup(ctx context.Context, in workflows.AuthoriseInput) (payments.Intent, bool, error) {
-	// After a lost answer the intent is found by ID when known, else by the
-	// booking it names.
 	if in.IntentID != "" {
 		it, err := a.Payments.Retrieve(ctx, in.IntentID)
 		return it, err == nil, err

@@ -134,16 +134,6 @@ func servers() (string, string, error) {
 	return adminURL, redisURL, adminErr
 }
 
-// AdminURL is a PostgreSQL URL with the right to create databases.
-func AdminURL(tb testing.TB) string {
-	tb.Helper()
-	u, _, err := servers()
-	if err != nil {
-		tb.Fatalf("testenv: PostgreSQL: %v", err)
-	}
-	return u
-}
-
 // packageTag names this test binary's package for database and key names.
 func packageTag() string {
 	exe := filepath.Base(os.Args[0])
@@ -245,14 +235,4 @@ func Redis(tb testing.TB) (*redis.Client, string) {
 		tb.Fatalf("testenv: Redis: %v", redisErr)
 	}
 	return redisClient, redisPrefix
-}
-
-// RedisURL is the URL of the test Redis server.
-func RedisURL(tb testing.TB) string {
-	tb.Helper()
-	_, u, err := servers()
-	if err != nil {
-		tb.Fatalf("testenv: Redis: %v", err)
-	}
-	return u
 }
