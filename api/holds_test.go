@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,20 +22,9 @@ func TestTwelveBuyersRacingForTwoSeatsLeaveExactlyOneWinner(t *testing.T) {
 	s := newStack(t)
 	seats := []string{s.seat("a", 0, 1), s.seat("a", 0, 2)}
 	const buyers = 16
-	results := make([]response, buyers)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range buyers {
-		token := s.fan(fmt.Sprintf("racer%d", i))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			results[i] = s.hold(token, map[string]any{"seat_ids": seats})
-		}()
-	}
-	close(start)
-	wg.Wait()
+	results := s.race(buyers, func(i int) (string, map[string]any, []string) {
+		return s.fan(fmt.Sprintf("racer%d", i)), map[string]any{"seat_ids": seats}, nil
+	})
 	created, conflicts := 0, 0
 	for _, r := range results {
 		switch r.Status {
@@ -80,21 +68,13 @@ func TestCartsInOppositeOrdersNeverDeadlock(t *testing.T) {
 	s := newStack(t)
 	for round := range 25 {
 		a, b := s.seat("b", round%10, 5+round/10), s.seat("b", round%10, 9+round/10)
-		var wg sync.WaitGroup
-		results := make([]response, 8)
-		for i := range results {
+		results := s.race(8, func(i int) (string, map[string]any, []string) {
 			cart := []string{a, b}
 			if i%2 == 1 {
 				cart = []string{b, a}
 			}
-			token := s.fan(fmt.Sprintf("r%d-%d", round, i))
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				results[i] = s.hold(token, map[string]any{"seat_ids": cart})
-			}()
-		}
-		wg.Wait()
+			return s.fan(fmt.Sprintf("r%d-%d", round, i)), map[string]any{"seat_ids": cart}, nil
+		})
 		created := 0
 		for _, r := range results {
 			require.Contains(t, []int{http.StatusCreated, http.StatusConflict}, r.Status, string(r.Raw))
@@ -133,18 +113,10 @@ func TestPromotionCappedAtTenUsesAdmitsExactlyTenOfFiftyBuyers(t *testing.T) {
 	code := "CAP10_" + s.eventID
 	_, err := s.pool.Exec(context.Background(), `INSERT INTO promotions (code, event_id, discount_bps, max_uses) VALUES ($1, $2, 2000, 10)`, code, s.eventID)
 	require.NoError(t, err)
-	var wg sync.WaitGroup
-	results := make([]response, 50)
-	for i := range results {
-		token := s.fan(fmt.Sprintf("promo%d", i))
+	results := s.race(50, func(i int) (string, map[string]any, []string) {
 		seat := s.seat("a", 3+i/20, 1+i%20)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i] = s.hold(token, map[string]any{"seat_ids": []string{seat}, "promo_code": code})
-		}()
-	}
-	wg.Wait()
+		return s.fan(fmt.Sprintf("promo%d", i)), map[string]any{"seat_ids": []string{seat}, "promo_code": code}, nil
+	})
 	ok := 0
 	for _, r := range results {
 		if r.Status == http.StatusCreated {
@@ -202,16 +174,9 @@ func TestConcurrentDuplicatesCreateOneHoldAndAllAnswerAlike(t *testing.T) {
 	s := newStack(t)
 	fan := s.fan("doubletap")
 	body := map[string]any{"seat_ids": []string{s.seat("b", 1, 1)}}
-	var wg sync.WaitGroup
-	results := make([]response, 10)
-	for i := range results {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i] = s.hold(fan, map[string]any{"seat_ids": body["seat_ids"]}, "Idempotency-Key", "tap")
-		}()
-	}
-	wg.Wait()
+	results := s.race(10, func(int) (string, map[string]any, []string) {
+		return fan, map[string]any{"seat_ids": body["seat_ids"]}, []string{"Idempotency-Key", "tap"}
+	})
 	var bodies []string
 	for _, r := range results {
 		if r.Status == http.StatusConflict {
@@ -271,17 +236,9 @@ func TestOneFanHasOnePendingCheckoutAndAPurchaseLimit(t *testing.T) {
 
 func TestGeneralAdmissionNeverSellsPastCapacity(t *testing.T) {
 	s := newStack(t)
-	var wg sync.WaitGroup
-	results := make([]response, 30)
-	for i := range results {
-		token := s.fan(fmt.Sprintf("ga%d", i))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i] = s.hold(token, map[string]any{"section_id": s.eventID + "_ga", "quantity": 2})
-		}()
-	}
-	wg.Wait()
+	results := s.race(30, func(i int) (string, map[string]any, []string) {
+		return s.fan(fmt.Sprintf("ga%d", i)), map[string]any{"section_id": s.eventID + "_ga", "quantity": 2}, nil
+	})
 	ok := 0
 	for _, r := range results {
 		if r.Status == http.StatusCreated {
@@ -353,17 +310,9 @@ func TestHoldsStayCorrectWithRedisDown(t *testing.T) {
 		svc.Limiter = nil
 	})
 	seats := []string{s.seat("a", 9, 1), s.seat("a", 9, 2)}
-	var wg sync.WaitGroup
-	results := make([]response, 12)
-	for i := range results {
-		token := s.fan(fmt.Sprintf("noredis%d", i))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i] = s.hold(token, map[string]any{"seat_ids": seats})
-		}()
-	}
-	wg.Wait()
+	results := s.race(12, func(i int) (string, map[string]any, []string) {
+		return s.fan(fmt.Sprintf("noredis%d", i)), map[string]any{"seat_ids": seats}, nil
+	})
 	created := 0
 	for _, r := range results {
 		require.Contains(t, []int{http.StatusCreated, http.StatusConflict}, r.Status, string(r.Raw))

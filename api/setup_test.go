@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -181,4 +182,24 @@ func newStackB(b *testing.B, eventID string) *stack {
 	benchEvent(b, eventID)
 	s.eventID = eventID
 	return s
+}
+
+// race sends n holds at once, the i-th built by req (token, body, extra
+// headers), released together, and returns the answers in order.
+func (s *stack) race(n int, req func(i int) (token string, body map[string]any, headers []string)) []response {
+	results := make([]response, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		token, body, headers := req(i)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			results[i] = s.hold(token, body, headers...)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return results
 }
