@@ -15,6 +15,7 @@ import (
 	"github.com/encore-tickets/encore/payments"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/tickets"
+	"github.com/encore-tickets/encore/vocab"
 	"github.com/encore-tickets/encore/workflows"
 )
 
@@ -52,7 +53,7 @@ func (a *Booking) LoadBooking(ctx context.Context, bookingID string) (workflows.
 	if err != nil {
 		return workflows.HoldInfo{}, err
 	}
-	return workflows.HoldInfo{Status: string(b.Status), UserID: b.UserID, EventID: b.EventID,
+	return workflows.HoldInfo{Status: vocab.BookingStatus(b.Status), UserID: b.UserID, EventID: b.EventID,
 		ExpiresAt: b.ExpiresAt, Total: b.Total, CancelBy: b.CancelBy}, nil
 }
 
@@ -76,10 +77,10 @@ func (a *Booking) FraudCheck(ctx context.Context, in workflows.FraudInput) (work
 		return workflows.FraudResult{}, err
 	}
 	r := fraud.Score(sig)
-	if err := a.Store.RecordFraud(ctx, id, in.Attempt, string(r.Decision), r.Score, r.Reasons, in.UserID, fraud.IPKey(in.IP), in.DeviceID, fraud.CardKey(in.Card)); err != nil {
+	if err := a.Store.RecordFraud(ctx, id, in.Attempt, r.Decision, r.Score, r.Reasons, in.UserID, fraud.IPKey(in.IP), in.DeviceID, fraud.CardKey(in.Card)); err != nil {
 		return workflows.FraudResult{}, err
 	}
-	return workflows.FraudResult{Decision: string(r.Decision), Score: r.Score, Reasons: r.Reasons}, nil
+	return workflows.FraudResult{Decision: r.Decision, Score: r.Score, Reasons: r.Reasons}, nil
 }
 
 // Authorise creates the booking's intent (first attempt) or confirms it with
@@ -119,9 +120,9 @@ func (a *Booking) Authorise(ctx context.Context, in workflows.AuthoriseInput) (w
 				intentID = found.ID
 			}
 		}
-		res := workflows.AuthoriseResult{IntentID: intentID, Declined: true, DeclineCode: declined.DeclineCode, Status: string(payments.StatusRequiresPaymentMethod)}
+		res := workflows.AuthoriseResult{IntentID: intentID, Declined: true, DeclineCode: declined.DeclineCode, Status: vocab.IntentRequiresPaymentMethod}
 		if intentID != "" {
-			if err := a.Store.SavePayment(ctx, id, intentID, in.Amount, store.PaymentPending, in.Attempt); err != nil {
+			if err := a.Store.SavePayment(ctx, id, intentID, in.Amount, vocab.PaymentPending, in.Attempt); err != nil {
 				return workflows.AuthoriseResult{}, err
 			}
 		}
@@ -137,7 +138,7 @@ func (a *Booking) Authorise(ctx context.Context, in workflows.AuthoriseInput) (w
 			// Nothing happened at the provider: the retry (same key) is safe.
 			return workflows.AuthoriseResult{}, err
 		}
-		if found.Status == payments.StatusRequiresPaymentMethod && in.PaymentMethod != "" {
+		if found.Status == vocab.IntentRequiresPaymentMethod && in.PaymentMethod != "" {
 			// Created but the confirm's outcome is still unknown: retry it.
 			return workflows.AuthoriseResult{}, err
 		}
@@ -148,17 +149,17 @@ func (a *Booking) Authorise(ctx context.Context, in workflows.AuthoriseInput) (w
 	if intent.BookingID != "" && intent.BookingID != in.BookingID {
 		return workflows.AuthoriseResult{}, temporal.NewNonRetryableApplicationError("intent belongs to another booking", "mismatch", nil)
 	}
-	status := store.PaymentPending
+	status := vocab.PaymentPending
 	switch intent.Status {
-	case payments.StatusRequiresAction:
-		status = store.PaymentRequiresAction
-	case payments.StatusRequiresCapture:
-		status = store.PaymentAuthorised
+	case vocab.IntentRequiresAction:
+		status = vocab.PaymentRequiresAction
+	case vocab.IntentRequiresCapture:
+		status = vocab.PaymentAuthorised
 	}
 	if err := a.Store.SavePayment(ctx, id, intent.ID, in.Amount, status, in.Attempt); err != nil {
 		return workflows.AuthoriseResult{}, err
 	}
-	return workflows.AuthoriseResult{IntentID: intent.ID, ClientSecret: intent.ClientSecret, Status: string(intent.Status),
+	return workflows.AuthoriseResult{IntentID: intent.ID, ClientSecret: intent.ClientSecret, Status: intent.Status,
 		NextActionURL: intent.NextActionURL}, nil
 }
 
@@ -194,7 +195,7 @@ func (a *Booking) Capture(ctx context.Context, bookingID, intentID string) (Capt
 	it, err := a.Payments.Capture(ctx, workflows.StepKey(bookingID, "capture"), intentID)
 	if err != nil {
 		got, rerr := a.Payments.Retrieve(ctx, intentID)
-		if rerr != nil || got.Status != payments.StatusSucceeded {
+		if rerr != nil || got.Status != vocab.IntentSucceeded {
 			var rejected *payments.RejectedError
 			if errors.As(err, &rejected) {
 				// An authorisation that can no longer be captured: retrying
@@ -205,10 +206,10 @@ func (a *Booking) Capture(ctx context.Context, bookingID, intentID string) (Capt
 		}
 		it = got
 	}
-	if it.Status != payments.StatusSucceeded {
+	if it.Status != vocab.IntentSucceeded {
 		return CaptureResult{}, fmt.Errorf("capture left the intent %s", it.Status)
 	}
-	return CaptureResult{Status: string(it.Status)}, a.Store.SetPaymentStatus(ctx, id, store.PaymentCaptured, "")
+	return CaptureResult{Status: string(it.Status)}, a.Store.SetPaymentStatus(ctx, id, vocab.PaymentCaptured, "")
 }
 
 // Void releases an uncaptured authorisation; money already captured is
@@ -235,17 +236,17 @@ func (a *Booking) Void(ctx context.Context, bookingID, intentID string) error {
 		return err
 	}
 	switch it.Status {
-	case payments.StatusCanceled:
-		return a.Store.SetPaymentStatus(ctx, id, store.PaymentVoided, "")
-	case payments.StatusSucceeded:
+	case vocab.IntentCanceled:
+		return a.Store.SetPaymentStatus(ctx, id, vocab.PaymentVoided, "")
+	case vocab.IntentSucceeded:
 		return a.Refund(ctx, bookingID, intentID)
 	}
 	if _, err := a.Payments.Void(ctx, workflows.StepKey(bookingID, "void"), intentID); err != nil {
-		if got, rerr := a.Payments.Retrieve(ctx, intentID); rerr != nil || got.Status != payments.StatusCanceled {
+		if got, rerr := a.Payments.Retrieve(ctx, intentID); rerr != nil || got.Status != vocab.IntentCanceled {
 			return err
 		}
 	}
-	return a.Store.SetPaymentStatus(ctx, id, store.PaymentVoided, "")
+	return a.Store.SetPaymentStatus(ctx, id, vocab.PaymentVoided, "")
 }
 
 // Refund returns captured money under the refund step key (an uncaptured
@@ -259,14 +260,14 @@ func (a *Booking) Refund(ctx context.Context, bookingID, intentID string) error 
 	if err != nil {
 		return err
 	}
-	if it.Status != payments.StatusSucceeded {
+	if it.Status != vocab.IntentSucceeded {
 		return a.Void(ctx, bookingID, intentID)
 	}
 	r, err := a.Payments.Refund(ctx, workflows.StepKey(bookingID, "refund"), intentID)
 	if err != nil {
 		return err
 	}
-	return a.Store.SetPaymentStatus(ctx, id, store.PaymentRefunded, r.ID)
+	return a.Store.SetPaymentStatus(ctx, id, vocab.PaymentRefunded, r.ID)
 }
 
 // CancelSale undoes a sale: tickets revoked, seats back.
@@ -389,12 +390,12 @@ func (a *Booking) ReconcilePayments(ctx context.Context, lookback time.Duration)
 		rep.Captured++
 		var refunded int64
 		for _, r := range s.refunds {
-			if r.Status == "succeeded" || r.Status == "pending" {
+			if r.Status == string(vocab.RefundSucceeded) || r.Status == string(vocab.RefundPending) {
 				refunded += r.Amount
 			}
 		}
 		row, known := rows[s.in.ID]
-		paid := known && row.ReservationStatus == "PAID" && row.PaymentStatus == string(store.PaymentCaptured)
+		paid := known && row.ReservationStatus == string(vocab.ReservationPaid) && row.PaymentStatus == string(vocab.PaymentCaptured)
 		fullyRefunded := refunded == s.in.AmountReceived && len(s.refunds) == 1
 		switch {
 		case paid && refunded == 0, !paid && fullyRefunded:

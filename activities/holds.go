@@ -11,6 +11,8 @@ import (
 
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/store"
+
+	"github.com/encore-tickets/encore/vocab"
 )
 
 // Holds ends holds on the workflow's behalf.
@@ -21,16 +23,16 @@ type Holds struct {
 // ExpireHold ends a hold whose expiry timer fired and returns the status the
 // reservation ended in. A hold already ended (paid, released, or swept) is
 // not an error: the reservation row decides, and its status is returned.
-func (a *Holds) ExpireHold(ctx context.Context, reservationID string) (string, error) {
+func (a *Holds) ExpireHold(ctx context.Context, reservationID string) (vocab.BookingStatus, error) {
 	return a.end(ctx, reservationID, a.Service.Expire)
 }
 
 // ReleaseHold ends a hold at the fan's request.
-func (a *Holds) ReleaseHold(ctx context.Context, reservationID string) (string, error) {
+func (a *Holds) ReleaseHold(ctx context.Context, reservationID string) (vocab.BookingStatus, error) {
 	return a.end(ctx, reservationID, a.Service.Cancel)
 }
 
-func (a *Holds) end(ctx context.Context, reservationID string, fn func(context.Context, uuid.UUID) error) (string, error) {
+func (a *Holds) end(ctx context.Context, reservationID string, fn func(context.Context, uuid.UUID) error) (vocab.BookingStatus, error) {
 	id, err := uuid.Parse(reservationID)
 	if err != nil {
 		return "", temporal.NewNonRetryableApplicationError("bad reservation ID", "invalid", err)
@@ -43,5 +45,5 @@ func (a *Holds) end(ctx context.Context, reservationID string, fn func(context.C
 	if err != nil {
 		return "", err
 	}
-	return string(h.Status), nil
+	return vocab.BookingStatus(h.Status), nil
 }

@@ -12,9 +12,9 @@ import (
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/encore-tickets/encore/inventory"
 	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/vocab"
 	"github.com/encore-tickets/encore/workflows"
 )
 
@@ -43,14 +43,14 @@ var paymentMethodPattern = regexp.MustCompile(`^pm_[A-Za-z0-9_]{1,100}$`)
 
 // BookingResponse is a booking as the contract shows it.
 type BookingResponse struct {
-	BookingID string          `json:"booking_id"`
-	HoldID    string          `json:"hold_id"`
-	EventID   string          `json:"event_id"`
-	Status    string          `json:"status"`
-	Total     money.Money     `json:"total"`
-	SeatIDs   []string        `json:"seat_ids"`
-	Tickets   []TicketJSON    `json:"tickets"`
-	Payment   *BookingPayment `json:"payment,omitempty"`
+	BookingID string              `json:"booking_id"`
+	HoldID    string              `json:"hold_id"`
+	EventID   string              `json:"event_id"`
+	Status    vocab.BookingStatus `json:"status"`
+	Total     money.Money         `json:"total"`
+	SeatIDs   []string            `json:"seat_ids"`
+	Tickets   []TicketJSON        `json:"tickets"`
+	Payment   *BookingPayment     `json:"payment,omitempty"`
 }
 
 // TicketJSON names one ticket.
@@ -68,25 +68,25 @@ type BookingPayment struct {
 
 // BookingStatus derives the contract's status from the reservation and its
 // payment.
-func BookingStatus(v store.BookingView) string {
+func BookingStatus(v store.BookingView) vocab.BookingStatus {
 	switch v.Hold.Status {
-	case inventory.ReservationPaid:
-		return workflows.StatusPaid
-	case inventory.ReservationExpired:
-		return workflows.StatusExpired
-	case inventory.ReservationCancelled:
+	case vocab.ReservationPaid:
+		return vocab.BookingPaid
+	case vocab.ReservationExpired:
+		return vocab.BookingExpired
+	case vocab.ReservationCancelled:
 		switch {
-		case v.PaymentStatus == store.PaymentRefunded:
-			return workflows.StatusRefunded
-		case v.Flagged != "" || v.PaymentStatus == store.PaymentFailed:
-			return workflows.StatusFailed
+		case v.PaymentStatus == vocab.PaymentRefunded:
+			return vocab.BookingRefunded
+		case v.Flagged != "" || v.PaymentStatus == vocab.PaymentFailed:
+			return vocab.BookingFailed
 		}
-		return workflows.StatusCancelled
+		return vocab.BookingCancelled
 	}
-	if v.PaymentStatus == store.PaymentAuthorised {
-		return workflows.StatusAuthorised
+	if v.PaymentStatus == vocab.PaymentAuthorised {
+		return vocab.BookingAuthorised
 	}
-	return workflows.StatusPendingPayment
+	return vocab.BookingPendingPayment
 }
 
 func bookingResponse(v store.BookingView) BookingResponse {
@@ -150,10 +150,10 @@ func (s *Server) checkout(c *gin.Context) {
 		return
 	}
 	switch hold.Status {
-	case inventory.ReservationExpired:
+	case vocab.ReservationExpired:
 		s.problem(c, s.problemFor(store.ErrHoldExpired))
 		return
-	case inventory.ReservationPending:
+	case vocab.ReservationPending:
 	default:
 		s.problem(c, s.problemFor(store.ErrNotPending))
 		return

@@ -16,9 +16,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/encore-tickets/encore/holds"
-	"github.com/encore-tickets/encore/inventory"
 	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/vocab"
 	"github.com/encore-tickets/encore/workflows"
 )
 
@@ -83,8 +83,8 @@ func DecodeHoldRequest(body []byte) (holds.Cart, []FieldError) {
 	case len(req.SeatIDs) > 0 && (req.SectionID != "" || req.Quantity != 0 || req.Adjacent):
 		errs = append(errs, FieldError{"seat_ids", "give either seat_ids or section_id with quantity, not both"})
 	case len(req.SeatIDs) > 0:
-		if len(req.SeatIDs) > inventory.MaxSeatsPerHold {
-			errs = append(errs, FieldError{"seat_ids", fmt.Sprintf("at most %d seats per hold", inventory.MaxSeatsPerHold)})
+		if len(req.SeatIDs) > vocab.MaxSeatsPerHold {
+			errs = append(errs, FieldError{"seat_ids", fmt.Sprintf("at most %d seats per hold", vocab.MaxSeatsPerHold)})
 			break
 		}
 		seen := map[string]bool{}
@@ -101,8 +101,8 @@ func DecodeHoldRequest(body []byte) (holds.Cart, []FieldError) {
 		if !idPattern.MatchString(req.SectionID) {
 			errs = append(errs, FieldError{"section_id", "not a section ID"})
 		}
-		if req.Quantity < 1 || req.Quantity > inventory.MaxSeatsPerHold {
-			errs = append(errs, FieldError{"quantity", fmt.Sprintf("must be 1 to %d", inventory.MaxSeatsPerHold)})
+		if req.Quantity < 1 || req.Quantity > vocab.MaxSeatsPerHold {
+			errs = append(errs, FieldError{"quantity", fmt.Sprintf("must be 1 to %d", vocab.MaxSeatsPerHold)})
 		}
 	default:
 		errs = append(errs, FieldError{"seat_ids", "required: 1 to 6 seat IDs, or section_id with quantity"})
@@ -211,7 +211,7 @@ func (s *Server) deleteHold(c *gin.Context) {
 	if errors.Is(err, store.ErrNotPending) {
 		// Releasing what already ended is a no-op success unless it was paid.
 		hold, gerr := s.Holds.Store.GetHold(c.Request.Context(), id, identity(c).UserID)
-		if gerr == nil && hold.Status != inventory.ReservationPaid {
+		if gerr == nil && hold.Status != vocab.ReservationPaid {
 			c.Status(http.StatusNoContent)
 			return
 		}

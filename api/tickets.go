@@ -10,6 +10,7 @@ import (
 
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/tickets"
+	"github.com/encore-tickets/encore/vocab"
 )
 
 // qrPixels is the side of the PNG: large enough for a phone screen at
@@ -58,7 +59,7 @@ func (h *ticketQR) serve(c *gin.Context) {
 	case err != nil:
 		h.problem(c, NewProblem(http.StatusServiceUnavailable, ProbUnavailable, "a dependency failed, retry").RetryAfter(2*time.Second))
 		return
-	case t.Status != store.TicketValid:
+	case t.Status != vocab.TicketValid:
 		h.problem(c, NewProblem(http.StatusNotFound, ProbNotFound, "the ticket was revoked (refunded or cancelled)"))
 		return
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/vocab"
 	"github.com/encore-tickets/encore/workflows"
 )
 
@@ -27,7 +28,7 @@ const maxWebhookBytes = 256 << 10
 // WebhookEvent is a verified provider event, reduced to what Encore uses.
 type WebhookEvent struct {
 	ID          string
-	Type        string
+	Type        vocab.ProviderEvent
 	Object      string
 	IntentID    string
 	Status      string
@@ -67,16 +68,16 @@ func ParseWebhook(body []byte, header, secret string) (WebhookEvent, error) {
 		return WebhookEvent{}, errors.New("event data is not an object")
 	}
 	sum := sha256.Sum256(append([]byte(string(ev.Type)+"\n"), ev.Data.Raw...))
-	out := WebhookEvent{ID: ev.ID, Type: string(ev.Type), Object: obj.Object, Status: obj.Status,
+	out := WebhookEvent{ID: ev.ID, Type: vocab.ProviderEvent(ev.Type), Object: obj.Object, Status: obj.Status,
 		BookingID: obj.Metadata["booking_id"], Fingerprint: sum[:], Raw: body}
 	switch obj.Object {
 	case "payment_intent":
 		out.IntentID = obj.ID
 		amount := obj.Amount
 		switch out.Type {
-		case workflows.EventAuthorised:
+		case vocab.EventAuthorised:
 			amount = obj.AmountCapturable
-		case workflows.EventSucceeded:
+		case vocab.EventSucceeded:
 			amount = obj.AmountReceived
 		}
 		out.Amount = money.Money{Amount: amount, Currency: strings.ToUpper(obj.Currency)}
@@ -111,7 +112,7 @@ func (s *Server) stripeWebhook(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	var bookingID string
-	var paymentStatus store.PaymentStatus
+	var paymentStatus vocab.PaymentStatus
 	if ev.IntentID != "" {
 		id, status, err := s.Holds.Store.BookingByIntent(ctx, ev.IntentID)
 		paymentStatus = status
@@ -126,7 +127,7 @@ func (s *Server) stripeWebhook(c *gin.Context) {
 		}
 		bookingID = id.String()
 	}
-	dup, signalled, err := s.Holds.Store.StoreWebhook(ctx, "stripe", ev.ID, ev.Type, ev.IntentID, ev.Fingerprint, ev.Raw)
+	dup, signalled, err := s.Holds.Store.StoreWebhook(ctx, "stripe", ev.ID, string(ev.Type), ev.IntentID, ev.Fingerprint, ev.Raw)
 	if errors.Is(err, store.ErrWebhookConflict) {
 		s.Log.Error("ALERT: webhook event ID reused with different content", "event", ev.ID, "type", ev.Type)
 		if s.webhookConflicts != nil {
@@ -169,17 +170,17 @@ func (s *Server) stripeWebhook(c *gin.Context) {
 // are stored (and reconciled) but cost the workflow nothing: the intent's
 // creation, its cancellation by our own void, and the success of our own
 // capture.
-func sagaActsOn(ev WebhookEvent, recorded store.PaymentStatus) bool {
+func sagaActsOn(ev WebhookEvent, recorded vocab.PaymentStatus) bool {
 	if ev.Object != "payment_intent" {
 		return false
 	}
 	switch ev.Type {
-	case workflows.EventAuthorised, workflows.EventFailed:
+	case vocab.EventAuthorised, vocab.EventFailed:
 		return true
-	case workflows.EventSucceeded:
+	case vocab.EventSucceeded:
 		// Captured by the saga itself: nothing to do. Otherwise money moved
 		// that the saga did not ask for, and it must refund it.
-		return recorded != store.PaymentCaptured && recorded != store.PaymentRefunded
+		return recorded != vocab.PaymentCaptured && recorded != vocab.PaymentRefunded
 	}
 	return false
 }

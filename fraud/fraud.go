@@ -10,16 +10,7 @@ import (
 	"time"
 
 	"github.com/encore-tickets/encore/store"
-)
-
-// Decision is a fraud outcome.
-type Decision string
-
-// Every decision.
-const (
-	Allow  Decision = "allow"
-	Review Decision = "review"
-	Deny   Decision = "deny"
+	"github.com/encore-tickets/encore/vocab"
 )
 
 // Thresholds on the score.
@@ -30,9 +21,9 @@ const (
 
 // Result is a decision with its score and the rules that fired.
 type Result struct {
-	Decision Decision `json:"decision"`
-	Score    int      `json:"score"`
-	Reasons  []string `json:"reasons"`
+	Decision vocab.FraudDecision `json:"decision"`
+	Score    int                 `json:"score"`
+	Reasons  []string            `json:"reasons"`
 }
 
 // Score applies the rules to the signals of one checkout attempt.
@@ -71,11 +62,11 @@ func Score(s store.FraudSignals) Result {
 	}
 	switch {
 	case r.Score >= DenyAt:
-		r.Decision = Deny
+		r.Decision = vocab.FraudDeny
 	case r.Score >= ReviewAt:
-		r.Decision = Review
+		r.Decision = vocab.FraudReview
 	default:
-		r.Decision = Allow
+		r.Decision = vocab.FraudAllow
 	}
 	return r
 }

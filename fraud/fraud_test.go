@@ -8,6 +8,8 @@ import (
 
 	"github.com/encore-tickets/encore/fraud"
 	"github.com/encore-tickets/encore/store"
+
+	"github.com/encore-tickets/encore/vocab"
 )
 
 func TestScoreGivesAllowReviewOrDenyFromTheSignals(t *testing.T) {
@@ -15,14 +17,14 @@ func TestScoreGivesAllowReviewOrDenyFromTheSignals(t *testing.T) {
 	cases := []struct {
 		name string
 		in   store.FraudSignals
-		want fraud.Decision
+		want vocab.FraudDecision
 	}{
-		{"a regular fan", store.FraudSignals{AccountAge: old, Limit: 6}, fraud.Allow},
-		{"a new account alone", store.FraudSignals{AccountAge: time.Minute, Limit: 6}, fraud.Allow},
-		{"a busy account on a busy IP", store.FraudSignals{AccountAge: old, AccountAttempts: 5, IPAttempts: 10, Limit: 6}, fraud.Review},
-		{"a shared card and a new account", store.FraudSignals{AccountAge: time.Minute, CardAccounts: 1, AccountAttempts: 5, Limit: 6}, fraud.Review},
-		{"a card across many accounts", store.FraudSignals{AccountAge: old, CardAccounts: 3, IPAttempts: 30, Limit: 6}, fraud.Deny},
-		{"over the purchase limit", store.FraudSignals{AccountAge: old, OwnedUnits: 6, Limit: 6}, fraud.Deny},
+		{"a regular fan", store.FraudSignals{AccountAge: old, Limit: 6}, vocab.FraudAllow},
+		{"a new account alone", store.FraudSignals{AccountAge: time.Minute, Limit: 6}, vocab.FraudAllow},
+		{"a busy account on a busy IP", store.FraudSignals{AccountAge: old, AccountAttempts: 5, IPAttempts: 10, Limit: 6}, vocab.FraudReview},
+		{"a shared card and a new account", store.FraudSignals{AccountAge: time.Minute, CardAccounts: 1, AccountAttempts: 5, Limit: 6}, vocab.FraudReview},
+		{"a card across many accounts", store.FraudSignals{AccountAge: old, CardAccounts: 3, IPAttempts: 30, Limit: 6}, vocab.FraudDeny},
+		{"over the purchase limit", store.FraudSignals{AccountAge: old, OwnedUnits: 6, Limit: 6}, vocab.FraudDeny},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -20,6 +20,8 @@ import (
 	"github.com/encore-tickets/encore/manifest"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/tickets"
+
+	"github.com/encore-tickets/encore/vocab"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -144,7 +146,7 @@ func TestInsertTicketsIsIdempotent(t *testing.T) {
 	require.Len(t, got, 2)
 	for i, tk := range got {
 		require.Equal(t, first[i].ID, tk.ID, "the first issue stands")
-		require.Equal(t, store.TicketValid, tk.Status)
+		require.Equal(t, vocab.TicketValid, tk.Status)
 		secret, err := v.keyring.Open(tk.SecretSealed, tk.ID)
 		require.NoError(t, err)
 		require.Equal(t, first[i].Secret, secret)

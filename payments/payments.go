@@ -18,6 +18,7 @@ import (
 	"github.com/stripe/stripe-go/v85"
 
 	"github.com/encore-tickets/encore/money"
+	"github.com/encore-tickets/encore/vocab"
 )
 
 // ErrUnknown means the provider may or may not have acted: a timeout or a
@@ -47,30 +48,16 @@ func (e *RejectedError) Error() string {
 	return fmt.Sprintf("payments: refused by the provider (%d): %s", e.Status, e.Message)
 }
 
-// Status is an intent's state as the saga cares about it.
-type Status string
-
-// Intent statuses, mirroring Stripe's.
-const (
-	StatusRequiresPaymentMethod Status = "requires_payment_method"
-	StatusRequiresConfirmation  Status = "requires_confirmation"
-	StatusRequiresAction        Status = "requires_action"
-	StatusProcessing            Status = "processing"
-	StatusRequiresCapture       Status = "requires_capture"
-	StatusSucceeded             Status = "succeeded"
-	StatusCanceled              Status = "canceled"
-)
-
 // Intent is the part of a PaymentIntent the saga uses.
 type Intent struct {
-	ID             string      `json:"id"`
-	ClientSecret   string      `json:"client_secret"`
-	Status         Status      `json:"status"`
-	Amount         money.Money `json:"amount"`
-	AmountReceived int64       `json:"amount_received"`
-	BookingID      string      `json:"booking_id"`
-	NextActionURL  string      `json:"next_action_url,omitempty"`
-	DeclineCode    string      `json:"decline_code,omitempty"`
+	ID             string             `json:"id"`
+	ClientSecret   string             `json:"client_secret"`
+	Status         vocab.IntentStatus `json:"status"`
+	Amount         money.Money        `json:"amount"`
+	AmountReceived int64              `json:"amount_received"`
+	BookingID      string             `json:"booking_id"`
+	NextActionURL  string             `json:"next_action_url,omitempty"`
+	DeclineCode    string             `json:"decline_code,omitempty"`
 }
 
 // Refund is a refund's outcome.
@@ -172,7 +159,7 @@ func (c *Client) Authorise(ctx context.Context, key, bookingID string, amount mo
 // linkHostedPage points an intent awaiting a payment method at the hosted
 // test page (sandbox only).
 func (c *Client) linkHostedPage(in *Intent) {
-	if c.hosted != "" && in.Status == StatusRequiresPaymentMethod {
+	if c.hosted != "" && in.Status == vocab.IntentRequiresPaymentMethod {
 		in.NextActionURL = c.hosted + "/checkout/" + url.PathEscape(in.ID) + "?client_secret=" + url.QueryEscape(in.ClientSecret)
 	}
 }
@@ -284,7 +271,7 @@ func (c *Client) result(pi *stripe.PaymentIntent, err error) (Intent, error) {
 	if err != nil {
 		return Intent{}, classify(err)
 	}
-	in := Intent{ID: pi.ID, ClientSecret: pi.ClientSecret, Status: Status(pi.Status),
+	in := Intent{ID: pi.ID, ClientSecret: pi.ClientSecret, Status: vocab.IntentStatus(pi.Status),
 		Amount:         money.Money{Amount: pi.Amount, Currency: strings.ToUpper(string(pi.Currency))},
 		AmountReceived: pi.AmountReceived, BookingID: pi.Metadata["booking_id"]}
 	if pi.NextAction != nil && pi.NextAction.RedirectToURL != nil {

@@ -14,6 +14,8 @@ import (
 	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/payments"
 	"github.com/encore-tickets/encore/psp"
+
+	"github.com/encore-tickets/encore/vocab"
 )
 
 const key = "sk_test_encore_sandbox"
@@ -40,7 +42,7 @@ func TestAuthoriseIsIdempotentUnderItsStepKey(t *testing.T) {
 	ctx := context.Background()
 	a, err := c.Authorise(ctx, "b1:authorise", "b1", eur, "pm_card_visa", "", false)
 	require.NoError(t, err)
-	require.Equal(t, payments.StatusRequiresCapture, a.Status)
+	require.Equal(t, vocab.IntentRequiresCapture, a.Status)
 	require.Equal(t, eur, a.Amount)
 	require.Equal(t, "b1", a.BookingID)
 	again, err := c.Authorise(ctx, "b1:authorise", "b1", eur, "pm_card_visa", "", false)
@@ -52,7 +54,7 @@ func TestAuthoriseIsIdempotentUnderItsStepKey(t *testing.T) {
 	require.Equal(t, a.ID, found.ID)
 	captured, err := c.Capture(ctx, "b1:capture", a.ID)
 	require.NoError(t, err)
-	require.Equal(t, payments.StatusSucceeded, captured.Status)
+	require.Equal(t, vocab.IntentSucceeded, captured.Status)
 	r, err := c.Refund(ctx, "b1:refund", a.ID)
 	require.NoError(t, err)
 	require.Equal(t, int64(4200), r.Amount)
@@ -77,10 +79,10 @@ func TestALostAnswerIsUnknownAndTheLookupFindsTheOutcome(t *testing.T) {
 	require.True(t, errors.Is(err, payments.ErrUnknown), "got %v", err)
 	got, err := ok.Retrieve(ctx, a.ID)
 	require.NoError(t, err)
-	require.Equal(t, payments.StatusSucceeded, got.Status, "the provider acted before the answer was lost")
+	require.Equal(t, vocab.IntentSucceeded, got.Status, "the provider acted before the answer was lost")
 	again, err := ok.Capture(ctx, "b3:capture", a.ID)
 	require.NoError(t, err, "the same step key replays the first capture")
-	require.Equal(t, payments.StatusSucceeded, again.Status)
+	require.Equal(t, vocab.IntentSucceeded, again.Status)
 }
 
 func TestACheckoutWithoutACardLinksToTheHostedPage(t *testing.T) {
@@ -88,7 +90,7 @@ func TestACheckoutWithoutACardLinksToTheHostedPage(t *testing.T) {
 	c := payments.New(payments.Config{APIKey: key, BaseURL: base, HostedPage: base})
 	a, err := c.Authorise(context.Background(), "b4:authorise", "b4", eur, "", "", false)
 	require.NoError(t, err)
-	require.Equal(t, payments.StatusRequiresPaymentMethod, a.Status)
+	require.Equal(t, vocab.IntentRequiresPaymentMethod, a.Status)
 	require.Contains(t, a.NextActionURL, base+"/checkout/"+a.ID+"?client_secret=")
 }
 
@@ -96,7 +98,7 @@ func TestAStepUpSendsEvenAGoodCardThroughThreeDSecure(t *testing.T) {
 	c := payments.New(payments.Config{APIKey: key, BaseURL: sandbox(t)})
 	a, err := c.Authorise(context.Background(), "b5:authorise", "b5", eur, "pm_card_visa", "", true)
 	require.NoError(t, err)
-	require.Equal(t, payments.StatusRequiresAction, a.Status)
+	require.Equal(t, vocab.IntentRequiresAction, a.Status)
 	require.NotEmpty(t, a.NextActionURL)
 }
 
@@ -108,5 +110,5 @@ func TestADeclineNamesTheIntentForTheNextCard(t *testing.T) {
 	require.NotEmpty(t, d.IntentID)
 	in, err := c.Confirm(context.Background(), "b6:authorise-2", d.IntentID, "pm_card_visa", "", false)
 	require.NoError(t, err)
-	require.Equal(t, payments.StatusRequiresCapture, in.Status)
+	require.Equal(t, vocab.IntentRequiresCapture, in.Status)
 }

@@ -11,13 +11,13 @@ package seatmap
 import (
 	"fmt"
 
-	"github.com/encore-tickets/encore/inventory"
+	"github.com/encore-tickets/encore/vocab"
 )
 
-// seatCode is a status's 2-bit code: its index in inventory.SeatStatuses
+// seatCode is a status's 2-bit code: its index in vocab.SeatStatuses
 // (0 available, 1 held, 2 sold, 3 blocked).
-func seatCode(s inventory.SeatStatus) (byte, error) {
-	for i, st := range inventory.SeatStatuses {
+func seatCode(s vocab.SeatStatus) (byte, error) {
+	for i, st := range vocab.SeatStatuses {
 		if st == s {
 			return byte(i), nil
 		}
@@ -27,7 +27,7 @@ func seatCode(s inventory.SeatStatus) (byte, error) {
 
 // EncodeBitmap packs statuses two bits a seat, four seats a byte, the most
 // significant pair first: seat i is bits 7-6 of byte i/4 when i%4 == 0.
-func EncodeBitmap(statuses []inventory.SeatStatus) ([]byte, error) {
+func EncodeBitmap(statuses []vocab.SeatStatus) ([]byte, error) {
 	out := make([]byte, (len(statuses)+3)/4)
 	for i, s := range statuses {
 		code, err := seatCode(s)
@@ -40,13 +40,13 @@ func EncodeBitmap(statuses []inventory.SeatStatus) ([]byte, error) {
 }
 
 // DecodeBitmap unpacks n statuses.
-func DecodeBitmap(b []byte, n int) ([]inventory.SeatStatus, error) {
+func DecodeBitmap(b []byte, n int) ([]vocab.SeatStatus, error) {
 	if n < 0 || len(b) != (n+3)/4 {
 		return nil, fmt.Errorf("seatmap: %d bytes cannot hold exactly %d seats", len(b), n)
 	}
-	out := make([]inventory.SeatStatus, n)
+	out := make([]vocab.SeatStatus, n)
 	for i := range out {
-		out[i] = inventory.SeatStatuses[(b[i/4]>>(6-2*uint(i%4)))&3]
+		out[i] = vocab.SeatStatuses[(b[i/4]>>(6-2*uint(i%4)))&3]
 	}
 	return out, nil
 }

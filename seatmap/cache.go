@@ -18,9 +18,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/singleflight"
 
-	"github.com/encore-tickets/encore/inventory"
 	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/vocab"
 )
 
 // Format is a snapshot representation.
@@ -214,7 +214,7 @@ func etag(f Format, body []byte) string {
 // Build renders both representations of a section's seats.
 func Build(s store.SectionSeats) (jsonEntry, binEntry Entry, err error) {
 	snap := SnapshotJSON{EventID: s.EventID, SectionID: s.SectionID, Kind: string(s.Kind), Seats: make([]SeatJSON, len(s.Seats))}
-	statuses := make([]inventory.SeatStatus, len(s.Seats))
+	statuses := make([]vocab.SeatStatus, len(s.Seats))
 	for i, seat := range s.Seats {
 		snap.Seats[i] = SeatJSON{ID: seat.ID, Row: seat.Row, Number: seat.Number, Status: string(seat.Status),
 			Price: money.Money{Amount: seat.Price, Currency: s.Currency}}

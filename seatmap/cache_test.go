@@ -12,20 +12,20 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/encore-tickets/encore/inventory"
 	"github.com/encore-tickets/encore/seatmap"
 	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/vocab"
 )
 
 func TestBitmapRoundTrip(t *testing.T) {
 	cases := []struct {
 		name     string
-		statuses []inventory.SeatStatus
+		statuses []vocab.SeatStatus
 		want     []byte
 	}{
 		{"empty", nil, []byte{}},
-		{"one of each, most significant pair first", inventory.SeatStatuses, []byte{0b00_01_10_11}},
-		{"partial last byte", []inventory.SeatStatus{"BLOCKED", "AVAILABLE", "AVAILABLE", "AVAILABLE", "SOLD"},
+		{"one of each, most significant pair first", vocab.SeatStatuses, []byte{0b00_01_10_11}},
+		{"partial last byte", []vocab.SeatStatus{"BLOCKED", "AVAILABLE", "AVAILABLE", "AVAILABLE", "SOLD"},
 			[]byte{0b11_00_00_00, 0b10_00_00_00}},
 	}
 	for _, tc := range cases {
@@ -41,7 +41,7 @@ func TestBitmapRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	_, err := seatmap.EncodeBitmap([]inventory.SeatStatus{"LOST"})
+	_, err := seatmap.EncodeBitmap([]vocab.SeatStatus{"LOST"})
 	require.Error(t, err)
 	_, err = seatmap.DecodeBitmap([]byte{0}, 5)
 	require.Error(t, err)
@@ -76,12 +76,12 @@ func TestFiftyThousandSeatBitmapIs12500BytesAndMatchesJSON(t *testing.T) {
 	require.Len(t, snap.Seats, 50000)
 	statuses, err := seatmap.DecodeBitmap(bin.Body, bin.SeatCount)
 	require.NoError(t, err)
-	counts := map[inventory.SeatStatus]int{}
+	counts := map[vocab.SeatStatus]int{}
 	for i, s := range snap.Seats {
-		require.Equal(t, inventory.SeatStatus(s.Status), statuses[i], "seat %d (%s)", i, s.ID)
+		require.Equal(t, vocab.SeatStatus(s.Status), statuses[i], "seat %d (%s)", i, s.ID)
 		counts[statuses[i]]++
 	}
-	require.Equal(t, map[inventory.SeatStatus]int{"AVAILABLE": 50000 - 167 - 250 - 100, "HELD": 1 + 166,
+	require.Equal(t, map[vocab.SeatStatus]int{"AVAILABLE": 50000 - 167 - 250 - 100, "HELD": 1 + 166,
 		"SOLD": 250, "BLOCKED": 100}, counts)
 	// Layout order: rows A..Z, AA.., then seat number.
 	require.Equal(t, e.section()+"-A-1", snap.Seats[0].ID)

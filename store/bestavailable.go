@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/encore-tickets/encore/inventory"
+	"github.com/encore-tickets/encore/vocab"
 )
 
 // maxAdjacentTries bounds how many candidate blocks one buyer tries to lock.
@@ -31,7 +31,7 @@ const maxAdjacentTries = 128
 // row lock, so there is no deadlock. A short block leaves a few seats locked
 // until this transaction ends (milliseconds); others skip them meanwhile.
 func pickAdjacent(ctx context.Context, tx pgx.Tx, eventID, sectionID string, quantity int) ([]string, error) {
-	var kind inventory.SectionKind
+	var kind vocab.SectionKind
 	err := tx.QueryRow(ctx, `SELECT kind FROM sections WHERE id = $1 AND event_id = $2`, sectionID, eventID).Scan(&kind)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, &InvalidError{Field: "section_id", Message: "no such section in this event"}
@@ -39,7 +39,7 @@ func pickAdjacent(ctx context.Context, tx pgx.Tx, eventID, sectionID string, qua
 	if err != nil {
 		return nil, err
 	}
-	if kind != inventory.SectionSeated {
+	if kind != vocab.SectionSeated {
 		return nil, nil
 	}
 	rows, err := tx.Query(ctx, `

@@ -10,22 +10,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/encore-tickets/encore/inventory"
 	"github.com/encore-tickets/encore/money"
-)
-
-// PaymentStatus is the state of a booking's payment as Encore records it.
-type PaymentStatus string
-
-// Every payment status (mirrors the CHECK in 0002_bookings.sql).
-const (
-	PaymentPending        PaymentStatus = "PENDING"
-	PaymentRequiresAction PaymentStatus = "REQUIRES_ACTION"
-	PaymentAuthorised     PaymentStatus = "AUTHORISED"
-	PaymentCaptured       PaymentStatus = "CAPTURED"
-	PaymentVoided         PaymentStatus = "VOIDED"
-	PaymentRefunded       PaymentStatus = "REFUNDED"
-	PaymentFailed         PaymentStatus = "FAILED"
+	"github.com/encore-tickets/encore/vocab"
 )
 
 // BookingInfo is what the saga adopts from a committed hold.
@@ -33,7 +19,7 @@ type BookingInfo struct {
 	ID        uuid.UUID
 	UserID    string
 	EventID   string
-	Status    inventory.ReservationStatus
+	Status    vocab.ReservationStatus
 	ExpiresAt time.Time
 	Total     money.Money
 	// CancelBy is the last moment a paid booking may be cancelled with a
@@ -53,7 +39,7 @@ func (s *Store) LoadBooking(ctx context.Context, id uuid.UUID) (BookingInfo, err
 	if errors.Is(err, pgx.ErrNoRows) {
 		return BookingInfo{}, ErrNotFound
 	}
-	b.Status = inventory.ReservationStatus(status)
+	b.Status = vocab.ReservationStatus(status)
 	return b, err
 }
 
@@ -68,7 +54,7 @@ func (s *Store) ExtendHold(ctx context.Context, id uuid.UUID, d time.Duration) (
 			Scan(&status, &extended, &expired, &at); err != nil {
 			return err
 		}
-		if status != string(inventory.ReservationPending) || expired || extended {
+		if status != string(vocab.ReservationPending) || expired || extended {
 			return nil
 		}
 		return tx.QueryRow(ctx, `UPDATE reservations SET expires_at = expires_at + make_interval(secs => $2), extended = true
@@ -78,7 +64,7 @@ func (s *Store) ExtendHold(ctx context.Context, id uuid.UUID, d time.Duration) (
 }
 
 // SavePayment records the booking's intent and its status.
-func (s *Store) SavePayment(ctx context.Context, id uuid.UUID, intentID string, amount money.Money, status PaymentStatus, attempts int) error {
+func (s *Store) SavePayment(ctx context.Context, id uuid.UUID, intentID string, amount money.Money, status vocab.PaymentStatus, attempts int) error {
 	var intent *string
 	if intentID != "" {
 		intent = &intentID
@@ -96,7 +82,7 @@ func (s *Store) SavePayment(ctx context.Context, id uuid.UUID, intentID string, 
 
 // SetPaymentStatus moves the booking's payment to status (and records the
 // refund when there is one).
-func (s *Store) SetPaymentStatus(ctx context.Context, id uuid.UUID, status PaymentStatus, refundID string) error {
+func (s *Store) SetPaymentStatus(ctx context.Context, id uuid.UUID, status vocab.PaymentStatus, refundID string) error {
 	var refund *string
 	if refundID != "" {
 		refund = &refundID
@@ -118,14 +104,14 @@ func (s *Store) FlagPayment(ctx context.Context, id uuid.UUID, reason string) er
 
 // BookingByIntent finds the booking a provider intent belongs to, and the
 // payment's status as recorded.
-func (s *Store) BookingByIntent(ctx context.Context, intentID string) (uuid.UUID, PaymentStatus, error) {
+func (s *Store) BookingByIntent(ctx context.Context, intentID string) (uuid.UUID, vocab.PaymentStatus, error) {
 	var id uuid.UUID
 	var status string
 	err := s.pool.QueryRow(ctx, `SELECT reservation_id, status FROM payments WHERE intent_id = $1`, intentID).Scan(&id, &status)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return uuid.UUID{}, "", ErrNotFound
 	}
-	return id, PaymentStatus(status), err
+	return id, vocab.PaymentStatus(status), err
 }
 
 // ConfirmSale turns this hold, and only this hold, into a sale: the
@@ -140,11 +126,11 @@ func (s *Store) ConfirmSale(ctx context.Context, id uuid.UUID) (bool, error) {
 			Scan(&status, &eventID, &expired); err != nil {
 			return err
 		}
-		if status == string(inventory.ReservationPaid) {
+		if status == string(vocab.ReservationPaid) {
 			ok = true // a retried confirm
 			return nil
 		}
-		if status != string(inventory.ReservationPending) || expired {
+		if status != string(vocab.ReservationPending) || expired {
 			return nil
 		}
 		if _, err := tx.Exec(ctx, `UPDATE reservations SET status = 'PAID', ended_at = now() WHERE id = $1`, id); err != nil {
@@ -197,17 +183,17 @@ func (s *Store) CancelPaid(ctx context.Context, id uuid.UUID) (Ended, error) {
 		if err := tx.QueryRow(ctx, `SELECT status FROM reservations WHERE id = $1 FOR UPDATE`, id).Scan(&status); err != nil {
 			return err
 		}
-		if status == string(inventory.ReservationCancelled) {
+		if status == string(vocab.ReservationCancelled) {
 			return nil
 		}
-		if status != string(inventory.ReservationPaid) {
+		if status != string(vocab.ReservationPaid) {
 			return ErrNotPending
 		}
 		if _, err := tx.Exec(ctx, `UPDATE tickets SET status = 'REVOKED', revoked_at = now() WHERE reservation_id = $1 AND status = 'VALID'`, id); err != nil {
 			return err
 		}
 		var err error
-		ended, err = endLocked(ctx, tx, id, inventory.ReservationCancelled, inventory.ReservationPaid)
+		ended, err = endLocked(ctx, tx, id, vocab.ReservationCancelled, vocab.ReservationPaid)
 		return err
 	})
 	return ended, err
@@ -281,7 +267,7 @@ func (s *Store) FraudSignals(ctx context.Context, userID, eventID, ip, device, c
 }
 
 // RecordFraud stores a decision (idempotent per attempt).
-func (s *Store) RecordFraud(ctx context.Context, id uuid.UUID, attempt int, decision string, score int, reasons []string, userID, ip, device, card string) error {
+func (s *Store) RecordFraud(ctx context.Context, id uuid.UUID, attempt int, decision vocab.FraudDecision, score int, reasons []string, userID, ip, device, card string) error {
 	body, _ := json.Marshal(reasons)
 	_, err := s.pool.Exec(ctx, `INSERT INTO fraud_decisions (reservation_id, attempt, decision, score, reasons, user_id, ip, device_id, card)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (reservation_id, attempt) DO NOTHING`,
@@ -325,7 +311,7 @@ func (s *Store) MarkWebhookSignalled(ctx context.Context, provider, eventID stri
 // BookingView is a booking as GET /v1/bookings/{id} shows it.
 type BookingView struct {
 	Hold          Hold
-	PaymentStatus PaymentStatus
+	PaymentStatus vocab.PaymentStatus
 	IntentID      string
 	Flagged       string
 	Tickets       []TicketRef
@@ -351,7 +337,7 @@ func (s *Store) Booking(ctx context.Context, id uuid.UUID, userID string) (Booki
 		return BookingView{}, err
 	}
 	if status != nil {
-		v.PaymentStatus = PaymentStatus(*status)
+		v.PaymentStatus = vocab.PaymentStatus(*status)
 	}
 	if intent != nil {
 		v.IntentID = *intent

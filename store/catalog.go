@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/encore-tickets/encore/inventory"
+	"github.com/encore-tickets/encore/vocab"
 )
 
 // ReaderRole is the role the browse plane reads as (schema/migrations/0003).
@@ -209,7 +209,7 @@ func (r *Reader) SuggestEvents(ctx context.Context, prefix string, limit int) ([
 type SectionSummary struct {
 	ID        string
 	Name      string
-	Kind      inventory.SectionKind
+	Kind      vocab.SectionKind
 	Capacity  int
 	Available int
 	BasePrice int64

@@ -14,9 +14,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/encore-tickets/encore/inventory"
 	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/pricing"
+	"github.com/encore-tickets/encore/vocab"
 )
 
 // HoldRequest is one validated cart. SeatIDs is sorted and free of duplicates;
@@ -54,7 +54,7 @@ type Hold struct {
 	ID        uuid.UUID
 	UserID    string
 	EventID   string
-	Status    inventory.ReservationStatus
+	Status    vocab.ReservationStatus
 	CreatedAt time.Time
 	ExpiresAt time.Time
 	EndedAt   *time.Time
@@ -86,7 +86,7 @@ type Ended struct {
 	ReservationID uuid.UUID
 	EventID       string
 	SeatIDs       []string
-	Status        inventory.ReservationStatus
+	Status        vocab.ReservationStatus
 }
 
 const idemScopeHold = "hold"
@@ -283,7 +283,7 @@ func createHold(ctx context.Context, tx pgx.Tx, req HoldRequest) (Hold, *StoredR
 	case !pendingExpired:
 		return Hold{}, nil, &PendingCheckoutError{HoldID: pendingID.String()}
 	default:
-		if _, err := endLocked(ctx, tx, pendingID, inventory.ReservationExpired); err != nil {
+		if _, err := endLocked(ctx, tx, pendingID, vocab.ReservationExpired); err != nil {
 			return Hold{}, nil, err
 		}
 	}
@@ -308,7 +308,7 @@ func createHold(ctx context.Context, tx pgx.Tx, req HoldRequest) (Hold, *StoredR
 	}
 	hold := Hold{
 		ID: req.ReservationID, UserID: req.UserID, EventID: req.EventID,
-		Status: inventory.ReservationPending, PromoCode: req.PromoCode,
+		Status: vocab.ReservationPending, PromoCode: req.PromoCode,
 	}
 	var promo *string
 	if req.PromoCode != "" {
@@ -491,7 +491,7 @@ func takeSeats(ctx context.Context, tx pgx.Tx, req HoldRequest) ([]takenSeat, er
 			if err != nil {
 				return nil, err
 			}
-			if _, err := endLocked(ctx, tx, id, inventory.ReservationExpired); err != nil {
+			if _, err := endLocked(ctx, tx, id, vocab.ReservationExpired); err != nil {
 				return nil, err
 			}
 		}
@@ -582,7 +582,7 @@ func gaUnavailable(ctx context.Context, tx pgx.Tx, req HoldRequest) error {
 	if err != nil {
 		return err
 	}
-	if kind != string(inventory.SectionGeneral) {
+	if kind != string(vocab.SectionGeneral) {
 		return &InvalidError{Field: "section_id", Message: "a seated section needs seat_ids (or adjacent: true)"}
 	}
 	return &SeatUnavailableError{Detail: fmt.Sprintf("only %d places left in section %s", left, req.SectionID)}

@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/encore-tickets/encore/inventory"
+	"github.com/encore-tickets/encore/vocab"
 )
 
 // endLocked ends a PENDING_PAYMENT reservation whose row the caller has
@@ -18,9 +18,9 @@ import (
 // section. Every path that ends a hold (expiry, release, failure) comes here.
 //
 // A paid booking cancelled within policy also ends here (from = PAID).
-func endLocked(ctx context.Context, tx pgx.Tx, id uuid.UUID, to inventory.ReservationStatus, from ...inventory.ReservationStatus) (Ended, error) {
+func endLocked(ctx context.Context, tx pgx.Tx, id uuid.UUID, to vocab.ReservationStatus, from ...vocab.ReservationStatus) (Ended, error) {
 	ended := Ended{ReservationID: id, Status: to}
-	fromStatus := string(inventory.ReservationPending)
+	fromStatus := string(vocab.ReservationPending)
 	if len(from) > 0 {
 		fromStatus = string(from[0])
 	}
@@ -84,16 +84,16 @@ func endLocked(ctx context.Context, tx pgx.Tx, id uuid.UUID, to inventory.Reserv
 // reservation row first. A hold already ended returns ErrNotPending; someone
 // else's hold is ErrNotFound.
 func (s *Store) Release(ctx context.Context, id uuid.UUID, userID string) (Ended, error) {
-	return s.end(ctx, id, userID, inventory.ReservationCancelled)
+	return s.end(ctx, id, userID, vocab.ReservationCancelled)
 }
 
 // Expire ends a pending hold whose time is up (the workflow's timer and the
 // sweeper both come here). It refuses a hold that has not expired yet.
 func (s *Store) Expire(ctx context.Context, id uuid.UUID) (Ended, error) {
-	return s.end(ctx, id, "", inventory.ReservationExpired)
+	return s.end(ctx, id, "", vocab.ReservationExpired)
 }
 
-func (s *Store) end(ctx context.Context, id uuid.UUID, userID string, to inventory.ReservationStatus) (Ended, error) {
+func (s *Store) end(ctx context.Context, id uuid.UUID, userID string, to vocab.ReservationStatus) (Ended, error) {
 	var ended Ended
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		var owner, status string
@@ -106,14 +106,14 @@ func (s *Store) end(ctx context.Context, id uuid.UUID, userID string, to invento
 		if err != nil {
 			return err
 		}
-		if status != string(inventory.ReservationPending) {
+		if status != string(vocab.ReservationPending) {
 			return ErrNotPending
 		}
-		if to == inventory.ReservationExpired && !expired {
+		if to == vocab.ReservationExpired && !expired {
 			return ErrNotPending
 		}
-		if to == inventory.ReservationCancelled && expired {
-			to = inventory.ReservationExpired // it ran out before the fan let go
+		if to == vocab.ReservationCancelled && expired {
+			to = vocab.ReservationExpired // it ran out before the fan let go
 		}
 		ended, err = endLocked(ctx, tx, id, to)
 		return err
@@ -141,7 +141,7 @@ func (s *Store) SweepExpired(ctx context.Context, limit int) ([]Ended, error) {
 			return err
 		}
 		for _, id := range ids {
-			e, err := endLocked(ctx, tx, id, inventory.ReservationExpired)
+			e, err := endLocked(ctx, tx, id, vocab.ReservationExpired)
 			if err != nil {
 				return err
 			}
@@ -174,9 +174,9 @@ func (s *Store) GetHold(ctx context.Context, id uuid.UUID, userID string) (Hold,
 	if err != nil {
 		return Hold{}, err
 	}
-	h.Status = inventory.ReservationStatus(status)
+	h.Status = vocab.ReservationStatus(status)
 	if expired {
-		h.Status = inventory.ReservationExpired
+		h.Status = vocab.ReservationExpired
 	}
 	if promo != nil {
 		h.PromoCode = *promo

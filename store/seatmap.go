@@ -3,7 +3,7 @@ package store
 import (
 	"context"
 
-	"github.com/encore-tickets/encore/inventory"
+	"github.com/encore-tickets/encore/vocab"
 )
 
 // SeatState is one seat of a seat-map snapshot.
@@ -11,7 +11,7 @@ type SeatState struct {
 	ID     string
 	Row    string
 	Number int
-	Status inventory.SeatStatus
+	Status vocab.SeatStatus
 	Price  int64 // base price in minor units; the hold quotes the real one
 }
 
@@ -21,7 +21,7 @@ type SeatState struct {
 type SectionSeats struct {
 	EventID   string
 	SectionID string
-	Kind      inventory.SectionKind
+	Kind      vocab.SectionKind
 	Currency  string
 	Seats     []SeatState
 }
@@ -58,7 +58,7 @@ func (r *Reader) SectionSeats(ctx context.Context, eventID, sectionID string) (S
 			continue // a section without seats (general admission)
 		}
 		out.Seats = append(out.Seats, SeatState{ID: *id, Row: *row, Number: *number,
-			Status: inventory.SeatStatus(*status), Price: *price})
+			Status: vocab.SeatStatus(*status), Price: *price})
 	}
 	if err := rows.Err(); err != nil {
 		return SectionSeats{}, err

@@ -8,12 +8,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-)
 
-// Ticket statuses, mirroring the CHECK on tickets.status.
-const (
-	TicketValid   = "VALID"
-	TicketRevoked = "REVOKED"
+	"github.com/encore-tickets/encore/vocab"
 )
 
 // TicketRow is one ticket as the booking saga issues it: one per seat, or
@@ -36,7 +32,7 @@ type Ticket struct {
 	// Status is VALID only while the ticket is VALID and its reservation is
 	// PAID; a ticket of a cancelled or refunded booking reads as REVOKED even
 	// before the saga has revoked it.
-	Status    string
+	Status    vocab.TicketStatus
 	IssuedAt  time.Time
 	RevokedAt *time.Time
 }

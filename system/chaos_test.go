@@ -15,7 +15,8 @@ import (
 	"github.com/encore-tickets/encore/payments"
 	"github.com/encore-tickets/encore/psp"
 	"github.com/encore-tickets/encore/system"
-	"github.com/encore-tickets/encore/workflows"
+
+	"github.com/encore-tickets/encore/vocab"
 )
 
 // TestChaosRunMatchesEveryCapturedPaymentToOneBookingOrRefund plays 200
@@ -145,5 +146,5 @@ func TestChaosRunMatchesEveryCapturedPaymentToOneBookingOrRefund(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, audit.Violations(), audit.String())
 	require.Zero(t, e.count(`SELECT count(*) FROM (SELECT seat_id FROM tickets WHERE event_id = $1 AND status = 'VALID' AND seat_id IS NOT NULL GROUP BY seat_id HAVING count(*) > 1) x`, e.eventID))
-	_ = workflows.StatusPaid
+	_ = vocab.BookingPaid
 }

@@ -21,10 +21,12 @@ import (
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/system"
 	"github.com/encore-tickets/encore/workflows"
+
+	"github.com/encore-tickets/encore/vocab"
 )
 
 // providerEvent fetches the sandbox's latest event of typ for intent.
-func (e *e2e) providerEvent(typ, intentID string) []byte {
+func (e *e2e) providerEvent(typ vocab.ProviderEvent, intentID string) []byte {
 	e.t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, e.pspURL+"/v1/events?limit=100", nil)
 	req.Header.Set("Authorization", "Bearer sk_test_encore_sandbox")
@@ -45,7 +47,7 @@ func (e *e2e) providerEvent(typ, intentID string) []byte {
 			} `json:"data"`
 		}
 		require.NoError(e.t, json.Unmarshal(raw, &ev))
-		if ev.Type == typ && ev.Data.Object.ID == intentID {
+		if ev.Type == string(typ) && ev.Data.Object.ID == intentID {
 			return raw
 		}
 	}
@@ -75,11 +77,11 @@ func TestEightIdenticalWebhooksInParallelGiveOnePaidBookingOneTicketSetAndOneEma
 	fan := e.fan("asha")
 	id, status, co := e.holdAndCheckout(fan, []string{e.seat(0, 1), e.seat(0, 2)}, "pm_card_visa")
 	require.Equal(t, http.StatusOK, status, "%v", co)
-	require.Equal(t, workflows.StatusAuthorised, co["status"])
+	require.Equal(t, vocab.BookingAuthorised, co["status"])
 	intentID := co["payment"].(map[string]any)["intent_id"].(string)
 	require.NotEmpty(t, co["payment"].(map[string]any)["client_secret"])
 
-	event := e.providerEvent(workflows.EventAuthorised, intentID)
+	event := e.providerEvent(vocab.EventAuthorised, intentID)
 	var wg sync.WaitGroup
 	codes := make([]int, 8)
 	for i := range codes {
@@ -93,7 +95,7 @@ func TestEightIdenticalWebhooksInParallelGiveOnePaidBookingOneTicketSetAndOneEma
 	for _, c := range codes {
 		require.Equal(t, http.StatusOK, c)
 	}
-	e.waitStatus(fan, id, workflows.StatusPaid, 30*time.Second)
+	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 	// Tickets and the notification follow the capture: wait for the last
 	// step, then check each count once.
 	require.Eventually(t, func() bool {
@@ -104,7 +106,7 @@ func TestEightIdenticalWebhooksInParallelGiveOnePaidBookingOneTicketSetAndOneEma
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM reservations WHERE id = $1 AND status = 'PAID'`, id))
 	require.Equal(t, 2, e.count(`SELECT count(*) FROM tickets WHERE reservation_id = $1`, id))
 	require.Equal(t, 2, e.count(`SELECT count(*) FROM seats WHERE reservation_id = $1 AND status = 'SOLD'`, id))
-	require.Equal(t, 1, e.count(`SELECT count(*) FROM webhook_events WHERE intent_id = $1 AND type = $2`, intentID, workflows.EventAuthorised))
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM webhook_events WHERE intent_id = $1 AND type = $2`, intentID, vocab.EventAuthorised))
 	mails, err := filepath.Glob(filepath.Join(e.mailbox, "mailbox", "*.eml"))
 	require.NoError(t, err)
 	require.Len(t, mails, 1)
@@ -131,7 +133,7 @@ func TestAWrongAmountNeverSells(t *testing.T) {
 	id, status, co := e.holdAndCheckout(fan, seats, "pm_card_visa")
 	require.Equal(t, http.StatusOK, status, "%v", co)
 	intentID := co["payment"].(map[string]any)["intent_id"].(string)
-	event := e.providerEvent(workflows.EventAuthorised, intentID)
+	event := e.providerEvent(vocab.EventAuthorised, intentID)
 	var ev map[string]any
 	require.NoError(t, json.Unmarshal(event, &ev))
 	obj := ev["data"].(map[string]any)["object"].(map[string]any)
@@ -140,7 +142,7 @@ func TestAWrongAmountNeverSells(t *testing.T) {
 	ev["id"] = ev["id"].(string) + "_forged"
 	forged, _ := json.Marshal(ev)
 	require.Equal(t, http.StatusOK, e.deliver(forged))
-	e.waitStatus(fan, id, workflows.StatusFailed, 30*time.Second)
+	e.waitStatus(fan, id, vocab.BookingFailed, 30*time.Second)
 	require.Equal(t, 0, e.count(`SELECT count(*) FROM seats WHERE reservation_id = $1`, id), "seats released")
 	require.Equal(t, 0, e.count(`SELECT count(*) FROM tickets WHERE reservation_id = $1`, id))
 	var flagged string
@@ -158,7 +160,7 @@ func TestADeclinedCardThenAGoodOneSellsThroughTheSandbox(t *testing.T) {
 	require.Equal(t, "generic_decline", co["decline_code"])
 	status, co = e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": "pm_card_visa"})
 	require.Equal(t, http.StatusOK, status, "%v", co)
-	e.waitStatus(fan, id, workflows.StatusPaid, 30*time.Second)
+	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 }
 
 func TestCancellingAPaidBookingRefundsAndFreesTheSeats(t *testing.T) {
@@ -166,13 +168,13 @@ func TestCancellingAPaidBookingRefundsAndFreesTheSeats(t *testing.T) {
 	fan := e.fan("changed-mind")
 	id, status, co := e.holdAndCheckout(fan, []string{e.seat(3, 1)}, "pm_card_visa")
 	require.Equal(t, http.StatusOK, status, "%v", co)
-	e.waitStatus(fan, id, workflows.StatusPaid, 30*time.Second)
+	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 	require.Eventually(t, func() bool {
 		return e.count(`SELECT count(*) FROM notifications WHERE reservation_id = $1`, id) == 1
 	}, 20*time.Second, 50*time.Millisecond)
 	status, b := e.call(http.MethodPost, "/v1/bookings/"+id+"/cancel", fan, nil, "Idempotency-Key", "cancel-1")
 	require.Equal(t, http.StatusOK, status, "%v", b)
-	require.Equal(t, workflows.StatusRefunded, b["status"])
+	require.Equal(t, vocab.BookingRefunded, b["status"])
 	require.Equal(t, "AVAILABLE", e.seatStatus(e.seat(3, 1)))
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM tickets WHERE reservation_id = $1 AND status = 'REVOKED'`, id))
 	// A stranger cannot see or cancel it.
@@ -232,7 +234,7 @@ func TestRecordHistories(t *testing.T) {
 	require.Equal(t, http.StatusPaymentRequired, status)
 	status, _ = e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": "pm_card_visa"})
 	require.Equal(t, http.StatusOK, status)
-	e.waitStatus(fan, id, workflows.StatusPaid, 30*time.Second)
+	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 	time.Sleep(2 * time.Second)
 	status, _ = e.call(http.MethodPost, "/v1/bookings/"+id+"/cancel", fan, nil)
 	require.Equal(t, http.StatusOK, status)
@@ -277,7 +279,7 @@ func TestTheRelayStartsABookingWorkflowTheAPIMissed(t *testing.T) {
 		Payload: []byte(`{"reservation_id":"` + id + `","event_id":"` + e.eventID + `"}`)}))
 	status, co := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": "pm_card_visa"})
 	require.Equal(t, http.StatusOK, status, "%v", co)
-	e.waitStatus(fan, id, workflows.StatusPaid, 30*time.Second)
+	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 }
 
 func TestACheckoutWithoutACardLinksToTheHostedPage(t *testing.T) {
@@ -299,7 +301,7 @@ func TestACheckoutWithoutACardLinksToTheHostedPage(t *testing.T) {
 	resp, err = http.PostForm(e.pspURL+"/checkout/"+pay["intent_id"].(string), form)
 	require.NoError(t, err)
 	resp.Body.Close()
-	e.waitStatus(fan, id, workflows.StatusPaid, 30*time.Second)
+	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 }
 
 func TestCheckoutOnAnExpiredHoldIsGone(t *testing.T) {
@@ -341,7 +343,7 @@ func TestThreeDSecureExtendsTheHoldOnceAndSellsAfterTheChallenge(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Contains(t, resp.Header.Get("Location"), "/v1/payments/return", "back to Encore after the challenge")
-	e.waitStatus(fan, id, workflows.StatusPaid, 30*time.Second)
+	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 }
 
 func TestAnEventWhoseReferenceNamesAnotherBookingNeverSells(t *testing.T) {
@@ -350,7 +352,7 @@ func TestAnEventWhoseReferenceNamesAnotherBookingNeverSells(t *testing.T) {
 	id, status, co := e.holdAndCheckout(fan, []string{e.seat(10, 1)}, "pm_card_visa")
 	require.Equal(t, http.StatusOK, status, "%v", co)
 	intentID := co["payment"].(map[string]any)["intent_id"].(string)
-	event := e.providerEvent(workflows.EventAuthorised, intentID)
+	event := e.providerEvent(vocab.EventAuthorised, intentID)
 	var ev map[string]any
 	require.NoError(t, json.Unmarshal(event, &ev))
 	ev["id"] = ev["id"].(string) + "_other"

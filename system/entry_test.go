@@ -11,7 +11,8 @@ import (
 	"github.com/encore-tickets/encore/gate"
 	"github.com/encore-tickets/encore/manifest"
 	"github.com/encore-tickets/encore/system"
-	"github.com/encore-tickets/encore/workflows"
+
+	"github.com/encore-tickets/encore/vocab"
 )
 
 // TestAPaidBookingGetsInOnceAtTheGate: a booking paid through the saga, a
@@ -23,7 +24,7 @@ func TestAPaidBookingGetsInOnceAtTheGate(t *testing.T) {
 	seat := e.seat(9, 9)
 	id, status, co := e.holdAndCheckout(fan, []string{seat}, "pm_card_visa")
 	require.Equal(t, http.StatusOK, status, "%v", co)
-	e.waitStatus(fan, id, workflows.StatusPaid, 30*time.Second)
+	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 	var ticketID string
 	require.Eventually(t, func() bool {
 		_, b := e.call(http.MethodGet, "/v1/bookings/"+id, fan, nil)

@@ -33,6 +33,8 @@ import (
 	"github.com/encore-tickets/encore/system"
 	"github.com/encore-tickets/encore/worker"
 	"github.com/encore-tickets/encore/workflows"
+
+	"github.com/encore-tickets/encore/vocab"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -77,7 +79,7 @@ func newE2E(t testing.TB, opts ...e2eOption) *e2e {
 	pcfg := psp.Config{APIKey: system.SandboxKey, WebhookSecret: e.cfg.StripeWebhookSecret.Reveal(),
 		WebhookURL: "http://" + apiLn.Addr().String() + "/v1/webhooks/stripe", Logger: log,
 		Delivery:      psp.DeliveryConfig{InitialBackoff: 100 * time.Millisecond, MaxBackoff: time.Second, MaxAttempts: 30},
-		EnabledEvents: workflows.WebhookEvents}
+		EnabledEvents: vocab.ProviderEventTypes()}
 	for _, o := range opts {
 		o(&pcfg)
 	}
@@ -185,13 +187,13 @@ func (e *e2e) holdAndCheckout(token string, seats []string, pm string) (string, 
 }
 
 // waitStatus polls GET /v1/bookings/{id} until it reports want.
-func (e *e2e) waitStatus(token, id, want string, within time.Duration) map[string]any {
+func (e *e2e) waitStatus(token, id string, want vocab.BookingStatus, within time.Duration) map[string]any {
 	e.t.Helper()
 	var last map[string]any
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
 		_, last = e.call(http.MethodGet, "/v1/bookings/"+id, token, nil)
-		if last["status"] == want {
+		if last["status"] == string(want) {
 			return last
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -48,7 +48,6 @@ func tokenFromQuery(c *gin.Context) {
 	c.Next()
 }
 
-
 func problem(c *gin.Context, p *api.Problem) {
 	p.Instance = c.Request.URL.Path
 	p.Write(c.Writer)

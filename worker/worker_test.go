@@ -22,6 +22,8 @@ import (
 	"github.com/encore-tickets/encore/system"
 	"github.com/encore-tickets/encore/worker"
 	"github.com/encore-tickets/encore/workflows"
+
+	"github.com/encore-tickets/encore/vocab"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -120,5 +122,5 @@ func TestAReleaseSignalEndsTheHoldAsCancelled(t *testing.T) {
 	require.NoError(t, err)
 	var step string
 	require.NoError(t, resp.Get(&step))
-	require.Equal(t, workflows.StepDone, step)
+	require.Equal(t, vocab.StepDone, step)
 }

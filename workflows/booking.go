@@ -4,25 +4,9 @@ import (
 	"errors"
 	"time"
 
+	"github.com/encore-tickets/encore/vocab"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
-)
-
-// Steps reported by QueryStep.
-const (
-	StepAdopting         = "adopting-hold"
-	StepAwaitingCheckout = "awaiting-checkout"
-	StepAuthorising      = "authorising"
-	StepAwaitingPayment  = "awaiting-payment"
-	StepConfirming       = "confirming"
-	StepCapturing        = "capturing"
-	StepIssuing          = "issuing-tickets"
-	StepNotifying        = "notifying"
-	StepPaid             = "paid"
-	StepCompensating     = "compensating"
-	StepAwaitingLate     = "awaiting-late-events"
-	StepCancelling       = "cancelling"
-	StepDone             = "done"
 )
 
 // Errors the checkout and cancel updates return; the API maps each Type to a
@@ -49,7 +33,7 @@ func Booking(ctx workflow.Context, in BookingInput) (BookingResult, error) {
 	if in.MaxAttempts <= 0 {
 		in.MaxAttempts = 3
 	}
-	b := &booking{in: in, step: StepAdopting, status: StatusPendingPayment, seen: map[string]bool{}}
+	b := &booking{in: in, step: vocab.StepAdopting, status: vocab.BookingPendingPayment, seen: map[string]bool{}}
 	return b.run(ctx)
 }
 
@@ -58,8 +42,8 @@ type booking struct {
 	hold     HoldInfo
 	loaded   bool // the hold has been adopted from the database
 	deadline time.Time
-	step     string
-	status   string
+	step     vocab.Step
+	status   vocab.BookingStatus
 
 	attempts     int
 	intentID     string
@@ -121,9 +105,9 @@ func providerCtx(ctx workflow.Context, budget time.Duration) workflow.Context {
 	})
 }
 
-func (b *booking) setStatus(ctx workflow.Context, s string) {
+func (b *booking) setStatus(ctx workflow.Context, s vocab.BookingStatus) {
 	b.status = s
-	_ = workflow.UpsertTypedSearchAttributes(ctx, statusAttr.ValueSet(s))
+	_ = workflow.UpsertTypedSearchAttributes(ctx, statusAttr.ValueSet(string(s)))
 }
 
 func (b *booking) result() BookingResult {
@@ -131,7 +115,7 @@ func (b *booking) result() BookingResult {
 }
 
 func (b *booking) run(ctx workflow.Context) (BookingResult, error) {
-	if err := workflow.SetQueryHandler(ctx, QueryStep, func() (string, error) { return b.step, nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, QueryStep, func() (vocab.Step, error) { return b.step, nil }); err != nil {
 		return BookingResult{}, err
 	}
 	// Handlers come first: with Update-With-Start the checkout arrives in
@@ -146,23 +130,23 @@ func (b *booking) run(ctx workflow.Context) (BookingResult, error) {
 	}
 	b.deadline = b.hold.ExpiresAt
 	b.loaded = true
-	if b.hold.Status != StatusPendingPayment {
+	if b.hold.Status != vocab.BookingPendingPayment {
 		// Started late (the relay's backstop) for a hold already ended; a
 		// checkout that came with the start gets its refusal first.
-		b.status, b.step = b.hold.Status, StepDone
+		b.status, b.step = b.hold.Status, vocab.StepDone
 		err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 		return b.result(), err
 	}
-	b.setStatus(ctx, StatusPendingPayment)
+	b.setStatus(ctx, vocab.BookingPendingPayment)
 
-	b.step = StepAwaitingCheckout
+	b.step = vocab.StepAwaitingCheckout
 	b.armTimer(ctx)
-	for b.status == StatusPendingPayment {
+	for b.status == vocab.BookingPendingPayment {
 		if err := b.waitOnce(ctx); err != nil {
 			return b.result(), err
 		}
 	}
-	if b.status != StatusPaid {
+	if b.status != vocab.BookingPaid {
 		return b.afterUnsold(ctx)
 	}
 	return b.afterPaid(ctx)
@@ -231,27 +215,27 @@ func (b *booking) waitOnce(ctx workflow.Context) error {
 		b.armTimer(ctx) // the hold was extended for 3-D Secure
 		return nil
 	case b.release:
-		return b.endHold(ctx, ActivityReleaseHold, StatusCancelled)
+		return b.endHold(ctx, ActivityReleaseHold, vocab.BookingCancelled)
 	case b.denied, b.declinedOut:
-		return b.endHold(ctx, ActivityReleaseHold, StatusFailed)
+		return b.endHold(ctx, ActivityReleaseHold, vocab.BookingFailed)
 	case b.expired:
-		return b.endHold(ctx, ActivityExpireHold, StatusExpired)
+		return b.endHold(ctx, ActivityExpireHold, vocab.BookingExpired)
 	}
 	return nil
 }
 
 // endHold gives the seats back. The reservation row decides: if the hold was
 // already paid or ended, its real status is adopted.
-func (b *booking) endHold(ctx workflow.Context, activity, status string) error {
-	var ended string
+func (b *booking) endHold(ctx workflow.Context, activity string, status vocab.BookingStatus) error {
+	var ended vocab.BookingStatus
 	if err := workflow.ExecuteLocalActivity(dbCtx(ctx), activity, b.in.ReservationID).Get(ctx, &ended); err != nil {
 		return err
 	}
-	if ended == StatusPaid {
-		b.setStatus(ctx, StatusPaid)
+	if ended == vocab.BookingPaid {
+		b.setStatus(ctx, vocab.BookingPaid)
 		return nil
 	}
-	if ended == StatusPendingPayment {
+	if ended == vocab.BookingPendingPayment {
 		// The database has not expired the hold (its deadline moved, or the
 		// clocks differ): adopt its expiry and wait again.
 		if err := workflow.ExecuteLocalActivity(dbCtx(ctx), ActivityLoadBooking, b.in.ReservationID).Get(ctx, &b.hold); err != nil {
@@ -261,8 +245,8 @@ func (b *booking) endHold(ctx workflow.Context, activity, status string) error {
 		b.armTimer(ctx)
 		return nil
 	}
-	if status == StatusFailed {
-		ended = StatusFailed
+	if status == vocab.BookingFailed {
+		ended = vocab.BookingFailed
 		if b.flagged == "" {
 			reason := "payment declined on every attempt"
 			if b.denied {
@@ -289,7 +273,7 @@ func (b *booking) onPendingEvent(ctx workflow.Context, ev PaymentEvent) error {
 		b.intentID = ev.IntentID // the webhook overtook the checkout answer
 	}
 	switch ev.Type {
-	case EventAuthorised:
+	case vocab.EventAuthorised:
 		if ev.Amount != b.hold.Total {
 			// Rule 4: never sell on a mismatch. Void, flag, release.
 			if err := b.flag(ctx, "authorised amount "+ev.Amount.Currency+" differs from the hold's total"); err != nil {
@@ -299,16 +283,16 @@ func (b *booking) onPendingEvent(ctx workflow.Context, ev PaymentEvent) error {
 			if err := b.comp.run(ctx); err != nil {
 				return err
 			}
-			return b.endHold(ctx, ActivityReleaseHold, StatusFailed)
+			return b.endHold(ctx, ActivityReleaseHold, vocab.BookingFailed)
 		}
 		return b.sell(ctx)
-	case EventFailed:
+	case vocab.EventFailed:
 		// A 3-D Secure challenge failed: the fan may try again.
-		b.step = StepAwaitingCheckout
+		b.step = vocab.StepAwaitingCheckout
 		if b.attempts >= b.in.MaxAttempts {
 			b.declinedOut = true
 		}
-	case EventSucceeded:
+	case vocab.EventSucceeded:
 		// Money captured that we never asked to capture: give it back.
 		return b.refundPayment(ctx)
 	}
@@ -317,7 +301,7 @@ func (b *booking) onPendingEvent(ctx workflow.Context, ev PaymentEvent) error {
 
 // sell confirms, captures, issues and notifies.
 func (b *booking) sell(ctx workflow.Context) error {
-	b.step = StepConfirming
+	b.step = vocab.StepConfirming
 	b.comp.add(b.voidPayment) // undoes the authorisation
 	var ok bool
 	b.comp.add(b.cancelSale) // undoes the confirm below
@@ -326,39 +310,39 @@ func (b *booking) sell(ctx workflow.Context) error {
 	}
 	if !ok {
 		// The hold expired or ended first: no sale, the money goes back.
-		b.step = StepCompensating
+		b.step = vocab.StepCompensating
 		b.comp = b.comp[:len(b.comp)-1]
 		if err := b.comp.run(ctx); err != nil {
 			return err
 		}
-		var ended string
+		var ended vocab.BookingStatus
 		if err := workflow.ExecuteLocalActivity(dbCtx(ctx), ActivityExpireHold, b.in.ReservationID).Get(ctx, &ended); err != nil {
 			return err
 		}
 		b.setStatus(ctx, ended)
 		return nil
 	}
-	b.step = StepCapturing
+	b.step = vocab.StepCapturing
 	var captured struct{ Status string }
 	err := workflow.ExecuteLocalActivity(providerCtx(ctx, time.Hour), ActivityCapture, b.in.ReservationID, b.intentID).Get(ctx, &captured)
 	if err != nil {
 		// The authorisation could not be captured within the hour: undo the
 		// sale and the authorisation, and tell staff.
-		b.step = StepCompensating
+		b.step = vocab.StepCompensating
 		_ = b.flag(ctx, "capture failed: "+err.Error())
 		if cerr := b.comp.run(ctx); cerr != nil {
 			return cerr
 		}
-		b.setStatus(ctx, StatusFailed)
+		b.setStatus(ctx, vocab.BookingFailed)
 		return nil
 	}
 	b.comp = nil // the sale stands; a later cancel refunds explicitly
-	b.setStatus(ctx, StatusPaid)
-	b.step = StepIssuing
+	b.setStatus(ctx, vocab.BookingPaid)
+	b.step = vocab.StepIssuing
 	if err := workflow.ExecuteLocalActivity(dbCtx(ctx), ActivityIssueTickets, b.in.ReservationID).Get(ctx, &b.tickets); err != nil {
 		return err
 	}
-	b.step = StepNotifying
+	b.step = vocab.StepNotifying
 	nctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 2 * time.Second, MaximumInterval: time.Minute, MaximumAttempts: 8},
@@ -367,7 +351,7 @@ func (b *booking) sell(ctx workflow.Context) error {
 	if err := workflow.ExecuteLocalActivity(nctx, ActivityNotify, b.in.ReservationID, "confirmation").Get(ctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("confirmation not sent", "error", err)
 	}
-	b.step = StepPaid
+	b.step = vocab.StepPaid
 	return nil
 }
 
@@ -409,7 +393,7 @@ func (b *booking) flag(ctx workflow.Context, reason string) error {
 // then listens for late provider events for a grace period: an authorisation
 // after expiry is voided, a success after expiry is refunded.
 func (b *booking) afterUnsold(ctx workflow.Context) (BookingResult, error) {
-	b.step = StepCompensating
+	b.step = vocab.StepCompensating
 	if err := workflow.Await(ctx, func() bool { return !b.checkoutBusy }); err != nil {
 		return b.result(), err
 	}
@@ -431,7 +415,7 @@ func (b *booking) afterUnsold(ctx workflow.Context) (BookingResult, error) {
 			}
 		}
 	}
-	b.step = StepAwaitingLate
+	b.step = vocab.StepAwaitingLate
 	end := workflow.Now(ctx).Add(b.in.LateEventGrace)
 	for {
 		remaining := end.Sub(workflow.Now(ctx))
@@ -456,17 +440,17 @@ func (b *booking) afterUnsold(ctx workflow.Context) (BookingResult, error) {
 		// The event's own intent is given back (it is this booking's: the
 		// database routed it here), whichever attempt created it.
 		switch ev.Type {
-		case EventAuthorised:
+		case vocab.EventAuthorised:
 			if err := b.voidIntent(ctx, ev.IntentID); err != nil {
 				return b.result(), err
 			}
-		case EventSucceeded:
+		case vocab.EventSucceeded:
 			if err := b.refundIntent(ctx, ev.IntentID); err != nil {
 				return b.result(), err
 			}
 		}
 	}
-	b.step = StepDone
+	b.step = vocab.StepDone
 	return b.result(), nil
 }
 
@@ -476,21 +460,21 @@ func (b *booking) afterPaid(ctx workflow.Context) (BookingResult, error) {
 	remaining := b.hold.CancelBy.Sub(workflow.Now(ctx))
 	if remaining > 0 {
 		if _, err := workflow.AwaitWithTimeout(ctx, remaining, func() bool {
-			return b.status == StatusRefunded || b.status == StatusCancelled
+			return b.status == vocab.BookingRefunded || b.status == vocab.BookingCancelled
 		}); err != nil {
 			return b.result(), err
 		}
 	}
 	// A cancel accepted before the deadline finishes its refund first.
 	if err := workflow.Await(ctx, func() bool {
-		return b.step != StepCancelling && workflow.AllHandlersFinished(ctx)
+		return b.step != vocab.StepCancelling && workflow.AllHandlersFinished(ctx)
 	}); err != nil {
 		return b.result(), err
 	}
 	// Late duplicates of events already acted on need no answer; the
 	// reconciliation catches anything else.
-	if b.step == StepPaid {
-		b.step = StepDone
+	if b.step == vocab.StepPaid {
+		b.step = vocab.StepDone
 	}
 	return b.result(), nil
 }

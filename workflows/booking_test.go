@@ -18,6 +18,7 @@ import (
 
 	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/money"
+	"github.com/encore-tickets/encore/vocab"
 	"github.com/encore-tickets/encore/workflows"
 )
 
@@ -48,16 +49,16 @@ func (s *bookingSuite) SetupTest() {
 	count := func(name string) { s.calls[name]++ }
 	reg(workflows.ActivityLoadBooking, func(ctx context.Context, id string) (workflows.HoldInfo, error) {
 		count(workflows.ActivityLoadBooking)
-		return workflows.HoldInfo{Status: workflows.StatusPendingPayment, UserID: "asha", EventID: "evt",
+		return workflows.HoldInfo{Status: vocab.BookingPendingPayment, UserID: "asha", EventID: "evt",
 			ExpiresAt: start.Add(10 * time.Minute), Total: total, CancelBy: start.Add(24 * time.Hour)}, nil
 	})
-	reg(workflows.ActivityExpireHold, func(ctx context.Context, id string) (string, error) {
+	reg(workflows.ActivityExpireHold, func(ctx context.Context, id string) (vocab.BookingStatus, error) {
 		count(workflows.ActivityExpireHold)
-		return workflows.StatusExpired, nil
+		return vocab.BookingExpired, nil
 	})
-	reg(workflows.ActivityReleaseHold, func(ctx context.Context, id string) (string, error) {
+	reg(workflows.ActivityReleaseHold, func(ctx context.Context, id string) (vocab.BookingStatus, error) {
 		count(workflows.ActivityReleaseHold)
-		return workflows.StatusCancelled, nil
+		return vocab.BookingCancelled, nil
 	})
 	reg(workflows.ActivityExtendHold, func(ctx context.Context, id string, d time.Duration) (time.Time, error) {
 		count(workflows.ActivityExtendHold)
@@ -135,7 +136,7 @@ func (s *bookingSuite) checkoutAfter(d time.Duration, pm string) *outcome {
 	return o
 }
 
-func (s *bookingSuite) paymentAfter(d time.Duration, typ string, amount money.Money, eventID string) {
+func (s *bookingSuite) paymentAfter(d time.Duration, typ vocab.ProviderEvent, amount money.Money, eventID string) {
 	s.env.RegisterDelayedCallback(func() {
 		s.env.SignalWorkflow(workflows.SignalPayment, workflows.PaymentEvent{
 			EventID: eventID, Type: typ, IntentID: "pi_1", Amount: amount, BookingID: bookingID, ClaimedBookingID: bookingID})
@@ -160,15 +161,15 @@ func appErrType(err error) string {
 
 func (s *bookingSuite) TestHappyPathSellsCapturesIssuesAndNotifiesOnce() {
 	co := s.checkoutAfter(time.Minute, "pm_card_visa")
-	s.paymentAfter(2*time.Minute, workflows.EventAuthorised, total, "evt_1")
-	s.paymentAfter(2*time.Minute+time.Second, workflows.EventAuthorised, total, "evt_1") // duplicate
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
+	s.paymentAfter(2*time.Minute+time.Second, vocab.EventAuthorised, total, "evt_1") // duplicate
 	s.start()
 	s.True(co.done)
 	s.NoError(co.err)
-	s.Equal(workflows.StatusAuthorised, co.result.Status)
+	s.Equal(vocab.BookingAuthorised, co.result.Status)
 	s.Equal("pi_1_secret", co.result.Payment.ClientSecret)
 	r := s.result()
-	s.Equal(workflows.StatusPaid, r.Status)
+	s.Equal(vocab.BookingPaid, r.Status)
 	s.Equal([]string{"tkt_a", "tkt_b"}, r.TicketIDs)
 	s.Equal(1, s.calls[workflows.ActivityConfirmSale])
 	s.Equal(1, s.calls[workflows.ActivityCapture])
@@ -184,11 +185,11 @@ func (s *bookingSuite) TestADeclineThenAnotherCardSucceeds() {
 		Return(workflows.AuthoriseResult{IntentID: "pi_1", ClientSecret: "pi_1_secret", Status: "requires_capture"}, nil).Once()
 	first := s.checkoutAfter(time.Minute, "pm_card_chargeDeclined")
 	second := s.checkoutAfter(2*time.Minute, "pm_card_visa")
-	s.paymentAfter(3*time.Minute, workflows.EventAuthorised, total, "evt_1")
+	s.paymentAfter(3*time.Minute, vocab.EventAuthorised, total, "evt_1")
 	s.start()
 	s.Equal(workflows.ErrTypeDeclined, appErrType(first.err))
 	s.NoError(second.err)
-	s.Equal(workflows.StatusPaid, s.result().Status)
+	s.Equal(vocab.BookingPaid, s.result().Status)
 }
 
 func (s *bookingSuite) TestDeclinesUntilExpiryReleaseTheHold() {
@@ -200,7 +201,7 @@ func (s *bookingSuite) TestDeclinesUntilExpiryReleaseTheHold() {
 	s.Equal(workflows.ErrTypeDeclined, appErrType(a.err))
 	s.Equal(workflows.ErrTypeDeclined, appErrType(b.err))
 	r := s.result()
-	s.Equal(workflows.StatusExpired, r.Status)
+	s.Equal(vocab.BookingExpired, r.Status)
 	s.Equal(1, s.calls[workflows.ActivityExpireHold])
 	s.Zero(s.calls[workflows.ActivityConfirmSale])
 	s.Equal(1, s.calls[workflows.ActivityVoid], "the declined intent is cancelled")
@@ -216,7 +217,7 @@ func (s *bookingSuite) TestDeclinesUpToTheAttemptLimitReleaseAtOnce() {
 	s.start()
 	s.Error(fourth.err, "no attempts left, or the booking already ended")
 	s.Contains([]string{workflows.ErrTypeDeclined, workflows.ErrTypeNotPending}, appErrType(fourth.err))
-	s.Equal(workflows.StatusFailed, s.result().Status)
+	s.Equal(vocab.BookingFailed, s.result().Status)
 	s.Equal(1, s.calls[workflows.ActivityReleaseHold])
 }
 
@@ -227,7 +228,7 @@ func (s *bookingSuite) TestTimerFiringDuringAuthorisationVoidsThePayment() {
 	s.start()
 	s.Equal(workflows.ErrTypeHoldExpired, appErrType(co.err))
 	r := s.result()
-	s.Equal(workflows.StatusExpired, r.Status)
+	s.Equal(vocab.BookingExpired, r.Status)
 	s.Equal(1, s.calls[workflows.ActivityVoid])
 	s.Zero(s.calls[workflows.ActivityConfirmSale])
 }
@@ -235,19 +236,19 @@ func (s *bookingSuite) TestTimerFiringDuringAuthorisationVoidsThePayment() {
 func (s *bookingSuite) TestPaymentAfterExpiryIsRefunded() {
 	s.checkoutAfter(time.Minute, "pm_card_visa")
 	// No authorised event arrives before expiry; a capture shows up late.
-	s.paymentAfter(10*time.Minute+30*time.Second, workflows.EventSucceeded, total, "evt_late")
+	s.paymentAfter(10*time.Minute+30*time.Second, vocab.EventSucceeded, total, "evt_late")
 	s.start()
 	r := s.result()
-	s.Equal(workflows.StatusExpired, r.Status)
+	s.Equal(vocab.BookingExpired, r.Status)
 	s.Equal(1, s.calls[workflows.ActivityRefund])
 	s.Zero(s.calls[workflows.ActivityConfirmSale])
 }
 
 func (s *bookingSuite) TestAnAuthorisationAfterExpiryIsVoided() {
 	s.checkoutAfter(time.Minute, "pm_card_visa")
-	s.paymentAfter(10*time.Minute+30*time.Second, workflows.EventAuthorised, total, "evt_late")
+	s.paymentAfter(10*time.Minute+30*time.Second, vocab.EventAuthorised, total, "evt_late")
 	s.start()
-	s.Equal(workflows.StatusExpired, s.result().Status)
+	s.Equal(vocab.BookingExpired, s.result().Status)
 	s.GreaterOrEqual(s.calls[workflows.ActivityVoid], 1)
 	s.Zero(s.calls[workflows.ActivityConfirmSale])
 }
@@ -255,19 +256,19 @@ func (s *bookingSuite) TestAnAuthorisationAfterExpiryIsVoided() {
 func (s *bookingSuite) TestAConfirmRefusedBecauseTheHoldEndedVoids() {
 	s.env.OnActivity(workflows.ActivityConfirmSale, mock.Anything, mock.Anything).Return(false, nil)
 	s.checkoutAfter(time.Minute, "pm_card_visa")
-	s.paymentAfter(2*time.Minute, workflows.EventAuthorised, total, "evt_1")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
 	s.start()
-	s.Equal(workflows.StatusExpired, s.result().Status)
+	s.Equal(vocab.BookingExpired, s.result().Status)
 	s.GreaterOrEqual(s.calls[workflows.ActivityVoid], 1)
 	s.Zero(s.calls[workflows.ActivityCapture])
 }
 
 func (s *bookingSuite) TestAWrongAmountNeverSellsAndIsFlagged() {
 	s.checkoutAfter(time.Minute, "pm_card_visa")
-	s.paymentAfter(2*time.Minute, workflows.EventAuthorised, money.Money{Amount: 100, Currency: "EUR"}, "evt_1")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, money.Money{Amount: 100, Currency: "EUR"}, "evt_1")
 	s.start()
 	r := s.result()
-	s.Equal(workflows.StatusFailed, r.Status)
+	s.Equal(vocab.BookingFailed, r.Status)
 	s.NotEmpty(r.Flagged)
 	s.Zero(s.calls[workflows.ActivityConfirmSale])
 	s.Equal(1, s.calls[workflows.ActivityVoid])
@@ -282,10 +283,10 @@ func (s *bookingSuite) TestTimeoutAfterSuccessIsRetriedAndChargedOnce() {
 	s.env.OnActivity(workflows.ActivityAuthorise, mock.Anything, mock.Anything).
 		Return(workflows.AuthoriseResult{IntentID: "pi_1", ClientSecret: "s", Status: "requires_capture"}, nil).Once()
 	co := s.checkoutAfter(time.Minute, "pm_card_visa")
-	s.paymentAfter(2*time.Minute, workflows.EventAuthorised, total, "evt_1")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
 	s.start()
 	s.NoError(co.err)
-	s.Equal(workflows.StatusPaid, s.result().Status)
+	s.Equal(vocab.BookingPaid, s.result().Status)
 	s.Equal(1, s.calls[workflows.ActivityCapture])
 }
 
@@ -295,9 +296,9 @@ func (s *bookingSuite) TestACaptureFailureIsRetried() {
 	s.env.OnActivity(workflows.ActivityCapture, mock.Anything, mock.Anything, mock.Anything).
 		Return(activities.CaptureResult{Status: "succeeded"}, nil).Once()
 	s.checkoutAfter(time.Minute, "pm_card_visa")
-	s.paymentAfter(2*time.Minute, workflows.EventAuthorised, total, "evt_1")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
 	s.start()
-	s.Equal(workflows.StatusPaid, s.result().Status)
+	s.Equal(vocab.BookingPaid, s.result().Status)
 	s.Zero(s.calls[workflows.ActivityCancelSale])
 }
 
@@ -305,10 +306,10 @@ func (s *bookingSuite) TestACaptureThatNeverSucceedsUndoesTheSale() {
 	s.env.OnActivity(workflows.ActivityCapture, mock.Anything, mock.Anything, mock.Anything).
 		Return(activities.CaptureResult{}, temporal.NewNonRetryableApplicationError("authorisation expired", "expired", nil))
 	s.checkoutAfter(time.Minute, "pm_card_visa")
-	s.paymentAfter(2*time.Minute, workflows.EventAuthorised, total, "evt_1")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
 	s.start()
 	r := s.result()
-	s.Equal(workflows.StatusFailed, r.Status)
+	s.Equal(vocab.BookingFailed, r.Status)
 	s.Equal(1, s.calls[workflows.ActivityCancelSale])
 	s.Equal(1, s.calls[workflows.ActivityVoid])
 	s.NotEmpty(r.Flagged)
@@ -319,18 +320,18 @@ func (s *bookingSuite) TestThreeDSecureExtendsTheHoldOnce() {
 		Return(workflows.AuthoriseResult{IntentID: "pi_1", ClientSecret: "s", Status: "requires_action", NextActionURL: "http://challenge"}, nil)
 	co := s.checkoutAfter(9*time.Minute, "pm_card_threeDSecure2Required")
 	// Authorised after the original 10 minutes but inside the extension.
-	s.paymentAfter(13*time.Minute, workflows.EventAuthorised, total, "evt_1")
+	s.paymentAfter(13*time.Minute, vocab.EventAuthorised, total, "evt_1")
 	s.start()
 	s.NoError(co.err)
 	s.Equal("http://challenge", co.result.Payment.NextAction)
 	s.Equal(1, s.calls[workflows.ActivityExtendHold])
-	s.Equal(workflows.StatusPaid, s.result().Status)
+	s.Equal(vocab.BookingPaid, s.result().Status)
 }
 
 func (s *bookingSuite) TestAReleaseSignalEndsThePendingHold() {
 	s.env.RegisterDelayedCallback(func() { s.env.SignalWorkflow(workflows.SignalRelease, nil) }, time.Minute)
 	s.start()
-	s.Equal(workflows.StatusCancelled, s.result().Status)
+	s.Equal(vocab.BookingCancelled, s.result().Status)
 	s.Equal(1, s.calls[workflows.ActivityReleaseHold])
 }
 
@@ -340,13 +341,13 @@ func (s *bookingSuite) TestAFraudDenialRefusesAndReleases() {
 	co := s.checkoutAfter(time.Minute, "pm_card_visa")
 	s.start()
 	s.Equal(workflows.ErrTypeRefused, appErrType(co.err))
-	s.Equal(workflows.StatusFailed, s.result().Status)
+	s.Equal(vocab.BookingFailed, s.result().Status)
 	s.Zero(s.calls[workflows.ActivityAuthorise])
 }
 
 func (s *bookingSuite) TestCancellingAPaidBookingRefundsAndReleases() {
 	s.checkoutAfter(time.Minute, "pm_card_visa")
-	s.paymentAfter(2*time.Minute, workflows.EventAuthorised, total, "evt_1")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
 	var cancelled string
 	var cancelErr error
 	s.env.RegisterDelayedCallback(func() {
@@ -363,8 +364,8 @@ func (s *bookingSuite) TestCancellingAPaidBookingRefundsAndReleases() {
 	}, time.Hour)
 	s.start()
 	s.NoError(cancelErr)
-	s.Equal(workflows.StatusRefunded, cancelled)
-	s.Equal(workflows.StatusRefunded, s.result().Status)
+	s.Equal(vocab.BookingRefunded, cancelled)
+	s.Equal(vocab.BookingRefunded, s.result().Status)
 	s.Equal(1, s.calls[workflows.ActivityCancelSale])
 	s.Equal(1, s.calls[workflows.ActivityRefund])
 }
@@ -375,10 +376,10 @@ func (s *bookingSuite) TestAStepQueryTellsSupportWhereTheBookingIs() {
 		s.NoError(err)
 		var step string
 		s.NoError(v.Get(&step))
-		s.Equal(workflows.StepAwaitingCheckout, step)
+		s.Equal(vocab.StepAwaitingCheckout, step)
 	}, time.Minute)
 	s.start()
-	s.Equal(workflows.StatusExpired, s.result().Status)
+	s.Equal(vocab.BookingExpired, s.result().Status)
 }
 
 func TestStepKeysAreStablePerBookingAndStep(t *testing.T) {
@@ -390,34 +391,34 @@ func (s *bookingSuite) TestAWebhookOvertakingTheCheckoutAnswerStillSellsOnce() {
 	s.env.OnActivity(workflows.ActivityAuthorise, mock.Anything, mock.Anything).After(30*time.Second).
 		Return(workflows.AuthoriseResult{IntentID: "pi_1", ClientSecret: "s", Status: "requires_capture"}, nil)
 	co := s.checkoutAfter(time.Minute, "pm_card_visa")
-	s.paymentAfter(time.Minute+10*time.Second, workflows.EventAuthorised, total, "evt_1")
+	s.paymentAfter(time.Minute+10*time.Second, vocab.EventAuthorised, total, "evt_1")
 	s.start()
 	s.NoError(co.err)
-	s.Equal(workflows.StatusPaid, co.result.Status)
-	s.Equal(workflows.StatusPaid, s.result().Status)
+	s.Equal(vocab.BookingPaid, co.result.Status)
+	s.Equal(vocab.BookingPaid, s.result().Status)
 	s.Equal(1, s.calls[workflows.ActivityCapture])
 }
 
 func (s *bookingSuite) TestACheckoutArrivingWithTheStartWaitsForTheHoldToBeAdopted() {
 	start := s.env.Now()
 	s.env.OnActivity(workflows.ActivityLoadBooking, mock.Anything, mock.Anything).After(time.Second).
-		Return(workflows.HoldInfo{Status: workflows.StatusPendingPayment, UserID: "asha", EventID: "evt",
+		Return(workflows.HoldInfo{Status: vocab.BookingPendingPayment, UserID: "asha", EventID: "evt",
 			ExpiresAt: start.Add(10 * time.Minute), Total: total, CancelBy: start.Add(24 * time.Hour)}, nil)
 	co := s.checkoutAfter(0, "pm_card_visa")
-	s.paymentAfter(time.Minute, workflows.EventAuthorised, total, "evt_1")
+	s.paymentAfter(time.Minute, vocab.EventAuthorised, total, "evt_1")
 	s.start()
 	s.NoError(co.err)
-	s.Equal(workflows.StatusAuthorised, co.result.Status)
-	s.Equal(workflows.StatusPaid, s.result().Status)
+	s.Equal(vocab.BookingAuthorised, co.result.Status)
+	s.Equal(vocab.BookingPaid, s.result().Status)
 }
 
 func (s *bookingSuite) TestACheckoutForAHoldThatAlreadyEndedIsRefused() {
 	s.env.OnActivity(workflows.ActivityLoadBooking, mock.Anything, mock.Anything).
-		Return(workflows.HoldInfo{Status: workflows.StatusExpired}, nil)
+		Return(workflows.HoldInfo{Status: vocab.BookingExpired}, nil)
 	co := s.checkoutAfter(0, "pm_card_visa")
 	s.start()
 	s.Equal(workflows.ErrTypeHoldExpired, appErrType(co.err))
-	s.Equal(workflows.StatusExpired, s.result().Status)
+	s.Equal(vocab.BookingExpired, s.result().Status)
 	s.Zero(s.calls[workflows.ActivityAuthorise])
 }
 
@@ -431,9 +432,9 @@ func (s *bookingSuite) TestAFraudReviewAsksForThreeDSecure() {
 			return workflows.AuthoriseResult{IntentID: "pi_1", ClientSecret: "s", Status: "requires_action", NextActionURL: "http://challenge"}, nil
 		})
 	co := s.checkoutAfter(time.Minute, "pm_card_visa")
-	s.paymentAfter(2*time.Minute, workflows.EventAuthorised, total, "evt_1")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
 	s.start()
 	s.NoError(co.err)
 	s.True(stepUp, "the review decision reaches the provider as a 3-D Secure request")
-	s.Equal(workflows.StatusPaid, s.result().Status)
+	s.Equal(vocab.BookingPaid, s.result().Status)
 }

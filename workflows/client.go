@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/encore-tickets/encore/vocab"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
@@ -21,7 +22,7 @@ func startOptions(in BookingInput) client.StartWorkflowOptions {
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			temporal.NewSearchAttributeKeyKeyword(SearchAttrEvent).ValueSet(in.EventID),
 			temporal.NewSearchAttributeKeyKeyword(SearchAttrUser).ValueSet(in.UserID),
-			statusAttr.ValueSet(StatusPendingPayment),
+			statusAttr.ValueSet(string(vocab.BookingPendingPayment)),
 		),
 	}
 }
@@ -61,7 +62,7 @@ func Checkout(ctx context.Context, c client.Client, in BookingInput, updateID st
 }
 
 // Cancel sends the cancel Update to a running booking.
-func Cancel(ctx context.Context, c client.Client, bookingID, updateID string) (string, error) {
+func Cancel(ctx context.Context, c client.Client, bookingID, updateID string) (vocab.BookingStatus, error) {
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID:   BookingWorkflowID(bookingID),
 		UpdateID:     updateID,
@@ -75,7 +76,7 @@ func Cancel(ctx context.Context, c client.Client, bookingID, updateID string) (s
 	if err != nil {
 		return "", err
 	}
-	var status string
+	var status vocab.BookingStatus
 	err = h.Get(ctx, &status)
 	if errors.As(err, &nf) {
 		return "", ErrNoBooking

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/encore-tickets/encore/money"
+	"github.com/encore-tickets/encore/vocab"
 )
 
 // BookingInput starts a booking for a committed hold.
@@ -25,20 +26,9 @@ type BookingInput struct {
 // DefaultLateEventGrace is the default LateEventGrace.
 const DefaultLateEventGrace = 15 * time.Minute
 
-// Booking statuses (DESIGN.md's contract for GET /v1/bookings).
-const (
-	StatusPendingPayment = "PENDING_PAYMENT"
-	StatusAuthorised     = "AUTHORISED"
-	StatusPaid           = "PAID"
-	StatusExpired        = "EXPIRED"
-	StatusCancelled      = "CANCELLED"
-	StatusRefunded       = "REFUNDED"
-	StatusFailed         = "FAILED"
-)
-
 // BookingResult is how the booking ended.
 type BookingResult struct {
-	Status    string
+	Status    vocab.BookingStatus
 	IntentID  string
 	TicketIDs []string
 	Flagged   string
@@ -54,24 +44,24 @@ type CheckoutRequest struct {
 
 // PaymentView is the payment part of a checkout answer.
 type PaymentView struct {
-	IntentID     string `json:"intent_id"`
-	ClientSecret string `json:"client_secret"`
-	Status       string `json:"status"`
-	NextAction   string `json:"next_action"`
+	IntentID     string             `json:"intent_id"`
+	ClientSecret string             `json:"client_secret"`
+	Status       vocab.IntentStatus `json:"status"`
+	NextAction   string             `json:"next_action"`
 }
 
 // CheckoutResult is the checkout Update's answer.
 type CheckoutResult struct {
-	BookingID string      `json:"booking_id"`
-	Status    string      `json:"status"`
-	Payment   PaymentView `json:"payment"`
-	ExpiresAt time.Time   `json:"expires_at"`
+	BookingID string              `json:"booking_id"`
+	Status    vocab.BookingStatus `json:"status"`
+	Payment   PaymentView         `json:"payment"`
+	ExpiresAt time.Time           `json:"expires_at"`
 }
 
 // PaymentEvent is a verified provider event for this booking.
 type PaymentEvent struct {
 	EventID  string
-	Type     string
+	Type     vocab.ProviderEvent
 	IntentID string
 	Status   string
 	// Amount is the intent's amount (authorised, or captured for
@@ -83,19 +73,6 @@ type PaymentEvent struct {
 	BookingID        string
 	ClaimedBookingID string
 }
-
-// Provider event types the saga acts on.
-const (
-	EventAuthorised = "payment_intent.amount_capturable_updated"
-	EventSucceeded  = "payment_intent.succeeded"
-	EventFailed     = "payment_intent.payment_failed"
-	EventCanceled   = "payment_intent.canceled"
-)
-
-// WebhookEvents are the provider events the webhook endpoint should be
-// subscribed to (Stripe's enabled_events): the saga's, plus refunds for the
-// record. Subscribing to fewer spares the edge work no one uses.
-var WebhookEvents = []string{EventAuthorised, EventSucceeded, EventFailed, EventCanceled, "charge.refunded"}
 
 // AuthoriseInput asks for one authorisation attempt.
 type AuthoriseInput struct {
@@ -113,7 +90,7 @@ type AuthoriseInput struct {
 type AuthoriseResult struct {
 	IntentID      string
 	ClientSecret  string
-	Status        string
+	Status        vocab.IntentStatus
 	NextActionURL string
 	Declined      bool
 	DeclineCode   string
@@ -127,14 +104,14 @@ type FraudInput struct {
 
 // FraudResult is the decision.
 type FraudResult struct {
-	Decision string
+	Decision vocab.FraudDecision
 	Score    int
 	Reasons  []string
 }
 
 // HoldInfo is what the saga adopts from the committed hold.
 type HoldInfo struct {
-	Status    string
+	Status    vocab.BookingStatus
 	UserID    string
 	EventID   string
 	ExpiresAt time.Time

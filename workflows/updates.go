@@ -3,6 +3,7 @@ package workflows
 import (
 	"time"
 
+	"github.com/encore-tickets/encore/vocab"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -35,11 +36,11 @@ func (b *booking) validateCheckout(ctx workflow.Context, _ CheckoutRequest) erro
 
 func (b *booking) checkoutAllowed(ctx workflow.Context) error {
 	switch {
-	case b.status == StatusExpired || (b.status == StatusPendingPayment && (b.expired || !workflow.Now(ctx).Before(b.deadline))):
+	case b.status == vocab.BookingExpired || (b.status == vocab.BookingPendingPayment && (b.expired || !workflow.Now(ctx).Before(b.deadline))):
 		return appErr(ErrTypeHoldExpired, "the hold has expired")
-	case b.status != StatusPendingPayment:
-		return appErr(ErrTypeNotPending, "the booking is "+b.status)
-	case b.checkoutBusy || b.step != StepAwaitingCheckout:
+	case b.status != vocab.BookingPendingPayment:
+		return appErr(ErrTypeNotPending, "the booking is "+string(b.status))
+	case b.checkoutBusy || b.step != vocab.StepAwaitingCheckout:
 		return appErr(ErrTypeBusy, "a payment is already in progress for this booking")
 	case b.attempts >= b.in.MaxAttempts:
 		return appErr(ErrTypeDeclined, "no payment attempts left")
@@ -60,17 +61,17 @@ func (b *booking) checkout(ctx workflow.Context, req CheckoutRequest) (CheckoutR
 	b.checkoutBusy = true
 	defer func() { b.checkoutBusy = false }()
 	b.attempts++
-	b.step = StepAuthorising
+	b.step = vocab.StepAuthorising
 
 	var fr FraudResult
 	if err := workflow.ExecuteLocalActivity(dbCtx(ctx), ActivityFraudCheck, FraudInput{
 		BookingID: b.in.ReservationID, UserID: b.hold.UserID, EventID: b.hold.EventID,
 		IP: req.IP, DeviceID: req.DeviceID, Card: req.PaymentMethod, Attempt: b.attempts,
 	}).Get(ctx, &fr); err != nil {
-		b.step = StepAwaitingCheckout
+		b.step = vocab.StepAwaitingCheckout
 		return CheckoutResult{}, appErr(ErrTypeUnavailable, "fraud check unavailable")
 	}
-	if fr.Decision == "deny" {
+	if fr.Decision == vocab.FraudDeny {
 		b.denied = true
 		return CheckoutResult{}, appErr(ErrTypeRefused, "this payment was refused", fr.Reasons)
 	}
@@ -78,20 +79,20 @@ func (b *booking) checkout(ctx workflow.Context, req CheckoutRequest) (CheckoutR
 	var ar AuthoriseResult
 	err := workflow.ExecuteLocalActivity(providerCtx(ctx, 45*time.Second), ActivityAuthorise, AuthoriseInput{
 		BookingID: b.in.ReservationID, Attempt: b.attempts, IntentID: b.intentID,
-		PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, Amount: b.hold.Total, StepUp: fr.Decision == "review",
+		PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, Amount: b.hold.Total, StepUp: fr.Decision == vocab.FraudReview,
 	}).Get(ctx, &ar)
 	if err != nil {
-		b.step = StepAwaitingCheckout
+		b.step = vocab.StepAwaitingCheckout
 		return CheckoutResult{}, appErr(ErrTypeUnavailable, "the payment provider did not answer; try again")
 	}
 	if ar.IntentID != "" {
 		b.intentID = ar.IntentID
 	}
 	switch b.status {
-	case StatusPendingPayment:
-	case StatusPaid:
+	case vocab.BookingPendingPayment:
+	case vocab.BookingPaid:
 		// The provider's event overtook this answer and the sale went through.
-		return CheckoutResult{BookingID: b.in.ReservationID, Status: StatusPaid, ExpiresAt: b.deadline,
+		return CheckoutResult{BookingID: b.in.ReservationID, Status: vocab.BookingPaid, ExpiresAt: b.deadline,
 			Payment: PaymentView{IntentID: b.intentID, ClientSecret: ar.ClientSecret, Status: ar.Status}}, nil
 	default:
 		// The expiry timer fired during authorisation: the hold is gone and
@@ -99,23 +100,23 @@ func (b *booking) checkout(ctx workflow.Context, req CheckoutRequest) (CheckoutR
 		return CheckoutResult{}, appErr(ErrTypeHoldExpired, "the hold expired during payment; nothing was charged")
 	}
 	if ar.Declined {
-		b.step = StepAwaitingCheckout
+		b.step = vocab.StepAwaitingCheckout
 		if b.attempts >= b.in.MaxAttempts {
 			b.declinedOut = true
 		}
 		return CheckoutResult{}, appErr(ErrTypeDeclined, "the card was declined", ar.DeclineCode, b.in.MaxAttempts-b.attempts)
 	}
-	if ar.Status == "requires_action" && !b.extended {
+	if ar.Status == vocab.IntentRequiresAction && !b.extended {
 		var at time.Time
 		if err := workflow.ExecuteLocalActivity(dbCtx(ctx), ActivityExtendHold, b.in.ReservationID, ThreeDSExtension).Get(ctx, &at); err == nil && at.After(b.deadline) {
 			b.deadline = at
 		}
 		b.extended = true
 	}
-	b.step = StepAwaitingPayment
-	status := StatusPendingPayment
-	if ar.Status == "requires_capture" {
-		status = StatusAuthorised
+	b.step = vocab.StepAwaitingPayment
+	status := vocab.BookingPendingPayment
+	if ar.Status == vocab.IntentRequiresCapture {
+		status = vocab.BookingAuthorised
 	}
 	return CheckoutResult{BookingID: b.in.ReservationID, Status: status, ExpiresAt: b.deadline,
 		Payment: PaymentView{IntentID: ar.IntentID, ClientSecret: ar.ClientSecret, Status: ar.Status, NextAction: ar.NextActionURL}}, nil
@@ -126,38 +127,38 @@ func (b *booking) validateCancel(ctx workflow.Context) error {
 		return appErr(ErrTypeBusy, "the booking is starting; try again shortly")
 	}
 	switch b.status {
-	case StatusPendingPayment:
+	case vocab.BookingPendingPayment:
 		return nil
-	case StatusPaid:
+	case vocab.BookingPaid:
 		if !workflow.Now(ctx).Before(b.hold.CancelBy) {
 			return appErr(ErrTypeNotAllowed, "the cancellation deadline of this event has passed")
 		}
-		if b.step != StepPaid && b.step != StepDone {
+		if b.step != vocab.StepPaid && b.step != vocab.StepDone {
 			return appErr(ErrTypeBusy, "the booking is still being completed; try again shortly")
 		}
 		return nil
 	}
-	return appErr(ErrTypeNotPending, "the booking is "+b.status)
+	return appErr(ErrTypeNotPending, "the booking is "+string(b.status))
 }
 
 // cancel releases a pending hold, or cancels a paid booking: tickets revoked,
 // seats back, the money refunded under a stable step key.
-func (b *booking) cancel(ctx workflow.Context) (string, error) {
-	if b.status == StatusPendingPayment {
+func (b *booking) cancel(ctx workflow.Context) (vocab.BookingStatus, error) {
+	if b.status == vocab.BookingPendingPayment {
 		b.release = true
-		if err := workflow.Await(ctx, func() bool { return b.status != StatusPendingPayment }); err != nil {
+		if err := workflow.Await(ctx, func() bool { return b.status != vocab.BookingPendingPayment }); err != nil {
 			return "", err
 		}
 		return b.status, nil
 	}
-	b.step = StepCancelling
+	b.step = vocab.StepCancelling
 	b.comp = nil
 	b.comp.add(b.refundPayment) // runs after the sale is undone
 	b.comp.add(b.cancelSale)
 	if err := b.comp.run(ctx); err != nil {
 		return "", err
 	}
-	b.setStatus(ctx, StatusRefunded)
-	b.step = StepDone
+	b.setStatus(ctx, vocab.BookingRefunded)
+	b.step = vocab.StepDone
 	return b.status, nil
 }

@@ -27,6 +27,8 @@ import (
 	"github.com/encore-tickets/encore/waitingroom"
 	"github.com/encore-tickets/encore/worker"
 	"github.com/encore-tickets/encore/workflows"
+
+	"github.com/encore-tickets/encore/vocab"
 )
 
 // searchAttributes are registered on the embedded server's namespace.
@@ -294,7 +296,7 @@ func newSandbox(cfg config.Config, log *slog.Logger) (*psp.Server, error) {
 		WebhookURL:    system.HTTPURL(cfg.HTTPAddr) + "/v1/webhooks/stripe",
 		WebhookSecret: cfg.StripeWebhookSecret.Reveal(),
 		StatePath:     system.DataPath(cfg, "psp", "state.json"),
-		EnabledEvents: workflows.WebhookEvents,
+		EnabledEvents: vocab.ProviderEventTypes(),
 		Logger:        log.With("component", "psp"),
 	})
 	if err != nil {

@@ -1,0 +1,198 @@
+// Package vocab is Encore's shared vocabulary: every typed state, decision and
+// name that more than one package speaks, each with its full set in this one
+// file. The SQL CHECK constraints in schema/migrations mirror the stored ones;
+// nothing else in the tree spells these values as string literals.
+package vocab
+
+// SeatStatus is the state of one seat.
+type SeatStatus string
+
+// Every seat status.
+const (
+	SeatAvailable SeatStatus = "AVAILABLE"
+	SeatHeld      SeatStatus = "HELD"
+	SeatSold      SeatStatus = "SOLD"
+	SeatBlocked   SeatStatus = "BLOCKED"
+)
+
+// SeatStatuses is the full set, in bitmap code order (0 available .. 3 blocked).
+var SeatStatuses = []SeatStatus{SeatAvailable, SeatHeld, SeatSold, SeatBlocked}
+
+// ReservationStatus is the state of a hold. A reservation ends exactly one
+// way: PAID, EXPIRED or CANCELLED, and every path that ends it locks its row.
+type ReservationStatus string
+
+// Every reservation status.
+const (
+	ReservationPending   ReservationStatus = "PENDING_PAYMENT"
+	ReservationPaid      ReservationStatus = "PAID"
+	ReservationExpired   ReservationStatus = "EXPIRED"
+	ReservationCancelled ReservationStatus = "CANCELLED"
+)
+
+// ReservationStatuses is the full set.
+var ReservationStatuses = []ReservationStatus{ReservationPending, ReservationPaid, ReservationExpired, ReservationCancelled}
+
+// Live reports whether a reservation in this status owns its seats.
+func (s ReservationStatus) Live() bool { return s == ReservationPending || s == ReservationPaid }
+
+// SectionKind says how a section's inventory is counted.
+type SectionKind string
+
+// Every section kind.
+const (
+	SectionSeated  SectionKind = "seated"  // identified inventory: one row per seat
+	SectionGeneral SectionKind = "general" // counted inventory: a capacity and a taken count
+)
+
+// SectionKinds is the full set.
+var SectionKinds = []SectionKind{SectionSeated, SectionGeneral}
+
+// MaxSeatsPerHold bounds one cart.
+const MaxSeatsPerHold = 6
+
+// BookingStatus is a booking as the fan sees it (GET /v1/bookings/{id}): the
+// reservation's status refined by its payment.
+type BookingStatus string
+
+// Every booking status.
+const (
+	BookingPendingPayment BookingStatus = "PENDING_PAYMENT"
+	BookingAuthorised     BookingStatus = "AUTHORISED"
+	BookingPaid           BookingStatus = "PAID"
+	BookingExpired        BookingStatus = "EXPIRED"
+	BookingCancelled      BookingStatus = "CANCELLED"
+	BookingRefunded       BookingStatus = "REFUNDED"
+	BookingFailed         BookingStatus = "FAILED"
+)
+
+// BookingStatuses is the full set.
+var BookingStatuses = []BookingStatus{BookingPendingPayment, BookingAuthorised, BookingPaid, BookingExpired,
+	BookingCancelled, BookingRefunded, BookingFailed}
+
+// PaymentStatus is the state of a booking's payment as Encore records it.
+type PaymentStatus string
+
+// Every payment status (mirrors the CHECK on payments.status).
+const (
+	PaymentPending        PaymentStatus = "PENDING"
+	PaymentRequiresAction PaymentStatus = "REQUIRES_ACTION"
+	PaymentAuthorised     PaymentStatus = "AUTHORISED"
+	PaymentCaptured       PaymentStatus = "CAPTURED"
+	PaymentVoided         PaymentStatus = "VOIDED"
+	PaymentRefunded       PaymentStatus = "REFUNDED"
+	PaymentFailed         PaymentStatus = "FAILED"
+)
+
+// PaymentStatuses is the full set.
+var PaymentStatuses = []PaymentStatus{PaymentPending, PaymentRequiresAction, PaymentAuthorised, PaymentCaptured,
+	PaymentVoided, PaymentRefunded, PaymentFailed}
+
+// IntentStatus is a PaymentIntent's state at the provider, spelt as Stripe
+// spells it.
+type IntentStatus string
+
+// Every intent status.
+const (
+	IntentRequiresPaymentMethod IntentStatus = "requires_payment_method"
+	IntentRequiresConfirmation  IntentStatus = "requires_confirmation"
+	IntentRequiresAction        IntentStatus = "requires_action"
+	IntentProcessing            IntentStatus = "processing"
+	IntentRequiresCapture       IntentStatus = "requires_capture"
+	IntentSucceeded             IntentStatus = "succeeded"
+	IntentCanceled              IntentStatus = "canceled"
+)
+
+// IntentStatuses is the full set.
+var IntentStatuses = []IntentStatus{IntentRequiresPaymentMethod, IntentRequiresConfirmation, IntentRequiresAction,
+	IntentProcessing, IntentRequiresCapture, IntentSucceeded, IntentCanceled}
+
+// RefundStatus is a refund's state at the provider.
+type RefundStatus string
+
+// Every refund status.
+const (
+	RefundPending   RefundStatus = "pending"
+	RefundSucceeded RefundStatus = "succeeded"
+	RefundFailed    RefundStatus = "failed"
+	RefundCanceled  RefundStatus = "canceled"
+)
+
+// RefundStatuses is the full set.
+var RefundStatuses = []RefundStatus{RefundPending, RefundSucceeded, RefundFailed, RefundCanceled}
+
+// ProviderEvent is a webhook event type of the payment provider.
+type ProviderEvent string
+
+// Every provider event Encore subscribes to.
+const (
+	EventAuthorised ProviderEvent = "payment_intent.amount_capturable_updated"
+	EventSucceeded  ProviderEvent = "payment_intent.succeeded"
+	EventFailed     ProviderEvent = "payment_intent.payment_failed"
+	EventCanceled   ProviderEvent = "payment_intent.canceled"
+	EventRefunded   ProviderEvent = "charge.refunded"
+)
+
+// ProviderEvents is the full set: what the webhook endpoint is subscribed to
+// (Stripe's enabled_events).
+var ProviderEvents = []ProviderEvent{EventAuthorised, EventSucceeded, EventFailed, EventCanceled, EventRefunded}
+
+// FraudDecision is the outcome of scoring a checkout attempt.
+type FraudDecision string
+
+// Every fraud decision.
+const (
+	FraudAllow  FraudDecision = "allow"
+	FraudReview FraudDecision = "review" // step up: 3-D Secure
+	FraudDeny   FraudDecision = "deny"
+)
+
+// FraudDecisions is the full set.
+var FraudDecisions = []FraudDecision{FraudAllow, FraudReview, FraudDeny}
+
+// TicketStatus is the state of one issued ticket.
+type TicketStatus string
+
+// Every ticket status (mirrors the CHECK on tickets.status).
+const (
+	TicketValid   TicketStatus = "VALID"
+	TicketRevoked TicketStatus = "REVOKED"
+)
+
+// TicketStatuses is the full set.
+var TicketStatuses = []TicketStatus{TicketValid, TicketRevoked}
+
+// Step is where a booking saga stands, as support staff see it (the
+// workflow's step query).
+type Step string
+
+// Every step.
+const (
+	StepAdopting         Step = "adopting-hold"
+	StepAwaitingCheckout Step = "awaiting-checkout"
+	StepAuthorising      Step = "authorising"
+	StepAwaitingPayment  Step = "awaiting-payment"
+	StepConfirming       Step = "confirming"
+	StepCapturing        Step = "capturing"
+	StepIssuing          Step = "issuing-tickets"
+	StepNotifying        Step = "notifying"
+	StepPaid             Step = "paid"
+	StepCompensating     Step = "compensating"
+	StepAwaitingLate     Step = "awaiting-late-events"
+	StepCancelling       Step = "cancelling"
+	StepDone             Step = "done"
+)
+
+// Steps is the full set.
+var Steps = []Step{StepAdopting, StepAwaitingCheckout, StepAuthorising, StepAwaitingPayment, StepConfirming,
+	StepCapturing, StepIssuing, StepNotifying, StepPaid, StepCompensating, StepAwaitingLate, StepCancelling, StepDone}
+
+// ProviderEventTypes is ProviderEvents as plain strings, for a provider
+// client's subscription list.
+func ProviderEventTypes() []string {
+	out := make([]string, len(ProviderEvents))
+	for i, e := range ProviderEvents {
+		out[i] = string(e)
+	}
+	return out
+}
