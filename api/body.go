@@ -48,3 +48,15 @@ func idempotencyKey(c *gin.Context) (string, *FieldError) {
 	}
 	return k, nil
 }
+
+func decodeJSON(c *gin.Context, v any) *FieldError {
+	body, err := readBody(c)
+	if err != nil {
+		return &FieldError{"body", "larger than 16 KiB or unreadable"}
+	}
+	if err := jsonUnmarshal(body, v); err != nil {
+		fe := jsonFieldError(err)
+		return &fe
+	}
+	return nil
+}

@@ -1,9 +1,6 @@
 package api
 
 import (
-	"context"
-	"errors"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -15,49 +12,6 @@ import (
 	"github.com/encore-tickets/encore/seatmap"
 	"github.com/encore-tickets/encore/store"
 )
-
-// Browse is the browse plane's HTTP surface: search, the event page, seat-map
-// snapshots (JSON and bitmap, with ETags) and the live invalidation stream.
-// It needs no login and never touches the buy plane's pool.
-type Browse struct {
-	Catalog *catalog.Service
-	Cache   *seatmap.Cache
-	Hub     *seatmap.Hub
-	Live    seatmap.LiveOptions
-	Log     *slog.Logger
-}
-
-// Routes adds the browse routes; use it as an api.Server Extra.
-func (b *Browse) Routes(r *gin.Engine, _ gin.HandlerFunc) {
-	r.GET("/v1/events", b.search)
-	r.GET("/v1/events/suggest", b.suggest)
-	r.GET("/v1/events/:event_id", b.event)
-	r.GET("/v1/events/:event_id/sections/:section_id/seats", b.seats(seatmap.FormatJSON))
-	r.GET("/v1/events/:event_id/sections/:section_id/seats.bin", b.seats(seatmap.FormatBitmap))
-	r.GET("/v1/events/:event_id/live", b.live)
-}
-
-func browseProblem(c *gin.Context, p *Problem) {
-	p.Instance = c.Request.URL.Path
-	p.Write(c.Writer)
-	c.Abort()
-}
-
-func (b *Browse) failed(c *gin.Context, err error) {
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		browseProblem(c, NewProblem(http.StatusNotFound, ProbNotFound, "no such event or section"))
-	case errors.Is(err, catalog.ErrBadCursor):
-		browseProblem(c, Invalid(FieldError{"cursor", "not a cursor of this query; start again without it"}))
-	case errors.Is(err, context.Canceled):
-		c.Abort() // the client left
-	default:
-		if b.Log != nil && !errors.Is(err, seatmap.ErrUnavailable) {
-			b.Log.Error("browse request failed", "path", c.FullPath(), "err", err)
-		}
-		browseProblem(c, NewProblem(http.StatusServiceUnavailable, ProbUnavailable, "busy, retry").RetryAfter(time.Second))
-	}
-}
 
 // parseTime accepts RFC 3339 or a date; a date as the end of a range means
 // the whole day.
@@ -78,7 +32,7 @@ func parseTime(v string, end bool) (*time.Time, bool) {
 	return &t, true
 }
 
-func (b *Browse) search(c *gin.Context) {
+func (s *Server) search(c *gin.Context) {
 	q := catalog.Query{Text: c.Query("q"), City: strings.TrimSpace(c.Query("city")),
 		Genre: strings.TrimSpace(c.Query("genre")), Cursor: c.Query("cursor")}
 	var errs []FieldError
@@ -105,40 +59,40 @@ func (b *Browse) search(c *gin.Context) {
 		}
 	}
 	if len(errs) > 0 {
-		browseProblem(c, Invalid(errs...))
+		writeProblem(c, Invalid(errs...))
 		return
 	}
-	page, err := b.Catalog.Search(c.Request.Context(), q)
+	page, err := s.Browse.Catalog.Search(c.Request.Context(), q)
 	if err != nil {
-		b.failed(c, err)
+		s.fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, page)
 }
 
-func (b *Browse) suggest(c *gin.Context) {
+func (s *Server) suggest(c *gin.Context) {
 	q := c.Query("q")
 	if len(q) > 100 || !storableText(q) {
-		browseProblem(c, Invalid(FieldError{"q", "at most 100 characters of UTF-8 text without NUL"}))
+		writeProblem(c, Invalid(FieldError{"q", "at most 100 characters of UTF-8 text without NUL"}))
 		return
 	}
-	out, err := b.Catalog.Suggest(c.Request.Context(), q)
+	out, err := s.Browse.Catalog.Suggest(c.Request.Context(), q)
 	if err != nil {
-		b.failed(c, err)
+		s.fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"suggestions": out})
 }
 
-func (b *Browse) event(c *gin.Context) {
+func (s *Server) event(c *gin.Context) {
 	id := c.Param("event_id")
 	if !idPattern.MatchString(id) {
-		browseProblem(c, NewProblem(http.StatusNotFound, ProbNotFound, "no such event"))
+		writeProblem(c, NewProblem(http.StatusNotFound, ProbNotFound, "no such event"))
 		return
 	}
-	d, err := b.Catalog.Event(c.Request.Context(), id)
+	d, err := s.Browse.Catalog.Event(c.Request.Context(), id)
 	if err != nil {
-		b.failed(c, err)
+		s.fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, d)
@@ -155,7 +109,7 @@ func etagMatches(header, etag string) bool {
 	return false
 }
 
-func (b *Browse) seats(f seatmap.Format) gin.HandlerFunc {
+func (s *Server) seats(f seatmap.Format) gin.HandlerFunc {
 	contentType := "application/json"
 	if f == seatmap.FormatBitmap {
 		contentType = "application/octet-stream"
@@ -163,12 +117,12 @@ func (b *Browse) seats(f seatmap.Format) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		eventID, sectionID := c.Param("event_id"), c.Param("section_id")
 		if !idPattern.MatchString(eventID) || !idPattern.MatchString(sectionID) {
-			browseProblem(c, NewProblem(http.StatusNotFound, ProbNotFound, "no such event or section"))
+			writeProblem(c, NewProblem(http.StatusNotFound, ProbNotFound, "no such event or section"))
 			return
 		}
-		e, err := b.Cache.Get(c.Request.Context(), eventID, sectionID, f)
+		e, err := s.Browse.Cache.Get(c.Request.Context(), eventID, sectionID, f)
 		if err != nil {
-			b.failed(c, err)
+			s.fail(c, err)
 			return
 		}
 		h := c.Writer.Header()
@@ -184,11 +138,11 @@ func (b *Browse) seats(f seatmap.Format) gin.HandlerFunc {
 	}
 }
 
-func (b *Browse) live(c *gin.Context) {
+func (s *Server) live(c *gin.Context) {
 	eventID := c.Param("event_id")
 	if !idPattern.MatchString(eventID) {
-		browseProblem(c, NewProblem(http.StatusNotFound, ProbNotFound, "no such event"))
+		writeProblem(c, NewProblem(http.StatusNotFound, ProbNotFound, "no such event"))
 		return
 	}
-	b.Hub.ServeLive(c.Writer, c.Request, eventID, b.Live)
+	s.Browse.Hub.ServeLive(c.Writer, c.Request, eventID, s.Browse.Live)
 }

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
@@ -37,9 +36,8 @@ func browseStack(t *testing.T) (*stack, *seatmap.Cache) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go hub.Run(ctx)
 	t.Cleanup(cancel)
-	b := &api.Browse{Catalog: catalog.New(reader), Cache: cache, Hub: hub}
 	srv := &api.Server{Holds: s.holds, Sessions: s.issuer, Log: s.holds.Log, Gatherer: prometheus.NewRegistry(),
-		Extra: []func(*gin.Engine, gin.HandlerFunc){b.Routes}}
+		Browse: &api.Browse{Catalog: catalog.New(reader), Cache: cache, Hub: hub}}
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	s.url = ts.URL

@@ -19,7 +19,6 @@ import (
 	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/vocab"
-	"github.com/encore-tickets/encore/workflows"
 )
 
 // HoldRequest is the body of POST /v1/holds.
@@ -146,29 +145,28 @@ func holdResponse(h store.Hold) HoldResponse {
 }
 
 func (s *Server) createHold(c *gin.Context) {
-	who := identity(c)
 	body, err := readBody(c)
 	if err != nil {
-		s.problem(c, Invalid(FieldError{"body", "larger than 16 KiB or unreadable"}))
+		writeProblem(c, Invalid(FieldError{"body", "larger than 16 KiB or unreadable"}))
 		return
 	}
 	cart, errs := DecodeHoldRequest(body)
 	if len(errs) > 0 {
-		s.problem(c, Invalid(errs...))
+		writeProblem(c, Invalid(errs...))
 		return
 	}
 	key, fe := idempotencyKey(c)
 	if fe != nil {
-		s.problem(c, Invalid(*fe))
+		writeProblem(c, Invalid(*fe))
 		return
 	}
 	render := func(h store.Hold) (int, []byte, error) {
 		b, err := json.Marshal(holdResponse(h))
 		return http.StatusCreated, b, err
 	}
-	hold, stored, err := s.Holds.Hold(c.Request.Context(), who, cart, key, cartHash(cart), c.GetHeader("X-Admission-Pass"), render)
+	hold, stored, err := s.Holds.Hold(c.Request.Context(), identity(c), cart, key, cartHash(cart), c.GetHeader("X-Admission-Pass"), render)
 	if err != nil {
-		s.problem(c, s.problemFor(err))
+		s.fail(c, err)
 		return
 	}
 	if stored != nil {
@@ -183,12 +181,12 @@ func (s *Server) createHold(c *gin.Context) {
 func (s *Server) getHold(c *gin.Context) {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
-		s.problem(c, NewProblem(http.StatusNotFound, ProbNotFound, "no such hold"))
+		notFound(c, "hold")
 		return
 	}
 	hold, err := s.Holds.Store.GetHold(c.Request.Context(), id, identity(c).UserID)
 	if err != nil {
-		s.problem(c, s.problemFor(err))
+		s.fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, holdResponse(hold))
@@ -197,28 +195,32 @@ func (s *Server) getHold(c *gin.Context) {
 func (s *Server) deleteHold(c *gin.Context) {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
-		s.problem(c, NewProblem(http.StatusNotFound, ProbNotFound, "no such hold"))
+		notFound(c, "hold")
 		return
 	}
-	err = s.Holds.Release(c.Request.Context(), identity(c), id)
-	if err == nil && s.Temporal != nil {
-		// The seats went back at once (owner checked in the database); the
-		// booking workflow is told so it ends now, not at the expiry timer.
-		if serr := workflows.Release(c.Request.Context(), s.Temporal, id.String()); serr != nil && !errors.Is(serr, workflows.ErrNoBooking) {
-			s.Log.Warn("tell booking workflow of release", "hold", id, "err", serr)
-		}
-	}
-	if errors.Is(err, store.ErrNotPending) {
-		// Releasing what already ended is a no-op success unless it was paid.
-		hold, gerr := s.Holds.Store.GetHold(c.Request.Context(), id, identity(c).UserID)
-		if gerr == nil && hold.Status != vocab.ReservationPaid {
-			c.Status(http.StatusNoContent)
-			return
-		}
+	if s.Bookings != nil {
+		err = s.Bookings.Release(c.Request.Context(), identity(c), id)
+	} else {
+		_, err = s.Holds.Release(c.Request.Context(), identity(c), id)
 	}
 	if err != nil {
-		s.problem(c, s.problemFor(err))
+		s.fail(c, err)
 		return
 	}
 	c.Status(http.StatusNoContent)
+}
+
+// limitHold limits hold attempts per client address ahead of
+// authentication, so an anonymous flood is limited too.
+func (s *Server) limitHold(c *gin.Context) {
+	if err := s.Room.LimitHold(c.Request.Context(), ClientIP(c.Request)); err != nil {
+		s.fail(c, err)
+	}
+}
+
+// limitCheckout limits checkouts per client address and account.
+func (s *Server) limitCheckout(c *gin.Context) {
+	if err := s.Room.LimitCheckout(c.Request.Context(), ClientIP(c.Request), identity(c).UserID); err != nil {
+		s.fail(c, err)
+	}
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
@@ -71,7 +70,7 @@ func newQRStack(t *testing.T) *qrStack {
 
 	issuer := session.NewIssuer("qr-test-secret")
 	srv := &api.Server{Sessions: issuer, Log: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelError})),
-		Extra: []func(r *gin.Engine, auth gin.HandlerFunc){api.TicketQR(st, kr)}}
+		Tickets: &tickets.Wallet{Store: st, Keyring: kr}}
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	return &qrStack{url: ts.URL, issuer: issuer, owner: owner, ticketID: id, secret: secret, booking: booking, store: st}

@@ -19,6 +19,7 @@ import (
 	"github.com/encore-tickets/encore/seathint"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/vocab"
 )
 
 // Cart is a validated hold request.
@@ -274,14 +275,23 @@ func resultLabel(err error, stored *store.StoredResponse) string {
 	}
 }
 
-// Release ends who's pending hold now and gives its hints back.
-func (s *Service) Release(ctx context.Context, who session.Identity, id uuid.UUID) error {
+// Release ends who's pending hold now and gives its hints back; released
+// says whether this call ended it. Releasing a hold that already ended is a
+// harmless no-op, unless it was paid: a paid booking is cancelled under the
+// event's policy, never released (store.ErrNotPending).
+func (s *Service) Release(ctx context.Context, who session.Identity, id uuid.UUID) (released bool, err error) {
 	ended, err := s.Store.Release(ctx, id, who.UserID)
+	if errors.Is(err, store.ErrNotPending) {
+		hold, gerr := s.Store.GetHold(ctx, id, who.UserID)
+		if gerr == nil && hold.Status != vocab.ReservationPaid {
+			return false, nil
+		}
+	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	s.afterEnd(ctx, ended)
-	return nil
+	return true, nil
 }
 
 func (s *Service) afterEnd(ctx context.Context, e store.Ended) {

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/gin-gonic/gin"
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/api"
@@ -84,9 +83,8 @@ func BenchmarkBitmapHotCache(b *testing.B) {
 	}))
 	defer bare.Close()
 	serve := func(c *seatmap.Cache) string {
-		engine := gin.New()
-		(&api.Browse{Cache: c}).Routes(engine, nil)
-		srv := httptest.NewServer(engine)
+		edge := &api.Server{Browse: &api.Browse{Cache: c}}
+		srv := httptest.NewServer(edge.Handler())
 		b.Cleanup(srv.Close)
 		return srv.URL + "/v1/events/" + e.eventID + "/sections/" + e.section() + "/seats.bin"
 	}

@@ -17,7 +17,7 @@ import (
 )
 
 // BrowsePlane is search, the seat-map cache and the live hub over their own
-// read-only pool. Add API.Routes to api.Server.Extra and run Hub.Run.
+// read-only pool. API is what the edge serves; run Hub.Run beside it.
 type BrowsePlane struct {
 	Reader *pgxpool.Pool
 	Cache  *seatmap.Cache
@@ -47,7 +47,7 @@ func NewBrowsePlane(ctx context.Context, cfg config.Config, dbURL string, rdb *r
 	cache.Register(reg)
 	hub.Register(reg)
 	return &BrowsePlane{Reader: pool, Cache: cache, Hub: hub,
-		API: &api.Browse{Catalog: catalog.New(reader), Cache: cache, Hub: hub, Log: log}}, nil
+		API: &api.Browse{Catalog: catalog.New(reader), Cache: cache, Hub: hub}}, nil
 }
 
 // Close closes the read-only pool.

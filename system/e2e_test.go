@@ -77,7 +77,7 @@ func TestEightIdenticalWebhooksInParallelGiveOnePaidBookingOneTicketSetAndOneEma
 	fan := e.fan("asha")
 	id, status, co := e.holdAndCheckout(fan, []string{e.seat(0, 1), e.seat(0, 2)}, "pm_card_visa")
 	require.Equal(t, http.StatusOK, status, "%v", co)
-	require.Equal(t, vocab.BookingAuthorised, co["status"])
+	require.Equal(t, string(vocab.BookingAuthorised), co["status"])
 	intentID := co["payment"].(map[string]any)["intent_id"].(string)
 	require.NotEmpty(t, co["payment"].(map[string]any)["client_secret"])
 
@@ -174,7 +174,7 @@ func TestCancellingAPaidBookingRefundsAndFreesTheSeats(t *testing.T) {
 	}, 20*time.Second, 50*time.Millisecond)
 	status, b := e.call(http.MethodPost, "/v1/bookings/"+id+"/cancel", fan, nil, "Idempotency-Key", "cancel-1")
 	require.Equal(t, http.StatusOK, status, "%v", b)
-	require.Equal(t, vocab.BookingRefunded, b["status"])
+	require.Equal(t, string(vocab.BookingRefunded), b["status"])
 	require.Equal(t, "AVAILABLE", e.seatStatus(e.seat(3, 1)))
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM tickets WHERE reservation_id = $1 AND status = 'REVOKED'`, id))
 	// A stranger cannot see or cancel it.

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/api"
+	"github.com/encore-tickets/encore/booking"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/demo"
 	"github.com/encore-tickets/encore/holds"
@@ -31,6 +31,7 @@ import (
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/system"
+	"github.com/encore-tickets/encore/tickets"
 	"github.com/encore-tickets/encore/worker"
 	"github.com/encore-tickets/encore/workflows"
 
@@ -96,9 +97,9 @@ func newE2E(t testing.TB, opts ...e2eOption) *e2e {
 	e.holds = &holds.Service{Store: store.New(pool, store.Options{}), Hints: seathint.New(rdb, prefix), Log: log}
 	e.holds.Register(prometheus.NewRegistry())
 	e.store = e.holds.Store
-	booking, err := system.BookingActivities(e.cfg, e.store, log)
+	acts, err := system.BookingActivities(e.cfg, e.store, log)
 	require.NoError(t, err)
-	e.deps = worker.Dependencies{Holds: &activities.Holds{Service: e.holds}, Booking: booking}
+	e.deps = worker.Dependencies{Holds: &activities.Holds{Service: e.holds}, Booking: acts}
 
 	e.temporal, err = client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: srv.Namespace(),
 		Logger: sdklog.NewStructuredLogger(log)})
@@ -113,10 +114,11 @@ func newE2E(t testing.TB, opts ...e2eOption) *e2e {
 	}
 	keyring, err := system.TicketKeyring(e.cfg)
 	require.NoError(t, err)
-	a := &api.Server{Holds: e.holds, Sessions: e.issuer, Log: log, Temporal: e.temporal,
-		WebhookSecret: e.cfg.StripeWebhookSecret.Reveal(),
-		Extra:         []func(*gin.Engine, gin.HandlerFunc){api.TicketQR(e.store, keyring)}}
-	a.Register(prometheus.NewRegistry())
+	bookings := &booking.Service{Holds: e.holds, Store: e.store, Temporal: e.temporal, Log: log,
+		WebhookSecret: e.cfg.StripeWebhookSecret.Reveal()}
+	bookings.Register(prometheus.NewRegistry())
+	a := &api.Server{Holds: e.holds, Bookings: bookings, Sessions: e.issuer, Log: log,
+		Tickets: &tickets.Wallet{Store: e.store, Keyring: keyring}}
 	e.api = httptest.NewUnstartedServer(a.Handler())
 	e.api.Listener = apiLn
 	e.api.Start()

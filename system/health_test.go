@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/encore-tickets/encore/api"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/internal/testenv"
 	"github.com/encore-tickets/encore/system"
@@ -28,9 +29,9 @@ func TestReadyzNamesWhatIsDownAndMetricsIncludeTheRuntime(t *testing.T) {
 	reg := system.Registry()
 	svc := system.BuyPlane(cfg, pool, rdb, prometheus.NewRegistry(), log)
 	temporalDown := errors.New("connection refused")
-	up := system.NewAPI(cfg, svc, system.Checks(pool, rdb, func(context.Context) error { return nil }), reg, log)
+	up := &api.Server{Holds: svc, Checks: system.Checks(pool, rdb, func(context.Context) error { return nil }), Gatherer: reg, Log: log}
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
-	down := system.NewAPI(cfg, svc, system.Checks(pool, dead, func(context.Context) error { return temporalDown }), reg, log)
+	down := &api.Server{Holds: svc, Checks: system.Checks(pool, dead, func(context.Context) error { return temporalDown }), Gatherer: reg, Log: log}
 
 	get := func(h http.Handler, path string) (int, string) {
 		rec := httptest.NewRecorder()

@@ -35,7 +35,6 @@ import (
 	"github.com/encore-tickets/encore/ratelimit"
 	"github.com/encore-tickets/encore/schema"
 	"github.com/encore-tickets/encore/seathint"
-	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/tickets"
 	"github.com/encore-tickets/encore/waitingroom"
@@ -209,17 +208,6 @@ func Checks(pool *pgxpool.Pool, rdb *redis.Client, temporal func(context.Context
 	return checks
 }
 
-// NewAPI builds the HTTP server of the fan API.
-func NewAPI(cfg config.Config, svc *holds.Service, checks []api.Check, reg *prometheus.Registry, log *slog.Logger) *api.Server {
-	return &api.Server{
-		Holds:    svc,
-		Sessions: session.NewIssuer(cfg.SessionSecret.Reveal()),
-		Checks:   checks,
-		Gatherer: reg,
-		Log:      log,
-	}
-}
-
 // Serve listens on addr until ctx ends, then drains for up to 10 seconds.
 func Serve(ctx context.Context, addr string, h http.Handler) (net.Addr, <-chan error, error) {
 	ln, err := net.Listen("tcp", addr)
@@ -261,8 +249,8 @@ func HTTPURL(addr string) string {
 
 // AdmitPlane builds the waiting room of metered events over the hold
 // service's store (read-only counts) and Redis, makes it the service's
-// admission and registers its metrics. Its routes go in api.Server.Extra,
-// Guard wraps the API's handler, and RunAdmitter runs in dev and worker.
+// admission and registers its metrics. The edge serves it; RunAdmitter runs
+// in dev and worker.
 func AdmitPlane(cfg config.Config, rdb *redis.Client, svc *holds.Service, reg *prometheus.Registry, log *slog.Logger) *waitingroom.Room {
 	room := waitingroom.New(rdb, svc.Store, []byte(cfg.RoomPassSeed.Reveal()), waitingroom.Options{
 		Capacity: cfg.RoomCapacity, Batch: cfg.RoomBatch, Tick: cfg.RoomTick, PassTTL: cfg.RoomPassTTL,
@@ -304,7 +292,7 @@ func StartMissedBooking(c client.Client, log *slog.Logger) outbox.Handler {
 
 // CheckPaymentConfig refuses to run against a real provider with the
 // sandbox's public webhook secret (or none): anyone could then forge the
-// events money moves on (rule 4).
+// events money moves on (money moves only on a verified provider event).
 func CheckPaymentConfig(cfg config.Config) error {
 	if cfg.StripeKey.Reveal() == SandboxKey {
 		return nil

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
@@ -62,9 +61,8 @@ func newBuyStack(t *testing.T, sections []demo.Section) *buyStack {
 	}
 	svc.Register(prometheus.NewRegistry())
 	issuer := session.NewIssuer("buy-test-secret")
-	srv := &api.Server{Holds: svc, Sessions: issuer, Log: log, Gatherer: prometheus.NewRegistry(),
-		Extra: []func(*gin.Engine, gin.HandlerFunc){room.Routes}}
-	ts := httptest.NewServer(room.Guard(srv.Handler(), issuer))
+	srv := &api.Server{Holds: svc, Room: room, Sessions: issuer, Log: log, Gatherer: prometheus.NewRegistry()}
+	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	return &buyStack{t: t, url: ts.URL, issuer: issuer, room: room, st: st, eventID: eventID}
 }

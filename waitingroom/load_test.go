@@ -36,7 +36,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/gin-gonic/gin"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
@@ -262,7 +261,7 @@ func TestLoadIdleSockets(t *testing.T) {
 	r := newRoom(t, inv, waitingroom.Options{JoinPerIP: 1 << 30, Risk: waitingroom.Risk{IPAccounts: 1 << 30, IPAccountsHigh: 1 << 30}})
 	ev := inv.add(time.Now().Add(-time.Minute))
 	issuer := session.NewIssuer("load-secret")
-	srv := &api.Server{Sessions: issuer, Log: quietLog(), Extra: []func(*gin.Engine, gin.HandlerFunc){r.Routes}}
+	srv := &api.Server{Sessions: issuer, Log: quietLog(), Room: r}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}

@@ -8,156 +8,24 @@ import (
 	"os"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/redis/go-redis/v9"
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
-	sdklog "go.temporal.io/sdk/log"
-
-	"github.com/encore-tickets/encore/activities"
-	"github.com/encore-tickets/encore/api"
 	"github.com/encore-tickets/encore/config"
-	"github.com/encore-tickets/encore/holds"
-	"github.com/encore-tickets/encore/outbox"
 	"github.com/encore-tickets/encore/psp"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/system"
 	"github.com/encore-tickets/encore/temporalserver"
-	"github.com/encore-tickets/encore/waitingroom"
-	"github.com/encore-tickets/encore/worker"
 	"github.com/encore-tickets/encore/workflows"
 
 	"github.com/encore-tickets/encore/vocab"
 )
 
-// searchAttributes are registered on the embedded server's namespace.
-var searchAttributes = map[string]enumspb.IndexedValueType{
-	workflows.SearchAttrEvent:  enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-	workflows.SearchAttrUser:   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-	workflows.SearchAttrStatus: enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-}
-
-// process is what api, worker and dev share once infrastructure is up.
-type process struct {
-	cfg      config.Config
-	log      *slog.Logger
-	pool     *pgxpool.Pool
-	rdb      *redis.Client
-	reg      *prometheus.Registry
-	holds    *holds.Service
-	room     *waitingroom.Room
-	booking  *activities.Booking
-	temporal client.Client
-	browse   *system.BrowsePlane
-	relay    *outbox.Relay // set by runWorkerLoops; planes add handlers there
-}
-
-func newProcess(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisURL, temporalAddr string) (*process, error) {
-	if err := system.CheckPaymentConfig(cfg); err != nil {
-		return nil, err
-	}
-	pool, rdb, err := system.Connect(ctx, cfg, dbURL, redisURL)
-	if err != nil {
-		return nil, err
-	}
-	p := &process{cfg: cfg, log: log, pool: pool, rdb: rdb, reg: system.Registry()}
-	p.holds = system.BuyPlane(cfg, pool, rdb, p.reg, log)
-	p.room = system.AdmitPlane(cfg, rdb, p.holds, p.reg, log)
-	if p.browse, err = system.NewBrowsePlane(ctx, cfg, dbURL, rdb, p.reg, log); err != nil {
-		p.close()
-		return nil, err
-	}
-	if p.booking, err = system.BookingActivities(cfg, p.holds.Store, log); err != nil {
-		p.close()
-		return nil, err
-	}
-	p.temporal, err = client.DialContext(ctx, client.Options{
-		HostPort:  temporalAddr,
-		Namespace: cfg.TemporalNamespace,
-		Logger:    sdklog.NewStructuredLogger(log.With("component", "temporal-client")),
-	})
-	if err != nil {
-		p.close()
-		return nil, fmt.Errorf("connect to Temporal at %s: %w", temporalAddr, err)
-	}
-	p.holds.Started = func(ctx context.Context, h store.Hold) {
-		// The outbox row written with the hold is the backstop if this fails.
-		if err := workflows.StartBooking(ctx, p.temporal, workflows.BookingInput{
-			ReservationID: h.ID.String(), EventID: h.EventID, UserID: h.UserID, ExpiresAt: h.ExpiresAt,
-		}); err != nil {
-			log.Warn("start booking workflow", "hold", h.ID, "err", err)
-		}
-	}
-	return p, nil
-}
-
-func (p *process) close() {
-	if p.room != nil {
-		p.room.Close()
-	}
-	if p.temporal != nil {
-		p.temporal.Close()
-	}
-	if p.browse != nil {
-		p.browse.Close()
-	}
-	_ = p.rdb.Close()
-	p.pool.Close()
-}
-
-// serveAPI runs the fan API until ctx ends.
-func (p *process) serveAPI(ctx context.Context) (string, <-chan error, error) {
-	checks := system.Checks(p.pool, p.rdb, func(ctx context.Context) error {
-		_, err := p.temporal.CheckHealth(ctx, &client.CheckHealthRequest{})
-		return err
-	})
-	srv := system.NewAPI(p.cfg, p.holds, checks, p.reg, p.log)
-	srv.Temporal = p.temporal
-	srv.WebhookSecret = p.cfg.StripeWebhookSecret.Reveal()
-	srv.Register(p.reg)
-	keyring, err := system.TicketKeyring(p.cfg)
-	if err != nil {
-		return "", nil, err
-	}
-	srv.Extra = append(srv.Extra, api.TicketQR(p.holds.Store, keyring))
-	srv.Extra = append(srv.Extra, p.room.Routes)
-	srv.Extra = append(srv.Extra, p.browse.API.Routes)
-	go p.browse.Hub.Run(ctx)
-	addr, done, err := system.Serve(ctx, p.cfg.HTTPAddr, p.room.Guard(srv.Handler(), srv.Sessions))
-	if err != nil {
-		return "", nil, err
-	}
-	return addr.String(), done, nil
-}
-
-// runWorkerLoops runs the Temporal worker and the background loops until ctx
-// ends. The returned stop waits for the worker to finish its tasks; call it
-// before closing the Temporal client.
-func (p *process) runWorkerLoops(ctx context.Context) (stop func(), err error) {
-	w := worker.New(p.temporal, worker.Dependencies{Holds: &activities.Holds{Service: p.holds}, Booking: p.booking})
-	if err := w.Start(); err != nil {
-		return nil, fmt.Errorf("start worker: %w", err)
-	}
-	if err := workflows.EnsureReconcileSchedule(ctx, p.temporal, p.cfg.ReconcileEvery, 24*time.Hour); err != nil {
-		p.log.Warn("reconciliation schedule", "err", err)
-	}
-	go p.holds.RunSweeper(ctx, p.cfg.SweepInterval, p.cfg.SweepBatch)
-	p.relay = system.NewRelay(p.cfg, p.holds.Store, p.browse.Cache, p.reg, p.log)
-	p.relay.Handle(store.TopicHoldCreated, system.StartMissedBooking(p.temporal, p.log))
-	go p.relay.Run(ctx)
-	go p.room.RunAdmitter(ctx, "")
-	return w.Stop, nil
-}
-
 func runAPI(ctx context.Context, cfg config.Config) error {
 	log := system.Logger(cfg, os.Stderr)
-	p, err := newProcess(ctx, cfg, log, cfg.DatabaseURL.Reveal(), cfg.RedisURL.Reveal(), temporalAddress(cfg))
+	p, err := system.New(ctx, cfg, log, cfg.DatabaseURL.Reveal(), cfg.RedisURL.Reveal(), temporalAddress(cfg))
 	if err != nil {
 		return err
 	}
-	defer p.close()
-	addr, done, err := p.serveAPI(ctx)
+	defer p.Close()
+	addr, done, err := p.ServeAPI(ctx)
 	if err != nil {
 		return err
 	}
@@ -167,12 +35,12 @@ func runAPI(ctx context.Context, cfg config.Config) error {
 
 func runWorker(ctx context.Context, cfg config.Config) error {
 	log := system.Logger(cfg, os.Stderr)
-	p, err := newProcess(ctx, cfg, log, cfg.DatabaseURL.Reveal(), cfg.RedisURL.Reveal(), temporalAddress(cfg))
+	p, err := system.New(ctx, cfg, log, cfg.DatabaseURL.Reveal(), cfg.RedisURL.Reveal(), temporalAddress(cfg))
 	if err != nil {
 		return err
 	}
-	defer p.close()
-	stop, err := p.runWorkerLoops(ctx)
+	defer p.Close()
+	stop, err := p.RunWorker(ctx)
 	if err != nil {
 		return err
 	}
@@ -221,7 +89,7 @@ func runDev(ctx context.Context, cfg config.Config) error {
 			UIAddress:        cfg.TemporalUIAddr,
 			Namespace:        cfg.TemporalNamespace,
 			NumHistoryShards: cfg.TemporalShards,
-			SearchAttributes: searchAttributes,
+			SearchAttributes: system.SearchAttributes,
 			Logger:           log.With("component", "temporal-server"),
 		})
 		if err != nil {
@@ -249,19 +117,19 @@ func runDev(ctx context.Context, cfg config.Config) error {
 		}()
 	}
 
-	p, err := newProcess(ctx, cfg, log, inf.DatabaseURL, inf.RedisURL, temporalAddr)
+	p, err := system.New(ctx, cfg, log, inf.DatabaseURL, inf.RedisURL, temporalAddr)
 	if err != nil {
 		return err
 	}
-	defer p.close()
+	defer p.Close()
 	wctx, cancelWorker := context.WithCancel(ctx)
 	defer cancelWorker()
-	stopWorker, err := p.runWorkerLoops(wctx)
+	stopWorker, err := p.RunWorker(wctx)
 	if err != nil {
 		return err
 	}
 	defer stopWorker()
-	addr, done, err := p.serveAPI(ctx)
+	addr, done, err := p.ServeAPI(ctx)
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,10 @@
-package api_test
+package payments_test
 
 import (
 	"testing"
 	"time"
 
-	"github.com/encore-tickets/encore/api"
+	"github.com/encore-tickets/encore/payments"
 	"github.com/encore-tickets/encore/psp"
 )
 
@@ -21,7 +21,7 @@ func FuzzParseWebhook(f *testing.F) {
 		if signed {
 			header = psp.Sign(body, secret, time.Now())
 		}
-		ev, err := api.ParseWebhook(body, header, secret)
+		ev, err := payments.ParseWebhook(body, header, secret)
 		if !signed && err == nil {
 			t.Fatal("an unsigned payload verified")
 		}

@@ -1,0 +1,268 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/encore-tickets/encore/booking"
+	"github.com/encore-tickets/encore/catalog"
+	"github.com/encore-tickets/encore/holds"
+	"github.com/encore-tickets/encore/seathint"
+	"github.com/encore-tickets/encore/seatmap"
+	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/tickets"
+	"github.com/encore-tickets/encore/waitingroom"
+)
+
+// Problem is an RFC 9457 problem details object. Type is "/problems/<name>";
+// the extension members below are part of the public contract too.
+type Problem struct {
+	Type     string `json:"type"`
+	Title    string `json:"title"`
+	Status   int    `json:"status"`
+	Detail   string `json:"detail,omitempty"`
+	Instance string `json:"instance,omitempty"`
+
+	Errors []FieldError `json:"errors,omitempty"`
+	// Pointers so a seat-unavailable problem always carries both lists,
+	// empty or not, and other problems carry neither.
+	UnavailableSeatIDs *[]string `json:"unavailable_seat_ids,omitempty"`
+	Alternatives       *[]string `json:"alternatives,omitempty"`
+	HoldID             string    `json:"hold_id,omitempty"`
+	Limit              int       `json:"limit,omitempty"`
+	DeclineCode        string    `json:"decline_code,omitempty"`
+	AttemptsLeft       *int      `json:"attempts_left,omitempty"`
+	// Challenge is the proof of work to solve (challenge-required only).
+	Challenge *waitingroom.Challenge `json:"challenge,omitempty"`
+
+	retryAfter time.Duration
+}
+
+// FieldError names the offending field of an invalid request.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// Problem names. The first eleven are the public contract's fixed names; the
+// rest extend it. Clients match on type, so a name never changes.
+const (
+	ProbInvalidRequest       = "invalid-request"
+	ProbSeatUnavailable      = "seat-unavailable"
+	ProbHoldExpired          = "hold-expired"
+	ProbIdempotencyKeyReused = "idempotency-key-reused"
+	ProbRequestInProgress    = "request-in-progress"
+	ProbPurchaseLimit        = "purchase-limit"
+	ProbQueueRequired        = "queue-required"
+	ProbRateLimited          = "rate-limited"
+	ProbUnauthorized         = "unauthorized"
+	ProbNotFound             = "not-found"
+	ProbUnavailable          = "unavailable"
+
+	ProbPendingCheckout      = "pending-checkout"      // 409: the fan already holds seats for this event
+	ProbPromotionUnavailable = "promotion-unavailable" // 409: promotion cap reached or already used
+	ProbNotOnSale            = "not-on-sale"           // 403: the sale has not opened
+	ProbHoldNotPending       = "hold-not-pending"      // 409: the hold is paid or already ended
+	ProbMethodNotAllowed     = "method-not-allowed"    // 405
+	ProbInternal             = "internal"              // 500: a bug; never expected
+
+	ProbChallengeRequired = "challenge-required" // 428: solve the proof-of-work challenge in "challenge", then join again
+	ProbAdmittedElsewhere = "admitted-elsewhere" // 409: the account was admitted on another device
+
+	ProbPaymentDeclined     = "payment-declined"        // 402: the card was declined; try another
+	ProbPaymentRefused      = "payment-refused"         // 403: the fraud check refused the payment
+	ProbBookingNotCancelled = "booking-not-cancellable" // 409: outside the event's policy
+	ProbWebhookConflict     = "webhook-conflict"        // 409: an event ID reused with other content
+)
+
+var titles = map[string]string{
+	ProbInvalidRequest:       "The request is not valid",
+	ProbSeatUnavailable:      "Some seats are no longer available",
+	ProbHoldExpired:          "The hold has expired",
+	ProbIdempotencyKeyReused: "This Idempotency-Key was used for another request",
+	ProbRequestInProgress:    "A request with this Idempotency-Key is still in progress",
+	ProbPurchaseLimit:        "Purchase limit reached",
+	ProbQueueRequired:        "Join the waiting room first",
+	ProbRateLimited:          "Too many requests",
+	ProbUnauthorized:         "Authentication required",
+	ProbNotFound:             "Not found",
+	ProbUnavailable:          "Temporarily unavailable, retry shortly",
+	ProbPendingCheckout:      "You already have a hold for this event",
+	ProbPromotionUnavailable: "The promotion cannot be used",
+	ProbNotOnSale:            "The sale has not opened yet",
+	ProbHoldNotPending:       "The hold is no longer pending",
+	ProbMethodNotAllowed:     "Method not allowed",
+	ProbInternal:             "Internal error",
+	ProbChallengeRequired:    "Solve the challenge to join the waiting room",
+	ProbAdmittedElsewhere:    "Admitted on another device",
+	ProbPaymentDeclined:      "The payment was declined",
+	ProbPaymentRefused:       "The payment was refused",
+	ProbBookingNotCancelled:  "The booking cannot be cancelled",
+	ProbWebhookConflict:      "The event ID was already used for other content",
+}
+
+// NewProblem builds a problem of a named type.
+func NewProblem(status int, name, detail string) *Problem {
+	return &Problem{Type: "/problems/" + name, Title: titles[name], Status: status, Detail: detail}
+}
+
+// Invalid is a 422 naming the offending fields.
+func Invalid(errs ...FieldError) *Problem {
+	p := NewProblem(http.StatusUnprocessableEntity, ProbInvalidRequest, errs[0].Field+": "+errs[0].Message)
+	p.Errors = errs
+	return p
+}
+
+// RetryAfter sets the Retry-After header the problem is sent with.
+func (p *Problem) RetryAfter(d time.Duration) *Problem {
+	p.retryAfter = d
+	return p
+}
+
+// writeProblem is the one way the edge answers with a problem: it names the
+// request as the instance and ends the handler chain.
+func writeProblem(c *gin.Context, p *Problem) {
+	p.Instance = c.Request.URL.Path
+	p.write(c.Writer)
+	c.Abort()
+}
+
+func (p *Problem) write(w http.ResponseWriter) {
+	if p.retryAfter > 0 {
+		secs := int((p.retryAfter + time.Second - 1) / time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(p.Status)
+	_ = json.NewEncoder(w).Encode(p)
+}
+
+// problemFor maps every domain error of every plane to its problem, in one
+// place. Unknown errors come from infrastructure: they are logged and
+// answered as a retryable 503, never as a 500.
+func (s *Server) problemFor(err error) *Problem {
+	var (
+		su  *store.SeatUnavailableError
+		pc  *store.PendingCheckoutError
+		pl  *store.PurchaseLimitError
+		inv *store.InvalidError
+		pr  *store.PromotionError
+		rl  *holds.RateLimitedError
+		ce  *seathint.ContendedError
+		dec *booking.DeclinedError
+		sig *booking.SignatureError
+		wrl *waitingroom.RateLimitedError
+		ch  *waitingroom.ChallengeRequiredError
+	)
+	switch {
+	case errors.As(err, &su):
+		p := NewProblem(http.StatusConflict, ProbSeatUnavailable, su.Detail)
+		p.UnavailableSeatIDs = &[]string{}
+		if su.SeatIDs != nil {
+			p.UnavailableSeatIDs = &su.SeatIDs
+		}
+		p.Alternatives = &[]string{}
+		if su.Alternatives != nil {
+			p.Alternatives = &su.Alternatives
+		}
+		return p
+	case errors.As(err, &ce):
+		p := NewProblem(http.StatusConflict, ProbSeatUnavailable, "seats are being held by another fan")
+		p.UnavailableSeatIDs, p.Alternatives = &ce.SeatIDs, &[]string{}
+		return p
+	case errors.As(err, &pc):
+		p := NewProblem(http.StatusConflict, ProbPendingCheckout, "finish or release your current hold first")
+		p.HoldID = pc.HoldID
+		return p
+	case errors.As(err, &pl):
+		p := NewProblem(http.StatusForbidden, ProbPurchaseLimit, pl.Error()[len("store: "):])
+		p.Limit = pl.Limit
+		return p
+	case errors.As(err, &inv):
+		return Invalid(FieldError{Field: inv.Field, Message: inv.Message})
+	case errors.As(err, &pr):
+		return NewProblem(http.StatusConflict, ProbPromotionUnavailable, pr.Code+": "+pr.Reason)
+	case errors.As(err, &rl):
+		return NewProblem(http.StatusTooManyRequests, ProbRateLimited, "slow down").RetryAfter(rl.RetryAfter)
+	case errors.As(err, &wrl):
+		return NewProblem(http.StatusTooManyRequests, ProbRateLimited, "too many requests; slow down").RetryAfter(wrl.Wait)
+	case errors.As(err, &ch):
+		p := NewProblem(http.StatusPreconditionRequired, ProbChallengeRequired, ch.Detail)
+		p.Challenge = &ch.Challenge
+		return p
+	case errors.As(err, &dec):
+		p := NewProblem(http.StatusPaymentRequired, ProbPaymentDeclined, dec.Message)
+		p.DeclineCode, p.AttemptsLeft = dec.Code, dec.AttemptsLeft
+		return p
+	case errors.As(err, &sig):
+		return Invalid(FieldError{"Stripe-Signature", "refused: " + sig.Reason})
+	case errors.Is(err, holds.ErrQueueRequired):
+		return NewProblem(http.StatusTooManyRequests, ProbQueueRequired, err.Error()).RetryAfter(5 * time.Second)
+	case errors.Is(err, waitingroom.ErrNoRoom):
+		return NewProblem(http.StatusNotFound, ProbNotFound, "no waiting room for this event (unknown or not metered)")
+	case errors.Is(err, waitingroom.ErrNotInLine):
+		return NewProblem(http.StatusNotFound, ProbNotFound, "not in line; POST to this URL to join")
+	case errors.Is(err, waitingroom.ErrAdmittedElsewhere):
+		return NewProblem(http.StatusConflict, ProbAdmittedElsewhere, "this account was admitted on another device; continue there")
+	case errors.Is(err, waitingroom.ErrUnavailable):
+		return NewProblem(http.StatusServiceUnavailable, ProbUnavailable, "the waiting room cannot answer now; retry").RetryAfter(2 * time.Second)
+	case errors.Is(err, booking.ErrRefused):
+		return NewProblem(http.StatusForbidden, ProbPaymentRefused, "the payment was refused")
+	case errors.Is(err, booking.ErrNotCancellable):
+		return NewProblem(http.StatusConflict, ProbBookingNotCancelled, "the booking can no longer change, or its cancellation deadline has passed")
+	case errors.Is(err, booking.ErrBusy):
+		return NewProblem(http.StatusConflict, ProbRequestInProgress, "a checkout of this booking is still running").RetryAfter(2 * time.Second)
+	case errors.Is(err, booking.ErrUnavailable):
+		return NewProblem(http.StatusServiceUnavailable, ProbUnavailable, "the booking service cannot answer now; retry").RetryAfter(2 * time.Second)
+	case errors.Is(err, booking.ErrWebhookConflict):
+		return NewProblem(http.StatusConflict, ProbWebhookConflict, err.Error())
+	case errors.Is(err, booking.ErrUnknownPayment):
+		return NewProblem(http.StatusServiceUnavailable, ProbUnavailable, "unknown payment; retry").RetryAfter(5 * time.Second)
+	case errors.Is(err, booking.ErrNotDelivered):
+		return NewProblem(http.StatusServiceUnavailable, ProbUnavailable, "stored; delivery to the booking failed, retry").RetryAfter(5 * time.Second)
+	case errors.Is(err, tickets.ErrRevoked):
+		return NewProblem(http.StatusNotFound, ProbNotFound, "the ticket was revoked (refunded or cancelled)")
+	case errors.Is(err, tickets.ErrSealing):
+		s.Log.Error("ticket secret cannot be opened; check ENCORE_TICKET_SEALING_KEY", "err", err)
+		return NewProblem(http.StatusServiceUnavailable, ProbUnavailable, "the ticket cannot be shown right now").RetryAfter(5 * time.Second)
+	case errors.Is(err, catalog.ErrBadCursor):
+		return Invalid(FieldError{"cursor", "not a cursor of this query; start again without it"})
+	case errors.Is(err, store.ErrNotFound):
+		return NewProblem(http.StatusNotFound, ProbNotFound, "not found")
+	case errors.Is(err, store.ErrHoldExpired):
+		return NewProblem(http.StatusGone, ProbHoldExpired, "the hold expired; its seats were released")
+	case errors.Is(err, store.ErrNotPending):
+		return NewProblem(http.StatusConflict, ProbHoldNotPending, "the hold is paid or already ended")
+	case errors.Is(err, store.ErrKeyReused):
+		return NewProblem(http.StatusUnprocessableEntity, ProbIdempotencyKeyReused, "send a new Idempotency-Key for a different request")
+	case errors.Is(err, store.ErrRequestInProgress):
+		return NewProblem(http.StatusConflict, ProbRequestInProgress, "retry after the first request finishes").RetryAfter(time.Second)
+	case errors.Is(err, store.ErrNotOnSale):
+		return NewProblem(http.StatusForbidden, ProbNotOnSale, "the sale has not opened yet")
+	case errors.Is(err, store.ErrBusy), errors.Is(err, context.DeadlineExceeded), errors.Is(err, seatmap.ErrUnavailable):
+		return NewProblem(http.StatusServiceUnavailable, ProbUnavailable, "busy, retry").RetryAfter(time.Second)
+	default:
+		s.Log.Error("request failed", "err", err)
+		return NewProblem(http.StatusServiceUnavailable, ProbUnavailable, "a dependency failed, retry").RetryAfter(2 * time.Second)
+	}
+}
+
+// fail answers err as its problem; a client that left gets nothing.
+func (s *Server) fail(c *gin.Context, err error) {
+	if errors.Is(err, context.Canceled) && c.Request.Context().Err() != nil {
+		c.Abort()
+		return
+	}
+	writeProblem(c, s.problemFor(err))
+}
+
+// notFound answers 404 for a path parameter that cannot name anything.
+func notFound(c *gin.Context, what string) {
+	writeProblem(c, NewProblem(http.StatusNotFound, ProbNotFound, "no such "+what))
+}

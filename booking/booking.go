@@ -1,0 +1,281 @@
+// Package booking is the booking use case of the buy plane: checkout of a
+// committed hold, a fan's release and cancellation, the booking as the fan
+// sees it, and the intake of the payment provider's webhooks. It decides what
+// a booking's status is and which provider events the saga must hear of; the
+// HTTP edge only decodes, calls and encodes.
+//
+// The saga itself (one Temporal workflow per booking) lives in the workflows
+// package; this package starts it, updates it and signals it, and turns its
+// typed failures into the domain errors below.
+package booking
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/encore-tickets/encore/holds"
+	"github.com/encore-tickets/encore/money"
+	"github.com/encore-tickets/encore/session"
+	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/vocab"
+	"github.com/encore-tickets/encore/workflows"
+)
+
+// Service runs the booking use case.
+type Service struct {
+	Holds    *holds.Service
+	Store    *store.Store
+	Temporal client.Client
+	Log      *slog.Logger
+	// WebhookSecret verifies the provider's signatures.
+	WebhookSecret string
+	// UpdateTimeout bounds a checkout or cancel waiting on its workflow
+	// Update (zero: one minute).
+	UpdateTimeout time.Duration
+
+	webhookConflicts prometheus.Counter
+}
+
+// Register creates the use case's metrics on reg.
+func (s *Service) Register(reg prometheus.Registerer) {
+	s.webhookConflicts = prometheus.NewCounter(prometheus.CounterOpts{Name: "encore_webhook_conflicts_total",
+		Help: "Provider events whose ID arrived again with other content (alert on any)."})
+	reg.MustRegister(s.webhookConflicts)
+}
+
+// Errors of the use case; the edge maps each to a problem type.
+var (
+	// ErrRefused: the fraud check refused the payment.
+	ErrRefused = errors.New("booking: the payment was refused")
+	// ErrNotCancellable: outside the event's cancellation policy, or the
+	// booking can no longer change.
+	ErrNotCancellable = errors.New("booking: the booking cannot be cancelled")
+	// ErrBusy: another checkout of this booking is still running.
+	ErrBusy = errors.New("booking: another request for this booking is in progress")
+	// ErrUnavailable: the saga could not answer now; retry.
+	ErrUnavailable = errors.New("booking: the booking service is unavailable")
+)
+
+// DeclinedError is a card decline; the fan may try another card while
+// attempts are left.
+type DeclinedError struct {
+	Message string
+	Code    string
+	// AttemptsLeft is nil when the saga did not say.
+	AttemptsLeft *int
+}
+
+func (e *DeclinedError) Error() string { return "booking: " + e.Message }
+
+// CheckoutRequest is the fan's checkout of a hold.
+type CheckoutRequest struct {
+	PaymentMethod string // empty: pay on the provider's hosted page
+	ReturnURL     string
+	// IP and DeviceID are fraud signals of the caller.
+	IP       string
+	DeviceID string
+}
+
+// View is a booking as the fan sees it.
+type View struct {
+	BookingID string              `json:"booking_id"`
+	HoldID    string              `json:"hold_id"`
+	EventID   string              `json:"event_id"`
+	Status    vocab.BookingStatus `json:"status"`
+	Total     money.Money         `json:"total"`
+	SeatIDs   []string            `json:"seat_ids"`
+	Tickets   []TicketView        `json:"tickets"`
+	Payment   *PaymentView        `json:"payment,omitempty"`
+}
+
+// TicketView names one ticket of a booking.
+type TicketView struct {
+	ID     string `json:"id"`
+	SeatID string `json:"seat_id,omitempty"`
+	Status string `json:"status"`
+}
+
+// PaymentView is the payment part of a booking.
+type PaymentView struct {
+	IntentID string `json:"intent_id"`
+	Status   string `json:"status"`
+}
+
+// Status derives the fan's booking status from the reservation and its
+// payment: the reservation says how it ended, the payment refines a
+// cancellation into refunded or failed and a pending hold into authorised.
+func Status(v store.BookingView) vocab.BookingStatus {
+	switch v.Hold.Status {
+	case vocab.ReservationPaid:
+		return vocab.BookingPaid
+	case vocab.ReservationExpired:
+		return vocab.BookingExpired
+	case vocab.ReservationCancelled:
+		switch {
+		case v.PaymentStatus == vocab.PaymentRefunded:
+			return vocab.BookingRefunded
+		case v.Flagged != "" || v.PaymentStatus == vocab.PaymentFailed:
+			return vocab.BookingFailed
+		}
+		return vocab.BookingCancelled
+	}
+	if v.PaymentStatus == vocab.PaymentAuthorised {
+		return vocab.BookingAuthorised
+	}
+	return vocab.BookingPendingPayment
+}
+
+func view(v store.BookingView) View {
+	r := View{BookingID: v.Hold.ID.String(), HoldID: v.Hold.ID.String(), EventID: v.Hold.EventID,
+		Status: Status(v), Total: v.Hold.Total, SeatIDs: v.Hold.SeatIDs(), Tickets: []TicketView{}}
+	for _, t := range v.Tickets {
+		r.Tickets = append(r.Tickets, TicketView{ID: t.ID, SeatID: t.SeatID, Status: t.Status})
+	}
+	if v.IntentID != "" {
+		r.Payment = &PaymentView{IntentID: v.IntentID, Status: string(v.PaymentStatus)}
+	}
+	return r
+}
+
+// Get reads who's booking.
+func (s *Service) Get(ctx context.Context, who session.Identity, id uuid.UUID) (View, error) {
+	v, err := s.Store.Booking(ctx, id, who.UserID)
+	if err != nil {
+		return View{}, err
+	}
+	return view(v), nil
+}
+
+// updateNamespace scopes workflow Update IDs derived from idempotency keys.
+var updateNamespace = uuid.MustParse("0f7c3c1e-8d2b-4a51-9e1a-6b5d2f7c9a10")
+
+// updateID turns an Idempotency-Key into the workflow Update's ID, so a
+// retried request gets the first answer; without a key every call is new.
+func updateID(kind, userID, key string) string {
+	if key == "" {
+		return kind + "-" + uuid.NewString()
+	}
+	return kind + "-" + uuid.NewSHA1(updateNamespace, []byte(userID+"\x00"+key)).String()
+}
+
+func (s *Service) updateContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := s.UpdateTimeout
+	if d <= 0 {
+		d = time.Minute
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+// Checkout starts paying for who's pending hold: the booking workflow runs
+// fraud and authorisation inside the checkout Update and answers with the
+// provider's client secret. The same Idempotency-Key replays the first
+// answer; the same key with another request is store.ErrKeyReused.
+func (s *Service) Checkout(ctx context.Context, who session.Identity, holdID uuid.UUID, req CheckoutRequest,
+	idemKey string) (workflows.CheckoutResult, error) {
+	if idemKey != "" {
+		sum := sha256.Sum256([]byte(holdID.String() + "\x00" + req.PaymentMethod + "\x00" + req.ReturnURL))
+		if err := s.Store.RememberKey(ctx, who.UserID, "checkout", idemKey, sum[:]); err != nil {
+			return workflows.CheckoutResult{}, err
+		}
+	}
+	hold, err := s.Store.GetHold(ctx, holdID, who.UserID)
+	if err != nil {
+		return workflows.CheckoutResult{}, err
+	}
+	switch hold.Status {
+	case vocab.ReservationPending:
+	case vocab.ReservationExpired:
+		return workflows.CheckoutResult{}, store.ErrHoldExpired
+	default:
+		return workflows.CheckoutResult{}, store.ErrNotPending
+	}
+	uctx, cancel := s.updateContext(ctx)
+	defer cancel()
+	res, err := workflows.Checkout(uctx, s.Temporal, Input(hold), updateID("checkout", who.UserID, idemKey),
+		workflows.CheckoutRequest{PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, IP: req.IP, DeviceID: req.DeviceID})
+	if err != nil {
+		return workflows.CheckoutResult{}, sagaError(err)
+	}
+	return res, nil
+}
+
+// Input is the booking workflow's input for a committed hold: the one
+// mapping from a hold to its saga.
+func Input(h store.Hold) workflows.BookingInput {
+	return workflows.BookingInput{ReservationID: h.ID.String(), EventID: h.EventID, UserID: h.UserID, ExpiresAt: h.ExpiresAt}
+}
+
+// Cancel cancels who's booking within the event's policy: a pending hold is
+// released, a paid booking refunded.
+func (s *Service) Cancel(ctx context.Context, who session.Identity, id uuid.UUID, idemKey string) (View, error) {
+	if _, err := s.Store.Booking(ctx, id, who.UserID); err != nil {
+		return View{}, err
+	}
+	if idemKey != "" {
+		sum := sha256.Sum256([]byte(id.String()))
+		if err := s.Store.RememberKey(ctx, who.UserID, "cancel", idemKey, sum[:]); err != nil {
+			return View{}, err
+		}
+	}
+	uctx, cancel := s.updateContext(ctx)
+	defer cancel()
+	if _, err := workflows.Cancel(uctx, s.Temporal, id.String(), updateID("cancel", who.UserID, idemKey)); err != nil {
+		return View{}, sagaError(err)
+	}
+	return s.Get(ctx, who, id)
+}
+
+// Release gives who's pending hold back now (a no-op for one that already
+// ended unpaid) and tells its booking workflow, if it has one, so the saga
+// ends now rather than at its expiry timer.
+func (s *Service) Release(ctx context.Context, who session.Identity, id uuid.UUID) error {
+	released, err := s.Holds.Release(ctx, who, id)
+	if err != nil || !released || s.Temporal == nil {
+		return err
+	}
+	if serr := workflows.Release(ctx, s.Temporal, id.String()); serr != nil && !errors.Is(serr, workflows.ErrNoBooking) {
+		s.Log.Warn("tell booking workflow of release", "hold", id, "err", serr)
+	}
+	return nil
+}
+
+// sagaError turns the saga's typed application errors into domain errors.
+func sagaError(err error) error {
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) {
+		switch ae.Type() {
+		case workflows.ErrTypeDeclined:
+			d := &DeclinedError{Message: ae.Message()}
+			var code string
+			var left int
+			if ae.HasDetails() && ae.Details(&code, &left) == nil {
+				d.Code, d.AttemptsLeft = code, &left
+			}
+			return d
+		case workflows.ErrTypeRefused:
+			return ErrRefused
+		case workflows.ErrTypeHoldExpired:
+			return store.ErrHoldExpired
+		case workflows.ErrTypeNotPending:
+			return store.ErrNotPending
+		case workflows.ErrTypeBusy:
+			return ErrBusy
+		case workflows.ErrTypeNotAllowed:
+			return ErrNotCancellable
+		case workflows.ErrTypeUnavailable:
+			return ErrUnavailable
+		}
+	}
+	if errors.Is(err, workflows.ErrNoBooking) {
+		return ErrNotCancellable
+	}
+	return err
+}

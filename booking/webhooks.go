@@ -1,0 +1,120 @@
+package booking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/encore-tickets/encore/payments"
+	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/vocab"
+	"github.com/encore-tickets/encore/workflows"
+)
+
+// provider names the webhook source in the store.
+const provider = "stripe"
+
+// Webhook intake errors; the edge maps each to a problem type.
+var (
+	// ErrBadSignature: the body did not verify; nothing was stored.
+	ErrBadSignature = errors.New("booking: webhook signature refused")
+	// ErrWebhookConflict: an event ID arrived again with other content.
+	ErrWebhookConflict = errors.New("booking: webhook event ID reused with other content")
+	// ErrUnknownPayment: the event names a payment the authorisation step
+	// has not recorded yet; the provider should redeliver it.
+	ErrUnknownPayment = errors.New("booking: unknown payment")
+	// ErrNotDelivered: stored, but its booking could not be signalled; the
+	// provider's redelivery will.
+	ErrNotDelivered = errors.New("booking: stored; delivery to the booking failed")
+)
+
+// SignatureError says why a webhook did not verify.
+type SignatureError struct{ Reason string }
+
+func (e *SignatureError) Error() string { return "booking: webhook refused: " + e.Reason }
+
+// Unwrap makes every SignatureError an ErrBadSignature.
+func (e *SignatureError) Unwrap() error { return ErrBadSignature }
+
+// Receipt is how a webhook was taken in.
+type Receipt struct {
+	Received  bool `json:"received"`
+	Duplicate bool `json:"duplicate"`
+}
+
+// SagaActsOn reports whether the booking workflow needs to hear of a provider
+// event, given the payment status Encore recorded. Others are stored (and
+// reconciled) but cost the workflow nothing: the intent's creation, its
+// cancellation by our own void, and the success of our own capture.
+func SagaActsOn(ev payments.WebhookEvent, recorded vocab.PaymentStatus) bool {
+	if ev.Object != "payment_intent" {
+		return false
+	}
+	switch ev.Type {
+	case vocab.EventAuthorised, vocab.EventFailed:
+		return true
+	case vocab.EventSucceeded:
+		// Captured by the saga itself: nothing to do. Otherwise money moved
+		// that the saga did not ask for, and it must refund it.
+		return recorded != vocab.PaymentCaptured && recorded != vocab.PaymentRefunded
+	}
+	return false
+}
+
+// ReceiveWebhook verifies a provider event, stores it (deduplicated by event
+// ID plus a content fingerprint) and then signals the booking the database
+// records for its payment, never the one the event claims. It answers
+// success only once the event is stored; an event for a payment Encore does
+// not know yet is ErrUnknownPayment, so the provider redelivers it.
+func (s *Service) ReceiveWebhook(ctx context.Context, body []byte, signature string) (Receipt, error) {
+	ev, err := payments.ParseWebhook(body, signature, s.WebhookSecret)
+	if err != nil {
+		return Receipt{}, &SignatureError{Reason: err.Error()}
+	}
+	var bookingID string
+	var recorded vocab.PaymentStatus
+	if ev.IntentID != "" {
+		id, status, err := s.Store.BookingByIntent(ctx, ev.IntentID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return Receipt{}, ErrUnknownPayment
+		case err != nil:
+			return Receipt{}, err
+		}
+		bookingID, recorded = id.String(), status
+	}
+	dup, signalled, err := s.Store.StoreWebhook(ctx, provider, ev.ID, string(ev.Type), ev.IntentID, ev.Fingerprint, ev.Raw)
+	if errors.Is(err, store.ErrWebhookConflict) {
+		s.Log.Error("ALERT: webhook event ID reused with different content", "event", ev.ID, "type", ev.Type)
+		if s.webhookConflicts != nil {
+			s.webhookConflicts.Inc()
+		}
+		return Receipt{}, fmt.Errorf("event %s: %w", ev.ID, ErrWebhookConflict)
+	}
+	if err != nil {
+		return Receipt{}, err
+	}
+	receipt := Receipt{Received: true, Duplicate: dup}
+	if (dup && signalled) || bookingID == "" || !SagaActsOn(ev, recorded) {
+		_ = s.Store.MarkWebhookSignalled(ctx, provider, ev.ID)
+		return receipt, nil
+	}
+	if ev.BookingID != bookingID {
+		// The reference does not match: the booking the database names hears
+		// of it and refuses to sell on it (money moves only on an event whose
+		// reference, amount and currency all match). Alert staff.
+		s.Log.Error("ALERT: webhook reference mismatch", "event", ev.ID, "intent", ev.IntentID,
+			"metadata_booking", ev.BookingID, "booking", bookingID)
+	}
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	err = workflows.DeliverPayment(sctx, s.Temporal, workflows.PaymentEvent{EventID: ev.ID, Type: ev.Type,
+		IntentID: ev.IntentID, Status: ev.Status, Amount: ev.Amount, BookingID: bookingID, ClaimedBookingID: ev.BookingID})
+	if err != nil && !errors.Is(err, workflows.ErrNoBooking) {
+		s.Log.Warn("deliver provider event", "event", ev.ID, "booking", bookingID, "err", err)
+		return Receipt{}, ErrNotDelivered
+	}
+	_ = s.Store.MarkWebhookSignalled(ctx, provider, ev.ID)
+	return receipt, nil
+}

@@ -1,0 +1,160 @@
+package system
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/encore-tickets/encore/activities"
+	"github.com/encore-tickets/encore/api"
+	"github.com/encore-tickets/encore/booking"
+	"github.com/encore-tickets/encore/config"
+	"github.com/encore-tickets/encore/holds"
+	"github.com/encore-tickets/encore/session"
+	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/tickets"
+	"github.com/encore-tickets/encore/waitingroom"
+	"github.com/encore-tickets/encore/worker"
+	"github.com/encore-tickets/encore/workflows"
+)
+
+// SearchAttributes are the saga's search attributes, registered on the
+// namespace (the embedded server does it itself; a real cluster's operator
+// registers the same map).
+var SearchAttributes = map[string]enumspb.IndexedValueType{
+	workflows.SearchAttrEvent:  enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	workflows.SearchAttrUser:   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	workflows.SearchAttrStatus: enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+}
+
+// Process is the one composition root: every plane of an Encore process,
+// wired once. encore dev, encore api and encore worker all build it with New
+// and then serve the API, run the worker and loops, or both.
+type Process struct {
+	Config   config.Config
+	Log      *slog.Logger
+	Pool     *pgxpool.Pool
+	Redis    *redis.Client
+	Registry *prometheus.Registry
+	Temporal client.Client
+
+	Holds      *holds.Service
+	Bookings   *booking.Service
+	Room       *waitingroom.Room
+	Browse     *BrowsePlane
+	Tickets    *tickets.Wallet
+	Activities *activities.Booking
+	Sessions   *session.Issuer
+}
+
+// New connects to PostgreSQL, Redis and Temporal at the given addresses and
+// wires every plane.
+func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisURL, temporalAddr string) (*Process, error) {
+	if err := CheckPaymentConfig(cfg); err != nil {
+		return nil, err
+	}
+	pool, rdb, err := Connect(ctx, cfg, dbURL, redisURL)
+	if err != nil {
+		return nil, err
+	}
+	p := &Process{Config: cfg, Log: log, Pool: pool, Redis: rdb, Registry: Registry(),
+		Sessions: session.NewIssuer(cfg.SessionSecret.Reveal())}
+	p.Holds = BuyPlane(cfg, pool, rdb, p.Registry, log)
+	p.Room = AdmitPlane(cfg, rdb, p.Holds, p.Registry, log)
+	if p.Browse, err = NewBrowsePlane(ctx, cfg, dbURL, rdb, p.Registry, log); err != nil {
+		p.Close()
+		return nil, err
+	}
+	keyring, err := TicketKeyring(cfg)
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	p.Tickets = &tickets.Wallet{Store: p.Holds.Store, Keyring: keyring}
+	if p.Activities, err = BookingActivities(cfg, p.Holds.Store, log); err != nil {
+		p.Close()
+		return nil, err
+	}
+	p.Temporal, err = client.DialContext(ctx, client.Options{
+		HostPort:  temporalAddr,
+		Namespace: cfg.TemporalNamespace,
+		Logger:    sdklog.NewStructuredLogger(log.With("component", "temporal-client")),
+	})
+	if err != nil {
+		p.Close()
+		return nil, fmt.Errorf("connect to Temporal at %s: %w", temporalAddr, err)
+	}
+	p.Bookings = &booking.Service{Holds: p.Holds, Store: p.Holds.Store, Temporal: p.Temporal, Log: log,
+		WebhookSecret: cfg.StripeWebhookSecret.Reveal()}
+	p.Bookings.Register(p.Registry)
+	p.Holds.Started = func(ctx context.Context, h store.Hold) {
+		// The outbox row written with the hold is the backstop if this fails.
+		if err := workflows.StartBooking(ctx, p.Temporal, booking.Input(h)); err != nil {
+			log.Warn("start booking workflow", "hold", h.ID, "err", err)
+		}
+	}
+	return p, nil
+}
+
+// Close releases what New opened.
+func (p *Process) Close() {
+	if p.Room != nil {
+		p.Room.Close()
+	}
+	if p.Temporal != nil {
+		p.Temporal.Close()
+	}
+	if p.Browse != nil {
+		p.Browse.Close()
+	}
+	_ = p.Redis.Close()
+	p.Pool.Close()
+}
+
+// API is the HTTP edge over the process's planes.
+func (p *Process) API() *api.Server {
+	checks := Checks(p.Pool, p.Redis, func(ctx context.Context) error {
+		_, err := p.Temporal.CheckHealth(ctx, &client.CheckHealthRequest{})
+		return err
+	})
+	return &api.Server{Holds: p.Holds, Bookings: p.Bookings, Room: p.Room, Browse: p.Browse.API, Tickets: p.Tickets,
+		Sessions: p.Sessions, Checks: checks, Gatherer: p.Registry, Log: p.Log}
+}
+
+// ServeAPI runs the fan API and the live seat-map hub until ctx ends.
+func (p *Process) ServeAPI(ctx context.Context) (string, <-chan error, error) {
+	go p.Browse.Hub.Run(ctx)
+	addr, done, err := Serve(ctx, p.Config.HTTPAddr, p.API().Handler())
+	if err != nil {
+		return "", nil, err
+	}
+	return addr.String(), done, nil
+}
+
+// RunWorker runs the Temporal worker and the background loops (sweeper,
+// outbox relay, admitter, reconciliation schedule) until ctx ends. The
+// returned stop waits for the worker to finish its tasks; call it before
+// Close.
+func (p *Process) RunWorker(ctx context.Context) (stop func(), err error) {
+	w := worker.New(p.Temporal, worker.Dependencies{Holds: &activities.Holds{Service: p.Holds}, Booking: p.Activities})
+	if err := w.Start(); err != nil {
+		return nil, fmt.Errorf("start worker: %w", err)
+	}
+	if err := workflows.EnsureReconcileSchedule(ctx, p.Temporal, p.Config.ReconcileEvery, 24*time.Hour); err != nil {
+		p.Log.Warn("reconciliation schedule", "err", err)
+	}
+	go p.Holds.RunSweeper(ctx, p.Config.SweepInterval, p.Config.SweepBatch)
+	relay := NewRelay(p.Config, p.Holds.Store, p.Browse.Cache, p.Registry, p.Log)
+	relay.Handle(store.TopicHoldCreated, StartMissedBooking(p.Temporal, p.Log))
+	go relay.Run(ctx)
+	go p.Room.RunAdmitter(ctx, "")
+	return w.Stop, nil
+}
