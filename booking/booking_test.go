@@ -1,0 +1,81 @@
+package booking_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/booking"
+	"github.com/encore-tickets/encore/payments"
+	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/vocab"
+)
+
+func TestTheBookingStatusIsTheReservationRefinedByItsPayment(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name        string
+		reservation vocab.ReservationStatus
+		payment     vocab.PaymentStatus
+		flagged     string
+		want        vocab.BookingStatus
+	}{
+		{"a fresh hold is pending", vocab.ReservationPending, "", "", vocab.BookingPendingPayment},
+		{"a hold whose card needs 3-D Secure is still pending", vocab.ReservationPending, vocab.PaymentRequiresAction, "", vocab.BookingPendingPayment},
+		{"an authorised hold is authorised", vocab.ReservationPending, vocab.PaymentAuthorised, "", vocab.BookingAuthorised},
+		{"a paid reservation is paid", vocab.ReservationPaid, vocab.PaymentCaptured, "", vocab.BookingPaid},
+		{"an expired hold is expired", vocab.ReservationExpired, vocab.PaymentVoided, "", vocab.BookingExpired},
+		{"a released hold is cancelled", vocab.ReservationCancelled, "", "", vocab.BookingCancelled},
+		{"a refunded booking is refunded", vocab.ReservationCancelled, vocab.PaymentRefunded, "", vocab.BookingRefunded},
+		{"a failed payment fails the booking", vocab.ReservationCancelled, vocab.PaymentFailed, "", vocab.BookingFailed},
+		{"a flagged cancellation is a failure", vocab.ReservationCancelled, vocab.PaymentVoided, "amount mismatch", vocab.BookingFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			v := store.BookingView{Hold: store.Hold{Status: tc.reservation}, PaymentStatus: tc.payment, Flagged: tc.flagged}
+			require.Equal(t, tc.want, booking.Status(v))
+		})
+	}
+}
+
+func TestTheSagaHearsOnlyOfEventsItMustActOn(t *testing.T) {
+	t.Parallel()
+	intent := func(typ vocab.ProviderEvent) payments.WebhookEvent {
+		return payments.WebhookEvent{Type: typ, Object: "payment_intent"}
+	}
+	for _, tc := range []struct {
+		name     string
+		ev       payments.WebhookEvent
+		recorded vocab.PaymentStatus
+		want     bool
+	}{
+		{"an authorisation", intent(vocab.EventAuthorised), vocab.PaymentPending, true},
+		{"a failed payment", intent(vocab.EventFailed), vocab.PaymentRequiresAction, true},
+		{"the success of the saga's own capture", intent(vocab.EventSucceeded), vocab.PaymentCaptured, false},
+		{"a success after the saga refunded", intent(vocab.EventSucceeded), vocab.PaymentRefunded, false},
+		{"money the saga did not ask for", intent(vocab.EventSucceeded), vocab.PaymentAuthorised, true},
+		{"the cancellation by the saga's own void", intent(vocab.EventCanceled), vocab.PaymentVoided, false},
+		{"a refund", payments.WebhookEvent{Type: vocab.EventRefunded, Object: "charge"}, vocab.PaymentRefunded, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.want, booking.SagaActsOn(tc.ev, tc.recorded))
+		})
+	}
+}
+
+func TestEveryBookingStatusIsReachable(t *testing.T) {
+	t.Parallel()
+	seen := map[vocab.BookingStatus]bool{}
+	for _, r := range vocab.ReservationStatuses {
+		for _, p := range append(vocab.PaymentStatuses, "") {
+			for _, flagged := range []string{"", "flag"} {
+				seen[booking.Status(store.BookingView{Hold: store.Hold{Status: r}, PaymentStatus: p, Flagged: flagged})] = true
+			}
+		}
+	}
+	for _, s := range vocab.BookingStatuses {
+		require.True(t, seen[s], "no reservation and payment give %s", s)
+	}
+	require.Len(t, seen, len(vocab.BookingStatuses), "Status gives only statuses of the full set")
+}
