@@ -24,7 +24,7 @@ import (
 // ErrBadCursor says a cursor is malformed or belongs to another query.
 var ErrBadCursor = errors.New("catalog: cursor is not valid for this query")
 
-// Event is an event as search lists it (DESIGN.md's names).
+// Event is an event as search lists it (the public contract's field names).
 type Event struct {
 	ID       string    `json:"id"`
 	Title    string    `json:"title"`

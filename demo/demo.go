@@ -49,7 +49,7 @@ const (
 	demoCurrency = "EUR"
 )
 
-// DemoEvents are the events of DESIGN.md's demo data, relative to now: both
+// DemoEvents are the demo data that encore dev seeds, relative to now: both
 // on sale, the show a month away.
 func DemoEvents(now time.Time) []Event {
 	show := now.Truncate(24*time.Hour).AddDate(0, 1, 0).Add(20 * time.Hour)

@@ -2,7 +2,7 @@
 // with GCRA in Redis so every API process shares one budget. When Redis does
 // not answer, the limit still holds: each process falls back to its own GCRA
 // with the same rate, so an outage makes limits stricter per fleet, never
-// absent (rule 10: fail closed).
+// absent (fail closed: docs/ARCHITECTURE.md rule 10).
 package ratelimit
 
 import (

@@ -4,7 +4,7 @@
 // that pushes invalidations to WebSocket viewers from one upstream Pub/Sub
 // subscription per active section.
 //
-// Everything here is advisory (rule 2): a stale map only costs the fan a 409
+// Everything here is advisory (docs/ARCHITECTURE.md rule 2): a stale map only costs the fan a 409
 // on hold; nothing decides ownership from it.
 package seatmap
 

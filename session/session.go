@@ -1,6 +1,7 @@
 // Package session issues and verifies fans' bearer tokens. This is the demo
-// login of DESIGN.md: a token is the user and device IDs signed with HMAC;
-// a real identity provider replaces Issue and keeps Verify's contract.
+// login of the public contract (POST /v1/sessions): a token is the user and
+// device IDs signed with HMAC; a real identity provider replaces Issue and
+// keeps Verify's contract.
 package session
 
 import (

@@ -39,7 +39,7 @@ type Ticket struct {
 
 // TicketConflictError says an insert met another ticket that is not the
 // same issue replayed: the seat already has another valid ticket, or the
-// ticket ID is taken by a different ticket. Rule 7 absorbs retries; this is
+// ticket ID is taken by a different ticket. Duplicate delivery is harmless (docs/ARCHITECTURE.md rule 7); this is
 // a bug or a double sale, never a retry.
 type TicketConflictError struct{ Constraint string }
 

@@ -19,7 +19,7 @@
 //     bound to user, device and event. A hold on a metered event needs both
 //     (Check); after a hold the lease lives as long as the hold (Extend).
 //   - Redis unreachable means nobody gets in: every path answers a retryable
-//     error (rule 10, fail closed).
+//     error (fail closed: docs/ARCHITECTURE.md rule 10).
 package waitingroom
 
 import (

@@ -115,7 +115,7 @@ CREATE TABLE reservation_items (
     live            boolean NOT NULL DEFAULT true,
     CHECK (seat_id IS NULL OR quantity = 1)
 );
--- Rule 1: a seat has at most one live owner.
+-- Rule 1 of docs/ARCHITECTURE.md: a seat has at most one live owner.
 CREATE UNIQUE INDEX reservation_items_one_live_owner ON reservation_items (seat_id)
     WHERE live AND seat_id IS NOT NULL;
 CREATE INDEX reservation_items_reservation ON reservation_items (reservation_id);

@@ -19,7 +19,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 )
 
-// MaxTTL is the longest a pass may live, as DESIGN.md and the seeds fix it.
+// MaxTTL is the longest a pass may live, as the admission design fixes it (docs/ARCHITECTURE.md).
 const MaxTTL = 5 * time.Minute
 
 // MaxLen bounds a pass before any parsing: a real one is about 400 bytes.
