@@ -5,7 +5,6 @@ import (
 	"crypto/ed25519"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -18,38 +17,21 @@ import (
 	"github.com/encore-tickets/encore/tickets"
 )
 
-const gateUsage = `usage:
-  encore gate [--manifest <file>] [--addr <host:port>] [--db <ledger>] [--event <event_id>] [--offline]
-  encore gate import --manifest <file> [--db <ledger>]
-  encore gate sync --from <offline scanner's db> [--db <ledger>]
-  encore gate status [--db <ledger>]
-
-The venue gate: imports a manifest (encore manifest export) into a SQLite ledger
-in WAL mode and serves GET /healthz, POST /v1/scan and GET /metrics. Gates on
-one host share one ledger file; if it fails, scans are refused. --offline runs
-a scanner on its own copy that stays open without the LAN and may let a
-ticket in twice; encore gate sync reports those double entries.
-
-flags shared by every form:
-  --db           ledger file (default ENCORE_DATA_DIR/gate/ledger.db; offline.db with --offline)
-  --verify-key   Ed25519 public key (hex) that signs manifests (default: from ENCORE_MANIFEST_SIGNING_SEED)
-  --sync         SQLite synchronous level: FULL (default: an entry survives a power cut) or NORMAL`
-
-type gateFlags struct {
-	fs        *flag.FlagSet
-	db        *string
-	verifyKey *string
-	sync      *string
+// ledgerOptions are the flags every form of encore gate shares: where the
+// ledger is, which key verifies manifests and how durable a write is.
+type ledgerOptions struct {
+	db        string
+	verifyKey string
+	sync      string
 }
 
-func newGateFlags(name string) gateFlags {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprintln(os.Stderr, gateUsage) }
-	return gateFlags{fs: fs,
-		db:        fs.String("db", "", "ledger file"),
-		verifyKey: fs.String("verify-key", "", "Ed25519 public key (hex) of the exporter"),
-		sync:      fs.String("sync", "FULL", "SQLite synchronous level: FULL or NORMAL"),
-	}
+// gateOptions are encore gate's flags when it serves scans.
+type gateOptions struct {
+	ledger   ledgerOptions
+	manifest string
+	addr     string // empty: ENCORE_GATE_ADDR, known only once config is loaded
+	event    string
+	offline  bool
 }
 
 // gateKeys are the manifest keys a gate needs: the encryption key and the
@@ -69,12 +51,12 @@ func gateKeys(cfg config.Config, verifyKey string) (manifest.Keys, error) {
 	return manifest.KeysFromConfig(cfg)
 }
 
-func (f gateFlags) open(cfg config.Config, offline bool) (*gate.Store, manifest.Keys, error) {
-	keys, err := gateKeys(cfg, *f.verifyKey)
+func (f ledgerOptions) open(cfg config.Config, offline bool) (*gate.Store, manifest.Keys, error) {
+	keys, err := gateKeys(cfg, f.verifyKey)
 	if err != nil {
 		return nil, keys, err
 	}
-	path := *f.db
+	path := f.db
 	if path == "" {
 		name := "ledger.db"
 		if offline {
@@ -82,48 +64,31 @@ func (f gateFlags) open(cfg config.Config, offline bool) (*gate.Store, manifest.
 		}
 		path = system.DataPath(cfg, "gate", name)
 	}
-	st, err := gate.OpenStore(path, keys.Encryption, gate.StoreOptions{Synchronous: *f.sync})
+	st, err := gate.OpenStore(path, keys.Encryption, gate.StoreOptions{Synchronous: f.sync})
 	return st, keys, err
 }
 
-func runGate(ctx context.Context, cfg config.Config, args []string) error {
-	if len(args) > 0 {
-		switch args[0] {
-		case "import":
-			return runGateImport(ctx, cfg, args[1:])
-		case "sync":
-			return runGateSync(ctx, cfg, args[1:])
-		case "status":
-			return runGateStatus(ctx, cfg, args[1:])
-		case "help", "-h", "--help":
-			fmt.Println(gateUsage)
-			return nil
-		}
-	}
-	f := newGateFlags("gate")
-	file := f.fs.String("manifest", "", "manifest to import before serving")
-	addr := f.fs.String("addr", cfg.GateAddr, "listen address")
-	event := f.fs.String("event", "", "event this gate admits (default: the manifest's)")
-	offline := f.fs.Bool("offline", false, "offline scanner on its own copy (see usage)")
-	if err := f.fs.Parse(args); err != nil {
-		return exitCode(2)
+func runGate(ctx context.Context, cfg config.Config, o gateOptions) error {
+	addr, event := o.addr, o.event
+	if addr == "" {
+		addr = cfg.GateAddr
 	}
 	log := system.Logger(cfg, os.Stderr)
-	st, keys, err := f.open(cfg, *offline)
+	st, keys, err := o.ledger.open(cfg, o.offline)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if *file != "" {
-		ev, err := importManifest(ctx, st, keys, *file, log)
+	if o.manifest != "" {
+		ev, err := importManifest(ctx, st, keys, o.manifest, log)
 		if err != nil {
 			return err
 		}
-		if *event == "" {
-			*event = ev
+		if event == "" {
+			event = ev
 		}
 	}
-	if *event == "" {
+	if event == "" {
 		ms, err := st.Manifests(ctx)
 		if err != nil {
 			return err
@@ -131,22 +96,22 @@ func runGate(ctx context.Context, cfg config.Config, args []string) error {
 		if len(ms) != 1 {
 			return fmt.Errorf("the ledger %s holds %d manifests: pass --manifest or --event", st.Path(), len(ms))
 		}
-		*event = ms[0].EventID
+		event = ms[0].EventID
 	}
 	mode := gate.ModeLedger
-	if *offline {
+	if o.offline {
 		mode = gate.ModeOffline
 		log.Warn("OFFLINE SCANNER: this copy admits on its own; a ticket used at another scanner before the next sync "+
 			"gets in again. When the LAN is back run: encore gate sync --from "+st.Path(), "db", st.Path())
 	}
 	reg := system.Registry()
-	g := &gate.Gate{Store: st, EventID: *event, Metrics: gate.NewMetrics(reg), Log: log}
+	g := &gate.Gate{Store: st, EventID: event, Metrics: gate.NewMetrics(reg), Log: log}
 	srv := &gate.Server{Gate: g, Mode: mode, Gatherer: reg}
-	bound, done, err := system.Serve(ctx, *addr, srv.Handler())
+	bound, done, err := system.Serve(ctx, addr, srv.Handler())
 	if err != nil {
 		return err
 	}
-	log.Info("gate listening", "url", system.HTTPURL(bound.String()), "event", *event, "ledger", st.Path(), "mode", mode)
+	log.Info("gate listening", "url", system.HTTPURL(bound.String()), "event", event, "ledger", st.Path(), "mode", mode)
 	return <-done
 }
 
@@ -179,25 +144,19 @@ func importManifest(ctx context.Context, st *gate.Store, keys manifest.Keys, fil
 	return m.EventID, nil
 }
 
-func runGateImport(ctx context.Context, cfg config.Config, args []string) error {
-	f := newGateFlags("gate import")
-	file := f.fs.String("manifest", "", "manifest file (required)")
-	if err := f.fs.Parse(args); err != nil || *file == "" {
-		fmt.Fprintln(os.Stderr, gateUsage)
-		return exitCode(2)
-	}
-	st, keys, err := f.open(cfg, false)
+func runGateImport(ctx context.Context, cfg config.Config, l ledgerOptions, file string) error {
+	st, keys, err := l.open(cfg, false)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	data, err := os.ReadFile(*file)
+	data, err := os.ReadFile(file)
 	if err != nil {
 		return err
 	}
 	m, err := manifest.Open(data, keys, time.Now())
 	if err != nil {
-		return fmt.Errorf("%s: %w", *file, err)
+		return fmt.Errorf("%s: %w", file, err)
 	}
 	res, err := st.Import(ctx, m, time.Now())
 	if err != nil {
@@ -208,19 +167,13 @@ func runGateImport(ctx context.Context, cfg config.Config, args []string) error 
 	return nil
 }
 
-func runGateSync(ctx context.Context, cfg config.Config, args []string) error {
-	f := newGateFlags("gate sync")
-	from := f.fs.String("from", "", "the offline scanner's database (required)")
-	if err := f.fs.Parse(args); err != nil || *from == "" {
-		fmt.Fprintln(os.Stderr, gateUsage)
-		return exitCode(2)
-	}
-	ledger, keys, err := f.open(cfg, false)
+func runGateSync(ctx context.Context, cfg config.Config, l ledgerOptions, from string) error {
+	ledger, keys, err := l.open(cfg, false)
 	if err != nil {
 		return err
 	}
 	defer ledger.Close()
-	local, err := gate.OpenStore(*from, keys.Encryption, gate.StoreOptions{Synchronous: *f.sync})
+	local, err := gate.OpenStore(from, keys.Encryption, gate.StoreOptions{Synchronous: l.sync})
 	if err != nil {
 		return err
 	}
@@ -230,7 +183,7 @@ func runGateSync(ctx context.Context, cfg config.Config, args []string) error {
 		return err
 	}
 	fmt.Printf("synced %s into %s: %d entries pushed, %d already there, %d pulled back\n",
-		*from, ledger.Path(), rep.Pushed, rep.AlreadyThere, rep.Pulled)
+		from, ledger.Path(), rep.Pushed, rep.AlreadyThere, rep.Pulled)
 	if len(rep.Doubles) == 0 {
 		fmt.Println("no double entries")
 		return nil
@@ -243,12 +196,8 @@ func runGateSync(ctx context.Context, cfg config.Config, args []string) error {
 	return nil
 }
 
-func runGateStatus(ctx context.Context, cfg config.Config, args []string) error {
-	f := newGateFlags("gate status")
-	if err := f.fs.Parse(args); err != nil {
-		return exitCode(2)
-	}
-	st, _, err := f.open(cfg, false)
+func runGateStatus(ctx context.Context, cfg config.Config, l ledgerOptions) error {
+	st, _, err := l.open(cfg, false)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -61,18 +60,15 @@ func runMigrate(ctx context.Context, cfg config.Config, seed bool) error {
 	return nil
 }
 
-func runAudit(ctx context.Context, cfg config.Config, args []string) error {
-	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
-	event := fs.String("event", "", "audit one event only")
-	if err := fs.Parse(args); err != nil {
-		return exitCode(2)
-	}
+// runAudit checks the inventory invariants of one event, or of all when event
+// is empty.
+func runAudit(ctx context.Context, cfg config.Config, event string) error {
 	pool, done, err := openDatabase(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer done()
-	rep, err := store.New(pool, store.Options{}).Audit(ctx, *event, cfg.SweepLagAllowance)
+	rep, err := store.New(pool, store.Options{}).Audit(ctx, event, cfg.SweepLagAllowance)
 	if err != nil {
 		return err
 	}
@@ -87,11 +83,9 @@ func runAudit(ctx context.Context, cfg config.Config, args []string) error {
 
 // runTestInfra starts private PostgreSQL and Redis for tests (installing them
 // when missing), runs the command with ENCORE_TEST_DATABASE_URL and
-// ENCORE_TEST_REDIS_URL set, and stops what it started.
+// ENCORE_TEST_REDIS_URL set, and stops what it started. args is the child's
+// command line exactly as given after --: cobra has already taken the --.
 func runTestInfra(ctx context.Context, cfg config.Config, args []string) error {
-	if len(args) > 0 && args[0] == "--" {
-		args = args[1:]
-	}
 	if len(args) == 0 {
 		return errors.New("testinfra: give a command after --")
 	}

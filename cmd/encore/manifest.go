@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,46 +14,18 @@ import (
 	"github.com/encore-tickets/encore/system"
 )
 
-const manifestUsage = `usage:
-  encore manifest export --event <event_id> --out <file> [--since <version>] [--expires <RFC 3339 time>]
-  encore manifest inspect <file>
-
-export writes the event's valid paid tickets with their QR secrets, encrypted
-(ENCORE_MANIFEST_KEY) and signed (ENCORE_MANIFEST_SIGNING_SEED), for encore gate.
---since <version> writes a delta from an earlier export: tickets issued and
-revoked since. inspect verifies a file's signature and prints its header.`
-
-func runManifest(ctx context.Context, cfg config.Config, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, manifestUsage)
-		return exitCode(2)
-	}
-	switch args[0] {
-	case "export":
-		return runManifestExport(ctx, cfg, args[1:])
-	case "inspect":
-		return runManifestInspect(cfg, args[1:])
-	}
-	fmt.Fprintln(os.Stderr, manifestUsage)
-	return exitCode(2)
+// exportOptions are encore manifest export's flags.
+type exportOptions struct {
+	event   string
+	out     string
+	since   int64
+	expires string // RFC 3339; empty: the show's start + 12h
 }
 
-func runManifestExport(ctx context.Context, cfg config.Config, args []string) error {
-	fs := flag.NewFlagSet("manifest export", flag.ContinueOnError)
-	event := fs.String("event", "", "event ID (required)")
-	out := fs.String("out", "", "file to write (required)")
-	since := fs.Int64("since", 0, "version of the export the gate holds: write a delta from it")
-	expires := fs.String("expires", "", "expiry, RFC 3339 (default: the show's start + 12h)")
-	if err := fs.Parse(args); err != nil {
-		return exitCode(2)
-	}
-	if *event == "" || *out == "" {
-		fmt.Fprintln(os.Stderr, manifestUsage)
-		return exitCode(2)
-	}
-	opt := manifest.ExportOptions{EventID: *event, Since: *since}
-	if *expires != "" {
-		t, err := time.Parse(time.RFC3339, *expires)
+func runManifestExport(ctx context.Context, cfg config.Config, o exportOptions) error {
+	opt := manifest.ExportOptions{EventID: o.event, Since: o.since}
+	if o.expires != "" {
+		t, err := time.Parse(time.RFC3339, o.expires)
 		if err != nil {
 			return fmt.Errorf("--expires: %w", err)
 		}
@@ -77,11 +48,11 @@ func runManifestExport(ctx context.Context, cfg config.Config, args []string) er
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(*out, data); err != nil {
+	if err := writeFileAtomic(o.out, data); err != nil {
 		return err
 	}
 	fmt.Printf("%s manifest for %s: %d tickets, %d revoked, version %d, expires %s -> %s\n",
-		h.Kind, h.EventID, h.TicketCount, h.RevokeCount, h.Version, h.ExpiresAt.Format(time.RFC3339), *out)
+		h.Kind, h.EventID, h.TicketCount, h.RevokeCount, h.Version, h.ExpiresAt.Format(time.RFC3339), o.out)
 	fmt.Printf("next delta: encore manifest export --event %s --since %d --out <file>\n", h.EventID, h.Version)
 	return nil
 }
@@ -108,12 +79,8 @@ func writeFileAtomic(path string, data []byte) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-func runManifestInspect(cfg config.Config, args []string) error {
-	if len(args) != 1 {
-		fmt.Fprintln(os.Stderr, manifestUsage)
-		return exitCode(2)
-	}
-	data, err := os.ReadFile(args[0])
+func runManifestInspect(cfg config.Config, file string) error {
+	data, err := os.ReadFile(file)
 	if err != nil {
 		return err
 	}

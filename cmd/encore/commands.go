@@ -1,0 +1,405 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/encore-tickets/encore/config"
+)
+
+// exitCode ends the process with a code and no further message: the command
+// has already said what went wrong (audit's report, testinfra's child).
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit %d", int(e)) }
+
+// runError marks an error from a command's own work (exit 1). Every other
+// error cobra returns is about the command line — an unknown command or flag,
+// a missing required flag, extra arguments — and exits 2 with usage, so a
+// new kind of command-line mistake needs no classification here.
+type runError struct{ err error }
+
+func (e runError) Error() string { return e.err.Error() }
+func (e runError) Unwrap() error { return e.err }
+
+// execute runs the command line args and returns the process's exit code.
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return executeCmd(ctx, newRootCmd(), args, stdout, stderr)
+}
+
+// executeCmd is execute on a given command tree, so tests can swap a
+// command's work for a probe.
+func executeCmd(ctx context.Context, root *cobra.Command, args []string, stdout, stderr io.Writer) int {
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	cmd, err := root.ExecuteContextC(ctx)
+	if cmd == nil {
+		cmd = root
+	}
+	var exit exitCode
+	var run runError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit):
+		return int(exit)
+	case errors.As(err, &run):
+		fmt.Fprintln(stderr, "encore:", err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "encore: %v\n\n%s", err, cmd.UsageString())
+	return 2
+}
+
+// action adapts a command's work to cobra. The configuration is loaded here,
+// once the command line has parsed, so that --help and a command-line
+// mistake never depend on a valid environment.
+func action(fn func(cmd *cobra.Command, args []string, cfg config.Config) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		cfg, err := config.Load()
+		if err != nil {
+			return runError{err}
+		}
+		if err := fn(cmd, args, cfg); err != nil {
+			return runError{err}
+		}
+		return nil
+	}
+}
+
+// needCommand is the run of a command that only groups others: called bare it
+// is a command-line mistake (exit 2), as it was before cobra.
+func needCommand(cmd *cobra.Command, _ []string) error {
+	return fmt.Errorf("missing command for %q", cmd.CommandPath())
+}
+
+// required marks flags that a command cannot run without; cobra then rejects
+// the command line before any work starts.
+func required(cmd *cobra.Command, names ...string) {
+	for _, n := range names {
+		if err := cmd.MarkFlagRequired(n); err != nil {
+			panic(err) // a flag that was never declared: a programming error
+		}
+	}
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "encore",
+		Short: "Every Encore process in one binary",
+		Long: `Encore is a flash-sale ticket booking system; this binary runs every part of it.
+
+encore dev runs the whole system in one process with PostgreSQL, Redis, Temporal
+and its Web UI provided; encore api and encore worker are the production
+processes. Configuration comes from ENCORE_* environment variables (encore config
+prints them all); it is read after the command line, so --help always works.`,
+		Args:          nil, // cobra's default for a root: an unknown first word is an unknown command
+		RunE:          needCommand,
+		SilenceErrors: true, // execute prints errors, with the exit code it chooses
+		SilenceUsage:  true,
+		CompletionOptions: cobra.CompletionOptions{
+			DisableDefaultCmd: true, // the command set stays the one documented in README.md
+		},
+	}
+	root.AddCommand(
+		newDevCmd(),
+		newAPICmd(),
+		newWorkerCmd(),
+		newMigrateCmd(),
+		newSeedCmd(),
+		newAuditCmd(),
+		newManifestCmd(),
+		newGateCmd(),
+		newPSPCmd(),
+		newTestInfraCmd(),
+		newConfigCmd(),
+	)
+	return root
+}
+
+func newDevCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "dev",
+		Short: "Run the whole system in one process (PostgreSQL, Redis, Temporal and its UI provided)",
+		Long: `Runs the fan API, the Temporal worker, the background loops and the payment
+sandbox in one process, with demo data seeded.
+
+PostgreSQL and Redis come from ENCORE_DATABASE_URL and ENCORE_REDIS_URL, else
+private ones are started (installed when missing) under ENCORE_DATA_DIR.
+Temporal comes from ENCORE_TEMPORAL_ADDRESS, else a server and its Web UI are
+embedded. Stops on Ctrl-C, stopping what it started.`,
+		Args: cobra.NoArgs,
+		RunE: action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
+			return runDev(cmd.Context(), cfg)
+		}),
+	}
+}
+
+func newAPICmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "api",
+		Short: "Run the fan API",
+		Long: `Runs the fan API on ENCORE_HTTP_ADDR: the production process, with PostgreSQL,
+Redis and Temporal from ENCORE_DATABASE_URL, ENCORE_REDIS_URL and
+ENCORE_TEMPORAL_ADDRESS (see docker-compose.temporal.yml).`,
+		Args: cobra.NoArgs,
+		RunE: action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
+			return runAPI(cmd.Context(), cfg)
+		}),
+	}
+}
+
+func newWorkerCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "worker",
+		Short: "Run the Temporal worker and background loops",
+		Long: `Runs the Temporal worker, the expiry sweeper, the outbox relay and the
+waiting-room admitter: the production process, with infrastructure from the
+environment like encore api.`,
+		Args: cobra.NoArgs,
+		RunE: action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
+			return runWorker(cmd.Context(), cfg)
+		}),
+	}
+}
+
+func newMigrateCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply migrations and print the schema version",
+		Long: `Applies the embedded migrations to ENCORE_DATABASE_URL, or to encore dev's
+private cluster when none is configured, and prints the schema version.`,
+		Args: cobra.NoArgs,
+		RunE: action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
+			return runMigrate(cmd.Context(), cfg, false)
+		}),
+	}
+}
+
+func newSeedCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "seed",
+		Short: "Apply migrations and seed the demo events",
+		Long: `Applies the embedded migrations like encore migrate, then seeds the demo
+events.`,
+		Args: cobra.NoArgs,
+		RunE: action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
+			return runMigrate(cmd.Context(), cfg, true)
+		}),
+	}
+}
+
+func newAuditCmd() *cobra.Command {
+	var event string
+	cmd := &cobra.Command{
+		Use:   "audit",
+		Short: "Check inventory invariants (exit 1 on any violation)",
+		Long: `Counts seats with more than one live owner, SOLD seats without a PAID
+reservation and HELD seats past expiry (beyond ENCORE_SWEEP_LAG_ALLOWANCE),
+prints the report and exits 1 on any violation.`,
+		Args: cobra.NoArgs,
+		RunE: action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
+			return runAudit(cmd.Context(), cfg, event)
+		}),
+	}
+	cmd.Flags().StringVar(&event, "event", "", "audit this event only (default: every event)")
+	return cmd
+}
+
+func newManifestCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "manifest",
+		Short: "Export or inspect an event's encrypted, signed ticket manifest for the gate",
+		Long: `export writes the event's valid paid tickets with their QR secrets, encrypted
+(ENCORE_MANIFEST_KEY) and signed (ENCORE_MANIFEST_SIGNING_SEED), for encore gate.
+inspect verifies a file's signature and prints its header.`,
+		Args: cobra.NoArgs,
+		RunE: needCommand,
+	}
+	cmd.AddCommand(newManifestExportCmd(), newManifestInspectCmd())
+	return cmd
+}
+
+func newManifestExportCmd() *cobra.Command {
+	var o exportOptions
+	cmd := &cobra.Command{
+		Use:   "export --event <event_id> --out <file>",
+		Short: "Write an event's ticket manifest to a file",
+		Long: `Writes the event's valid paid tickets with their QR secrets, encrypted
+(ENCORE_MANIFEST_KEY) and signed (ENCORE_MANIFEST_SIGNING_SEED), for encore gate.
+--since <version> writes a delta from an earlier export: tickets issued and
+revoked since. The file is replaced in one rename, so a gate never reads half.`,
+		Args: cobra.NoArgs,
+		RunE: action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
+			return runManifestExport(cmd.Context(), cfg, o)
+		}),
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.event, "event", "", "event ID (required)")
+	f.StringVar(&o.out, "out", "", "file to write (required)")
+	f.Int64Var(&o.since, "since", 0, "version of the export the gate holds: write a delta from it")
+	f.StringVar(&o.expires, "expires", "", "expiry, RFC 3339 (default: the show's start + 12h)")
+	required(cmd, "event", "out")
+	return cmd
+}
+
+func newManifestInspectCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "inspect <file>",
+		Short: "Verify a manifest's signature and print its header",
+		Long: `Verifies a manifest file's signature with the key derived from
+ENCORE_MANIFEST_SIGNING_SEED, prints its header, and fails when this machine's
+ENCORE_MANIFEST_KEY could not open it.`,
+		Args: cobra.ExactArgs(1),
+		RunE: action(func(_ *cobra.Command, args []string, cfg config.Config) error {
+			return runManifestInspect(cfg, args[0])
+		}),
+	}
+}
+
+func newGateCmd() *cobra.Command {
+	var o gateOptions
+	cmd := &cobra.Command{
+		Use:   "gate",
+		Short: "Run the venue gate (also import, sync, status)",
+		Long: `The venue gate: imports a manifest (encore manifest export) into a SQLite ledger
+in WAL mode and serves GET /healthz, POST /v1/scan and GET /metrics. Gates on
+one host share one ledger file; if it fails, scans are refused. --offline runs
+a scanner on its own copy that stays open without the LAN and may let a
+ticket in twice; encore gate sync reports those double entries.`,
+		Example: `  encore gate --manifest night.manifest --addr 127.0.0.1:8090
+  encore gate import --manifest delta.manifest
+  encore gate sync --from .encore/gate/offline.db
+  encore gate status`,
+		// "encore gate help" printed the usage before cobra; it still does.
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 && args[0] == "help" {
+				return nil
+			}
+			return cobra.NoArgs(cmd, args)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				return cmd.Help()
+			}
+			return action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
+				return runGate(cmd.Context(), cfg, o)
+			})(cmd, args)
+		},
+	}
+	p := cmd.PersistentFlags()
+	p.StringVar(&o.ledger.db, "db", "", "ledger file (default: ENCORE_DATA_DIR/gate/ledger.db; offline.db with --offline)")
+	p.StringVar(&o.ledger.verifyKey, "verify-key", "", "Ed25519 public key (hex) that signs manifests (default: from ENCORE_MANIFEST_SIGNING_SEED)")
+	p.StringVar(&o.ledger.sync, "sync", "FULL", "SQLite synchronous level: FULL (an entry survives a power cut) or NORMAL")
+	f := cmd.Flags()
+	f.StringVar(&o.manifest, "manifest", "", "manifest to import before serving")
+	f.StringVar(&o.addr, "addr", "", "listen address (default: ENCORE_GATE_ADDR, "+config.Default().GateAddr+" when unset)")
+	f.StringVar(&o.event, "event", "", "event this gate admits (default: the manifest's)")
+	f.BoolVar(&o.offline, "offline", false, "offline scanner on its own copy: stays open without the LAN, may admit a ticket twice")
+	cmd.AddCommand(newGateImportCmd(&o.ledger), newGateSyncCmd(&o.ledger), newGateStatusCmd(&o.ledger))
+	return cmd
+}
+
+func newGateImportCmd(ledger *ledgerOptions) *cobra.Command {
+	var file string
+	cmd := &cobra.Command{
+		Use:   "import --manifest <file>",
+		Short: "Import a manifest or delta into the ledger",
+		Long: `Imports a manifest or a delta (encore manifest export --since) into the ledger;
+it applies while gates serve from the same ledger. An older version than the
+ledger holds is refused.`,
+		Args: cobra.NoArgs,
+		RunE: action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
+			return runGateImport(cmd.Context(), cfg, *ledger, file)
+		}),
+	}
+	cmd.Flags().StringVar(&file, "manifest", "", "manifest file (required)")
+	required(cmd, "manifest")
+	return cmd
+}
+
+func newGateSyncCmd(ledger *ledgerOptions) *cobra.Command {
+	var from string
+	cmd := &cobra.Command{
+		Use:   "sync --from <offline scanner's db>",
+		Short: "Merge an offline scanner's entries into the ledger and report double entries",
+		Long: `Pushes an offline scanner's entries (encore gate --offline) into the ledger,
+records and prints every double entry (a ticket let in twice: ticket, seat,
+both gates and times), and copies the ledger's entries back.`,
+		Args: cobra.NoArgs,
+		RunE: action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
+			return runGateSync(cmd.Context(), cfg, *ledger, from)
+		}),
+	}
+	cmd.Flags().StringVar(&from, "from", "", "the offline scanner's database (required)")
+	required(cmd, "from")
+	return cmd
+}
+
+func newGateStatusCmd(ledger *ledgerOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "status",
+		Short: "Print the ledger's manifests, entries and double entries",
+		Long: `Prints each manifest the ledger holds (version, expiry, valid, revoked and
+entered tickets) and how many double entries offline scanners reported.`,
+		Args: cobra.NoArgs,
+		RunE: action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
+			return runGateStatus(cmd.Context(), cfg, *ledger)
+		}),
+	}
+}
+
+func newPSPCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "psp",
+		Short: "Run the Stripe-compatible payment sandbox (also started by dev)",
+		Long: `Runs the Stripe-compatible payment sandbox alone on ENCORE_PSP_ADDR, with state
+under ENCORE_DATA_DIR and webhooks signed with ENCORE_STRIPE_WEBHOOK_SECRET to
+the API on ENCORE_HTTP_ADDR. encore dev starts it too.`,
+		Args: cobra.NoArgs,
+		RunE: action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
+			return runPSP(cmd.Context(), cfg)
+		}),
+	}
+}
+
+func newTestInfraCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "testinfra -- CMD [ARG...]",
+		Short: "Run CMD with private test PostgreSQL and Redis",
+		Long: `Starts private PostgreSQL and Redis for tests under ENCORE_DATA_DIR/test
+(installing them when missing; or uses ENCORE_TEST_DATABASE_URL and
+ENCORE_TEST_REDIS_URL when set), runs CMD with those two variables set, stops
+what it started and exits with CMD's exit code. Everything after -- goes to
+CMD unchanged.`,
+		Example: `  encore testinfra -- go test -race -timeout 80m ./...`,
+		Args:    cobra.ArbitraryArgs,
+		RunE: action(func(cmd *cobra.Command, args []string, cfg config.Config) error {
+			return runTestInfra(cmd.Context(), cfg, args)
+		}),
+	}
+	// Flag parsing stops at CMD even without --, so CMD's own flags (go test
+	// -race) are never taken for encore's.
+	cmd.Flags().SetInterspersed(false)
+	return cmd
+}
+
+func newConfigCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "config",
+		Short: "Print the configuration table",
+		Long: `Prints every ENCORE_* environment variable with its default and meaning, as the
+Markdown table in README.md. Fails, naming the variable, when one set in the
+environment does not parse.`,
+		Args: cobra.NoArgs,
+		RunE: action(func(cmd *cobra.Command, _ []string, _ config.Config) error {
+			_, err := fmt.Fprint(cmd.OutOrStdout(), config.Table())
+			return err
+		}),
+	}
+}
