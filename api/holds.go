@@ -10,14 +10,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
 	"github.com/encore-tickets/encore/holds"
-	"github.com/encore-tickets/encore/money"
-	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/vocab"
 )
 
@@ -29,31 +26,6 @@ type HoldRequest struct {
 	Quantity  int      `json:"quantity,omitempty"`
 	Adjacent  bool     `json:"adjacent,omitempty"`
 	PromoCode string   `json:"promo_code,omitempty"`
-}
-
-// HoldResponse is a hold as the contract shows it.
-type HoldResponse struct {
-	HoldID    string         `json:"hold_id"`
-	EventID   string         `json:"event_id"`
-	Status    string         `json:"status"`
-	SeatIDs   []string       `json:"seat_ids"`
-	SectionID string         `json:"section_id,omitempty"`
-	Quantity  int            `json:"quantity"`
-	ExpiresAt time.Time      `json:"expires_at"`
-	Total     money.Money    `json:"total"`
-	PromoCode string         `json:"promo_code,omitempty"`
-	Items     []HoldItemJSON `json:"items"`
-}
-
-// HoldItemJSON is one frozen line.
-type HoldItemJSON struct {
-	SeatID    string      `json:"seat_id,omitempty"`
-	SectionID string      `json:"section_id"`
-	Quantity  int         `json:"quantity"`
-	Price     money.Money `json:"price"`
-	BasePrice int64       `json:"base_price"`
-	SurgeBps  int         `json:"surge_bps"`
-	Discount  int64       `json:"discount"`
 }
 
 // MaxBodyBytes bounds every request body.
@@ -130,20 +102,6 @@ func cartHash(c holds.Cart) []byte {
 	return h[:]
 }
 
-func holdResponse(h store.Hold) HoldResponse {
-	r := HoldResponse{HoldID: h.ID.String(), EventID: h.EventID, Status: string(h.Status), SeatIDs: h.SeatIDs(),
-		ExpiresAt: h.ExpiresAt.UTC(), Total: h.Total, PromoCode: h.PromoCode, Items: []HoldItemJSON{}}
-	for _, it := range h.Items {
-		r.Quantity += it.Quantity
-		if it.SeatID == "" {
-			r.SectionID = it.SectionID
-		}
-		r.Items = append(r.Items, HoldItemJSON{SeatID: it.SeatID, SectionID: it.SectionID, Quantity: it.Quantity,
-			Price: it.Price, BasePrice: it.Base, SurgeBps: it.SurgeBps, Discount: it.Discount})
-	}
-	return r
-}
-
 func (s *Server) createHold(c *gin.Context) {
 	body, err := readBody(c)
 	if err != nil {
@@ -160,23 +118,21 @@ func (s *Server) createHold(c *gin.Context) {
 		writeProblem(c, Invalid(*fe))
 		return
 	}
-	render := func(h store.Hold) (int, []byte, error) {
-		b, err := json.Marshal(holdResponse(h))
-		return http.StatusCreated, b, err
-	}
-	hold, stored, err := s.Holds.Hold(c.Request.Context(), identity(c), cart, key, cartHash(cart), c.GetHeader("X-Admission-Pass"), render)
+	ans, err := s.Holds.Hold(c.Request.Context(), identity(c), cart, key, cartHash(cart), c.GetHeader("X-Admission-Pass"))
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	if stored != nil {
+	if ans.Replayed {
 		c.Header("Idempotent-Replayed", "true")
-		c.Data(stored.Status, "application/json", stored.Body)
-		return
+	} else {
+		c.Header("Location", "/v1/holds/"+ans.Hold.ID.String())
 	}
-	c.Header("Location", "/v1/holds/"+hold.ID.String())
-	c.JSON(http.StatusCreated, holdResponse(hold))
+	c.Data(http.StatusCreated, jsonContentType, ans.Body)
 }
+
+// jsonContentType is what gin's c.JSON sends, for bodies rendered elsewhere.
+const jsonContentType = "application/json; charset=utf-8"
 
 func (s *Server) getHold(c *gin.Context) {
 	id, err := uuid.Parse(c.Param("id"))
@@ -184,12 +140,12 @@ func (s *Server) getHold(c *gin.Context) {
 		notFound(c, "hold")
 		return
 	}
-	hold, err := s.Holds.Store.GetHold(c.Request.Context(), id, identity(c).UserID)
+	hold, err := s.Holds.Get(c.Request.Context(), id, identity(c).UserID)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, holdResponse(hold))
+	c.JSON(http.StatusOK, holds.NewView(hold))
 }
 
 func (s *Server) deleteHold(c *gin.Context) {

@@ -159,7 +159,7 @@ func TestIdempotencyKeyReplaysTheStoredResponseWithoutReexecuting(t *testing.T) 
 	again := s.hold(fan, map[string]any{"seat_ids": []string{s.seat("b", 0, 1), s.seat("b", 0, 2)}}, "Idempotency-Key", "key-1")
 	require.Equal(t, http.StatusCreated, again.Status)
 	require.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
-	require.JSONEq(t, string(first.Raw), string(again.Raw))
+	require.Equal(t, string(first.Raw), string(again.Raw))
 	require.Equal(t, 1, s.count(`SELECT count(*) FROM reservations WHERE event_id = $1`, s.eventID))
 
 	other := s.hold(fan, map[string]any{"seat_ids": []string{s.seat("b", 0, 3)}}, "Idempotency-Key", "key-1")
@@ -188,9 +188,75 @@ func TestConcurrentDuplicatesCreateOneHoldAndAllAnswerAlike(t *testing.T) {
 	}
 	require.NotEmpty(t, bodies)
 	for _, b := range bodies {
-		require.JSONEq(t, bodies[0], b)
+		require.Equal(t, bodies[0], b)
 	}
 	require.Equal(t, 1, s.count(`SELECT count(*) FROM reservations WHERE event_id = $1`, s.eventID))
+}
+
+func TestAReplayedHoldAnswerIsTheFirstAnswerByteForByte(t *testing.T) {
+	s := newStack(t)
+	code := "REPLAY_" + s.eventID
+	_, err := s.pool.Exec(context.Background(), `INSERT INTO promotions (code, event_id, discount_bps, max_uses) VALUES ($1, $2, 1500, 5)`, code, s.eventID)
+	require.NoError(t, err)
+	cases := []struct {
+		name string
+		body map[string]any
+	}{
+		{"named seats", map[string]any{"seat_ids": []string{s.seat("a", 9, 19), s.seat("a", 9, 20)}}},
+		{"named seats with a promotion", map[string]any{"seat_ids": []string{s.seat("b", 9, 19)}, "promo_code": code}},
+		{"adjacent best available", map[string]any{"section_id": s.eventID + "_b", "quantity": 2, "adjacent": true}},
+		{"general admission", map[string]any{"section_id": s.eventID + "_ga", "quantity": 3}},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fan := s.fan(fmt.Sprintf("bytes%d", i))
+			first := s.hold(fan, tc.body, "Idempotency-Key", "same")
+			require.Equal(t, http.StatusCreated, first.Status, string(first.Raw))
+			require.Empty(t, first.Header.Get("Idempotent-Replayed"))
+			again := s.hold(fan, tc.body, "Idempotency-Key", "same")
+			require.Equal(t, http.StatusCreated, again.Status, string(again.Raw))
+			require.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
+			require.Equal(t, first.Header.Get("Content-Type"), again.Header.Get("Content-Type"))
+			require.Equal(t, string(first.Raw), string(again.Raw))
+		})
+	}
+}
+
+func TestAHoldWhoseAnswerWasNeverSavedIsReplayedFromItsReservation(t *testing.T) {
+	s := newStack(t)
+	fan := s.fan("crashed")
+	body := map[string]any{"seat_ids": []string{s.seat("b", 3, 3), s.seat("b", 3, 4)}}
+	first := s.hold(fan, body, "Idempotency-Key", "lost")
+	require.Equal(t, http.StatusCreated, first.Status, string(first.Raw))
+	// As if the process died between the commit and saving the body.
+	tag, err := s.pool.Exec(context.Background(), `UPDATE idempotency_keys SET response_bytes = NULL WHERE key = 'lost' AND reservation_id = $1`,
+		first.Body["hold_id"])
+	require.NoError(t, err)
+	require.EqualValues(t, 1, tag.RowsAffected())
+
+	again := s.hold(fan, body, "Idempotency-Key", "lost")
+	require.Equal(t, http.StatusCreated, again.Status, string(again.Raw))
+	require.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
+	require.Equal(t, string(first.Raw), string(again.Raw))
+	require.Equal(t, 1, s.count(`SELECT count(*) FROM idempotency_keys WHERE key = 'lost' AND response_bytes = $1`, again.Raw),
+		"the rendered answer is kept for the next replay")
+	require.Equal(t, 1, s.count(`SELECT count(*) FROM reservations WHERE event_id = $1`, s.eventID))
+}
+
+func TestAnAnswerStoredAsJSONBeforeTheUpgradeIsStillReplayed(t *testing.T) {
+	s := newStack(t)
+	fan := s.fan("legacy")
+	body := map[string]any{"seat_ids": []string{s.seat("b", 4, 4)}}
+	first := s.hold(fan, body, "Idempotency-Key", "old-format")
+	require.Equal(t, http.StatusCreated, first.Status, string(first.Raw))
+	_, err := s.pool.Exec(context.Background(), `UPDATE idempotency_keys
+		SET response_body = convert_from(response_bytes, 'UTF8')::jsonb, response_bytes = NULL, reservation_id = NULL
+		WHERE key = 'old-format'`)
+	require.NoError(t, err)
+	again := s.hold(fan, body, "Idempotency-Key", "old-format")
+	require.Equal(t, http.StatusCreated, again.Status, string(again.Raw))
+	require.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
+	require.JSONEq(t, string(first.Raw), string(again.Raw))
 }
 
 func TestIdempotencyRecordsOlderThanADayAreIgnoredAndPurged(t *testing.T) {

@@ -117,25 +117,46 @@ func (s *Service) admission() Admission {
 	return s.Admission
 }
 
-// Hold places a hold for who. It returns either the hold or a stored response
-// of an earlier identical request (nothing re-executed), or a domain error.
-func (s *Service) Hold(ctx context.Context, who session.Identity, cart Cart, idemKey string, reqHash []byte, pass string,
-	render func(store.Hold) (int, []byte, error)) (hold store.Hold, stored *store.StoredResponse, err error) {
+// Answer is what a hold request gets back.
+type Answer struct {
+	// Hold is the hold this request placed; zero when Replayed.
+	Hold store.Hold
+	// Body is the hold as the contract's JSON (see Encode). Every replay of
+	// the same Idempotency-Key answers these same bytes.
+	Body []byte
+	// Replayed says an earlier identical request placed the hold and this
+	// one executed nothing.
+	Replayed bool
+}
+
+// saveTimeout bounds keeping a first answer's body; past it a replay renders
+// the body from the hold instead.
+const saveTimeout = 2 * time.Second
+
+// Hold places a hold for who and renders its answer once. A request whose
+// Idempotency-Key already answered gets that answer back (Replayed), nothing
+// re-executed; otherwise it fails with a domain error.
+func (s *Service) Hold(ctx context.Context, who session.Identity, cart Cart, idemKey string, reqHash []byte,
+	pass string) (ans Answer, err error) {
 	start := time.Now()
 	defer func() {
 		if s.metrics != nil {
-			s.metrics.holds.WithLabelValues(resultLabel(err, stored)).Inc()
+			s.metrics.holds.WithLabelValues(resultLabel(err, ans.Replayed)).Inc()
 			s.metrics.duration.Observe(time.Since(start).Seconds())
 		}
 	}()
 	if s.Limiter != nil {
 		if ok, wait := s.Limiter.Allow(ctx, who.UserID); !ok {
-			return store.Hold{}, nil, &RateLimitedError{RetryAfter: wait}
+			return Answer{}, &RateLimitedError{RetryAfter: wait}
 		}
 	}
 	if idemKey != "" {
-		if prev, err := s.Store.LookupIdempotent(ctx, who.UserID, idemKey, reqHash); err != nil || prev != nil {
-			return store.Hold{}, prev, err
+		prev, err := s.Store.LookupIdempotent(ctx, who.UserID, idemKey, reqHash)
+		if err != nil {
+			return Answer{}, err
+		}
+		if prev != nil {
+			return s.replay(ctx, who, idemKey, prev)
 		}
 	}
 	id := reservationID(who.UserID, idemKey)
@@ -147,11 +168,11 @@ func (s *Service) Hold(ctx context.Context, who session.Identity, cart Cart, ide
 		err = nil
 	}
 	if err != nil {
-		return store.Hold{}, nil, err
+		return Answer{}, err
 	}
 	if ev.Metered {
 		if err := s.admission().Check(ctx, who, cart.EventID, pass); err != nil {
-			return store.Hold{}, nil, err
+			return Answer{}, err
 		}
 	}
 	hinted := false
@@ -164,7 +185,7 @@ func (s *Service) Hold(ctx context.Context, who session.Identity, cart Cart, ide
 			if aerr != nil {
 				s.Log.Warn("alternatives", "err", aerr)
 			}
-			return store.Hold{}, nil, &store.SeatUnavailableError{SeatIDs: contended.SeatIDs, Alternatives: alts,
+			return Answer{}, &store.SeatUnavailableError{SeatIDs: contended.SeatIDs, Alternatives: alts,
 				Detail: "seats are being held by another fan"}
 		case err != nil:
 			// Redis is advice: without it the database alone decides.
@@ -179,9 +200,9 @@ func (s *Service) Hold(ctx context.Context, who session.Identity, cart Cart, ide
 	req := store.HoldRequest{
 		ReservationID: id, UserID: who.UserID, EventID: cart.EventID, SeatIDs: cart.SeatIDs,
 		SectionID: cart.SectionID, Quantity: cart.Quantity, Adjacent: cart.Adjacent, PromoCode: cart.PromoCode,
-		IdempotencyKey: idemKey, RequestHash: reqHash, Response: render,
+		IdempotencyKey: idemKey, RequestHash: reqHash,
 	}
-	hold, stored, err = s.Store.CreateHold(ctx, req)
+	hold, stored, err := s.Store.CreateHold(ctx, req)
 	if errors.Is(err, store.ErrReservationIDTaken) {
 		// The key was forgotten after 24 hours and is used afresh: a new ID,
 		// without hints (the database decides alone for this rare retry).
@@ -203,7 +224,14 @@ func (s *Service) Hold(ctx context.Context, who session.Identity, cart Cart, ide
 			}
 			cancel()
 		}
-		return store.Hold{}, stored, err
+		if err != nil {
+			return Answer{}, err
+		}
+		return s.replay(ctx, who, idemKey, stored)
+	}
+	body, err := s.keep(ctx, who, idemKey, hold)
+	if err != nil {
+		return Answer{}, err
 	}
 	if ev.Metered {
 		if err := s.admission().Extend(ctx, who, cart.EventID, hold.ExpiresAt); err != nil {
@@ -213,7 +241,60 @@ func (s *Service) Hold(ctx context.Context, who session.Identity, cart Cart, ide
 	if s.Started != nil {
 		s.started(ctx, hold)
 	}
-	return hold, nil, nil
+	return Answer{Hold: hold, Body: body}, nil
+}
+
+// keep renders a just-committed hold's answer and, under an Idempotency-Key,
+// saves those bytes for replays. A failed save is only logged: the hold
+// stands, and a replay renders the same bytes from it.
+func (s *Service) keep(ctx context.Context, who session.Identity, idemKey string, h store.Hold) ([]byte, error) {
+	body, err := Encode(h)
+	if err != nil || idemKey == "" {
+		return body, err
+	}
+	// Saving must not depend on the fan still waiting: the hold committed.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
+	kept, err := s.Store.SaveHoldResponse(sctx, who.UserID, idemKey, h.ID, body)
+	if err != nil {
+		s.Log.Warn("save hold answer for replays; a replay renders it from the hold", "hold", h.ID, "err", err)
+		return body, nil
+	}
+	return kept, nil
+}
+
+// replay answers a request whose key already placed a hold. The saved bytes
+// are returned as they are; when the process stopped between the hold's
+// commit and saving them, the answer is rendered from the hold now, by the
+// same encoder, and saved for the next replay.
+func (s *Service) replay(ctx context.Context, who session.Identity, idemKey string, prev *store.StoredResponse) (Answer, error) {
+	if prev.Body != nil {
+		return Answer{Body: prev.Body, Replayed: true}, nil
+	}
+	h, err := s.Store.GetHold(ctx, prev.ReservationID, who.UserID)
+	if err != nil {
+		return Answer{}, err
+	}
+	// What is replayed is the answer to the creation, which showed a pending
+	// hold whatever has happened to it since; GET /v1/holds/{id} tells now.
+	h.Status = vocab.ReservationPending
+	h.EndedAt = nil
+	body, err := Encode(h)
+	if err != nil {
+		return Answer{}, err
+	}
+	kept, err := s.Store.SaveHoldResponse(ctx, who.UserID, idemKey, prev.ReservationID, body)
+	if err != nil {
+		s.Log.Warn("save replayed hold answer", "hold", prev.ReservationID, "err", err)
+		return Answer{Body: body, Replayed: true}, nil
+	}
+	return Answer{Body: kept, Replayed: true}, nil
+}
+
+// Get reads a hold of userID (any account's when userID is empty); another
+// account's hold is store.ErrNotFound.
+func (s *Service) Get(ctx context.Context, id uuid.UUID, userID string) (store.Hold, error) {
+	return s.Store.GetHold(ctx, id, userID)
 }
 
 // maxStarting bounds booking-workflow starts in flight per process.
@@ -253,12 +334,12 @@ func reservationID(userID, idemKey string) uuid.UUID {
 	return uuid.NewSHA1(idempotencyNamespace, []byte(userID+"\x00"+idemKey))
 }
 
-func resultLabel(err error, stored *store.StoredResponse) string {
+func resultLabel(err error, replayed bool) string {
 	var su *store.SeatUnavailableError
 	var pl *store.PurchaseLimitError
 	var rl *RateLimitedError
 	switch {
-	case stored != nil:
+	case replayed:
 		return "replayed"
 	case err == nil:
 		return "held"

@@ -3,12 +3,11 @@ package store
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -33,9 +32,6 @@ type HoldRequest struct {
 	// Idempotency: empty Key means none. Hash identifies the request body.
 	IdempotencyKey string
 	RequestHash    []byte
-	// Response renders the stored response from the hold; it runs inside the
-	// transaction so the response is written with the state change.
-	Response func(Hold) (int, []byte, error)
 }
 
 // Item is one frozen line of a hold.
@@ -74,12 +70,6 @@ func (h Hold) SeatIDs() []string {
 	return out
 }
 
-// StoredResponse is a replayed idempotent answer.
-type StoredResponse struct {
-	Status int
-	Body   []byte
-}
-
 // Ended is what ending a reservation released, for the caller to clean up
 // hints and publish nothing twice (the outbox rows are already written).
 type Ended struct {
@@ -87,60 +77,6 @@ type Ended struct {
 	EventID       string
 	SeatIDs       []string
 	Status        vocab.ReservationStatus
-}
-
-const idemScopeHold = "hold"
-
-// idempotencyTTL is how long a stored response answers retries.
-const idempotencyTTL = 24 * time.Hour
-
-// LookupIdempotent returns a stored response for (user, key) when one exists
-// and is younger than 24 hours: ErrKeyReused when its request differs. It is
-// the cheap, lock-free check before any work; CreateHold checks again under
-// the key's lock.
-func (s *Store) LookupIdempotent(ctx context.Context, userID, key string, hash []byte) (*StoredResponse, error) {
-	return lookupIdempotent(ctx, s.pool, userID, idemScopeHold, key, hash)
-}
-
-// RememberKey records which request an Idempotency-Key of scope belongs to,
-// for endpoints whose answers are replayed elsewhere (a workflow Update ID):
-// the same key with another request is ErrKeyReused.
-func (s *Store) RememberKey(ctx context.Context, userID, scope, key string, hash []byte) error {
-	if _, err := s.pool.Exec(ctx, `INSERT INTO idempotency_keys (user_id, scope, key, request_hash, response_status, response_body)
-		VALUES ($1, $2, $3, $4, 0, '{}') ON CONFLICT (user_id, scope, key) DO NOTHING`, userID, scope, key, hash); err != nil {
-		return inputError(err)
-	}
-	var stored []byte
-	if err := s.pool.QueryRow(ctx, `SELECT request_hash FROM idempotency_keys WHERE user_id = $1 AND scope = $2 AND key = $3`,
-		userID, scope, key).Scan(&stored); err != nil {
-		return err
-	}
-	if !bytes.Equal(stored, hash) {
-		return ErrKeyReused
-	}
-	return nil
-}
-
-type querier interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
-
-func lookupIdempotent(ctx context.Context, q querier, userID, scope, key string, hash []byte) (*StoredResponse, error) {
-	var stored []byte
-	var resp StoredResponse
-	err := q.QueryRow(ctx, `SELECT request_hash, response_status, response_body::text FROM idempotency_keys
-		WHERE user_id = $1 AND scope = $2 AND key = $3 AND created_at > now() - $4::interval`,
-		userID, scope, key, idempotencyTTL.String()).Scan(&stored, &resp.Status, &resp.Body)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !bytes.Equal(stored, hash) {
-		return nil, ErrKeyReused
-	}
-	return &resp, nil
 }
 
 // EventLimits is what the cheap pre-check learnt about the event.
@@ -187,8 +123,10 @@ func (s *Store) PreCheck(ctx context.Context, userID, eventID string, want int) 
 // idempotency key's lock and lookup, the fan's pending checkout and limit, the
 // seats (one conditional UPDATE whose predicate is the rule), the promotion
 // (locked row, per-user key), frozen prices, items, an inventory.changed
-// outbox row per section and the stored response. When it returns a stored
-// response instead of a hold, nothing was executed.
+// outbox row per section and the key's record. When it returns a stored
+// response instead of a hold, nothing was executed. The answer's body is not
+// written here: the caller renders it after commit and keeps it with
+// SaveHoldResponse.
 func (s *Store) CreateHold(ctx context.Context, req HoldRequest) (Hold, *StoredResponse, error) {
 	var (
 		hold   Hold
@@ -215,17 +153,6 @@ func (s *Store) CreateHold(ctx context.Context, req HoldRequest) (Hold, *StoredR
 	return hold, stored, inputError(err)
 }
 
-// idempotencyLockKey is the advisory lock of one (user, scope, key). A hash
-// collision only makes two unrelated requests queue briefly.
-func idempotencyLockKey(parts ...string) int64 {
-	h := fnv.New64a()
-	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
-	}
-	return int64(h.Sum64())
-}
-
 // ErrReservationIDTaken: the reservation ID derived from an idempotency key
 // belongs to a hold whose stored response has been forgotten (older than 24
 // hours). The key is free again; the caller retries with a fresh ID.
@@ -233,61 +160,106 @@ var ErrReservationIDTaken = errors.New("store: reservation ID already used")
 
 var errRetryLazyExpiry = errors.New("store: retry after lazy expiry")
 
+// createHold is one attempt of CreateHold, step by step. Every step runs in
+// tx, so a refusal at any step leaves nothing behind.
 func createHold(ctx context.Context, tx pgx.Tx, req HoldRequest) (Hold, *StoredResponse, error) {
 	if req.IdempotencyKey != "" {
-		// Concurrent duplicates queue here (bounded by lock_timeout).
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`,
-			idempotencyLockKey(req.UserID, idemScopeHold, req.IdempotencyKey)); err != nil {
-			if code, _ := pgCode(err); code == pgLockNotAvailable {
-				return Hold{}, nil, ErrRequestInProgress
-			}
-			return Hold{}, nil, err
-		}
-		prev, err := lookupIdempotent(ctx, tx, req.UserID, idemScopeHold, req.IdempotencyKey, req.RequestHash)
+		prev, err := claimKey(ctx, tx, req)
 		if err != nil || prev != nil {
 			return Hold{}, prev, err
 		}
 	}
-
-	var ev struct {
-		currency string
-		limit    int
-		ttl      int
-		startsAt time.Time
-		now      time.Time
-		onsale   bool
-	}
-	err := tx.QueryRow(ctx, `SELECT currency, per_customer_limit, hold_ttl_seconds, starts_at, now(), onsale_at <= now()
-		FROM events WHERE id = $1`, req.EventID).Scan(&ev.currency, &ev.limit, &ev.ttl, &ev.startsAt, &ev.now, &ev.onsale)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Hold{}, nil, &InvalidError{Field: "event_id", Message: "no such event"}
-	}
+	terms, err := loadTerms(ctx, tx, req.EventID)
 	if err != nil {
 		return Hold{}, nil, err
 	}
-	if !ev.onsale {
-		return Hold{}, nil, ErrNotOnSale
+	if err := settleOwnPending(ctx, tx, req.UserID, req.EventID); err != nil {
+		return Hold{}, nil, err
 	}
+	if err := checkLimit(ctx, tx, req, terms.limit); err != nil {
+		return Hold{}, nil, err
+	}
+	hold, err := insertReservation(ctx, tx, req, terms)
+	if err != nil {
+		return Hold{}, nil, err
+	}
+	units, err := takeInventory(ctx, tx, req)
+	if err != nil {
+		return Hold{}, nil, err
+	}
+	discountBps, err := applyPromotion(ctx, tx, req)
+	if err != nil {
+		return Hold{}, nil, err
+	}
+	// The remaining writes cannot be refused by a rule, only by a bug or the
+	// database: one round trip for all of them.
+	batch := &pgx.Batch{}
+	sections := unitSections(units)
+	if hold.Items, hold.Total, err = priceItems(ctx, tx, batch, req, terms, units, sections, discountBps); err != nil {
+		return Hold{}, nil, err
+	}
+	queueHoldOutbox(batch, hold, sections)
+	if req.IdempotencyKey != "" {
+		queueKeyRecord(batch, req)
+	}
+	if err := sendHoldBatch(ctx, tx, batch, hold); err != nil {
+		return Hold{}, nil, err
+	}
+	return hold, nil, nil
+}
 
-	// The fan's own pending checkout: a live one refuses, an expired one is
-	// ended here so it never blocks (lazy expiry).
+// eventTerms is what the event says about any hold on it, read in the hold's
+// transaction.
+type eventTerms struct {
+	currency string
+	limit    int
+	ttl      int
+	startsAt time.Time
+	now      time.Time
+}
+
+// loadTerms reads the event's terms and refuses an event not on sale.
+func loadTerms(ctx context.Context, tx pgx.Tx, eventID string) (eventTerms, error) {
+	var ev eventTerms
+	var onsale bool
+	err := tx.QueryRow(ctx, `SELECT currency, per_customer_limit, hold_ttl_seconds, starts_at, now(), onsale_at <= now()
+		FROM events WHERE id = $1`, eventID).Scan(&ev.currency, &ev.limit, &ev.ttl, &ev.startsAt, &ev.now, &onsale)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return eventTerms{}, &InvalidError{Field: "event_id", Message: "no such event"}
+	}
+	if err != nil {
+		return eventTerms{}, err
+	}
+	if !onsale {
+		return eventTerms{}, ErrNotOnSale
+	}
+	return ev, nil
+}
+
+// settleOwnPending deals with the fan's own pending checkout on the event: a
+// live one refuses, an expired one is ended here so it never blocks (lazy
+// expiry). The row stays locked until commit, so two carts of one fan queue.
+func settleOwnPending(ctx context.Context, tx pgx.Tx, userID, eventID string) error {
 	var pendingID uuid.UUID
 	var pendingExpired bool
-	err = tx.QueryRow(ctx, `SELECT id, expires_at <= now() FROM reservations
+	err := tx.QueryRow(ctx, `SELECT id, expires_at <= now() FROM reservations
 		WHERE user_id = $1 AND event_id = $2 AND status = 'PENDING_PAYMENT' FOR UPDATE`,
-		req.UserID, req.EventID).Scan(&pendingID, &pendingExpired)
+		userID, eventID).Scan(&pendingID, &pendingExpired)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
+		return nil
 	case err != nil:
-		return Hold{}, nil, err
+		return err
 	case !pendingExpired:
-		return Hold{}, nil, &PendingCheckoutError{HoldID: pendingID.String()}
-	default:
-		if _, err := endLocked(ctx, tx, pendingID, vocab.ReservationExpired); err != nil {
-			return Hold{}, nil, err
-		}
+		return &PendingCheckoutError{HoldID: pendingID.String()}
 	}
+	_, err = endLocked(ctx, tx, pendingID, vocab.ReservationExpired)
+	return err
+}
 
+// checkLimit refuses a cart that would take the fan past the event's
+// per-customer limit, counting paid and pending units.
+func checkLimit(ctx context.Context, tx pgx.Tx, req HoldRequest, limit int) error {
 	want := len(req.SeatIDs)
 	if want == 0 {
 		want = req.Quantity
@@ -297,14 +269,19 @@ func createHold(ctx context.Context, tx pgx.Tx, req HoldRequest) (Hold, *StoredR
 		JOIN reservation_items i ON i.reservation_id = r.id
 		WHERE r.user_id = $1 AND r.event_id = $2 AND i.live AND r.status IN ('PAID', 'PENDING_PAYMENT')`,
 		req.UserID, req.EventID).Scan(&owned); err != nil {
-		return Hold{}, nil, err
+		return err
 	}
-	if owned+want > ev.limit {
-		return Hold{}, nil, &PurchaseLimitError{Limit: ev.limit, Owned: owned, Requested: want}
+	if owned+want > limit {
+		return &PurchaseLimitError{Limit: limit, Owned: owned, Requested: want}
 	}
+	return nil
+}
 
+// insertReservation writes the pending reservation (and the account on first
+// sight). Its total is set once the items are priced.
+func insertReservation(ctx context.Context, tx pgx.Tx, req HoldRequest, ev eventTerms) (Hold, error) {
 	if _, err := tx.Exec(ctx, `INSERT INTO users (id) VALUES ($1) ON CONFLICT DO NOTHING`, req.UserID); err != nil {
-		return Hold{}, nil, err
+		return Hold{}, err
 	}
 	hold := Hold{
 		ID: req.ReservationID, UserID: req.UserID, EventID: req.EventID,
@@ -314,121 +291,150 @@ func createHold(ctx context.Context, tx pgx.Tx, req HoldRequest) (Hold, *StoredR
 	if req.PromoCode != "" {
 		promo = &req.PromoCode
 	}
-	err = tx.QueryRow(ctx, `INSERT INTO reservations (id, user_id, event_id, status, expires_at, total, currency, promo_code)
+	err := tx.QueryRow(ctx, `INSERT INTO reservations (id, user_id, event_id, status, expires_at, total, currency, promo_code)
 		VALUES ($1, $2, $3, 'PENDING_PAYMENT', now() + make_interval(secs => $4), 0, $5, $6)
 		RETURNING created_at, expires_at`,
 		req.ReservationID, req.UserID, req.EventID, ev.ttl, ev.currency, promo).Scan(&hold.CreatedAt, &hold.ExpiresAt)
 	if err != nil {
 		switch code, constraint := pgCode(err); {
 		case code == pgUniqueViolation && constraint == "reservations_one_pending":
-			return Hold{}, nil, &PendingCheckoutError{}
+			return Hold{}, &PendingCheckoutError{}
 		case code == pgUniqueViolation && constraint == "reservations_pkey":
-			return Hold{}, nil, ErrReservationIDTaken
+			return Hold{}, ErrReservationIDTaken
 		}
-		return Hold{}, nil, err
+		return Hold{}, err
 	}
+	return hold, nil
+}
 
-	type unit struct {
-		seatID, sectionID string
-		qty               int
-		base              int64
-	}
-	var units []unit
+// unit is one line of the cart as taken: a seat, or a quantity of a
+// general-admission section.
+type unit struct {
+	seatID, sectionID string
+	qty               int
+	base              int64
+}
+
+// takeInventory takes what the cart asks for, all of it or none: the named
+// seats, adjacent seats picked for the fan (best available), or places of a
+// general-admission section. Seats come back in ID order, the order a hold's
+// items are read back in.
+func takeInventory(ctx context.Context, tx pgx.Tx, req HoldRequest) ([]unit, error) {
 	if req.Adjacent && len(req.SeatIDs) == 0 {
 		// Best available: lock adjacent seats, then take them like a cart.
-		if req.SeatIDs, err = pickAdjacent(ctx, tx, req.EventID, req.SectionID, req.Quantity); err != nil {
-			return Hold{}, nil, err
-		}
-	}
-	if len(req.SeatIDs) > 0 {
-		taken, err := takeSeats(ctx, tx, req)
+		seats, err := pickAdjacent(ctx, tx, req.EventID, req.SectionID, req.Quantity)
 		if err != nil {
-			return Hold{}, nil, err
+			return nil, err
 		}
-		for _, t := range taken {
-			units = append(units, unit{seatID: t.id, sectionID: t.section, qty: 1, base: t.base})
-		}
-	} else {
-		var base int64
-		err := tx.QueryRow(ctx, `UPDATE sections SET ga_taken = ga_taken + $3
-			WHERE id = $1 AND event_id = $2 AND kind = 'general' AND ga_taken + $3 <= capacity
-			RETURNING base_price`, req.SectionID, req.EventID, req.Quantity).Scan(&base)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return Hold{}, nil, gaUnavailable(ctx, tx, req)
-		}
-		if err != nil {
-			return Hold{}, nil, err
-		}
-		units = append(units, unit{sectionID: req.SectionID, qty: req.Quantity, base: base})
+		req.SeatIDs = seats
 	}
-
-	discountBps := 0
-	if req.PromoCode != "" {
-		if discountBps, err = usePromotion(ctx, tx, req); err != nil {
-			return Hold{}, nil, err
-		}
+	if len(req.SeatIDs) == 0 {
+		return takeGeneral(ctx, tx, req)
 	}
-
-	cartSections := map[string]bool{}
-	for _, u := range units {
-		cartSections[u.sectionID] = true
-	}
-	surge, err := sectionSurge(ctx, tx, slices.Sorted(maps.Keys(cartSections)), ev.startsAt, ev.now)
+	taken, err := takeSeats(ctx, tx, req)
 	if err != nil {
-		return Hold{}, nil, err
+		return nil, err
+	}
+	slices.SortFunc(taken, func(a, b takenSeat) int { return strings.Compare(a.id, b.id) })
+	units := make([]unit, 0, len(taken))
+	for _, t := range taken {
+		units = append(units, unit{seatID: t.id, sectionID: t.section, qty: 1, base: t.base})
+	}
+	return units, nil
+}
+
+// takeGeneral counts the places against the section's capacity in one
+// conditional UPDATE.
+func takeGeneral(ctx context.Context, tx pgx.Tx, req HoldRequest) ([]unit, error) {
+	var base int64
+	err := tx.QueryRow(ctx, `UPDATE sections SET ga_taken = ga_taken + $3
+		WHERE id = $1 AND event_id = $2 AND kind = 'general' AND ga_taken + $3 <= capacity
+		RETURNING base_price`, req.SectionID, req.EventID, req.Quantity).Scan(&base)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, gaUnavailable(ctx, tx, req)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return []unit{{sectionID: req.SectionID, qty: req.Quantity, base: base}}, nil
+}
+
+// applyPromotion uses the cart's promotion, if any, and returns its discount.
+func applyPromotion(ctx context.Context, tx pgx.Tx, req HoldRequest) (int, error) {
+	if req.PromoCode == "" {
+		return 0, nil
+	}
+	return usePromotion(ctx, tx, req)
+}
+
+// unitSections lists the sections of the taken units, sorted, so outbox rows
+// and surge reads follow one order.
+func unitSections(units []unit) []string {
+	set := map[string]bool{}
+	for _, u := range units {
+		set[u.sectionID] = true
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// priceItems freezes each unit's price (base, the section's surge, the
+// discount), queues its item row and the reservation's total on b, and
+// returns the items and total for the answer.
+func priceItems(ctx context.Context, tx pgx.Tx, b *pgx.Batch, req HoldRequest, ev eventTerms, units []unit,
+	sections []string, discountBps int) ([]Item, money.Money, error) {
+	surge, err := sectionSurge(ctx, tx, sections, ev.startsAt, ev.now)
+	if err != nil {
+		return nil, money.Money{}, err
 	}
 	var total int64
-	batch := &pgx.Batch{}
+	items := make([]Item, 0, len(units))
 	for _, u := range units {
 		q, err := pricing.Price(u.base, surge[u.sectionID], discountBps)
 		if err != nil {
-			return Hold{}, nil, fmt.Errorf("store: price seat %s: %w", u.seatID, err)
+			return nil, money.Money{}, fmt.Errorf("store: price seat %s: %w", u.seatID, err)
 		}
 		line, err := money.MulInt(q.PriceAtLock, int64(u.qty))
 		if err != nil {
-			return Hold{}, nil, err
+			return nil, money.Money{}, err
 		}
 		if total, err = money.AddInt(total, line); err != nil {
-			return Hold{}, nil, err
+			return nil, money.Money{}, err
 		}
 		var seat *string
 		if u.seatID != "" {
 			seat = &u.seatID
 		}
-		batch.Queue(`INSERT INTO reservation_items (reservation_id, event_id, section_id, seat_id, quantity,
+		b.Queue(`INSERT INTO reservation_items (reservation_id, event_id, section_id, seat_id, quantity,
 			base_price, surge_bps, discount, price_at_lock) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 			req.ReservationID, req.EventID, u.sectionID, seat, u.qty, q.Base, q.SurgeBps, q.Discount, q.PriceAtLock)
-		hold.Items = append(hold.Items, Item{SeatID: u.seatID, SectionID: u.sectionID, Quantity: u.qty,
+		items = append(items, Item{SeatID: u.seatID, SectionID: u.sectionID, Quantity: u.qty,
 			Price: money.Money{Amount: q.PriceAtLock, Currency: ev.currency}, Base: q.Base, SurgeBps: q.SurgeBps, Discount: q.Discount})
 	}
-	hold.Total = money.Money{Amount: total, Currency: ev.currency}
-	batch.Queue(`UPDATE reservations SET total = $2 WHERE id = $1`, req.ReservationID, total)
-	for _, sec := range slices.Sorted(maps.Keys(cartSections)) {
-		queueInventoryChanged(batch, req.EventID, sec)
+	b.Queue(`UPDATE reservations SET total = $2 WHERE id = $1`, req.ReservationID, total)
+	return items, money.Money{Amount: total, Currency: ev.currency}, nil
+}
+
+// queueHoldOutbox queues an inventory.changed row per section and the
+// hold.created row the relay starts a lost booking workflow from.
+func queueHoldOutbox(b *pgx.Batch, hold Hold, sections []string) {
+	for _, sec := range sections {
+		queueInventoryChanged(b, hold.EventID, sec)
 	}
-	queueOutbox(batch, TopicHoldCreated, req.ReservationID.String(), map[string]any{
-		"reservation_id": req.ReservationID, "event_id": req.EventID, "user_id": req.UserID,
+	queueOutbox(b, TopicHoldCreated, hold.ID.String(), map[string]any{
+		"reservation_id": hold.ID, "event_id": hold.EventID, "user_id": hold.UserID,
 		"expires_at": hold.ExpiresAt})
-	if req.IdempotencyKey != "" && req.Response != nil {
-		status, body, err := req.Response(hold)
-		if err != nil {
-			return Hold{}, nil, err
-		}
-		batch.Queue(`INSERT INTO idempotency_keys (user_id, scope, key, request_hash, response_status, response_body)
-			VALUES ($1, $2, $3, $4, $5, $6)
-			ON CONFLICT (user_id, scope, key) DO UPDATE SET request_hash = EXCLUDED.request_hash,
-				response_status = EXCLUDED.response_status, response_body = EXCLUDED.response_body, created_at = now()`,
-			req.UserID, idemScopeHold, req.IdempotencyKey, req.RequestHash, status, json.RawMessage(body))
+}
+
+// sendHoldBatch sends the queued writes and maps a second live owner of a
+// seat to a refusal.
+func sendHoldBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch, hold Hold) error {
+	err := tx.SendBatch(ctx, b).Close()
+	if code, constraint := pgCode(err); code == pgUniqueViolation && constraint == "reservation_items_one_live_owner" {
+		// Unreachable while seats.reservation_id and items agree; kept so a
+		// bug elsewhere surfaces as a refusal, never as a double sale.
+		return &SeatUnavailableError{SeatIDs: hold.SeatIDs(), Detail: "a seat already has a live owner"}
 	}
-	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
-		if code, constraint := pgCode(err); code == pgUniqueViolation && constraint == "reservation_items_one_live_owner" {
-			// Unreachable while seats.reservation_id and items agree; kept so a
-			// bug elsewhere surfaces as a refusal, never as a double sale.
-			return Hold{}, nil, &SeatUnavailableError{SeatIDs: req.SeatIDs, Detail: "a seat already has a live owner"}
-		}
-		return Hold{}, nil, err
-	}
-	return hold, nil, nil
+	return err
 }
 
 type takenSeat struct {

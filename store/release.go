@@ -160,6 +160,8 @@ func (s *Store) PurgeIdempotency(ctx context.Context) (int64, error) {
 
 // GetHold reads a hold. A pending hold past its expiry reads as EXPIRED even
 // before the sweeper ends it (lazy expiry). Another user's hold is not found.
+// Items come in seat ID byte order whatever the database's collation, the
+// order CreateHold returns them in, so both render alike.
 func (s *Store) GetHold(ctx context.Context, id uuid.UUID, userID string) (Hold, error) {
 	var h Hold
 	var promo *string
@@ -182,7 +184,7 @@ func (s *Store) GetHold(ctx context.Context, id uuid.UUID, userID string) (Hold,
 		h.PromoCode = *promo
 	}
 	rows, err := s.pool.Query(ctx, `SELECT coalesce(seat_id, ''), section_id, quantity, price_at_lock, base_price, surge_bps, discount
-		FROM reservation_items WHERE reservation_id = $1 ORDER BY seat_id, id`, id)
+		FROM reservation_items WHERE reservation_id = $1 ORDER BY seat_id COLLATE "C", id`, id)
 	if err != nil {
 		return Hold{}, err
 	}

@@ -64,8 +64,9 @@ func TestTheBookingWorkflowExpiresAHoldInTheRealDatabase(t *testing.T) {
 
 	seat := demo.SeatID(eventID+"_a", 0, 1)
 	who := session.Identity{UserID: "fan-" + eventID, DeviceID: "d"}
-	hold, _, err := svc.Hold(ctx, who, holds.Cart{EventID: eventID, SeatIDs: []string{seat}}, "", nil, "", nil)
+	ans, err := svc.Hold(ctx, who, holds.Cart{EventID: eventID, SeatIDs: []string{seat}}, "", nil, "")
 	require.NoError(t, err)
+	hold := ans.Hold
 	// Shorten the hold so the test need not wait ten minutes: the workflow
 	// takes the absolute expiry from its input, as the API passes it.
 	var expiresAt time.Time
@@ -109,8 +110,9 @@ func TestAReleaseSignalEndsTheHoldAsCancelled(t *testing.T) {
 	defer w.Stop()
 
 	who := session.Identity{UserID: "fan-" + eventID, DeviceID: "d"}
-	hold, _, err := svc.Hold(ctx, who, holds.Cart{EventID: eventID, SeatIDs: []string{demo.SeatID(eventID+"_a", 0, 2)}}, "", nil, "", nil)
+	ans, err := svc.Hold(ctx, who, holds.Cart{EventID: eventID, SeatIDs: []string{demo.SeatID(eventID+"_a", 0, 2)}}, "", nil, "")
 	require.NoError(t, err)
+	hold := ans.Hold
 	id := workflows.BookingWorkflowID(hold.ID.String())
 	require.NoError(t, workflows.StartBooking(ctx, c, workflows.BookingInput{ReservationID: hold.ID.String(), EventID: eventID,
 		UserID: who.UserID, ExpiresAt: hold.ExpiresAt, LateEventGrace: time.Millisecond}))

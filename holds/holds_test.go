@@ -1,0 +1,127 @@
+package holds_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/demo"
+	"github.com/encore-tickets/encore/holds"
+	"github.com/encore-tickets/encore/internal/testenv"
+	"github.com/encore-tickets/encore/session"
+	"github.com/encore-tickets/encore/store"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// newService is the hold use case over a fresh event of two seated sections
+// and a general-admission one, database only (no hints, no rate limit).
+func newService(t *testing.T) (*holds.Service, string) {
+	t.Helper()
+	pool := testenv.DB(t)
+	eventID := "evt_" + testenv.RandomSuffix()
+	ev := demo.Event{
+		ID: eventID, Title: "Test", VenueID: "ven_test", VenueName: "Test Hall", City: "Testville", Currency: "EUR",
+		StartsAt: time.Now().Add(30 * 24 * time.Hour), OnsaleAt: time.Now().Add(-time.Hour),
+		Sections: []demo.Section{
+			{ID: eventID + "_a", Name: "A", Rows: 5, PerRow: 20, BasePrice: 5000},
+			{ID: eventID + "_ga", Name: "Floor", General: true, Capacity: 50, BasePrice: 2000},
+		},
+	}
+	require.NoError(t, demo.Create(context.Background(), pool, ev))
+	svc := &holds.Service{
+		Store: store.New(pool, store.Options{}),
+		Log:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	return svc, eventID
+}
+
+func hash(s string) []byte {
+	h := sha256.Sum256([]byte(s))
+	return h[:]
+}
+
+func TestAReplayedAnswerIsTheFirstAnswersBytes(t *testing.T) {
+	svc, eventID := newService(t)
+	ctx := context.Background()
+	cases := []struct {
+		name string
+		cart holds.Cart
+	}{
+		{"named seats", holds.Cart{EventID: eventID, SeatIDs: []string{demo.SeatID(eventID+"_a", 0, 1), demo.SeatID(eventID+"_a", 0, 2)}}},
+		{"adjacent best available", holds.Cart{EventID: eventID, SectionID: eventID + "_a", Quantity: 3, Adjacent: true}},
+		{"general admission", holds.Cart{EventID: eventID, SectionID: eventID + "_ga", Quantity: 2}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			who := session.Identity{UserID: "fan-" + testenv.RandomSuffix()}
+			first, err := svc.Hold(ctx, who, tc.cart, "key", hash(tc.name), "")
+			require.NoError(t, err)
+			require.False(t, first.Replayed)
+			again, err := svc.Hold(ctx, who, tc.cart, "key", hash(tc.name), "")
+			require.NoError(t, err)
+			require.True(t, again.Replayed)
+			require.Equal(t, string(first.Body), string(again.Body))
+		})
+	}
+}
+
+func TestAHoldCommittedButNeverAnsweredIsRenderedFromTheReservationOnReplay(t *testing.T) {
+	svc, eventID := newService(t)
+	ctx := context.Background()
+	cases := []struct {
+		name  string
+		after func(t *testing.T, h store.Hold, who session.Identity)
+	}{
+		{"while it is pending", func(*testing.T, store.Hold, session.Identity) {}},
+		{"after the fan released it", func(t *testing.T, h store.Hold, who session.Identity) {
+			released, err := svc.Release(ctx, who, h.ID)
+			require.NoError(t, err)
+			require.True(t, released)
+		}},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			who := session.Identity{UserID: "fan-" + testenv.RandomSuffix()}
+			cart := holds.Cart{EventID: eventID, SeatIDs: []string{demo.SeatID(eventID+"_a", 4, 1+2*i), demo.SeatID(eventID+"_a", 4, 2+2*i)}}
+			// The transaction commits and the process stops before the
+			// body is saved: only the store's half of a hold ran.
+			committed, stored, err := svc.Store.CreateHold(ctx, store.HoldRequest{
+				ReservationID: uuid.New(), UserID: who.UserID, EventID: eventID, SeatIDs: cart.SeatIDs,
+				IdempotencyKey: "crash", RequestHash: hash(tc.name),
+			})
+			require.NoError(t, err)
+			require.Nil(t, stored)
+			want, err := holds.Encode(committed)
+			require.NoError(t, err)
+			tc.after(t, committed, who)
+
+			replay, err := svc.Hold(ctx, who, cart, "crash", hash(tc.name), "")
+			require.NoError(t, err)
+			require.True(t, replay.Replayed)
+			require.Equal(t, string(want), string(replay.Body), "the answer the fan would have had")
+
+			saved, err := svc.Store.LookupIdempotent(ctx, who.UserID, "crash", hash(tc.name))
+			require.NoError(t, err)
+			require.Equal(t, string(want), string(saved.Body), "kept for the next replay")
+		})
+	}
+}
+
+func TestASavedAnswerIsNeverOverwritten(t *testing.T) {
+	svc, eventID := newService(t)
+	ctx := context.Background()
+	who := session.Identity{UserID: "fan-" + testenv.RandomSuffix()}
+	cart := holds.Cart{EventID: eventID, SeatIDs: []string{demo.SeatID(eventID+"_a", 3, 1)}}
+	first, err := svc.Hold(ctx, who, cart, "once", hash("once"), "")
+	require.NoError(t, err)
+	kept, err := svc.Store.SaveHoldResponse(ctx, who.UserID, "once", first.Hold.ID, []byte(`{"other":true}`))
+	require.NoError(t, err)
+	require.Equal(t, string(first.Body), string(kept), "a late second render gets the first bytes back")
+}

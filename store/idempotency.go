@@ -1,0 +1,148 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"hash/fnv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// StoredResponse is what an Idempotency-Key already answered. Body is the
+// exact bytes of the first answer; it is nil when the hold committed but its
+// body was never saved (the process stopped in between), and then
+// ReservationID names the hold to render it from.
+type StoredResponse struct {
+	Body          []byte
+	ReservationID uuid.UUID
+}
+
+const idemScopeHold = "hold"
+
+// idempotencyTTL is how long a stored response answers retries.
+const idempotencyTTL = 24 * time.Hour
+
+// errNoStoredAnswer: a hold record with neither a body nor a reservation
+// cannot be replayed; only hand edits of the table make one.
+var errNoStoredAnswer = errors.New("store: idempotency record has neither a body nor a reservation")
+
+// LookupIdempotent returns a stored response for (user, key) when one exists
+// and is younger than 24 hours: ErrKeyReused when its request differs. It is
+// the cheap, lock-free check before any work; CreateHold checks again under
+// the key's lock.
+func (s *Store) LookupIdempotent(ctx context.Context, userID, key string, hash []byte) (*StoredResponse, error) {
+	return lookupIdempotent(ctx, s.pool, userID, idemScopeHold, key, hash)
+}
+
+// SaveHoldResponse keeps body as the answer of the hold that key created, and
+// returns the answer that is kept: body, or the one a concurrent replay saved
+// first, so every answer to the key is the same bytes. It runs after the hold
+// committed; if it never runs, a replay renders the body from the hold.
+func (s *Store) SaveHoldResponse(ctx context.Context, userID, key string, reservationID uuid.UUID, body []byte) ([]byte, error) {
+	var kept []byte
+	err := s.pool.QueryRow(ctx, `UPDATE idempotency_keys SET response_bytes = coalesce(response_bytes, $5)
+		WHERE user_id = $1 AND scope = $2 AND key = $3 AND reservation_id = $4
+		RETURNING response_bytes`, userID, idemScopeHold, key, reservationID, body).Scan(&kept)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Purged, or the key was reused for another hold after 24 hours:
+		// nothing replays this answer any more, so it stands alone.
+		return body, nil
+	}
+	return kept, err
+}
+
+// RememberKey records which request an Idempotency-Key of scope belongs to,
+// for endpoints whose answers are replayed elsewhere (a workflow Update ID):
+// the same key with another request is ErrKeyReused.
+func (s *Store) RememberKey(ctx context.Context, userID, scope, key string, hash []byte) error {
+	if _, err := s.pool.Exec(ctx, `INSERT INTO idempotency_keys (user_id, scope, key, request_hash, response_status, response_body)
+		VALUES ($1, $2, $3, $4, 0, '{}') ON CONFLICT (user_id, scope, key) DO NOTHING`, userID, scope, key, hash); err != nil {
+		return inputError(err)
+	}
+	var stored []byte
+	if err := s.pool.QueryRow(ctx, `SELECT request_hash FROM idempotency_keys WHERE user_id = $1 AND scope = $2 AND key = $3`,
+		userID, scope, key).Scan(&stored); err != nil {
+		return err
+	}
+	if !bytes.Equal(stored, hash) {
+		return ErrKeyReused
+	}
+	return nil
+}
+
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+func lookupIdempotent(ctx context.Context, q querier, userID, scope, key string, hash []byte) (*StoredResponse, error) {
+	var stored []byte
+	var legacy *string
+	var reservationID *uuid.UUID
+	var resp StoredResponse
+	err := q.QueryRow(ctx, `SELECT request_hash, response_bytes, response_body::text, reservation_id
+		FROM idempotency_keys
+		WHERE user_id = $1 AND scope = $2 AND key = $3 AND created_at > now() - $4::interval`,
+		userID, scope, key, idempotencyTTL.String()).Scan(&stored, &resp.Body, &legacy, &reservationID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(stored, hash) {
+		return nil, ErrKeyReused
+	}
+	if reservationID != nil {
+		resp.ReservationID = *reservationID
+	}
+	if resp.Body == nil && legacy != nil {
+		// Written before bodies were kept as bytes: the re-encoded jsonb is
+		// the best there is until the record expires.
+		resp.Body = []byte(*legacy)
+	}
+	if resp.Body == nil && reservationID == nil {
+		return nil, errNoStoredAnswer
+	}
+	return &resp, nil
+}
+
+// claimKey takes the key's lock for the rest of the transaction and returns
+// its stored response if an earlier request already answered it.
+func claimKey(ctx context.Context, tx pgx.Tx, req HoldRequest) (*StoredResponse, error) {
+	// Concurrent duplicates queue here (bounded by lock_timeout).
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`,
+		idempotencyLockKey(req.UserID, idemScopeHold, req.IdempotencyKey)); err != nil {
+		if code, _ := pgCode(err); code == pgLockNotAvailable {
+			return nil, ErrRequestInProgress
+		}
+		return nil, err
+	}
+	return lookupIdempotent(ctx, tx, req.UserID, idemScopeHold, req.IdempotencyKey, req.RequestHash)
+}
+
+// queueKeyRecord binds the key to this request and reservation in the hold's
+// own transaction, so a duplicate can never start a second hold. The body is
+// not known yet: it is rendered and saved after commit. A hold's answer is
+// always a creation, hence the fixed status.
+func queueKeyRecord(b *pgx.Batch, req HoldRequest) {
+	b.Queue(`INSERT INTO idempotency_keys (user_id, scope, key, request_hash, response_status, reservation_id)
+		VALUES ($1, $2, $3, $4, 201, $5)
+		ON CONFLICT (user_id, scope, key) DO UPDATE SET request_hash = EXCLUDED.request_hash,
+			response_status = EXCLUDED.response_status, response_body = NULL, response_bytes = NULL,
+			reservation_id = EXCLUDED.reservation_id, created_at = now()`,
+		req.UserID, idemScopeHold, req.IdempotencyKey, req.RequestHash, req.ReservationID)
+}
+
+// idempotencyLockKey is the advisory lock of one (user, scope, key). A hash
+// collision only makes two unrelated requests queue briefly.
+func idempotencyLockKey(parts ...string) int64 {
+	h := fnv.New64a()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return int64(h.Sum64())
+}
