@@ -60,6 +60,11 @@ type Intent struct {
 	DeclineCode    string             `json:"decline_code,omitempty"`
 }
 
+// ErrNotACard means the payment method exists but is not a card (a bank
+// debit, a wallet without a card), so it has no card fingerprint: the caller
+// decides what "the same card" means for it.
+var ErrNotACard = errors.New("payments: payment method is not a card")
+
 // Refund is a refund's outcome.
 type Refund struct {
 	ID     string `json:"id"`
@@ -222,6 +227,24 @@ func (c *Client) Retrieve(ctx context.Context, intentID string) (Intent, error) 
 	c.params(&p.Params, "")
 	pi, err := c.sc.V1PaymentIntents.Retrieve(ctx, intentID, p)
 	return c.result(pi, err)
+}
+
+// CardFingerprint returns the fingerprint of the card behind a payment
+// method. The provider gives the same fingerprint to every payment method of
+// the same card number, so it, unlike the payment method ID, says whether two
+// accounts pay with one card. An unknown payment method is a *RejectedError
+// (404); a payment method without a card is ErrNotACard.
+func (c *Client) CardFingerprint(ctx context.Context, paymentMethod string) (string, error) {
+	p := &stripe.PaymentMethodRetrieveParams{}
+	c.params(&p.Params, "")
+	pm, err := c.sc.V1PaymentMethods.Retrieve(ctx, paymentMethod, p)
+	if err != nil {
+		return "", classify(err)
+	}
+	if pm.Card == nil || pm.Card.Fingerprint == "" {
+		return "", fmt.Errorf("%w: %s (%s)", ErrNotACard, paymentMethod, pm.Type)
+	}
+	return pm.Card.Fingerprint, nil
 }
 
 // FindByBooking looks the booking's intent up by its metadata: how a lost

@@ -30,6 +30,7 @@
 //	GET  /v1/refunds/{id}
 //	GET  /v1/refunds                         payment_intent, charge, limit, starting_after, ending_before
 //	GET  /v1/charges/{id}
+//	GET  /v1/payment_methods/{id}            a test payment method below (card.fingerprint included)
 //	GET  /v1/events/{id}                     the most recent 10,000 events are kept
 //	GET  /v1/events                          type (or "payment_intent.*"), types[], limit, starting_after, ending_before
 //	GET  /checkout/{id}?client_secret=...    hosted test checkout page (pick a test card and pay)
@@ -40,9 +41,36 @@
 //
 // Statuses follow Stripe: requires_payment_method, requires_confirmation,
 // requires_action, requires_capture, succeeded, canceled. client_secret is
-// "pi_..._secret_...". Test payment methods:
+// "pi_..._secret_...".
 //
-//	pm_card_visa, pm_card_visa_debit, pm_card_mastercard, pm_card_amex   authorised: requires_capture (manual) or succeeded
+// # Test cards
+//
+// These test payment methods succeed (requires_capture with manual capture,
+// otherwise succeeded):
+//
+//	pm_card_visa                 visa 4242, credit
+//	pm_card_visa_debit           visa 5556, debit
+//	pm_card_mastercard           mastercard 4444, credit
+//	pm_card_mastercard_debit     mastercard 8210, debit
+//	pm_card_mastercard_prepaid   mastercard 5100, prepaid
+//	pm_card_amex                 amex 8431, credit
+//	pm_card_discover             discover 1117, credit
+//	pm_card_diners               diners 0004, credit
+//	pm_card_jcb                  jcb 0505, credit
+//	pm_card_unionpay             unionpay 0005, credit
+//
+// and so do these Visa credit cards issued in one country (card.country):
+//
+//	pm_card_us 4242   pm_card_ca 0000   pm_card_mx 8001   pm_card_br 0002
+//	pm_card_gb 0000   pm_card_ie 0005   pm_card_de 0016   pm_card_fr 0003
+//	pm_card_nl 0002   pm_card_be 0004   pm_card_at 0008   pm_card_lu 0006
+//	pm_card_es 0007   pm_card_it 0008   pm_card_pt 0007   pm_card_dk 0001
+//	pm_card_se 0008   pm_card_fi 0001   pm_card_no 0007   pm_card_ch 0009
+//	pm_card_pl 0005   pm_card_jp 0003   pm_card_au 0006   pm_card_nz 0008
+//	pm_card_sg 0003   pm_card_hk 0004
+//
+// These fail or need a challenge:
+//
 //	pm_card_chargeDeclined                   402 card_error, code card_declined, decline_code generic_decline
 //	pm_card_chargeDeclinedInsufficientFunds  402 card_error, code card_declined, decline_code insufficient_funds
 //	pm_card_chargeDeclinedFraudulent         402 card_error, code card_declined, decline_code fraudulent
@@ -52,6 +80,17 @@
 //	pm_card_threeDSecure2Required, pm_card_authenticationRequired
 //	                                         requires_action with next_action.redirect_to_url.url =
 //	                                         <base>/checkout/<id>/challenge until the challenge is completed
+//
+// Every test card has a card.fingerprint wherever the sandbox renders the
+// card: the PaymentMethod (GET /v1/payment_methods/{id}, expand[]=payment_method,
+// last_payment_error.payment_method) and a charge's
+// payment_method_details.card. As at Stripe, the fingerprint belongs to the
+// card number, not to the PaymentMethod: it is 16 alphanumeric characters,
+// stable across calls, restarts and sandbox instances, equal for two fans
+// paying with pm_card_visa (they share a card) and different between cards.
+// pm_card_us is Stripe's 4242 card, so it shares pm_card_visa's fingerprint;
+// every other test card has its own. Load tests that need many distinct
+// cards draw from the lists above.
 //
 // A decline leaves the intent in requires_payment_method with
 // last_payment_error set (the 402 error also carries the payment_intent),

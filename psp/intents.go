@@ -163,6 +163,17 @@ func (s *Server) getIntent(c *apiCall) apiResult {
 	return okResult(s.renderIntent(pi, formExpand(c.form)))
 }
 
+// getPaymentMethod serves a test payment method, so that a client can read
+// its card (fingerprint included) before or without confirming an intent.
+// The test methods are not stored: each is defined by testCards alone.
+func (s *Server) getPaymentMethod(c *apiCall) apiResult {
+	id := c.r.PathValue("id")
+	if _, known := testCards[id]; !known {
+		return errResult(noSuch("PaymentMethod", id, "payment_method"), false)
+	}
+	return okResult(renderPaymentMethod(id, s.now().Unix()))
+}
+
 func (s *Server) updateIntent(c *apiCall) apiResult {
 	id := c.r.PathValue("id")
 	pi := s.intents[id]

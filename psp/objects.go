@@ -3,6 +3,7 @@ package psp
 import (
 	"cmp"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/json"
 )
 
@@ -104,28 +105,114 @@ type refund struct {
 	Status        string            `json:"status"`
 }
 
-// testCard describes what a test payment method does when confirmed.
+// testCard describes a test payment method: the card behind it and what it
+// does when confirmed.
 type testCard struct {
+	// Number is the card number Stripe documents for the test method. It is
+	// never rendered; it only feeds the fingerprint, so that two test methods
+	// for the same number (pm_card_visa and pm_card_us) are one card, as at
+	// Stripe.
+	Number                string
 	Brand, Last4, Funding string
+	Country               string // ISO 3166-1 alpha-2; empty means US
 	Outcome               string // "succeed", "decline", "3ds"
 	Code, DeclineCode     string
 	Message               string
 }
 
-// testCards are the test payment methods the sandbox understands.
+// fingerprintSalt keys the fingerprint hash. It is fixed rather than per
+// server so fingerprints stay stable across restarts and sandbox instances:
+// fraud counters and load-test fixtures outlive one sandbox process.
+const fingerprintSalt = "encore-sandbox-card-fingerprint/v1"
+
+// fingerprint is the card's Stripe-style fingerprint: 16 alphanumeric
+// characters, the same for every payment method of the same card number and
+// different across numbers. Stripe derives it from the number too, which is
+// why it, not the PaymentMethod ID, is what says "the same card".
+func (c testCard) fingerprint() string {
+	sum := sha256.Sum256([]byte(fingerprintSalt + ":" + c.Number))
+	buf := make([]byte, 16)
+	for i := range buf {
+		buf[i] = idAlphabet[int(sum[i])%len(idAlphabet)]
+	}
+	return string(buf)
+}
+
+func (c testCard) country() string { return cmp.Or(c.Country, "US") }
+
+// renderCard is the card hash of a PaymentMethod; a charge's
+// payment_method_details.card carries the same brand, last4 and fingerprint.
+func (c testCard) renderCard() map[string]any {
+	return map[string]any{
+		"brand":                c.Brand,
+		"display_brand":        c.Brand,
+		"country":              c.country(),
+		"exp_month":            12,
+		"exp_year":             2034,
+		"fingerprint":          c.fingerprint(),
+		"funding":              c.Funding,
+		"last4":                c.Last4,
+		"checks":               map[string]any{"address_line1_check": nil, "address_postal_code_check": nil, "cvc_check": "pass"},
+		"networks":             map[string]any{"available": []string{c.Brand}, "preferred": nil},
+		"three_d_secure_usage": map[string]any{"supported": true},
+		"generated_from":       nil,
+		"wallet":               nil,
+	}
+}
+
+// testCards are the test payment methods the sandbox understands, with the
+// card numbers Stripe documents for them.
 var testCards = map[string]testCard{
-	"pm_card_visa":                            {Brand: "visa", Last4: "4242", Funding: "credit", Outcome: "succeed"},
-	"pm_card_visa_debit":                      {Brand: "visa", Last4: "5556", Funding: "debit", Outcome: "succeed"},
-	"pm_card_mastercard":                      {Brand: "mastercard", Last4: "4444", Funding: "credit", Outcome: "succeed"},
-	"pm_card_amex":                            {Brand: "amex", Last4: "8431", Funding: "credit", Outcome: "succeed"},
-	"pm_card_chargeDeclined":                  {Brand: "visa", Last4: "0002", Funding: "credit", Outcome: "decline", Code: "card_declined", DeclineCode: "generic_decline", Message: "Your card was declined."},
-	"pm_card_chargeDeclinedInsufficientFunds": {Brand: "visa", Last4: "9995", Funding: "credit", Outcome: "decline", Code: "card_declined", DeclineCode: "insufficient_funds", Message: "Your card has insufficient funds."},
-	"pm_card_chargeDeclinedFraudulent":        {Brand: "visa", Last4: "0019", Funding: "credit", Outcome: "decline", Code: "card_declined", DeclineCode: "fraudulent", Message: "Your card was declined."},
-	"pm_card_chargeDeclinedExpiredCard":       {Brand: "visa", Last4: "0069", Funding: "credit", Outcome: "decline", Code: "expired_card", DeclineCode: "expired_card", Message: "Your card has expired."},
-	"pm_card_chargeDeclinedIncorrectCvc":      {Brand: "visa", Last4: "0127", Funding: "credit", Outcome: "decline", Code: "incorrect_cvc", DeclineCode: "incorrect_cvc", Message: "Your card's security code is incorrect."},
-	"pm_card_chargeDeclinedProcessingError":   {Brand: "visa", Last4: "0119", Funding: "credit", Outcome: "decline", Code: "processing_error", DeclineCode: "processing_error", Message: "An error occurred while processing your card. Try again in a little bit."},
-	"pm_card_threeDSecure2Required":           {Brand: "visa", Last4: "3220", Funding: "credit", Outcome: "3ds"},
-	"pm_card_authenticationRequired":          {Brand: "visa", Last4: "3155", Funding: "credit", Outcome: "3ds"},
+	// Successful cards by brand.
+	"pm_card_visa":               {Number: "4242424242424242", Brand: "visa", Last4: "4242", Funding: "credit", Outcome: "succeed"},
+	"pm_card_visa_debit":         {Number: "4000056655665556", Brand: "visa", Last4: "5556", Funding: "debit", Outcome: "succeed"},
+	"pm_card_mastercard":         {Number: "5555555555554444", Brand: "mastercard", Last4: "4444", Funding: "credit", Outcome: "succeed"},
+	"pm_card_mastercard_debit":   {Number: "5200828282828210", Brand: "mastercard", Last4: "8210", Funding: "debit", Outcome: "succeed"},
+	"pm_card_mastercard_prepaid": {Number: "5105105105105100", Brand: "mastercard", Last4: "5100", Funding: "prepaid", Outcome: "succeed"},
+	"pm_card_amex":               {Number: "371449635398431", Brand: "amex", Last4: "8431", Funding: "credit", Outcome: "succeed"},
+	"pm_card_discover":           {Number: "6011111111111117", Brand: "discover", Last4: "1117", Funding: "credit", Outcome: "succeed"},
+	"pm_card_diners":             {Number: "3056930009020004", Brand: "diners", Last4: "0004", Funding: "credit", Outcome: "succeed"},
+	"pm_card_jcb":                {Number: "3566002020360505", Brand: "jcb", Last4: "0505", Funding: "credit", Outcome: "succeed"},
+	"pm_card_unionpay":           {Number: "6200000000000005", Brand: "unionpay", Last4: "0005", Funding: "credit", Outcome: "succeed"},
+
+	// Successful cards by issuing country. pm_card_us is Stripe's 4242 card,
+	// so it is the same card as pm_card_visa, fingerprint included.
+	"pm_card_us": {Number: "4242424242424242", Brand: "visa", Last4: "4242", Funding: "credit", Country: "US", Outcome: "succeed"},
+	"pm_card_ca": {Number: "4000001240000000", Brand: "visa", Last4: "0000", Funding: "credit", Country: "CA", Outcome: "succeed"},
+	"pm_card_mx": {Number: "4000004840008001", Brand: "visa", Last4: "8001", Funding: "credit", Country: "MX", Outcome: "succeed"},
+	"pm_card_br": {Number: "4000000760000002", Brand: "visa", Last4: "0002", Funding: "credit", Country: "BR", Outcome: "succeed"},
+	"pm_card_gb": {Number: "4000008260000000", Brand: "visa", Last4: "0000", Funding: "credit", Country: "GB", Outcome: "succeed"},
+	"pm_card_ie": {Number: "4000003720000005", Brand: "visa", Last4: "0005", Funding: "credit", Country: "IE", Outcome: "succeed"},
+	"pm_card_de": {Number: "4000002760000016", Brand: "visa", Last4: "0016", Funding: "credit", Country: "DE", Outcome: "succeed"},
+	"pm_card_fr": {Number: "4000002500000003", Brand: "visa", Last4: "0003", Funding: "credit", Country: "FR", Outcome: "succeed"},
+	"pm_card_nl": {Number: "4000005280000002", Brand: "visa", Last4: "0002", Funding: "credit", Country: "NL", Outcome: "succeed"},
+	"pm_card_be": {Number: "4000000560000004", Brand: "visa", Last4: "0004", Funding: "credit", Country: "BE", Outcome: "succeed"},
+	"pm_card_at": {Number: "4000000400000008", Brand: "visa", Last4: "0008", Funding: "credit", Country: "AT", Outcome: "succeed"},
+	"pm_card_lu": {Number: "4000004420000006", Brand: "visa", Last4: "0006", Funding: "credit", Country: "LU", Outcome: "succeed"},
+	"pm_card_es": {Number: "4000007240000007", Brand: "visa", Last4: "0007", Funding: "credit", Country: "ES", Outcome: "succeed"},
+	"pm_card_it": {Number: "4000003800000008", Brand: "visa", Last4: "0008", Funding: "credit", Country: "IT", Outcome: "succeed"},
+	"pm_card_pt": {Number: "4000006200000007", Brand: "visa", Last4: "0007", Funding: "credit", Country: "PT", Outcome: "succeed"},
+	"pm_card_dk": {Number: "4000002080000001", Brand: "visa", Last4: "0001", Funding: "credit", Country: "DK", Outcome: "succeed"},
+	"pm_card_se": {Number: "4000007520000008", Brand: "visa", Last4: "0008", Funding: "credit", Country: "SE", Outcome: "succeed"},
+	"pm_card_fi": {Number: "4000002460000001", Brand: "visa", Last4: "0001", Funding: "credit", Country: "FI", Outcome: "succeed"},
+	"pm_card_no": {Number: "4000005780000007", Brand: "visa", Last4: "0007", Funding: "credit", Country: "NO", Outcome: "succeed"},
+	"pm_card_ch": {Number: "4000007560000009", Brand: "visa", Last4: "0009", Funding: "credit", Country: "CH", Outcome: "succeed"},
+	"pm_card_pl": {Number: "4000006160000005", Brand: "visa", Last4: "0005", Funding: "credit", Country: "PL", Outcome: "succeed"},
+	"pm_card_jp": {Number: "4000003920000003", Brand: "visa", Last4: "0003", Funding: "credit", Country: "JP", Outcome: "succeed"},
+	"pm_card_au": {Number: "4000000360000006", Brand: "visa", Last4: "0006", Funding: "credit", Country: "AU", Outcome: "succeed"},
+	"pm_card_nz": {Number: "4000005540000008", Brand: "visa", Last4: "0008", Funding: "credit", Country: "NZ", Outcome: "succeed"},
+	"pm_card_sg": {Number: "4000007020000003", Brand: "visa", Last4: "0003", Funding: "credit", Country: "SG", Outcome: "succeed"},
+	"pm_card_hk": {Number: "4000003440000004", Brand: "visa", Last4: "0004", Funding: "credit", Country: "HK", Outcome: "succeed"},
+
+	// Declines and 3-D Secure.
+	"pm_card_chargeDeclined":                  {Number: "4000000000000002", Brand: "visa", Last4: "0002", Funding: "credit", Outcome: "decline", Code: "card_declined", DeclineCode: "generic_decline", Message: "Your card was declined."},
+	"pm_card_chargeDeclinedInsufficientFunds": {Number: "4000000000009995", Brand: "visa", Last4: "9995", Funding: "credit", Outcome: "decline", Code: "card_declined", DeclineCode: "insufficient_funds", Message: "Your card has insufficient funds."},
+	"pm_card_chargeDeclinedFraudulent":        {Number: "4100000000000019", Brand: "visa", Last4: "0019", Funding: "credit", Outcome: "decline", Code: "card_declined", DeclineCode: "fraudulent", Message: "Your card was declined."},
+	"pm_card_chargeDeclinedExpiredCard":       {Number: "4000000000000069", Brand: "visa", Last4: "0069", Funding: "credit", Outcome: "decline", Code: "expired_card", DeclineCode: "expired_card", Message: "Your card has expired."},
+	"pm_card_chargeDeclinedIncorrectCvc":      {Number: "4000000000000127", Brand: "visa", Last4: "0127", Funding: "credit", Outcome: "decline", Code: "incorrect_cvc", DeclineCode: "incorrect_cvc", Message: "Your card's security code is incorrect."},
+	"pm_card_chargeDeclinedProcessingError":   {Number: "4000000000000119", Brand: "visa", Last4: "0119", Funding: "credit", Outcome: "decline", Code: "processing_error", DeclineCode: "processing_error", Message: "An error occurred while processing your card. Try again in a little bit."},
+	"pm_card_threeDSecure2Required":           {Number: "4000000000003220", Brand: "visa", Last4: "3220", Funding: "credit", Outcome: "3ds"},
+	"pm_card_authenticationRequired":          {Number: "4000002500003155", Brand: "visa", Last4: "3155", Funding: "credit", Outcome: "3ds"},
 }
 
 // checkoutCards is the order in which the hosted page lists test cards.
@@ -280,15 +367,7 @@ func renderPaymentMethod(id string, created int64) map[string]any {
 		"metadata":        map[string]string{},
 		"allow_redisplay": "unspecified",
 		"billing_details": map[string]any{"address": nil, "email": nil, "name": nil, "phone": nil},
-		"card": map[string]any{
-			"brand":         c.Brand,
-			"display_brand": c.Brand,
-			"country":       "US",
-			"exp_month":     12,
-			"exp_year":      2034,
-			"funding":       c.Funding,
-			"last4":         c.Last4,
-		},
+		"card":            c.renderCard(),
 	}
 }
 
@@ -396,7 +475,8 @@ func (s *Server) renderCharge(ch *charge) jsonCharge {
 	if c, ok := testCards[ch.PaymentMethod]; ok {
 		out.PaymentMethodDetails = map[string]any{
 			"type": "card",
-			"card": map[string]any{"brand": c.Brand, "last4": c.Last4, "funding": c.Funding, "country": "US", "exp_month": 12, "exp_year": 2034},
+			"card": map[string]any{"brand": c.Brand, "last4": c.Last4, "funding": c.Funding, "country": c.country(),
+				"exp_month": 12, "exp_year": 2034, "fingerprint": c.fingerprint(), "network": c.Brand},
 		}
 	}
 	return out

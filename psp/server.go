@@ -322,6 +322,7 @@ func (s *Server) routes() http.Handler {
 	api.HandleFunc("GET /v1/refunds", s.reading(s.listRefunds))
 	api.HandleFunc("GET /v1/refunds/{id}", s.reading(s.getRefund))
 	api.HandleFunc("GET /v1/charges/{id}", s.reading(s.getCharge))
+	api.HandleFunc("GET /v1/payment_methods/{id}", s.reading(s.getPaymentMethod))
 	api.HandleFunc("GET /v1/events", s.reading(s.listEvents))
 	api.HandleFunc("GET /v1/events/{id}", s.reading(s.getEvent))
 
