@@ -56,6 +56,29 @@ func newEnv(t *testing.T, cfg Config, retries int64) *env {
 	return e
 }
 
+// idemInFlight reports whether a request holding the idempotency key is still
+// executing.
+func (e *env) idemInFlight(key string) bool {
+	e.srv.mu.Lock()
+	defer e.srv.mu.Unlock()
+	rec := e.srv.idem[e.srv.scope+":"+key]
+	return rec != nil && rec.inflight
+}
+
+// heldTypes returns, in queue order, the event types of the pending
+// deliveries about the intent that the out-of-order fault holds back.
+func (e *env) heldTypes(intentID string) []string {
+	e.srv.mu.Lock()
+	defer e.srv.mu.Unlock()
+	var out []string
+	for _, d := range e.srv.queues[intentID] {
+		if d.Held {
+			out = append(out, d.EventType)
+		}
+	}
+	return out
+}
+
 func newClient(url, key string, retries int64) *stripe.Client {
 	backends := stripe.NewBackendsWithConfig(&stripe.BackendConfig{
 		URL:               stripe.String(url),

@@ -15,6 +15,7 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 func TestTheBurstPassesAndTheNextWaitsForItsTurn(t *testing.T) {
+	t.Parallel()
 	rdb, prefix := testenv.Redis(t)
 	l := ratelimit.New(rdb, prefix+"rl:", ratelimit.Limit{Count: 60, Per: time.Minute, Burst: 3})
 	ctx := context.Background()
@@ -32,6 +33,7 @@ func TestTheBurstPassesAndTheNextWaitsForItsTurn(t *testing.T) {
 }
 
 func TestWithRedisDownTheLimitStillHolds(t *testing.T) {
+	t.Parallel()
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 50 * time.Millisecond, MaxRetries: -1})
 	l := ratelimit.New(dead, "rl:", ratelimit.Limit{Count: 60, Per: time.Minute, Burst: 2})
 	ctx := context.Background()

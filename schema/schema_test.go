@@ -14,6 +14,7 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 func TestMigrationsAreOrderedAndUnique(t *testing.T) {
+	t.Parallel()
 	ms, err := schema.Migrations()
 	require.NoError(t, err)
 	require.NotEmpty(t, ms)
@@ -24,6 +25,7 @@ func TestMigrationsAreOrderedAndUnique(t *testing.T) {
 }
 
 func TestConcurrentMigratorsApplyEachMigrationOnce(t *testing.T) {
+	t.Parallel()
 	pool := testenv.DB(t) // already migrated once by testenv
 	ctx := context.Background()
 	var wg sync.WaitGroup
@@ -49,6 +51,7 @@ func TestConcurrentMigratorsApplyEachMigrationOnce(t *testing.T) {
 }
 
 func TestConstraintsRefuseASecondLiveOwnerAndAHeldSeatWithoutReservation(t *testing.T) {
+	t.Parallel()
 	pool := testenv.DB(t)
 	ctx := context.Background()
 	_, err := pool.Exec(ctx, `INSERT INTO venues VALUES ('v','V','C');

@@ -14,6 +14,7 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 func TestACartIsHintedWholeOrNotAtAll(t *testing.T) {
+	t.Parallel()
 	rdb, prefix := testenv.Redis(t)
 	h := seathint.New(rdb, prefix)
 	ctx := context.Background()
@@ -27,6 +28,7 @@ func TestACartIsHintedWholeOrNotAtAll(t *testing.T) {
 }
 
 func TestAReleaseDeletesOnlyTheOwnersHints(t *testing.T) {
+	t.Parallel()
 	rdb, prefix := testenv.Redis(t)
 	h := seathint.New(rdb, prefix)
 	ctx := context.Background()
@@ -39,6 +41,7 @@ func TestAReleaseDeletesOnlyTheOwnersHints(t *testing.T) {
 }
 
 func TestKeysShareTheEventsHashSlot(t *testing.T) {
+	t.Parallel()
 	h := seathint.New(nil, "")
 	require.Equal(t, "hold:{evt_9}:sec-A-1", h.Key("evt_9", "sec-A-1"))
 }
