@@ -56,6 +56,17 @@ func newEnv(t *testing.T, cfg Config, retries int64) *env {
 	return e
 }
 
+// awaitStatus waits until the intent has the status. A request whose client
+// gave up still runs to the end at the provider, possibly just after the
+// client's deadline, so a test that lost an answer waits for the outcome.
+func (e *env) awaitStatus(t *testing.T, id string, want stripe.PaymentIntentStatus) {
+	t.Helper()
+	eventually(t, func() bool {
+		pi, err := e.sc.V1PaymentIntents.Retrieve(context.Background(), id, nil)
+		return err == nil && pi.Status == want
+	}, "intent "+id+" never reached "+string(want))
+}
+
 // idemInFlight reports whether a request holding the idempotency key is still
 // executing.
 func (e *env) idemInFlight(key string) bool {

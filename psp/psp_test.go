@@ -501,6 +501,7 @@ func TestTimeoutAfterSuccess(t *testing.T) {
 	require.Less(t, time.Since(start), 5*time.Second)
 
 	// The provider did act.
+	e.awaitStatus(t, pi.ID, stripe.PaymentIntentStatusRequiresCapture)
 	got, err := e.sc.V1PaymentIntents.Retrieve(ctx, pi.ID, nil)
 	require.NoError(t, err)
 	require.Equal(t, stripe.PaymentIntentStatusRequiresCapture, got.Status)
@@ -554,6 +555,7 @@ func TestTimeoutAfterSuccessRateAndMetadata(t *testing.T) {
 		_, err := e.sc.V1PaymentIntents.Confirm(ctx, id, &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String("pm_card_visa")})
 		return err
 	})
+	e.awaitStatus(t, id, stripe.PaymentIntentStatusRequiresCapture)
 	list := e.sc.V1PaymentIntents.Search(ctx, &stripe.PaymentIntentSearchParams{SearchParams: stripe.SearchParams{Query: `metadata["booking_id"]:"b-m"`}})
 	require.NoError(t, list.Err())
 	require.Len(t, list.Data(), 1)
@@ -576,10 +578,12 @@ func TestTimeoutAfterSuccessRateAndMetadata(t *testing.T) {
 		_, err := e2.sc.V1PaymentIntents.Confirm(ctx, pi.ID, &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String("pm_card_visa")})
 		return err
 	})
+	e2.awaitStatus(t, pi.ID, stripe.PaymentIntentStatusRequiresCapture)
 	got, err = e2.sc.V1PaymentIntents.Retrieve(ctx, pi.ID, nil)
 	require.NoError(t, err)
 	require.Equal(t, stripe.PaymentIntentStatusRequiresCapture, got.Status)
 	lost(func(ctx context.Context) error { _, err := e2.sc.V1PaymentIntents.Capture(ctx, pi.ID, nil); return err })
+	e2.awaitStatus(t, pi.ID, stripe.PaymentIntentStatusSucceeded)
 	got, err = e2.sc.V1PaymentIntents.Retrieve(ctx, pi.ID, nil)
 	require.NoError(t, err)
 	require.Equal(t, stripe.PaymentIntentStatusSucceeded, got.Status)
