@@ -17,7 +17,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 func TestTheBurstPassesAndTheNextWaitsForItsTurn(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := testenv.Redis(t)
-	l := ratelimit.New(rdb, prefix+"rl:", ratelimit.Limit{Count: 60, Per: time.Minute, Burst: 3})
+	l := ratelimit.New(rdb, prefix+"rl:"+testenv.RandomSuffix()+":", ratelimit.Limit{Count: 60, Per: time.Minute, Burst: 3})
 	ctx := context.Background()
 	for i := range 3 {
 		ok, _ := l.Allow(ctx, "fan")
