@@ -67,6 +67,7 @@ func ids(p catalog.Page, tag string) []string {
 }
 
 func TestSearchRanksAndFilters(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	day := func(d int) *time.Time { v := f.base.AddDate(0, 0, d); return &v }
@@ -103,6 +104,7 @@ func TestSearchRanksAndFilters(t *testing.T) {
 }
 
 func TestSearchPagesWithACursor(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	var got []string
@@ -175,6 +177,7 @@ func TestSuggestAnswersAThreeLetterPrefix(t *testing.T) {
 }
 
 func TestEventPageCountsAvailability(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	d, err := f.svc.Event(context.Background(), f.tag+"_title")
 	require.NoError(t, err)
@@ -190,6 +193,7 @@ func TestEventPageCountsAvailability(t *testing.T) {
 
 // The reader's sessions cannot write, whatever the SQL.
 func TestTheReaderCannotWrite(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	for _, sql := range []string{

@@ -15,6 +15,7 @@ import (
 )
 
 func TestDefaultsNeedNoEnvironment(t *testing.T) {
+	t.Parallel()
 	c := config.Default()
 	require.Equal(t, "127.0.0.1:8080", c.HTTPAddr)
 	require.Equal(t, 2*time.Second, c.LockTimeout)
@@ -22,6 +23,7 @@ func TestDefaultsNeedNoEnvironment(t *testing.T) {
 }
 
 func TestABadValueNamesTheVariable(t *testing.T) {
+	t.Parallel()
 	_, err := config.LoadFrom(func(k string) (string, bool) {
 		if k == "ENCORE_LOCK_TIMEOUT" {
 			return "ten minutes", true
@@ -32,12 +34,14 @@ func TestABadValueNamesTheVariable(t *testing.T) {
 }
 
 func TestSecretsNeverPrint(t *testing.T) {
+	t.Parallel()
 	c := config.Default()
 	c.DatabaseURL = "postgres://user:hunter2@db/encore"
 	require.NotContains(t, fmt.Sprintf("%v %+v", c, c), "hunter2")
 }
 
 func TestReadmeDocumentsEveryVariable(t *testing.T) {
+	t.Parallel()
 	_, file, _, _ := runtime.Caller(0)
 	readme, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "README.md"))
 	require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 )
 
 func TestScoreGivesAllowReviewOrDenyFromTheSignals(t *testing.T) {
+	t.Parallel()
 	old := 30 * 24 * time.Hour
 	cases := []struct {
 		name string
@@ -28,6 +29,7 @@ func TestScoreGivesAllowReviewOrDenyFromTheSignals(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			r := fraud.Score(c.in)
 			require.Equal(t, c.want, r.Decision, "score %d: %v", r.Score, r.Reasons)
 		})
@@ -35,6 +37,7 @@ func TestScoreGivesAllowReviewOrDenyFromTheSignals(t *testing.T) {
 }
 
 func TestSharedAddressesAndTestTokensAreNotCountedAsOneFan(t *testing.T) {
+	t.Parallel()
 	require.Equal(t, "", fraud.IPKey("127.0.0.1"))
 	require.Equal(t, "", fraud.IPKey("10.1.2.3"))
 	require.Equal(t, "", fraud.IPKey("not an ip"))

@@ -107,6 +107,7 @@ func scanURL(t testing.TB, client *http.Client, url, payload, gateID string) (in
 }
 
 func TestTwoGateProcessesRacingOnOneLedgerLetEachTicketInExactlyOnce(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a second process")
 	}
@@ -198,7 +199,8 @@ func TestTwoGateProcessesRacingOnOneLedgerLetEachTicketInExactlyOnce(t *testing.
 	require.Equal(t, nTickets, rows)
 }
 
-func TestScanReasons(t *testing.T) {
+func TestEachRejectedScanNamesItsReason(t *testing.T) {
+	t.Parallel()
 	keys := devKeys(t)
 	clk := &clock{t: showtime}
 	ts := makeTickets(t, 6, "sec_a")
@@ -301,6 +303,7 @@ func TestScanReasons(t *testing.T) {
 }
 
 func TestBadRequestsAreProblems(t *testing.T) {
+	t.Parallel()
 	keys := devKeys(t)
 	g := gate.StartForTest(t, gate.TestOptions{Manifest: sealed(t, keys, manifest.Header{EventID: "evt_x"}, makeTickets(t, 1, "s")),
 		Keys: &keys, Now: (&clock{t: showtime}).Now})
@@ -322,6 +325,7 @@ func TestBadRequestsAreProblems(t *testing.T) {
 }
 
 func TestLedgerFailureFailsClosed(t *testing.T) {
+	t.Parallel()
 	keys := devKeys(t)
 	clk := &clock{t: showtime}
 	ts := makeTickets(t, 3, "sec_a")

@@ -12,7 +12,8 @@ import (
 	"github.com/encore-tickets/encore/manifest"
 )
 
-func TestManifestVersions(t *testing.T) {
+func TestOnlyANewerManifestOrADeltaOnItsBaseIsImported(t *testing.T) {
+	t.Parallel()
 	keys := devKeys(t)
 	clk := &clock{t: showtime}
 	ctx := context.Background()
@@ -75,6 +76,7 @@ func TestManifestVersions(t *testing.T) {
 }
 
 func TestOfflineScannersLetADoubleEntryThroughAndSyncReportsIt(t *testing.T) {
+	t.Parallel()
 	keys := devKeys(t)
 	clk := &clock{t: showtime}
 	ctx := context.Background()

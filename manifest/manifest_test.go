@@ -127,6 +127,7 @@ func (v *venue) export(opt manifest.ExportOptions) ([]byte, manifest.Header) {
 }
 
 func TestInsertTicketsIsIdempotent(t *testing.T) {
+	t.Parallel()
 	v := newVenue(t)
 	ctx := context.Background()
 	id, first := v.book("fan_idem", 2)
@@ -181,6 +182,7 @@ func TestInsertTicketsIsIdempotent(t *testing.T) {
 }
 
 func TestExportCarriesPaidTicketsToTwoGatesSharingALedger(t *testing.T) {
+	t.Parallel()
 	v := newVenue(t)
 	_, alice := v.book("fan_alice", 2)
 	bobBooking, bob := v.book("fan_bob", 1)
@@ -219,6 +221,7 @@ func TestExportCarriesPaidTicketsToTwoGatesSharingALedger(t *testing.T) {
 }
 
 func TestDeltaExportRevokesTicketsRefundedSinceTheLastOne(t *testing.T) {
+	t.Parallel()
 	v := newVenue(t)
 	early, earlyTickets := v.book("fan_early", 1)
 	data, full := v.export(manifest.ExportOptions{})
@@ -252,6 +255,7 @@ func TestDeltaExportRevokesTicketsRefundedSinceTheLastOne(t *testing.T) {
 }
 
 func TestTamperedExpiredAndWrongKeyManifestsAreRefused(t *testing.T) {
+	t.Parallel()
 	v := newVenue(t)
 	v.book("fan_t", 3)
 	expiry := time.Now().Add(6 * time.Hour).Truncate(time.Second)

@@ -38,6 +38,7 @@ func sandbox(t *testing.T) string {
 var eur = money.Money{Amount: 4200, Currency: "EUR"}
 
 func TestAuthoriseIsIdempotentUnderItsStepKey(t *testing.T) {
+	t.Parallel()
 	c := payments.New(payments.Config{APIKey: key, BaseURL: sandbox(t)})
 	ctx := context.Background()
 	a, err := c.Authorise(ctx, "b1:authorise", "b1", eur, "pm_card_visa", "", false)
@@ -61,6 +62,7 @@ func TestAuthoriseIsIdempotentUnderItsStepKey(t *testing.T) {
 }
 
 func TestADeclineIsADeclinedErrorWithItsCode(t *testing.T) {
+	t.Parallel()
 	c := payments.New(payments.Config{APIKey: key, BaseURL: sandbox(t)})
 	_, err := c.Authorise(context.Background(), "b2:authorise", "b2", eur, "pm_card_chargeDeclinedInsufficientFunds", "", false)
 	var d *payments.DeclinedError
@@ -69,6 +71,7 @@ func TestADeclineIsADeclinedErrorWithItsCode(t *testing.T) {
 }
 
 func TestALostAnswerIsUnknownAndTheLookupFindsTheOutcome(t *testing.T) {
+	t.Parallel()
 	base := sandbox(t)
 	ctx := context.Background()
 	ok := payments.New(payments.Config{APIKey: key, BaseURL: base})
@@ -86,6 +89,7 @@ func TestALostAnswerIsUnknownAndTheLookupFindsTheOutcome(t *testing.T) {
 }
 
 func TestACheckoutWithoutACardLinksToTheHostedPage(t *testing.T) {
+	t.Parallel()
 	base := sandbox(t)
 	c := payments.New(payments.Config{APIKey: key, BaseURL: base, HostedPage: base})
 	a, err := c.Authorise(context.Background(), "b4:authorise", "b4", eur, "", "", false)
@@ -95,6 +99,7 @@ func TestACheckoutWithoutACardLinksToTheHostedPage(t *testing.T) {
 }
 
 func TestAStepUpSendsEvenAGoodCardThroughThreeDSecure(t *testing.T) {
+	t.Parallel()
 	c := payments.New(payments.Config{APIKey: key, BaseURL: sandbox(t)})
 	a, err := c.Authorise(context.Background(), "b5:authorise", "b5", eur, "pm_card_visa", "", true)
 	require.NoError(t, err)
@@ -103,6 +108,7 @@ func TestAStepUpSendsEvenAGoodCardThroughThreeDSecure(t *testing.T) {
 }
 
 func TestADeclineNamesTheIntentForTheNextCard(t *testing.T) {
+	t.Parallel()
 	c := payments.New(payments.Config{APIKey: key, BaseURL: sandbox(t)})
 	_, err := c.Authorise(context.Background(), "b6:authorise", "b6", eur, "pm_card_chargeDeclined", "", false)
 	var d *payments.DeclinedError

@@ -11,6 +11,7 @@ import (
 )
 
 func TestMultiplierFollowsOccupancyAndTheLastWeek(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	far, near := now.AddDate(0, 1, 0), now.AddDate(0, 0, 3)
 	cases := []struct {
@@ -35,6 +36,7 @@ func TestMultiplierFollowsOccupancyAndTheLastWeek(t *testing.T) {
 }
 
 func TestPriceRoundsHalfUpAndRefusesOverflow(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		base            int64
 		surge, discount int

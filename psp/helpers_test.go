@@ -56,6 +56,40 @@ func newEnv(t *testing.T, cfg Config, retries int64) *env {
 	return e
 }
 
+// awaitStatus waits until the intent has the status. A request whose client
+// gave up still runs to the end at the provider, possibly just after the
+// client's deadline, so a test that lost an answer waits for the outcome.
+func (e *env) awaitStatus(t *testing.T, id string, want stripe.PaymentIntentStatus) {
+	t.Helper()
+	eventually(t, func() bool {
+		pi, err := e.sc.V1PaymentIntents.Retrieve(context.Background(), id, nil)
+		return err == nil && pi.Status == want
+	}, "intent "+id+" never reached "+string(want))
+}
+
+// idemInFlight reports whether a request holding the idempotency key is still
+// executing.
+func (e *env) idemInFlight(key string) bool {
+	e.srv.mu.Lock()
+	defer e.srv.mu.Unlock()
+	rec := e.srv.idem[e.srv.scope+":"+key]
+	return rec != nil && rec.inflight
+}
+
+// heldTypes returns, in queue order, the event types of the pending
+// deliveries about the intent that the out-of-order fault holds back.
+func (e *env) heldTypes(intentID string) []string {
+	e.srv.mu.Lock()
+	defer e.srv.mu.Unlock()
+	var out []string
+	for _, d := range e.srv.queues[intentID] {
+		if d.Held {
+			out = append(out, d.EventType)
+		}
+	}
+	return out
+}
+
 func newClient(url, key string, retries int64) *stripe.Client {
 	backends := stripe.NewBackendsWithConfig(&stripe.BackendConfig{
 		URL:               stripe.String(url),

@@ -19,6 +19,7 @@ import (
 )
 
 func TestVisaManualCaptureFlow(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, 0)
 	ctx := ctxT(t)
 
@@ -67,6 +68,7 @@ func TestVisaManualCaptureFlow(t *testing.T) {
 }
 
 func TestCreateConfirmInOneCallAndAutomaticCapture(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, 0)
 	ctx := ctxT(t)
 	p := manualIntent(1500, nil)
@@ -100,6 +102,7 @@ func TestCreateConfirmInOneCallAndAutomaticCapture(t *testing.T) {
 }
 
 func TestDeclines(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, 0)
 	ctx := ctxT(t)
 	for _, tc := range []struct {
@@ -176,6 +179,7 @@ func getBody(t *testing.T, target string) (int, string) {
 }
 
 func TestThreeDSecure(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, 0)
 	ctx := ctxT(t)
 
@@ -224,6 +228,7 @@ func TestThreeDSecure(t *testing.T) {
 }
 
 func TestHostedCheckoutPage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, 0)
 	ctx := ctxT(t)
 	p := manualIntent(12345, nil)
@@ -262,6 +267,7 @@ func TestHostedCheckoutPage(t *testing.T) {
 }
 
 func TestCancel(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, 0)
 	ctx := ctxT(t)
 	p := manualIntent(2000, nil)
@@ -294,6 +300,7 @@ func TestCancel(t *testing.T) {
 }
 
 func TestRefunds(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, 0)
 	ctx := ctxT(t)
 	p := manualIntent(5000, nil)
@@ -374,7 +381,8 @@ func countIntents(t *testing.T, e *env) int {
 	return n
 }
 
-func TestIdempotentReplay(t *testing.T) {
+func TestARepeatedIdempotencyKeyReplaysTheFirstAnswer(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, 0)
 	ctx := ctxT(t)
 	p := manualIntent(4000, map[string]string{"booking_id": "b-2"})
@@ -412,7 +420,8 @@ func TestIdempotentReplay(t *testing.T) {
 	require.Equal(t, 2, countIntents(t, e))
 }
 
-func TestIdempotencyKeyReuseWithOtherParams(t *testing.T) {
+func TestAnIdempotencyKeyReusedWithOtherParamsIsRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, 0)
 	ctx := ctxT(t)
 	p := manualIntent(1000, nil)
@@ -439,7 +448,8 @@ func TestIdempotencyKeyReuseWithOtherParams(t *testing.T) {
 	require.Equal(t, 2, countIntents(t, e))
 }
 
-func TestIdempotencyKeyInFlight(t *testing.T) {
+func TestAKeyStillInFlightIsRefusedWithARetryableConflict(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, 0)
 	ctx := ctxT(t)
 	slow := manualIntent(1000, nil)
@@ -453,7 +463,7 @@ func TestIdempotencyKeyInFlight(t *testing.T) {
 		}
 		done <- pi
 	}()
-	time.Sleep(100 * time.Millisecond)
+	eventually(t, func() bool { return e.idemInFlight("in-flight") }, "the slow request holds the key")
 	p := manualIntent(1000, nil)
 	p.IdempotencyKey = stripe.String("in-flight")
 	_, err := e.sc.V1PaymentIntents.Create(ctx, p)
@@ -471,6 +481,7 @@ func TestIdempotencyKeyInFlight(t *testing.T) {
 }
 
 func TestTimeoutAfterSuccess(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, 2)
 	ctx := ctxT(t)
 	pi, err := e.sc.V1PaymentIntents.Create(ctx, manualIntent(6500, map[string]string{"booking_id": "b-77"}))
@@ -490,6 +501,7 @@ func TestTimeoutAfterSuccess(t *testing.T) {
 	require.Less(t, time.Since(start), 5*time.Second)
 
 	// The provider did act.
+	e.awaitStatus(t, pi.ID, stripe.PaymentIntentStatusRequiresCapture)
 	got, err := e.sc.V1PaymentIntents.Retrieve(ctx, pi.ID, nil)
 	require.NoError(t, err)
 	require.Equal(t, stripe.PaymentIntentStatusRequiresCapture, got.Status)
@@ -525,6 +537,7 @@ func TestTimeoutAfterSuccess(t *testing.T) {
 }
 
 func TestTimeoutAfterSuccessRateAndMetadata(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, 0)
 	ctx := ctxT(t)
 	lost := func(call func(ctx context.Context) error) {
@@ -542,6 +555,7 @@ func TestTimeoutAfterSuccessRateAndMetadata(t *testing.T) {
 		_, err := e.sc.V1PaymentIntents.Confirm(ctx, id, &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String("pm_card_visa")})
 		return err
 	})
+	e.awaitStatus(t, id, stripe.PaymentIntentStatusRequiresCapture)
 	list := e.sc.V1PaymentIntents.Search(ctx, &stripe.PaymentIntentSearchParams{SearchParams: stripe.SearchParams{Query: `metadata["booking_id"]:"b-m"`}})
 	require.NoError(t, list.Err())
 	require.Len(t, list.Data(), 1)
@@ -564,16 +578,19 @@ func TestTimeoutAfterSuccessRateAndMetadata(t *testing.T) {
 		_, err := e2.sc.V1PaymentIntents.Confirm(ctx, pi.ID, &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String("pm_card_visa")})
 		return err
 	})
+	e2.awaitStatus(t, pi.ID, stripe.PaymentIntentStatusRequiresCapture)
 	got, err = e2.sc.V1PaymentIntents.Retrieve(ctx, pi.ID, nil)
 	require.NoError(t, err)
 	require.Equal(t, stripe.PaymentIntentStatusRequiresCapture, got.Status)
 	lost(func(ctx context.Context) error { _, err := e2.sc.V1PaymentIntents.Capture(ctx, pi.ID, nil); return err })
+	e2.awaitStatus(t, pi.ID, stripe.PaymentIntentStatusSucceeded)
 	got, err = e2.sc.V1PaymentIntents.Retrieve(ctx, pi.ID, nil)
 	require.NoError(t, err)
 	require.Equal(t, stripe.PaymentIntentStatusSucceeded, got.Status)
 }
 
 func TestServerError(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, 0)
 	ctx := ctxT(t)
 	p := manualIntent(1000, map[string]string{"booking_id": "b-500"})
@@ -611,7 +628,8 @@ func TestServerError(t *testing.T) {
 	require.Equal(t, 400, se.HTTPStatusCode)
 }
 
-func TestLatency(t *testing.T) {
+func TestInjectedLatencyDelaysTheAnswer(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{Faults: FaultConfig{Latency: 50 * time.Millisecond}}, 0)
 	ctx := ctxT(t)
 	start := time.Now()
@@ -627,6 +645,7 @@ func TestLatency(t *testing.T) {
 }
 
 func TestAuth(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{APIKey: "sk_test_right_key_123"}, 0)
 	ctx := ctxT(t)
 	bad := newClient(e.ts.URL, "sk_test_wrong_key_456", 0)
@@ -652,6 +671,7 @@ func TestAuth(t *testing.T) {
 }
 
 func TestListAndSearch(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, 0)
 	ctx := ctxT(t)
 	var ids []string
@@ -707,6 +727,7 @@ func TestListAndSearch(t *testing.T) {
 }
 
 func TestUnknownRoute(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, 0)
 	req, _ := http.NewRequest(http.MethodGet, e.ts.URL+"/v1/customers", nil)
 	req.Header.Set("Authorization", "Bearer "+e.key)
@@ -727,6 +748,7 @@ func TestUnknownRoute(t *testing.T) {
 }
 
 func TestBadConfig(t *testing.T) {
+	t.Parallel()
 	_, err := New(Config{WebhookURL: "not a url"})
 	require.Error(t, err)
 	_, err = New(Config{Faults: FaultConfig{ServerErrorRate: 2}})
@@ -736,6 +758,7 @@ func TestBadConfig(t *testing.T) {
 }
 
 func TestParseFaults(t *testing.T) {
+	t.Parallel()
 	f, err := parseFaults("timeout_after_success=drop, latency=200ms;duplicate_webhook out_of_order_webhook,delay_webhook=2s,server_error")
 	require.NoError(t, err)
 	require.True(t, f.timeout)
@@ -752,7 +775,8 @@ func TestParseFaults(t *testing.T) {
 	}
 }
 
-func TestIdempotencyKeyExpires(t *testing.T) {
+func TestAnExpiredIdempotencyKeyMayBeReused(t *testing.T) {
+	t.Parallel()
 	var offset atomic.Int64
 	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
 	e := newEnv(t, Config{Clock: clock}, 0)
@@ -773,6 +797,7 @@ func TestIdempotencyKeyExpires(t *testing.T) {
 // injected server errors, retrying each step with its step key, and checks
 // that every booking maps to exactly one captured intent.
 func TestConcurrentBookingsUnderFaults(t *testing.T) {
+	t.Parallel()
 	e, rc := webhookEnv(t, Config{Faults: FaultConfig{ServerErrorRate: 0.3, DuplicateWebhookRate: 0.2, Seed: 42}})
 	ctx := ctxT(t)
 	const bookings = 40

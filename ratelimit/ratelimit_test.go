@@ -15,8 +15,9 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 func TestTheBurstPassesAndTheNextWaitsForItsTurn(t *testing.T) {
+	t.Parallel()
 	rdb, prefix := testenv.Redis(t)
-	l := ratelimit.New(rdb, prefix+"rl:", ratelimit.Limit{Count: 60, Per: time.Minute, Burst: 3})
+	l := ratelimit.New(rdb, prefix+"rl:"+testenv.RandomSuffix()+":", ratelimit.Limit{Count: 60, Per: time.Minute, Burst: 3})
 	ctx := context.Background()
 	for i := range 3 {
 		ok, _ := l.Allow(ctx, "fan")
@@ -32,6 +33,7 @@ func TestTheBurstPassesAndTheNextWaitsForItsTurn(t *testing.T) {
 }
 
 func TestWithRedisDownTheLimitStillHolds(t *testing.T) {
+	t.Parallel()
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 50 * time.Millisecond, MaxRetries: -1})
 	l := ratelimit.New(dead, "rl:", ratelimit.Limit{Count: 60, Per: time.Minute, Burst: 2})
 	ctx := context.Background()

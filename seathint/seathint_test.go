@@ -14,31 +14,36 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 func TestACartIsHintedWholeOrNotAtAll(t *testing.T) {
+	t.Parallel()
 	rdb, prefix := testenv.Redis(t)
 	h := seathint.New(rdb, prefix)
 	ctx := context.Background()
-	require.NoError(t, h.Hold(ctx, "evt", []string{"s1", "s2"}, "res-a", time.Minute))
-	err := h.Hold(ctx, "evt", []string{"s3", "s2", "s4"}, "res-b", time.Minute)
+	evt := "evt_" + testenv.RandomSuffix() // its own keys, under -count and t.Parallel
+	require.NoError(t, h.Hold(ctx, evt, []string{"s1", "s2"}, "res-a", time.Minute))
+	err := h.Hold(ctx, evt, []string{"s3", "s2", "s4"}, "res-b", time.Minute)
 	var c *seathint.ContendedError
 	require.ErrorAs(t, err, &c)
 	require.Equal(t, []string{"s2"}, c.SeatIDs)
-	require.Zero(t, rdb.Exists(ctx, h.Key("evt", "s3"), h.Key("evt", "s4")).Val(), "nothing of the refused cart was written")
-	require.NoError(t, h.Hold(ctx, "evt", []string{"s1", "s2"}, "res-a", time.Minute), "the owner may hint again")
+	require.Zero(t, rdb.Exists(ctx, h.Key(evt, "s3"), h.Key(evt, "s4")).Val(), "nothing of the refused cart was written")
+	require.NoError(t, h.Hold(ctx, evt, []string{"s1", "s2"}, "res-a", time.Minute), "the owner may hint again")
 }
 
 func TestAReleaseDeletesOnlyTheOwnersHints(t *testing.T) {
+	t.Parallel()
 	rdb, prefix := testenv.Redis(t)
 	h := seathint.New(rdb, prefix)
 	ctx := context.Background()
-	require.NoError(t, h.Hold(ctx, "evt2", []string{"s1"}, "old", time.Minute))
-	require.NoError(t, h.Release(ctx, "evt2", []string{"s1"}, "old"))
-	require.NoError(t, h.Hold(ctx, "evt2", []string{"s1"}, "new", time.Minute))
+	evt2 := "evt_" + testenv.RandomSuffix()
+	require.NoError(t, h.Hold(ctx, evt2, []string{"s1"}, "old", time.Minute))
+	require.NoError(t, h.Release(ctx, evt2, []string{"s1"}, "old"))
+	require.NoError(t, h.Hold(ctx, evt2, []string{"s1"}, "new", time.Minute))
 	// A late release of the old reservation must not free the new owner's seat.
-	require.NoError(t, h.Release(ctx, "evt2", []string{"s1"}, "old"))
-	require.Equal(t, "new", rdb.Get(ctx, h.Key("evt2", "s1")).Val())
+	require.NoError(t, h.Release(ctx, evt2, []string{"s1"}, "old"))
+	require.Equal(t, "new", rdb.Get(ctx, h.Key(evt2, "s1")).Val())
 }
 
 func TestKeysShareTheEventsHashSlot(t *testing.T) {
+	t.Parallel()
 	h := seathint.New(nil, "")
 	require.Equal(t, "hold:{evt_9}:sec-A-1", h.Key("evt_9", "sec-A-1"))
 }

@@ -260,6 +260,7 @@ func BenchmarkLiveViewers10k(b *testing.B) {
 	b.ReportMetric(float64(percentile(lat, 0.99).Microseconds())/1000, "p99_ms")
 	b.ReportMetric(float64(after.HeapInuse-before.HeapInuse)/viewers/1024, "server_heap_KiB/viewer")
 	b.ReportMetric(float64(h.SlowViewers()), "dropped")
+	b.ReportMetric(float64(g1-g0)/viewers, "server_goroutines/viewer")
 	b.Logf("%d viewers, %d deliveries: p50 %v, p99 %v, max %v; server goroutines per viewer %.1f", viewers, len(lat),
 		percentile(lat, 0.5), percentile(lat, 0.99), percentile(lat, 1), float64(g1-g0)/viewers)
 }

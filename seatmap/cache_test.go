@@ -18,6 +18,7 @@ import (
 )
 
 func TestBitmapRoundTrip(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name     string
 		statuses []vocab.SeatStatus
@@ -30,6 +31,7 @@ func TestBitmapRoundTrip(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			got, err := seatmap.EncodeBitmap(tc.statuses)
 			require.NoError(t, err)
 			require.Equal(t, tc.want, got)
@@ -50,6 +52,7 @@ func TestBitmapRoundTrip(t *testing.T) {
 // A 50,000-seat section: the bitmap is exactly 12,500 bytes and decodes to
 // the statuses of the JSON snapshot, seat by seat in the same order.
 func TestFiftyThousandSeatBitmapIs12500BytesAndMatchesJSON(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 100, 500)
 	ctx := context.Background()
 	// Some of every status: held and sold seats name a reservation.
@@ -170,6 +173,7 @@ func TestThousandConcurrentMissesCauseAHandfulOfQueries(t *testing.T) {
 // A lease held by someone else is neither stolen nor deleted: the request
 // waits briefly and gives up with the retryable ErrUnavailable.
 func TestForeignLeaseMeansWaitThenUnavailable(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 2, 10)
 	ctx := context.Background()
 	c := e.cache(seatmap.CacheOptions{Wait: 150 * time.Millisecond})
@@ -194,6 +198,7 @@ func TestForeignLeaseMeansWaitThenUnavailable(t *testing.T) {
 // A fill that read the database before an invalidation must not store its
 // now stale snapshot.
 func TestFillRacingAnInvalidationIsNotStored(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 2, 10)
 	ctx := context.Background()
 	loaded := make(chan struct{})
@@ -219,6 +224,7 @@ func TestFillRacingAnInvalidationIsNotStored(t *testing.T) {
 }
 
 func TestUnknownSectionIsNotFound(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1, 4)
 	c := e.cache(seatmap.CacheOptions{})
 	for range 2 { // the second answer comes from the cached miss

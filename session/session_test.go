@@ -10,6 +10,7 @@ import (
 )
 
 func TestATokenVerifiesOnlyUnchangedUnexpiredAndUnderItsKey(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	iss := session.NewIssuer("k1")
 	tok := iss.Issue("asha", "phone", now)
@@ -32,6 +33,7 @@ func TestATokenVerifiesOnlyUnchangedUnexpiredAndUnderItsKey(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			_, err := c.iss.Verify(c.token, c.at)
 			require.ErrorIs(t, err, session.ErrInvalid)
 		})

@@ -298,6 +298,7 @@ func requireVisible(t *testing.T, ctx context.Context, c client.Client, query, w
 }
 
 func TestConfigDefaultsAndValidation(t *testing.T) {
+	t.Parallel()
 	_, err := Config{}.withDefaults()
 	require.Error(t, err)
 
@@ -339,6 +340,7 @@ func TestConfigDefaultsAndValidation(t *testing.T) {
 }
 
 func TestLoggerDropsBelowWarn(t *testing.T) {
+	t.Parallel()
 	var buf strings.Builder
 	stopping := new(atomic.Bool)
 	l := newServerLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), stopping)
@@ -363,6 +365,7 @@ func TestLoggerDropsBelowWarn(t *testing.T) {
 }
 
 func TestStartRejectsBusyPorts(t *testing.T) {
+	t.Parallel()
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer busy.Close()

@@ -21,7 +21,8 @@ func newSecret(t *testing.T) []byte {
 	return s
 }
 
-func TestCodeWindows(t *testing.T) {
+func TestACodeIsAcceptedOneWindowEitherWayAndNoFurther(t *testing.T) {
+	t.Parallel()
 	id, secret := tickets.NewTicketID(), newSecret(t)
 	payload, expires := tickets.Payload(id, secret, t0)
 	require.Equal(t, time.Date(2026, 11, 30, 20, 0, 15, 0, time.UTC), expires, "the code changes at the next 15-second boundary")
@@ -41,6 +42,7 @@ func TestCodeWindows(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			c, err := tickets.Verify(payload, secret, t0.Add(tc.scanner))
 			if tc.want == nil {
 				require.NoError(t, err)
@@ -53,6 +55,7 @@ func TestCodeWindows(t *testing.T) {
 }
 
 func TestSkewOfFifteenSecondsIsAcceptedAtEveryOffsetInTheWindow(t *testing.T) {
+	t.Parallel()
 	id, secret := tickets.NewTicketID(), newSecret(t)
 	base := t0.Truncate(tickets.WindowLength)
 	for ms := 0; ms < 15000; ms += 250 {
@@ -68,6 +71,7 @@ func TestSkewOfFifteenSecondsIsAcceptedAtEveryOffsetInTheWindow(t *testing.T) {
 }
 
 func TestCodeUnderAnotherSecretOrTicketIsRefused(t *testing.T) {
+	t.Parallel()
 	id, secret := tickets.NewTicketID(), newSecret(t)
 	payload, _ := tickets.Payload(id, secret, t0)
 
@@ -86,6 +90,7 @@ func TestCodeUnderAnotherSecretOrTicketIsRefused(t *testing.T) {
 }
 
 func TestParsePayloadIsStrict(t *testing.T) {
+	t.Parallel()
 	id, secret := tickets.NewTicketID(), newSecret(t)
 	good, _ := tickets.Payload(id, secret, t0)
 	parts := strings.Split(good, ".")
@@ -112,6 +117,7 @@ func TestParsePayloadIsStrict(t *testing.T) {
 	}
 	for name, p := range cases {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			_, err := tickets.ParsePayload(p)
 			require.ErrorIs(t, err, tickets.ErrMalformed)
 		})
@@ -146,7 +152,8 @@ func FuzzParsePayload(f *testing.F) {
 	})
 }
 
-func TestTicketIDs(t *testing.T) {
+func TestTicketIDsAreUniqueAndWellFormed(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for range 1000 {
 		id := tickets.NewTicketID()
@@ -160,6 +167,7 @@ func TestTicketIDs(t *testing.T) {
 }
 
 func TestKeyringSealsPerTicket(t *testing.T) {
+	t.Parallel()
 	key, _ := tickets.NewSecret()
 	kr, err := tickets.NewKeyring(key)
 	require.NoError(t, err)
@@ -203,7 +211,8 @@ func TestKeyringSealsPerTicket(t *testing.T) {
 	require.Error(t, err)
 }
 
-func TestParseKey(t *testing.T) {
+func TestAKeyParsesFromHexOrBase64AndMustBe32Bytes(t *testing.T) {
+	t.Parallel()
 	k, err := tickets.ParseKey(strings.Repeat("ab", 32))
 	require.NoError(t, err)
 	require.Len(t, k, 32)

@@ -23,7 +23,8 @@ func claims() pass.Claims {
 	return pass.Claims{UserID: "asha", DeviceID: "phone", EventID: "evt_flash_sale", LeaseID: "42", IssuedAt: now}
 }
 
-func TestRoundTripAndBinding(t *testing.T) {
+func TestAPassVerifiesAndIsBoundToItsUserDeviceAndEvent(t *testing.T) {
+	t.Parallel()
 	s := pass.NewSigner(pass.KeyFromSeed("test"), 5*time.Minute)
 	tok, exp, err := s.Sign(claims())
 	require.NoError(t, err)
@@ -43,12 +44,14 @@ func TestRoundTripAndBinding(t *testing.T) {
 		{"other event", "asha", "phone", "evt_demo_night"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			require.ErrorIs(t, c.Bound(tc.user, tc.device, tc.event), pass.ErrMismatch)
 		})
 	}
 }
 
 func TestSignerCapsLifetimeAtFiveMinutes(t *testing.T) {
+	t.Parallel()
 	s := pass.NewSigner(pass.KeyFromSeed("test"), time.Hour)
 	require.Equal(t, pass.MaxTTL, s.TTL())
 	c := claims()
@@ -58,7 +61,8 @@ func TestSignerCapsLifetimeAtFiveMinutes(t *testing.T) {
 	require.Equal(t, now.Add(2*time.Minute), exp)
 }
 
-func TestRefused(t *testing.T) {
+func TestForgedExpiredAndMalformedPassesAreRefused(t *testing.T) {
+	t.Parallel()
 	key := pass.KeyFromSeed("test")
 	s := pass.NewSigner(key, 5*time.Minute)
 	v := s.Verifier()
@@ -115,6 +119,7 @@ func TestRefused(t *testing.T) {
 		{"too long", good + strings.Repeat("A", pass.MaxLen), now},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := v.Verify(tc.token, tc.at)
 			require.ErrorIs(t, err, pass.ErrInvalid)
 		})
@@ -122,6 +127,7 @@ func TestRefused(t *testing.T) {
 }
 
 func TestSignerNeverPrintsItsKey(t *testing.T) {
+	t.Parallel()
 	s := pass.NewSigner(pass.KeyFromSeed("test"), 0)
 	require.Equal(t, "pass.Signer{[redacted]}", s.String())
 }
