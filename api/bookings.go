@@ -12,10 +12,10 @@ import (
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/vocab"
-	"github.com/encore-tickets/encore/workflows"
 )
 
 // Problem names of the booking endpoints (extending DESIGN.md's list).
@@ -160,9 +160,9 @@ func (s *Server) checkout(c *gin.Context) {
 	}
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 60*time.Second)
 	defer cancel()
-	res, err := workflows.Checkout(ctx, s.Temporal, workflows.BookingInput{
+	res, err := saga.Checkout(ctx, s.Temporal, saga.BookingInput{
 		ReservationID: id.String(), EventID: hold.EventID, UserID: hold.UserID, ExpiresAt: hold.ExpiresAt,
-	}, updateID("checkout", who.UserID, key), workflows.CheckoutRequest{
+	}, updateID("checkout", who.UserID, key), saga.CheckoutRequest{
 		PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, IP: ClientIP(c.Request), DeviceID: who.DeviceID,
 	})
 	if err != nil {
@@ -177,7 +177,7 @@ func (s *Server) workflowProblem(err error) *Problem {
 	var ae *temporal.ApplicationError
 	if errors.As(err, &ae) {
 		switch ae.Type() {
-		case workflows.ErrTypeDeclined:
+		case saga.ErrTypeDeclined:
 			p := NewProblem(http.StatusPaymentRequired, ProbPaymentDeclined, ae.Message())
 			var code string
 			var left int
@@ -185,21 +185,21 @@ func (s *Server) workflowProblem(err error) *Problem {
 				p.DeclineCode, p.AttemptsLeft = code, &left
 			}
 			return p
-		case workflows.ErrTypeRefused:
+		case saga.ErrTypeRefused:
 			return NewProblem(http.StatusForbidden, ProbPaymentRefused, ae.Message())
-		case workflows.ErrTypeHoldExpired:
+		case saga.ErrTypeHoldExpired:
 			return NewProblem(http.StatusGone, ProbHoldExpired, ae.Message())
-		case workflows.ErrTypeNotPending:
+		case saga.ErrTypeNotPending:
 			return NewProblem(http.StatusConflict, ProbHoldNotPending, ae.Message())
-		case workflows.ErrTypeBusy:
+		case saga.ErrTypeBusy:
 			return NewProblem(http.StatusConflict, ProbRequestInProgress, ae.Message()).RetryAfter(2 * time.Second)
-		case workflows.ErrTypeNotAllowed:
+		case saga.ErrTypeNotAllowed:
 			return NewProblem(http.StatusConflict, ProbBookingNotCancelled, ae.Message())
-		case workflows.ErrTypeUnavailable:
+		case saga.ErrTypeUnavailable:
 			return NewProblem(http.StatusServiceUnavailable, ProbUnavailable, ae.Message()).RetryAfter(2 * time.Second)
 		}
 	}
-	if errors.Is(err, workflows.ErrNoBooking) {
+	if errors.Is(err, saga.ErrNoBooking) {
 		return NewProblem(http.StatusConflict, ProbBookingNotCancelled, "the booking can no longer change")
 	}
 	return s.problemFor(err)
@@ -244,7 +244,7 @@ func (s *Server) cancelBooking(c *gin.Context) {
 	}
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 60*time.Second)
 	defer cancel()
-	if _, err := workflows.Cancel(ctx, s.Temporal, id.String(), updateID("cancel", who.UserID, key)); err != nil {
+	if _, err := saga.Cancel(ctx, s.Temporal, id.String(), updateID("cancel", who.UserID, key)); err != nil {
 		s.problem(c, s.workflowProblem(err))
 		return
 	}

@@ -15,11 +15,11 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/vocab"
-	"github.com/encore-tickets/encore/workflows"
 )
 
 // HoldRequest is the body of POST /v1/holds.
@@ -204,7 +204,7 @@ func (s *Server) deleteHold(c *gin.Context) {
 	if err == nil && s.Temporal != nil {
 		// The seats went back at once (owner checked in the database); the
 		// booking workflow is told so it ends now, not at the expiry timer.
-		if serr := workflows.Release(c.Request.Context(), s.Temporal, id.String()); serr != nil && !errors.Is(serr, workflows.ErrNoBooking) {
+		if serr := saga.Release(c.Request.Context(), s.Temporal, id.String()); serr != nil && !errors.Is(serr, saga.ErrNoBooking) {
 			s.Log.Warn("tell booking workflow of release", "hold", id, "err", serr)
 		}
 	}

@@ -13,10 +13,10 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/stripe/stripe-go/v85/webhook"
 
+	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/vocab"
-	"github.com/encore-tickets/encore/workflows"
 )
 
 // WebhookTolerance is how old a signed webhook may be.
@@ -155,9 +155,9 @@ func (s *Server) stripeWebhook(c *gin.Context) {
 	defer cancel()
 	// Delivered to the booking the database records for the intent, never
 	// to the one the event claims.
-	err = workflows.DeliverPayment(sctx, s.Temporal, workflows.PaymentEvent{EventID: ev.ID, Type: ev.Type,
+	err = saga.DeliverPayment(sctx, s.Temporal, saga.PaymentEvent{EventID: ev.ID, Type: ev.Type,
 		IntentID: ev.IntentID, Status: ev.Status, Amount: ev.Amount, BookingID: bookingID, ClaimedBookingID: ev.BookingID})
-	if err != nil && !errors.Is(err, workflows.ErrNoBooking) {
+	if err != nil && !errors.Is(err, saga.ErrNoBooking) {
 		// Stored but not delivered: the redelivery will signal it.
 		s.problem(c, NewProblem(http.StatusServiceUnavailable, ProbUnavailable, "stored; delivery to the booking failed, retry").RetryAfter(5*time.Second))
 		return

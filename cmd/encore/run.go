@@ -15,8 +15,8 @@ import (
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
-	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/api"
+	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/outbox"
@@ -25,17 +25,15 @@ import (
 	"github.com/encore-tickets/encore/system"
 	"github.com/encore-tickets/encore/temporalserver"
 	"github.com/encore-tickets/encore/waitingroom"
-	"github.com/encore-tickets/encore/worker"
-	"github.com/encore-tickets/encore/workflows"
 
 	"github.com/encore-tickets/encore/vocab"
 )
 
 // searchAttributes are registered on the embedded server's namespace.
 var searchAttributes = map[string]enumspb.IndexedValueType{
-	workflows.SearchAttrEvent:  enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-	workflows.SearchAttrUser:   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-	workflows.SearchAttrStatus: enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	saga.SearchAttrEvent:  enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	saga.SearchAttrUser:   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	saga.SearchAttrStatus: enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 }
 
 // process is what api, worker and dev share once infrastructure is up.
@@ -47,7 +45,7 @@ type process struct {
 	reg      *prometheus.Registry
 	holds    *holds.Service
 	room     *waitingroom.Room
-	booking  *activities.Booking
+	booking  *saga.Activities
 	temporal client.Client
 	browse   *system.BrowsePlane
 	relay    *outbox.Relay // set by runWorkerLoops; planes add handlers there
@@ -83,7 +81,7 @@ func newProcess(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL,
 	}
 	p.holds.Started = func(ctx context.Context, h store.Hold) {
 		// The outbox row written with the hold is the backstop if this fails.
-		if err := workflows.StartBooking(ctx, p.temporal, workflows.BookingInput{
+		if err := saga.StartBooking(ctx, p.temporal, saga.BookingInput{
 			ReservationID: h.ID.String(), EventID: h.EventID, UserID: h.UserID, ExpiresAt: h.ExpiresAt,
 		}); err != nil {
 			log.Warn("start booking workflow", "hold", h.ID, "err", err)
@@ -135,11 +133,11 @@ func (p *process) serveAPI(ctx context.Context) (string, <-chan error, error) {
 // ends. The returned stop waits for the worker to finish its tasks; call it
 // before closing the Temporal client.
 func (p *process) runWorkerLoops(ctx context.Context) (stop func(), err error) {
-	w := worker.New(p.temporal, worker.Dependencies{Holds: &activities.Holds{Service: p.holds}, Booking: p.booking})
+	w := saga.NewWorker(p.temporal, saga.Dependencies{Holds: &saga.HoldActivities{Service: p.holds}, Booking: p.booking})
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
-	if err := workflows.EnsureReconcileSchedule(ctx, p.temporal, p.cfg.ReconcileEvery, 24*time.Hour); err != nil {
+	if err := saga.EnsureReconcileSchedule(ctx, p.temporal, p.cfg.ReconcileEvery, 24*time.Hour); err != nil {
 		p.log.Warn("reconciliation schedule", "err", err)
 	}
 	go p.holds.RunSweeper(ctx, p.cfg.SweepInterval, p.cfg.SweepBatch)
@@ -177,7 +175,7 @@ func runWorker(ctx context.Context, cfg config.Config) error {
 		return err
 	}
 	defer stop()
-	log.Info("worker running", "task_queue", workflows.TaskQueue)
+	log.Info("worker running", "task_queue", saga.TaskQueue)
 	<-ctx.Done()
 	return nil
 }

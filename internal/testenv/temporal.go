@@ -10,9 +10,9 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
+	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/devstack"
 	"github.com/encore-tickets/encore/temporalserver"
-	"github.com/encore-tickets/encore/workflows"
 )
 
 var (
@@ -47,9 +47,9 @@ func Temporal(tb testing.TB) *temporalserver.Server {
 			VisibilityMaxConns:     3,
 			Logger:                 slog.New(slog.NewTextHandler(io.Discard, nil)),
 			SearchAttributes: map[string]enumspb.IndexedValueType{
-				workflows.SearchAttrEvent:  enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-				workflows.SearchAttrUser:   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-				workflows.SearchAttrStatus: enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+				saga.SearchAttrEvent:  enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+				saga.SearchAttrUser:   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+				saga.SearchAttrStatus: enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 			},
 		})
 		atExit(func() {
