@@ -4,8 +4,8 @@
 // a booking's status is and which provider events the saga must hear of; the
 // HTTP edge only decodes, calls and encodes.
 //
-// The saga itself (one Temporal workflow per booking) lives in the workflows
-// package; this package starts it, updates it and signals it, and turns its
+// The saga itself (one Temporal workflow per booking) lives in booking/saga;
+// this package starts it, updates it and signals it, and turns its
 // typed failures into the domain errors below.
 package booking
 
@@ -21,12 +21,12 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/vocab"
-	"github.com/encore-tickets/encore/workflows"
 )
 
 // Service runs the booking use case.
@@ -179,38 +179,38 @@ func (s *Service) updateContext(ctx context.Context) (context.Context, context.C
 // provider's client secret. The same Idempotency-Key replays the first
 // answer; the same key with another request is store.ErrKeyReused.
 func (s *Service) Checkout(ctx context.Context, who session.Identity, holdID uuid.UUID, req CheckoutRequest,
-	idemKey string) (workflows.CheckoutResult, error) {
+	idemKey string) (saga.CheckoutResult, error) {
 	if idemKey != "" {
 		sum := sha256.Sum256([]byte(holdID.String() + "\x00" + req.PaymentMethod + "\x00" + req.ReturnURL))
 		if err := s.Store.RememberKey(ctx, who.UserID, "checkout", idemKey, sum[:]); err != nil {
-			return workflows.CheckoutResult{}, err
+			return saga.CheckoutResult{}, err
 		}
 	}
 	hold, err := s.Store.GetHold(ctx, holdID, who.UserID)
 	if err != nil {
-		return workflows.CheckoutResult{}, err
+		return saga.CheckoutResult{}, err
 	}
 	switch hold.Status {
 	case vocab.ReservationPending:
 	case vocab.ReservationExpired:
-		return workflows.CheckoutResult{}, store.ErrHoldExpired
+		return saga.CheckoutResult{}, store.ErrHoldExpired
 	default:
-		return workflows.CheckoutResult{}, store.ErrNotPending
+		return saga.CheckoutResult{}, store.ErrNotPending
 	}
 	uctx, cancel := s.updateContext(ctx)
 	defer cancel()
-	res, err := workflows.Checkout(uctx, s.Temporal, Input(hold), updateID("checkout", who.UserID, idemKey),
-		workflows.CheckoutRequest{PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, IP: req.IP, DeviceID: req.DeviceID})
+	res, err := saga.Checkout(uctx, s.Temporal, Input(hold), updateID("checkout", who.UserID, idemKey),
+		saga.CheckoutRequest{PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, IP: req.IP, DeviceID: req.DeviceID})
 	if err != nil {
-		return workflows.CheckoutResult{}, sagaError(err)
+		return saga.CheckoutResult{}, sagaError(err)
 	}
 	return res, nil
 }
 
 // Input is the booking workflow's input for a committed hold: the one
 // mapping from a hold to its saga.
-func Input(h store.Hold) workflows.BookingInput {
-	return workflows.BookingInput{ReservationID: h.ID.String(), EventID: h.EventID, UserID: h.UserID, ExpiresAt: h.ExpiresAt}
+func Input(h store.Hold) saga.BookingInput {
+	return saga.BookingInput{ReservationID: h.ID.String(), EventID: h.EventID, UserID: h.UserID, ExpiresAt: h.ExpiresAt}
 }
 
 // Cancel cancels who's booking within the event's policy: a pending hold is
@@ -227,7 +227,7 @@ func (s *Service) Cancel(ctx context.Context, who session.Identity, id uuid.UUID
 	}
 	uctx, cancel := s.updateContext(ctx)
 	defer cancel()
-	if _, err := workflows.Cancel(uctx, s.Temporal, id.String(), updateID("cancel", who.UserID, idemKey)); err != nil {
+	if _, err := saga.Cancel(uctx, s.Temporal, id.String(), updateID("cancel", who.UserID, idemKey)); err != nil {
 		return View{}, sagaError(err)
 	}
 	return s.Get(ctx, who, id)
@@ -241,7 +241,7 @@ func (s *Service) Release(ctx context.Context, who session.Identity, id uuid.UUI
 	if err != nil || !released || s.Temporal == nil {
 		return err
 	}
-	if serr := workflows.Release(ctx, s.Temporal, id.String()); serr != nil && !errors.Is(serr, workflows.ErrNoBooking) {
+	if serr := saga.Release(ctx, s.Temporal, id.String()); serr != nil && !errors.Is(serr, saga.ErrNoBooking) {
 		s.Log.Warn("tell booking workflow of release", "hold", id, "err", serr)
 	}
 	return nil
@@ -252,7 +252,7 @@ func sagaError(err error) error {
 	var ae *temporal.ApplicationError
 	if errors.As(err, &ae) {
 		switch ae.Type() {
-		case workflows.ErrTypeDeclined:
+		case saga.ErrTypeDeclined:
 			d := &DeclinedError{Message: ae.Message()}
 			var code string
 			var left int
@@ -260,21 +260,21 @@ func sagaError(err error) error {
 				d.Code, d.AttemptsLeft = code, &left
 			}
 			return d
-		case workflows.ErrTypeRefused:
+		case saga.ErrTypeRefused:
 			return ErrRefused
-		case workflows.ErrTypeHoldExpired:
+		case saga.ErrTypeHoldExpired:
 			return store.ErrHoldExpired
-		case workflows.ErrTypeNotPending:
+		case saga.ErrTypeNotPending:
 			return store.ErrNotPending
-		case workflows.ErrTypeBusy:
+		case saga.ErrTypeBusy:
 			return ErrBusy
-		case workflows.ErrTypeNotAllowed:
+		case saga.ErrTypeNotAllowed:
 			return ErrNotCancellable
-		case workflows.ErrTypeUnavailable:
+		case saga.ErrTypeUnavailable:
 			return ErrUnavailable
 		}
 	}
-	if errors.Is(err, workflows.ErrNoBooking) {
+	if errors.Is(err, saga.ErrNoBooking) {
 		return ErrNotCancellable
 	}
 	return err

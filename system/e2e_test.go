@@ -16,11 +16,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/outbox"
 	"github.com/encore-tickets/encore/psp"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/system"
-	"github.com/encore-tickets/encore/workflows"
 
 	"github.com/encore-tickets/encore/vocab"
 )
@@ -210,14 +210,14 @@ func TestWebhooksWithABadSignatureOrAnUnknownPaymentAreRefused(t *testing.T) {
 // ENCORE_RECORD_HISTORIES is set (run after changing the workflow on purpose).
 func TestRecordHistories(t *testing.T) {
 	if os.Getenv("ENCORE_RECORD_HISTORIES") == "" {
-		t.Skip("set ENCORE_RECORD_HISTORIES=1 to re-record workflows/testdata")
+		t.Skip("set ENCORE_RECORD_HISTORIES=1 to re-record booking/saga/testdata")
 	}
 	e := newE2E(t)
 	record := func(name, id string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		require.NoError(t, e.temporal.GetWorkflow(ctx, workflows.BookingWorkflowID(id), "").Get(ctx, nil))
-		iter := e.temporal.GetWorkflowHistory(ctx, workflows.BookingWorkflowID(id), "", false, 0)
+		require.NoError(t, e.temporal.GetWorkflow(ctx, saga.BookingWorkflowID(id), "").Get(ctx, nil))
+		iter := e.temporal.GetWorkflowHistory(ctx, saga.BookingWorkflowID(id), "", false, 0)
 		var events []json.RawMessage
 		for iter.HasNext() {
 			ev, err := iter.Next()
@@ -227,7 +227,7 @@ func TestRecordHistories(t *testing.T) {
 			events = append(events, b)
 		}
 		out, _ := json.MarshalIndent(map[string]any{"events": events}, "", " ")
-		require.NoError(t, os.WriteFile(filepath.Join("..", "workflows", "testdata", name+".json"), out, 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join("..", "booking", "saga", "testdata", name+".json"), out, 0o644))
 	}
 	fan := e.fan("rec")
 	id, status, _ := e.holdAndCheckout(fan, []string{e.seat(5, 1)}, "pm_card_chargeDeclined")
@@ -258,7 +258,7 @@ func TestTheRelayStartsABookingWorkflowTheAPIMissed(t *testing.T) {
 	require.Equal(t, http.StatusCreated, status)
 	id := h["hold_id"].(string)
 	ctx := context.Background()
-	_, err := e.temporal.DescribeWorkflowExecution(ctx, workflows.BookingWorkflowID(id), "")
+	_, err := e.temporal.DescribeWorkflowExecution(ctx, saga.BookingWorkflowID(id), "")
 	require.Error(t, err, "no workflow yet")
 
 	relay := outbox.New(e.store, outbox.Options{})
@@ -267,11 +267,11 @@ func TestTheRelayStartsABookingWorkflowTheAPIMissed(t *testing.T) {
 		if _, _, err := relay.RunOnce(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.temporal.DescribeWorkflowExecution(ctx, workflows.BookingWorkflowID(id), ""); err == nil {
+		if _, err := e.temporal.DescribeWorkflowExecution(ctx, saga.BookingWorkflowID(id), ""); err == nil {
 			break
 		}
 	}
-	d, err := e.temporal.DescribeWorkflowExecution(ctx, workflows.BookingWorkflowID(id), "")
+	d, err := e.temporal.DescribeWorkflowExecution(ctx, saga.BookingWorkflowID(id), "")
 	require.NoError(t, err)
 	require.Equal(t, "Running", d.WorkflowExecutionInfo.Status.String())
 	// A second pass over the same row would be a no-op start.

@@ -19,9 +19,9 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 
-	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/api"
 	"github.com/encore-tickets/encore/booking"
+	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/demo"
 	"github.com/encore-tickets/encore/holds"
@@ -32,8 +32,6 @@ import (
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/system"
 	"github.com/encore-tickets/encore/tickets"
-	"github.com/encore-tickets/encore/worker"
-	"github.com/encore-tickets/encore/workflows"
 
 	"github.com/encore-tickets/encore/vocab"
 )
@@ -50,7 +48,7 @@ type e2e struct {
 	pspURL   string
 	temporal client.Client
 	worker   sdkworker.Worker
-	deps     worker.Dependencies
+	deps     saga.Dependencies
 	store    *store.Store
 	holds    *holds.Service
 	issuer   *session.Issuer
@@ -99,7 +97,7 @@ func newE2E(t testing.TB, opts ...e2eOption) *e2e {
 	e.store = e.holds.Store
 	acts, err := system.BookingActivities(e.cfg, e.store, log)
 	require.NoError(t, err)
-	e.deps = worker.Dependencies{Holds: &activities.Holds{Service: e.holds}, Booking: acts}
+	e.deps = saga.Dependencies{Holds: &saga.HoldActivities{Service: e.holds}, Booking: acts}
 
 	e.temporal, err = client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: srv.Namespace(),
 		Logger: sdklog.NewStructuredLogger(log)})
@@ -109,7 +107,7 @@ func newE2E(t testing.TB, opts ...e2eOption) *e2e {
 	t.Cleanup(func() { e.stopWorker() })
 
 	e.holds.Started = func(ctx context.Context, h store.Hold) {
-		_ = workflows.StartBooking(ctx, e.temporal, workflows.BookingInput{ReservationID: h.ID.String(),
+		_ = saga.StartBooking(ctx, e.temporal, saga.BookingInput{ReservationID: h.ID.String(),
 			EventID: h.EventID, UserID: h.UserID, ExpiresAt: h.ExpiresAt, LateEventGrace: 2 * time.Second})
 	}
 	keyring, err := system.TicketKeyring(e.cfg)
@@ -134,7 +132,7 @@ func newE2E(t testing.TB, opts ...e2eOption) *e2e {
 func (e *e2e) startWorker() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.worker = worker.New(e.temporal, e.deps)
+	e.worker = saga.NewWorker(e.temporal, e.deps)
 	require.NoError(e.t, e.worker.Start())
 }
 

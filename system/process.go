@@ -9,31 +9,19 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
-	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/api"
 	"github.com/encore-tickets/encore/booking"
+	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/tickets"
 	"github.com/encore-tickets/encore/waitingroom"
-	"github.com/encore-tickets/encore/worker"
-	"github.com/encore-tickets/encore/workflows"
 )
-
-// SearchAttributes are the saga's search attributes, registered on the
-// namespace (the embedded server does it itself; a real cluster's operator
-// registers the same map).
-var SearchAttributes = map[string]enumspb.IndexedValueType{
-	workflows.SearchAttrEvent:  enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-	workflows.SearchAttrUser:   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-	workflows.SearchAttrStatus: enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-}
 
 // Process is the one composition root: every plane of an Encore process,
 // wired once. encore dev, encore api and encore worker all build it with New
@@ -51,7 +39,7 @@ type Process struct {
 	Room       *waitingroom.Room
 	Browse     *BrowsePlane
 	Tickets    *tickets.Wallet
-	Activities *activities.Booking
+	Activities *saga.Activities
 	Sessions   *session.Issuer
 }
 
@@ -97,7 +85,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisU
 	p.Bookings.Register(p.Registry)
 	p.Holds.Started = func(ctx context.Context, h store.Hold) {
 		// The outbox row written with the hold is the backstop if this fails.
-		if err := workflows.StartBooking(ctx, p.Temporal, booking.Input(h)); err != nil {
+		if err := saga.StartBooking(ctx, p.Temporal, booking.Input(h)); err != nil {
 			log.Warn("start booking workflow", "hold", h.ID, "err", err)
 		}
 	}
@@ -144,11 +132,11 @@ func (p *Process) ServeAPI(ctx context.Context) (string, <-chan error, error) {
 // returned stop waits for the worker to finish its tasks; call it before
 // Close.
 func (p *Process) RunWorker(ctx context.Context) (stop func(), err error) {
-	w := worker.New(p.Temporal, worker.Dependencies{Holds: &activities.Holds{Service: p.Holds}, Booking: p.Activities})
+	w := saga.NewWorker(p.Temporal, saga.Dependencies{Holds: &saga.HoldActivities{Service: p.Holds}, Booking: p.Activities})
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
-	if err := workflows.EnsureReconcileSchedule(ctx, p.Temporal, p.Config.ReconcileEvery, 24*time.Hour); err != nil {
+	if err := saga.EnsureReconcileSchedule(ctx, p.Temporal, p.Config.ReconcileEvery, 24*time.Hour); err != nil {
 		p.Log.Warn("reconciliation schedule", "err", err)
 	}
 	go p.Holds.RunSweeper(ctx, p.Config.SweepInterval, p.Config.SweepBatch)

@@ -23,8 +23,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.temporal.io/sdk/client"
 
-	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/api"
+	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/demo"
 	"github.com/encore-tickets/encore/devstack"
@@ -38,7 +38,6 @@ import (
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/tickets"
 	"github.com/encore-tickets/encore/waitingroom"
-	"github.com/encore-tickets/encore/workflows"
 )
 
 // Logger builds the process logger at the configured level.
@@ -173,7 +172,7 @@ func Payments(cfg config.Config) *payments.Client {
 }
 
 // BookingActivities builds the saga's side effects.
-func BookingActivities(cfg config.Config, st *store.Store, log *slog.Logger) (*activities.Booking, error) {
+func BookingActivities(cfg config.Config, st *store.Store, log *slog.Logger) (*saga.Activities, error) {
 	keyring, err := TicketKeyring(cfg)
 	if err != nil {
 		return nil, err
@@ -182,7 +181,7 @@ func BookingActivities(cfg config.Config, st *store.Store, log *slog.Logger) (*a
 	if cfg.SMTPAddr != "" {
 		mailer = notify.SMTP{Addr: cfg.SMTPAddr, From: cfg.SMTPFrom, User: cfg.SMTPUser, Password: cfg.SMTPPassword.Reveal()}
 	}
-	return &activities.Booking{Store: st, Payments: Payments(cfg), Keyring: keyring, Mailer: mailer, Log: log,
+	return &saga.Activities{Store: st, Payments: Payments(cfg), Keyring: keyring, Mailer: mailer, Log: log,
 		ReturnURL: HTTPURL(cfg.HTTPAddr) + "/v1/payments/return"}, nil
 }
 
@@ -280,7 +279,7 @@ func StartMissedBooking(c client.Client, log *slog.Logger) outbox.Handler {
 	return outbox.HoldCreatedHandler(func(ctx context.Context, h outbox.HoldCreated) error {
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
-		err := workflows.StartBooking(sctx, c, workflows.BookingInput{ReservationID: h.ReservationID,
+		err := saga.StartBooking(sctx, c, saga.BookingInput{ReservationID: h.ReservationID,
 			EventID: h.EventID, UserID: h.UserID, ExpiresAt: h.ExpiresAt})
 		if err != nil {
 			log.Warn("relay could not start a booking workflow; checkout or the sweeper will cover it",

@@ -8,12 +8,12 @@ import (
 	"os"
 	"time"
 
+	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/psp"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/system"
 	"github.com/encore-tickets/encore/temporalserver"
-	"github.com/encore-tickets/encore/workflows"
 
 	"github.com/encore-tickets/encore/vocab"
 )
@@ -45,7 +45,7 @@ func runWorker(ctx context.Context, cfg config.Config) error {
 		return err
 	}
 	defer stop()
-	log.Info("worker running", "task_queue", workflows.TaskQueue)
+	log.Info("worker running", "task_queue", saga.TaskQueue)
 	<-ctx.Done()
 	return nil
 }
@@ -89,7 +89,7 @@ func runDev(ctx context.Context, cfg config.Config) error {
 			UIAddress:        cfg.TemporalUIAddr,
 			Namespace:        cfg.TemporalNamespace,
 			NumHistoryShards: cfg.TemporalShards,
-			SearchAttributes: system.SearchAttributes,
+			SearchAttributes: saga.SearchAttributes,
 			Logger:           log.With("component", "temporal-server"),
 		})
 		if err != nil {

@@ -8,11 +8,9 @@ import (
 	"testing"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
-
+	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/devstack"
 	"github.com/encore-tickets/encore/temporalserver"
-	"github.com/encore-tickets/encore/workflows"
 )
 
 var (
@@ -46,11 +44,7 @@ func Temporal(tb testing.TB) *temporalserver.Server {
 			MaxConns:               6,
 			VisibilityMaxConns:     3,
 			Logger:                 slog.New(slog.NewTextHandler(io.Discard, nil)),
-			SearchAttributes: map[string]enumspb.IndexedValueType{
-				workflows.SearchAttrEvent:  enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-				workflows.SearchAttrUser:   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-				workflows.SearchAttrStatus: enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-			},
+			SearchAttributes:       saga.SearchAttributes,
 		})
 		atExit(func() {
 			if temporalSrv != nil {

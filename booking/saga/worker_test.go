@@ -1,4 +1,4 @@
-package worker_test
+package saga_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
-	"github.com/encore-tickets/encore/activities"
+	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/demo"
 	"github.com/encore-tickets/encore/holds"
@@ -20,8 +20,6 @@ import (
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/system"
-	"github.com/encore-tickets/encore/worker"
-	"github.com/encore-tickets/encore/workflows"
 
 	"github.com/encore-tickets/encore/vocab"
 )
@@ -30,10 +28,10 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 // deps are the worker's real activities (the payment client is never called
 // by these tests: no checkout happens).
-func deps(t *testing.T, svc *holds.Service) worker.Dependencies {
+func deps(t *testing.T, svc *holds.Service) saga.Dependencies {
 	booking, err := system.BookingActivities(config.Default(), svc.Store, svc.Log)
 	require.NoError(t, err)
-	return worker.Dependencies{Holds: &activities.Holds{Service: svc}, Booking: booking}
+	return saga.Dependencies{Holds: &saga.HoldActivities{Service: svc}, Booking: booking}
 }
 
 // TestTheBookingWorkflowExpiresAHoldInTheRealDatabase runs the project's own
@@ -58,7 +56,7 @@ func TestTheBookingWorkflowExpiresAHoldInTheRealDatabase(t *testing.T) {
 	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: srv.Namespace()})
 	require.NoError(t, err)
 	defer c.Close()
-	w := worker.New(c, deps(t, svc))
+	w := saga.NewWorker(c, deps(t, svc))
 	require.NoError(t, w.Start())
 	defer w.Stop()
 
@@ -72,22 +70,23 @@ func TestTheBookingWorkflowExpiresAHoldInTheRealDatabase(t *testing.T) {
 	var expiresAt time.Time
 	require.NoError(t, pool.QueryRow(ctx, `UPDATE reservations SET expires_at = now() + interval '2 seconds' WHERE id = $1 RETURNING expires_at`, hold.ID).Scan(&expiresAt))
 
-	in := workflows.BookingInput{ReservationID: hold.ID.String(), EventID: eventID, UserID: who.UserID, ExpiresAt: expiresAt,
+	in := saga.BookingInput{ReservationID: hold.ID.String(), EventID: eventID, UserID: who.UserID, ExpiresAt: expiresAt,
 		LateEventGrace: time.Millisecond}
-	require.NoError(t, workflows.StartBooking(ctx, c, in))
-	require.NoError(t, workflows.StartBooking(ctx, c, in), "a second start is a no-op")
+	require.NoError(t, saga.StartBooking(ctx, c, in))
+	require.NoError(t, saga.StartBooking(ctx, c, in), "a second start is a no-op")
 
-	var res workflows.BookingResult
+	var res saga.BookingResult
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	require.NoError(t, c.GetWorkflow(wctx, workflows.BookingWorkflowID(hold.ID.String()), "").Get(wctx, &res))
-	require.Equal(t, "EXPIRED", res.Status)
+	require.NoError(t, c.GetWorkflow(wctx, saga.BookingWorkflowID(hold.ID.String()), "").Get(wctx, &res))
+	require.Equal(t, vocab.BookingExpired, res.Status)
 
-	var status, seatStatus string
+	var status vocab.ReservationStatus
+	var seatStatus vocab.SeatStatus
 	require.NoError(t, pool.QueryRow(ctx, `SELECT status FROM reservations WHERE id = $1`, hold.ID).Scan(&status))
 	require.NoError(t, pool.QueryRow(ctx, `SELECT status FROM seats WHERE id = $1`, seat).Scan(&seatStatus))
-	require.Equal(t, "EXPIRED", status)
-	require.Equal(t, "AVAILABLE", seatStatus)
+	require.Equal(t, vocab.ReservationExpired, status)
+	require.Equal(t, vocab.SeatAvailable, seatStatus)
 	require.Zero(t, rdb.Exists(ctx, seathint.New(rdb, prefix).Key(eventID, seat)).Val(), "the hint was given back")
 }
 
@@ -105,7 +104,7 @@ func TestAReleaseSignalEndsTheHoldAsCancelled(t *testing.T) {
 	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: srv.Namespace()})
 	require.NoError(t, err)
 	defer c.Close()
-	w := worker.New(c, deps(t, svc))
+	w := saga.NewWorker(c, deps(t, svc))
 	require.NoError(t, w.Start())
 	defer w.Stop()
 
@@ -113,16 +112,16 @@ func TestAReleaseSignalEndsTheHoldAsCancelled(t *testing.T) {
 	ans, err := svc.Hold(ctx, who, holds.Cart{EventID: eventID, SeatIDs: []string{demo.SeatID(eventID+"_a", 0, 2)}}, "", nil, "")
 	require.NoError(t, err)
 	hold := ans.Hold
-	id := workflows.BookingWorkflowID(hold.ID.String())
-	require.NoError(t, workflows.StartBooking(ctx, c, workflows.BookingInput{ReservationID: hold.ID.String(), EventID: eventID,
+	id := saga.BookingWorkflowID(hold.ID.String())
+	require.NoError(t, saga.StartBooking(ctx, c, saga.BookingInput{ReservationID: hold.ID.String(), EventID: eventID,
 		UserID: who.UserID, ExpiresAt: hold.ExpiresAt, LateEventGrace: time.Millisecond}))
-	require.NoError(t, c.SignalWorkflow(ctx, id, "", workflows.SignalRelease, nil))
-	var res workflows.BookingResult
+	require.NoError(t, c.SignalWorkflow(ctx, id, "", saga.SignalRelease, nil))
+	var res saga.BookingResult
 	require.NoError(t, c.GetWorkflow(ctx, id, "").Get(ctx, &res))
-	require.Equal(t, "CANCELLED", res.Status)
-	resp, err := c.QueryWorkflow(ctx, id, "", workflows.QueryStep)
+	require.Equal(t, vocab.BookingCancelled, res.Status)
+	resp, err := c.QueryWorkflow(ctx, id, "", saga.QueryStep)
 	require.NoError(t, err)
-	var step string
+	var step vocab.Step
 	require.NoError(t, resp.Get(&step))
 	require.Equal(t, vocab.StepDone, step)
 }

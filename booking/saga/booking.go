@@ -1,6 +1,7 @@
-package workflows
+package saga
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -9,16 +10,13 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// Errors the checkout and cancel updates return; the API maps each Type to a
-// problem.
-const (
-	ErrTypeDeclined    = "payment-declined"
-	ErrTypeRefused     = "payment-refused"
-	ErrTypeHoldExpired = "hold-expired"
-	ErrTypeNotPending  = "hold-not-pending"
-	ErrTypeBusy        = "request-in-progress"
-	ErrTypeUnavailable = "unavailable"
-	ErrTypeNotAllowed  = "cancel-not-allowed"
+// The workflows call activities as method values on these nil pointers: the
+// compiler checks each call's arguments against the method, and the worker
+// runs the registered method of the real struct (a nil receiver is never
+// called).
+var (
+	a *Activities
+	h *HoldActivities
 )
 
 // Booking is the booking saga of one hold: adopt the committed hold, wait for
@@ -66,18 +64,54 @@ type booking struct {
 	tickets []string
 }
 
-// compensations run in reverse order of registration.
-type compensations []func(workflow.Context) error
+// undoKind names what a compensation undoes, so one registered early (the
+// void, armed before the authorisation) is not registered twice.
+type undoKind int
 
-func (c *compensations) add(f func(workflow.Context) error) { *c = append(*c, f) }
+const (
+	undoAuthorisation undoKind = iota + 1 // void
+	undoSale                              // cancel the sale
+	undoCapture                           // refund
+)
+
+type compensation struct {
+	kind undoKind
+	run  func(workflow.Context) error
+}
+
+// compensations run in reverse order of registration.
+type compensations []compensation
+
+func (c *compensations) add(kind undoKind, f func(workflow.Context) error) {
+	*c = append(*c, compensation{kind, f})
+}
+
+func (c compensations) has(kind undoKind) bool {
+	for _, x := range c {
+		if x.kind == kind {
+			return true
+		}
+	}
+	return false
+}
 
 func (c *compensations) run(ctx workflow.Context) error {
 	var errs []error
 	for i := len(*c) - 1; i >= 0; i-- {
-		errs = append(errs, (*c)[i](ctx))
+		errs = append(errs, (*c)[i].run(ctx))
 	}
 	*c = nil
 	return errors.Join(errs...)
+}
+
+// armVoid registers the void of the booking's authorisation unless it is
+// registered already: the checkout arms it before asking for the
+// authorisation, and a sale or a mismatch reached without a checkout of this
+// run arms it before acting, so whatever fails later gives the money back.
+func (b *booking) armVoid() {
+	if !b.comp.has(undoAuthorisation) {
+		b.comp.add(undoAuthorisation, b.voidPayment)
+	}
 }
 
 var statusAttr = temporal.NewSearchAttributeKeyKeyword(SearchAttrStatus)
@@ -125,7 +159,7 @@ func (b *booking) run(ctx workflow.Context) (BookingResult, error) {
 	if err := b.registerUpdates(ctx); err != nil {
 		return BookingResult{}, err
 	}
-	if err := workflow.ExecuteLocalActivity(dbCtx(ctx), ActivityLoadBooking, b.in.ReservationID).Get(ctx, &b.hold); err != nil {
+	if err := workflow.ExecuteLocalActivity(dbCtx(ctx), a.LoadBooking, b.in.ReservationID).Get(ctx, &b.hold); err != nil {
 		return BookingResult{}, err
 	}
 	b.deadline = b.hold.ExpiresAt
@@ -166,7 +200,8 @@ func (b *booking) listen(ctx workflow.Context) {
 			sel.AddReceive(payments, func(c workflow.ReceiveChannel, _ bool) {
 				var ev PaymentEvent
 				c.Receive(ctx, &ev)
-				// Rule 7: a redelivered event is harmless.
+				// Providers redeliver events: a duplicate is dropped so acting on
+				// an event stays harmless however often it comes.
 				if !b.seen[ev.EventID] {
 					b.seen[ev.EventID] = true
 					b.events = append(b.events, ev)
@@ -215,20 +250,20 @@ func (b *booking) waitOnce(ctx workflow.Context) error {
 		b.armTimer(ctx) // the hold was extended for 3-D Secure
 		return nil
 	case b.release:
-		return b.endHold(ctx, ActivityReleaseHold, vocab.BookingCancelled)
+		return b.endHold(ctx, h.ReleaseHold, vocab.BookingCancelled)
 	case b.denied, b.declinedOut:
-		return b.endHold(ctx, ActivityReleaseHold, vocab.BookingFailed)
+		return b.endHold(ctx, h.ReleaseHold, vocab.BookingFailed)
 	case b.expired:
-		return b.endHold(ctx, ActivityExpireHold, vocab.BookingExpired)
+		return b.endHold(ctx, h.ExpireHold, vocab.BookingExpired)
 	}
 	return nil
 }
 
 // endHold gives the seats back. The reservation row decides: if the hold was
 // already paid or ended, its real status is adopted.
-func (b *booking) endHold(ctx workflow.Context, activity string, status vocab.BookingStatus) error {
+func (b *booking) endHold(ctx workflow.Context, end func(context.Context, string) (vocab.BookingStatus, error), status vocab.BookingStatus) error {
 	var ended vocab.BookingStatus
-	if err := workflow.ExecuteLocalActivity(dbCtx(ctx), activity, b.in.ReservationID).Get(ctx, &ended); err != nil {
+	if err := workflow.ExecuteLocalActivity(dbCtx(ctx), end, b.in.ReservationID).Get(ctx, &ended); err != nil {
 		return err
 	}
 	if ended == vocab.BookingPaid {
@@ -238,7 +273,7 @@ func (b *booking) endHold(ctx workflow.Context, activity string, status vocab.Bo
 	if ended == vocab.BookingPendingPayment {
 		// The database has not expired the hold (its deadline moved, or the
 		// clocks differ): adopt its expiry and wait again.
-		if err := workflow.ExecuteLocalActivity(dbCtx(ctx), ActivityLoadBooking, b.in.ReservationID).Get(ctx, &b.hold); err != nil {
+		if err := workflow.ExecuteLocalActivity(dbCtx(ctx), a.LoadBooking, b.in.ReservationID).Get(ctx, &b.hold); err != nil {
 			return err
 		}
 		b.deadline = b.hold.ExpiresAt.Add(time.Second)
@@ -265,8 +300,9 @@ func (b *booking) endHold(ctx workflow.Context, activity string, status vocab.Bo
 func (b *booking) onPendingEvent(ctx workflow.Context, ev PaymentEvent) error {
 	if ev.BookingID != b.in.ReservationID || ev.ClaimedBookingID != b.in.ReservationID ||
 		(b.intentID != "" && ev.IntentID != b.intentID) {
-		// Rule 4: the reference must match. Never sell on it; a payment that
-		// is not this booking's own is left to the reconciliation.
+		// A payment is sold on only if its reference names this booking and
+		// its intent; one that is not this booking's own is left to the
+		// reconciliation.
 		return b.flag(ctx, "event "+ev.EventID+" names another booking or payment")
 	}
 	if b.intentID == "" {
@@ -275,15 +311,16 @@ func (b *booking) onPendingEvent(ctx workflow.Context, ev PaymentEvent) error {
 	switch ev.Type {
 	case vocab.EventAuthorised:
 		if ev.Amount != b.hold.Total {
-			// Rule 4: never sell on a mismatch. Void, flag, release.
+			// A payment whose amount differs from the hold's total is never
+			// sold on: it is voided and flagged, and the seats go back.
 			if err := b.flag(ctx, "authorised amount "+ev.Amount.Currency+" differs from the hold's total"); err != nil {
 				return err
 			}
-			b.comp.add(b.voidPayment)
+			b.armVoid()
 			if err := b.comp.run(ctx); err != nil {
 				return err
 			}
-			return b.endHold(ctx, ActivityReleaseHold, vocab.BookingFailed)
+			return b.endHold(ctx, h.ReleaseHold, vocab.BookingFailed)
 		}
 		return b.sell(ctx)
 	case vocab.EventFailed:
@@ -302,10 +339,10 @@ func (b *booking) onPendingEvent(ctx workflow.Context, ev PaymentEvent) error {
 // sell confirms, captures, issues and notifies.
 func (b *booking) sell(ctx workflow.Context) error {
 	b.step = vocab.StepConfirming
-	b.comp.add(b.voidPayment) // undoes the authorisation
+	b.armVoid() // undoes the authorisation (armed by the checkout, if any)
 	var ok bool
-	b.comp.add(b.cancelSale) // undoes the confirm below
-	if err := workflow.ExecuteLocalActivity(dbCtx(ctx), ActivityConfirmSale, b.in.ReservationID).Get(ctx, &ok); err != nil {
+	b.comp.add(undoSale, b.cancelSale) // undoes the confirm below
+	if err := workflow.ExecuteLocalActivity(dbCtx(ctx), a.ConfirmSale, b.in.ReservationID).Get(ctx, &ok); err != nil {
 		return err
 	}
 	if !ok {
@@ -316,15 +353,15 @@ func (b *booking) sell(ctx workflow.Context) error {
 			return err
 		}
 		var ended vocab.BookingStatus
-		if err := workflow.ExecuteLocalActivity(dbCtx(ctx), ActivityExpireHold, b.in.ReservationID).Get(ctx, &ended); err != nil {
+		if err := workflow.ExecuteLocalActivity(dbCtx(ctx), h.ExpireHold, b.in.ReservationID).Get(ctx, &ended); err != nil {
 			return err
 		}
 		b.setStatus(ctx, ended)
 		return nil
 	}
 	b.step = vocab.StepCapturing
-	var captured struct{ Status string }
-	err := workflow.ExecuteLocalActivity(providerCtx(ctx, time.Hour), ActivityCapture, b.in.ReservationID, b.intentID).Get(ctx, &captured)
+	var captured CaptureResult
+	err := workflow.ExecuteLocalActivity(providerCtx(ctx, time.Hour), a.Capture, b.in.ReservationID, b.intentID).Get(ctx, &captured)
 	if err != nil {
 		// The authorisation could not be captured within the hour: undo the
 		// sale and the authorisation, and tell staff.
@@ -339,7 +376,7 @@ func (b *booking) sell(ctx workflow.Context) error {
 	b.comp = nil // the sale stands; a later cancel refunds explicitly
 	b.setStatus(ctx, vocab.BookingPaid)
 	b.step = vocab.StepIssuing
-	if err := workflow.ExecuteLocalActivity(dbCtx(ctx), ActivityIssueTickets, b.in.ReservationID).Get(ctx, &b.tickets); err != nil {
+	if err := workflow.ExecuteLocalActivity(dbCtx(ctx), a.IssueTickets, b.in.ReservationID).Get(ctx, &b.tickets); err != nil {
 		return err
 	}
 	b.step = vocab.StepNotifying
@@ -348,7 +385,7 @@ func (b *booking) sell(ctx workflow.Context) error {
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 2 * time.Second, MaximumInterval: time.Minute, MaximumAttempts: 8},
 	})
 	// A failing notification never blocks or undoes a sale.
-	if err := workflow.ExecuteLocalActivity(nctx, ActivityNotify, b.in.ReservationID, "confirmation").Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteLocalActivity(nctx, a.Notify, b.in.ReservationID, NotifyConfirmation).Get(ctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("confirmation not sent", "error", err)
 	}
 	b.step = vocab.StepPaid
@@ -367,7 +404,7 @@ func (b *booking) voidPayment(ctx workflow.Context) error {
 }
 
 func (b *booking) voidIntent(ctx workflow.Context, intentID string) error {
-	return workflow.ExecuteLocalActivity(providerCtx(ctx, 0), ActivityVoid, b.in.ReservationID, intentID).Get(ctx, nil)
+	return workflow.ExecuteLocalActivity(providerCtx(ctx, 0), a.Void, b.in.ReservationID, intentID).Get(ctx, nil)
 }
 
 func (b *booking) refundPayment(ctx workflow.Context) error {
@@ -377,16 +414,16 @@ func (b *booking) refundPayment(ctx workflow.Context) error {
 }
 
 func (b *booking) refundIntent(ctx workflow.Context, intentID string) error {
-	return workflow.ExecuteLocalActivity(providerCtx(ctx, 0), ActivityRefund, b.in.ReservationID, intentID).Get(ctx, nil)
+	return workflow.ExecuteLocalActivity(providerCtx(ctx, 0), a.Refund, b.in.ReservationID, intentID).Get(ctx, nil)
 }
 
 func (b *booking) cancelSale(ctx workflow.Context) error {
-	return workflow.ExecuteLocalActivity(dbCtx(ctx), ActivityCancelSale, b.in.ReservationID).Get(ctx, nil)
+	return workflow.ExecuteLocalActivity(dbCtx(ctx), a.CancelSale, b.in.ReservationID).Get(ctx, nil)
 }
 
 func (b *booking) flag(ctx workflow.Context, reason string) error {
 	b.flagged = reason
-	return workflow.ExecuteLocalActivity(dbCtx(ctx), ActivityFlagPayment, b.in.ReservationID, reason).Get(ctx, nil)
+	return workflow.ExecuteLocalActivity(dbCtx(ctx), a.FlagPayment, b.in.ReservationID, reason).Get(ctx, nil)
 }
 
 // afterUnsold compensates any payment of a hold that ended without a sale,
@@ -400,7 +437,7 @@ func (b *booking) afterUnsold(ctx workflow.Context) (BookingResult, error) {
 	switch {
 	case b.intentID != "":
 		b.comp = nil
-		b.comp.add(b.voidPayment)
+		b.comp.add(undoAuthorisation, b.voidPayment)
 		if err := b.comp.run(ctx); err != nil {
 			return b.result(), err
 		}
@@ -408,7 +445,7 @@ func (b *booking) afterUnsold(ctx workflow.Context) (BookingResult, error) {
 		// An authorisation was asked for but its answer never came: look it
 		// up by booking and void it. If none turns up within the budget,
 		// nothing was created; the reconciliation double-checks.
-		err := workflow.ExecuteLocalActivity(providerCtx(ctx, 15*time.Minute), ActivityVoid, b.in.ReservationID, "").Get(ctx, nil)
+		err := workflow.ExecuteLocalActivity(providerCtx(ctx, 15*time.Minute), a.Void, b.in.ReservationID, "").Get(ctx, nil)
 		if err != nil {
 			if ferr := b.flag(ctx, "no payment found to void after a lost authorisation answer"); ferr != nil {
 				return b.result(), ferr

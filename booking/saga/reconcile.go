@@ -1,4 +1,4 @@
-package workflows
+package saga
 
 import (
 	"time"
@@ -16,6 +16,6 @@ func Reconcile(ctx workflow.Context, lookback time.Duration) (ReconcileReport, e
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
 	})
 	var rep ReconcileReport
-	err := workflow.ExecuteActivity(ctx, ActivityReconcile, lookback).Get(ctx, &rep)
+	err := workflow.ExecuteActivity(ctx, a.ReconcilePayments, lookback).Get(ctx, &rep)
 	return rep, err
 }

@@ -1,4 +1,4 @@
-package activities
+package saga
 
 import (
 	"context"
@@ -16,11 +16,12 @@ import (
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/tickets"
 	"github.com/encore-tickets/encore/vocab"
-	"github.com/encore-tickets/encore/workflows"
 )
 
-// Booking holds the booking saga's side effects and their dependencies.
-type Booking struct {
+// Activities are the booking saga's side effects, each a method, with the
+// dependencies they share. Every exported method is an activity (Register
+// lists them); helpers stay unexported.
+type Activities struct {
 	Store    *store.Store
 	Payments *payments.Client
 	Keyring  *tickets.Keyring
@@ -34,31 +35,31 @@ type Booking struct {
 func parseID(s string) (uuid.UUID, error) {
 	id, err := uuid.Parse(s)
 	if err != nil {
-		return uuid.UUID{}, temporal.NewNonRetryableApplicationError("bad booking ID", "invalid", err)
+		return uuid.UUID{}, temporal.NewNonRetryableApplicationError("bad booking ID", ErrTypeInvalidID, err)
 	}
 	return id, nil
 }
 
 // LoadBooking adopts the committed hold: the database's expiry and total are
 // the truth the saga runs on.
-func (a *Booking) LoadBooking(ctx context.Context, bookingID string) (workflows.HoldInfo, error) {
+func (a *Activities) LoadBooking(ctx context.Context, bookingID string) (HoldInfo, error) {
 	id, err := parseID(bookingID)
 	if err != nil {
-		return workflows.HoldInfo{}, err
+		return HoldInfo{}, err
 	}
 	b, err := a.Store.LoadBooking(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return workflows.HoldInfo{}, temporal.NewNonRetryableApplicationError("no such hold", "not-found", err)
+		return HoldInfo{}, temporal.NewNonRetryableApplicationError("no such hold", ErrTypeNotFound, err)
 	}
 	if err != nil {
-		return workflows.HoldInfo{}, err
+		return HoldInfo{}, err
 	}
-	return workflows.HoldInfo{Status: vocab.BookingStatus(b.Status), UserID: b.UserID, EventID: b.EventID,
+	return HoldInfo{Status: vocab.BookingStatus(b.Status), UserID: b.UserID, EventID: b.EventID,
 		ExpiresAt: b.ExpiresAt, Total: b.Total, CancelBy: b.CancelBy}, nil
 }
 
 // ExtendHold extends the hold once for a 3-D Secure challenge.
-func (a *Booking) ExtendHold(ctx context.Context, bookingID string, d time.Duration) (time.Time, error) {
+func (a *Activities) ExtendHold(ctx context.Context, bookingID string, d time.Duration) (time.Time, error) {
 	id, err := parseID(bookingID)
 	if err != nil {
 		return time.Time{}, err
@@ -67,39 +68,39 @@ func (a *Booking) ExtendHold(ctx context.Context, bookingID string, d time.Durat
 }
 
 // FraudCheck scores the attempt and records the decision.
-func (a *Booking) FraudCheck(ctx context.Context, in workflows.FraudInput) (workflows.FraudResult, error) {
+func (a *Activities) FraudCheck(ctx context.Context, in FraudInput) (FraudResult, error) {
 	id, err := parseID(in.BookingID)
 	if err != nil {
-		return workflows.FraudResult{}, err
+		return FraudResult{}, err
 	}
 	sig, err := a.Store.FraudSignals(ctx, in.UserID, in.EventID, fraud.IPKey(in.IP), in.DeviceID, fraud.CardKey(in.Card))
 	if err != nil {
-		return workflows.FraudResult{}, err
+		return FraudResult{}, err
 	}
 	r := fraud.Score(sig)
 	if err := a.Store.RecordFraud(ctx, id, in.Attempt, r.Decision, r.Score, r.Reasons, in.UserID, fraud.IPKey(in.IP), in.DeviceID, fraud.CardKey(in.Card)); err != nil {
-		return workflows.FraudResult{}, err
+		return FraudResult{}, err
 	}
-	return workflows.FraudResult{Decision: r.Decision, Score: r.Score, Reasons: r.Reasons}, nil
+	return FraudResult{Decision: r.Decision, Score: r.Score, Reasons: r.Reasons}, nil
 }
 
 // Authorise creates the booking's intent (first attempt) or confirms it with
 // another card, under the attempt's step key. A lost answer is resolved by
 // looking the payment up before deciding.
-func (a *Booking) Authorise(ctx context.Context, in workflows.AuthoriseInput) (workflows.AuthoriseResult, error) {
+func (a *Activities) Authorise(ctx context.Context, in AuthoriseInput) (AuthoriseResult, error) {
 	id, err := parseID(in.BookingID)
 	if err != nil {
-		return workflows.AuthoriseResult{}, err
+		return AuthoriseResult{}, err
 	}
 	var intent payments.Intent
 	switch {
 	case in.IntentID == "":
-		intent, err = a.Payments.Authorise(ctx, workflows.StepKey(in.BookingID, "authorise"), in.BookingID, in.Amount, in.PaymentMethod, a.ReturnURL, in.StepUp)
+		intent, err = a.Payments.Authorise(ctx, StepKey(in.BookingID, StepKeyAuthorise), in.BookingID, in.Amount, in.PaymentMethod, a.ReturnURL, in.StepUp)
 	case in.PaymentMethod == "":
 		// Another try on the hosted page: the existing intent, linked.
 		intent, err = a.Payments.Hosted(ctx, in.IntentID)
 	default:
-		intent, err = a.Payments.Confirm(ctx, workflows.StepKey(in.BookingID, fmt.Sprintf("authorise-%d", in.Attempt)), in.IntentID, in.PaymentMethod, a.ReturnURL, in.StepUp)
+		intent, err = a.Payments.Confirm(ctx, AttemptStepKey(in.BookingID, in.Attempt), in.IntentID, in.PaymentMethod, a.ReturnURL, in.StepUp)
 	}
 	var declined *payments.DeclinedError
 	var rejected *payments.RejectedError
@@ -114,40 +115,40 @@ func (a *Booking) Authorise(ctx context.Context, in workflows.AuthoriseInput) (w
 		if intentID == "" {
 			found, ok, ferr := a.Payments.FindByBooking(ctx, in.BookingID)
 			if ferr != nil {
-				return workflows.AuthoriseResult{}, ferr
+				return AuthoriseResult{}, ferr
 			}
 			if ok {
 				intentID = found.ID
 			}
 		}
-		res := workflows.AuthoriseResult{IntentID: intentID, Declined: true, DeclineCode: declined.DeclineCode, Status: vocab.IntentRequiresPaymentMethod}
+		res := AuthoriseResult{IntentID: intentID, Declined: true, DeclineCode: declined.DeclineCode, Status: vocab.IntentRequiresPaymentMethod}
 		if intentID != "" {
 			if err := a.Store.SavePayment(ctx, id, intentID, in.Amount, vocab.PaymentPending, in.Attempt); err != nil {
-				return workflows.AuthoriseResult{}, err
+				return AuthoriseResult{}, err
 			}
 		}
 		return res, nil
 	case errors.As(err, &rejected):
-		return workflows.AuthoriseResult{}, temporal.NewNonRetryableApplicationError(rejected.Error(), "rejected", err)
+		return AuthoriseResult{}, temporal.NewNonRetryableApplicationError(rejected.Error(), ErrTypeRejected, err)
 	case errors.Is(err, payments.ErrUnknown):
 		found, ok, ferr := a.lookup(ctx, in)
 		if ferr != nil {
-			return workflows.AuthoriseResult{}, ferr
+			return AuthoriseResult{}, ferr
 		}
 		if !ok {
 			// Nothing happened at the provider: the retry (same key) is safe.
-			return workflows.AuthoriseResult{}, err
+			return AuthoriseResult{}, err
 		}
 		if found.Status == vocab.IntentRequiresPaymentMethod && in.PaymentMethod != "" {
 			// Created but the confirm's outcome is still unknown: retry it.
-			return workflows.AuthoriseResult{}, err
+			return AuthoriseResult{}, err
 		}
 		intent = found
 	case err != nil:
-		return workflows.AuthoriseResult{}, err
+		return AuthoriseResult{}, err
 	}
 	if intent.BookingID != "" && intent.BookingID != in.BookingID {
-		return workflows.AuthoriseResult{}, temporal.NewNonRetryableApplicationError("intent belongs to another booking", "mismatch", nil)
+		return AuthoriseResult{}, temporal.NewNonRetryableApplicationError("intent belongs to another booking", ErrTypeIntentMismatch, nil)
 	}
 	status := vocab.PaymentPending
 	switch intent.Status {
@@ -157,15 +158,15 @@ func (a *Booking) Authorise(ctx context.Context, in workflows.AuthoriseInput) (w
 		status = vocab.PaymentAuthorised
 	}
 	if err := a.Store.SavePayment(ctx, id, intent.ID, in.Amount, status, in.Attempt); err != nil {
-		return workflows.AuthoriseResult{}, err
+		return AuthoriseResult{}, err
 	}
-	return workflows.AuthoriseResult{IntentID: intent.ID, ClientSecret: intent.ClientSecret, Status: intent.Status,
+	return AuthoriseResult{IntentID: intent.ID, ClientSecret: intent.ClientSecret, Status: intent.Status,
 		NextActionURL: intent.NextActionURL}, nil
 }
 
 // lookup finds the intent after a lost answer: by ID when known, else by the
 // booking it names.
-func (a *Booking) lookup(ctx context.Context, in workflows.AuthoriseInput) (payments.Intent, bool, error) {
+func (a *Activities) lookup(ctx context.Context, in AuthoriseInput) (payments.Intent, bool, error) {
 	if in.IntentID != "" {
 		it, err := a.Payments.Retrieve(ctx, in.IntentID)
 		return it, err == nil, err
@@ -174,7 +175,7 @@ func (a *Booking) lookup(ctx context.Context, in workflows.AuthoriseInput) (paym
 }
 
 // ConfirmSale turns the hold into a sale (false: the hold ended first).
-func (a *Booking) ConfirmSale(ctx context.Context, bookingID string) (bool, error) {
+func (a *Activities) ConfirmSale(ctx context.Context, bookingID string) (bool, error) {
 	id, err := parseID(bookingID)
 	if err != nil {
 		return false, err
@@ -182,17 +183,14 @@ func (a *Booking) ConfirmSale(ctx context.Context, bookingID string) (bool, erro
 	return a.Store.ConfirmSale(ctx, id)
 }
 
-// CaptureResult is a capture's outcome.
-type CaptureResult struct{ Status string }
-
 // Capture takes the authorised money under the capture step key; a lost
 // answer is resolved by reading the intent.
-func (a *Booking) Capture(ctx context.Context, bookingID, intentID string) (CaptureResult, error) {
+func (a *Activities) Capture(ctx context.Context, bookingID, intentID string) (CaptureResult, error) {
 	id, err := parseID(bookingID)
 	if err != nil {
 		return CaptureResult{}, err
 	}
-	it, err := a.Payments.Capture(ctx, workflows.StepKey(bookingID, "capture"), intentID)
+	it, err := a.Payments.Capture(ctx, StepKey(bookingID, StepKeyCapture), intentID)
 	if err != nil {
 		got, rerr := a.Payments.Retrieve(ctx, intentID)
 		if rerr != nil || got.Status != vocab.IntentSucceeded {
@@ -200,7 +198,7 @@ func (a *Booking) Capture(ctx context.Context, bookingID, intentID string) (Capt
 			if errors.As(err, &rejected) {
 				// An authorisation that can no longer be captured: retrying
 				// for an hour with the seats SOLD helps nobody.
-				return CaptureResult{}, temporal.NewNonRetryableApplicationError(rejected.Error(), "rejected", err)
+				return CaptureResult{}, temporal.NewNonRetryableApplicationError(rejected.Error(), ErrTypeRejected, err)
 			}
 			return CaptureResult{}, err
 		}
@@ -209,12 +207,12 @@ func (a *Booking) Capture(ctx context.Context, bookingID, intentID string) (Capt
 	if it.Status != vocab.IntentSucceeded {
 		return CaptureResult{}, fmt.Errorf("capture left the intent %s", it.Status)
 	}
-	return CaptureResult{Status: string(it.Status)}, a.Store.SetPaymentStatus(ctx, id, vocab.PaymentCaptured, "")
+	return CaptureResult{Status: it.Status}, a.Store.SetPaymentStatus(ctx, id, vocab.PaymentCaptured, "")
 }
 
 // Void releases an uncaptured authorisation; money already captured is
 // refunded instead. Idempotent.
-func (a *Booking) Void(ctx context.Context, bookingID, intentID string) error {
+func (a *Activities) Void(ctx context.Context, bookingID, intentID string) error {
 	id, err := parseID(bookingID)
 	if err != nil {
 		return err
@@ -241,7 +239,7 @@ func (a *Booking) Void(ctx context.Context, bookingID, intentID string) error {
 	case vocab.IntentSucceeded:
 		return a.Refund(ctx, bookingID, intentID)
 	}
-	if _, err := a.Payments.Void(ctx, workflows.StepKey(bookingID, "void"), intentID); err != nil {
+	if _, err := a.Payments.Void(ctx, StepKey(bookingID, StepKeyVoid), intentID); err != nil {
 		if got, rerr := a.Payments.Retrieve(ctx, intentID); rerr != nil || got.Status != vocab.IntentCanceled {
 			return err
 		}
@@ -251,7 +249,7 @@ func (a *Booking) Void(ctx context.Context, bookingID, intentID string) error {
 
 // Refund returns captured money under the refund step key (an uncaptured
 // authorisation is voided instead).
-func (a *Booking) Refund(ctx context.Context, bookingID, intentID string) error {
+func (a *Activities) Refund(ctx context.Context, bookingID, intentID string) error {
 	id, err := parseID(bookingID)
 	if err != nil {
 		return err
@@ -263,7 +261,7 @@ func (a *Booking) Refund(ctx context.Context, bookingID, intentID string) error 
 	if it.Status != vocab.IntentSucceeded {
 		return a.Void(ctx, bookingID, intentID)
 	}
-	r, err := a.Payments.Refund(ctx, workflows.StepKey(bookingID, "refund"), intentID)
+	r, err := a.Payments.Refund(ctx, StepKey(bookingID, StepKeyRefund), intentID)
 	if err != nil {
 		return err
 	}
@@ -271,7 +269,7 @@ func (a *Booking) Refund(ctx context.Context, bookingID, intentID string) error 
 }
 
 // CancelSale undoes a sale: tickets revoked, seats back.
-func (a *Booking) CancelSale(ctx context.Context, bookingID string) error {
+func (a *Activities) CancelSale(ctx context.Context, bookingID string) error {
 	id, err := parseID(bookingID)
 	if err != nil {
 		return err
@@ -286,7 +284,7 @@ func (a *Booking) CancelSale(ctx context.Context, bookingID string) error {
 // IssueTickets creates one ticket per seat (or general-admission unit), each
 // with its own sealed QR secret. A retry adds nothing: the unique key absorbs
 // it, and the stored tickets are returned.
-func (a *Booking) IssueTickets(ctx context.Context, bookingID string) ([]string, error) {
+func (a *Activities) IssueTickets(ctx context.Context, bookingID string) ([]string, error) {
 	id, err := parseID(bookingID)
 	if err != nil {
 		return nil, err
@@ -328,7 +326,7 @@ func (a *Booking) IssueTickets(ctx context.Context, bookingID string) ([]string,
 }
 
 // Notify sends the fan one message of kind for the booking, once.
-func (a *Booking) Notify(ctx context.Context, bookingID, kind string) error {
+func (a *Activities) Notify(ctx context.Context, bookingID, kind string) error {
 	id, err := parseID(bookingID)
 	if err != nil {
 		return err
@@ -350,7 +348,7 @@ func (a *Booking) Notify(ctx context.Context, bookingID, kind string) error {
 }
 
 // FlagPayment records a reason for staff to look at the payment.
-func (a *Booking) FlagPayment(ctx context.Context, bookingID, reason string) error {
+func (a *Activities) FlagPayment(ctx context.Context, bookingID, reason string) error {
 	id, err := parseID(bookingID)
 	if err != nil {
 		return err
@@ -362,7 +360,7 @@ func (a *Booking) FlagPayment(ctx context.Context, bookingID, reason string) err
 // ReconcilePayments matches the provider's payments of the lookback window
 // with bookings and refunds: every captured payment must belong to exactly
 // one PAID booking, or be refunded in full.
-func (a *Booking) ReconcilePayments(ctx context.Context, lookback time.Duration) (workflows.ReconcileReport, error) {
+func (a *Activities) ReconcilePayments(ctx context.Context, lookback time.Duration) (ReconcileReport, error) {
 	type seen struct {
 		in      payments.Intent
 		refunds []payments.Refund
@@ -372,7 +370,7 @@ func (a *Booking) ReconcilePayments(ctx context.Context, lookback time.Duration)
 		all = append(all, seen{in, rs})
 		return nil
 	}); err != nil {
-		return workflows.ReconcileReport{}, err
+		return ReconcileReport{}, err
 	}
 	ids := make([]string, len(all))
 	for i, s := range all {
@@ -380,9 +378,9 @@ func (a *Booking) ReconcilePayments(ctx context.Context, lookback time.Duration)
 	}
 	rows, err := a.Store.PaymentsForReconciliation(ctx, ids)
 	if err != nil {
-		return workflows.ReconcileReport{}, err
+		return ReconcileReport{}, err
 	}
-	rep := workflows.ReconcileReport{Checked: len(all)}
+	rep := ReconcileReport{Checked: len(all)}
 	for _, s := range all {
 		if s.in.AmountReceived == 0 {
 			continue

@@ -1,4 +1,4 @@
-package workflows
+package saga
 
 import (
 	"time"
@@ -64,7 +64,7 @@ func (b *booking) checkout(ctx workflow.Context, req CheckoutRequest) (CheckoutR
 	b.step = vocab.StepAuthorising
 
 	var fr FraudResult
-	if err := workflow.ExecuteLocalActivity(dbCtx(ctx), ActivityFraudCheck, FraudInput{
+	if err := workflow.ExecuteLocalActivity(dbCtx(ctx), a.FraudCheck, FraudInput{
 		BookingID: b.in.ReservationID, UserID: b.hold.UserID, EventID: b.hold.EventID,
 		IP: req.IP, DeviceID: req.DeviceID, Card: req.PaymentMethod, Attempt: b.attempts,
 	}).Get(ctx, &fr); err != nil {
@@ -76,8 +76,9 @@ func (b *booking) checkout(ctx workflow.Context, req CheckoutRequest) (CheckoutR
 		return CheckoutResult{}, appErr(ErrTypeRefused, "this payment was refused", fr.Reasons)
 	}
 
+	b.armVoid() // registered before the authorisation it undoes
 	var ar AuthoriseResult
-	err := workflow.ExecuteLocalActivity(providerCtx(ctx, 45*time.Second), ActivityAuthorise, AuthoriseInput{
+	err := workflow.ExecuteLocalActivity(providerCtx(ctx, 45*time.Second), a.Authorise, AuthoriseInput{
 		BookingID: b.in.ReservationID, Attempt: b.attempts, IntentID: b.intentID,
 		PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, Amount: b.hold.Total, StepUp: fr.Decision == vocab.FraudReview,
 	}).Get(ctx, &ar)
@@ -108,7 +109,7 @@ func (b *booking) checkout(ctx workflow.Context, req CheckoutRequest) (CheckoutR
 	}
 	if ar.Status == vocab.IntentRequiresAction && !b.extended {
 		var at time.Time
-		if err := workflow.ExecuteLocalActivity(dbCtx(ctx), ActivityExtendHold, b.in.ReservationID, ThreeDSExtension).Get(ctx, &at); err == nil && at.After(b.deadline) {
+		if err := workflow.ExecuteLocalActivity(dbCtx(ctx), a.ExtendHold, b.in.ReservationID, ThreeDSExtension).Get(ctx, &at); err == nil && at.After(b.deadline) {
 			b.deadline = at
 		}
 		b.extended = true
@@ -153,8 +154,8 @@ func (b *booking) cancel(ctx workflow.Context) (vocab.BookingStatus, error) {
 	}
 	b.step = vocab.StepCancelling
 	b.comp = nil
-	b.comp.add(b.refundPayment) // runs after the sale is undone
-	b.comp.add(b.cancelSale)
+	b.comp.add(undoCapture, b.refundPayment) // runs after the sale is undone
+	b.comp.add(undoSale, b.cancelSale)
 	if err := b.comp.run(ctx); err != nil {
 		return "", err
 	}

@@ -1,4 +1,4 @@
-package workflows
+package saga
 
 import (
 	"time"
@@ -95,6 +95,9 @@ type AuthoriseResult struct {
 	Declined      bool
 	DeclineCode   string
 }
+
+// CaptureResult is a capture's outcome.
+type CaptureResult struct{ Status vocab.IntentStatus }
 
 // FraudInput is one checkout attempt to score.
 type FraudInput struct {

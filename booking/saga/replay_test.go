@@ -1,4 +1,4 @@
-package workflows_test
+package saga_test
 
 import (
 	"io"
@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/encore-tickets/encore/workflows"
+	"github.com/encore-tickets/encore/booking/saga"
 )
 
 // TestRecordedHistoriesReplay replays histories recorded on the embedded
@@ -24,7 +24,7 @@ func TestRecordedHistoriesReplay(t *testing.T) {
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
-			r.RegisterWorkflowWithOptions(workflows.Booking, workflow.RegisterOptions{Name: workflows.BookingWorkflowName})
+			r.RegisterWorkflowWithOptions(saga.Booking, workflow.RegisterOptions{Name: saga.BookingWorkflowName})
 			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), f))
 		})
 	}

@@ -1,4 +1,4 @@
-package workflows
+package saga
 
 import (
 	"context"
@@ -107,7 +107,7 @@ func Release(ctx context.Context, c client.Client, bookingID string) error {
 }
 
 // ErrNoBooking: no running workflow for the booking.
-var ErrNoBooking = errors.New("workflows: no running booking workflow")
+var ErrNoBooking = errors.New("saga: no running booking workflow")
 
 // EnsureReconcileSchedule creates the schedule that runs Reconcile every
 // interval over the last lookback, if it does not exist yet.
@@ -116,7 +116,7 @@ func EnsureReconcileSchedule(ctx context.Context, c client.Client, every, lookba
 		ID:   ReconcileScheduleID,
 		Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: every}}},
 		Action: &client.ScheduleWorkflowAction{
-			ID:        "reconcile",
+			ID:        ReconcileWorkflowID,
 			Workflow:  ReconcileWorkflowName,
 			Args:      []any{lookback},
 			TaskQueue: TaskQueue,

@@ -1,6 +1,4 @@
-// Package activities holds the side effects of Encore's workflows. Each group
-// is a struct holding its dependencies; its methods are the activities.
-package activities
+package saga
 
 import (
 	"context"
@@ -11,31 +9,32 @@ import (
 
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/store"
-
 	"github.com/encore-tickets/encore/vocab"
 )
 
-// Holds ends holds on the workflow's behalf.
-type Holds struct {
+// HoldActivities end holds on the saga's behalf through the holds service,
+// which also gives the seats' hints back; every exported method is an
+// activity.
+type HoldActivities struct {
 	Service *holds.Service
 }
 
 // ExpireHold ends a hold whose expiry timer fired and returns the status the
 // reservation ended in. A hold already ended (paid, released, or swept) is
 // not an error: the reservation row decides, and its status is returned.
-func (a *Holds) ExpireHold(ctx context.Context, reservationID string) (vocab.BookingStatus, error) {
+func (a *HoldActivities) ExpireHold(ctx context.Context, reservationID string) (vocab.BookingStatus, error) {
 	return a.end(ctx, reservationID, a.Service.Expire)
 }
 
 // ReleaseHold ends a hold at the fan's request.
-func (a *Holds) ReleaseHold(ctx context.Context, reservationID string) (vocab.BookingStatus, error) {
+func (a *HoldActivities) ReleaseHold(ctx context.Context, reservationID string) (vocab.BookingStatus, error) {
 	return a.end(ctx, reservationID, a.Service.Cancel)
 }
 
-func (a *Holds) end(ctx context.Context, reservationID string, fn func(context.Context, uuid.UUID) error) (vocab.BookingStatus, error) {
+func (a *HoldActivities) end(ctx context.Context, reservationID string, fn func(context.Context, uuid.UUID) error) (vocab.BookingStatus, error) {
 	id, err := uuid.Parse(reservationID)
 	if err != nil {
-		return "", temporal.NewNonRetryableApplicationError("bad reservation ID", "invalid", err)
+		return "", temporal.NewNonRetryableApplicationError("bad reservation ID", ErrTypeInvalidID, err)
 	}
 	err = fn(ctx, id)
 	if err != nil && !errors.Is(err, store.ErrNotPending) {

@@ -1,0 +1,137 @@
+// Package saga is Encore's booking saga: one workflow per hold that adopts it,
+// takes the payment and sells or gives the seats back, and the payment
+// reconciliation that double-checks the money afterwards.
+//
+// Workflow functions (Booking, Reconcile) are thin and deterministic; their
+// logic lives in unexported structs. Every side effect is a method of
+// Activities or HoldActivities, structs holding their dependencies, which the
+// workflows call as method values on nil pointers so the compiler checks each
+// call's arguments and result. The client helpers (StartBooking, Checkout,
+// ...) are how the API speaks to a running booking; NewWorker and Register put
+// it all on a Temporal worker.
+package saga
+
+import enumspb "go.temporal.io/api/enums/v1"
+
+import "fmt"
+
+// Names shared by the API, the worker, support staff and the histories
+// Temporal has recorded. Changing one breaks running workflows and the replay
+// of recorded histories: add new names instead.
+const (
+	// TaskQueue is where booking workflows and their activities run.
+	TaskQueue = "encore-booking"
+
+	// BookingWorkflowName is the registered name of Booking.
+	BookingWorkflowName = "Booking"
+	// ReconcileWorkflowName is the registered name of Reconcile.
+	ReconcileWorkflowName = "Reconcile"
+	// ReconcileScheduleID is the schedule that runs Reconcile.
+	ReconcileScheduleID = "encore-reconcile"
+	// ReconcileWorkflowID is the ID the schedule gives each Reconcile run.
+	ReconcileWorkflowID = "reconcile"
+	// bookingWorkflowIDPrefix makes a booking's workflow ID from its
+	// reservation ID (BookingWorkflowID).
+	bookingWorkflowIDPrefix = "booking-"
+
+	// SignalRelease asks the booking to give its seats back now (the fan
+	// pressed "release" or DELETE /v1/holds/{id}).
+	SignalRelease = "release"
+	// SignalPayment carries a verified provider event (from the webhook).
+	SignalPayment = "payment"
+
+	// UpdateCheckout runs fraud and authorisation and returns the client
+	// secret synchronously.
+	UpdateCheckout = "checkout"
+	// UpdateCancel cancels a paid booking within the event's policy.
+	UpdateCancel = "cancel"
+
+	// QueryStep returns the booking's current step, for support staff.
+	QueryStep = "step"
+
+	// Search attributes registered on the namespace, for support staff to
+	// filter bookings in the Temporal Web UI.
+	SearchAttrEvent  = "EncoreEventId"
+	SearchAttrUser   = "EncoreUserId"
+	SearchAttrStatus = "EncoreBookingStatus"
+)
+
+// Activity type names as recorded in history. Workflows call the methods of
+// Activities and HoldActivities, whose names these are; Register pins each
+// method to its name here, so renaming a method cannot rename its activity.
+const (
+	ActivityLoadBooking  = "LoadBooking"
+	ActivityExpireHold   = "ExpireHold"
+	ActivityReleaseHold  = "ReleaseHold"
+	ActivityExtendHold   = "ExtendHold"
+	ActivityFraudCheck   = "FraudCheck"
+	ActivityAuthorise    = "Authorise"
+	ActivityConfirmSale  = "ConfirmSale"
+	ActivityCapture      = "Capture"
+	ActivityVoid         = "Void"
+	ActivityRefund       = "Refund"
+	ActivityCancelSale   = "CancelSale"
+	ActivityIssueTickets = "IssueTickets"
+	ActivityNotify       = "Notify"
+	ActivityFlagPayment  = "FlagPayment"
+	ActivityReconcile    = "ReconcilePayments"
+)
+
+// Errors the checkout and cancel updates return, as ApplicationError types;
+// the API maps each to a problem.
+const (
+	ErrTypeDeclined    = "payment-declined"
+	ErrTypeRefused     = "payment-refused"
+	ErrTypeHoldExpired = "hold-expired"
+	ErrTypeNotPending  = "hold-not-pending"
+	ErrTypeBusy        = "request-in-progress"
+	ErrTypeUnavailable = "unavailable"
+	ErrTypeNotAllowed  = "cancel-not-allowed"
+)
+
+// Non-retryable failures of activities, as ApplicationError types: retrying
+// cannot change their outcome.
+const (
+	ErrTypeInvalidID      = "invalid"
+	ErrTypeNotFound       = "not-found"
+	ErrTypeRejected       = "rejected" // the provider refused the request itself
+	ErrTypeIntentMismatch = "mismatch" // the intent names another booking
+)
+
+// Step-key names of the saga's money moves. The provider deduplicates a
+// request by its key, so a retried step never moves money twice; a changed
+// name would let a retry after a deploy charge again.
+const (
+	StepKeyAuthorise = "authorise"
+	// StepKeyConfirmAttempt names a later attempt's confirm with another
+	// card (its attempt number filled in): each card is a new request.
+	StepKeyConfirmAttempt = "authorise-%d"
+	StepKeyCapture        = "capture"
+	StepKeyVoid           = "void"
+	StepKeyRefund         = "refund"
+)
+
+// NotifyConfirmation is the kind of the message that confirms a sale; the
+// database records it per booking so the fan gets it once.
+const NotifyConfirmation = "confirmation"
+
+// BookingWorkflowID derives the workflow ID from the reservation ID, so a
+// second start for the same hold is a no-op.
+func BookingWorkflowID(reservationID string) string { return bookingWorkflowIDPrefix + reservationID }
+
+// StepKey is the provider's idempotency key of one money step of a booking.
+func StepKey(bookingID, step string) string { return bookingID + ":" + step }
+
+// AttemptStepKey is the step key of checkout attempt n's confirm.
+func AttemptStepKey(bookingID string, attempt int) string {
+	return StepKey(bookingID, fmt.Sprintf(StepKeyConfirmAttempt, attempt))
+}
+
+// SearchAttributes are the saga's search attributes with their types, for
+// registering on a namespace (the embedded server does it itself; a real
+// cluster's operator registers the same map).
+var SearchAttributes = map[string]enumspb.IndexedValueType{
+	SearchAttrEvent:  enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	SearchAttrUser:   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	SearchAttrStatus: enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+}
