@@ -27,7 +27,7 @@ func TestReadyzNamesWhatIsDownAndMetricsIncludeTheRuntime(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg := config.Default()
 	reg := system.Registry()
-	svc := system.BuyPlane(cfg, pool, rdb, prometheus.NewRegistry(), log)
+	svc := system.BuyPlane(cfg, system.OpenStore(cfg, pool), rdb, prometheus.NewRegistry(), log)
 	temporalDown := errors.New("connection refused")
 	up := &api.Server{Holds: svc, Checks: system.Checks(pool, rdb, func(context.Context) error { return nil }), Gatherer: reg, Log: log}
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})

@@ -33,6 +33,7 @@ type Process struct {
 	Redis    *redis.Client
 	Registry *prometheus.Registry
 	Temporal client.Client
+	Store    *store.Store
 
 	Holds      *holds.Service
 	Bookings   *booking.Service
@@ -55,8 +56,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisU
 	}
 	p := &Process{Config: cfg, Log: log, Pool: pool, Redis: rdb, Registry: Registry(),
 		Sessions: session.NewIssuer(cfg.SessionSecret.Reveal())}
-	p.Holds = BuyPlane(cfg, pool, rdb, p.Registry, log)
-	p.Room = AdmitPlane(cfg, rdb, p.Holds, p.Registry, log)
+	p.Store = OpenStore(cfg, pool)
+	p.Holds = BuyPlane(cfg, p.Store, rdb, p.Registry, log)
+	p.Room = AdmitPlane(cfg, rdb, p.Store, p.Holds, p.Registry, log)
 	if p.Browse, err = NewBrowsePlane(ctx, cfg, dbURL, rdb, p.Registry, log); err != nil {
 		p.Close()
 		return nil, err
@@ -66,8 +68,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisU
 		p.Close()
 		return nil, err
 	}
-	p.Tickets = &tickets.Wallet{Store: p.Holds.Store, Keyring: keyring}
-	if p.Activities, err = BookingActivities(cfg, p.Holds.Store, log); err != nil {
+	p.Tickets = &tickets.Wallet{Store: p.Store, Keyring: keyring}
+	if p.Activities, err = BookingActivities(cfg, p.Store, log); err != nil {
 		p.Close()
 		return nil, err
 	}
@@ -80,7 +82,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisU
 		p.Close()
 		return nil, fmt.Errorf("connect to Temporal at %s: %w", temporalAddr, err)
 	}
-	p.Bookings = &booking.Service{Holds: p.Holds, Store: p.Holds.Store, Temporal: p.Temporal, Log: log,
+	p.Bookings = &booking.Service{Holds: p.Holds, Store: p.Store, Temporal: p.Temporal, Log: log,
 		WebhookSecret: cfg.StripeWebhookSecret.Reveal()}
 	p.Bookings.Register(p.Registry)
 	p.Holds.Started = func(ctx context.Context, h store.Hold) {
@@ -140,7 +142,7 @@ func (p *Process) RunWorker(ctx context.Context) (stop func(), err error) {
 		p.Log.Warn("reconciliation schedule", "err", err)
 	}
 	go p.Holds.RunSweeper(ctx, p.Config.SweepInterval, p.Config.SweepBatch)
-	relay := NewRelay(p.Config, p.Holds.Store, p.Browse.Cache, p.Registry, p.Log)
+	relay := NewRelay(p.Config, p.Store, p.Browse.Cache, p.Registry, p.Log)
 	relay.Handle(store.TopicHoldCreated, StartMissedBooking(p.Temporal, p.Log))
 	go relay.Run(ctx)
 	go p.Room.RunAdmitter(ctx, "")

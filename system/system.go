@@ -137,10 +137,16 @@ func Registry() *prometheus.Registry {
 	return reg
 }
 
+// OpenStore is the buy plane's data layer over pool, with the configured
+// lock and statement timeouts.
+func OpenStore(cfg config.Config, pool *pgxpool.Pool) *store.Store {
+	return store.New(pool, store.Options{LockTimeout: cfg.LockTimeout, StatementTimeout: cfg.StatementTimeout})
+}
+
 // BuyPlane is the hold service over its store, hints and limiter.
-func BuyPlane(cfg config.Config, pool *pgxpool.Pool, rdb *redis.Client, reg prometheus.Registerer, log *slog.Logger) *holds.Service {
+func BuyPlane(cfg config.Config, st *store.Store, rdb *redis.Client, reg prometheus.Registerer, log *slog.Logger) *holds.Service {
 	svc := &holds.Service{
-		Store: store.New(pool, store.Options{LockTimeout: cfg.LockTimeout, StatementTimeout: cfg.StatementTimeout}),
+		Store: st,
 		Limiter: ratelimit.New(rdb, "rl:hold:", ratelimit.Limit{Count: cfg.HoldRatePerMinute, Per: time.Minute,
 			Burst: max(cfg.HoldRatePerMinute/6, 1)}),
 		Log: log,
@@ -250,8 +256,8 @@ func HTTPURL(addr string) string {
 // service's store (read-only counts) and Redis, makes it the service's
 // admission and registers its metrics. The edge serves it; RunAdmitter runs
 // in dev and worker.
-func AdmitPlane(cfg config.Config, rdb *redis.Client, svc *holds.Service, reg *prometheus.Registry, log *slog.Logger) *waitingroom.Room {
-	room := waitingroom.New(rdb, svc.Store, []byte(cfg.RoomPassSeed.Reveal()), waitingroom.Options{
+func AdmitPlane(cfg config.Config, rdb *redis.Client, st *store.Store, svc *holds.Service, reg *prometheus.Registry, log *slog.Logger) *waitingroom.Room {
+	room := waitingroom.New(rdb, st, []byte(cfg.RoomPassSeed.Reveal()), waitingroom.Options{
 		Capacity: cfg.RoomCapacity, Batch: cfg.RoomBatch, Tick: cfg.RoomTick, PassTTL: cfg.RoomPassTTL,
 		JoinPerAccount: cfg.RoomJoinPerMinute, JoinPerIP: cfg.RoomJoinIPPerMinute,
 		HoldPerIP: cfg.RoomJoinIPPerMinute, CheckoutPerIP: cfg.RoomJoinIPPerMinute,
@@ -259,7 +265,7 @@ func AdmitPlane(cfg config.Config, rdb *redis.Client, svc *holds.Service, reg *p
 		Log:  log.With("component", "waitingroom"),
 	})
 	if cfg.RoomAdaptive {
-		room.SetAdaptive(nil, waitingroom.NewStandardSignals(reg, svc.Store))
+		room.SetAdaptive(nil, waitingroom.NewStandardSignals(reg, st))
 	}
 	room.Register(reg)
 	svc.Admission = room

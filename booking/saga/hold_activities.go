@@ -40,7 +40,7 @@ func (a *HoldActivities) end(ctx context.Context, reservationID string, fn func(
 	if err != nil && !errors.Is(err, store.ErrNotPending) {
 		return "", err
 	}
-	h, err := a.Service.Store.GetHold(ctx, id, "")
+	h, err := a.Service.Get(ctx, id, "")
 	if err != nil {
 		return "", err
 	}
