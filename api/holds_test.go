@@ -19,6 +19,7 @@ import (
 )
 
 func TestTwelveBuyersRacingForTwoSeatsLeaveExactlyOneWinner(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	seats := []string{s.seat("a", 0, 1), s.seat("a", 0, 2)}
 	const buyers = 16
@@ -45,6 +46,7 @@ func TestTwelveBuyersRacingForTwoSeatsLeaveExactlyOneWinner(t *testing.T) {
 }
 
 func TestDeletedHintDoesNotLetASecondBuyerInAndTheCartRollsBackWhole(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	taken, free := s.seat("a", 1, 1), s.seat("a", 1, 2)
 	first := s.hold(s.fan("first"), map[string]any{"seat_ids": []string{taken}})
@@ -65,6 +67,7 @@ func TestDeletedHintDoesNotLetASecondBuyerInAndTheCartRollsBackWhole(t *testing.
 }
 
 func TestCartsInOppositeOrdersNeverDeadlock(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	for round := range 25 {
 		a, b := s.seat("b", round%10, 5+round/10), s.seat("b", round%10, 9+round/10)
@@ -88,6 +91,7 @@ func TestCartsInOppositeOrdersNeverDeadlock(t *testing.T) {
 }
 
 func TestAnExpiredHoldsSeatsCanBeHeldAgainBeforeTheSweeperRuns(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	seat := s.seat("a", 2, 3)
 	first := s.hold(s.fan("early"), map[string]any{"seat_ids": []string{seat}})
@@ -109,6 +113,7 @@ func TestAnExpiredHoldsSeatsCanBeHeldAgainBeforeTheSweeperRuns(t *testing.T) {
 }
 
 func TestPromotionCappedAtTenUsesAdmitsExactlyTenOfFiftyBuyers(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	code := "CAP10_" + s.eventID
 	_, err := s.pool.Exec(context.Background(), `INSERT INTO promotions (code, event_id, discount_bps, max_uses) VALUES ($1, $2, 2000, 10)`, code, s.eventID)
@@ -133,6 +138,7 @@ func TestPromotionCappedAtTenUsesAdmitsExactlyTenOfFiftyBuyers(t *testing.T) {
 }
 
 func TestPromotionIsOncePerAccountAndComesBackWhenTheHoldEnds(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	code := "ONCE_" + s.eventID
 	_, err := s.pool.Exec(context.Background(), `INSERT INTO promotions (code, event_id, discount_bps, max_uses) VALUES ($1, $2, 1000, 5)`, code, s.eventID)
@@ -150,6 +156,7 @@ func TestPromotionIsOncePerAccountAndComesBackWhenTheHoldEnds(t *testing.T) {
 }
 
 func TestIdempotencyKeyReplaysTheStoredResponseWithoutReexecuting(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	fan := s.fan("idem")
 	body := map[string]any{"seat_ids": []string{s.seat("b", 0, 2), s.seat("b", 0, 1)}}
@@ -171,6 +178,7 @@ func TestIdempotencyKeyReplaysTheStoredResponseWithoutReexecuting(t *testing.T) 
 }
 
 func TestConcurrentDuplicatesCreateOneHoldAndAllAnswerAlike(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	fan := s.fan("doubletap")
 	body := map[string]any{"seat_ids": []string{s.seat("b", 1, 1)}}
@@ -194,6 +202,7 @@ func TestConcurrentDuplicatesCreateOneHoldAndAllAnswerAlike(t *testing.T) {
 }
 
 func TestAReplayedHoldAnswerIsTheFirstAnswerByteForByte(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	code := "REPLAY_" + s.eventID
 	_, err := s.pool.Exec(context.Background(), `INSERT INTO promotions (code, event_id, discount_bps, max_uses) VALUES ($1, $2, 1500, 5)`, code, s.eventID)
@@ -223,6 +232,7 @@ func TestAReplayedHoldAnswerIsTheFirstAnswerByteForByte(t *testing.T) {
 }
 
 func TestAHoldWhoseAnswerWasNeverSavedIsReplayedFromItsReservation(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	fan := s.fan("crashed")
 	body := map[string]any{"seat_ids": []string{s.seat("b", 3, 3), s.seat("b", 3, 4)}}
@@ -244,6 +254,7 @@ func TestAHoldWhoseAnswerWasNeverSavedIsReplayedFromItsReservation(t *testing.T)
 }
 
 func TestAnAnswerStoredAsJSONBeforeTheUpgradeIsStillReplayed(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	fan := s.fan("legacy")
 	body := map[string]any{"seat_ids": []string{s.seat("b", 4, 4)}}
@@ -278,6 +289,7 @@ func TestIdempotencyRecordsOlderThanADayAreIgnoredAndPurged(t *testing.T) {
 }
 
 func TestOneFanHasOnePendingCheckoutAndAPurchaseLimit(t *testing.T) {
+	t.Parallel()
 	s := newStack(t, func(e *demo.Event, _ *holds.Service) { e.PerCustomerLimit = 3 })
 	fan := s.fan("greedy")
 	first := s.hold(fan, map[string]any{"seat_ids": []string{s.seat("a", 6, 1), s.seat("a", 6, 2)}})
@@ -301,6 +313,7 @@ func TestOneFanHasOnePendingCheckoutAndAPurchaseLimit(t *testing.T) {
 }
 
 func TestGeneralAdmissionNeverSellsPastCapacity(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	results := s.race(30, func(i int) (string, map[string]any, []string) {
 		return s.fan(fmt.Sprintf("ga%d", i)), map[string]any{"section_id": s.eventID + "_ga", "quantity": 2}, nil
@@ -320,6 +333,7 @@ func TestGeneralAdmissionNeverSellsPastCapacity(t *testing.T) {
 }
 
 func TestReleasingAHoldFreesItsSeatsAtOnceAndOnlyForItsOwner(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	fan := s.fan("owner")
 	seat := s.seat("a", 7, 7)
@@ -340,6 +354,7 @@ func TestReleasingAHoldFreesItsSeatsAtOnceAndOnlyForItsOwner(t *testing.T) {
 }
 
 func TestSweeperEndsExpiredHoldsAndGivesEverythingBack(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	code := "SWEEP_" + s.eventID
 	_, err := s.pool.Exec(context.Background(), `INSERT INTO promotions (code, event_id, discount_bps, max_uses) VALUES ($1, $2, 1000, 5)`, code, s.eventID)
@@ -391,6 +406,7 @@ func TestHoldsStayCorrectWithRedisDown(t *testing.T) {
 }
 
 func TestThePriceIsFrozenAtHoldTimeWithScarcitySurge(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	// Fill section B to 80% (160 of 200) as sold, then hold one more seat.
 	_, err := s.pool.Exec(context.Background(), `
@@ -416,6 +432,7 @@ func TestThePriceIsFrozenAtHoldTimeWithScarcitySurge(t *testing.T) {
 }
 
 func TestTheAuditCatchesASeatSoldWithoutPayment(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	h := s.hold(s.fan("cheat"), map[string]any{"seat_ids": []string{s.seat("a", 8, 8)}})
 	require.Equal(t, http.StatusCreated, h.Status)
@@ -427,6 +444,7 @@ func TestTheAuditCatchesASeatSoldWithoutPayment(t *testing.T) {
 }
 
 func TestHoldsPastTheAccountsRateAreRefusedWithRetryAfter(t *testing.T) {
+	t.Parallel()
 	s := newStack(t, func(_ *demo.Event, svc *holds.Service) {
 		rdb, prefix := testenv.Redis(t)
 		svc.Limiter = ratelimit.New(rdb, prefix+"rl-tight:", ratelimit.Limit{Count: 2, Per: time.Minute, Burst: 2})
@@ -448,6 +466,7 @@ func TestHoldsPastTheAccountsRateAreRefusedWithRetryAfter(t *testing.T) {
 }
 
 func TestAHoldAnswersWithoutWaitingForTheWorkflowStart(t *testing.T) {
+	t.Parallel()
 	release, done := make(chan struct{}), make(chan string, 1)
 	s := newStack(t, func(_ *demo.Event, svc *holds.Service) {
 		svc.Started = func(ctx context.Context, h store.Hold) {
