@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
@@ -34,37 +36,60 @@ func deps(t *testing.T, svc *holds.Service) saga.Dependencies {
 	return saga.Dependencies{Holds: &saga.HoldActivities{Service: svc}, Booking: booking}
 }
 
+// workerFixture is a one-section event, the hold service over the real
+// database and Redis, and the project's own worker on the embedded Temporal
+// server.
+type workerFixture struct {
+	pool    *pgxpool.Pool
+	rdb     *redis.Client
+	prefix  string
+	eventID string
+	svc     *holds.Service
+	client  client.Client
+}
+
+func newWorkerFixture(t *testing.T) *workerFixture {
+	t.Helper()
+	f := &workerFixture{pool: testenv.DB(t), eventID: "evt_" + testenv.RandomSuffix()}
+	f.rdb, f.prefix = testenv.Redis(t)
+	srv := testenv.Temporal(t)
+	require.NoError(t, demo.Create(context.Background(), f.pool, demo.Event{
+		ID: f.eventID, Title: "Worker test " + t.Name(), VenueID: "ven_w", VenueName: "W", City: "C", Currency: "EUR",
+		StartsAt: time.Now().AddDate(0, 1, 0), OnsaleAt: time.Now().Add(-time.Hour),
+		Sections: []demo.Section{{ID: f.eventID + "_a", Name: "A", Rows: 1, PerRow: 10, BasePrice: 1000}},
+	}))
+	f.svc = &holds.Service{Store: store.New(f.pool, store.Options{}), Hints: seathint.New(f.rdb, f.prefix),
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	f.svc.Register(prometheus.NewRegistry())
+	var err error
+	f.client, err = client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: srv.Namespace()})
+	require.NoError(t, err)
+	t.Cleanup(f.client.Close)
+	w := saga.NewWorker(f.client, deps(t, f.svc))
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	return f
+}
+
+// hold places a one-seat hold for a fresh fan.
+func (f *workerFixture) hold(t *testing.T, seat string) (store.Hold, session.Identity) {
+	t.Helper()
+	who := session.Identity{UserID: "fan-" + f.eventID, DeviceID: "d"}
+	ans, err := f.svc.Hold(context.Background(), who, holds.Cart{EventID: f.eventID, SeatIDs: []string{seat}}, "", nil, "")
+	require.NoError(t, err)
+	return ans.Hold, who
+}
+
 // TestTheBookingWorkflowExpiresAHoldInTheRealDatabase runs the project's own
 // worker against the embedded Temporal server: a hold is placed, its booking
 // workflow started, and the expiry timer at the hold's absolute expires_at
 // ends the reservation in PostgreSQL.
 func TestTheBookingWorkflowExpiresAHoldInTheRealDatabase(t *testing.T) {
 	ctx := context.Background()
-	pool := testenv.DB(t)
-	rdb, prefix := testenv.Redis(t)
-	srv := testenv.Temporal(t)
-	eventID := "evt_" + testenv.RandomSuffix()
-	require.NoError(t, demo.Create(ctx, pool, demo.Event{
-		ID: eventID, Title: "Worker test", VenueID: "ven_w", VenueName: "W", City: "C", Currency: "EUR",
-		StartsAt: time.Now().AddDate(0, 1, 0), OnsaleAt: time.Now().Add(-time.Hour),
-		Sections: []demo.Section{{ID: eventID + "_a", Name: "A", Rows: 1, PerRow: 10, BasePrice: 1000}},
-	}))
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := &holds.Service{Store: store.New(pool, store.Options{}), Hints: seathint.New(rdb, prefix), Log: log}
-	svc.Register(prometheus.NewRegistry())
-
-	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: srv.Namespace()})
-	require.NoError(t, err)
-	defer c.Close()
-	w := saga.NewWorker(c, deps(t, svc))
-	require.NoError(t, w.Start())
-	defer w.Stop()
-
+	f := newWorkerFixture(t)
+	pool, rdb, prefix, eventID, c := f.pool, f.rdb, f.prefix, f.eventID, f.client
 	seat := demo.SeatID(eventID+"_a", 0, 1)
-	who := session.Identity{UserID: "fan-" + eventID, DeviceID: "d"}
-	ans, err := svc.Hold(ctx, who, holds.Cart{EventID: eventID, SeatIDs: []string{seat}}, "", nil, "")
-	require.NoError(t, err)
-	hold := ans.Hold
+	hold, who := f.hold(t, seat)
 	// Shorten the hold so the test need not wait ten minutes: the workflow
 	// takes the absolute expiry from its input, as the API passes it.
 	var expiresAt time.Time
@@ -92,28 +117,11 @@ func TestTheBookingWorkflowExpiresAHoldInTheRealDatabase(t *testing.T) {
 
 func TestAReleaseSignalEndsTheHoldAsCancelled(t *testing.T) {
 	ctx := context.Background()
-	pool := testenv.DB(t)
-	srv := testenv.Temporal(t)
-	eventID := "evt_" + testenv.RandomSuffix()
-	require.NoError(t, demo.Create(ctx, pool, demo.Event{
-		ID: eventID, Title: "Release test", VenueID: "ven_w", VenueName: "W", City: "C", Currency: "EUR",
-		StartsAt: time.Now().AddDate(0, 1, 0), OnsaleAt: time.Now().Add(-time.Hour),
-		Sections: []demo.Section{{ID: eventID + "_a", Name: "A", Rows: 1, PerRow: 10, BasePrice: 1000}},
-	}))
-	svc := &holds.Service{Store: store.New(pool, store.Options{}), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: srv.Namespace()})
-	require.NoError(t, err)
-	defer c.Close()
-	w := saga.NewWorker(c, deps(t, svc))
-	require.NoError(t, w.Start())
-	defer w.Stop()
-
-	who := session.Identity{UserID: "fan-" + eventID, DeviceID: "d"}
-	ans, err := svc.Hold(ctx, who, holds.Cart{EventID: eventID, SeatIDs: []string{demo.SeatID(eventID+"_a", 0, 2)}}, "", nil, "")
-	require.NoError(t, err)
-	hold := ans.Hold
+	f := newWorkerFixture(t)
+	c := f.client
+	hold, who := f.hold(t, demo.SeatID(f.eventID+"_a", 0, 2))
 	id := saga.BookingWorkflowID(hold.ID.String())
-	require.NoError(t, saga.StartBooking(ctx, c, saga.BookingInput{ReservationID: hold.ID.String(), EventID: eventID,
+	require.NoError(t, saga.StartBooking(ctx, c, saga.BookingInput{ReservationID: hold.ID.String(), EventID: f.eventID,
 		UserID: who.UserID, ExpiresAt: hold.ExpiresAt, LateEventGrace: time.Millisecond}))
 	require.NoError(t, c.SignalWorkflow(ctx, id, "", saga.SignalRelease, nil))
 	var res saga.BookingResult
