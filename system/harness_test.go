@@ -77,7 +77,9 @@ func newE2E(t testing.TB, opts ...e2eOption) *e2e {
 	require.NoError(t, err)
 	pcfg := psp.Config{APIKey: system.SandboxKey, WebhookSecret: e.cfg.StripeWebhookSecret.Reveal(),
 		WebhookURL: "http://" + apiLn.Addr().String() + "/v1/webhooks/stripe", Logger: log,
-		Delivery:      psp.DeliveryConfig{InitialBackoff: 100 * time.Millisecond, MaxBackoff: time.Second, MaxAttempts: 30},
+		// Stripe retries for days; the test gives the sandbox minutes, so a
+		// loaded machine delays a delivery rather than losing it.
+		Delivery:      psp.DeliveryConfig{InitialBackoff: 100 * time.Millisecond, MaxBackoff: 2 * time.Second, MaxAttempts: 150},
 		EnabledEvents: vocab.ProviderEventTypes()}
 	for _, o := range opts {
 		o(&pcfg)
