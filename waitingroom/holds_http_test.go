@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,7 +36,7 @@ type buyStack struct {
 	eventID string
 }
 
-func newBuyStack(t *testing.T, sections []demo.Section) *buyStack {
+func newBuyStack(t *testing.T, sections []demo.Section, opts ...waitingroom.Options) *buyStack {
 	pool := testenv.DB(t)
 	rdb, prefix := testenv.Redis(t)
 	prefix += testenv.RandomSuffix() + ":"
@@ -50,7 +51,11 @@ func newBuyStack(t *testing.T, sections []demo.Section) *buyStack {
 		Metered: true, Sections: sections,
 	}))
 	st := store.New(pool, store.Options{LockTimeout: 2 * time.Second, StatementTimeout: 5 * time.Second})
-	room := newRoomOn(t, rdb, prefix, st, waitingroom.Options{})
+	var o waitingroom.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	room := newRoomOn(t, rdb, prefix, st, o)
 	log := quietLog()
 	svc := &holds.Service{
 		Store:     st,
@@ -230,4 +235,30 @@ func TestStandardSignalsReadTheSaga(t *testing.T) {
 	require.NoError(t, err)
 	_, err = pool.Exec(ctx, `UPDATE outbox SET published_at = now() WHERE topic = 'hold.created' AND key = $1`, holdID)
 	require.NoError(t, err)
+}
+
+// TestTheEdgeLimitsHoldsPerAddressBeforeTheHoldService: the route table runs
+// the room's per-address limit ahead of authentication and the hold service,
+// so the second hold attempt from one address within the burst is refused
+// with Retry-After before the metered event's queue check, and even without a
+// token.
+func TestTheEdgeLimitsHoldsPerAddressBeforeTheHoldService(t *testing.T) {
+	s := newBuyStack(t, []demo.Section{{ID: "a", Name: "A", Rows: 1, PerRow: 10, BasePrice: 5000}},
+		waitingroom.Options{HoldPerIP: 6})
+	asha := session.Identity{UserID: "asha-" + s.eventID, DeviceID: "phone"}
+	first := s.do("POST", "/v1/holds", asha, map[string]any{"event_id": s.eventID, "seat_ids": []string{"nope"}})
+	require.NotEqual(t, "/problems/rate-limited", first.body["type"], string(first.raw))
+	second := s.do("POST", "/v1/holds", asha, map[string]any{"event_id": s.eventID, "seat_ids": []string{"nope"}})
+	require.Equal(t, http.StatusTooManyRequests, second.status, string(second.raw))
+	require.Equal(t, "/problems/rate-limited", second.body["type"])
+	require.NotEmpty(t, second.header.Get("Retry-After"))
+
+	req, err := http.NewRequest(http.MethodPost, s.url+"/v1/holds", strings.NewReader(`{}`))
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var p struct{ Type string }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&p))
+	require.Equal(t, "/problems/rate-limited", p.Type, "limited before authentication too")
 }
