@@ -46,7 +46,7 @@ func (s *Server) checkout(c *gin.Context) {
 	}
 	who := identity(c)
 	res, err := s.Bookings.Checkout(c.Request.Context(), who, id, booking.CheckoutRequest{
-		PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, IP: ClientIP(c.Request), DeviceID: who.DeviceID}, key)
+		PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, IP: clientIP(c.Request), DeviceID: who.DeviceID}, key)
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -169,14 +169,14 @@ func (s *Server) deleteHold(c *gin.Context) {
 // limitHold limits hold attempts per client address ahead of
 // authentication, so an anonymous flood is limited too.
 func (s *Server) limitHold(c *gin.Context) {
-	if err := s.Room.LimitHold(c.Request.Context(), ClientIP(c.Request)); err != nil {
+	if err := s.Room.LimitHold(c.Request.Context(), clientIP(c.Request)); err != nil {
 		s.fail(c, err)
 	}
 }
 
 // limitCheckout limits checkouts per client address and account.
 func (s *Server) limitCheckout(c *gin.Context) {
-	if err := s.Room.LimitCheckout(c.Request.Context(), ClientIP(c.Request), identity(c).UserID); err != nil {
+	if err := s.Room.LimitCheckout(c.Request.Context(), clientIP(c.Request), identity(c).UserID); err != nil {
 		s.fail(c, err)
 	}
 }

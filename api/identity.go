@@ -48,10 +48,10 @@ func identity(c *gin.Context) session.Identity {
 	return id
 }
 
-// ClientIP is the TCP peer's address: the one client address every rate
+// clientIP is the TCP peer's address: the one client address every rate
 // limit and fraud rule counts. Forwarded headers are not trusted; behind a
 // proxy, the proxy's address counts.
-func ClientIP(req *http.Request) string {
+func clientIP(req *http.Request) string {
 	host, _, err := net.SplitHostPort(req.RemoteAddr)
 	if err != nil {
 		return req.RemoteAddr

@@ -49,7 +49,7 @@ func (s *Server) joinQueue(c *gin.Context) {
 	if !ok {
 		return
 	}
-	st, err := s.Room.Admit(c.Request.Context(), identity(c), eventID, ClientIP(c.Request), proofOf(c))
+	st, err := s.Room.Admit(c.Request.Context(), identity(c), eventID, clientIP(c.Request), proofOf(c))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -77,7 +77,7 @@ func (s *Server) queueSocket(c *gin.Context) {
 	if !ok {
 		return
 	}
-	sock, err := s.Room.OpenSocket(c.Request.Context(), identity(c), eventID, ClientIP(c.Request), proofOf(c))
+	sock, err := s.Room.OpenSocket(c.Request.Context(), identity(c), eventID, clientIP(c.Request), proofOf(c))
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -41,7 +41,7 @@ func (s *Server) routes() []route {
 		// Operations.
 		{method: http.MethodGet, path: "/healthz", handler: healthz, enabled: true},
 		{method: http.MethodGet, path: "/readyz", handler: s.ready, enabled: true},
-		{method: http.MethodGet, path: "/metrics", handler: s.metrics, enabled: s.Gatherer != nil},
+		{method: http.MethodGet, path: "/metrics", handler: s.metrics(), enabled: s.Gatherer != nil},
 
 		// Identity.
 		{method: http.MethodPost, path: "/v1/sessions", handler: s.createSession, enabled: s.Sessions != nil},
@@ -77,6 +77,10 @@ func (s *Server) routes() []route {
 
 func healthz(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) }
 
-func (s *Server) metrics(c *gin.Context) {
-	promhttp.HandlerFor(s.Gatherer, promhttp.HandlerOpts{}).ServeHTTP(c.Writer, c.Request)
+// metrics serves the registry; the handler is built once, not per scrape.
+func (s *Server) metrics() gin.HandlerFunc {
+	if s.Gatherer == nil {
+		return nil
+	}
+	return gin.WrapH(promhttp.HandlerFor(s.Gatherer, promhttp.HandlerOpts{}))
 }
