@@ -57,7 +57,7 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 // Handler builds the router from the route table.
 func (s *Server) Handler() http.Handler {
 	r := gin.New()
-	// gin's own ClientIP must agree with ClientIP: no forwarded headers.
+	// gin's own ClientIP must agree with clientIP: no forwarded headers.
 	_ = r.SetTrustedProxies(nil)
 	r.HandleMethodNotAllowed = true
 	r.Use(s.recoverer)
