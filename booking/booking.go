@@ -37,9 +37,6 @@ type Service struct {
 	Log      *slog.Logger
 	// WebhookSecret verifies the provider's signatures.
 	WebhookSecret string
-	// UpdateTimeout bounds a checkout or cancel waiting on its workflow
-	// Update (zero: one minute).
-	UpdateTimeout time.Duration
 
 	webhookConflicts prometheus.Counter
 }
@@ -166,12 +163,11 @@ func updateID(kind, userID, key string) string {
 	return kind + "-" + uuid.NewSHA1(updateNamespace, []byte(userID+"\x00"+key)).String()
 }
 
+// updateTimeout bounds a checkout or cancel waiting on its workflow Update.
+const updateTimeout = time.Minute
+
 func (s *Service) updateContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	d := s.UpdateTimeout
-	if d <= 0 {
-		d = time.Minute
-	}
-	return context.WithTimeout(ctx, d)
+	return context.WithTimeout(ctx, updateTimeout)
 }
 
 // Checkout starts paying for who's pending hold: the booking workflow runs
