@@ -9,12 +9,13 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync"
+
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/encore-tickets/encore/backpressure"
 	"github.com/encore-tickets/encore/ratelimit"
 	"github.com/encore-tickets/encore/seathint"
 	"github.com/encore-tickets/encore/session"
@@ -77,13 +78,12 @@ type Service struct {
 	Limiter   *ratelimit.Limiter
 	Admission Admission
 	Log       *slog.Logger
-	// Started is called after a hold commits (the booking workflow start),
-	// in the background: the hold's answer never waits for it.
-	Started func(ctx context.Context, h store.Hold)
+	// Saga sheds holds on unmetered events while the booking saga is past
+	// its bounds (metered events are paced by the waiting room instead): a
+	// hold that could not be checked out would only keep seats from fans.
+	// Nil never sheds.
+	Saga    *backpressure.Monitor
 	metrics *metrics
-
-	startOnce sync.Once
-	starting  chan struct{}
 }
 
 type metrics struct {
@@ -174,6 +174,8 @@ func (s *Service) Hold(ctx context.Context, who session.Identity, cart Cart, ide
 		if err := s.admission().Check(ctx, who, cart.EventID, pass); err != nil {
 			return Answer{}, err
 		}
+	} else if err := s.Saga.Check(); err != nil {
+		return Answer{}, err
 	}
 	hinted := false
 	if s.Hints != nil && len(cart.SeatIDs) > 0 {
@@ -238,9 +240,6 @@ func (s *Service) Hold(ctx context.Context, who session.Identity, cart Cart, ide
 			s.Log.Warn("extend admission lease", "err", err)
 		}
 	}
-	if s.Started != nil {
-		s.started(ctx, hold)
-	}
 	return Answer{Hold: hold, Body: body}, nil
 }
 
@@ -297,29 +296,6 @@ func (s *Service) Get(ctx context.Context, id uuid.UUID, userID string) (store.H
 	return s.Store.GetHold(ctx, id, userID)
 }
 
-// maxStarting bounds booking-workflow starts in flight per process.
-const maxStarting = 256
-
-// started runs the post-commit hook off the request path: the hold answers
-// in milliseconds however slowly Temporal starts workflows. When too many
-// starts are in flight the hook is skipped; the outbox relay's backstop (and
-// the checkout's Update-With-Start) covers those holds.
-func (s *Service) started(ctx context.Context, h store.Hold) {
-	s.startOnce.Do(func() { s.starting = make(chan struct{}, maxStarting) })
-	select {
-	case s.starting <- struct{}{}:
-	default:
-		s.Log.Warn("booking workflow starts saturated; leaving this one to the relay", "hold", h.ID)
-		return
-	}
-	go func() {
-		defer func() { <-s.starting }()
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		s.Started(sctx, h)
-	}()
-}
-
 // idempotencyNamespace scopes reservation IDs derived from idempotency keys.
 var idempotencyNamespace = uuid.MustParse("6f1d9a52-5c1e-4f0b-9a57-0c2b8e1f4d3a")
 
@@ -338,6 +314,7 @@ func resultLabel(err error, replayed bool) string {
 	var su *store.SeatUnavailableError
 	var pl *store.PurchaseLimitError
 	var rl *RateLimitedError
+	var shed *backpressure.OverloadedError
 	switch {
 	case replayed:
 		return "replayed"
@@ -351,6 +328,8 @@ func resultLabel(err error, replayed bool) string {
 		return "rate_limited"
 	case errors.Is(err, ErrQueueRequired):
 		return "queue_required"
+	case errors.As(err, &shed):
+		return "shed"
 	default:
 		return "error"
 	}

@@ -33,6 +33,10 @@ func (r *recorder) handler(name string) outbox.Handler {
 	}
 }
 
+// topicOther is a second topic beside inventory.changed, so the tests show
+// per-topic handlers and ordering across topics.
+const topicOther = "test.other"
+
 func insertRows(t *testing.T, n int, topics ...string) []int64 {
 	t.Helper()
 	pool := testenv.DB(t)
@@ -59,7 +63,7 @@ func drainAll(t *testing.T) {
 func TestOneActiveRelayPublishesInIDOrder(t *testing.T) {
 	drainAll(t)
 	pool := testenv.DB(t)
-	ids := insertRows(t, 500, store.TopicInventoryChanged, store.TopicHoldCreated)
+	ids := insertRows(t, 500, store.TopicInventoryChanged, topicOther)
 	rec := &recorder{}
 	ctx, cancel := context.WithCancel(context.Background())
 	var relays []*outbox.Relay
@@ -69,7 +73,7 @@ func TestOneActiveRelayPublishesInIDOrder(t *testing.T) {
 			StandbyInterval: 20 * time.Millisecond, Batch: 37})
 		name := fmt.Sprintf("relay%d", i)
 		r.Handle(store.TopicInventoryChanged, rec.handler(name))
-		r.Handle(store.TopicHoldCreated, rec.handler(name))
+		r.Handle(topicOther, rec.handler(name))
 		relays = append(relays, r)
 		wg.Add(1)
 		go func() { defer wg.Done(); r.Run(ctx) }()
@@ -103,7 +107,7 @@ func TestOneActiveRelayPublishesInIDOrder(t *testing.T) {
 	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox WHERE published_at IS NULL`).Scan(&left))
 	require.Zero(t, left)
 	// The standby takes over once the active relay stops.
-	more := insertRows(t, 3, store.TopicHoldCreated)
+	more := insertRows(t, 3, topicOther)
 	n, err := runOnce(t, relays[1])
 	require.NoError(t, err)
 	require.Equal(t, len(more), n)
@@ -114,11 +118,11 @@ func TestOneActiveRelayPublishesInIDOrder(t *testing.T) {
 func TestAFailingRowHoldsBackTheRest(t *testing.T) {
 	drainAll(t)
 	pool := testenv.DB(t)
-	ids := insertRows(t, 5, store.TopicHoldCreated)
+	ids := insertRows(t, 5, topicOther)
 	var seen []int64
 	failures := 2
 	r := outbox.New(store.New(pool, store.Options{}), outbox.Options{})
-	r.Handle(store.TopicHoldCreated, func(ctx context.Context, row outbox.Row) error {
+	r.Handle(topicOther, func(ctx context.Context, row outbox.Row) error {
 		if row.ID == ids[2] && failures > 0 {
 			failures--
 			return fmt.Errorf("workflow service unavailable")

@@ -414,15 +414,13 @@ func priceItems(ctx context.Context, tx pgx.Tx, b *pgx.Batch, req HoldRequest, e
 	return items, money.Money{Amount: total, Currency: ev.currency}, nil
 }
 
-// queueHoldOutbox queues an inventory.changed row per section and the
-// hold.created row the relay starts a lost booking workflow from.
+// queueHoldOutbox queues an inventory.changed row per section: the seat
+// maps' invalidations. A hold writes nothing for the saga; its booking
+// workflow starts at checkout.
 func queueHoldOutbox(b *pgx.Batch, hold Hold, sections []string) {
 	for _, sec := range sections {
 		queueInventoryChanged(b, hold.EventID, sec)
 	}
-	queueOutbox(b, TopicHoldCreated, hold.ID.String(), map[string]any{
-		"reservation_id": hold.ID, "event_id": hold.EventID, "user_id": hold.UserID,
-		"expires_at": hold.ExpiresAt})
 }
 
 // sendHoldBatch sends the queued writes and maps a second live owner of a

@@ -10,9 +10,6 @@ import (
 const (
 	// TopicInventoryChanged: a section's seats changed; key is the section.
 	TopicInventoryChanged = "inventory.changed"
-	// TopicHoldCreated: a hold committed; the relay starts its booking
-	// workflow if the API's direct start was lost. Key is the reservation.
-	TopicHoldCreated = "hold.created"
 )
 
 func queueOutbox(b *pgx.Batch, topic, key string, payload any) {

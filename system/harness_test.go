@@ -108,14 +108,10 @@ func newE2E(t testing.TB, opts ...e2eOption) *e2e {
 	e.startWorker()
 	t.Cleanup(func() { e.stopWorker() })
 
-	e.holds.Started = func(ctx context.Context, h store.Hold) {
-		_ = saga.StartBooking(ctx, e.temporal, saga.BookingInput{ReservationID: h.ID.String(),
-			EventID: h.EventID, UserID: h.UserID, ExpiresAt: h.ExpiresAt, LateEventGrace: 2 * time.Second})
-	}
 	keyring, err := system.TicketKeyring(e.cfg)
 	require.NoError(t, err)
 	bookings := &booking.Service{Holds: e.holds, Store: e.store, Temporal: e.temporal, Log: log,
-		WebhookSecret: e.cfg.StripeWebhookSecret.Reveal()}
+		WebhookSecret: e.cfg.StripeWebhookSecret.Reveal(), LateEventGrace: 2 * time.Second}
 	bookings.Register(prometheus.NewRegistry())
 	a := &api.Server{Holds: e.holds, Bookings: bookings, Sessions: e.issuer, Log: log,
 		Tickets: &tickets.Wallet{Store: e.store, Keyring: keyring}}
@@ -157,12 +153,19 @@ func (e *e2e) fan(name string) string {
 
 func (e *e2e) call(method, path, token string, body any, headers ...string) (int, map[string]any) {
 	e.t.Helper()
+	status, _, out := e.callAt(e.api.URL, method, path, token, body, headers...)
+	return status, out
+}
+
+// callAt is call against the API at base, with the answer's headers.
+func (e *e2e) callAt(base, method, path, token string, body any, headers ...string) (int, http.Header, map[string]any) {
+	e.t.Helper()
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequest(method, e.api.URL+path, rd)
+	req, err := http.NewRequest(method, base+path, rd)
 	require.NoError(e.t, err)
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -175,7 +178,21 @@ func (e *e2e) call(method, path, token string, body any, headers ...string) (int
 	defer resp.Body.Close()
 	var out map[string]any
 	_ = json.NewDecoder(resp.Body).Decode(&out)
-	return resp.StatusCode, out
+	return resp.StatusCode, resp.Header, out
+}
+
+// serve starts another fan API over the same store, sessions and payment
+// sandbox as e.api, with its own hold and booking services (another process
+// of the same deployment, differently configured), and returns its URL.
+func (e *e2e) serve(h *holds.Service, b *booking.Service) string {
+	e.t.Helper()
+	keyring, err := system.TicketKeyring(e.cfg)
+	require.NoError(e.t, err)
+	a := &api.Server{Holds: h, Bookings: b, Sessions: e.issuer, Log: slog.New(slog.NewTextHandler(testLog{e.t}, &slog.HandlerOptions{Level: slog.LevelError})),
+		Tickets: &tickets.Wallet{Store: e.store, Keyring: keyring}}
+	srv := httptest.NewServer(a.Handler())
+	e.t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // holdAndCheckout places a hold on seats and checks out with pm.

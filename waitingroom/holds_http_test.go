@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/api"
+	"github.com/encore-tickets/encore/backpressure"
 	"github.com/encore-tickets/encore/demo"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/internal/testenv"
@@ -207,9 +209,10 @@ func TestSoldOutFromTheDatabase(t *testing.T) {
 	require.Equal(t, store.HoldOutcome{}, outcomes[cy.UserID])
 }
 
-// TestStandardSignalsReadTheSaga: payment failures and a workflow start
-// waiting in the outbox show in the adaptive mode's signals.
-func TestStandardSignalsReadTheSaga(t *testing.T) {
+// TestStandardSignalsReadTheSagaAndThePayments: the adaptive mode steers by
+// the saga's shared load (checkout latency and failures) and by payment
+// failures in the database.
+func TestStandardSignalsReadTheSagaAndThePayments(t *testing.T) {
 	s := newBuyStack(t, []demo.Section{{ID: "a", Name: "A", Rows: 1, PerRow: 10, BasePrice: 5000}})
 	pool := testenv.DB(t)
 	ctx := context.Background()
@@ -218,23 +221,20 @@ func TestStandardSignalsReadTheSaga(t *testing.T) {
 		"seat_ids": []string{demo.SeatID(s.eventID+"_a", 0, 1)}}, "X-Admission-Pass", pass)
 	require.Equal(t, http.StatusCreated, rep.status, string(rep.raw))
 	holdID := rep.body["hold_id"].(string)
-	// No relay runs in this test: the hold's workflow start waits in the outbox.
-	_, err := pool.Exec(ctx, `UPDATE outbox SET created_at = now() - interval '30 seconds'
-		WHERE topic = 'hold.created' AND key = $1`, holdID)
+	_, err := pool.Exec(ctx, `INSERT INTO payments (reservation_id, amount, currency, status) VALUES ($1, 5000, 'EUR', 'FAILED')`, holdID)
 	require.NoError(t, err)
-	_, err = pool.Exec(ctx, `INSERT INTO payments (reservation_id, amount, currency, status) VALUES ($1, 5000, 'EUR', 'FAILED')`, holdID)
-	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = pool.Exec(ctx, `DELETE FROM payments WHERE reservation_id = $1`, holdID) })
 
-	reg := prometheus.NewRegistry()
-	src := waitingroom.NewStandardSignals(reg, s.st)
+	rdb, prefix := testenv.Redis(t)
+	load := backpressure.New(rdb, prefix, backpressure.Bounds{}, slog.Default())
+	load.Begin()(true)
+	load.Begin()(false)
+	src := &waitingroom.StandardSignals{Saga: load, Payments: s.st}
 	sig, err := src.Signals(ctx)
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, sig.WorkflowStartLag, 30*time.Second)
-	require.Greater(t, sig.PaymentErrorRate, 0.0)
-	_, err = pool.Exec(ctx, `DELETE FROM payments WHERE reservation_id = $1`, holdID)
-	require.NoError(t, err)
-	_, err = pool.Exec(ctx, `UPDATE outbox SET published_at = now() WHERE topic = 'hold.created' AND key = $1`, holdID)
-	require.NoError(t, err)
+	require.Greater(t, sig.CheckoutLatency, time.Duration(0))
+	require.InDelta(t, 0.5, sig.CheckoutErrorRate, 1e-9)
+	require.InDelta(t, 1.0, sig.PaymentErrorRate, 1e-9)
 }
 
 // TestTheEdgeLimitsHoldsPerAddressBeforeTheHoldService: the route table runs

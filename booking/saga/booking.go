@@ -19,9 +19,10 @@ var (
 	h *HoldActivities
 )
 
-// Booking is the booking saga of one hold: adopt the committed hold, wait for
-// checkout, release or the expiry timer; fraud and authorise inside the
-// checkout Update; wait for the provider's verified event or the timer;
+// Booking is the booking saga of one hold, started with its first checkout
+// Update: adopt the committed hold; fraud and authorise inside the checkout
+// Update; wait for a further checkout, release or the expiry timer at the
+// hold's absolute expires_at; wait for the provider's verified event or the timer;
 // confirm, capture, issue tickets, notify. Each money step has a
 // compensation, registered before the step runs.
 func Booking(ctx workflow.Context, in BookingInput) (BookingResult, error) {
@@ -165,8 +166,9 @@ func (b *booking) run(ctx workflow.Context) (BookingResult, error) {
 	b.deadline = b.hold.ExpiresAt
 	b.loaded = true
 	if b.hold.Status != vocab.BookingPendingPayment {
-		// Started late (the relay's backstop) for a hold already ended; a
-		// checkout that came with the start gets its refusal first.
+		// The hold ended (expired, released) between the checkout's check
+		// and this start: the checkout that came with the start gets its
+		// refusal first.
 		b.status, b.step = b.hold.Status, vocab.StepDone
 		err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 		return b.result(), err

@@ -27,21 +27,11 @@ func startOptions(in BookingInput) client.StartWorkflowOptions {
 	}
 }
 
-// StartBooking starts the booking workflow of a committed hold. Starting it
-// again (the outbox relay's backstop after the API's direct start) is a
-// no-op: the workflow ID is derived from the reservation.
-func StartBooking(ctx context.Context, c client.Client, in BookingInput) error {
-	_, err := c.ExecuteWorkflow(ctx, startOptions(in), BookingWorkflowName, in)
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
-	if errors.As(err, &started) {
-		return nil
-	}
-	return err
-}
-
-// Checkout sends the checkout Update, starting the booking first if its
-// workflow is not running yet (Update-With-Start). updateID deduplicates a
-// retried request: the same ID returns the first answer.
+// Checkout sends the checkout Update, starting the booking's workflow with
+// it when this is the hold's first checkout (Update-With-Start: start and
+// Update in one request and one workflow task, or neither). A hold costs
+// Temporal nothing until then. updateID deduplicates a retried request: the
+// same ID returns the first answer.
 func Checkout(ctx context.Context, c client.Client, in BookingInput, updateID string, req CheckoutRequest) (CheckoutResult, error) {
 	start := c.NewWithStartWorkflowOperation(startOptions(in), BookingWorkflowName, in)
 	h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
