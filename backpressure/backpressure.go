@@ -3,7 +3,8 @@
 //
 // Each process measures its own calls into the saga (a checkout's
 // Update-With-Start: how long it took, whether it reached the saga at all,
-// how many are waiting now) and publishes the last Window of them to Redis
+// how many are waiting now) and the saga's backlog (the age of the oldest
+// workflow task no worker has picked up), and publishes the last Window of them to Redis
 // every Interval. Each process reads every fresh report back, so the bounds
 // are checked against the load of the whole deployment, and the waiting
 // room's admitter steers by the same figures wherever it runs.
@@ -45,6 +46,9 @@ type Bounds struct {
 	// MaxInFlight bounds calls waiting on the saga at once, over every
 	// process [256].
 	MaxInFlight int64
+	// MaxBacklog bounds the age of the oldest workflow task waiting for a
+	// worker (signals and checkouts the workers have not picked up) [10s].
+	MaxBacklog time.Duration
 	// RetryAfter is what an overloaded answer tells the client [5s].
 	RetryAfter time.Duration
 	// Window is how far back latency and errors are measured [10s].
@@ -66,6 +70,9 @@ func (b Bounds) withDefaults() Bounds {
 	if b.MaxInFlight <= 0 {
 		b.MaxInFlight = 256
 	}
+	if b.MaxBacklog <= 0 {
+		b.MaxBacklog = 10 * time.Second
+	}
 	if b.RetryAfter <= 0 {
 		b.RetryAfter = 5 * time.Second
 	}
@@ -85,8 +92,11 @@ type Load struct {
 	Failures   int64         `json:"failures"`
 	LatencySum time.Duration `json:"latency_sum"`
 	InFlight   int64         `json:"in_flight"`
-	Processes  int           `json:"-"`
-	At         time.Time     `json:"at"`
+	// Backlog is the age of the oldest workflow task waiting for a worker,
+	// as last probed (the oldest over every process).
+	Backlog   time.Duration `json:"backlog"`
+	Processes int           `json:"-"`
+	At        time.Time     `json:"at"`
 }
 
 // MeanLatency is the mean call time, zero without calls.
@@ -110,6 +120,7 @@ const (
 	ReasonLatency  = "latency"
 	ReasonErrors   = "errors"
 	ReasonInFlight = "in-flight"
+	ReasonBacklog  = "backlog"
 )
 
 // OverloadedError is the answer while the saga is past a bound.
@@ -126,6 +137,9 @@ func (e *OverloadedError) Error() string {
 			e.Load.MeanLatency().Round(time.Millisecond))
 	case ReasonErrors:
 		return fmt.Sprintf("the booking service is failing (%.0f%% of recent checkouts); retry shortly", 100*e.Load.ErrorRate())
+	case ReasonBacklog:
+		return fmt.Sprintf("the booking service is behind (its oldest task has waited %s); retry shortly",
+			e.Load.Backlog.Round(100*time.Millisecond))
 	default:
 		return fmt.Sprintf("the booking service is busy (%d checkouts in progress); retry shortly", e.Load.InFlight)
 	}
@@ -150,11 +164,15 @@ type Monitor struct {
 	log    *slog.Logger
 	now    func() time.Time
 
+	// probe measures the saga's backlog (nil: not measured).
+	probe func(context.Context) (time.Duration, error)
+
 	mu       sync.Mutex
 	buckets  []bucket
 	inFlight int64
-	shared   Load // every process, as last read
-	ownSent  Load // this process's part of shared
+	backlog  time.Duration // as last probed by this process
+	shared   Load          // every process, as last read
+	ownSent  Load          // this process's part of shared
 
 	duration prometheus.Histogram
 	calls    *prometheus.CounterVec
@@ -184,6 +202,11 @@ func New(rdb redis.UniversalClient, prefix string, b Bounds, log *slog.Logger) *
 		Help: "Requests answered 503 because the booking saga was past a bound, by reason."}, []string{"reason"})
 	return m
 }
+
+// ProbeBacklog sets how this process measures the saga's backlog (the age
+// of the oldest workflow task waiting for a worker); Sync probes it. Set it
+// before Run.
+func (m *Monitor) ProbeBacklog(probe func(context.Context) (time.Duration, error)) { m.probe = probe }
 
 // Bounds returns the bounds in force (defaults filled in).
 func (m *Monitor) Bounds() Bounds { return m.bounds }
@@ -240,7 +263,7 @@ func (m *Monitor) bucketAt(sec int64) *bucket {
 
 // own is this process's load over the window. m.mu held.
 func (m *Monitor) own(now time.Time) Load {
-	l := Load{InFlight: m.inFlight, At: now, Processes: 1}
+	l := Load{InFlight: m.inFlight, Backlog: m.backlog, At: now, Processes: 1}
 	oldest := now.Add(-m.bounds.Window).Unix()
 	for _, b := range m.buckets {
 		if b.sec > oldest && b.sec <= now.Unix() {
@@ -267,6 +290,7 @@ func (m *Monitor) Load() Load {
 	l.Failures += own.Failures - m.ownSent.Failures
 	l.LatencySum += own.LatencySum - m.ownSent.LatencySum
 	l.InFlight += own.InFlight - m.ownSent.InFlight
+	l.Backlog = max(l.Backlog, own.Backlog)
 	l.Processes = max(l.Processes, 1)
 	l.At = now
 	return l
@@ -283,6 +307,8 @@ func (m *Monitor) Check() error {
 	switch {
 	case l.InFlight >= m.bounds.MaxInFlight:
 		reason = ReasonInFlight
+	case l.Backlog > m.bounds.MaxBacklog:
+		reason = ReasonBacklog
 	case l.Calls >= m.bounds.MinCalls && l.ErrorRate() > m.bounds.MaxErrorRate:
 		reason = ReasonErrors
 	case l.Calls >= m.bounds.MinCalls && l.MeanLatency() > m.bounds.MaxLatency:
@@ -297,6 +323,19 @@ func (m *Monitor) Check() error {
 // Sync publishes this process's load and reads every process's back.
 // Reports older than three intervals (a stopped process) are dropped.
 func (m *Monitor) Sync(ctx context.Context) error {
+	if m.probe != nil {
+		pctx, cancel := context.WithTimeout(ctx, m.bounds.Interval)
+		backlog, err := m.probe(pctx)
+		cancel()
+		if err != nil {
+			// Unmeasured is not healthy or sick: the other signals decide.
+			m.log.Warn("probe the saga's backlog", "err", err)
+			backlog = 0
+		}
+		m.mu.Lock()
+		m.backlog = backlog
+		m.mu.Unlock()
+	}
 	m.mu.Lock()
 	own := m.own(m.now())
 	m.mu.Unlock()
@@ -321,6 +360,7 @@ func (m *Monitor) Sync(ctx context.Context) error {
 		sum.Failures += l.Failures
 		sum.LatencySum += l.LatencySum
 		sum.InFlight += l.InFlight
+		sum.Backlog = max(sum.Backlog, l.Backlog)
 		sum.Processes++
 	}
 	if len(stale) > 0 {

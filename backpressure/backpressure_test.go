@@ -2,6 +2,7 @@ package backpressure_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"testing"
 	"time"
@@ -132,4 +133,19 @@ func TestAStoppedProcessLoadIsForgotten(t *testing.T) {
 	require.NoError(t, alive.Sync(ctx))
 	require.NoError(t, alive.Check())
 	require.Equal(t, 1, alive.Load().Processes)
+}
+
+func TestABacklogPastTheBoundIsRefusedAndAFailedProbeIsNotMistakenForOne(t *testing.T) {
+	ctx := context.Background()
+	m := monitors(t, backpressure.Bounds{MaxBacklog: 5 * time.Second}, 1)[0]
+	backlog, probeErr := 12*time.Second, error(nil)
+	m.ProbeBacklog(func(context.Context) (time.Duration, error) { return backlog, probeErr })
+	require.NoError(t, m.Sync(ctx))
+	o := overloaded(t, m.Check())
+	require.Equal(t, backpressure.ReasonBacklog, o.Reason)
+	require.Contains(t, o.Error(), "12s")
+
+	backlog, probeErr = 0, errors.New("temporal unreachable")
+	require.NoError(t, m.Sync(ctx))
+	require.NoError(t, m.Check())
 }

@@ -57,6 +57,7 @@ type Config struct {
 	SagaMaxLatency      time.Duration `env:"ENCORE_SAGA_MAX_LATENCY" default:"5s" doc:"Backpressure: mean time of a checkout's call into the booking saga (start, fraud, authorisation) over 10s, over every process, past which checkouts and holds on unmetered events answer 503 unavailable with Retry-After."`
 	SagaMaxErrorPercent int           `env:"ENCORE_SAGA_MAX_ERROR_PERCENT" default:"50" doc:"Backpressure: share (percent) of checkout calls over 10s that got no answer from the saga (Temporal down or overloaded) past which the same 503 applies."`
 	SagaMaxInFlight     int64         `env:"ENCORE_SAGA_MAX_IN_FLIGHT" default:"256" doc:"Backpressure: checkout calls waiting on the saga at once, over every process, past which the same 503 applies."`
+	SagaMaxBacklog      time.Duration `env:"ENCORE_SAGA_MAX_BACKLOG" default:"10s" doc:"Backpressure: age of the oldest booking workflow task no worker has picked up (probed every second) past which the same 503 applies."`
 	SagaRetryAfter      time.Duration `env:"ENCORE_SAGA_RETRY_AFTER" default:"5s" doc:"Backpressure: the Retry-After of those 503 answers."`
 
 	RoomCapacity        int           `env:"ENCORE_ROOM_CAPACITY" default:"100" doc:"Waiting room: fans inside checkout at once per metered event (the adaptive mode starts here and stays between a tenth and four times it)."`

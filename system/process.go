@@ -95,6 +95,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisU
 		p.Close()
 		return nil, fmt.Errorf("connect to Temporal at %s: %w", temporalAddr, err)
 	}
+	p.Saga.ProbeBacklog(func(ctx context.Context) (time.Duration, error) {
+		return saga.Backlog(ctx, p.Temporal, cfg.TemporalNamespace, saga.TaskQueue)
+	})
 	p.Bookings = &booking.Service{Holds: p.Holds, Store: p.Store, Temporal: p.Temporal, Log: log,
 		WebhookSecret: cfg.StripeWebhookSecret.Reveal(), Saga: p.Saga}
 	p.Bookings.Register(p.Registry)

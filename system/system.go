@@ -272,7 +272,7 @@ func AdmitPlane(cfg config.Config, rdb *redis.Client, st *store.Store, svc *hold
 // Redis, with the configured bounds, and registers its metrics.
 func SagaLoad(cfg config.Config, rdb *redis.Client, reg prometheus.Registerer, log *slog.Logger) *backpressure.Monitor {
 	m := backpressure.New(rdb, "", backpressure.Bounds{MaxLatency: cfg.SagaMaxLatency,
-		MaxErrorRate: float64(cfg.SagaMaxErrorPercent) / 100, MaxInFlight: cfg.SagaMaxInFlight,
+		MaxErrorRate: float64(cfg.SagaMaxErrorPercent) / 100, MaxInFlight: cfg.SagaMaxInFlight, MaxBacklog: cfg.SagaMaxBacklog,
 		RetryAfter: cfg.SagaRetryAfter}, log.With("component", "backpressure"))
 	m.Register(reg)
 	return m

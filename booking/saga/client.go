@@ -8,6 +8,8 @@ import (
 	"github.com/encore-tickets/encore/vocab"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 )
@@ -94,6 +96,23 @@ func Release(ctx context.Context, c client.Client, bookingID string) error {
 		return ErrNoBooking
 	}
 	return err
+}
+
+// Backlog is the age of the oldest workflow task on a task queue (the
+// booking saga's is TaskQueue) that no worker has picked up yet: how far
+// behind the workers are with checkouts and provider events. Zero when
+// nothing waits.
+func Backlog(ctx context.Context, c client.Client, namespace, taskQueue string) (time.Duration, error) {
+	resp, err := c.WorkflowService().DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
+		Namespace:     namespace,
+		TaskQueue:     &taskqueuepb.TaskQueue{Name: taskQueue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
+		TaskQueueType: enumspb.TASK_QUEUE_TYPE_WORKFLOW,
+		ReportStats:   true,
+	})
+	if err != nil {
+		return 0, err
+	}
+	return resp.GetStats().GetApproximateBacklogAge().AsDuration(), nil
 }
 
 // ErrNoBooking: no running workflow for the booking.

@@ -142,3 +142,24 @@ func TestAReleaseSignalEndsTheHoldAsCancelled(t *testing.T) {
 	require.NoError(t, resp.Get(&step))
 	require.Equal(t, vocab.StepDone, step)
 }
+
+// TestTheBacklogIsTheAgeOfTheOldestWorkflowTaskNoWorkerTook: a workflow
+// started on a queue nobody polls waits, and its age is the backlog.
+func TestTheBacklogIsTheAgeOfTheOldestWorkflowTaskNoWorkerTook(t *testing.T) {
+	srv := testenv.Temporal(t)
+	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: srv.Namespace()})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	ctx := context.Background()
+	queue := "unpolled-" + testenv.RandomSuffix()
+	idle, err := saga.Backlog(ctx, c, srv.Namespace(), queue)
+	require.NoError(t, err)
+	require.Zero(t, idle, "nothing waits on a new queue")
+
+	_, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue}, saga.BookingWorkflowName, saga.BookingInput{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		age, err := saga.Backlog(ctx, c, srv.Namespace(), queue)
+		return err == nil && age >= time.Second
+	}, 20*time.Second, 200*time.Millisecond, "the waiting task ages")
+}
