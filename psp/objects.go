@@ -351,9 +351,18 @@ func copyMeta(m map[string]string) map[string]string {
 	return out
 }
 
-// renderPaymentMethod renders a test payment method as a Stripe PaymentMethod.
-func renderPaymentMethod(id string, created int64) map[string]any {
-	c, ok := testCards[id]
+// card resolves a payment method ID to its card. Every place that takes or
+// renders a payment method goes through it. The caller holds s.mu.
+func (s *Server) card(pm string) (testCard, bool) {
+	c, ok := testCards[pm]
+	return c, ok
+}
+
+// renderPaymentMethod renders a payment method as a Stripe PaymentMethod.
+// created stands in for the creation time of a fixed test method, which has
+// none of its own.
+func (s *Server) renderPaymentMethod(id string, created int64) map[string]any {
+	c, ok := s.card(id)
 	if !ok {
 		return map[string]any{"id": id, "object": "payment_method"}
 	}
@@ -415,7 +424,7 @@ func (s *Server) renderIntent(pi *intent, expand expandSet) jsonIntent {
 	}
 	if pi.PaymentMethod != "" {
 		if expand["payment_method"] {
-			out.PaymentMethod = renderPaymentMethod(pi.PaymentMethod, pi.Created)
+			out.PaymentMethod = s.renderPaymentMethod(pi.PaymentMethod, pi.Created)
 		} else {
 			out.PaymentMethod = pi.PaymentMethod
 		}
@@ -438,7 +447,7 @@ func (s *Server) renderPaymentError(pe *paymentError, created int64) *jsonError 
 		Charge:      pe.Charge,
 	}
 	if pe.PaymentMethod != "" {
-		e.PaymentMethod = renderPaymentMethod(pe.PaymentMethod, created)
+		e.PaymentMethod = s.renderPaymentMethod(pe.PaymentMethod, created)
 	}
 	return e
 }
@@ -472,7 +481,7 @@ func (s *Server) renderCharge(ch *charge) jsonCharge {
 	} else {
 		out.Outcome = map[string]any{"network_status": "declined_by_network", "reason": ch.DeclineCode, "risk_level": "normal", "seller_message": "The bank did not return any further details with this decline.", "type": "issuer_declined"}
 	}
-	if c, ok := testCards[ch.PaymentMethod]; ok {
+	if c, ok := s.card(ch.PaymentMethod); ok {
 		out.PaymentMethodDetails = map[string]any{
 			"type": "card",
 			"card": map[string]any{"brand": c.Brand, "last4": c.Last4, "funding": c.Funding, "country": c.country(),
