@@ -163,16 +163,6 @@ func (s *Server) getIntent(c *apiCall) apiResult {
 	return okResult(s.renderIntent(pi, formExpand(c.form)))
 }
 
-// getPaymentMethod serves a payment method, so that a client can read its
-// card (fingerprint included) before or without confirming an intent.
-func (s *Server) getPaymentMethod(c *apiCall) apiResult {
-	id := c.r.PathValue("id")
-	if _, known := s.card(id); !known {
-		return errResult(noSuch("PaymentMethod", id, "payment_method"), false)
-	}
-	return okResult(s.renderPaymentMethod(id, s.now().Unix()))
-}
-
 func (s *Server) updateIntent(c *apiCall) apiResult {
 	id := c.r.PathValue("id")
 	pi := s.intents[id]
