@@ -72,7 +72,7 @@ func onlyEvents(types ...string) e2eOption {
 func TestEightIdenticalWebhooksInParallelGiveOnePaidBookingOneTicketSetAndOneEmail(t *testing.T) {
 	e := newE2E(t, onlyEvents("payment_intent.succeeded"))
 	fan := e.fan("asha")
-	id, status, co := e.holdAndCheckout(fan, []string{e.seat(0, 1), e.seat(0, 2)}, "pm_card_visa")
+	id, status, co := e.holdAndCheckout(fan, []string{e.seat(0, 1), e.seat(0, 2)}, e.card())
 	require.Equal(t, http.StatusOK, status, "%v", co)
 	require.Equal(t, string(vocab.BookingAuthorised), co["status"])
 	intentID := co["payment"].(map[string]any)["intent_id"].(string)
@@ -127,7 +127,7 @@ func TestAWrongAmountNeverSells(t *testing.T) {
 	e := newE2E(t, onlyEvents("payment_intent.succeeded"))
 	fan := e.fan("mallory")
 	seats := []string{e.seat(1, 1)}
-	id, status, co := e.holdAndCheckout(fan, seats, "pm_card_visa")
+	id, status, co := e.holdAndCheckout(fan, seats, e.card())
 	require.Equal(t, http.StatusOK, status, "%v", co)
 	intentID := co["payment"].(map[string]any)["intent_id"].(string)
 	event := e.providerEvent(vocab.EventAuthorised, intentID)
@@ -155,7 +155,7 @@ func TestADeclinedCardThenAGoodOneSellsThroughTheSandbox(t *testing.T) {
 	require.Equal(t, http.StatusPaymentRequired, status, "%v", co)
 	require.Equal(t, "/problems/payment-declined", co["type"])
 	require.Equal(t, "generic_decline", co["decline_code"])
-	status, co = e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": "pm_card_visa"})
+	status, co = e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.card()})
 	require.Equal(t, http.StatusOK, status, "%v", co)
 	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 }
@@ -163,7 +163,7 @@ func TestADeclinedCardThenAGoodOneSellsThroughTheSandbox(t *testing.T) {
 func TestCancellingAPaidBookingRefundsAndFreesTheSeats(t *testing.T) {
 	e := newE2E(t)
 	fan := e.fan("changed-mind")
-	id, status, co := e.holdAndCheckout(fan, []string{e.seat(3, 1)}, "pm_card_visa")
+	id, status, co := e.holdAndCheckout(fan, []string{e.seat(3, 1)}, e.card())
 	require.Equal(t, http.StatusOK, status, "%v", co)
 	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 	require.Eventually(t, func() bool {
@@ -232,7 +232,7 @@ func TestRecordHistories(t *testing.T) {
 	fan := e.fan("rec")
 	id, status, _ := e.holdAndCheckout(fan, []string{e.seat(5, 1)}, "pm_card_chargeDeclined")
 	require.Equal(t, http.StatusPaymentRequired, status)
-	status, _ = e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": "pm_card_visa"})
+	status, _ = e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.card()})
 	require.Equal(t, http.StatusOK, status)
 	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 	time.Sleep(2 * time.Second)
@@ -282,7 +282,7 @@ func TestAHoldCostsTemporalNothingUntilCheckout(t *testing.T) {
 	require.Equal(t, string(vocab.BookingCancelled), b["status"])
 	noWorkflow(cancelled)
 
-	id, status, co := e.holdAndCheckout(fan, []string{e.seat(6, 3)}, "pm_card_visa")
+	id, status, co := e.holdAndCheckout(fan, []string{e.seat(6, 3)}, e.card())
 	require.Equal(t, http.StatusOK, status, "%v", co)
 	d, err := e.temporal.DescribeWorkflowExecution(ctx, saga.BookingWorkflowID(id), "")
 	require.NoError(t, err, "the checkout started the workflow")
@@ -320,7 +320,7 @@ func TestCheckoutOnAnExpiredHoldIsGone(t *testing.T) {
 	id := h["hold_id"].(string)
 	_, err := e.store.Pool().Exec(context.Background(), `UPDATE reservations SET expires_at = now() - interval '1 second' WHERE id = $1`, id)
 	require.NoError(t, err)
-	status, p := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": "pm_card_visa"})
+	status, p := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.card()})
 	require.Equal(t, http.StatusGone, status)
 	require.Equal(t, "/problems/hold-expired", p["type"])
 }
@@ -357,7 +357,7 @@ func TestThreeDSecureExtendsTheHoldOnceAndSellsAfterTheChallenge(t *testing.T) {
 func TestAnEventWhoseReferenceNamesAnotherBookingNeverSells(t *testing.T) {
 	e := newE2E(t, onlyEvents("payment_intent.succeeded"))
 	fan := e.fan("victim")
-	id, status, co := e.holdAndCheckout(fan, []string{e.seat(10, 1)}, "pm_card_visa")
+	id, status, co := e.holdAndCheckout(fan, []string{e.seat(10, 1)}, e.card())
 	require.Equal(t, http.StatusOK, status, "%v", co)
 	intentID := co["payment"].(map[string]any)["intent_id"].(string)
 	event := e.providerEvent(vocab.EventAuthorised, intentID)
@@ -385,9 +385,9 @@ func TestACheckoutKeyReusedForAnotherCardIsRefused(t *testing.T) {
 	require.Equal(t, http.StatusPaymentRequired, status, "%v", first)
 	status, again := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": "pm_card_chargeDeclined"}, "Idempotency-Key", "pay")
 	require.Equal(t, http.StatusPaymentRequired, status, "the same request replays the first answer: %v", again)
-	status, other := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": "pm_card_visa"}, "Idempotency-Key", "pay")
+	status, other := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.card()}, "Idempotency-Key", "pay")
 	require.Equal(t, http.StatusUnprocessableEntity, status, "%v", other)
 	require.Equal(t, "/problems/idempotency-key-reused", other["type"])
-	status, ok := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": "pm_card_visa"}, "Idempotency-Key", "pay-2")
+	status, ok := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.card()}, "Idempotency-Key", "pay-2")
 	require.Equal(t, http.StatusOK, status, "%v", ok)
 }

@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -203,6 +208,67 @@ func (e *e2e) holdAndCheckout(token string, seats []string, pm string) (string, 
 	id := h["hold_id"].(string)
 	status, co := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", token, map[string]any{"payment_method": pm})
 	return id, status, co
+}
+
+// cardSeq numbers the cards the tests create; cardBase keeps two test
+// processes (and two runs on one sandbox) from minting the same numbers.
+var (
+	cardSeq  atomic.Int64
+	cardBase = time.Now().UnixNano() % 1_000_000_000
+)
+
+// card gives a fan a card of their own: a payment method the sandbox creates
+// for a fresh Visa number, as a fan's browser would, so the fraud rule that
+// counts accounts per card fingerprint sees one account per card, as with
+// real fans. Shared test tokens (pm_card_visa) are one card for everyone.
+func (e *e2e) card() string {
+	e.t.Helper()
+	return e.cardNumber(visaNumber(cardBase*1000 + cardSeq.Add(1)))
+}
+
+// cardNumber creates a payment method in the sandbox for a card number.
+func (e *e2e) cardNumber(num string) string {
+	e.t.Helper()
+	form := url.Values{"type": {"card"}, "card[number]": {num}, "card[exp_month]": {"12"},
+		"card[exp_year]": {"2034"}, "card[cvc]": {"123"}}
+	for try := 0; ; try++ {
+		req, err := http.NewRequest(http.MethodPost, e.pspURL+"/v1/payment_methods", strings.NewReader(form.Encode()))
+		require.NoError(e.t, err)
+		req.Header.Set("Authorization", "Bearer "+system.SandboxKey)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Idempotency-Key", "card-"+num) // a retry after a lost answer gets the same card
+		resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+		if err == nil {
+			var pm struct{ ID string }
+			derr := json.NewDecoder(resp.Body).Decode(&pm)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK && derr == nil && pm.ID != "" {
+				return pm.ID
+			}
+			err = fmt.Errorf("create card: %d", resp.StatusCode)
+		}
+		if try == 20 {
+			require.NoError(e.t, err)
+		}
+		time.Sleep(100 * time.Millisecond) // the sandbox's injected faults
+	}
+}
+
+// visaNumber is a Luhn-valid 16-digit Visa number for n, outside the
+// numbers the sandbox gives test behaviours (those start 4000 or 4242).
+func visaNumber(n int64) string {
+	body := fmt.Sprintf("4917%011d", n%100_000_000_000)
+	sum := 0
+	for i := len(body) - 1; i >= 0; i-- {
+		d := int(body[i] - '0')
+		if (len(body)-1-i)%2 == 0 {
+			if d *= 2; d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+	}
+	return body + strconv.Itoa((10-sum%10)%10)
 }
 
 // waitStatus polls GET /v1/bookings/{id} until it reports want.

@@ -130,6 +130,17 @@ func dbCtx(ctx workflow.Context) workflow.Context {
 	})
 }
 
+// fraudCtx bounds the fraud check, which reads the database and asks the
+// provider for the card's fingerprint: past its budget the checkout answers
+// unavailable instead of keeping the fan waiting.
+func fraudCtx(ctx workflow.Context) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout:    10 * time.Second,
+		ScheduleToCloseTimeout: 20 * time.Second,
+		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumInterval: 5 * time.Second},
+	})
+}
+
 // providerCtx bounds a provider call's retries by budget (0: no bound).
 func providerCtx(ctx workflow.Context, budget time.Duration) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
