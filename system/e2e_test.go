@@ -17,6 +17,7 @@ import (
 
 	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/psp"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/encore-tickets/encore/vocab"
@@ -390,4 +391,35 @@ func TestACheckoutKeyReusedForAnotherCardIsRefused(t *testing.T) {
 	require.Equal(t, "/problems/idempotency-key-reused", other["type"])
 	status, ok := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.card()}, "Idempotency-Key", "pay-2")
 	require.Equal(t, http.StatusOK, status, "%v", ok)
+}
+
+// TestAPaidBookingCostsTwoWorkflowTasks counts them from the history: the
+// checkout (started with the workflow: adopt, fraud, authorise) and the
+// provider's verified authorisation (confirm, capture, issue, notify). A
+// hold costs none.
+func TestAPaidBookingCostsTwoWorkflowTasks(t *testing.T) {
+	e := newE2E(t)
+	fan := e.fan("frugal")
+	id, status, co := e.holdAndCheckout(fan, []string{e.seat(13, 1)}, e.card())
+	require.Equal(t, http.StatusOK, status, "%v", co)
+	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
+	tasks := func() int {
+		n := 0
+		iter := e.temporal.GetWorkflowHistory(context.Background(), saga.BookingWorkflowID(id), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for iter.HasNext() {
+			ev, err := iter.Next()
+			require.NoError(t, err)
+			if ev.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED {
+				n++
+			}
+		}
+		return n
+	}
+	require.Eventually(t, func() bool { return e.count(`SELECT count(*) FROM notifications WHERE reservation_id = $1`, id) == 1 },
+		30*time.Second, 50*time.Millisecond, "the saga's last step")
+	require.Eventually(t, func() bool { return tasks() == 2 }, 10*time.Second, 50*time.Millisecond)
+	// The success event of the saga's own capture arrives after it and is
+	// not signalled.
+	time.Sleep(time.Second)
+	require.Equal(t, 2, tasks(), "nothing more runs until the cancellation deadline")
 }
