@@ -196,11 +196,22 @@ func (s *Service) Checkout(ctx context.Context, who session.Identity, holdID uui
 	if err != nil {
 		return saga.CheckoutResult{}, err
 	}
-	switch hold.Status {
-	case vocab.ReservationPending:
-	case vocab.ReservationExpired:
-		return saga.CheckoutResult{}, store.ErrHoldExpired
-	default:
+	uid := updateID("checkout", who.UserID, idemKey)
+	if hold.Status != vocab.ReservationPending {
+		if idemKey != "" {
+			// A retry whose first answer was lost (a timeout, a 503) while
+			// the checkout went on: the booking's workflow keeps the first
+			// answer under the same Update ID.
+			actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			res, err := saga.CheckoutAgain(actx, s.Temporal, hold.ID.String(), uid)
+			cancel()
+			if err == nil {
+				return res, nil
+			}
+		}
+		if hold.Status == vocab.ReservationExpired {
+			return saga.CheckoutResult{}, store.ErrHoldExpired
+		}
 		return saga.CheckoutResult{}, store.ErrNotPending
 	}
 	if err := s.Saga.Check(); err != nil {
@@ -209,7 +220,7 @@ func (s *Service) Checkout(ctx context.Context, who session.Identity, holdID uui
 	uctx, cancel := s.updateContext(ctx)
 	defer cancel()
 	end := s.Saga.Begin()
-	res, err := saga.Checkout(uctx, s.Temporal, s.input(hold), updateID("checkout", who.UserID, idemKey),
+	res, err := saga.Checkout(uctx, s.Temporal, s.input(hold), uid,
 		saga.CheckoutRequest{PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, IP: req.IP, DeviceID: req.DeviceID})
 	err = sagaError(err)
 	end(errors.Is(err, ErrUnavailable) && ctx.Err() == nil) // a fan who left is not the saga failing

@@ -36,7 +36,8 @@ type Config struct {
 	RedisURL     Secret `env:"ENCORE_REDIS_URL" default:"" doc:"Redis to use. Empty: encore dev starts (or installs) a private Redis on 127.0.0.1:63799."`
 	DBMaxConns   int32  `env:"ENCORE_DB_MAX_CONNS" default:"32" doc:"Connections in the buy-plane pool. Holds are short transactions: a few connections per core is plenty."`
 
-	HTTPAddr string `env:"ENCORE_HTTP_ADDR" default:"127.0.0.1:8080" doc:"Address of the fan API, /healthz, /readyz and /metrics."`
+	HTTPAddr       string `env:"ENCORE_HTTP_ADDR" default:"127.0.0.1:8080" doc:"Address of the fan API, /healthz, /readyz and /metrics."`
+	TrustedProxies string `env:"ENCORE_TRUSTED_PROXIES" default:"" doc:"Comma-separated CIDRs or addresses of the load balancers in front of the API. From those peers only, the client address is the right-most X-Forwarded-For hop that is not itself a trusted proxy; every per-IP limit and fraud rule counts it. Empty: the TCP peer counts."`
 
 	TemporalAddress    string `env:"ENCORE_TEMPORAL_ADDRESS" default:"" doc:"host:port of an existing Temporal cluster. Empty: encore dev embeds a Temporal server persisting to the PostgreSQL above."`
 	TemporalNamespace  string `env:"ENCORE_TEMPORAL_NAMESPACE" default:"default" doc:"Temporal namespace for booking workflows."`

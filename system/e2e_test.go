@@ -423,3 +423,24 @@ func TestAPaidBookingCostsTwoWorkflowTasks(t *testing.T) {
 	time.Sleep(time.Second)
 	require.Equal(t, 2, tasks(), "nothing more runs until the cancellation deadline")
 }
+
+// TestARetriedCheckoutGetsItsFirstAnswerAfterTheBookingWasPaid: a fan whose
+// answer was lost retries with the same Idempotency-Key after the booking
+// sold; the first answer comes back rather than hold-not-pending.
+func TestARetriedCheckoutGetsItsFirstAnswerAfterTheBookingWasPaid(t *testing.T) {
+	e := newE2E(t)
+	fan := e.fan("retrier")
+	status, h := e.call(http.MethodPost, "/v1/holds", fan, map[string]any{"event_id": e.eventID, "seat_ids": []string{e.seat(14, 1)}})
+	require.Equal(t, http.StatusCreated, status)
+	id := h["hold_id"].(string)
+	body := map[string]any{"payment_method": e.card()}
+	status, first := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, body, "Idempotency-Key", "lost-answer")
+	require.Equal(t, http.StatusOK, status, "%v", first)
+	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
+	status, again := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, body, "Idempotency-Key", "lost-answer")
+	require.Equal(t, http.StatusOK, status, "%v", again)
+	require.Equal(t, first["payment"], again["payment"])
+	status, other := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, body, "Idempotency-Key", "a-new-attempt")
+	require.Equal(t, http.StatusConflict, status, "a new checkout of a paid booking is refused: %v", other)
+	require.Equal(t, "/problems/hold-not-pending", other["type"])
+}

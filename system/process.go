@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -50,6 +51,7 @@ type Process struct {
 	Saga *backpressure.Monitor
 
 	sagaOnce sync.Once
+	trusted  []netip.Prefix
 }
 
 // New connects to PostgreSQL, Redis and Temporal at the given addresses and
@@ -58,12 +60,16 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisU
 	if err := CheckPaymentConfig(cfg); err != nil {
 		return nil, err
 	}
+	trusted, err := api.ParseTrustedProxies(cfg.TrustedProxies)
+	if err != nil {
+		return nil, fmt.Errorf("ENCORE_TRUSTED_PROXIES: %w", err)
+	}
 	pool, rdb, err := Connect(ctx, cfg, dbURL, redisURL)
 	if err != nil {
 		return nil, err
 	}
 	p := &Process{Config: cfg, Log: log, Pool: pool, Redis: rdb, Registry: Registry(),
-		Sessions: session.NewIssuer(cfg.SessionSecret.Reveal())}
+		Sessions: session.NewIssuer(cfg.SessionSecret.Reveal()), trusted: trusted}
 	p.Store = OpenStore(cfg, pool)
 	p.Saga = SagaLoad(cfg, rdb, p.Registry, log)
 	p.Holds = BuyPlane(cfg, p.Store, rdb, p.Registry, log)
@@ -132,7 +138,7 @@ func (p *Process) API() *api.Server {
 		return err
 	})
 	return &api.Server{Holds: p.Holds, Bookings: p.Bookings, Room: p.Room, Browse: p.Browse.API, Tickets: p.Tickets,
-		Sessions: p.Sessions, Checks: checks, Gatherer: p.Registry, Log: p.Log}
+		Sessions: p.Sessions, Checks: checks, Gatherer: p.Registry, Log: p.Log, TrustedProxies: p.trusted}
 }
 
 // ServeAPI runs the fan API and the live seat-map hub until ctx ends.

@@ -36,6 +36,7 @@ type buyStack struct {
 	room    *waitingroom.Room
 	st      *store.Store
 	eventID string
+	srv     *api.Server
 }
 
 func newBuyStack(t *testing.T, sections []demo.Section, opts ...waitingroom.Options) *buyStack {
@@ -71,7 +72,20 @@ func newBuyStack(t *testing.T, sections []demo.Section, opts ...waitingroom.Opti
 	srv := &api.Server{Holds: svc, Room: room, Sessions: issuer, Log: log, Gatherer: prometheus.NewRegistry()}
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
-	return &buyStack{t: t, url: ts.URL, issuer: issuer, room: room, st: st, eventID: eventID}
+	return &buyStack{t: t, url: ts.URL, issuer: issuer, room: room, st: st, eventID: eventID, srv: srv}
+}
+
+// behindProxy serves the same stack trusting the given proxies, as a
+// deployment behind a load balancer would, and returns its URL.
+func (s *buyStack) behindProxy(trusted string) string {
+	s.t.Helper()
+	prefixes, err := api.ParseTrustedProxies(trusted)
+	require.NoError(s.t, err)
+	srv := *s.srv
+	srv.TrustedProxies = prefixes
+	ts := httptest.NewServer(srv.Handler())
+	s.t.Cleanup(ts.Close)
+	return ts.URL
 }
 
 func (s *buyStack) do(method, path string, who session.Identity, body any, headers ...string) reply {
@@ -242,6 +256,32 @@ func TestStandardSignalsReadTheSagaAndThePayments(t *testing.T) {
 // so the second hold attempt from one address within the burst is refused
 // with Retry-After before the metered event's queue check, and even without a
 // token.
+// TestTheEdgeLimitsEachClientBehindATrustedProxyAndIgnoresASpoofedHeader:
+// per-address limits count the client a trusted load balancer names, while
+// X-Forwarded-For from anyone else changes nothing.
+func TestTheEdgeLimitsEachClientBehindATrustedProxyAndIgnoresASpoofedHeader(t *testing.T) {
+	s := newBuyStack(t, []demo.Section{{ID: "a", Name: "A", Rows: 1, PerRow: 10, BasePrice: 5000}},
+		waitingroom.Options{HoldPerIP: 6})
+	hold := func(base, forwardedFor string) int {
+		req, err := http.NewRequest(http.MethodPost, base+"/v1/holds", strings.NewReader(`{}`))
+		require.NoError(t, err)
+		req.Header.Set("X-Forwarded-For", forwardedFor)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	// The test's peer is loopback; untrusted here, its header is ignored.
+	require.NotEqual(t, http.StatusTooManyRequests, hold(s.url, "203.0.113.1"))
+	require.Equal(t, http.StatusTooManyRequests, hold(s.url, "203.0.113.2"), "a spoofed address buys no new budget")
+
+	lb := s.behindProxy("127.0.0.0/8,::1")
+	require.NotEqual(t, http.StatusTooManyRequests, hold(lb, "198.51.100.1"))
+	require.NotEqual(t, http.StatusTooManyRequests, hold(lb, "198.51.100.2"), "another client behind the proxy has its own budget")
+	require.Equal(t, http.StatusTooManyRequests, hold(lb, "198.51.100.1"))
+	require.Equal(t, http.StatusTooManyRequests, hold(lb, "6.6.6.6, 198.51.100.2"), "a hop forged left of the proxy's counts for nothing")
+}
+
 func TestTheEdgeLimitsHoldsPerAddressBeforeTheHoldService(t *testing.T) {
 	s := newBuyStack(t, []demo.Section{{ID: "a", Name: "A", Rows: 1, PerRow: 10, BasePrice: 5000}},
 		waitingroom.Options{HoldPerIP: 6})

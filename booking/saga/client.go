@@ -53,6 +53,18 @@ func Checkout(ctx context.Context, c client.Client, in BookingInput, updateID st
 	return res, err
 }
 
+// CheckoutAgain fetches the answer of a checkout Update the booking's
+// workflow already took under updateID, without starting or asking
+// anything: how a retried checkout gets its first answer after the hold has
+// moved on. An error when there is no such Update (or no workflow).
+func CheckoutAgain(ctx context.Context, c client.Client, bookingID, updateID string) (CheckoutResult, error) {
+	h := c.GetWorkflowUpdateHandle(client.GetWorkflowUpdateHandleOptions{
+		WorkflowID: BookingWorkflowID(bookingID), UpdateID: updateID})
+	var res CheckoutResult
+	err := h.Get(ctx, &res)
+	return res, err
+}
+
 // Cancel sends the cancel Update to a running booking.
 func Cancel(ctx context.Context, c client.Client, bookingID, updateID string) (vocab.BookingStatus, error) {
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
