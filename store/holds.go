@@ -123,8 +123,8 @@ func (s *Store) PreCheck(ctx context.Context, userID, eventID string, want int) 
 // CreateHold takes the whole cart or nothing in one short transaction: the
 // idempotency key's lock and lookup, the fan's pending checkout and limit, the
 // seats (one conditional UPDATE whose predicate is the rule), the promotion
-// (locked row, per-user key), frozen prices, items, an inventory.changed
-// outbox row per section and the key's record. When it returns a stored
+// (locked row, per-user key), frozen prices, items, one inventory.changed
+// outbox row naming every section taken from, and the key's record. When it returns a stored
 // response instead of a hold, nothing was executed. The answer's body is not
 // written here: the caller renders it after commit and keeps it with
 // SaveHoldResponse.
@@ -502,13 +502,12 @@ func priceItems(b *pgx.Batch, req HoldRequest, ev eventTerms, units []unit,
 	return items, money.Money{Amount: total, Currency: ev.currency}, nil
 }
 
-// queueHoldOutbox queues an inventory.changed row per section: the seat
-// maps' invalidations. A hold writes nothing for the saga; its booking
-// workflow starts at checkout.
+// queueHoldOutbox queues the hold's one inventory.changed row, naming every
+// section it took from: the seat maps' invalidations. One row per hold, not
+// per section, keeps the outbox and the relay's work per hold constant. A
+// hold writes nothing for the saga; its booking workflow starts at checkout.
 func queueHoldOutbox(b *pgx.Batch, hold Hold, sections []string) {
-	for _, sec := range sections {
-		queueInventoryChanged(b, hold.EventID, sec)
-	}
+	queueSectionsChanged(b, hold.EventID, sections)
 }
 
 // sendHoldBatch sends the queued writes and maps a second live owner of a
