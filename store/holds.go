@@ -124,10 +124,10 @@ func (s *Store) PreCheck(ctx context.Context, userID, eventID string, want int) 
 // idempotency key's lock and lookup, the fan's pending checkout and limit, the
 // seats (one conditional UPDATE whose predicate is the rule), the promotion
 // (locked row, per-user key), frozen prices, items, one inventory.changed
-// outbox row naming every section taken from, and the key's record. When it returns a stored
-// response instead of a hold, nothing was executed. The answer's body is not
-// written here: the caller renders it after commit and keeps it with
-// SaveHoldResponse.
+// outbox row naming every section taken from, and the key's record. When it
+// returns a stored response instead of a hold, nothing was executed. The
+// answer's body is not written here: the caller renders it after commit and
+// keeps it with SaveHoldResponse.
 func (s *Store) CreateHold(ctx context.Context, req HoldRequest) (Hold, *StoredResponse, error) {
 	var (
 		hold   Hold
