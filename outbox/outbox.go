@@ -268,16 +268,30 @@ func (r *Relay) RunOnce(ctx context.Context) (int, bool, error) {
 }
 
 // InventoryChanged adapts a section invalidation (seatmap.Cache.Invalidate)
-// to the inventory.changed payload {event_id, section_id}.
+// to the inventory.changed payloads: {event_id, section_id}, one section, and
+// {event_id, section_ids}, every section of a hold. Sections are invalidated
+// in order; a failure repeats the whole row, which is harmless since each
+// invalidation is idempotent.
 func InventoryChanged(invalidate func(ctx context.Context, eventID, sectionID string) error) Handler {
 	return func(ctx context.Context, row Row) error {
 		var p struct {
-			EventID   string `json:"event_id"`
-			SectionID string `json:"section_id"`
+			EventID    string   `json:"event_id"`
+			SectionID  string   `json:"section_id"`
+			SectionIDs []string `json:"section_ids"`
 		}
-		if err := json.Unmarshal(row.Payload, &p); err != nil || p.EventID == "" || p.SectionID == "" {
+		err := json.Unmarshal(row.Payload, &p)
+		sections := p.SectionIDs
+		if p.SectionID != "" {
+			sections = append([]string{p.SectionID}, sections...)
+		}
+		if err != nil || p.EventID == "" || len(sections) == 0 || slices.Contains(sections, "") {
 			return fmt.Errorf("malformed inventory.changed payload %s", row.Payload)
 		}
-		return invalidate(ctx, p.EventID, p.SectionID)
+		for _, sec := range sections {
+			if err := invalidate(ctx, p.EventID, sec); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 }
