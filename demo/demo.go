@@ -42,15 +42,19 @@ func Create(ctx context.Context, pool *pgxpool.Pool, e Event) error {
 const (
 	DemoNightID  = "evt_demo_night"
 	FlashSaleID  = "evt_flash_sale"
+	StadiumID    = "evt_demo_stadium"
 	DemoPromo    = "WELCOME10"
 	demoVenueID  = "ven_encore_arena"
 	demoVenue    = "Encore Arena"
+	stadiumVenue = "ven_encore_stadium"
 	demoCity     = "Amsterdam"
 	demoCurrency = "EUR"
 )
 
-// DemoEvents are the demo data that encore dev seeds, relative to now: both
-// on sale, the show a month away.
+// DemoEvents are the demo data that encore dev seeds, relative to now: all on
+// sale, the first show a month away. The stadium (50,000 numbered seats,
+// unmetered) is the event for load tests against encore dev: a burst of
+// 10,000 holds leaves most of it free.
 func DemoEvents(now time.Time) []Event {
 	show := now.Truncate(24*time.Hour).AddDate(0, 1, 0).Add(20 * time.Hour)
 	onsale := now.Truncate(24*time.Hour).AddDate(0, 0, -1)
@@ -72,15 +76,55 @@ func DemoEvents(now time.Time) []Event {
 				{ID: "sec_flash_a", Name: "Arena A", Rows: 50, PerRow: 100, BasePrice: 12000},
 				{ID: "sec_flash_b", Name: "Arena B", Rows: 50, PerRow: 100, BasePrice: 9000},
 			}},
+		{ID: StadiumID, Title: "Encore Stadium Night", Artist: "The Encores", Genre: "rock",
+			Description: "The load-test event: 50,000 numbered seats in ten sections, no waiting room.",
+			VenueID:     stadiumVenue, VenueName: "Encore Stadium", City: demoCity, StartsAt: show.AddDate(0, 0, 14), OnsaleAt: onsale,
+			Currency: demoCurrency, Sections: stadiumSections()},
 	}
 }
 
-// Seed creates the demo events and the demo promotion, idempotently.
+// stadiumSections are the stadium's ten sections of 50 rows of 100 seats.
+func stadiumSections() []Section {
+	secs := make([]Section, 0, 10)
+	for i := range 10 {
+		secs = append(secs, Section{ID: fmt.Sprintf("sec_stadium_%c", 'a'+i), Name: fmt.Sprintf("Stand %c", 'A'+i),
+			Rows: 50, PerRow: 100, BasePrice: int64(8000 - 500*i)})
+	}
+	return secs
+}
+
+// Seed creates the demo events and the demo promotion, idempotently. An event
+// whose sections and seats are all there already is skipped without a write:
+// re-inserting 75,000 seats with ON CONFLICT DO NOTHING on every start of
+// encore dev would cost about a second.
 func Seed(ctx context.Context, pool *pgxpool.Pool, now time.Time) error {
 	for _, e := range DemoEvents(now) {
+		done, err := complete(ctx, pool, e)
+		if err != nil {
+			return fmt.Errorf("demo: seed %s: %w", e.ID, err)
+		}
+		if done {
+			continue
+		}
 		if err := Create(ctx, pool, e); err != nil {
 			return fmt.Errorf("demo: seed %s: %w", e.ID, err)
 		}
 	}
 	return store.New(pool, store.Options{}).CreatePromotion(ctx, DemoPromo, DemoNightID, 1000, 500)
+}
+
+// complete reports whether e's sections and numbered seats all exist.
+func complete(ctx context.Context, pool *pgxpool.Pool, e Event) (bool, error) {
+	ids := make([]string, 0, len(e.Sections))
+	seats := 0
+	for _, sec := range e.Sections {
+		ids = append(ids, sec.ID)
+		if !sec.General {
+			seats += sec.Rows * sec.PerRow
+		}
+	}
+	var haveSections, haveSeats int
+	err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM sections WHERE event_id = $1 AND id = ANY($2)),
+		(SELECT count(*) FROM seats WHERE section_id = ANY($2))`, e.ID, ids).Scan(&haveSections, &haveSeats)
+	return haveSections == len(ids) && haveSeats == seats, err
 }

@@ -51,6 +51,12 @@ func sdkLogger(l *slog.Logger) sdklog.Logger {
 // server logs a great deal at info level.
 type slogServerLogger struct {
 	l *slog.Logger
+	// with are the tags of With calls, converted only when a record is
+	// logged. The server derives a logger with tags for every request and
+	// task but logs almost none of them at warn level: converting the tags
+	// (and letting slog pre-format them) in With cost 1-3% of the process's
+	// CPU in a profile of bookings against encore dev.
+	with []tag.Tag
 	// stopping is set by Server.Stop: from then on the expected shutdown
 	// warnings (polls cut off, peers refusing connections) are dropped and
 	// only errors get through.
@@ -96,7 +102,7 @@ func (s slogServerLogger) Panic(msg string, tags ...tag.Tag) {
 // the process exits).
 func (s slogServerLogger) Fatal(msg string, tags ...tag.Tag) {
 	s.log(slog.LevelError+4, msg, tags)
-	fmt.Fprintln(os.Stderr, append([]any{"temporalserver: fatal server error, exiting:", msg}, tagsToArgs(tags)...)...)
+	fmt.Fprintln(os.Stderr, append([]any{"temporalserver: fatal server error, exiting:", msg}, tagsToArgs(s.with, tags)...)...)
 	os.Exit(1)
 }
 
@@ -104,7 +110,10 @@ func (s slogServerLogger) With(tags ...tag.Tag) serverlog.Logger {
 	if len(tags) == 0 {
 		return s
 	}
-	return slogServerLogger{l: s.l.With(tagsToArgs(tags)...), stopping: s.stopping}
+	// A new slice each time: loggers derived from s must not share appends.
+	with := make([]tag.Tag, 0, len(s.with)+len(tags))
+	with = append(append(with, s.with...), tags...)
+	return slogServerLogger{l: s.l, with: with, stopping: s.stopping}
 }
 
 func (s slogServerLogger) log(level slog.Level, msg string, tags []tag.Tag) {
@@ -112,20 +121,22 @@ func (s slogServerLogger) log(level slog.Level, msg string, tags []tag.Tag) {
 	if !s.l.Enabled(ctx, level) {
 		return
 	}
-	s.l.Log(ctx, level, msg, tagsToArgs(tags)...)
+	s.l.Log(ctx, level, msg, tagsToArgs(s.with, tags)...)
 }
 
-func tagsToArgs(tags []tag.Tag) []any {
-	args := make([]any, 0, len(tags))
-	for _, t := range tags {
-		if t == nil {
-			continue
+func tagsToArgs(lists ...[]tag.Tag) []any {
+	var args []any
+	for _, tags := range lists {
+		for _, t := range tags {
+			if t == nil {
+				continue
+			}
+			v := t.Value()
+			if err, ok := v.(error); ok && err != nil {
+				v = err.Error()
+			}
+			args = append(args, slog.Any(t.Key(), v))
 		}
-		v := t.Value()
-		if err, ok := v.(error); ok && err != nil {
-			v = err.Error()
-		}
-		args = append(args, slog.Any(t.Key(), v))
 	}
 	return args
 }

@@ -24,6 +24,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+	serverlog "go.temporal.io/server/common/log"
 	"go.temporal.io/server/common/log/tag"
 )
 
@@ -355,6 +356,23 @@ func TestLoggerDropsBelowWarn(t *testing.T) {
 	require.Contains(t, out, "k=v")
 	require.Contains(t, out, "error-line")
 	require.Contains(t, out, "boom")
+
+	// Tags of With come out with the record, each derived logger its own.
+	buf.Reset()
+	shard := serverlog.With(l, tag.NewStringTag("shard", "7"))
+	a := serverlog.With(shard, tag.NewStringTag("a", "1"))
+	b := serverlog.With(shard, tag.NewStringTag("b", "2"))
+	serverlog.With(a, tag.NewStringTag("c", "3")).Info("info-with")
+	a.Warn("from-a", tag.NewStringTag("k", "v"))
+	b.Error("from-b")
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	require.Len(t, lines, 2, buf.String())
+	require.Contains(t, lines[0], "from-a")
+	require.Contains(t, lines[0], "shard=7 a=1 k=v")
+	require.NotContains(t, lines[0], "b=2")
+	require.Contains(t, lines[1], "from-b")
+	require.Contains(t, lines[1], "shard=7 b=2")
+	require.NotContains(t, lines[1], "a=1")
 
 	buf.Reset()
 	stopping.Store(true)

@@ -1,0 +1,53 @@
+package demo_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/demo"
+	"github.com/encore-tickets/encore/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+func TestSeedCreatesTheDemoEventsOnceAndRepairsAMissingSeat(t *testing.T) {
+	ctx := context.Background()
+	pool := testenv.DB(t)
+	now := time.Now()
+	count := func(sql string, args ...any) int {
+		t.Helper()
+		var n int
+		require.NoError(t, pool.QueryRow(ctx, sql, args...).Scan(&n))
+		return n
+	}
+	seats := func(event string) int { return count(`SELECT count(*) FROM seats WHERE event_id = $1`, event) }
+
+	require.NoError(t, demo.Seed(ctx, pool, now))
+	require.Equal(t, 20000, seats(demo.DemoNightID))
+	require.Equal(t, 10000, seats(demo.FlashSaleID))
+	require.Equal(t, 50000, seats(demo.StadiumID))
+	require.Equal(t, 10, count(`SELECT count(*) FROM sections WHERE event_id = $1`, demo.StadiumID))
+	require.Equal(t, 0, count(`SELECT count(*) FROM events WHERE id = $1 AND metered`, demo.StadiumID),
+		"the stadium is for load tests: no waiting room")
+	require.Equal(t, 5000, count(`SELECT count(*) FROM seats WHERE section_id = 'sec_stadium_j'`))
+	require.Equal(t, 1, count(`SELECT count(*) FROM seats WHERE id = $1`, demo.SeatID("sec_stadium_a", 49, 100)))
+
+	// A second seed is a no-op (and quick: complete events are skipped).
+	start := time.Now()
+	require.NoError(t, demo.Seed(ctx, pool, now.Add(time.Hour)))
+	t.Logf("second seed took %s", time.Since(start))
+	require.Equal(t, 50000, seats(demo.StadiumID))
+	require.Equal(t, 1, count(`SELECT count(*) FROM events WHERE id = $1`, demo.StadiumID))
+
+	// An incomplete event is completed again, leaving the rest as it was.
+	_, err := pool.Exec(ctx, `DELETE FROM seats WHERE id = $1`, demo.SeatID("sec_stadium_c", 0, 1))
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `UPDATE seats SET status = 'BLOCKED' WHERE id = $1`, demo.SeatID("sec_stadium_c", 0, 2))
+	require.NoError(t, err)
+	require.NoError(t, demo.Seed(ctx, pool, now))
+	require.Equal(t, 50000, seats(demo.StadiumID))
+	require.Equal(t, 1, count(`SELECT count(*) FROM seats WHERE id = $1 AND status = 'BLOCKED'`, demo.SeatID("sec_stadium_c", 0, 2)))
+}
