@@ -158,7 +158,9 @@ func TestSuggestAnswersAThreeLetterPrefix(t *testing.T) {
 				}
 			}
 			require.True(t, found, "%v in %v", tc.want, got)
-			require.Less(t, took, 100*time.Millisecond)
+			// Speed is BENCHMARKS.md's to measure; a loaded machine makes
+			// any bound here flaky.
+			t.Logf("%q answered in %s", tc.prefix, took)
 		})
 	}
 	// The whole tag: titles and the artist that start with it, the closest
