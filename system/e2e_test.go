@@ -403,14 +403,18 @@ func TestAPaidBookingCostsTwoWorkflowTasks(t *testing.T) {
 	id, status, co := e.holdAndCheckout(fan, []string{e.seat(13, 1)}, e.card())
 	require.Equal(t, http.StatusOK, status, "%v", co)
 	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
+	timerCancelled := false
 	tasks := func() int {
 		n := 0
 		iter := e.temporal.GetWorkflowHistory(context.Background(), saga.BookingWorkflowID(id), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 		for iter.HasNext() {
 			ev, err := iter.Next()
 			require.NoError(t, err)
-			if ev.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED {
+			switch ev.GetEventType() {
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
 				n++
+			case enumspb.EVENT_TYPE_TIMER_CANCELED:
+				timerCancelled = true
 			}
 		}
 		return n
@@ -422,6 +426,7 @@ func TestAPaidBookingCostsTwoWorkflowTasks(t *testing.T) {
 	// not signalled.
 	time.Sleep(time.Second)
 	require.Equal(t, 2, tasks(), "nothing more runs until the cancellation deadline")
+	require.True(t, timerCancelled, "the hold's expiry timer is cancelled once sold, so it wakes nothing later")
 }
 
 // TestARetriedCheckoutGetsItsFirstAnswerAfterTheBookingWasPaid: a fan whose

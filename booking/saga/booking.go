@@ -196,6 +196,12 @@ func (b *booking) run(ctx workflow.Context) (BookingResult, error) {
 	if b.status != vocab.BookingPaid {
 		return b.afterUnsold(ctx)
 	}
+	// The hold's expiry no longer matters once sold: cancel its timer, or it
+	// wakes the booking for a workflow task that does nothing. Versioned:
+	// bookings sold before this change let the timer fire.
+	if workflow.GetVersion(ctx, versionCancelExpiryAfterSale, workflow.DefaultVersion, 1) == 1 && b.cancelTimer != nil {
+		b.cancelTimer()
+	}
 	return b.afterPaid(ctx)
 }
 

@@ -113,6 +113,13 @@ const (
 	StepKeyRefund         = "refund"
 )
 
+// Change IDs of workflow.GetVersion: each names a change to the booking's
+// commands, so workflows started before it replay as they ran.
+const (
+	// versionCancelExpiryAfterSale: a sold booking cancels its expiry timer.
+	versionCancelExpiryAfterSale = "cancel-expiry-timer-after-sale"
+)
+
 // NotifyConfirmation is the kind of the message that confirms a sale; the
 // database records it per booking so the fan gets it once.
 const NotifyConfirmation = "confirmation"
