@@ -38,7 +38,9 @@ var pgbenchOnce sync.Once
 var pgbenchTPS = map[string]float64{}
 
 // runPgbench runs the hold SQL of testdata/<script> with 16 clients for 10 s
-// against the package's database and returns transactions per second.
+// against the package's database and returns transactions per second. The
+// statements are prepared, as pgx prepares them, and pipelined as its
+// batches are.
 func runPgbench(b *testing.B) {
 	pgbenchOnce.Do(func() {
 		bin := "/usr/lib/postgresql/15/bin/pgbench"
@@ -49,7 +51,7 @@ func runPgbench(b *testing.B) {
 		benchEvent(b, "evt_bench_pg")
 		for _, script := range []string{"hold_conditional.sql", "hold_locked.sql"} {
 			path, _ := filepath.Abs(filepath.Join("testdata", script))
-			out, err := exec.Command(bin, "-n", "-c", "16", "-j", "2", "-T", "10", "-f", path, testenv.DatabaseURL(b)).CombinedOutput()
+			out, err := exec.Command(bin, "-n", "-M", "prepared", "-c", "16", "-j", "2", "-T", "10", "-f", path, testenv.DatabaseURL(b)).CombinedOutput()
 			if err != nil {
 				b.Logf("pgbench %s: %v\n%s", script, err, out)
 				continue

@@ -15,7 +15,6 @@ import (
 	"github.com/encore-tickets/encore/internal/testenv"
 	"github.com/encore-tickets/encore/ratelimit"
 	"github.com/encore-tickets/encore/seathint"
-	"github.com/encore-tickets/encore/store"
 )
 
 func TestTwelveBuyersRacingForTwoSeatsLeaveExactlyOneWinner(t *testing.T) {
@@ -463,19 +462,4 @@ func TestHoldsPastTheAccountsRateAreRefusedWithRetryAfter(t *testing.T) {
 		}
 	}
 	require.Equal(t, []int{http.StatusCreated, http.StatusCreated, http.StatusTooManyRequests}, got)
-}
-
-func TestAHoldAnswersWithoutWaitingForTheWorkflowStart(t *testing.T) {
-	t.Parallel()
-	release, done := make(chan struct{}), make(chan string, 1)
-	s := newStack(t, func(_ *demo.Event, svc *holds.Service) {
-		svc.Started = func(ctx context.Context, h store.Hold) {
-			<-release // Temporal is slow: this start waits for the test
-			done <- h.ID.String()
-		}
-	})
-	r := s.hold(s.fan("quick"), map[string]any{"seat_ids": []string{s.seat("a", 4, 4)}})
-	require.Equal(t, http.StatusCreated, r.Status, "answered while the start is still blocked")
-	close(release)
-	require.Equal(t, r.Body["hold_id"], <-done)
 }

@@ -1,8 +1,11 @@
 package api
 
 import (
+	"context"
+	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -48,13 +51,95 @@ func identity(c *gin.Context) session.Identity {
 	return id
 }
 
-// clientIP is the TCP peer's address: the one client address every rate
-// limit and fraud rule counts. Forwarded headers are not trusted; behind a
-// proxy, the proxy's address counts.
+// clientAddrKey carries the resolved client address in a request's context.
+type clientAddrKey struct{}
+
+// resolveClient resolves the request's client address once, at the edge,
+// for every rate limit and fraud rule after it (clientIP).
+func (s *Server) resolveClient(c *gin.Context) {
+	addr := ClientAddress(c.Request, s.TrustedProxies)
+	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), clientAddrKey{}, addr))
+	c.Next()
+}
+
+// clientIP is the one client address every rate limit and fraud rule
+// counts, as resolveClient found it.
 func clientIP(req *http.Request) string {
+	if addr, ok := req.Context().Value(clientAddrKey{}).(string); ok {
+		return addr
+	}
+	return peer(req)
+}
+
+// ClientAddress is the address of the client behind req. The TCP peer,
+// unless the peer is a trusted proxy: then the right-most X-Forwarded-For
+// hop that is not itself a trusted proxy, since every hop left of it was
+// written by whoever the untrusted client is and proves nothing. A
+// forwarded header from an untrusted peer is ignored.
+func ClientAddress(req *http.Request, trusted []netip.Prefix) string {
+	host := peer(req)
+	if !isTrusted(host, trusted) {
+		return host
+	}
+	hops := req.Header.Values("X-Forwarded-For")
+	for i := len(hops) - 1; i >= 0; i-- {
+		parts := strings.Split(hops[i], ",")
+		for j := len(parts) - 1; j >= 0; j-- {
+			hop := strings.TrimSpace(parts[j])
+			a, err := netip.ParseAddr(hop)
+			if err != nil {
+				return host // a malformed hop: trust nothing left of it
+			}
+			if !isTrusted(a.Unmap().String(), trusted) {
+				return a.Unmap().String()
+			}
+			host = a.Unmap().String()
+		}
+	}
+	return host // every hop is a trusted proxy: the left-most one
+}
+
+func isTrusted(host string, trusted []netip.Prefix) bool {
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return false
+	}
+	a = a.Unmap()
+	for _, p := range trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// peer is the TCP peer's address.
+func peer(req *http.Request) string {
 	host, _, err := net.SplitHostPort(req.RemoteAddr)
 	if err != nil {
 		return req.RemoteAddr
 	}
 	return host
+}
+
+// ParseTrustedProxies parses a comma-separated list of CIDRs or addresses
+// (ENCORE_TRUSTED_PROXIES).
+func ParseTrustedProxies(list string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(list, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(f); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(f)
+		if err != nil {
+			return nil, fmt.Errorf("trusted proxy %q is neither a CIDR nor an address", f)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
 }

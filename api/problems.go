@@ -10,6 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/encore-tickets/encore/backpressure"
 	"github.com/encore-tickets/encore/booking"
 	"github.com/encore-tickets/encore/catalog"
 	"github.com/encore-tickets/encore/holds"
@@ -148,17 +149,18 @@ func (p *Problem) write(w http.ResponseWriter) {
 // answered as a retryable 503, never as a 500.
 func (s *Server) problemFor(err error) *Problem {
 	var (
-		su  *store.SeatUnavailableError
-		pc  *store.PendingCheckoutError
-		pl  *store.PurchaseLimitError
-		inv *store.InvalidError
-		pr  *store.PromotionError
-		rl  *holds.RateLimitedError
-		ce  *seathint.ContendedError
-		dec *booking.DeclinedError
-		sig *booking.SignatureError
-		wrl *waitingroom.RateLimitedError
-		ch  *waitingroom.ChallengeRequiredError
+		su   *store.SeatUnavailableError
+		pc   *store.PendingCheckoutError
+		pl   *store.PurchaseLimitError
+		inv  *store.InvalidError
+		pr   *store.PromotionError
+		rl   *holds.RateLimitedError
+		ce   *seathint.ContendedError
+		dec  *booking.DeclinedError
+		shed *backpressure.OverloadedError
+		sig  *booking.SignatureError
+		wrl  *waitingroom.RateLimitedError
+		ch   *waitingroom.ChallengeRequiredError
 	)
 	switch {
 	case errors.As(err, &su):
@@ -218,6 +220,8 @@ func (s *Server) problemFor(err error) *Problem {
 		return NewProblem(http.StatusConflict, ProbBookingNotCancelled, "the booking can no longer change, or its cancellation deadline has passed")
 	case errors.Is(err, booking.ErrBusy):
 		return NewProblem(http.StatusConflict, ProbRequestInProgress, "a checkout of this booking is still running").RetryAfter(2 * time.Second)
+	case errors.As(err, &shed):
+		return NewProblem(http.StatusServiceUnavailable, ProbUnavailable, shed.Error()).RetryAfter(shed.RetryAfter)
 	case errors.Is(err, booking.ErrUnavailable):
 		return NewProblem(http.StatusServiceUnavailable, ProbUnavailable, "the booking service cannot answer now; retry").RetryAfter(2 * time.Second)
 	case errors.Is(err, booking.ErrWebhookConflict):

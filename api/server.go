@@ -9,6 +9,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
 
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,6 +51,9 @@ type Server struct {
 	Checks   []Check
 	Gatherer prometheus.Gatherer
 	Log      *slog.Logger
+	// TrustedProxies are the load balancers whose X-Forwarded-For is
+	// believed (ClientAddress); empty: only the TCP peer counts.
+	TrustedProxies []netip.Prefix
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -57,10 +61,10 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 // Handler builds the router from the route table.
 func (s *Server) Handler() http.Handler {
 	r := gin.New()
-	// gin's own ClientIP must agree with clientIP: no forwarded headers.
+	// Nothing may read gin's own ClientIP: the client address is clientIP's.
 	_ = r.SetTrustedProxies(nil)
 	r.HandleMethodNotAllowed = true
-	r.Use(s.recoverer)
+	r.Use(s.recoverer, s.resolveClient)
 	r.NoRoute(func(c *gin.Context) { writeProblem(c, NewProblem(http.StatusNotFound, ProbNotFound, "no such path")) })
 	r.NoMethod(func(c *gin.Context) {
 		writeProblem(c, NewProblem(http.StatusMethodNotAllowed, ProbMethodNotAllowed, c.Request.Method+" is not allowed here"))

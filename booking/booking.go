@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/encore-tickets/encore/backpressure"
 	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/money"
@@ -37,6 +39,13 @@ type Service struct {
 	Log      *slog.Logger
 	// WebhookSecret verifies the provider's signatures.
 	WebhookSecret string
+	// Saga is the saga's shared load: a checkout past its bounds is refused
+	// before it starts anything, and every checkout is measured. Nil admits
+	// every checkout.
+	Saga *backpressure.Monitor
+	// LateEventGrace is how long a finished booking keeps listening for
+	// provider events (zero: the saga's default).
+	LateEventGrace time.Duration
 
 	webhookConflicts prometheus.Counter
 }
@@ -57,7 +66,8 @@ var (
 	ErrNotCancellable = errors.New("booking: the booking cannot be cancelled")
 	// ErrBusy: another checkout of this booking is still running.
 	ErrBusy = errors.New("booking: another request for this booking is in progress")
-	// ErrUnavailable: the saga could not answer now; retry.
+	// ErrUnavailable: the saga could not answer now; retry. Nothing was
+	// started or the start was rolled back: the hold stands as it was.
 	ErrUnavailable = errors.New("booking: the booking service is unavailable")
 )
 
@@ -186,33 +196,53 @@ func (s *Service) Checkout(ctx context.Context, who session.Identity, holdID uui
 	if err != nil {
 		return saga.CheckoutResult{}, err
 	}
-	switch hold.Status {
-	case vocab.ReservationPending:
-	case vocab.ReservationExpired:
-		return saga.CheckoutResult{}, store.ErrHoldExpired
-	default:
+	uid := updateID("checkout", who.UserID, idemKey)
+	if hold.Status != vocab.ReservationPending {
+		if idemKey != "" {
+			// A retry whose first answer was lost (a timeout, a 503) while
+			// the checkout went on: the booking's workflow keeps the first
+			// answer under the same Update ID.
+			actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			res, err := saga.CheckoutAgain(actx, s.Temporal, hold.ID.String(), uid)
+			cancel()
+			if err == nil {
+				return res, nil
+			}
+		}
+		if hold.Status == vocab.ReservationExpired {
+			return saga.CheckoutResult{}, store.ErrHoldExpired
+		}
 		return saga.CheckoutResult{}, store.ErrNotPending
+	}
+	if err := s.Saga.Check(); err != nil {
+		return saga.CheckoutResult{}, err
 	}
 	uctx, cancel := s.updateContext(ctx)
 	defer cancel()
-	res, err := saga.Checkout(uctx, s.Temporal, Input(hold), updateID("checkout", who.UserID, idemKey),
+	end := s.Saga.Begin()
+	res, err := saga.Checkout(uctx, s.Temporal, s.input(hold), uid,
 		saga.CheckoutRequest{PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, IP: req.IP, DeviceID: req.DeviceID})
+	err = sagaError(err)
+	end(errors.Is(err, ErrUnavailable) && ctx.Err() == nil) // a fan who left is not the saga failing
 	if err != nil {
-		return saga.CheckoutResult{}, sagaError(err)
+		return saga.CheckoutResult{}, err
 	}
 	return res, nil
 }
 
-// Input is the booking workflow's input for a committed hold: the one
+// input is the booking workflow's input for a committed hold: the one
 // mapping from a hold to its saga.
-func Input(h store.Hold) saga.BookingInput {
-	return saga.BookingInput{ReservationID: h.ID.String(), EventID: h.EventID, UserID: h.UserID, ExpiresAt: h.ExpiresAt}
+func (s *Service) input(h store.Hold) saga.BookingInput {
+	return saga.BookingInput{ReservationID: h.ID.String(), EventID: h.EventID, UserID: h.UserID, ExpiresAt: h.ExpiresAt,
+		LateEventGrace: s.LateEventGrace}
 }
 
 // Cancel cancels who's booking within the event's policy: a pending hold is
-// released, a paid booking refunded.
+// released (by the database alone when it was never checked out, so no
+// workflow exists), a paid booking refunded.
 func (s *Service) Cancel(ctx context.Context, who session.Identity, id uuid.UUID, idemKey string) (View, error) {
-	if _, err := s.Store.Booking(ctx, id, who.UserID); err != nil {
+	b, err := s.Store.Booking(ctx, id, who.UserID)
+	if err != nil {
 		return View{}, err
 	}
 	if idemKey != "" {
@@ -223,15 +253,20 @@ func (s *Service) Cancel(ctx context.Context, who session.Identity, id uuid.UUID
 	}
 	uctx, cancel := s.updateContext(ctx)
 	defer cancel()
-	if _, err := saga.Cancel(uctx, s.Temporal, id.String(), updateID("cancel", who.UserID, idemKey)); err != nil {
+	_, err = saga.Cancel(uctx, s.Temporal, id.String(), updateID("cancel", who.UserID, idemKey))
+	if errors.Is(err, saga.ErrNoBooking) && b.Hold.Status == vocab.ReservationPending {
+		err = s.Release(ctx, who, id) // never checked out: no workflow to ask
+	}
+	if err != nil {
 		return View{}, sagaError(err)
 	}
 	return s.Get(ctx, who, id)
 }
 
 // Release gives who's pending hold back now (a no-op for one that already
-// ended unpaid) and tells its booking workflow, if it has one, so the saga
-// ends now rather than at its expiry timer.
+// ended unpaid). A hold that was checked out has a booking workflow: it is
+// told, so the saga ends now rather than at its expiry timer. One that was
+// not has none, and none is started.
 func (s *Service) Release(ctx context.Context, who session.Identity, id uuid.UUID) error {
 	released, err := s.Holds.Release(ctx, who, id)
 	if err != nil || !released || s.Temporal == nil {
@@ -269,9 +304,19 @@ func sagaError(err error) error {
 		case saga.ErrTypeUnavailable:
 			return ErrUnavailable
 		}
+		return err
 	}
-	if errors.Is(err, saga.ErrNoBooking) {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, saga.ErrNoBooking):
 		return ErrNotCancellable
+	case errors.Is(err, store.ErrHoldExpired), errors.Is(err, store.ErrNotPending):
+		return err
 	}
-	return err
+	// Anything else never reached the saga's rules: Temporal unreachable,
+	// overloaded or timed out. An Update-With-Start either started the
+	// workflow with the checkout or not at all, and a retry with the same
+	// key gets the first answer.
+	return fmt.Errorf("%w: %w", ErrUnavailable, err)
 }

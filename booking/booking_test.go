@@ -54,6 +54,8 @@ func TestTheSagaHearsOnlyOfEventsItMustActOn(t *testing.T) {
 		{"the success of the saga's own capture", intent(vocab.EventSucceeded), vocab.PaymentCaptured, false},
 		{"a success after the saga refunded", intent(vocab.EventSucceeded), vocab.PaymentRefunded, false},
 		{"money the saga did not ask for", intent(vocab.EventSucceeded), vocab.PaymentAuthorised, true},
+		{"the saga's own capture overtaking its record", payments.WebhookEvent{Type: vocab.EventSucceeded, Object: "payment_intent",
+			CapturedBySaga: true}, vocab.PaymentAuthorised, false},
 		{"the cancellation by the saga's own void", intent(vocab.EventCanceled), vocab.PaymentVoided, false},
 		{"a refund", payments.WebhookEvent{Type: vocab.EventRefunded, Object: "charge"}, vocab.PaymentRefunded, false},
 	} {

@@ -55,9 +55,11 @@ func SagaActsOn(ev payments.WebhookEvent, recorded vocab.PaymentStatus) bool {
 	case vocab.EventAuthorised, vocab.EventFailed:
 		return true
 	case vocab.EventSucceeded:
-		// Captured by the saga itself: nothing to do. Otherwise money moved
-		// that the saga did not ask for, and it must refund it.
-		return recorded != vocab.PaymentCaptured && recorded != vocab.PaymentRefunded
+		// Captured by the saga itself (the capture's own metadata says so,
+		// even before the saga has recorded it): nothing to do, and no
+		// workflow task spent on it. Otherwise money moved that the saga did
+		// not ask for, and it must refund it.
+		return !ev.CapturedBySaga && recorded != vocab.PaymentCaptured && recorded != vocab.PaymentRefunded
 	}
 	return false
 }

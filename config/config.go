@@ -36,7 +36,8 @@ type Config struct {
 	RedisURL     Secret `env:"ENCORE_REDIS_URL" default:"" doc:"Redis to use. Empty: encore dev starts (or installs) a private Redis on 127.0.0.1:63799."`
 	DBMaxConns   int32  `env:"ENCORE_DB_MAX_CONNS" default:"32" doc:"Connections in the buy-plane pool. Holds are short transactions: a few connections per core is plenty."`
 
-	HTTPAddr string `env:"ENCORE_HTTP_ADDR" default:"127.0.0.1:8080" doc:"Address of the fan API, /healthz, /readyz and /metrics."`
+	HTTPAddr       string `env:"ENCORE_HTTP_ADDR" default:"127.0.0.1:8080" doc:"Address of the fan API, /healthz, /readyz and /metrics."`
+	TrustedProxies string `env:"ENCORE_TRUSTED_PROXIES" default:"" doc:"Comma-separated CIDRs or addresses of the load balancers in front of the API. From those peers only, the client address is the right-most X-Forwarded-For hop that is not itself a trusted proxy; every per-IP limit and fraud rule counts it. Empty: the TCP peer counts."`
 
 	TemporalAddress    string `env:"ENCORE_TEMPORAL_ADDRESS" default:"" doc:"host:port of an existing Temporal cluster. Empty: encore dev embeds a Temporal server persisting to the PostgreSQL above."`
 	TemporalNamespace  string `env:"ENCORE_TEMPORAL_NAMESPACE" default:"default" doc:"Temporal namespace for booking workflows."`
@@ -54,10 +55,16 @@ type Config struct {
 	HoldRatePerMinute int           `env:"ENCORE_HOLD_RATE_PER_MINUTE" default:"60" doc:"Hold attempts one account may make per minute before 429 rate-limited."`
 	HintsEnabled      bool          `env:"ENCORE_SEAT_HINTS" default:"true" doc:"Use Redis seat hints to bounce obviously contended carts before they take a database lock."`
 
+	SagaMaxLatency      time.Duration `env:"ENCORE_SAGA_MAX_LATENCY" default:"5s" doc:"Backpressure: mean time of a checkout's call into the booking saga (start, fraud, authorisation) over 10s, over every process, past which checkouts and holds on unmetered events answer 503 unavailable with Retry-After."`
+	SagaMaxErrorPercent int           `env:"ENCORE_SAGA_MAX_ERROR_PERCENT" default:"50" doc:"Backpressure: share (percent) of checkout calls over 10s that got no answer from the saga (Temporal down or overloaded) past which the same 503 applies."`
+	SagaMaxInFlight     int64         `env:"ENCORE_SAGA_MAX_IN_FLIGHT" default:"256" doc:"Backpressure: checkout calls waiting on the saga at once, over every process, past which the same 503 applies."`
+	SagaMaxBacklog      time.Duration `env:"ENCORE_SAGA_MAX_BACKLOG" default:"10s" doc:"Backpressure: age of the oldest booking workflow task no worker has picked up (probed every second) past which the same 503 applies."`
+	SagaRetryAfter      time.Duration `env:"ENCORE_SAGA_RETRY_AFTER" default:"5s" doc:"Backpressure: the Retry-After of those 503 answers."`
+
 	RoomCapacity        int           `env:"ENCORE_ROOM_CAPACITY" default:"100" doc:"Waiting room: fans inside checkout at once per metered event (the adaptive mode starts here and stays between a tenth and four times it)."`
 	RoomBatch           int           `env:"ENCORE_ROOM_BATCH" default:"10" doc:"Waiting room: most fans admitted per tick, so freed capacity never releases a thundering herd."`
 	RoomTick            time.Duration `env:"ENCORE_ROOM_TICK" default:"1s" doc:"Waiting room: admission tick; one elected admitter per event runs each tick."`
-	RoomAdaptive        bool          `env:"ENCORE_ROOM_ADAPTIVE" default:"true" doc:"Waiting room: lower or raise capacity every 10s from checkout latency, workflow-start lag and payment errors (AIMD; see waitingroom.Controller)."`
+	RoomAdaptive        bool          `env:"ENCORE_ROOM_ADAPTIVE" default:"true" doc:"Waiting room: lower or raise capacity every 10s from the booking saga's checkout latency and errors (shared by every process) and payment errors (AIMD; see waitingroom.Controller)."`
 	RoomPassTTL         time.Duration `env:"ENCORE_ROOM_PASS_TTL" default:"5m" doc:"Waiting room: lifetime of an admission pass and of the admission window (at most 5m)."`
 	RoomPassSeed        Secret        `env:"ENCORE_ROOM_PASS_SEED" default:"dev-admission-pass-seed-change-me" doc:"Waiting room: secret from which the Ed25519 key that signs admission passes is derived (SHA-256). The default is for development only."`
 	RoomJoinPerMinute   int           `env:"ENCORE_ROOM_JOIN_PER_MINUTE" default:"30" doc:"Waiting room: joins (and socket connects) one account may make per minute per event before 429 rate-limited."`

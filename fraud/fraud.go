@@ -6,7 +6,6 @@ package fraud
 
 import (
 	"net/netip"
-	"strings"
 	"time"
 
 	"github.com/encore-tickets/encore/store"
@@ -82,12 +81,14 @@ func IPKey(ip string) string {
 	return a.String()
 }
 
-// CardKey is the card identity the card velocity rule counts, or "" for the
-// provider's shared test tokens (pm_card_visa and friends), which every test
-// fan uses and which carry no fingerprint of a real card.
-func CardKey(paymentMethod string) string {
-	if strings.HasPrefix(paymentMethod, "pm_card_") {
+// CardKey is the card identity the card velocity rule counts for a card
+// fingerprint, or "" without one. The fingerprint, not the payment method
+// ID, is the card: every token of one card number carries the same
+// fingerprint, so a card passed around between accounts is seen as one,
+// test cards included.
+func CardKey(fingerprint string) string {
+	if fingerprint == "" {
 		return ""
 	}
-	return paymentMethod
+	return "fp:" + fingerprint
 }

@@ -36,12 +36,12 @@ func TestScoreGivesAllowReviewOrDenyFromTheSignals(t *testing.T) {
 	}
 }
 
-func TestSharedAddressesAndTestTokensAreNotCountedAsOneFan(t *testing.T) {
+func TestSharedAddressesAreNotCountedAsOneFanButACardIsItsFingerprint(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, "", fraud.IPKey("127.0.0.1"))
 	require.Equal(t, "", fraud.IPKey("10.1.2.3"))
 	require.Equal(t, "", fraud.IPKey("not an ip"))
 	require.Equal(t, "203.0.113.9", fraud.IPKey("203.0.113.9"))
-	require.Equal(t, "", fraud.CardKey("pm_card_visa"))
-	require.Equal(t, "pm_1Abc", fraud.CardKey("pm_1Abc"))
+	require.Equal(t, "", fraud.CardKey(""), "no card, nothing to count")
+	require.Equal(t, "fp:Xt5EWLLDS7FJjR1c", fraud.CardKey("Xt5EWLLDS7FJjR1c"))
 }

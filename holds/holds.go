@@ -1,20 +1,23 @@
 // Package holds is the hold use case of the buy plane, in the order the
-// checks cost: the rate limit, the stored idempotent answer, the event's
-// limits (a lock-free read), the admission hook for metered events, the
-// all-or-nothing seat hint in Redis, and last the PostgreSQL transaction that
-// decides. Any failure after the hint gives the hint back.
+// checks cost: the stored idempotent answer, the event's limits (a lock-free
+// read), the admission hook for metered events, then the account's rate
+// limit and the all-or-nothing seat hint in one Redis round trip, and last
+// the PostgreSQL transaction that decides. A rate-limited request is refused
+// ahead of any other answer and hints nothing. Any failure after the hint
+// gives the hint back.
 package holds
 
 import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync"
+
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/encore-tickets/encore/backpressure"
 	"github.com/encore-tickets/encore/ratelimit"
 	"github.com/encore-tickets/encore/seathint"
 	"github.com/encore-tickets/encore/session"
@@ -77,13 +80,12 @@ type Service struct {
 	Limiter   *ratelimit.Limiter
 	Admission Admission
 	Log       *slog.Logger
-	// Started is called after a hold commits (the booking workflow start),
-	// in the background: the hold's answer never waits for it.
-	Started func(ctx context.Context, h store.Hold)
+	// Saga sheds holds on unmetered events while the booking saga is past
+	// its bounds (metered events are paced by the waiting room instead): a
+	// hold that could not be checked out would only keep seats from fans.
+	// Nil never sheds.
+	Saga    *backpressure.Monitor
 	metrics *metrics
-
-	startOnce sync.Once
-	starting  chan struct{}
 }
 
 type metrics struct {
@@ -145,13 +147,15 @@ func (s *Service) Hold(ctx context.Context, who session.Identity, cart Cart, ide
 			s.metrics.duration.Observe(time.Since(start).Seconds())
 		}
 	}()
-	if s.Limiter != nil {
-		if ok, wait := s.Limiter.Allow(ctx, who.UserID); !ok {
-			return Answer{}, &RateLimitedError{RetryAfter: wait}
+	id := reservationID(who.UserID, idemKey)
+	ev, prev, err := s.check(ctx, who, cart, idemKey, reqHash, pass, id)
+	hinting := s.Hints != nil && len(cart.SeatIDs) > 0
+	if err != nil || prev != nil || !hinting {
+		// Nothing to hint: the account's rate limit is checked alone, and
+		// refuses ahead of any other answer.
+		if lerr := s.allow(ctx, who); lerr != nil {
+			return Answer{}, lerr
 		}
-	}
-	if idemKey != "" {
-		prev, err := s.Store.LookupIdempotent(ctx, who.UserID, idemKey, reqHash)
 		if err != nil {
 			return Answer{}, err
 		}
@@ -159,42 +163,10 @@ func (s *Service) Hold(ctx context.Context, who session.Identity, cart Cart, ide
 			return s.replay(ctx, who, idemKey, prev)
 		}
 	}
-	id := reservationID(who.UserID, idemKey)
-	ev, err := s.Store.PreCheck(ctx, who.UserID, cart.EventID, cart.Units())
-	var pending *store.PendingCheckoutError
-	if errors.As(err, &pending) && pending.HoldID == id.String() {
-		// A duplicate of a request that committed after our lookup: the
-		// transaction below finds its stored response.
-		err = nil
-	}
-	if err != nil {
-		return Answer{}, err
-	}
-	if ev.Metered {
-		if err := s.admission().Check(ctx, who, cart.EventID, pass); err != nil {
-			return Answer{}, err
-		}
-	}
 	hinted := false
-	if s.Hints != nil && len(cart.SeatIDs) > 0 {
-		err := s.Hints.Hold(ctx, cart.EventID, cart.SeatIDs, id.String(), ev.HoldTTL)
-		var contended *seathint.ContendedError
-		switch {
-		case errors.As(err, &contended):
-			alts, aerr := s.Store.Alternatives(ctx, cart.EventID, contended.SeatIDs, cart.SeatIDs, len(cart.SeatIDs))
-			if aerr != nil {
-				s.Log.Warn("alternatives", "err", aerr)
-			}
-			return Answer{}, &store.SeatUnavailableError{SeatIDs: contended.SeatIDs, Alternatives: alts,
-				Detail: "seats are being held by another fan"}
-		case err != nil:
-			// Redis is advice: without it the database alone decides.
-			if s.metrics != nil {
-				s.metrics.hintErr.Inc()
-			}
-			s.Log.Warn("seat hint unavailable, database decides", "err", err)
-		default:
-			hinted = true
+	if hinting {
+		if hinted, err = s.hint(ctx, who, cart, id, ev); err != nil {
+			return Answer{}, err
 		}
 	}
 	req := store.HoldRequest{
@@ -238,10 +210,81 @@ func (s *Service) Hold(ctx context.Context, who session.Identity, cart Cart, ide
 			s.Log.Warn("extend admission lease", "err", err)
 		}
 	}
-	if s.Started != nil {
-		s.started(ctx, hold)
-	}
 	return Answer{Hold: hold, Body: body}, nil
+}
+
+// check runs what may refuse the cart before Redis is written to: the stored
+// answer of the same Idempotency-Key (returned, for a replay), the event's
+// limits (a lock-free read), and the admission of a metered event or the
+// saga's load for another.
+func (s *Service) check(ctx context.Context, who session.Identity, cart Cart, idemKey string, reqHash []byte,
+	pass string, id uuid.UUID) (store.EventLimits, *store.StoredResponse, error) {
+	if idemKey != "" {
+		prev, err := s.Store.LookupIdempotent(ctx, who.UserID, idemKey, reqHash)
+		if err != nil || prev != nil {
+			return store.EventLimits{}, prev, err
+		}
+	}
+	ev, err := s.Store.PreCheck(ctx, who.UserID, cart.EventID, cart.Units())
+	var pending *store.PendingCheckoutError
+	if errors.As(err, &pending) && pending.HoldID == id.String() {
+		// A duplicate of a request that committed after our lookup: the
+		// transaction finds its stored response.
+		err = nil
+	}
+	if err != nil {
+		return ev, nil, err
+	}
+	if ev.Metered {
+		return ev, nil, s.admission().Check(ctx, who, cart.EventID, pass)
+	}
+	return ev, nil, s.Saga.Check()
+}
+
+// allow checks the account's rate limit alone.
+func (s *Service) allow(ctx context.Context, who session.Identity) error {
+	if s.Limiter == nil {
+		return nil
+	}
+	if ok, wait := s.Limiter.Allow(ctx, who.UserID); !ok {
+		return &RateLimitedError{RetryAfter: wait}
+	}
+	return nil
+}
+
+// hint checks the account's rate limit and hints the cart's seats in one
+// Redis round trip: a rate-limited cart is hinted nothing. It reports whether
+// the hints were written; without Redis the database decides alone.
+func (s *Service) hint(ctx context.Context, who session.Identity, cart Cart, id uuid.UUID, ev store.EventLimits) (bool, error) {
+	var err error
+	if s.Limiter != nil {
+		var ok bool
+		var wait time.Duration
+		ok, wait, err = s.Hints.HoldWithin(ctx, s.Limiter, who.UserID, cart.EventID, cart.SeatIDs, id.String(), ev.HoldTTL)
+		if !ok {
+			return false, &RateLimitedError{RetryAfter: wait}
+		}
+	} else {
+		err = s.Hints.Hold(ctx, cart.EventID, cart.SeatIDs, id.String(), ev.HoldTTL)
+	}
+	var contended *seathint.ContendedError
+	switch {
+	case errors.As(err, &contended):
+		alts, aerr := s.Store.Alternatives(ctx, cart.EventID, contended.SeatIDs, cart.SeatIDs, len(cart.SeatIDs))
+		if aerr != nil {
+			s.Log.Warn("alternatives", "err", aerr)
+		}
+		return false, &store.SeatUnavailableError{SeatIDs: contended.SeatIDs, Alternatives: alts,
+			Detail: "seats are being held by another fan"}
+	case err != nil:
+		// Redis is advice: without it the database alone decides.
+		if s.metrics != nil {
+			s.metrics.hintErr.Inc()
+		}
+		s.Log.Warn("seat hint unavailable, database decides", "err", err)
+		return false, nil
+	}
+	return true, nil
 }
 
 // keep renders a just-committed hold's answer and, under an Idempotency-Key,
@@ -297,29 +340,6 @@ func (s *Service) Get(ctx context.Context, id uuid.UUID, userID string) (store.H
 	return s.Store.GetHold(ctx, id, userID)
 }
 
-// maxStarting bounds booking-workflow starts in flight per process.
-const maxStarting = 256
-
-// started runs the post-commit hook off the request path: the hold answers
-// in milliseconds however slowly Temporal starts workflows. When too many
-// starts are in flight the hook is skipped; the outbox relay's backstop (and
-// the checkout's Update-With-Start) covers those holds.
-func (s *Service) started(ctx context.Context, h store.Hold) {
-	s.startOnce.Do(func() { s.starting = make(chan struct{}, maxStarting) })
-	select {
-	case s.starting <- struct{}{}:
-	default:
-		s.Log.Warn("booking workflow starts saturated; leaving this one to the relay", "hold", h.ID)
-		return
-	}
-	go func() {
-		defer func() { <-s.starting }()
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		s.Started(sctx, h)
-	}()
-}
-
 // idempotencyNamespace scopes reservation IDs derived from idempotency keys.
 var idempotencyNamespace = uuid.MustParse("6f1d9a52-5c1e-4f0b-9a57-0c2b8e1f4d3a")
 
@@ -338,6 +358,7 @@ func resultLabel(err error, replayed bool) string {
 	var su *store.SeatUnavailableError
 	var pl *store.PurchaseLimitError
 	var rl *RateLimitedError
+	var shed *backpressure.OverloadedError
 	switch {
 	case replayed:
 		return "replayed"
@@ -351,6 +372,8 @@ func resultLabel(err error, replayed bool) string {
 		return "rate_limited"
 	case errors.Is(err, ErrQueueRequired):
 		return "queue_required"
+	case errors.As(err, &shed):
+		return "shed"
 	default:
 		return "error"
 	}

@@ -2,13 +2,12 @@
 // effects: one active relay at a time (a PostgreSQL advisory lock), rows in ID
 // order, each marked published only after its handler succeeded. Delivery is
 // at least once: a crash between a handler and its mark repeats the row, so
-// every handler must be idempotent (deleting a cache entry, publishing an
-// invalidation and starting a workflow with a fixed ID all are).
+// every handler must be idempotent (deleting a cache entry and publishing an
+// invalidation both are).
 //
 // Handlers are per topic and pluggable: the browse plane registers
 // inventory.changed (delete the cached snapshot, then publish the section's
-// invalidation); the booking saga registers hold.created (start the missed
-// workflow). Rows of a topic without a handler wait, and show in the
+// invalidation). Rows of a topic without a handler wait, and show in the
 // oldest-unpublished age.
 package outbox
 
@@ -269,36 +268,30 @@ func (r *Relay) RunOnce(ctx context.Context) (int, bool, error) {
 }
 
 // InventoryChanged adapts a section invalidation (seatmap.Cache.Invalidate)
-// to the inventory.changed payload {event_id, section_id}.
+// to the inventory.changed payloads: {event_id, section_id}, one section, and
+// {event_id, section_ids}, every section of a hold. Sections are invalidated
+// in order; a failure repeats the whole row, which is harmless since each
+// invalidation is idempotent.
 func InventoryChanged(invalidate func(ctx context.Context, eventID, sectionID string) error) Handler {
 	return func(ctx context.Context, row Row) error {
 		var p struct {
-			EventID   string `json:"event_id"`
-			SectionID string `json:"section_id"`
+			EventID    string   `json:"event_id"`
+			SectionID  string   `json:"section_id"`
+			SectionIDs []string `json:"section_ids"`
 		}
-		if err := json.Unmarshal(row.Payload, &p); err != nil || p.EventID == "" || p.SectionID == "" {
+		err := json.Unmarshal(row.Payload, &p)
+		sections := p.SectionIDs
+		if p.SectionID != "" {
+			sections = append([]string{p.SectionID}, sections...)
+		}
+		if err != nil || p.EventID == "" || len(sections) == 0 || slices.Contains(sections, "") {
 			return fmt.Errorf("malformed inventory.changed payload %s", row.Payload)
 		}
-		return invalidate(ctx, p.EventID, p.SectionID)
-	}
-}
-
-// HoldCreated is the hold.created payload.
-type HoldCreated struct {
-	ReservationID string    `json:"reservation_id"`
-	EventID       string    `json:"event_id"`
-	UserID        string    `json:"user_id"`
-	ExpiresAt     time.Time `json:"expires_at"`
-}
-
-// HoldCreatedHandler adapts a function of the decoded hold.created payload
-// (for the saga: start the booking workflow if it was missed).
-func HoldCreatedHandler(f func(ctx context.Context, h HoldCreated) error) Handler {
-	return func(ctx context.Context, row Row) error {
-		var p HoldCreated
-		if err := json.Unmarshal(row.Payload, &p); err != nil || p.ReservationID == "" {
-			return fmt.Errorf("malformed hold.created payload %s", row.Payload)
+		for _, sec := range sections {
+			if err := invalidate(ctx, p.EventID, sec); err != nil {
+				return err
+			}
 		}
-		return f(ctx, p)
+		return nil
 	}
 }

@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/encore-tickets/encore/demo"
 	"github.com/encore-tickets/encore/internal/testenv"
 	"github.com/encore-tickets/encore/outbox"
 	"github.com/encore-tickets/encore/store"
@@ -32,6 +34,10 @@ func (r *recorder) handler(name string) outbox.Handler {
 		return nil
 	}
 }
+
+// topicOther is a second topic beside inventory.changed, so the tests show
+// per-topic handlers and ordering across topics.
+const topicOther = "test.other"
 
 func insertRows(t *testing.T, n int, topics ...string) []int64 {
 	t.Helper()
@@ -59,7 +65,7 @@ func drainAll(t *testing.T) {
 func TestOneActiveRelayPublishesInIDOrder(t *testing.T) {
 	drainAll(t)
 	pool := testenv.DB(t)
-	ids := insertRows(t, 500, store.TopicInventoryChanged, store.TopicHoldCreated)
+	ids := insertRows(t, 500, store.TopicInventoryChanged, topicOther)
 	rec := &recorder{}
 	ctx, cancel := context.WithCancel(context.Background())
 	var relays []*outbox.Relay
@@ -69,7 +75,7 @@ func TestOneActiveRelayPublishesInIDOrder(t *testing.T) {
 			StandbyInterval: 20 * time.Millisecond, Batch: 37})
 		name := fmt.Sprintf("relay%d", i)
 		r.Handle(store.TopicInventoryChanged, rec.handler(name))
-		r.Handle(store.TopicHoldCreated, rec.handler(name))
+		r.Handle(topicOther, rec.handler(name))
 		relays = append(relays, r)
 		wg.Add(1)
 		go func() { defer wg.Done(); r.Run(ctx) }()
@@ -103,7 +109,7 @@ func TestOneActiveRelayPublishesInIDOrder(t *testing.T) {
 	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox WHERE published_at IS NULL`).Scan(&left))
 	require.Zero(t, left)
 	// The standby takes over once the active relay stops.
-	more := insertRows(t, 3, store.TopicHoldCreated)
+	more := insertRows(t, 3, topicOther)
 	n, err := runOnce(t, relays[1])
 	require.NoError(t, err)
 	require.Equal(t, len(more), n)
@@ -114,11 +120,11 @@ func TestOneActiveRelayPublishesInIDOrder(t *testing.T) {
 func TestAFailingRowHoldsBackTheRest(t *testing.T) {
 	drainAll(t)
 	pool := testenv.DB(t)
-	ids := insertRows(t, 5, store.TopicHoldCreated)
+	ids := insertRows(t, 5, topicOther)
 	var seen []int64
 	failures := 2
 	r := outbox.New(store.New(pool, store.Options{}), outbox.Options{})
-	r.Handle(store.TopicHoldCreated, func(ctx context.Context, row outbox.Row) error {
+	r.Handle(topicOther, func(ctx context.Context, row outbox.Row) error {
 		if row.ID == ids[2] && failures > 0 {
 			failures--
 			return fmt.Errorf("workflow service unavailable")
@@ -176,5 +182,53 @@ func runOnce(t *testing.T, r *outbox.Relay) (int, error) {
 			return n, err
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A hold writes one inventory.changed row naming every section it took
+// from; the relay invalidates each of them, and still reads the per-section
+// rows that releases, expiries and older holds write.
+func TestOneRowPerHoldInvalidatesEverySectionItNames(t *testing.T) {
+	drainAll(t)
+	pool := testenv.DB(t)
+	ctx := context.Background()
+	eventID := "evt_" + testenv.RandomSuffix()
+	ev := demo.Event{ID: eventID, Title: "Outbox", VenueID: "ven_outbox", VenueName: "Outbox Hall", City: "O",
+		Currency: "EUR", StartsAt: time.Now().AddDate(0, 1, 0), OnsaleAt: time.Now().Add(-time.Hour), PerCustomerLimit: 6,
+		Sections: []demo.Section{
+			{ID: eventID + "_a", Name: "A", Rows: 2, PerRow: 5, BasePrice: 1000},
+			{ID: eventID + "_b", Name: "B", Rows: 2, PerRow: 5, BasePrice: 2000},
+		}}
+	require.NoError(t, demo.Create(ctx, pool, ev))
+	st := store.New(pool, store.Options{})
+	_, _, err := st.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: "fan_" + eventID, EventID: eventID,
+		SeatIDs: []string{demo.SeatID(eventID+"_a", 0, 1), demo.SeatID(eventID+"_b", 0, 1), demo.SeatID(eventID+"_b", 0, 2)}})
+	require.NoError(t, err)
+	var rows int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM outbox WHERE topic = $1 AND payload->>'event_id' = $2`,
+		store.TopicInventoryChanged, eventID).Scan(&rows))
+	require.Equal(t, 1, rows, "one row for the hold, whatever its sections")
+	_, err = pool.Exec(ctx, `INSERT INTO outbox (topic, key, payload) VALUES ($1, $2, $3)`, store.TopicInventoryChanged,
+		eventID+"_a", fmt.Sprintf(`{"event_id":%q,"section_id":%q}`, eventID, eventID+"_a"))
+	require.NoError(t, err)
+
+	var invalidated []string
+	r := outbox.New(st, outbox.Options{})
+	r.Handle(store.TopicInventoryChanged, outbox.InventoryChanged(func(ctx context.Context, ev, sec string) error {
+		invalidated = append(invalidated, ev+"/"+sec)
+		return nil
+	}))
+	n, err := runOnce(t, r)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	require.Equal(t, []string{eventID + "/" + eventID + "_a", eventID + "/" + eventID + "_b", eventID + "/" + eventID + "_a"}, invalidated)
+}
+
+func TestAnInventoryChangedRowWithoutSectionsIsRefused(t *testing.T) {
+	t.Parallel()
+	h := outbox.InventoryChanged(func(context.Context, string, string) error { return nil })
+	for _, payload := range []string{`{"event_id":"e"}`, `{"event_id":"e","section_ids":[]}`, `{"section_ids":["s"]}`,
+		`{"event_id":"e","section_ids":["s",""]}`, `not json`} {
+		require.ErrorContains(t, h(context.Background(), outbox.Row{Payload: []byte(payload)}), "malformed", payload)
 	}
 }

@@ -3,13 +3,17 @@ package payments_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/stripe/stripe-go/v85"
 
 	"github.com/encore-tickets/encore/payments"
+	"github.com/encore-tickets/encore/vocab"
 )
 
 // documentedCards are the test payment methods listed in the sandbox's
@@ -149,4 +153,97 @@ func TestABusyProviderIsRetryableNotARefusal(t *testing.T) {
 	require.Error(t, err)
 	var r *payments.RejectedError
 	require.False(t, errors.As(err, &r), "a 500 may pass: the caller retries, got %v", err)
+}
+
+// fanCard is a distinct Luhn-valid Visa number per fan: a per-fan prefix
+// and the check digit.
+func fanCard(fan int) string {
+	prefix := fmt.Sprintf("499999%09d", fan)
+	for d := byte('0'); d <= '9'; d++ {
+		n := prefix + string(d)
+		sum := 0
+		for i := range n {
+			v := int(n[len(n)-1-i] - '0')
+			if i%2 == 1 {
+				if v *= 2; v > 9 {
+					v -= 9
+				}
+			}
+			sum += v
+		}
+		if sum%10 == 0 {
+			return n
+		}
+	}
+	panic("unreachable")
+}
+
+// createCard creates a card PaymentMethod from a number on the sandbox with
+// stripe-go, as load tests do for each fan, and returns its ID.
+func createCard(t *testing.T, base, number string) string {
+	t.Helper()
+	backends := stripe.NewBackendsWithConfig(&stripe.BackendConfig{
+		URL:           stripe.String(base),
+		LeveledLogger: &stripe.LeveledLogger{Level: stripe.LevelNull},
+	})
+	sc := stripe.NewClient(key, stripe.WithBackends(backends))
+	pm, err := sc.V1PaymentMethods.Create(context.Background(), &stripe.PaymentMethodCreateParams{
+		Type: stripe.String("card"),
+		Card: &stripe.PaymentMethodCreateCardParams{
+			Number:   stripe.String(number),
+			ExpMonth: stripe.Int64(12),
+			ExpYear:  stripe.Int64(2034),
+			CVC:      stripe.String("123"),
+		},
+	})
+	require.NoError(t, err)
+	return pm.ID
+}
+
+func TestACardCreatedFromANumberHasTheFingerprintOfThatNumber(t *testing.T) {
+	t.Parallel()
+	base := sandbox(t)
+	c := payments.New(payments.Config{APIKey: key, BaseURL: base})
+	ctx := context.Background()
+	// A "number:" entry is created from that number; others are test methods.
+	method := func(t *testing.T, v string) string {
+		if number, ok := strings.CutPrefix(v, "number:"); ok {
+			return createCard(t, base, number)
+		}
+		return v
+	}
+	tests := []struct {
+		name          string
+		first, second string
+		sameCard      bool
+	}{
+		{"4242 created and pm_card_visa", "number:4242424242424242", "pm_card_visa", true},
+		{"0002 created and pm_card_chargeDeclined", "number:4000000000000002", "pm_card_chargeDeclined", true},
+		{"one fan's number created twice", "number:" + fanCard(1), "number:" + fanCard(1), true},
+		{"two fans' numbers", "number:" + fanCard(1), "number:" + fanCard(2), false},
+		{"a fan's number and pm_card_visa", "number:" + fanCard(1), "pm_card_visa", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			first, err := c.CardFingerprint(ctx, method(t, tc.first))
+			require.NoError(t, err)
+			require.Regexp(t, fingerprintShape, first)
+			second, err := c.CardFingerprint(ctx, method(t, tc.second))
+			require.NoError(t, err)
+			if tc.sameCard {
+				require.Equal(t, first, second)
+			} else {
+				require.NotEqual(t, first, second)
+			}
+		})
+	}
+}
+
+func TestAuthoriseTakesACardCreatedFromANumber(t *testing.T) {
+	t.Parallel()
+	base := sandbox(t)
+	c := payments.New(payments.Config{APIKey: key, BaseURL: base})
+	a, err := c.Authorise(context.Background(), "fan-7:authorise", "fan-7", eur, createCard(t, base, fanCard(7)), "", false)
+	require.NoError(t, err)
+	require.Equal(t, vocab.IntentRequiresCapture, a.Status)
 }

@@ -198,9 +198,18 @@ func (c *Client) Confirm(ctx context.Context, key, intentID, paymentMethod, retu
 func (c *Client) Capture(ctx context.Context, key, intentID string) (Intent, error) {
 	p := &stripe.PaymentIntentCaptureParams{}
 	c.params(&p.Params, key)
+	p.AddMetadata(MetaCapturedBy, CapturedBySaga)
 	pi, err := c.sc.V1PaymentIntents.Capture(ctx, intentID, p)
 	return c.result(pi, err)
 }
+
+// The metadata Capture sets on the intent, so the provider's success event
+// for a capture the saga asked for is known as such from the signed event
+// alone, even when it overtakes the saga's own record of the capture.
+const (
+	MetaCapturedBy = "captured_by"
+	CapturedBySaga = "encore-saga"
+)
 
 // Void cancels an uncaptured intent (releases the authorisation).
 func (c *Client) Void(ctx context.Context, key, intentID string) (Intent, error) {

@@ -34,6 +34,9 @@ type WebhookEvent struct {
 	// BookingID is the reference the event carries (the intent's
 	// booking_id metadata); the database's own record decides.
 	BookingID string
+	// CapturedBySaga says the intent carries the metadata the saga's own
+	// capture sets (MetaCapturedBy): its success needs no answer.
+	CapturedBySaga bool
 	// Fingerprint identifies the content, so an event ID reused with other
 	// content is caught.
 	Fingerprint []byte
@@ -71,7 +74,8 @@ func ParseWebhook(body []byte, header, secret string) (WebhookEvent, error) {
 	}
 	sum := sha256.Sum256(append([]byte(string(ev.Type)+"\n"), ev.Data.Raw...))
 	out := WebhookEvent{ID: ev.ID, Type: vocab.ProviderEvent(ev.Type), Object: obj.Object, Status: obj.Status,
-		BookingID: obj.Metadata["booking_id"], Fingerprint: sum[:], Raw: body}
+		BookingID: obj.Metadata["booking_id"], CapturedBySaga: obj.Metadata[MetaCapturedBy] == CapturedBySaga,
+		Fingerprint: sum[:], Raw: body}
 	switch obj.Object {
 	case "payment_intent":
 		out.IntentID = obj.ID

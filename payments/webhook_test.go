@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/encore-tickets/encore/payments"
 	"github.com/encore-tickets/encore/psp"
 )
@@ -29,4 +31,24 @@ func FuzzParseWebhook(f *testing.F) {
 			t.Fatalf("accepted an event without id, type or fingerprint: %+v", ev)
 		}
 	})
+}
+
+func TestASuccessCarryingTheSagasCaptureMetadataIsKnownAsItsOwn(t *testing.T) {
+	const secret = "whsec_test"
+	for _, tc := range []struct {
+		name     string
+		metadata string
+		own      bool
+	}{
+		{"captured by the saga", `{"booking_id":"b","captured_by":"encore-saga"}`, true},
+		{"captured elsewhere", `{"booking_id":"b"}`, false},
+		{"another value", `{"booking_id":"b","captured_by":"dashboard"}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := []byte(`{"id":"evt_s","object":"event","type":"payment_intent.succeeded","api_version":"2026-03-25.dahlia","data":{"object":{"id":"pi_1","object":"payment_intent","amount":100,"amount_received":100,"currency":"eur","metadata":` + tc.metadata + `}}}`)
+			ev, err := payments.ParseWebhook(body, psp.Sign(body, secret, time.Now()), secret)
+			require.NoError(t, err)
+			require.Equal(t, tc.own, ev.CapturedBySaga)
+		})
+	}
 }

@@ -30,7 +30,9 @@
 //	GET  /v1/refunds/{id}
 //	GET  /v1/refunds                         payment_intent, charge, limit, starting_after, ending_before
 //	GET  /v1/charges/{id}
-//	GET  /v1/payment_methods/{id}            a test payment method below (card.fingerprint included)
+//	POST /v1/payment_methods                 type=card, card[number], card[exp_month], card[exp_year], card[cvc],
+//	                                         metadata[...]: a card PaymentMethod "pm_..." (see Test cards)
+//	GET  /v1/payment_methods/{id}            a test payment method below or a created one (card.fingerprint included)
 //	GET  /v1/events/{id}                     the most recent 10,000 events are kept
 //	GET  /v1/events                          type (or "payment_intent.*"), types[], limit, starting_after, ending_before
 //	GET  /checkout/{id}?client_secret=...    hosted test checkout page (pick a test card and pay)
@@ -89,8 +91,38 @@
 // stable across calls, restarts and sandbox instances, equal for two fans
 // paying with pm_card_visa (they share a card) and different between cards.
 // pm_card_us is Stripe's 4242 card, so it shares pm_card_visa's fingerprint;
-// every other test card has its own. Load tests that need many distinct
-// cards draw from the lists above.
+// every other test card has its own.
+//
+// Any card number makes a PaymentMethod too, usable wherever a test method
+// is (payment_method on create, update and confirm, expand[]=payment_method,
+// the charge's payment_method_details.card):
+//
+//	pm, err := sc.V1PaymentMethods.Create(ctx, &stripe.PaymentMethodCreateParams{
+//		Type: stripe.String("card"),
+//		Card: &stripe.PaymentMethodCreateCardParams{Number: stripe.String("4000000000000002"),
+//			ExpMonth: stripe.Int64(12), ExpYear: stripe.Int64(2034), CVC: stripe.String("123")},
+//	})
+//
+// The number must be 12 to 19 digits and pass the Luhn check, else a 402
+// card_error with param card[number] and code invalid_number (not digits,
+// wrong length) or incorrect_number (Luhn); card[exp_month] 1-12 and the
+// expiry not in the past (two-digit years are 20xx), else invalid_expiry_month
+// or invalid_expiry_year; card[cvc], optional, 3 or 4 digits, else
+// invalid_cvc. A missing number, month or year is a 400 parameter_missing;
+// only type=card is taken. The number of a test card above gives its
+// behaviour (4000000000000002 declines like pm_card_chargeDeclined,
+// 4000000000003220 needs 3-D Secure, 4000000760000002 is Brazilian); any
+// other valid number is a credit card that succeeds, with brand visa (4),
+// mastercard (51-55, 2221-2720), amex (34, 37), discover (6011, 65) or
+// unknown. last4 and the fingerprint come from the number, so a created
+// 4242424242424242 shares pm_card_visa's fingerprint and two different
+// numbers never share one. Load tests create one card per fan this way
+// (any Luhn-valid number, e.g. a per-fan prefix plus a check digit), so a
+// fraud rule counting accounts per fingerprint sees as many cards as fans.
+// Created methods are sandbox state (they survive a restart with
+// Config.StatePath); the number and CVC are not stored, not even in
+// idempotency records, which keep a hash of them. As at Stripe, creating
+// one emits no event.
 //
 // A decline leaves the intent in requires_payment_method with
 // last_payment_error set (the 402 error also carries the payment_intent),
@@ -187,7 +219,8 @@
 //
 // # State
 //
-// With Config.StatePath set, intents, charges, refunds, idempotency keys,
-// recent events and pending deliveries survive a restart: see store.go for
+// With Config.StatePath set, intents, charges, refunds, created payment
+// methods, idempotency keys, recent events and pending deliveries survive a
+// restart: see store.go for
 // the snapshot-plus-journal format.
 package psp

@@ -1,6 +1,8 @@
 package psp
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/url"
 	"sort"
@@ -104,7 +106,30 @@ func formExpand(f url.Values) expandSet {
 }
 
 // canonicalParams is the parameter fingerprint used by idempotency checks:
-// keys sorted, so the same parameters in another order still match.
+// keys sorted, so the same parameters in another order still match. The
+// values of sensitiveParams are hashed: idempotency records are stored.
 func canonicalParams(f url.Values) string {
-	return f.Encode()
+	var g url.Values // f with the sensitive values hashed, made on demand
+	for _, key := range sensitiveParams {
+		vs, ok := f[key]
+		if !ok {
+			continue
+		}
+		if g == nil {
+			g = make(url.Values, len(f))
+			for k, v := range f {
+				g[k] = v
+			}
+		}
+		h := make([]string, len(vs))
+		for i, v := range vs {
+			sum := sha256.Sum256([]byte(v))
+			h[i] = "sha256:" + hex.EncodeToString(sum[:])
+		}
+		g[key] = h
+	}
+	if g == nil {
+		return f.Encode()
+	}
+	return g.Encode()
 }

@@ -105,7 +105,7 @@ func (s *Server) createIntent(c *apiCall) apiResult {
 	}
 	pm := f.Get("payment_method")
 	if pm != "" {
-		if _, known := testCards[pm]; !known {
+		if _, known := s.card(pm); !known {
 			return errResult(noSuch("PaymentMethod", pm, "payment_method"), false)
 		}
 	}
@@ -163,17 +163,6 @@ func (s *Server) getIntent(c *apiCall) apiResult {
 	return okResult(s.renderIntent(pi, formExpand(c.form)))
 }
 
-// getPaymentMethod serves a test payment method, so that a client can read
-// its card (fingerprint included) before or without confirming an intent.
-// The test methods are not stored: each is defined by testCards alone.
-func (s *Server) getPaymentMethod(c *apiCall) apiResult {
-	id := c.r.PathValue("id")
-	if _, known := testCards[id]; !known {
-		return errResult(noSuch("PaymentMethod", id, "payment_method"), false)
-	}
-	return okResult(renderPaymentMethod(id, s.now().Unix()))
-}
-
 func (s *Server) updateIntent(c *apiCall) apiResult {
 	id := c.r.PathValue("id")
 	pi := s.intents[id]
@@ -204,7 +193,7 @@ func (s *Server) updateIntent(c *apiCall) apiResult {
 	}
 	pm := f.Get("payment_method")
 	if pm != "" {
-		if _, known := testCards[pm]; !known {
+		if _, known := s.card(pm); !known {
 			return errResult(noSuch("PaymentMethod", pm, "payment_method"), false)
 		}
 	}
@@ -245,7 +234,7 @@ func (s *Server) confirmIntent(c *apiCall) apiResult {
 	}
 	pm := c.form.Get("payment_method")
 	if pm != "" {
-		if _, known := testCards[pm]; !known {
+		if _, known := s.card(pm); !known {
 			return errResult(noSuch("PaymentMethod", pm, "payment_method"), false)
 		}
 	}
@@ -309,7 +298,7 @@ func (s *Server) confirmLocked(ec *emitCtx, pi *intent, pm, returnURL, base stri
 			Message:       "You cannot confirm this PaymentIntent because it's missing a payment method. To confirm the PaymentIntent, pass a payment_method.",
 			PaymentIntent: mustJSON(s.renderIntent(pi, nil))}}
 	}
-	card, known := testCards[pm]
+	card, known := s.card(pm)
 	if !known {
 		return noSuch("PaymentMethod", pm, "payment_method")
 	}
@@ -409,7 +398,7 @@ func (s *Server) declineLocked(ec *emitCtx, pi *intent, pm string, card testCard
 		Message:       card.Message,
 		Charge:        ch.ID,
 		PaymentIntent: mustJSON(rendered),
-		PaymentMethod: renderPaymentMethod(pm, pi.Created),
+		PaymentMethod: s.renderPaymentMethod(pm, pi.Created),
 	}}
 }
 

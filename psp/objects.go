@@ -105,19 +105,31 @@ type refund struct {
 	Status        string            `json:"status"`
 }
 
-// testCard describes a test payment method: the card behind it and what it
-// does when confirmed.
+// testCard describes the card behind a payment method and what it does when
+// confirmed: a fixed test method from testCards, or the card of a method
+// created with POST /v1/payment_methods (stored in paymentMethod.Card, hence
+// the JSON tags).
 type testCard struct {
 	// Number is the card number Stripe documents for the test method. It is
-	// never rendered; it only feeds the fingerprint, so that two test methods
-	// for the same number (pm_card_visa and pm_card_us) are one card, as at
-	// Stripe.
-	Number                string
-	Brand, Last4, Funding string
-	Country               string // ISO 3166-1 alpha-2; empty means US
-	Outcome               string // "succeed", "decline", "3ds"
-	Code, DeclineCode     string
-	Message               string
+	// never rendered nor stored; it only feeds the fingerprint, so that two
+	// test methods for the same number (pm_card_visa and pm_card_us) are one
+	// card, as at Stripe.
+	Number      string `json:"-"`
+	Brand       string `json:"brand"`
+	Last4       string `json:"last4"`
+	Funding     string `json:"funding"`
+	Country     string `json:"country,omitempty"` // ISO 3166-1 alpha-2; empty means US
+	Outcome     string `json:"outcome"`           // "succeed", "decline", "3ds"
+	Code        string `json:"code,omitempty"`
+	DeclineCode string `json:"decline_code,omitempty"`
+	Message     string `json:"message,omitempty"`
+
+	// Set on created methods only, whose number is not kept: the
+	// fingerprint computed from it, the expiry sent, and whether a CVC was.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	ExpMonth    int64  `json:"exp_month,omitempty"`
+	ExpYear     int64  `json:"exp_year,omitempty"`
+	NoCVC       bool   `json:"no_cvc,omitempty"`
 }
 
 // fingerprintSalt keys the fingerprint hash. It is fixed rather than per
@@ -130,7 +142,16 @@ const fingerprintSalt = "encore-sandbox-card-fingerprint/v1"
 // different across numbers. Stripe derives it from the number too, which is
 // why it, not the PaymentMethod ID, is what says "the same card".
 func (c testCard) fingerprint() string {
-	sum := sha256.Sum256([]byte(fingerprintSalt + ":" + c.Number))
+	if c.Fingerprint != "" {
+		return c.Fingerprint
+	}
+	return fingerprintOf(c.Number)
+}
+
+// fingerprintOf is the fingerprint of a card number, for fixed test methods
+// and created ones alike.
+func fingerprintOf(number string) string {
+	sum := sha256.Sum256([]byte(fingerprintSalt + ":" + number))
 	buf := make([]byte, 16)
 	for i := range buf {
 		buf[i] = idAlphabet[int(sum[i])%len(idAlphabet)]
@@ -138,21 +159,35 @@ func (c testCard) fingerprint() string {
 	return string(buf)
 }
 
+// expiry is the card's expiry: the one sent for a created method, 12/2034
+// for a fixed test method.
+func (c testCard) expiry() (month, year int64) {
+	if c.ExpMonth == 0 || c.ExpYear == 0 {
+		return 12, 2034
+	}
+	return c.ExpMonth, c.ExpYear
+}
+
 func (c testCard) country() string { return cmp.Or(c.Country, "US") }
 
 // renderCard is the card hash of a PaymentMethod; a charge's
 // payment_method_details.card carries the same brand, last4 and fingerprint.
 func (c testCard) renderCard() map[string]any {
+	month, year := c.expiry()
+	var cvcCheck any = "pass"
+	if c.NoCVC {
+		cvcCheck = nil
+	}
 	return map[string]any{
 		"brand":                c.Brand,
 		"display_brand":        c.Brand,
 		"country":              c.country(),
-		"exp_month":            12,
-		"exp_year":             2034,
+		"exp_month":            month,
+		"exp_year":             year,
 		"fingerprint":          c.fingerprint(),
 		"funding":              c.Funding,
 		"last4":                c.Last4,
-		"checks":               map[string]any{"address_line1_check": nil, "address_postal_code_check": nil, "cvc_check": "pass"},
+		"checks":               map[string]any{"address_line1_check": nil, "address_postal_code_check": nil, "cvc_check": cvcCheck},
 		"networks":             map[string]any{"available": []string{c.Brand}, "preferred": nil},
 		"three_d_secure_usage": map[string]any{"supported": true},
 		"generated_from":       nil,
@@ -351,11 +386,18 @@ func copyMeta(m map[string]string) map[string]string {
 	return out
 }
 
-// renderPaymentMethod renders a test payment method as a Stripe PaymentMethod.
-func renderPaymentMethod(id string, created int64) map[string]any {
-	c, ok := testCards[id]
+// renderPaymentMethod renders a payment method as a Stripe PaymentMethod.
+// created stands in for the creation time of a fixed test method, which has
+// none of its own.
+func (s *Server) renderPaymentMethod(id string, created int64) map[string]any {
+	c, ok := s.card(id)
 	if !ok {
 		return map[string]any{"id": id, "object": "payment_method"}
+	}
+	meta := map[string]string{}
+	if m := s.methods[id]; m != nil {
+		created = m.Created
+		meta = copyMeta(m.Metadata)
 	}
 	return map[string]any{
 		"id":              id,
@@ -364,7 +406,7 @@ func renderPaymentMethod(id string, created int64) map[string]any {
 		"created":         created,
 		"customer":        nil,
 		"livemode":        false,
-		"metadata":        map[string]string{},
+		"metadata":        meta,
 		"allow_redisplay": "unspecified",
 		"billing_details": map[string]any{"address": nil, "email": nil, "name": nil, "phone": nil},
 		"card":            c.renderCard(),
@@ -415,7 +457,7 @@ func (s *Server) renderIntent(pi *intent, expand expandSet) jsonIntent {
 	}
 	if pi.PaymentMethod != "" {
 		if expand["payment_method"] {
-			out.PaymentMethod = renderPaymentMethod(pi.PaymentMethod, pi.Created)
+			out.PaymentMethod = s.renderPaymentMethod(pi.PaymentMethod, pi.Created)
 		} else {
 			out.PaymentMethod = pi.PaymentMethod
 		}
@@ -438,7 +480,7 @@ func (s *Server) renderPaymentError(pe *paymentError, created int64) *jsonError 
 		Charge:      pe.Charge,
 	}
 	if pe.PaymentMethod != "" {
-		e.PaymentMethod = renderPaymentMethod(pe.PaymentMethod, created)
+		e.PaymentMethod = s.renderPaymentMethod(pe.PaymentMethod, created)
 	}
 	return e
 }
@@ -472,11 +514,12 @@ func (s *Server) renderCharge(ch *charge) jsonCharge {
 	} else {
 		out.Outcome = map[string]any{"network_status": "declined_by_network", "reason": ch.DeclineCode, "risk_level": "normal", "seller_message": "The bank did not return any further details with this decline.", "type": "issuer_declined"}
 	}
-	if c, ok := testCards[ch.PaymentMethod]; ok {
+	if c, ok := s.card(ch.PaymentMethod); ok {
+		month, year := c.expiry()
 		out.PaymentMethodDetails = map[string]any{
 			"type": "card",
 			"card": map[string]any{"brand": c.Brand, "last4": c.Last4, "funding": c.Funding, "country": c.country(),
-				"exp_month": 12, "exp_year": 2034, "fingerprint": c.fingerprint(), "network": c.Brand},
+				"exp_month": month, "exp_year": year, "fingerprint": c.fingerprint(), "network": c.Brand},
 		}
 	}
 	return out

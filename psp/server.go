@@ -107,8 +107,9 @@ type Server struct {
 	intentOrder []*intent // ascending Seq
 	charges     map[string]*charge
 	refunds     map[string]*refund
-	refundOrder []*refund // ascending Seq
-	events      []*event  // recent events, ascending Seq
+	refundOrder []*refund                 // ascending Seq
+	methods     map[string]*paymentMethod // created with POST /v1/payment_methods
+	events      []*event                  // recent events, ascending Seq
 	eventByID   map[string]*event
 	idem        map[string]*idemRecord
 	queues      map[string][]*delivery // per ordering key (intent ID), ascending Seq
@@ -199,6 +200,7 @@ func New(cfg Config) (*Server, error) {
 		intents:   map[string]*intent{},
 		charges:   map[string]*charge{},
 		refunds:   map[string]*refund{},
+		methods:   map[string]*paymentMethod{},
 		eventByID: map[string]*event{},
 		idem:      map[string]*idemRecord{},
 		queues:    map[string][]*delivery{},
@@ -322,6 +324,7 @@ func (s *Server) routes() http.Handler {
 	api.HandleFunc("GET /v1/refunds", s.reading(s.listRefunds))
 	api.HandleFunc("GET /v1/refunds/{id}", s.reading(s.getRefund))
 	api.HandleFunc("GET /v1/charges/{id}", s.reading(s.getCharge))
+	api.HandleFunc("POST /v1/payment_methods", s.mutating(s.createPaymentMethod))
 	api.HandleFunc("GET /v1/payment_methods/{id}", s.reading(s.getPaymentMethod))
 	api.HandleFunc("GET /v1/events", s.reading(s.listEvents))
 	api.HandleFunc("GET /v1/events/{id}", s.reading(s.getEvent))

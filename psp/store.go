@@ -34,6 +34,9 @@ type snapshot struct {
 	Events      []*event      `json:"events"`
 	Idempotency []*idemRecord `json:"idempotency"`
 	Deliveries  []*delivery   `json:"deliveries"`
+	// Methods are the card PaymentMethods created with POST
+	// /v1/payment_methods, ascending Seq. Absent from older state files.
+	Methods []*paymentMethod `json:"payment_methods"`
 }
 
 const (
@@ -45,20 +48,22 @@ const (
 	opDelIdem     = "del_idem"
 	opPutDelivery = "delivery"
 	opDelDelivery = "del_delivery"
+	opPutMethod   = "payment_method"
 )
 
 // record is one journal line. Records are whole-object upserts or deletes,
 // so replaying one twice is harmless.
 type record struct {
-	Op       string      `json:"op"`
-	Seq      int64       `json:"seq,omitempty"`
-	ID       string      `json:"id,omitempty"`
-	Intent   *intent     `json:"intent,omitempty"`
-	Charge   *charge     `json:"charge,omitempty"`
-	Refund   *refund     `json:"refund,omitempty"`
-	Event    *event      `json:"event,omitempty"`
-	Idem     *idemRecord `json:"idem,omitempty"`
-	Delivery *delivery   `json:"delivery,omitempty"`
+	Op       string         `json:"op"`
+	Seq      int64          `json:"seq,omitempty"`
+	ID       string         `json:"id,omitempty"`
+	Intent   *intent        `json:"intent,omitempty"`
+	Charge   *charge        `json:"charge,omitempty"`
+	Refund   *refund        `json:"refund,omitempty"`
+	Event    *event         `json:"event,omitempty"`
+	Idem     *idemRecord    `json:"idem,omitempty"`
+	Delivery *delivery      `json:"delivery,omitempty"`
+	Method   *paymentMethod `json:"payment_method,omitempty"`
 }
 
 type store struct {
@@ -158,6 +163,10 @@ func (s *Server) applyLocked(r record) {
 		}
 	case opDelIdem:
 		delete(s.idem, r.ID)
+	case opPutMethod:
+		if r.Method != nil {
+			s.methods[r.Method.ID] = r.Method
+		}
 	case opPutDelivery:
 		if r.Delivery != nil {
 			s.insertDeliveryLocked(r.Delivery)
@@ -212,6 +221,9 @@ func (s *Server) load() error {
 		for _, x := range snap.Deliveries {
 			s.insertDeliveryLocked(x)
 		}
+		for _, x := range snap.Methods {
+			s.methods[x.ID] = x
+		}
 	}
 	jpath := st.path + ".journal"
 	if f, err := os.Open(jpath); err == nil {
@@ -238,7 +250,7 @@ func (s *Server) load() error {
 	if err := s.compactLocked(); err != nil {
 		return err
 	}
-	s.log.Info("state loaded", "path", st.path, "intents", len(s.intents), "refunds", len(s.refunds), "pending_webhooks", s.deliveryN)
+	s.log.Info("state loaded", "path", st.path, "intents", len(s.intents), "payment_methods", len(s.methods), "refunds", len(s.refunds), "pending_webhooks", s.deliveryN)
 	return nil
 }
 
@@ -291,7 +303,7 @@ func (s *Server) compactLocked() error {
 	s.pruneIdemLocked()
 	snap := snapshot{Version: stateVersion, APIVersion: APIVersion, Seq: s.seq,
 		Intents: s.intentOrder, Refunds: s.refundOrder, Events: s.events,
-		Charges: []*charge{}, Idempotency: []*idemRecord{}, Deliveries: []*delivery{}}
+		Charges: []*charge{}, Idempotency: []*idemRecord{}, Deliveries: []*delivery{}, Methods: []*paymentMethod{}}
 	for _, ch := range s.charges {
 		snap.Charges = append(snap.Charges, ch)
 	}
@@ -306,6 +318,10 @@ func (s *Server) compactLocked() error {
 		snap.Deliveries = append(snap.Deliveries, q...)
 	}
 	sort.Slice(snap.Deliveries, func(i, j int) bool { return snap.Deliveries[i].Seq < snap.Deliveries[j].Seq })
+	for _, m := range s.methods {
+		snap.Methods = append(snap.Methods, m)
+	}
+	sort.Slice(snap.Methods, func(i, j int) bool { return snap.Methods[i].Seq < snap.Methods[j].Seq })
 	data, err := json.Marshal(snap)
 	if err != nil {
 		return fmt.Errorf("psp: encoding state: %w", err)

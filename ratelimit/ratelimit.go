@@ -7,6 +7,7 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"math"
 	"sync"
 	"time"
@@ -14,22 +15,50 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// gcra: KEYS[1] the key; ARGV emission interval ms, burst tolerance ms.
-// Uses Redis's own clock so every process agrees on time.
-var gcra = redis.NewScript(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local emission = tonumber(ARGV[1])
-local tolerance = tonumber(ARGV[2])
-local tat = tonumber(redis.call('GET', KEYS[1]) or now)
-if tat < now then tat = now end
-local allow_at = tat - tolerance
-if now < allow_at then
-  return allow_at - now
+// gcraLua defines gcra(key, emission_ms, tolerance_ms): 0 when key may act
+// now (its turn is then taken), else how many milliseconds until it may. It
+// uses Redis's own clock so every process agrees on time.
+const gcraLua = `
+local function gcra(key, emission, tolerance)
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local tat = tonumber(redis.call('GET', key) or now)
+  if tat < now then tat = now end
+  local allow_at = tat - tolerance
+  if now < allow_at then
+    return allow_at - now
+  end
+  local new_tat = tat + emission
+  redis.call('SET', key, new_tat, 'PX', math.ceil(new_tat - now + 1000))
+  return 0
 end
-local new_tat = tat + emission
-redis.call('SET', KEYS[1], new_tat, 'PX', math.ceil(new_tat - now + 1000))
-return 0`)
+`
+
+// gcra: KEYS[1] the key; ARGV emission interval ms, burst tolerance ms.
+var gcra = redis.NewScript(gcraLua + `return gcra(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]))`)
+
+// Guarded is a Lua script whose body runs only when a key is within its
+// limit, so the check and the act cost one round trip; a refused call runs no
+// body and leaves the limit as it was.
+type Guarded struct{ script *redis.Script }
+
+// NewGuarded wraps body, a Lua chunk that returns a list of integers. The
+// body finds its own keys in the local keys and its own arguments in the
+// local argv; KEYS and ARGV begin with the limit's.
+func NewGuarded(body string) *Guarded {
+	return &Guarded{script: redis.NewScript(gcraLua + `
+local wait = gcra(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]))
+if wait > 0 then return {wait} end
+local keys, argv = {unpack(KEYS, 2)}, {unpack(ARGV, 3)}
+local out = (function()
+` + body + `
+end)()
+table.insert(out, 1, 0)
+return out`)}
+}
+
+// errNoRedis: a limiter without Redis runs no script.
+var errNoRedis = errors.New("ratelimit: no Redis")
 
 // Limit is a rate: Count actions per Per, with bursts of up to Burst.
 type Limit struct {
@@ -69,6 +98,30 @@ func (l *Limiter) Allow(ctx context.Context, key string) (bool, time.Duration) {
 		}
 	}
 	return l.allowLocal(key, time.Now())
+}
+
+// Guard is Allow with g's body run in the same round trip when key may act
+// now: ok and wait are Allow's answer, result the body's. When Redis does not
+// answer, the process's own limit answers, the body has not run and err says
+// why.
+func (l *Limiter) Guard(ctx context.Context, g *Guarded, key string, keys []string, args ...any) (ok bool, wait time.Duration, result []int64, err error) {
+	if l.rdb == nil {
+		ok, wait = l.allowLocal(key, time.Now())
+		return ok, wait, nil, errNoRedis
+	}
+	out, err := g.script.Run(ctx, l.rdb, append([]string{l.prefix + key}, keys...),
+		append([]any{l.limit.emission().Milliseconds(), l.limit.tolerance().Milliseconds()}, args...)...).Int64Slice()
+	if err == nil && len(out) == 0 {
+		err = errors.New("ratelimit: empty answer from a guarded script")
+	}
+	if err != nil {
+		ok, wait = l.allowLocal(key, time.Now())
+		return ok, wait, nil, err
+	}
+	if out[0] > 0 {
+		return false, time.Duration(out[0]) * time.Millisecond, nil, nil
+	}
+	return true, 0, out[1:], nil
 }
 
 func (l *Limiter) allowLocal(key string, now time.Time) (bool, time.Duration) {

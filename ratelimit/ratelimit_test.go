@@ -45,3 +45,26 @@ func TestWithRedisDownTheLimitStillHolds(t *testing.T) {
 	require.False(t, ok3, "fails closed: the process's own limiter refuses")
 	require.Greater(t, wait, time.Duration(0))
 }
+
+func TestAGuardedBodyRunsOnlyWithinTheLimit(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := testenv.Redis(t)
+	l := ratelimit.New(rdb, prefix+"rl:"+testenv.RandomSuffix()+":", ratelimit.Limit{Count: 60, Per: time.Minute, Burst: 2})
+	counter := prefix + "guarded:" + testenv.RandomSuffix()
+	g := ratelimit.NewGuarded(`return {redis.call('INCRBY', keys[1], argv[1])}`)
+	ctx := context.Background()
+	for i := range 2 {
+		ok, _, res, err := l.Guard(ctx, g, "fan", []string{counter}, 5)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, []int64{int64(5 * (i + 1))}, res)
+	}
+	ok, wait, res, err := l.Guard(ctx, g, "fan", []string{counter}, 5)
+	require.NoError(t, err)
+	require.False(t, ok)
+	require.Positive(t, wait)
+	require.Nil(t, res)
+	require.Equal(t, "10", rdb.Get(ctx, counter).Val(), "the refused call ran no body")
+	ok, _ = l.Allow(ctx, "fan")
+	require.False(t, ok, "Allow and Guard share one budget")
+}

@@ -11,23 +11,32 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/encore-tickets/encore/ratelimit"
 )
 
-// holdScript checks every seat of the cart before writing any hint, so a cart
-// is hinted whole or not at all. KEYS share the event's hash slot.
-// It returns the 1-based positions of contended seats, or an empty list once
+// holdBody checks every seat of the cart before writing any hint, so a cart
+// is hinted whole or not at all: keys are the seats' hints, which share the
+// event's hash slot; argv the reservation and the TTL in milliseconds. It
+// returns the 1-based positions of contended seats, or an empty list once
 // every hint is written.
-var holdScript = redis.NewScript(`
+const holdBody = `
 local taken = {}
-for i, key in ipairs(KEYS) do
+for i, key in ipairs(keys) do
   local owner = redis.call('GET', key)
-  if owner and owner ~= ARGV[1] then taken[#taken + 1] = i end
+  if owner and owner ~= argv[1] then taken[#taken + 1] = i end
 end
 if #taken > 0 then return taken end
-for _, key in ipairs(KEYS) do
-  redis.call('SET', key, ARGV[1], 'PX', ARGV[2])
+for _, key in ipairs(keys) do
+  redis.call('SET', key, argv[1], 'PX', argv[2])
 end
-return taken`)
+return taken`
+
+var (
+	holdScript = redis.NewScript("local keys, argv = KEYS, ARGV\n" + holdBody)
+	// limitedHold runs holdBody only for an account within its rate limit.
+	limitedHold = ratelimit.NewGuarded(holdBody)
+)
 
 // releaseScript deletes only hints that still name this reservation: a late
 // release must never delete the hint of the next buyer of the same seat.
@@ -83,6 +92,32 @@ func (h *Hints) Hold(ctx context.Context, eventID string, seatIDs []string, rese
 	if err != nil {
 		return err
 	}
+	return contended(seatIDs, taken)
+}
+
+// HoldWithin is Hold behind limiter in one round trip: when key may act now
+// (ok), the cart is hinted or *ContendedError returned; when not, nothing is
+// hinted and wait says for how long. A Redis error comes back with the
+// limiter's own answer (see ratelimit.Limiter.Guard) and no hint written.
+//
+// The limit's key is not in the event's hash slot, so on Redis Cluster the
+// script would be refused with CROSSSLOT: the answer is then the Redis error,
+// as above, and the database decides alone.
+func (h *Hints) HoldWithin(ctx context.Context, limiter *ratelimit.Limiter, key, eventID string, seatIDs []string,
+	reservation string, ttl time.Duration) (ok bool, wait time.Duration, err error) {
+	if len(seatIDs) == 0 {
+		ok, wait = limiter.Allow(ctx, key)
+		return ok, wait, nil
+	}
+	ok, wait, taken, err := limiter.Guard(ctx, limitedHold, key, h.keys(eventID, seatIDs), reservation, ttl.Milliseconds())
+	if err != nil || !ok {
+		return ok, wait, err
+	}
+	return true, 0, contended(seatIDs, taken)
+}
+
+// contended turns the script's positions into *ContendedError, or nil.
+func contended(seatIDs []string, taken []int64) error {
 	if len(taken) == 0 {
 		return nil
 	}

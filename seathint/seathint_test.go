@@ -5,9 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/internal/testenv"
+	"github.com/encore-tickets/encore/ratelimit"
 	"github.com/encore-tickets/encore/seathint"
 )
 
@@ -46,4 +48,43 @@ func TestKeysShareTheEventsHashSlot(t *testing.T) {
 	t.Parallel()
 	h := seathint.New(nil, "")
 	require.Equal(t, "hold:{evt_9}:sec-A-1", h.Key("evt_9", "sec-A-1"))
+}
+
+func TestARateLimitedCartIsHintedNothingInTheSameRoundTrip(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := testenv.Redis(t)
+	h := seathint.New(rdb, prefix)
+	limiter := ratelimit.New(rdb, prefix+"rl:", ratelimit.Limit{Count: 1, Per: time.Minute, Burst: 1})
+	ctx := context.Background()
+	evt := "evt_" + testenv.RandomSuffix()
+	ok, _, err := h.HoldWithin(ctx, limiter, "fan", evt, []string{"s1", "s2"}, "res-a", time.Minute)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, "res-a", rdb.Get(ctx, h.Key(evt, "s2")).Val())
+
+	ok, wait, err := h.HoldWithin(ctx, limiter, "fan", evt, []string{"s3"}, "res-b", time.Minute)
+	require.NoError(t, err)
+	require.False(t, ok)
+	require.Positive(t, wait)
+	require.Zero(t, rdb.Exists(ctx, h.Key(evt, "s3")).Val(), "the rate-limited cart left no hint")
+
+	ok, _, err = h.HoldWithin(ctx, limiter, "other fan", evt, []string{"s2", "s4"}, "res-c", time.Minute)
+	require.True(t, ok)
+	var c *seathint.ContendedError
+	require.ErrorAs(t, err, &c)
+	require.Equal(t, []string{"s2"}, c.SeatIDs)
+	require.Zero(t, rdb.Exists(ctx, h.Key(evt, "s4")).Val(), "a contended cart is still hinted whole or not at all")
+}
+
+func TestWithRedisDownTheLimitAnswersAndNothingIsHinted(t *testing.T) {
+	t.Parallel()
+	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 50 * time.Millisecond, MaxRetries: -1})
+	h := seathint.New(dead, "")
+	limiter := ratelimit.New(dead, "rl:", ratelimit.Limit{Count: 60, Per: time.Minute, Burst: 1})
+	ok, _, err := h.HoldWithin(context.Background(), limiter, "fan", "evt", []string{"s1"}, "res", time.Minute)
+	require.Error(t, err, "the caller learns that no hint was written")
+	require.True(t, ok)
+	ok, _, err = h.HoldWithin(context.Background(), limiter, "fan", "evt", []string{"s1"}, "res", time.Minute)
+	require.Error(t, err)
+	require.False(t, ok, "the process's own limit still holds")
 }

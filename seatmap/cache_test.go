@@ -126,9 +126,11 @@ func TestThousandConcurrentMissesCauseAHandfulOfQueries(t *testing.T) {
 			before := e.queries.n.Load()
 			var caches []*seatmap.Cache
 			for range tc.processes {
-				// A distinct prefix per case keeps the section cold.
+				// A distinct prefix per case keeps the section cold. Wait is
+				// generous: on a loaded machine a thousand goroutines take
+				// seconds to be scheduled, and the test counts queries, not time.
 				caches = append(caches, seatmap.NewCache(e.rdb, fmt.Sprintf("%scase%d:", e.prefix, i), loader.Load,
-					seatmap.CacheOptions{TTL: 10 * time.Second, Wait: 5 * time.Second}))
+					seatmap.CacheOptions{TTL: 10 * time.Second, Wait: 30 * time.Second}))
 			}
 			start := make(chan struct{})
 			var wg sync.WaitGroup

@@ -99,30 +99,21 @@ func (s *Store) HoldOutcomes(ctx context.Context, eventID string, userIDs []stri
 	return out, rows.Err()
 }
 
-// SagaHealth is how the booking saga copes, as the waiting room's adaptive
-// mode reads it.
-type SagaHealth struct {
-	PaymentsSettled int64 // payments that reached an outcome in the window
-	PaymentsFailed  int64 // of which failed
-	// OldestUnstarted is the age of the oldest hold.created outbox row not
-	// yet relayed: the relay starts every booking workflow the API missed,
-	// so this bounds how late a workflow starts.
-	OldestUnstarted time.Duration
+// PaymentHealth is how payments fare over a window, as the waiting room's
+// adaptive mode reads it: the same figures from every process, since they
+// come from the database.
+type PaymentHealth struct {
+	Settled int64 // payments that reached an outcome in the window
+	Failed  int64 // of which failed
 }
 
-// SagaHealth reads payment outcomes over the last window and the workflow
-// start backlog.
-func (s *Store) SagaHealth(ctx context.Context, window time.Duration) (SagaHealth, error) {
-	var h SagaHealth
-	var lag float64
+// PaymentHealth reads payment outcomes over the last window.
+func (s *Store) PaymentHealth(ctx context.Context, window time.Duration) (PaymentHealth, error) {
+	var h PaymentHealth
 	err := s.pool.QueryRow(ctx, `
-		SELECT
-		  (SELECT count(*) FROM payments WHERE updated_at > now() - $1::interval
-		      AND status NOT IN ('PENDING', 'REQUIRES_ACTION')),
-		  (SELECT count(*) FROM payments WHERE updated_at > now() - $1::interval AND status = 'FAILED'),
-		  (SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 FROM outbox
-		    WHERE published_at IS NULL AND topic = $2)`,
-		window.String(), TopicHoldCreated).Scan(&h.PaymentsSettled, &h.PaymentsFailed, &lag)
-	h.OldestUnstarted = time.Duration(lag * float64(time.Second))
+		SELECT count(*) FILTER (WHERE status NOT IN ('PENDING', 'REQUIRES_ACTION')),
+		       count(*) FILTER (WHERE status = 'FAILED')
+		FROM payments WHERE updated_at > now() - $1::interval`,
+		window.String()).Scan(&h.Settled, &h.Failed)
 	return h, err
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -122,11 +123,11 @@ func (s *Store) PreCheck(ctx context.Context, userID, eventID string, want int) 
 // CreateHold takes the whole cart or nothing in one short transaction: the
 // idempotency key's lock and lookup, the fan's pending checkout and limit, the
 // seats (one conditional UPDATE whose predicate is the rule), the promotion
-// (locked row, per-user key), frozen prices, items, an inventory.changed
-// outbox row per section and the key's record. When it returns a stored
-// response instead of a hold, nothing was executed. The answer's body is not
-// written here: the caller renders it after commit and keeps it with
-// SaveHoldResponse.
+// (locked row, per-user key), frozen prices, items, one inventory.changed
+// outbox row naming every section taken from, and the key's record. When it
+// returns a stored response instead of a hold, nothing was executed. The
+// answer's body is not written here: the caller renders it after commit and
+// keeps it with SaveHoldResponse.
 func (s *Store) CreateHold(ctx context.Context, req HoldRequest) (Hold, *StoredResponse, error) {
 	var (
 		hold   Hold
@@ -137,11 +138,7 @@ func (s *Store) CreateHold(ctx context.Context, req HoldRequest) (Hold, *StoredR
 	// it ended.
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
-		err = s.tx(ctx, func(tx pgx.Tx) error {
-			var err error
-			hold, stored, err = createHold(ctx, tx, req)
-			return err
-		})
+		hold, stored, err = s.createHold(ctx, req)
 		if !errors.Is(err, errRetryLazyExpiry) {
 			break
 		}
@@ -160,52 +157,120 @@ var ErrReservationIDTaken = errors.New("store: reservation ID already used")
 
 var errRetryLazyExpiry = errors.New("store: retry after lazy expiry")
 
+// checks is what the hold's first round trip learnt before anything is
+// written.
+type checks struct {
+	stored         *StoredResponse // the key's earlier answer, if any
+	terms          eventTerms
+	expiredPending uuid.UUID // the fan's own expired hold, to end first
+}
+
 // createHold is one attempt of CreateHold, step by step. Every step runs in
-// tx, so a refusal at any step leaves nothing behind.
-func createHold(ctx context.Context, tx pgx.Tx, req HoldRequest) (Hold, *StoredResponse, error) {
+// one transaction, so a refusal at any step leaves nothing behind. Each round
+// trip carries every statement that does not wait on an answer of the one
+// before: the first begins the transaction and runs the checks that can
+// refuse the cart before anything is written (claimKey, loadTerms,
+// settleOwnPending, checkLimit); the second inserts the reservation, takes
+// the inventory and reads the surge it causes; the third writes the priced
+// items, the outbox row and the key's record; then the commit. Rare paths
+// (an expired hold to end, best-available seats, lazy expiry, a promotion)
+// add round trips of their own.
+func (s *Store) createHold(ctx context.Context, req HoldRequest) (Hold, *StoredResponse, error) {
+	first := &pgx.Batch{}
+	first.BeginTx(pgx.TxOptions{})
+	s.queueTimeouts(first)
+	var c checks
 	if req.IdempotencyKey != "" {
-		prev, err := claimKey(ctx, tx, req)
-		if err != nil || prev != nil {
-			return Hold{}, prev, err
+		queueClaimKey(first, req, &c.stored)
+	}
+	queueLoadTerms(first, req.EventID, &c.terms)
+	queueSettleOwnPending(first, req, &c.expiredPending)
+	queueCheckLimit(first, req, &c.terms)
+	br := s.pool.SendBatch(ctx, first)
+	if br.Tx() == nil {
+		return Hold{}, nil, br.Close() // no connection: nothing began
+	}
+	var hold Hold
+	err := pgx.BeginFunc(ctx, begun{br.Tx()}, func(tx pgx.Tx) error {
+		err := br.Close()
+		if errors.Is(err, errReplay) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		hold, err = takeCart(ctx, tx, req, c)
+		return err
+	})
+	if err != nil || c.stored != nil {
+		return Hold{}, c.stored, err
+	}
+	return hold, nil, nil
+}
+
+// begun hands pgx.BeginFunc a transaction that a batch has already begun, so
+// it is committed or rolled back as every other transaction is.
+type begun struct{ tx pgx.Tx }
+
+func (b begun) Begin(context.Context) (pgx.Tx, error) { return b.tx, nil }
+
+// queueTimeouts bounds the transaction that b begins as Store.tx bounds every
+// other, in the same round trip.
+func (s *Store) queueTimeouts(b *pgx.Batch) {
+	b.Queue(`SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true)`,
+		strconv.FormatInt(s.opts.LockTimeout.Milliseconds(), 10),
+		strconv.FormatInt(s.opts.StatementTimeout.Milliseconds(), 10))
+}
+
+// takeCart is the hold once the checks passed: the reservation, the
+// inventory, the promotion, the priced items and the outbox row.
+func takeCart(ctx context.Context, tx pgx.Tx, req HoldRequest, c checks) (Hold, error) {
+	if c.expiredPending != uuid.Nil {
+		if _, err := endLocked(ctx, tx, c.expiredPending, vocab.ReservationExpired); err != nil {
+			return Hold{}, err
 		}
 	}
-	terms, err := loadTerms(ctx, tx, req.EventID)
+	b := &pgx.Batch{}
+	hold := queueInsertReservation(b, req, c.terms)
+	if req.Adjacent && len(req.SeatIDs) == 0 {
+		// Best available picks its seats once the reservation is written,
+		// then takes them like a cart.
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return Hold{}, err
+		}
+		seats, err := pickAdjacent(ctx, tx, req.EventID, req.SectionID, req.Quantity)
+		if err != nil {
+			return Hold{}, err
+		}
+		req.SeatIDs = seats
+		b = &pgx.Batch{}
+	}
+	take := queueTakeInventory(b, req, c.terms)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return Hold{}, err
+	}
+	units, surge, err := take.finish(ctx, tx, req, c.terms)
 	if err != nil {
-		return Hold{}, nil, err
-	}
-	if err := settleOwnPending(ctx, tx, req.UserID, req.EventID); err != nil {
-		return Hold{}, nil, err
-	}
-	if err := checkLimit(ctx, tx, req, terms.limit); err != nil {
-		return Hold{}, nil, err
-	}
-	hold, err := insertReservation(ctx, tx, req, terms)
-	if err != nil {
-		return Hold{}, nil, err
-	}
-	units, err := takeInventory(ctx, tx, req)
-	if err != nil {
-		return Hold{}, nil, err
+		return Hold{}, err
 	}
 	discountBps, err := applyPromotion(ctx, tx, req)
 	if err != nil {
-		return Hold{}, nil, err
+		return Hold{}, err
 	}
 	// The remaining writes cannot be refused by a rule, only by a bug or the
 	// database: one round trip for all of them.
-	batch := &pgx.Batch{}
-	sections := unitSections(units)
-	if hold.Items, hold.Total, err = priceItems(ctx, tx, batch, req, terms, units, sections, discountBps); err != nil {
-		return Hold{}, nil, err
+	b = &pgx.Batch{}
+	if hold.Items, hold.Total, err = priceItems(b, req, c.terms, units, surge, discountBps); err != nil {
+		return Hold{}, err
 	}
-	queueHoldOutbox(batch, hold, sections)
+	queueHoldOutbox(b, *hold, unitSections(units))
 	if req.IdempotencyKey != "" {
-		queueKeyRecord(batch, req)
+		queueKeyRecord(b, req)
 	}
-	if err := sendHoldBatch(ctx, tx, batch, hold); err != nil {
-		return Hold{}, nil, err
+	if err := sendHoldBatch(ctx, tx, b, *hold); err != nil {
+		return Hold{}, err
 	}
-	return hold, nil, nil
+	return *hold, nil
 }
 
 // eventTerms is what the event says about any hold on it, read in the hold's
@@ -218,72 +283,80 @@ type eventTerms struct {
 	now      time.Time
 }
 
-// loadTerms reads the event's terms and refuses an event not on sale.
-func loadTerms(ctx context.Context, tx pgx.Tx, eventID string) (eventTerms, error) {
-	var ev eventTerms
-	var onsale bool
-	err := tx.QueryRow(ctx, `SELECT currency, per_customer_limit, hold_ttl_seconds, starts_at, now(), onsale_at <= now()
-		FROM events WHERE id = $1`, eventID).Scan(&ev.currency, &ev.limit, &ev.ttl, &ev.startsAt, &ev.now, &onsale)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return eventTerms{}, &InvalidError{Field: "event_id", Message: "no such event"}
-	}
-	if err != nil {
-		return eventTerms{}, err
-	}
-	if !onsale {
-		return eventTerms{}, ErrNotOnSale
-	}
-	return ev, nil
-}
-
-// settleOwnPending deals with the fan's own pending checkout on the event: a
-// live one refuses, an expired one is ended here so it never blocks (lazy
-// expiry). The row stays locked until commit, so two carts of one fan queue.
-func settleOwnPending(ctx context.Context, tx pgx.Tx, userID, eventID string) error {
-	var pendingID uuid.UUID
-	var pendingExpired bool
-	err := tx.QueryRow(ctx, `SELECT id, expires_at <= now() FROM reservations
-		WHERE user_id = $1 AND event_id = $2 AND status = 'PENDING_PAYMENT' FOR UPDATE`,
-		userID, eventID).Scan(&pendingID, &pendingExpired)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
+// queueLoadTerms reads the event's terms into *ev and refuses an event not on
+// sale.
+func queueLoadTerms(b *pgx.Batch, eventID string, ev *eventTerms) {
+	b.Queue(`SELECT currency, per_customer_limit, hold_ttl_seconds, starts_at, now(), onsale_at <= now()
+		FROM events WHERE id = $1`, eventID).QueryRow(func(row pgx.Row) error {
+		var onsale bool
+		err := row.Scan(&ev.currency, &ev.limit, &ev.ttl, &ev.startsAt, &ev.now, &onsale)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return &InvalidError{Field: "event_id", Message: "no such event"}
+		case err != nil:
+			return err
+		case !onsale:
+			return ErrNotOnSale
+		}
 		return nil
-	case err != nil:
-		return err
-	case !pendingExpired:
-		return &PendingCheckoutError{HoldID: pendingID.String()}
-	}
-	_, err = endLocked(ctx, tx, pendingID, vocab.ReservationExpired)
-	return err
+	})
 }
 
-// checkLimit refuses a cart that would take the fan past the event's
-// per-customer limit, counting paid and pending units.
-func checkLimit(ctx context.Context, tx pgx.Tx, req HoldRequest, limit int) error {
+// queueSettleOwnPending deals with the fan's own pending checkout on the
+// event: a live one refuses, an expired one is named in *expired for takeCart
+// to end, so it never blocks (lazy expiry). The row stays locked until
+// commit, so two carts of one fan queue.
+func queueSettleOwnPending(b *pgx.Batch, req HoldRequest, expired *uuid.UUID) {
+	b.Queue(`SELECT id, expires_at <= now() FROM reservations
+		WHERE user_id = $1 AND event_id = $2 AND status = 'PENDING_PAYMENT' FOR UPDATE`,
+		req.UserID, req.EventID).QueryRow(func(row pgx.Row) error {
+		var id uuid.UUID
+		var isExpired bool
+		err := row.Scan(&id, &isExpired)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return nil
+		case err != nil:
+			return err
+		case !isExpired:
+			return &PendingCheckoutError{HoldID: id.String()}
+		}
+		*expired = id
+		return nil
+	})
+}
+
+// queueCheckLimit refuses a cart that would take the fan past the event's
+// per-customer limit (read by queueLoadTerms into *ev, earlier in the same
+// batch), counting paid and live pending units. An expired pending hold
+// counts for nothing, as once takeCart has ended it.
+func queueCheckLimit(b *pgx.Batch, req HoldRequest, ev *eventTerms) {
 	want := len(req.SeatIDs)
 	if want == 0 {
 		want = req.Quantity
 	}
-	var owned int
-	if err := tx.QueryRow(ctx, `SELECT coalesce(sum(i.quantity), 0) FROM reservations r
+	b.Queue(`SELECT coalesce(sum(i.quantity), 0) FROM reservations r
 		JOIN reservation_items i ON i.reservation_id = r.id
-		WHERE r.user_id = $1 AND r.event_id = $2 AND i.live AND r.status IN ('PAID', 'PENDING_PAYMENT')`,
-		req.UserID, req.EventID).Scan(&owned); err != nil {
-		return err
-	}
-	if owned+want > limit {
-		return &PurchaseLimitError{Limit: limit, Owned: owned, Requested: want}
-	}
-	return nil
+		WHERE r.user_id = $1 AND r.event_id = $2 AND i.live
+		  AND (r.status = 'PAID' OR (r.status = 'PENDING_PAYMENT' AND r.expires_at > now()))`,
+		req.UserID, req.EventID).QueryRow(func(row pgx.Row) error {
+		var owned int
+		if err := row.Scan(&owned); err != nil {
+			return err
+		}
+		if owned+want > ev.limit {
+			return &PurchaseLimitError{Limit: ev.limit, Owned: owned, Requested: want}
+		}
+		return nil
+	})
 }
 
-// insertReservation writes the pending reservation (and the account on first
-// sight). Its total is set once the items are priced.
-func insertReservation(ctx context.Context, tx pgx.Tx, req HoldRequest, ev eventTerms) (Hold, error) {
-	if _, err := tx.Exec(ctx, `INSERT INTO users (id) VALUES ($1) ON CONFLICT DO NOTHING`, req.UserID); err != nil {
-		return Hold{}, err
-	}
-	hold := Hold{
+// queueInsertReservation queues the pending reservation (and the account on
+// first sight) and returns the hold it fills in once b is sent. Its total is
+// set once the items are priced.
+func queueInsertReservation(b *pgx.Batch, req HoldRequest, ev eventTerms) *Hold {
+	b.Queue(`INSERT INTO users (id) VALUES ($1) ON CONFLICT DO NOTHING`, req.UserID)
+	hold := &Hold{
 		ID: req.ReservationID, UserID: req.UserID, EventID: req.EventID,
 		Status: vocab.ReservationPending, PromoCode: req.PromoCode,
 	}
@@ -291,20 +364,20 @@ func insertReservation(ctx context.Context, tx pgx.Tx, req HoldRequest, ev event
 	if req.PromoCode != "" {
 		promo = &req.PromoCode
 	}
-	err := tx.QueryRow(ctx, `INSERT INTO reservations (id, user_id, event_id, status, expires_at, total, currency, promo_code)
+	b.Queue(`INSERT INTO reservations (id, user_id, event_id, status, expires_at, total, currency, promo_code)
 		VALUES ($1, $2, $3, 'PENDING_PAYMENT', now() + make_interval(secs => $4), 0, $5, $6)
 		RETURNING created_at, expires_at`,
-		req.ReservationID, req.UserID, req.EventID, ev.ttl, ev.currency, promo).Scan(&hold.CreatedAt, &hold.ExpiresAt)
-	if err != nil {
+		req.ReservationID, req.UserID, req.EventID, ev.ttl, ev.currency, promo).QueryRow(func(row pgx.Row) error {
+		err := row.Scan(&hold.CreatedAt, &hold.ExpiresAt)
 		switch code, constraint := pgCode(err); {
 		case code == pgUniqueViolation && constraint == "reservations_one_pending":
-			return Hold{}, &PendingCheckoutError{}
+			return &PendingCheckoutError{}
 		case code == pgUniqueViolation && constraint == "reservations_pkey":
-			return Hold{}, ErrReservationIDTaken
+			return ErrReservationIDTaken
 		}
-		return Hold{}, err
-	}
-	return hold, nil
+		return err
+	})
+	return hold
 }
 
 // unit is one line of the cart as taken: a seat, or a quantity of a
@@ -315,48 +388,67 @@ type unit struct {
 	base              int64
 }
 
-// takeInventory takes what the cart asks for, all of it or none: the named
-// seats, adjacent seats picked for the fan (best available), or places of a
-// general-admission section. Seats come back in ID order, the order a hold's
-// items are read back in.
-func takeInventory(ctx context.Context, tx pgx.Tx, req HoldRequest) ([]unit, error) {
-	if req.Adjacent && len(req.SeatIDs) == 0 {
-		// Best available: lock adjacent seats, then take them like a cart.
-		seats, err := pickAdjacent(ctx, tx, req.EventID, req.SectionID, req.Quantity)
-		if err != nil {
-			return nil, err
-		}
-		req.SeatIDs = seats
-	}
+// inventoryTake is the take step between its queued statements and its
+// outcome.
+type inventoryTake struct {
+	seats   []takenSeat // what the seats' conditional UPDATE moved
+	general *unit       // the places counted, nil when the section had no room
+	surge   map[string]int
+}
+
+// queueTakeInventory queues the take of what the cart asks for, the named
+// seats (best-available seats are named by now) or places of a
+// general-admission section, and the read of its sections' surge, which sees
+// this cart's take.
+func queueTakeInventory(b *pgx.Batch, req HoldRequest, ev eventTerms) *inventoryTake {
+	t := &inventoryTake{}
 	if len(req.SeatIDs) == 0 {
-		return takeGeneral(ctx, tx, req)
+		b.Queue(`UPDATE sections SET ga_taken = ga_taken + $3
+			WHERE id = $1 AND event_id = $2 AND kind = 'general' AND ga_taken + $3 <= capacity
+			RETURNING base_price`, req.SectionID, req.EventID, req.Quantity).QueryRow(func(row pgx.Row) error {
+			u := unit{sectionID: req.SectionID, qty: req.Quantity}
+			err := row.Scan(&u.base)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil // finish says why
+			}
+			t.general = &u
+			return err
+		})
+		queueSurge(b, surgeBySection, ev, &t.surge, []string{req.SectionID})
+		return t
 	}
-	taken, err := takeSeats(ctx, tx, req)
+	queueUpdateSeats(b, req, &t.seats)
+	queueSurge(b, surgeBySeat, ev, &t.surge, req.EventID, req.SeatIDs)
+	return t
+}
+
+// finish returns the units taken, all of them or an error: seats in ID
+// order, the order a hold's items are read back in, and the surge of their
+// sections.
+func (t *inventoryTake) finish(ctx context.Context, tx pgx.Tx, req HoldRequest, ev eventTerms) ([]unit, map[string]int, error) {
+	if len(req.SeatIDs) == 0 {
+		if t.general == nil {
+			return nil, nil, gaUnavailable(ctx, tx, req)
+		}
+		return []unit{*t.general}, t.surge, nil
+	}
+	taken, retried, err := takeSeats(ctx, tx, req, t.seats)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	slices.SortFunc(taken, func(a, b takenSeat) int { return strings.Compare(a.id, b.id) })
 	units := make([]unit, 0, len(taken))
-	for _, t := range taken {
-		units = append(units, unit{seatID: t.id, sectionID: t.section, qty: 1, base: t.base})
+	for _, s := range taken {
+		units = append(units, unit{seatID: s.id, sectionID: s.section, qty: 1, base: s.base})
 	}
-	return units, nil
-}
-
-// takeGeneral counts the places against the section's capacity in one
-// conditional UPDATE.
-func takeGeneral(ctx context.Context, tx pgx.Tx, req HoldRequest) ([]unit, error) {
-	var base int64
-	err := tx.QueryRow(ctx, `UPDATE sections SET ga_taken = ga_taken + $3
-		WHERE id = $1 AND event_id = $2 AND kind = 'general' AND ga_taken + $3 <= capacity
-		RETURNING base_price`, req.SectionID, req.EventID, req.Quantity).Scan(&base)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, gaUnavailable(ctx, tx, req)
+	surge := t.surge
+	if retried {
+		// The batch's read saw the first, short take.
+		if surge, err = sectionSurge(ctx, tx, unitSections(units), ev); err != nil {
+			return nil, nil, err
+		}
 	}
-	if err != nil {
-		return nil, err
-	}
-	return []unit{{sectionID: req.SectionID, qty: req.Quantity, base: base}}, nil
+	return units, surge, nil
 }
 
 // applyPromotion uses the cart's promotion, if any, and returns its discount.
@@ -380,12 +472,8 @@ func unitSections(units []unit) []string {
 // priceItems freezes each unit's price (base, the section's surge, the
 // discount), queues its item row and the reservation's total on b, and
 // returns the items and total for the answer.
-func priceItems(ctx context.Context, tx pgx.Tx, b *pgx.Batch, req HoldRequest, ev eventTerms, units []unit,
-	sections []string, discountBps int) ([]Item, money.Money, error) {
-	surge, err := sectionSurge(ctx, tx, sections, ev.startsAt, ev.now)
-	if err != nil {
-		return nil, money.Money{}, err
-	}
+func priceItems(b *pgx.Batch, req HoldRequest, ev eventTerms, units []unit,
+	surge map[string]int, discountBps int) ([]Item, money.Money, error) {
 	var total int64
 	items := make([]Item, 0, len(units))
 	for _, u := range units {
@@ -414,15 +502,12 @@ func priceItems(ctx context.Context, tx pgx.Tx, b *pgx.Batch, req HoldRequest, e
 	return items, money.Money{Amount: total, Currency: ev.currency}, nil
 }
 
-// queueHoldOutbox queues an inventory.changed row per section and the
-// hold.created row the relay starts a lost booking workflow from.
+// queueHoldOutbox queues the hold's one inventory.changed row, naming every
+// section it took from: the seat maps' invalidations. One row per hold, not
+// per section, keeps the outbox and the relay's work per hold constant. A
+// hold writes nothing for the saga; its booking workflow starts at checkout.
 func queueHoldOutbox(b *pgx.Batch, hold Hold, sections []string) {
-	for _, sec := range sections {
-		queueInventoryChanged(b, hold.EventID, sec)
-	}
-	queueOutbox(b, TopicHoldCreated, hold.ID.String(), map[string]any{
-		"reservation_id": hold.ID, "event_id": hold.EventID, "user_id": hold.UserID,
-		"expires_at": hold.ExpiresAt})
+	queueSectionsChanged(b, hold.EventID, sections)
 }
 
 // sendHoldBatch sends the queued writes and maps a second live owner of a
@@ -442,63 +527,68 @@ type takenSeat struct {
 	base        int64
 }
 
-// takeSeats moves every requested seat from AVAILABLE to HELD in one
-// conditional UPDATE, or fails the cart. Seats held by an expired reservation
-// are released here first (lazy expiry), locking that reservation's row.
-func takeSeats(ctx context.Context, tx pgx.Tx, req HoldRequest) ([]takenSeat, error) {
+// updateSeatsSQL moves every requested seat that is AVAILABLE to HELD: the
+// predicate is the rule that a seat has at most one live owner.
+const updateSeatsSQL = `UPDATE seats SET status = 'HELD', reservation_id = $3, version = version + 1
+	WHERE event_id = $1 AND id = ANY($2) AND status = 'AVAILABLE'
+	RETURNING id, section_id, base_price`
+
+func queueUpdateSeats(b *pgx.Batch, req HoldRequest, taken *[]takenSeat) {
+	b.Queue(updateSeatsSQL, req.EventID, req.SeatIDs, req.ReservationID).Query(func(rows pgx.Rows) error {
+		var err error
+		*taken, err = collectTaken(rows)
+		return err
+	})
+}
+
+func collectTaken(rows pgx.Rows) ([]takenSeat, error) {
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (takenSeat, error) {
+		var t takenSeat
+		err := row.Scan(&t.id, &t.section, &t.base)
+		return t, err
+	})
+}
+
+// takeSeats completes the take of every requested seat, or fails the cart:
+// taken is what the first conditional UPDATE moved. Seats held by an expired
+// reservation are released here (lazy expiry), locking that reservation's
+// row, and the UPDATE runs once more; retried says it did.
+func takeSeats(ctx context.Context, tx pgx.Tx, req HoldRequest, taken []takenSeat) (_ []takenSeat, retried bool, _ error) {
 	for round := 0; ; round++ {
-		rows, err := tx.Query(ctx, `UPDATE seats SET status = 'HELD', reservation_id = $3, version = version + 1
-			WHERE event_id = $1 AND id = ANY($2) AND status = 'AVAILABLE'
-			RETURNING id, section_id, base_price`, req.EventID, req.SeatIDs, req.ReservationID)
-		if err != nil {
-			return nil, err
-		}
-		var taken []takenSeat
-		for rows.Next() {
-			var t takenSeat
-			if err := rows.Scan(&t.id, &t.section, &t.base); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			taken = append(taken, t)
-		}
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
 		if len(taken) == len(req.SeatIDs) {
-			return taken, nil
+			return taken, round > 0, nil
 		}
 		if round > 0 {
-			return nil, seatsUnavailable(ctx, tx, req, taken)
+			return nil, true, seatsUnavailable(ctx, tx, req, taken)
 		}
 		// Which seats did not move, and are any of them held by a hold that
 		// has expired? Those are ended now; then one more round.
-		rows, err = tx.Query(ctx, `SELECT DISTINCT r.id FROM seats s JOIN reservations r ON r.id = s.reservation_id
+		rows, err := tx.Query(ctx, `SELECT DISTINCT r.id FROM seats s JOIN reservations r ON r.id = s.reservation_id
 			WHERE s.event_id = $1 AND s.id = ANY($2) AND s.status = 'HELD'
 			  AND r.status = 'PENDING_PAYMENT' AND r.expires_at <= now() AND r.id <> $3`,
 			req.EventID, req.SeatIDs, req.ReservationID)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		stale, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if len(stale) == 0 {
-			return nil, seatsUnavailable(ctx, tx, req, taken)
+			return nil, false, seatsUnavailable(ctx, tx, req, taken)
 		}
 		slices.SortFunc(stale, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
 		for _, id := range stale {
 			var status string
 			err := tx.QueryRow(ctx, `SELECT status FROM reservations WHERE id = $1 FOR UPDATE NOWAIT`, id).Scan(&status)
 			if code, _ := pgCode(err); code == pgLockNotAvailable {
-				return nil, errRetryLazyExpiry
+				return nil, false, errRetryLazyExpiry
 			}
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			if _, err := endLocked(ctx, tx, id, vocab.ReservationExpired); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 		}
 		// Our own partial UPDATE is undone before the retry so the second
@@ -510,8 +600,15 @@ func takeSeats(ctx context.Context, tx pgx.Tx, req HoldRequest) ([]takenSeat, er
 			}
 			if _, err := tx.Exec(ctx, `UPDATE seats SET status = 'AVAILABLE', reservation_id = NULL, version = version + 1
 				WHERE id = ANY($1) AND reservation_id = $2`, ids, req.ReservationID); err != nil {
-				return nil, err
+				return nil, false, err
 			}
+		}
+		rows, err = tx.Query(ctx, updateSeatsSQL, req.EventID, req.SeatIDs, req.ReservationID)
+		if err != nil {
+			return nil, false, err
+		}
+		if taken, err = collectTaken(rows); err != nil {
+			return nil, false, err
 		}
 	}
 }
@@ -623,17 +720,37 @@ func usePromotion(ctx context.Context, tx pgx.Tx, req HoldRequest) (int, error) 
 	return bps, nil
 }
 
-// sectionSurge reads the occupancy of the cart's sections from the
-// transaction's snapshot (this cart included) and returns each multiplier.
-func sectionSurge(ctx context.Context, tx pgx.Tx, sectionIDs []string, startsAt, now time.Time) (map[string]int, error) {
-	rows, err := tx.Query(ctx, `
-		SELECT sec.id, sec.capacity,
+// Surge reads: the sections named, or the sections of the seats named.
+const (
+	surgeSelect = `SELECT sec.id, sec.capacity,
 		       CASE WHEN sec.kind = 'general' THEN sec.ga_taken
 		            ELSE (SELECT count(*) FROM seats s WHERE s.section_id = sec.id AND s.status IN ('HELD', 'SOLD')) END
-		FROM sections sec WHERE sec.id = ANY($1)`, sectionIDs)
+		FROM sections sec `
+	surgeBySection = surgeSelect + `WHERE sec.id = ANY($1)`
+	surgeBySeat    = surgeSelect + `WHERE sec.id IN (SELECT section_id FROM seats WHERE event_id = $1 AND id = ANY($2))`
+)
+
+// queueSurge queues a surge read (surgeBySection or surgeBySeat) and sets
+// *out to each section's multiplier. It reads the occupancy from its own
+// statement's snapshot, which includes what this transaction took before it.
+func queueSurge(b *pgx.Batch, sql string, ev eventTerms, out *map[string]int, args ...any) {
+	b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
+		var err error
+		*out, err = scanSurge(rows, ev)
+		return err
+	})
+}
+
+// sectionSurge reads the surge of the given sections now.
+func sectionSurge(ctx context.Context, tx pgx.Tx, sectionIDs []string, ev eventTerms) (map[string]int, error) {
+	rows, err := tx.Query(ctx, surgeBySection, sectionIDs)
 	if err != nil {
 		return nil, err
 	}
+	return scanSurge(rows, ev)
+}
+
+func scanSurge(rows pgx.Rows, ev eventTerms) (map[string]int, error) {
 	defer rows.Close()
 	out := map[string]int{}
 	for rows.Next() {
@@ -642,7 +759,7 @@ func sectionSurge(ctx context.Context, tx pgx.Tx, sectionIDs []string, startsAt,
 		if err := rows.Scan(&id, &capacity, &taken); err != nil {
 			return nil, err
 		}
-		out[id] = pricing.Multiplier(taken, capacity, startsAt, now)
+		out[id] = pricing.Multiplier(taken, capacity, ev.startsAt, ev.now)
 	}
 	return out, rows.Err()
 }

@@ -77,15 +77,22 @@ type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
+// lookupSQL reads a stored response younger than idempotencyTTL.
+const lookupSQL = `SELECT request_hash, response_bytes, response_body::text, reservation_id
+	FROM idempotency_keys
+	WHERE user_id = $1 AND scope = $2 AND key = $3 AND created_at > now() - $4::interval`
+
 func lookupIdempotent(ctx context.Context, q querier, userID, scope, key string, hash []byte) (*StoredResponse, error) {
+	return scanIdempotent(q.QueryRow(ctx, lookupSQL, userID, scope, key, idempotencyTTL.String()), hash)
+}
+
+// scanIdempotent reads lookupSQL's row: nil when there is none.
+func scanIdempotent(row pgx.Row, hash []byte) (*StoredResponse, error) {
 	var stored []byte
 	var legacy *string
 	var reservationID *uuid.UUID
 	var resp StoredResponse
-	err := q.QueryRow(ctx, `SELECT request_hash, response_bytes, response_body::text, reservation_id
-		FROM idempotency_keys
-		WHERE user_id = $1 AND scope = $2 AND key = $3 AND created_at > now() - $4::interval`,
-		userID, scope, key, idempotencyTTL.String()).Scan(&stored, &resp.Body, &legacy, &reservationID)
+	err := row.Scan(&stored, &resp.Body, &legacy, &reservationID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -109,18 +116,31 @@ func lookupIdempotent(ctx context.Context, q querier, userID, scope, key string,
 	return &resp, nil
 }
 
-// claimKey takes the key's lock for the rest of the transaction and returns
-// its stored response if an earlier request already answered it.
-func claimKey(ctx context.Context, tx pgx.Tx, req HoldRequest) (*StoredResponse, error) {
+// errReplay stops the hold's first round trip at the key's stored response:
+// the steps queued after the claim are not checked.
+var errReplay = errors.New("store: the idempotency key already answered")
+
+// queueClaimKey queues the key's lock, held for the rest of the transaction,
+// and the lookup of its stored response, which it sets in *prev (returning
+// errReplay) when an earlier request already answered.
+func queueClaimKey(b *pgx.Batch, req HoldRequest, prev **StoredResponse) {
 	// Concurrent duplicates queue here (bounded by lock_timeout).
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`,
-		idempotencyLockKey(req.UserID, idemScopeHold, req.IdempotencyKey)); err != nil {
-		if code, _ := pgCode(err); code == pgLockNotAvailable {
-			return nil, ErrRequestInProgress
+	b.Queue(`SELECT pg_advisory_xact_lock($1)`, idempotencyLockKey(req.UserID, idemScopeHold, req.IdempotencyKey)).Fn =
+		func(br pgx.BatchResults) error {
+			_, err := br.Exec()
+			if code, _ := pgCode(err); code == pgLockNotAvailable {
+				return ErrRequestInProgress
+			}
+			return err
 		}
-		return nil, err
-	}
-	return lookupIdempotent(ctx, tx, req.UserID, idemScopeHold, req.IdempotencyKey, req.RequestHash)
+	b.Queue(lookupSQL, req.UserID, idemScopeHold, req.IdempotencyKey, idempotencyTTL.String()).QueryRow(func(row pgx.Row) error {
+		stored, err := scanIdempotent(row, req.RequestHash)
+		if stored != nil {
+			*prev = stored
+			return errReplay
+		}
+		return err
+	})
 }
 
 // queueKeyRecord binds the key to this request and reservation in the hold's

@@ -81,7 +81,7 @@ func BenchmarkBookingsEndToEnd(b *testing.B) {
 					return
 				}
 				token := e.fan(fmt.Sprintf("bench%d", i))
-				id, status, co := e.holdAndCheckout(token, []string{e.seat(i/20, 1+i%20)}, "pm_card_visa")
+				id, status, co := e.holdAndCheckout(token, []string{e.seat(i/20, 1+i%20)}, e.card())
 				if status != http.StatusOK {
 					b.Errorf("checkout: %d %v", status, co)
 					return

@@ -22,7 +22,7 @@ func TestAPaidBookingGetsInOnceAtTheGate(t *testing.T) {
 	e := newE2E(t)
 	fan := e.fan("concertgoer")
 	seat := e.seat(9, 9)
-	id, status, co := e.holdAndCheckout(fan, []string{seat}, "pm_card_visa")
+	id, status, co := e.holdAndCheckout(fan, []string{seat}, e.card())
 	require.Equal(t, http.StatusOK, status, "%v", co)
 	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 	var ticketID string

@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -108,14 +113,10 @@ func newE2E(t testing.TB, opts ...e2eOption) *e2e {
 	e.startWorker()
 	t.Cleanup(func() { e.stopWorker() })
 
-	e.holds.Started = func(ctx context.Context, h store.Hold) {
-		_ = saga.StartBooking(ctx, e.temporal, saga.BookingInput{ReservationID: h.ID.String(),
-			EventID: h.EventID, UserID: h.UserID, ExpiresAt: h.ExpiresAt, LateEventGrace: 2 * time.Second})
-	}
 	keyring, err := system.TicketKeyring(e.cfg)
 	require.NoError(t, err)
 	bookings := &booking.Service{Holds: e.holds, Store: e.store, Temporal: e.temporal, Log: log,
-		WebhookSecret: e.cfg.StripeWebhookSecret.Reveal()}
+		WebhookSecret: e.cfg.StripeWebhookSecret.Reveal(), LateEventGrace: 2 * time.Second}
 	bookings.Register(prometheus.NewRegistry())
 	a := &api.Server{Holds: e.holds, Bookings: bookings, Sessions: e.issuer, Log: log,
 		Tickets: &tickets.Wallet{Store: e.store, Keyring: keyring}}
@@ -157,12 +158,19 @@ func (e *e2e) fan(name string) string {
 
 func (e *e2e) call(method, path, token string, body any, headers ...string) (int, map[string]any) {
 	e.t.Helper()
+	status, _, out := e.callAt(e.api.URL, method, path, token, body, headers...)
+	return status, out
+}
+
+// callAt is call against the API at base, with the answer's headers.
+func (e *e2e) callAt(base, method, path, token string, body any, headers ...string) (int, http.Header, map[string]any) {
+	e.t.Helper()
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequest(method, e.api.URL+path, rd)
+	req, err := http.NewRequest(method, base+path, rd)
 	require.NoError(e.t, err)
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -175,7 +183,21 @@ func (e *e2e) call(method, path, token string, body any, headers ...string) (int
 	defer resp.Body.Close()
 	var out map[string]any
 	_ = json.NewDecoder(resp.Body).Decode(&out)
-	return resp.StatusCode, out
+	return resp.StatusCode, resp.Header, out
+}
+
+// serve starts another fan API over the same store, sessions and payment
+// sandbox as e.api, with its own hold and booking services (another process
+// of the same deployment, differently configured), and returns its URL.
+func (e *e2e) serve(h *holds.Service, b *booking.Service) string {
+	e.t.Helper()
+	keyring, err := system.TicketKeyring(e.cfg)
+	require.NoError(e.t, err)
+	a := &api.Server{Holds: h, Bookings: b, Sessions: e.issuer, Log: slog.New(slog.NewTextHandler(testLog{e.t}, &slog.HandlerOptions{Level: slog.LevelError})),
+		Tickets: &tickets.Wallet{Store: e.store, Keyring: keyring}}
+	srv := httptest.NewServer(a.Handler())
+	e.t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // holdAndCheckout places a hold on seats and checks out with pm.
@@ -186,6 +208,67 @@ func (e *e2e) holdAndCheckout(token string, seats []string, pm string) (string, 
 	id := h["hold_id"].(string)
 	status, co := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", token, map[string]any{"payment_method": pm})
 	return id, status, co
+}
+
+// cardSeq numbers the cards the tests create; cardBase keeps two test
+// processes (and two runs on one sandbox) from minting the same numbers.
+var (
+	cardSeq  atomic.Int64
+	cardBase = time.Now().UnixNano() % 1_000_000_000
+)
+
+// card gives a fan a card of their own: a payment method the sandbox creates
+// for a fresh Visa number, as a fan's browser would, so the fraud rule that
+// counts accounts per card fingerprint sees one account per card, as with
+// real fans. Shared test tokens (pm_card_visa) are one card for everyone.
+func (e *e2e) card() string {
+	e.t.Helper()
+	return e.cardNumber(visaNumber(cardBase*1000 + cardSeq.Add(1)))
+}
+
+// cardNumber creates a payment method in the sandbox for a card number.
+func (e *e2e) cardNumber(num string) string {
+	e.t.Helper()
+	form := url.Values{"type": {"card"}, "card[number]": {num}, "card[exp_month]": {"12"},
+		"card[exp_year]": {"2034"}, "card[cvc]": {"123"}}
+	for try := 0; ; try++ {
+		req, err := http.NewRequest(http.MethodPost, e.pspURL+"/v1/payment_methods", strings.NewReader(form.Encode()))
+		require.NoError(e.t, err)
+		req.Header.Set("Authorization", "Bearer "+system.SandboxKey)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Idempotency-Key", "card-"+num) // a retry after a lost answer gets the same card
+		resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+		if err == nil {
+			var pm struct{ ID string }
+			derr := json.NewDecoder(resp.Body).Decode(&pm)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK && derr == nil && pm.ID != "" {
+				return pm.ID
+			}
+			err = fmt.Errorf("create card: %d", resp.StatusCode)
+		}
+		if try == 20 {
+			require.NoError(e.t, err)
+		}
+		time.Sleep(100 * time.Millisecond) // the sandbox's injected faults
+	}
+}
+
+// visaNumber is a Luhn-valid 16-digit Visa number for n, outside the
+// numbers the sandbox gives test behaviours (those start 4000 or 4242).
+func visaNumber(n int64) string {
+	body := fmt.Sprintf("4917%011d", n%100_000_000_000)
+	sum := 0
+	for i := len(body) - 1; i >= 0; i-- {
+		d := int(body[i] - '0')
+		if (len(body)-1-i)%2 == 0 {
+			if d *= 2; d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+	}
+	return body + strconv.Itoa((10-sum%10)%10)
 }
 
 // waitStatus polls GET /v1/bookings/{id} until it reports want.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -13,6 +15,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/encore-tickets/encore/api"
+	"github.com/encore-tickets/encore/backpressure"
 	"github.com/encore-tickets/encore/booking"
 	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/config"
@@ -42,6 +45,13 @@ type Process struct {
 	Tickets    *tickets.Wallet
 	Activities *saga.Activities
 	Sessions   *session.Issuer
+	// Saga is the booking saga's load as every process shares it: checkouts
+	// and holds on unmetered events are refused past its bounds, and the
+	// waiting room's adaptive mode steers by it.
+	Saga *backpressure.Monitor
+
+	sagaOnce sync.Once
+	trusted  []netip.Prefix
 }
 
 // New connects to PostgreSQL, Redis and Temporal at the given addresses and
@@ -50,15 +60,24 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisU
 	if err := CheckPaymentConfig(cfg); err != nil {
 		return nil, err
 	}
+	trusted, err := api.ParseTrustedProxies(cfg.TrustedProxies)
+	if err != nil {
+		return nil, fmt.Errorf("ENCORE_TRUSTED_PROXIES: %w", err)
+	}
 	pool, rdb, err := Connect(ctx, cfg, dbURL, redisURL)
 	if err != nil {
 		return nil, err
 	}
 	p := &Process{Config: cfg, Log: log, Pool: pool, Redis: rdb, Registry: Registry(),
-		Sessions: session.NewIssuer(cfg.SessionSecret.Reveal())}
+		Sessions: session.NewIssuer(cfg.SessionSecret.Reveal()), trusted: trusted}
 	p.Store = OpenStore(cfg, pool)
+	p.Saga = SagaLoad(cfg, rdb, p.Registry, log)
 	p.Holds = BuyPlane(cfg, p.Store, rdb, p.Registry, log)
+	p.Holds.Saga = p.Saga
 	p.Room = AdmitPlane(cfg, rdb, p.Store, p.Holds, p.Registry, log)
+	if cfg.RoomAdaptive {
+		p.Room.SetAdaptive(nil, &waitingroom.StandardSignals{Saga: p.Saga, Payments: p.Store})
+	}
 	if p.Browse, err = NewBrowsePlane(ctx, cfg, dbURL, rdb, p.Registry, log); err != nil {
 		p.Close()
 		return nil, err
@@ -82,16 +101,19 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisU
 		p.Close()
 		return nil, fmt.Errorf("connect to Temporal at %s: %w", temporalAddr, err)
 	}
+	p.Saga.ProbeBacklog(func(ctx context.Context) (time.Duration, error) {
+		return saga.Backlog(ctx, p.Temporal, cfg.TemporalNamespace, saga.TaskQueue)
+	})
 	p.Bookings = &booking.Service{Holds: p.Holds, Store: p.Store, Temporal: p.Temporal, Log: log,
-		WebhookSecret: cfg.StripeWebhookSecret.Reveal()}
+		WebhookSecret: cfg.StripeWebhookSecret.Reveal(), Saga: p.Saga}
 	p.Bookings.Register(p.Registry)
-	p.Holds.Started = func(ctx context.Context, h store.Hold) {
-		// The outbox row written with the hold is the backstop if this fails.
-		if err := saga.StartBooking(ctx, p.Temporal, booking.Input(h)); err != nil {
-			log.Warn("start booking workflow", "hold", h.ID, "err", err)
-		}
-	}
 	return p, nil
+}
+
+// shareSagaLoad publishes this process's saga load and reads every
+// process's, once per process whether it serves the API, the worker or both.
+func (p *Process) shareSagaLoad(ctx context.Context) {
+	p.sagaOnce.Do(func() { go p.Saga.Run(ctx) })
 }
 
 // Close releases what New opened.
@@ -116,11 +138,12 @@ func (p *Process) API() *api.Server {
 		return err
 	})
 	return &api.Server{Holds: p.Holds, Bookings: p.Bookings, Room: p.Room, Browse: p.Browse.API, Tickets: p.Tickets,
-		Sessions: p.Sessions, Checks: checks, Gatherer: p.Registry, Log: p.Log}
+		Sessions: p.Sessions, Checks: checks, Gatherer: p.Registry, Log: p.Log, TrustedProxies: p.trusted}
 }
 
 // ServeAPI runs the fan API and the live seat-map hub until ctx ends.
 func (p *Process) ServeAPI(ctx context.Context) (string, <-chan error, error) {
+	p.shareSagaLoad(ctx)
 	go p.Browse.Hub.Run(ctx)
 	addr, done, err := Serve(ctx, p.Config.HTTPAddr, p.API().Handler())
 	if err != nil {
@@ -141,10 +164,9 @@ func (p *Process) RunWorker(ctx context.Context) (stop func(), err error) {
 	if err := saga.EnsureReconcileSchedule(ctx, p.Temporal, p.Config.ReconcileEvery, 24*time.Hour); err != nil {
 		p.Log.Warn("reconciliation schedule", "err", err)
 	}
+	p.shareSagaLoad(ctx)
 	go p.Holds.RunSweeper(ctx, p.Config.SweepInterval, p.Config.SweepBatch)
-	relay := NewRelay(p.Config, p.Store, p.Browse.Cache, p.Registry, p.Log)
-	relay.Handle(store.TopicHoldCreated, StartMissedBooking(p.Temporal, p.Log))
-	go relay.Run(ctx)
+	go NewRelay(p.Config, p.Store, p.Browse.Cache, p.Registry, p.Log).Run(ctx)
 	go p.Room.RunAdmitter(ctx, "")
 	return w.Stop, nil
 }

@@ -24,6 +24,8 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/encore-tickets/encore/system"
 )
 
 // BenchmarkHoldsThroughARunningStack drives POST /v1/holds of a running
@@ -243,16 +245,68 @@ func (s *stack) availableSeats(eventID string) []string {
 // refund: every one but PAID is a failed booking here.
 var terminalBooking = map[string]bool{"EXPIRED": true, "CANCELLED": true, "REFUNDED": true, "FAILED": true}
 
-// sandboxCards are the sandbox's successful test cards with distinct card
-// numbers (psp/doc.go; pm_card_us is the same card as pm_card_visa, so it is
-// left out): each fan pays with its own card where there are enough.
-var sandboxCards = []string{
-	"pm_card_visa", "pm_card_visa_debit", "pm_card_mastercard", "pm_card_mastercard_debit",
-	"pm_card_mastercard_prepaid", "pm_card_amex", "pm_card_discover", "pm_card_diners", "pm_card_jcb",
-	"pm_card_unionpay", "pm_card_ca", "pm_card_mx", "pm_card_br", "pm_card_gb", "pm_card_ie", "pm_card_de",
-	"pm_card_fr", "pm_card_nl", "pm_card_be", "pm_card_at", "pm_card_lu", "pm_card_es", "pm_card_it",
-	"pm_card_pt", "pm_card_dk", "pm_card_se", "pm_card_fi", "pm_card_no", "pm_card_ch", "pm_card_pl",
-	"pm_card_jp", "pm_card_au", "pm_card_nz", "pm_card_sg", "pm_card_hk",
+// cards creates n cards in the stack's payment sandbox (ENCORE_BENCH_PSP,
+// default 127.0.0.1:12111, loopback only), one per fan as a fan's browser
+// would: the fraud rule counts accounts per card fingerprint, so fans
+// sharing a test card would be stepped up to 3-D Secure. Created before the
+// clock starts: the card is the provider's work, not the stack's.
+func (s *stack) cards(n int) []string {
+	s.b.Helper()
+	addr := os.Getenv("ENCORE_BENCH_PSP")
+	if addr == "" {
+		addr = "127.0.0.1:12111"
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		s.b.Fatalf("ENCORE_BENCH_PSP=%q: %v", addr, err)
+	}
+	requireLoopback(s.b, "ENCORE_BENCH_PSP", host)
+	base := time.Now().UnixNano() % 1_000_000_000
+	out := make([]string, n)
+	parallel(16, n, func(i int) {
+		form := url.Values{"type": {"card"}, "card[number]": {benchCardNumber(base*1000 + int64(i))},
+			"card[exp_month]": {"12"}, "card[exp_year]": {"2034"}, "card[cvc]": {"123"}}
+		req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/v1/payment_methods", strings.NewReader(form.Encode()))
+		if err != nil {
+			s.b.Error(err)
+			return
+		}
+		req.Header.Set("Authorization", "Bearer "+system.SandboxKey)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := s.http.Do(req)
+		if err != nil {
+			s.b.Error(err)
+			return
+		}
+		defer resp.Body.Close()
+		var pm struct{ ID string }
+		if err := json.NewDecoder(resp.Body).Decode(&pm); err != nil || resp.StatusCode != http.StatusOK {
+			s.b.Errorf("create card: %d %v", resp.StatusCode, err)
+			return
+		}
+		out[i] = pm.ID
+	})
+	if s.b.Failed() {
+		s.b.FailNow()
+	}
+	return out
+}
+
+// benchCardNumber is a Luhn-valid Visa number for n, outside the numbers
+// the sandbox gives test behaviours.
+func benchCardNumber(n int64) string {
+	body := fmt.Sprintf("4916%011d", n%100_000_000_000)
+	sum := 0
+	for i := len(body) - 1; i >= 0; i-- {
+		d := int(body[i] - '0')
+		if (len(body)-1-i)%2 == 0 {
+			if d *= 2; d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+	}
+	return body + strconv.Itoa((10-sum%10)%10)
 }
 
 func envInt(b *testing.B, name string, def int) int {
@@ -420,20 +474,21 @@ func BenchmarkBookingsThroughARunningStack(b *testing.B) {
 		outcomes[k]++
 		mu.Unlock()
 	}
+	cards := st.cards(b.N)
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
-	for f := range fans {
+	for range fans {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			card := sandboxCards[f%len(sandboxCards)]
 			for {
 				i := int(nextOp.Add(1)) - 1
 				if i >= b.N {
 					return
 				}
+				card := cards[i]
 				token := st.session(fmt.Sprintf("%s_%d", run, i))
 				// A seat someone else took since the seat map was read is
 				// retried with the next one.
@@ -535,6 +590,7 @@ func BenchmarkBurstThroughARunningStack(b *testing.B) {
 		}
 		run := fmt.Sprintf("burst%d", time.Now().UnixNano())
 		tokens := make([]string, n)
+		cards := st.cards(n)
 		parallel(workers, n, func(i int) { tokens[i] = st.session(fmt.Sprintf("%s_%d", run, i)) })
 		b.StartTimer()
 
@@ -570,7 +626,7 @@ func BenchmarkBurstThroughARunningStack(b *testing.B) {
 			i := held[k]
 			c0 := time.Now()
 			status, outcome := st.callProblem(http.MethodPost, "/v1/holds/"+holdIDs[i]+"/checkout", tokens[i],
-				map[string]any{"payment_method": sandboxCards[k%len(sandboxCards)]}, nil)
+				map[string]any{"payment_method": cards[i]}, nil)
 			checkoutLat[k] = time.Since(c0)
 			checkedOut[i] = status == http.StatusOK
 			mu.Lock()

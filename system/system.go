@@ -21,16 +21,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
-	"go.temporal.io/sdk/client"
 
 	"github.com/encore-tickets/encore/api"
+	"github.com/encore-tickets/encore/backpressure"
 	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/demo"
 	"github.com/encore-tickets/encore/devstack"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/notify"
-	"github.com/encore-tickets/encore/outbox"
 	"github.com/encore-tickets/encore/payments"
 	"github.com/encore-tickets/encore/ratelimit"
 	"github.com/encore-tickets/encore/schema"
@@ -264,35 +263,19 @@ func AdmitPlane(cfg config.Config, rdb *redis.Client, st *store.Store, svc *hold
 		Risk: waitingroom.Risk{Difficulty: cfg.RoomPowDifficulty},
 		Log:  log.With("component", "waitingroom"),
 	})
-	if cfg.RoomAdaptive {
-		room.SetAdaptive(nil, waitingroom.NewStandardSignals(reg, st))
-	}
 	room.Register(reg)
 	svc.Admission = room
 	return room
 }
 
-// StartMissedBooking is the outbox relay's handler for hold.created: it
-// starts the hold's booking workflow, a no-op when the API's direct start
-// after commit already did (the workflow ID is derived from the hold).
-//
-// It never holds the relay up: rows are published in order, and seat-map
-// invalidations must not wait for Temporal. A start that still fails is
-// logged and dropped, which costs nothing that matters: the checkout starts
-// a missing workflow itself (Update-With-Start), and the sweeper ends a hold
-// nobody checks out.
-func StartMissedBooking(c client.Client, log *slog.Logger) outbox.Handler {
-	return outbox.HoldCreatedHandler(func(ctx context.Context, h outbox.HoldCreated) error {
-		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		err := saga.StartBooking(sctx, c, saga.BookingInput{ReservationID: h.ReservationID,
-			EventID: h.EventID, UserID: h.UserID, ExpiresAt: h.ExpiresAt})
-		if err != nil {
-			log.Warn("relay could not start a booking workflow; checkout or the sweeper will cover it",
-				"hold", h.ReservationID, "err", err)
-		}
-		return nil
-	})
+// SagaLoad builds the monitor of the booking saga's load, shared through
+// Redis, with the configured bounds, and registers its metrics.
+func SagaLoad(cfg config.Config, rdb *redis.Client, reg prometheus.Registerer, log *slog.Logger) *backpressure.Monitor {
+	m := backpressure.New(rdb, "", backpressure.Bounds{MaxLatency: cfg.SagaMaxLatency,
+		MaxErrorRate: float64(cfg.SagaMaxErrorPercent) / 100, MaxInFlight: cfg.SagaMaxInFlight, MaxBacklog: cfg.SagaMaxBacklog,
+		RetryAfter: cfg.SagaRetryAfter}, log.With("component", "backpressure"))
+	m.Register(reg)
+	return m
 }
 
 // CheckPaymentConfig refuses to run against a real provider with the

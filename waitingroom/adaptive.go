@@ -3,21 +3,18 @@ package waitingroom
 import (
 	"context"
 	"math"
-	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
-
+	"github.com/encore-tickets/encore/backpressure"
 	"github.com/encore-tickets/encore/store"
 )
 
 // Signals are what the adaptive mode steers by, measured over the last
 // period. A zero field means "not measured" and never moves capacity.
 type Signals struct {
-	CheckoutLatency  time.Duration // mean duration of hold and checkout requests
-	WorkflowStartLag time.Duration // mean delay from a committed hold to its booking workflow's start
-	PaymentErrorRate float64       // share of payment attempts that failed (0..1)
+	CheckoutLatency   time.Duration // mean time of a checkout's call into the booking saga
+	CheckoutErrorRate float64       // share of those calls that got no answer from the saga (0..1)
+	PaymentErrorRate  float64       // share of settled payments that failed (0..1)
 }
 
 // SignalSource measures Signals; each call covers the time since the last.
@@ -28,7 +25,7 @@ type SignalSource interface {
 // Controller is the adaptive admission rule, an AIMD loop run by the elected
 // admitter of each event every Period:
 //
-//	overloaded := latency > LatencyTarget || lag > LagTarget || errors > ErrorTarget
+//	overloaded := latency > LatencyTarget || either error rate > ErrorTarget
 //	comfortable := every measured signal < Headroom x its target
 //	if overloaded:                         capacity = max(Min, floor(capacity x Decrease))
 //	else if comfortable and room is full:  capacity = min(Max, capacity + Step)
@@ -47,8 +44,7 @@ type Controller struct {
 	Decrease      float64       // multiplicative decrease (0.75)
 	Headroom      float64       // "comfortable" fraction of each target (0.5)
 	LatencyTarget time.Duration // checkout latency target (750ms)
-	LagTarget     time.Duration // workflow-start lag target (2s)
-	ErrorTarget   float64       // payment error rate target (0.2)
+	ErrorTarget   float64       // checkout and payment error rate target (0.2)
 	Period        time.Duration // how often to adjust (10s, as the design's 7.7 sets)
 }
 
@@ -71,9 +67,6 @@ func (c *Controller) defaults(base int, o Options) {
 	if c.LatencyTarget <= 0 {
 		c.LatencyTarget = 750 * time.Millisecond
 	}
-	if c.LagTarget <= 0 {
-		c.LagTarget = 2 * time.Second
-	}
 	if c.ErrorTarget <= 0 {
 		c.ErrorTarget = 0.2
 	}
@@ -85,13 +78,12 @@ func (c *Controller) defaults(base int, o Options) {
 // Next applies the rule once.
 func (c Controller) Next(capacity int, s Signals, full bool) int {
 	over := (s.CheckoutLatency > 0 && s.CheckoutLatency > c.LatencyTarget) ||
-		(s.WorkflowStartLag > 0 && s.WorkflowStartLag > c.LagTarget) ||
-		(s.PaymentErrorRate > 0 && s.PaymentErrorRate > c.ErrorTarget)
+		s.CheckoutErrorRate > c.ErrorTarget || s.PaymentErrorRate > c.ErrorTarget
 	if over {
 		return max(c.Min, int(math.Floor(float64(capacity)*c.Decrease)))
 	}
 	comfortable := float64(s.CheckoutLatency) < c.Headroom*float64(c.LatencyTarget) &&
-		float64(s.WorkflowStartLag) < c.Headroom*float64(c.LagTarget) &&
+		s.CheckoutErrorRate < c.Headroom*c.ErrorTarget &&
 		s.PaymentErrorRate < c.Headroom*c.ErrorTarget
 	if comfortable && full {
 		return min(c.Max, capacity+c.Step)
@@ -166,146 +158,51 @@ func (r *Room) observe(eventID string, res TickResult, capacity int) {
 	next := c.Next(st.capacity, s, st.full)
 	if next != st.capacity {
 		r.opts.Log.Info("waiting room: capacity adjusted", "event", eventID, "from", st.capacity, "to", next,
-			"checkout_latency", s.CheckoutLatency, "workflow_start_lag", s.WorkflowStartLag, "payment_error_rate", s.PaymentErrorRate)
+			"checkout_latency", s.CheckoutLatency, "checkout_error_rate", s.CheckoutErrorRate, "payment_error_rate", s.PaymentErrorRate)
 	}
 	st.capacity, st.full, st.lastAdjust = next, false, time.Now()
 }
 
-// GathererSignals reads the signals from Prometheus metrics of this process
-// (the elected admitter's): histograms' sum and count and counters, as
-// differences since the previous call. Metrics that do not exist yet read
-// as "not measured".
-type GathererSignals struct {
-	Gatherer prometheus.Gatherer
-	// LatencyHistograms are averaged together for checkout latency.
-	LatencyHistograms []string
-	// LagHistogram is the workflow-start lag.
-	LagHistogram string
-	// PaymentCounter counts payment attempts with a label ResultLabel; the
-	// values in ErrorResults are failures.
-	PaymentCounter string
-	ResultLabel    string
-	ErrorResults   []string
-
-	mu   sync.Mutex
-	last map[string]float64
+// SagaLoad is the booking saga's load over every process
+// (backpressure.Monitor).
+type SagaLoad interface {
+	Load() backpressure.Load
 }
 
-// DefaultSignals reads Encore's standard metric names from g.
-func DefaultSignals(g prometheus.Gatherer) *GathererSignals {
-	return &GathererSignals{Gatherer: g,
-		LatencyHistograms: []string{"encore_hold_duration_seconds", "encore_checkout_duration_seconds"},
-		LagHistogram:      "encore_workflow_start_lag_seconds",
-		PaymentCounter:    "encore_payments_total", ResultLabel: "result",
-		ErrorResults: []string{"error", "failed", "declined", "timeout"},
-	}
+// PaymentSource reads payment outcomes from the database.
+type PaymentSource interface {
+	PaymentHealth(ctx context.Context, window time.Duration) (store.PaymentHealth, error)
 }
 
-// Signals implements SignalSource.
-func (g *GathererSignals) Signals(context.Context) (Signals, error) {
-	fams, err := g.Gatherer.Gather()
-	if err != nil {
-		return Signals{}, err
-	}
-	cur := map[string]float64{}
-	isErr := map[string]bool{}
-	for _, v := range g.ErrorResults {
-		isErr[v] = true
-	}
-	lat := map[string]bool{}
-	for _, n := range g.LatencyHistograms {
-		lat[n] = true
-	}
-	for _, f := range fams {
-		name := f.GetName()
-		for _, m := range f.GetMetric() {
-			switch {
-			case lat[name] && m.GetHistogram() != nil:
-				cur["lat_sum"] += m.GetHistogram().GetSampleSum()
-				cur["lat_n"] += float64(m.GetHistogram().GetSampleCount())
-			case name == g.LagHistogram && m.GetHistogram() != nil:
-				cur["lag_sum"] += m.GetHistogram().GetSampleSum()
-				cur["lag_n"] += float64(m.GetHistogram().GetSampleCount())
-			case name == g.PaymentCounter && m.GetCounter() != nil:
-				cur["pay_n"] += m.GetCounter().GetValue()
-				if isErr[labelValue(m, g.ResultLabel)] {
-					cur["pay_err"] += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	g.mu.Lock()
-	prev := g.last
-	g.last = cur
-	g.mu.Unlock()
-	if prev == nil {
-		return Signals{}, nil
-	}
-	d := func(k string) float64 { return max(cur[k]-prev[k], 0) }
-	var s Signals
-	if n := d("lat_n"); n > 0 {
-		s.CheckoutLatency = time.Duration(d("lat_sum") / n * float64(time.Second))
-	}
-	if n := d("lag_n"); n > 0 {
-		s.WorkflowStartLag = time.Duration(d("lag_sum") / n * float64(time.Second))
-	}
-	if n := d("pay_n"); n > 0 {
-		s.PaymentErrorRate = d("pay_err") / n
-	}
-	return s, nil
-}
-
-// SagaSource reads the saga's health from the database.
-type SagaSource interface {
-	SagaHealth(ctx context.Context, window time.Duration) (store.SagaHealth, error)
-}
-
-// StandardSignals is the adaptive mode's default source: checkout latency
-// from this process's hold-duration histogram (a hold includes starting its
-// booking workflow), the workflow-start lag as the age of the oldest booking
-// workflow start still waiting in the outbox, and the payment error rate
+// StandardSignals is the adaptive mode's source: checkout latency and
+// errors from the load every process shares (so the elected admitter steers
+// by the whole deployment, wherever it runs), and the payment error rate
 // from payment outcomes in the database over the last Window.
 type StandardSignals struct {
-	Metrics *GathererSignals
-	Saga    SagaSource
-	Window  time.Duration // 1m
-}
-
-// NewStandardSignals reads g and the database behind saga.
-func NewStandardSignals(g prometheus.Gatherer, saga SagaSource) *StandardSignals {
-	m := DefaultSignals(g)
-	m.LagHistogram, m.PaymentCounter = "", ""
-	return &StandardSignals{Metrics: m, Saga: saga, Window: time.Minute}
+	Saga     SagaLoad
+	Payments PaymentSource
+	Window   time.Duration // 1m
 }
 
 // Signals implements SignalSource.
 func (s *StandardSignals) Signals(ctx context.Context) (Signals, error) {
 	var out Signals
-	if s.Metrics != nil {
-		m, err := s.Metrics.Signals(ctx)
-		if err != nil {
-			return Signals{}, err
-		}
-		out = m
-	}
 	if s.Saga != nil {
-		h, err := s.Saga.SagaHealth(ctx, s.Window)
+		l := s.Saga.Load()
+		out.CheckoutLatency, out.CheckoutErrorRate = l.MeanLatency(), l.ErrorRate()
+	}
+	if s.Payments != nil {
+		w := s.Window
+		if w <= 0 {
+			w = time.Minute
+		}
+		h, err := s.Payments.PaymentHealth(ctx, w)
 		if err != nil {
 			return Signals{}, err
 		}
-		out.WorkflowStartLag = h.OldestUnstarted
-		if h.PaymentsSettled > 0 {
-			out.PaymentErrorRate = float64(h.PaymentsFailed) / float64(h.PaymentsSettled)
+		if h.Settled > 0 {
+			out.PaymentErrorRate = float64(h.Failed) / float64(h.Settled)
 		}
 	}
 	return out, nil
-}
-
-func labelValue(m *dto.Metric, name string) string {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == name {
-			return l.GetValue()
-		}
-	}
-	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/api"
+	"github.com/encore-tickets/encore/backpressure"
 	"github.com/encore-tickets/encore/demo"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/internal/testenv"
@@ -34,6 +36,7 @@ type buyStack struct {
 	room    *waitingroom.Room
 	st      *store.Store
 	eventID string
+	srv     *api.Server
 }
 
 func newBuyStack(t *testing.T, sections []demo.Section, opts ...waitingroom.Options) *buyStack {
@@ -69,7 +72,20 @@ func newBuyStack(t *testing.T, sections []demo.Section, opts ...waitingroom.Opti
 	srv := &api.Server{Holds: svc, Room: room, Sessions: issuer, Log: log, Gatherer: prometheus.NewRegistry()}
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
-	return &buyStack{t: t, url: ts.URL, issuer: issuer, room: room, st: st, eventID: eventID}
+	return &buyStack{t: t, url: ts.URL, issuer: issuer, room: room, st: st, eventID: eventID, srv: srv}
+}
+
+// behindProxy serves the same stack trusting the given proxies, as a
+// deployment behind a load balancer would, and returns its URL.
+func (s *buyStack) behindProxy(trusted string) string {
+	s.t.Helper()
+	prefixes, err := api.ParseTrustedProxies(trusted)
+	require.NoError(s.t, err)
+	srv := *s.srv
+	srv.TrustedProxies = prefixes
+	ts := httptest.NewServer(srv.Handler())
+	s.t.Cleanup(ts.Close)
+	return ts.URL
 }
 
 func (s *buyStack) do(method, path string, who session.Identity, body any, headers ...string) reply {
@@ -207,9 +223,10 @@ func TestSoldOutFromTheDatabase(t *testing.T) {
 	require.Equal(t, store.HoldOutcome{}, outcomes[cy.UserID])
 }
 
-// TestStandardSignalsReadTheSaga: payment failures and a workflow start
-// waiting in the outbox show in the adaptive mode's signals.
-func TestStandardSignalsReadTheSaga(t *testing.T) {
+// TestStandardSignalsReadTheSagaAndThePayments: the adaptive mode steers by
+// the saga's shared load (checkout latency and failures) and by payment
+// failures in the database.
+func TestStandardSignalsReadTheSagaAndThePayments(t *testing.T) {
 	s := newBuyStack(t, []demo.Section{{ID: "a", Name: "A", Rows: 1, PerRow: 10, BasePrice: 5000}})
 	pool := testenv.DB(t)
 	ctx := context.Background()
@@ -218,23 +235,20 @@ func TestStandardSignalsReadTheSaga(t *testing.T) {
 		"seat_ids": []string{demo.SeatID(s.eventID+"_a", 0, 1)}}, "X-Admission-Pass", pass)
 	require.Equal(t, http.StatusCreated, rep.status, string(rep.raw))
 	holdID := rep.body["hold_id"].(string)
-	// No relay runs in this test: the hold's workflow start waits in the outbox.
-	_, err := pool.Exec(ctx, `UPDATE outbox SET created_at = now() - interval '30 seconds'
-		WHERE topic = 'hold.created' AND key = $1`, holdID)
+	_, err := pool.Exec(ctx, `INSERT INTO payments (reservation_id, amount, currency, status) VALUES ($1, 5000, 'EUR', 'FAILED')`, holdID)
 	require.NoError(t, err)
-	_, err = pool.Exec(ctx, `INSERT INTO payments (reservation_id, amount, currency, status) VALUES ($1, 5000, 'EUR', 'FAILED')`, holdID)
-	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = pool.Exec(ctx, `DELETE FROM payments WHERE reservation_id = $1`, holdID) })
 
-	reg := prometheus.NewRegistry()
-	src := waitingroom.NewStandardSignals(reg, s.st)
+	rdb, prefix := testenv.Redis(t)
+	load := backpressure.New(rdb, prefix, backpressure.Bounds{}, slog.Default())
+	load.Begin()(true)
+	load.Begin()(false)
+	src := &waitingroom.StandardSignals{Saga: load, Payments: s.st}
 	sig, err := src.Signals(ctx)
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, sig.WorkflowStartLag, 30*time.Second)
-	require.Greater(t, sig.PaymentErrorRate, 0.0)
-	_, err = pool.Exec(ctx, `DELETE FROM payments WHERE reservation_id = $1`, holdID)
-	require.NoError(t, err)
-	_, err = pool.Exec(ctx, `UPDATE outbox SET published_at = now() WHERE topic = 'hold.created' AND key = $1`, holdID)
-	require.NoError(t, err)
+	require.Greater(t, sig.CheckoutLatency, time.Duration(0))
+	require.InDelta(t, 0.5, sig.CheckoutErrorRate, 1e-9)
+	require.InDelta(t, 1.0, sig.PaymentErrorRate, 1e-9)
 }
 
 // TestTheEdgeLimitsHoldsPerAddressBeforeTheHoldService: the route table runs
@@ -242,6 +256,32 @@ func TestStandardSignalsReadTheSaga(t *testing.T) {
 // so the second hold attempt from one address within the burst is refused
 // with Retry-After before the metered event's queue check, and even without a
 // token.
+// TestTheEdgeLimitsEachClientBehindATrustedProxyAndIgnoresASpoofedHeader:
+// per-address limits count the client a trusted load balancer names, while
+// X-Forwarded-For from anyone else changes nothing.
+func TestTheEdgeLimitsEachClientBehindATrustedProxyAndIgnoresASpoofedHeader(t *testing.T) {
+	s := newBuyStack(t, []demo.Section{{ID: "a", Name: "A", Rows: 1, PerRow: 10, BasePrice: 5000}},
+		waitingroom.Options{HoldPerIP: 6})
+	hold := func(base, forwardedFor string) int {
+		req, err := http.NewRequest(http.MethodPost, base+"/v1/holds", strings.NewReader(`{}`))
+		require.NoError(t, err)
+		req.Header.Set("X-Forwarded-For", forwardedFor)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	// The test's peer is loopback; untrusted here, its header is ignored.
+	require.NotEqual(t, http.StatusTooManyRequests, hold(s.url, "203.0.113.1"))
+	require.Equal(t, http.StatusTooManyRequests, hold(s.url, "203.0.113.2"), "a spoofed address buys no new budget")
+
+	lb := s.behindProxy("127.0.0.0/8,::1")
+	require.NotEqual(t, http.StatusTooManyRequests, hold(lb, "198.51.100.1"))
+	require.NotEqual(t, http.StatusTooManyRequests, hold(lb, "198.51.100.2"), "another client behind the proxy has its own budget")
+	require.Equal(t, http.StatusTooManyRequests, hold(lb, "198.51.100.1"))
+	require.Equal(t, http.StatusTooManyRequests, hold(lb, "6.6.6.6, 198.51.100.2"), "a hop forged left of the proxy's counts for nothing")
+}
+
 func TestTheEdgeLimitsHoldsPerAddressBeforeTheHoldService(t *testing.T) {
 	s := newBuyStack(t, []demo.Section{{ID: "a", Name: "A", Rows: 1, PerRow: 10, BasePrice: 5000}},
 		waitingroom.Options{HoldPerIP: 6})

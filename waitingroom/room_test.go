@@ -695,7 +695,7 @@ func TestUnknownAndUnmeteredEventsHaveNoRoom(t *testing.T) {
 
 func TestAdaptiveController(t *testing.T) {
 	c := waitingroom.Controller{Min: 10, Max: 400, Step: 10, Decrease: 0.75, Headroom: 0.5,
-		LatencyTarget: time.Second, LagTarget: 2 * time.Second, ErrorTarget: 0.2}
+		LatencyTarget: time.Second, ErrorTarget: 0.2}
 	for _, tc := range []struct {
 		name string
 		cap  int
@@ -704,7 +704,7 @@ func TestAdaptiveController(t *testing.T) {
 		want int
 	}{
 		{"slow checkout backs off", 100, waitingroom.Signals{CheckoutLatency: 1500 * time.Millisecond}, true, 75},
-		{"workflow lag backs off", 100, waitingroom.Signals{WorkflowStartLag: 3 * time.Second}, false, 75},
+		{"checkouts failing to reach the saga back off", 100, waitingroom.Signals{CheckoutErrorRate: 0.3}, false, 75},
 		{"payment errors back off", 100, waitingroom.Signals{PaymentErrorRate: 0.5}, true, 75},
 		{"never below the floor", 12, waitingroom.Signals{CheckoutLatency: 5 * time.Second}, true, 10},
 		{"comfortable and full grows", 100, waitingroom.Signals{CheckoutLatency: 100 * time.Millisecond}, true, 110},
@@ -741,23 +741,4 @@ func TestAdaptiveModeLowersCapacityUnderSlowCheckout(t *testing.T) {
 	require.NoError(t, r.Revoke(context.Background(), ev, fan(0).UserID))
 	res := tick(t, r, ev, "a")
 	require.Empty(t, res.Admitted, "a freed slot is not refilled above the lowered capacity")
-}
-
-func TestGathererSignals(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "encore_hold_duration_seconds"})
-	pay := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "encore_payments_total"}, []string{"result"})
-	reg.MustRegister(h, pay)
-	src := waitingroom.DefaultSignals(reg)
-	_, err := src.Signals(context.Background())
-	require.NoError(t, err)
-	h.Observe(0.1)
-	h.Observe(0.3)
-	pay.WithLabelValues("succeeded").Add(3)
-	pay.WithLabelValues("declined").Add(1)
-	s, err := src.Signals(context.Background())
-	require.NoError(t, err)
-	require.InDelta(t, 200*time.Millisecond, s.CheckoutLatency, float64(time.Millisecond))
-	require.InDelta(t, 0.25, s.PaymentErrorRate, 1e-9)
-	require.Zero(t, s.WorkflowStartLag)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -30,6 +31,48 @@ type Activities struct {
 	// ReturnURL is where the provider sends the fan after a 3-D Secure
 	// challenge or the hosted page.
 	ReturnURL string
+
+	// fingerprints remembers each payment method's card fingerprint: a
+	// payment method never changes its card, so each costs one provider
+	// call per process.
+	fpMu         sync.Mutex
+	fingerprints map[string]string
+}
+
+// maxFingerprints bounds the fingerprint memory; past it, it starts over.
+const maxFingerprints = 100_000
+
+// cardKey is what the card velocity rule counts for a payment method: its
+// card's fingerprint, which every payment method of the same card number
+// shares, so one card is one card however many tokens it hides behind.
+// Without a payment method (the hosted page) or a card behind it there is
+// nothing to count; an unknown payment method is refused by the
+// authorisation, not here.
+func (a *Activities) cardKey(ctx context.Context, paymentMethod string) (string, error) {
+	if paymentMethod == "" {
+		return "", nil
+	}
+	a.fpMu.Lock()
+	fp, ok := a.fingerprints[paymentMethod]
+	a.fpMu.Unlock()
+	if ok {
+		return fraud.CardKey(fp), nil
+	}
+	fp, err := a.Payments.CardFingerprint(ctx, paymentMethod)
+	var rejected *payments.RejectedError
+	switch {
+	case errors.Is(err, payments.ErrNotACard), errors.As(err, &rejected):
+		return "", nil
+	case err != nil:
+		return "", err
+	}
+	a.fpMu.Lock()
+	if a.fingerprints == nil || len(a.fingerprints) >= maxFingerprints {
+		a.fingerprints = map[string]string{}
+	}
+	a.fingerprints[paymentMethod] = fp
+	a.fpMu.Unlock()
+	return fraud.CardKey(fp), nil
 }
 
 func parseID(s string) (uuid.UUID, error) {
@@ -73,12 +116,16 @@ func (a *Activities) FraudCheck(ctx context.Context, in FraudInput) (FraudResult
 	if err != nil {
 		return FraudResult{}, err
 	}
-	sig, err := a.Store.FraudSignals(ctx, in.UserID, in.EventID, fraud.IPKey(in.IP), in.DeviceID, fraud.CardKey(in.Card))
+	card, err := a.cardKey(ctx, in.Card)
+	if err != nil {
+		return FraudResult{}, err
+	}
+	sig, err := a.Store.FraudSignals(ctx, in.UserID, in.EventID, fraud.IPKey(in.IP), in.DeviceID, card)
 	if err != nil {
 		return FraudResult{}, err
 	}
 	r := fraud.Score(sig)
-	if err := a.Store.RecordFraud(ctx, id, in.Attempt, r.Decision, r.Score, r.Reasons, in.UserID, fraud.IPKey(in.IP), in.DeviceID, fraud.CardKey(in.Card)); err != nil {
+	if err := a.Store.RecordFraud(ctx, id, in.Attempt, r.Decision, r.Score, r.Reasons, in.UserID, fraud.IPKey(in.IP), in.DeviceID, card); err != nil {
 		return FraudResult{}, err
 	}
 	return FraudResult{Decision: r.Decision, Score: r.Score, Reasons: r.Reasons}, nil

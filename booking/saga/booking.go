@@ -19,9 +19,10 @@ var (
 	h *HoldActivities
 )
 
-// Booking is the booking saga of one hold: adopt the committed hold, wait for
-// checkout, release or the expiry timer; fraud and authorise inside the
-// checkout Update; wait for the provider's verified event or the timer;
+// Booking is the booking saga of one hold, started with its first checkout
+// Update: adopt the committed hold; fraud and authorise inside the checkout
+// Update; wait for a further checkout, release or the expiry timer at the
+// hold's absolute expires_at; wait for the provider's verified event or the timer;
 // confirm, capture, issue tickets, notify. Each money step has a
 // compensation, registered before the step runs.
 func Booking(ctx workflow.Context, in BookingInput) (BookingResult, error) {
@@ -129,6 +130,17 @@ func dbCtx(ctx workflow.Context) workflow.Context {
 	})
 }
 
+// fraudCtx bounds the fraud check, which reads the database and asks the
+// provider for the card's fingerprint: past its budget the checkout answers
+// unavailable instead of keeping the fan waiting.
+func fraudCtx(ctx workflow.Context) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout:    10 * time.Second,
+		ScheduleToCloseTimeout: 20 * time.Second,
+		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumInterval: 5 * time.Second},
+	})
+}
+
 // providerCtx bounds a provider call's retries by budget (0: no bound).
 func providerCtx(ctx workflow.Context, budget time.Duration) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
@@ -165,8 +177,9 @@ func (b *booking) run(ctx workflow.Context) (BookingResult, error) {
 	b.deadline = b.hold.ExpiresAt
 	b.loaded = true
 	if b.hold.Status != vocab.BookingPendingPayment {
-		// Started late (the relay's backstop) for a hold already ended; a
-		// checkout that came with the start gets its refusal first.
+		// The hold ended (expired, released) between the checkout's check
+		// and this start: the checkout that came with the start gets its
+		// refusal first.
 		b.status, b.step = b.hold.Status, vocab.StepDone
 		err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 		return b.result(), err

@@ -8,6 +8,8 @@ import (
 	"github.com/encore-tickets/encore/vocab"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 )
@@ -27,21 +29,11 @@ func startOptions(in BookingInput) client.StartWorkflowOptions {
 	}
 }
 
-// StartBooking starts the booking workflow of a committed hold. Starting it
-// again (the outbox relay's backstop after the API's direct start) is a
-// no-op: the workflow ID is derived from the reservation.
-func StartBooking(ctx context.Context, c client.Client, in BookingInput) error {
-	_, err := c.ExecuteWorkflow(ctx, startOptions(in), BookingWorkflowName, in)
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
-	if errors.As(err, &started) {
-		return nil
-	}
-	return err
-}
-
-// Checkout sends the checkout Update, starting the booking first if its
-// workflow is not running yet (Update-With-Start). updateID deduplicates a
-// retried request: the same ID returns the first answer.
+// Checkout sends the checkout Update, starting the booking's workflow with
+// it when this is the hold's first checkout (Update-With-Start: start and
+// Update in one request and one workflow task, or neither). A hold costs
+// Temporal nothing until then. updateID deduplicates a retried request: the
+// same ID returns the first answer.
 func Checkout(ctx context.Context, c client.Client, in BookingInput, updateID string, req CheckoutRequest) (CheckoutResult, error) {
 	start := c.NewWithStartWorkflowOperation(startOptions(in), BookingWorkflowName, in)
 	h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
@@ -58,6 +50,18 @@ func Checkout(ctx context.Context, c client.Client, in BookingInput, updateID st
 	}
 	var res CheckoutResult
 	err = h.Get(ctx, &res)
+	return res, err
+}
+
+// CheckoutAgain fetches the answer of a checkout Update the booking's
+// workflow already took under updateID, without starting or asking
+// anything: how a retried checkout gets its first answer after the hold has
+// moved on. An error when there is no such Update (or no workflow).
+func CheckoutAgain(ctx context.Context, c client.Client, bookingID, updateID string) (CheckoutResult, error) {
+	h := c.GetWorkflowUpdateHandle(client.GetWorkflowUpdateHandleOptions{
+		WorkflowID: BookingWorkflowID(bookingID), UpdateID: updateID})
+	var res CheckoutResult
+	err := h.Get(ctx, &res)
 	return res, err
 }
 
@@ -104,6 +108,23 @@ func Release(ctx context.Context, c client.Client, bookingID string) error {
 		return ErrNoBooking
 	}
 	return err
+}
+
+// Backlog is the age of the oldest workflow task on a task queue (the
+// booking saga's is TaskQueue) that no worker has picked up yet: how far
+// behind the workers are with checkouts and provider events. Zero when
+// nothing waits.
+func Backlog(ctx context.Context, c client.Client, namespace, taskQueue string) (time.Duration, error) {
+	resp, err := c.WorkflowService().DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
+		Namespace:     namespace,
+		TaskQueue:     &taskqueuepb.TaskQueue{Name: taskQueue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
+		TaskQueueType: enumspb.TASK_QUEUE_TYPE_WORKFLOW,
+		ReportStats:   true,
+	})
+	if err != nil {
+		return 0, err
+	}
+	return resp.GetStats().GetApproximateBacklogAge().AsDuration(), nil
 }
 
 // ErrNoBooking: no running workflow for the booking.

@@ -1,14 +1,16 @@
-// Package saga is Encore's booking saga: one workflow per hold that adopts it,
-// takes the payment and sells or gives the seats back, and the payment
-// reconciliation that double-checks the money afterwards.
+// Package saga is Encore's booking saga: one workflow per checked-out hold,
+// started by the hold's first checkout, that adopts the hold, takes the
+// payment and sells or gives the seats back; and the payment reconciliation
+// that double-checks the money afterwards. Before checkout a hold is
+// PostgreSQL's alone (lazy expiry and the sweeper end it).
 //
 // Workflow functions (Booking, Reconcile) are thin and deterministic; their
 // logic lives in unexported structs. Every side effect is a method of
 // Activities or HoldActivities, structs holding their dependencies, which the
 // workflows call as method values on nil pointers so the compiler checks each
-// call's arguments and result. The client helpers (StartBooking, Checkout,
-// ...) are how the API speaks to a running booking; NewWorker and Register put
-// it all on a Temporal worker.
+// call's arguments and result. The client helpers (Checkout, Cancel, ...) are
+// how the API speaks to a booking; NewWorker and Register put it all on a
+// Temporal worker.
 package saga
 
 import enumspb "go.temporal.io/api/enums/v1"

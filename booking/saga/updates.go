@@ -64,7 +64,7 @@ func (b *booking) checkout(ctx workflow.Context, req CheckoutRequest) (CheckoutR
 	b.step = vocab.StepAuthorising
 
 	var fr FraudResult
-	if err := workflow.ExecuteLocalActivity(dbCtx(ctx), a.FraudCheck, FraudInput{
+	if err := workflow.ExecuteLocalActivity(fraudCtx(ctx), a.FraudCheck, FraudInput{
 		BookingID: b.in.ReservationID, UserID: b.hold.UserID, EventID: b.hold.EventID,
 		IP: req.IP, DeviceID: req.DeviceID, Card: req.PaymentMethod, Attempt: b.attempts,
 	}).Get(ctx, &fr); err != nil {

@@ -80,6 +80,16 @@ func (f *workerFixture) hold(t *testing.T, seat string) (store.Hold, session.Ide
 	return ans.Hold, who
 }
 
+// startWithoutCheckout starts a booking workflow with no checkout Update, as
+// bookings were started when a hold committed before checkout started them:
+// such workflows may still be running, and their timer and release must work.
+func startWithoutCheckout(t *testing.T, c client.Client, in saga.BookingInput) {
+	t.Helper()
+	_, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: saga.BookingWorkflowID(in.ReservationID),
+		TaskQueue: saga.TaskQueue}, saga.BookingWorkflowName, in)
+	require.NoError(t, err)
+}
+
 // TestTheBookingWorkflowExpiresAHoldInTheRealDatabase runs the project's own
 // worker against the embedded Temporal server: a hold is placed, its booking
 // workflow started, and the expiry timer at the hold's absolute expires_at
@@ -97,8 +107,7 @@ func TestTheBookingWorkflowExpiresAHoldInTheRealDatabase(t *testing.T) {
 
 	in := saga.BookingInput{ReservationID: hold.ID.String(), EventID: eventID, UserID: who.UserID, ExpiresAt: expiresAt,
 		LateEventGrace: time.Millisecond}
-	require.NoError(t, saga.StartBooking(ctx, c, in))
-	require.NoError(t, saga.StartBooking(ctx, c, in), "a second start is a no-op")
+	startWithoutCheckout(t, c, in)
 
 	var res saga.BookingResult
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
@@ -121,8 +130,8 @@ func TestAReleaseSignalEndsTheHoldAsCancelled(t *testing.T) {
 	c := f.client
 	hold, who := f.hold(t, demo.SeatID(f.eventID+"_a", 0, 2))
 	id := saga.BookingWorkflowID(hold.ID.String())
-	require.NoError(t, saga.StartBooking(ctx, c, saga.BookingInput{ReservationID: hold.ID.String(), EventID: f.eventID,
-		UserID: who.UserID, ExpiresAt: hold.ExpiresAt, LateEventGrace: time.Millisecond}))
+	startWithoutCheckout(t, c, saga.BookingInput{ReservationID: hold.ID.String(), EventID: f.eventID,
+		UserID: who.UserID, ExpiresAt: hold.ExpiresAt, LateEventGrace: time.Millisecond})
 	require.NoError(t, c.SignalWorkflow(ctx, id, "", saga.SignalRelease, nil))
 	var res saga.BookingResult
 	require.NoError(t, c.GetWorkflow(ctx, id, "").Get(ctx, &res))
@@ -132,4 +141,25 @@ func TestAReleaseSignalEndsTheHoldAsCancelled(t *testing.T) {
 	var step vocab.Step
 	require.NoError(t, resp.Get(&step))
 	require.Equal(t, vocab.StepDone, step)
+}
+
+// TestTheBacklogIsTheAgeOfTheOldestWorkflowTaskNoWorkerTook: a workflow
+// started on a queue nobody polls waits, and its age is the backlog.
+func TestTheBacklogIsTheAgeOfTheOldestWorkflowTaskNoWorkerTook(t *testing.T) {
+	srv := testenv.Temporal(t)
+	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: srv.Namespace()})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	ctx := context.Background()
+	queue := "unpolled-" + testenv.RandomSuffix()
+	idle, err := saga.Backlog(ctx, c, srv.Namespace(), queue)
+	require.NoError(t, err)
+	require.Zero(t, idle, "nothing waits on a new queue")
+
+	_, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue}, saga.BookingWorkflowName, saga.BookingInput{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		age, err := saga.Backlog(ctx, c, srv.Namespace(), queue)
+		return err == nil && age >= time.Second
+	}, 20*time.Second, 200*time.Millisecond, "the waiting task ages")
 }

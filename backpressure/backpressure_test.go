@@ -1,0 +1,151 @@
+package backpressure_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/backpressure"
+	"github.com/encore-tickets/encore/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// monitors are processes of one deployment sharing their load in the test's
+// Redis under a key of their own.
+func monitors(t *testing.T, b backpressure.Bounds, n int) []*backpressure.Monitor {
+	t.Helper()
+	rdb, prefix := testenv.Redis(t)
+	prefix += testenv.RandomSuffix() + ":"
+	out := make([]*backpressure.Monitor, n)
+	for i := range out {
+		out[i] = backpressure.New(rdb, prefix, b, slog.Default())
+	}
+	return out
+}
+
+func overloaded(t *testing.T, err error) *backpressure.OverloadedError {
+	t.Helper()
+	var o *backpressure.OverloadedError
+	require.ErrorAs(t, err, &o)
+	return o
+}
+
+func TestANilMonitorAdmitsEverything(t *testing.T) {
+	var m *backpressure.Monitor
+	m.Begin()(true)
+	require.NoError(t, m.Check())
+	require.Zero(t, m.Load())
+}
+
+func TestCallsWaitingOnTheSagaPastTheBoundAreRefusedWithRetryAfter(t *testing.T) {
+	m := monitors(t, backpressure.Bounds{MaxInFlight: 2, RetryAfter: 7 * time.Second}, 1)[0]
+	first, second := m.Begin(), m.Begin()
+	o := overloaded(t, m.Check())
+	require.Equal(t, backpressure.ReasonInFlight, o.Reason)
+	require.Equal(t, 7*time.Second, o.RetryAfter)
+	require.Contains(t, o.Error(), "2 checkouts in progress")
+	first(false)
+	require.NoError(t, m.Check(), "one call left in flight is under the bound")
+	second(false)
+	second(false) // ending twice counts once
+	require.EqualValues(t, 0, m.Load().InFlight)
+}
+
+func TestFailingAndSlowCallsPastTheBoundsAreRefusedOnceThereAreEnough(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		calls   int
+		failed  int
+		reason  string
+		refused bool
+	}{
+		{"a few failures are not trusted yet", 4, 4, "", false},
+		{"most calls failing is refused", 10, 6, backpressure.ReasonErrors, true},
+		{"half failing is at the bound", 10, 5, "", false},
+		{"all answered is fine", 20, 0, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := monitors(t, backpressure.Bounds{MinCalls: 10, MaxErrorRate: 0.5}, 1)[0]
+			for i := range tc.calls {
+				m.Begin()(i < tc.failed)
+			}
+			if !tc.refused {
+				require.NoError(t, m.Check())
+				return
+			}
+			require.Equal(t, tc.reason, overloaded(t, m.Check()).Reason)
+		})
+	}
+	t.Run("slow calls are refused", func(t *testing.T) {
+		m := monitors(t, backpressure.Bounds{MinCalls: 2, MaxLatency: 20 * time.Millisecond}, 1)[0]
+		for range 2 {
+			end := m.Begin()
+			time.Sleep(30 * time.Millisecond)
+			end(false)
+		}
+		o := overloaded(t, m.Check())
+		require.Equal(t, backpressure.ReasonLatency, o.Reason)
+		require.GreaterOrEqual(t, o.Load.MeanLatency(), 30*time.Millisecond)
+	})
+}
+
+func TestEveryProcessSeesTheLoadOfTheWholeDeployment(t *testing.T) {
+	ctx := context.Background()
+	ms := monitors(t, backpressure.Bounds{MaxInFlight: 3, MinCalls: 4, MaxErrorRate: 0.5}, 2)
+	busy, quiet := ms[0], ms[1]
+	for range 4 {
+		busy.Begin()(true) // Temporal is not answering this process
+	}
+	hanging := []func(bool){busy.Begin(), busy.Begin(), busy.Begin()}
+	require.NoError(t, quiet.Check(), "nothing shared yet")
+	require.NoError(t, busy.Sync(ctx))
+	require.NoError(t, quiet.Sync(ctx))
+	l := quiet.Load()
+	require.Equal(t, 2, l.Processes)
+	require.EqualValues(t, 4, l.Calls)
+	require.EqualValues(t, 4, l.Failures)
+	require.EqualValues(t, 3, l.InFlight)
+	require.Equal(t, backpressure.ReasonInFlight, overloaded(t, quiet.Check()).Reason)
+
+	for _, end := range hanging {
+		end(false)
+	}
+	require.NoError(t, busy.Sync(ctx))
+	require.NoError(t, quiet.Sync(ctx))
+	require.EqualValues(t, 0, quiet.Load().InFlight)
+	require.Equal(t, backpressure.ReasonErrors, overloaded(t, quiet.Check()).Reason, "4 of 7 calls failed")
+}
+
+func TestAStoppedProcessLoadIsForgotten(t *testing.T) {
+	ctx := context.Background()
+	ms := monitors(t, backpressure.Bounds{MaxInFlight: 1, Interval: 50 * time.Millisecond}, 2)
+	stopped, alive := ms[0], ms[1]
+	stopped.Begin() // never ends: the process died mid-call
+	require.NoError(t, stopped.Sync(ctx))
+	require.NoError(t, alive.Sync(ctx))
+	require.Error(t, alive.Check())
+	time.Sleep(200 * time.Millisecond) // three intervals without a report
+	require.NoError(t, alive.Sync(ctx))
+	require.NoError(t, alive.Check())
+	require.Equal(t, 1, alive.Load().Processes)
+}
+
+func TestABacklogPastTheBoundIsRefusedAndAFailedProbeIsNotMistakenForOne(t *testing.T) {
+	ctx := context.Background()
+	m := monitors(t, backpressure.Bounds{MaxBacklog: 5 * time.Second}, 1)[0]
+	backlog, probeErr := 12*time.Second, error(nil)
+	m.ProbeBacklog(func(context.Context) (time.Duration, error) { return backlog, probeErr })
+	require.NoError(t, m.Sync(ctx))
+	o := overloaded(t, m.Check())
+	require.Equal(t, backpressure.ReasonBacklog, o.Reason)
+	require.Contains(t, o.Error(), "12s")
+
+	backlog, probeErr = 0, errors.New("temporal unreachable")
+	require.NoError(t, m.Sync(ctx))
+	require.NoError(t, m.Check())
+}

@@ -1,0 +1,46 @@
+package system_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/vocab"
+)
+
+// TestTheFourthAccountPayingWithOneCardIsSteppedUpWhateverTheToken: the card
+// rule counts the card's fingerprint, so three accounts paying with the same
+// card number behind three different payment methods are seen as one card,
+// and the fourth account is asked for 3-D Secure; an account with a card of
+// its own is not.
+func TestTheFourthAccountPayingWithOneCardIsSteppedUpWhateverTheToken(t *testing.T) {
+	e := newE2E(t)
+	ctx := context.Background()
+	sameCard := []string{"pm_card_visa", "pm_card_us", e.cardNumber("4242424242424242")}
+	for i, pm := range sameCard {
+		fan := e.fan("sharer" + string(rune('a'+i)))
+		id, status, co := e.holdAndCheckout(fan, []string{e.seat(12, 1+i)}, pm)
+		require.Equal(t, http.StatusOK, status, "%v", co)
+		require.Equal(t, "requires_capture", co["payment"].(map[string]any)["status"], "account %d of the card is allowed", i+1)
+		e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
+	}
+
+	fourth := e.fan("sharerd")
+	id, status, co := e.holdAndCheckout(fourth, []string{e.seat(12, 4)}, "pm_card_visa")
+	require.Equal(t, http.StatusOK, status, "%v", co)
+	require.Equal(t, "requires_action", co["payment"].(map[string]any)["status"], "stepped up to 3-D Secure")
+	var decision vocab.FraudDecision
+	var reasons string
+	require.NoError(t, e.store.Pool().QueryRow(ctx, `SELECT decision, reasons::text FROM fraud_decisions
+		WHERE reservation_id = $1`, id).Scan(&decision, &reasons))
+	require.Equal(t, vocab.FraudReview, decision)
+	require.Contains(t, reasons, "card: used by 3 or more other accounts")
+
+	own := e.fan("loner")
+	_, status, co = e.holdAndCheckout(own, []string{e.seat(12, 5)}, e.card())
+	require.Equal(t, http.StatusOK, status, "%v", co)
+	require.Equal(t, "requires_capture", co["payment"].(map[string]any)["status"], "a card of one's own is not stepped up")
+}
