@@ -104,6 +104,8 @@ type stack struct {
 	b    *testing.B
 	base string
 	http *http.Client
+	// transportErrors counts requests that got no answer.
+	transportErrors atomic.Int64
 }
 
 // newStack reads ENCORE_BENCH_URL (loopback only) or skips the benchmark.
@@ -118,7 +120,9 @@ func newStack(b *testing.B) *stack {
 		b.Fatal(err)
 	}
 	requireLoopback(b, "ENCORE_BENCH_URL", u.Hostname())
-	return &stack{b: b, base: base, http: &http.Client{Timeout: 60 * time.Second,
+	// Longer than the stack's own one-minute bound on a checkout, so a slow
+	// checkout is answered (503 unavailable) rather than cut off here.
+	return &stack{b: b, base: base, http: &http.Client{Timeout: 90 * time.Second,
 		Transport: &http.Transport{MaxIdleConnsPerHost: 128}}}
 }
 
@@ -157,7 +161,11 @@ func (s *stack) call(method, path, token string, body any, out any) int {
 	}
 	resp, err := s.http.Do(req)
 	if err != nil {
-		s.b.Error(err)
+		// Counted by the caller as status 0; only the first is logged, so a
+		// burst that outlasts the timeout does not flood the output.
+		if s.transportErrors.Add(1) == 1 {
+			s.b.Logf("%s %s: %v", method, path, err)
+		}
 		return 0
 	}
 	defer resp.Body.Close()
@@ -169,11 +177,14 @@ func (s *stack) call(method, path, token string, body any, out any) int {
 	return resp.StatusCode
 }
 
-// callProblem is call that also names the outcome: "201", or "409
-// seat-unavailable" from the problem's type.
+// callProblem is call that also names the outcome: "201", "409
+// seat-unavailable" from the problem's type, or "no-answer".
 func (s *stack) callProblem(method, path, token string, body any, out any) (int, string) {
 	var raw json.RawMessage
 	st := s.call(method, path, token, body, &raw)
+	if st == 0 {
+		return 0, "no-answer"
+	}
 	if st >= 200 && st < 300 {
 		if out != nil {
 			_ = json.Unmarshal(raw, out)
