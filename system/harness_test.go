@@ -229,29 +229,42 @@ func (e *e2e) card() string {
 // cardNumber creates a payment method in the sandbox for a card number.
 func (e *e2e) cardNumber(num string) string {
 	e.t.Helper()
-	form := url.Values{"type": {"card"}, "card[number]": {num}, "card[exp_month]": {"12"},
-		"card[exp_year]": {"2034"}, "card[cvc]": {"123"}}
+	c := &http.Client{Timeout: 5 * time.Second}
 	for try := 0; ; try++ {
-		req, err := http.NewRequest(http.MethodPost, e.pspURL+"/v1/payment_methods", strings.NewReader(form.Encode()))
-		require.NoError(e.t, err)
-		req.Header.Set("Authorization", "Bearer "+system.SandboxKey)
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("Idempotency-Key", "card-"+num) // a retry after a lost answer gets the same card
-		resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+		id, err := sandboxCard(c, e.pspURL, num)
 		if err == nil {
-			var pm struct{ ID string }
-			derr := json.NewDecoder(resp.Body).Decode(&pm)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK && derr == nil && pm.ID != "" {
-				return pm.ID
-			}
-			err = fmt.Errorf("create card: %d", resp.StatusCode)
+			return id
 		}
 		if try == 20 {
 			require.NoError(e.t, err)
 		}
 		time.Sleep(100 * time.Millisecond) // the sandbox's injected faults
 	}
+}
+
+// sandboxCard creates a card payment method for a number in the payment
+// sandbox at pspURL, as a fan's browser would. A retry after a lost answer
+// gets the same card (the number is the Idempotency-Key).
+func sandboxCard(c *http.Client, pspURL, number string) (string, error) {
+	form := url.Values{"type": {"card"}, "card[number]": {number}, "card[exp_month]": {"12"},
+		"card[exp_year]": {"2034"}, "card[cvc]": {"123"}}
+	req, err := http.NewRequest(http.MethodPost, pspURL+"/v1/payment_methods", strings.NewReader(form.Encode()))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+system.SandboxKey)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Idempotency-Key", "card-"+number)
+	resp, err := c.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var pm struct{ ID string }
+	if err := json.NewDecoder(resp.Body).Decode(&pm); err != nil || resp.StatusCode != http.StatusOK || pm.ID == "" {
+		return "", fmt.Errorf("create card: %d %v", resp.StatusCode, err)
+	}
+	return pm.ID, nil
 }
 
 // visaNumber is a Luhn-valid 16-digit Visa number for n, outside the

@@ -24,8 +24,6 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/encore-tickets/encore/system"
 )
 
 // BenchmarkHoldsThroughARunningStack drives POST /v1/holds of a running
@@ -264,49 +262,17 @@ func (s *stack) cards(n int) []string {
 	base := time.Now().UnixNano() % 1_000_000_000
 	out := make([]string, n)
 	parallel(16, n, func(i int) {
-		form := url.Values{"type": {"card"}, "card[number]": {benchCardNumber(base*1000 + int64(i))},
-			"card[exp_month]": {"12"}, "card[exp_year]": {"2034"}, "card[cvc]": {"123"}}
-		req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/v1/payment_methods", strings.NewReader(form.Encode()))
+		id, err := sandboxCard(s.http, "http://"+addr, visaNumber(base*1000+int64(i)))
 		if err != nil {
 			s.b.Error(err)
 			return
 		}
-		req.Header.Set("Authorization", "Bearer "+system.SandboxKey)
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		resp, err := s.http.Do(req)
-		if err != nil {
-			s.b.Error(err)
-			return
-		}
-		defer resp.Body.Close()
-		var pm struct{ ID string }
-		if err := json.NewDecoder(resp.Body).Decode(&pm); err != nil || resp.StatusCode != http.StatusOK {
-			s.b.Errorf("create card: %d %v", resp.StatusCode, err)
-			return
-		}
-		out[i] = pm.ID
+		out[i] = id
 	})
 	if s.b.Failed() {
 		s.b.FailNow()
 	}
 	return out
-}
-
-// benchCardNumber is a Luhn-valid Visa number for n, outside the numbers
-// the sandbox gives test behaviours.
-func benchCardNumber(n int64) string {
-	body := fmt.Sprintf("4916%011d", n%100_000_000_000)
-	sum := 0
-	for i := len(body) - 1; i >= 0; i-- {
-		d := int(body[i] - '0')
-		if (len(body)-1-i)%2 == 0 {
-			if d *= 2; d > 9 {
-				d -= 9
-			}
-		}
-		sum += d
-	}
-	return body + strconv.Itoa((10-sum%10)%10)
 }
 
 func envInt(b *testing.B, name string, def int) int {
