@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -144,5 +145,18 @@ func (s *Server) live(c *gin.Context) {
 		writeProblem(c, NewProblem(http.StatusNotFound, ProbNotFound, "no such event"))
 		return
 	}
-	s.Browse.Hub.ServeLive(c.Writer, c.Request, eventID, s.Browse.Live)
+	// The event must exist before the upgrade; its sections are the only
+	// ones a subscription may name.
+	known, err := s.Browse.Catalog.Sections(c.Request.Context(), eventID)
+	if errors.Is(err, store.ErrNotFound) {
+		writeProblem(c, NewProblem(http.StatusNotFound, ProbNotFound, "no such event"))
+		return
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	opts := s.Browse.Live
+	opts.KnownSection = known
+	s.Browse.Hub.ServeLive(c.Writer, c.Request, eventID, opts)
 }

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/api"
@@ -26,8 +25,14 @@ import (
 // has the browse routes (as api.Server.Extra).
 func browseStack(t *testing.T) (*stack, *seatmap.Cache) {
 	t.Helper()
+	return browseStackWith(t, func(*api.Server) {})
+}
+
+// browseStackWith is browseStack with the server changed by edit first.
+func browseStackWith(t *testing.T, edit func(*api.Server)) (*stack, *seatmap.Cache) {
+	t.Helper()
 	s := newStack(t)
-	rpool, err := store.OpenReader(context.Background(), testenv.DatabaseURL(t), store.ReaderRole, 4, nil)
+	rpool, err := store.OpenReader(context.Background(), testenv.DatabaseURL(t), store.ReaderRole, store.PoolOptions{MaxConns: 4})
 	require.NoError(t, err)
 	t.Cleanup(rpool.Close)
 	reader := store.NewReader(rpool)
@@ -36,8 +41,9 @@ func browseStack(t *testing.T) (*stack, *seatmap.Cache) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go hub.Run(ctx)
 	t.Cleanup(cancel)
-	srv := &api.Server{Holds: s.holds, Sessions: s.issuer, Log: s.holds.Log, Gatherer: prometheus.NewRegistry(),
+	srv := &api.Server{Holds: s.holds, Sessions: s.issuer, Log: s.holds.Log,
 		Browse: &api.Browse{Catalog: catalog.New(reader), Cache: cache, Hub: hub}}
+	edit(srv)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	s.url = ts.URL
@@ -192,7 +198,7 @@ func TestBrowseEndpoints(t *testing.T) {
 	require.Len(t, sections, 3)
 	first := sections[0].(map[string]any)
 	require.Equal(t, map[string]any{"id": section, "name": "A", "kind": "seated", "capacity": 200.0, "available": 198.0,
-		"base_price": map[string]any{"amount": 5000.0, "currency": "EUR"}}, first)
+		"base_price": map[string]any{"amount": 5000.0, "currency": "EUR"}, "category": "standard"}, first)
 
 	js := s.do(http.MethodGet, "/v1/events/"+s.eventID+"/sections/"+section+"/seats", "", nil)
 	require.Equal(t, http.StatusOK, js.Status)
@@ -203,6 +209,12 @@ func TestBrowseEndpoints(t *testing.T) {
 	require.Equal(t, "HELD", seat0["status"])
 	require.Equal(t, "A", seat0["row"])
 	require.Equal(t, 1.0, seat0["number"])
+	// A grid's seats are placed by number (x) and row (y) on the plan.
+	require.Equal(t, 1.0, seat0["x"])
+	require.Equal(t, 0.0, seat0["y"])
+	require.Equal(t, "standard", seat0["category"])
+	require.Equal(t, 2.0, seats[21].(map[string]any)["x"], "row B, seat 2")
+	require.Equal(t, 1.0, seats[21].(map[string]any)["y"])
 	require.Equal(t, "AVAILABLE", seats[2].(map[string]any)["status"])
 
 	bin := s.do(http.MethodGet, "/v1/events/"+s.eventID+"/sections/"+section+"/seats.bin", "", nil)

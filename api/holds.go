@@ -26,6 +26,9 @@ type HoldRequest struct {
 	Quantity  int      `json:"quantity,omitempty"`
 	Adjacent  bool     `json:"adjacent,omitempty"`
 	PromoCode string   `json:"promo_code,omitempty"`
+	// Stays book hotel rooms: alone (no event_id) a hotel-only hold, with
+	// seats a package (see stays.go).
+	Stays []StayBody `json:"stays,omitempty"`
 }
 
 // MaxBodyBytes bounds every request body.
@@ -45,11 +48,18 @@ func DecodeHoldRequest(body []byte) (holds.Cart, []FieldError) {
 		return holds.Cart{}, []FieldError{jsonFieldError(err)}
 	}
 	var errs []FieldError
+	hotelOnly := len(req.Stays) > 0 && req.EventID == "" && len(req.SeatIDs) == 0 && req.SectionID == "" &&
+		req.Quantity == 0 && !req.Adjacent && req.PromoCode == ""
+	stays, serrs := decodeStays(req.Stays)
+	errs = append(errs, serrs...)
+	if hotelOnly {
+		return holds.Cart{Stays: stays}, errs
+	}
 	if !idPattern.MatchString(req.EventID) {
 		errs = append(errs, FieldError{"event_id", "required: letters, digits, '_', '-', '.', ':' (at most 100)"})
 	}
 	cart := holds.Cart{EventID: req.EventID, SectionID: req.SectionID, Quantity: req.Quantity,
-		Adjacent: req.Adjacent, PromoCode: strings.TrimSpace(req.PromoCode)}
+		Adjacent: req.Adjacent, PromoCode: strings.TrimSpace(req.PromoCode), Stays: stays}
 	switch {
 	case len(req.SeatIDs) > 0 && (req.SectionID != "" || req.Quantity != 0 || req.Adjacent):
 		errs = append(errs, FieldError{"seat_ids", "give either seat_ids or section_id with quantity, not both"})

@@ -463,3 +463,42 @@ func TestHoldsPastTheAccountsRateAreRefusedWithRetryAfter(t *testing.T) {
 	}
 	require.Equal(t, []int{http.StatusCreated, http.StatusCreated, http.StatusTooManyRequests}, got)
 }
+
+func TestAHoldOutsideTheSaleIsRefusedWithTheSalesTimesAndADraftIsNoEvent(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	ctx := context.Background()
+	onsale := time.Now().Add(-2 * time.Hour).UTC().Truncate(time.Second)
+	cases := []struct {
+		name, update string
+		status       int
+		problem      string
+		offsale      bool
+	}{
+		{"before the on-sale time", `UPDATE events SET onsale_at = now() + interval '1 hour' WHERE id = $1`,
+			http.StatusForbidden, "not-on-sale", false},
+		{"after the off-sale time", `UPDATE events SET onsale_at = $2::timestamptz, offsale_at = $2::timestamptz + interval '1 hour' WHERE id = $1`,
+			http.StatusForbidden, "not-on-sale", true},
+		{"a draft", `UPDATE events SET onsale_at = $2::timestamptz, offsale_at = NULL, status = 'DRAFT' WHERE id = $1`,
+			http.StatusUnprocessableEntity, "invalid-request", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []any{s.eventID}
+			if tc.update != cases[0].update {
+				args = append(args, onsale)
+			}
+			_, err := s.pool.Exec(ctx, tc.update, args...)
+			require.NoError(t, err)
+			r := s.do(http.MethodPost, "/v1/holds", s.fan("early"),
+				map[string]any{"event_id": s.eventID, "seat_ids": []string{s.seat("a", 2, 1)}})
+			require.Equal(t, tc.status, r.Status, "%s", r.Raw)
+			require.Equal(t, problemName(tc.problem), problemType(r))
+			if tc.problem == "not-on-sale" {
+				require.NotEmpty(t, r.Body["onsale_at"])
+				require.Equal(t, tc.offsale, r.Body["offsale_at"] != nil)
+			}
+		})
+	}
+	require.Equal(t, 0, s.count(`SELECT count(*) FROM reservations WHERE event_id = $1`, s.eventID))
+}

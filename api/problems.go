@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -18,6 +19,7 @@ import (
 	"github.com/encore-tickets/encore/seatmap"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/tickets"
+	"github.com/encore-tickets/encore/venues"
 	"github.com/encore-tickets/encore/waitingroom"
 )
 
@@ -39,8 +41,16 @@ type Problem struct {
 	Limit              int       `json:"limit,omitempty"`
 	DeclineCode        string    `json:"decline_code,omitempty"`
 	AttemptsLeft       *int      `json:"attempts_left,omitempty"`
+	// The sale's times (not-on-sale only); offsale_at is absent when the
+	// sale does not close by itself.
+	OnsaleAt  *time.Time `json:"onsale_at,omitempty"`
+	OffsaleAt *time.Time `json:"offsale_at,omitempty"`
 	// Challenge is the proof of work to solve (challenge-required only).
 	Challenge *waitingroom.Challenge `json:"challenge,omitempty"`
+	// The night a stay could not get (room-unavailable only).
+	PropertyID string `json:"property_id,omitempty"`
+	RoomType   string `json:"room_type,omitempty"`
+	Night      string `json:"night,omitempty"`
 
 	retryAfter time.Duration
 }
@@ -68,10 +78,12 @@ const (
 
 	ProbPendingCheckout      = "pending-checkout"      // 409: the fan already holds seats for this event
 	ProbPromotionUnavailable = "promotion-unavailable" // 409: promotion cap reached or already used
-	ProbNotOnSale            = "not-on-sale"           // 403: the sale has not opened
+	ProbNotOnSale            = "not-on-sale"           // 403: the sale has not opened, has closed, or the event is cancelled (onsale_at, offsale_at)
 	ProbHoldNotPending       = "hold-not-pending"      // 409: the hold is paid or already ended
 	ProbMethodNotAllowed     = "method-not-allowed"    // 405
 	ProbInternal             = "internal"              // 500: a bug; never expected
+	ProbForbidden            = "forbidden"             // 403: the caller lacks the role or organiser scope
+	ProbConflict             = "conflict"              // 409: the thing cannot change now (a published event's prices, a sold seat, a taken code)
 
 	ProbChallengeRequired = "challenge-required" // 428: solve the proof-of-work challenge in "challenge", then join again
 	ProbAdmittedElsewhere = "admitted-elsewhere" // 409: the account was admitted on another device
@@ -80,11 +92,13 @@ const (
 	ProbPaymentRefused      = "payment-refused"         // 403: the fraud check refused the payment
 	ProbBookingNotCancelled = "booking-not-cancellable" // 409: outside the event's policy
 	ProbWebhookConflict     = "webhook-conflict"        // 409: an event ID reused with other content
+	ProbRoomUnavailable     = "room-unavailable"        // 409: a night of a stay has no room left; names it
 )
 
 var titles = map[string]string{
 	ProbInvalidRequest:       "The request is not valid",
 	ProbSeatUnavailable:      "Some seats are no longer available",
+	ProbRoomUnavailable:      "A night of the stay has no room left",
 	ProbHoldExpired:          "The hold has expired",
 	ProbIdempotencyKeyReused: "This Idempotency-Key was used for another request",
 	ProbRequestInProgress:    "A request with this Idempotency-Key is still in progress",
@@ -96,10 +110,12 @@ var titles = map[string]string{
 	ProbUnavailable:          "Temporarily unavailable, retry shortly",
 	ProbPendingCheckout:      "You already have a hold for this event",
 	ProbPromotionUnavailable: "The promotion cannot be used",
-	ProbNotOnSale:            "The sale has not opened yet",
+	ProbNotOnSale:            "The event is not on sale",
 	ProbHoldNotPending:       "The hold is no longer pending",
 	ProbMethodNotAllowed:     "Method not allowed",
 	ProbInternal:             "Internal error",
+	ProbForbidden:            "You are not allowed to do this",
+	ProbConflict:             "This cannot change now",
 	ProbChallengeRequired:    "Solve the challenge to join the waiting room",
 	ProbAdmittedElsewhere:    "Admitted on another device",
 	ProbPaymentDeclined:      "The payment was declined",
@@ -161,8 +177,15 @@ func (s *Server) problemFor(err error) *Problem {
 		sig  *booking.SignatureError
 		wrl  *waitingroom.RateLimitedError
 		ch   *waitingroom.ChallengeRequiredError
+		ru   *store.RoomUnavailableError
+		nos  *store.NotOnSaleError
+		verr *venues.ValidationError
 	)
 	switch {
+	case errors.As(err, &ru):
+		p := NewProblem(http.StatusConflict, ProbRoomUnavailable, ru.Detail)
+		p.PropertyID, p.RoomType, p.Night = ru.PropertyID, ru.RoomType, ru.Night.Format(time.DateOnly)
+		return p
 	case errors.As(err, &su):
 		p := NewProblem(http.StatusConflict, ProbSeatUnavailable, su.Detail)
 		p.UnavailableSeatIDs = &[]string{}
@@ -188,6 +211,14 @@ func (s *Server) problemFor(err error) *Problem {
 		return p
 	case errors.As(err, &inv):
 		return Invalid(FieldError{Field: inv.Field, Message: inv.Message})
+	case errors.As(err, &verr):
+		errs := make([]FieldError, len(verr.Errors))
+		for i, e := range verr.Errors {
+			errs[i] = FieldError{Field: e.Field, Message: e.Message}
+		}
+		return Invalid(errs...)
+	case errors.Is(err, venues.ErrConflict):
+		return NewProblem(http.StatusConflict, ProbConflict, strings.TrimPrefix(err.Error(), "conflict: "))
 	case errors.As(err, &pr):
 		return NewProblem(http.StatusConflict, ProbPromotionUnavailable, pr.Code+": "+pr.Reason)
 	case errors.As(err, &rl):
@@ -239,6 +270,8 @@ func (s *Server) problemFor(err error) *Problem {
 		return Invalid(FieldError{"cursor", "not a cursor of this query; start again without it"})
 	case errors.Is(err, store.ErrNotFound):
 		return NewProblem(http.StatusNotFound, ProbNotFound, "not found")
+	case errors.Is(err, booking.ErrForbidden):
+		return NewProblem(http.StatusForbidden, ProbForbidden, "your roles do not cover this object")
 	case errors.Is(err, store.ErrHoldExpired):
 		return NewProblem(http.StatusGone, ProbHoldExpired, "the hold expired; its seats were released")
 	case errors.Is(err, store.ErrNotPending):
@@ -247,8 +280,17 @@ func (s *Server) problemFor(err error) *Problem {
 		return NewProblem(http.StatusUnprocessableEntity, ProbIdempotencyKeyReused, "send a new Idempotency-Key for a different request")
 	case errors.Is(err, store.ErrRequestInProgress):
 		return NewProblem(http.StatusConflict, ProbRequestInProgress, "retry after the first request finishes").RetryAfter(time.Second)
+	case errors.As(err, &nos):
+		p := NewProblem(http.StatusForbidden, ProbNotOnSale, nos.Reason)
+		onsale := nos.OnsaleAt.UTC()
+		p.OnsaleAt = &onsale
+		if nos.OffsaleAt != nil {
+			offsale := nos.OffsaleAt.UTC()
+			p.OffsaleAt = &offsale
+		}
+		return p
 	case errors.Is(err, store.ErrNotOnSale):
-		return NewProblem(http.StatusForbidden, ProbNotOnSale, "the sale has not opened yet")
+		return NewProblem(http.StatusForbidden, ProbNotOnSale, "the event is not on sale")
 	case errors.Is(err, store.ErrBusy), errors.Is(err, context.DeadlineExceeded), errors.Is(err, seatmap.ErrUnavailable):
 		return NewProblem(http.StatusServiceUnavailable, ProbUnavailable, "busy, retry").RetryAfter(time.Second)
 	default:
@@ -259,7 +301,9 @@ func (s *Server) problemFor(err error) *Problem {
 
 // fail answers err as its problem; a client that left gets nothing.
 func (s *Server) fail(c *gin.Context, err error) {
-	if errors.Is(err, context.Canceled) && c.Request.Context().Err() != nil {
+	// A client that left cancels the request's context; the request's own
+	// deadline (DeadlineExceeded) is answered below.
+	if errors.Is(err, context.Canceled) && errors.Is(c.Request.Context().Err(), context.Canceled) {
 		c.Abort()
 		return
 	}

@@ -62,7 +62,7 @@ func (s *Server) pollQueue(c *gin.Context) {
 	if !ok {
 		return
 	}
-	st, err := s.Room.Poll(c.Request.Context(), identity(c), eventID)
+	st, err := s.Room.Poll(c.Request.Context(), identity(c), eventID, clientIP(c.Request))
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -3,10 +3,12 @@ package api
 import (
 	"net/http"
 
+	"time"
+
 	"github.com/gin-gonic/gin"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/encore-tickets/encore/seatmap"
+	"github.com/encore-tickets/encore/session"
 )
 
 // access says who may call a route.
@@ -14,7 +16,7 @@ type access int
 
 const (
 	public    access = iota // anyone
-	fan                     // a bearer token from POST /v1/sessions
+	fan                     // a bearer token of the OpenID Connect issuer (or the demo login's)
 	fanSocket               // the same, or ?access_token= (browsers cannot set headers on a WebSocket)
 )
 
@@ -22,10 +24,16 @@ const (
 type route struct {
 	method, path string
 	access       access
+	// roles, when set, are the roles of which the caller must hold one
+	// (403 forbidden otherwise); they imply a bearer token.
+	roles []session.Role
 	// before runs ahead of authentication (limits that must hold for
 	// anonymous floods too); after runs behind it.
 	before, after []gin.HandlerFunc
 	handler       gin.HandlerFunc
+	// deadline bounds the request (0: the server's RequestTimeout;
+	// noDeadline: none, for WebSockets).
+	deadline time.Duration
 	// enabled is false when the plane the route needs is not wired.
 	enabled bool
 }
@@ -37,14 +45,29 @@ func (s *Server) routes() []route {
 	if room {
 		limitHold, limitCheckout = []gin.HandlerFunc{s.limitHold}, []gin.HandlerFunc{s.limitCheckout}
 	}
-	return []route{
+	// Sockets: no deadline, and the shared socket cap before anything else.
+	socket := []gin.HandlerFunc{s.capSocket}
+	staff := []session.Role{session.Support, session.Admin}
+	app := fanApp()
+	return append([]route{
+		// The fan web app, embedded (package webapp); me.go: the fan's own lists.
+		{method: http.MethodGet, path: "/", handler: app, enabled: true},
+		{method: http.MethodHead, path: "/", handler: app, enabled: true},
+		{method: http.MethodGet, path: "/app/*file", handler: app, enabled: true},
+		{method: http.MethodHead, path: "/app/*file", handler: app, enabled: true},
+		{method: http.MethodGet, path: "/v1/me/bookings", access: fan, handler: s.myBookings, enabled: bookings},
+		{method: http.MethodGet, path: "/v1/me/tickets", access: fan, handler: s.myTickets, enabled: s.Tickets != nil},
+
 		// Operations.
 		{method: http.MethodGet, path: "/healthz", handler: healthz, enabled: true},
 		{method: http.MethodGet, path: "/readyz", handler: s.ready, enabled: true},
-		{method: http.MethodGet, path: "/metrics", handler: s.metrics(), enabled: s.Gatherer != nil},
 
-		// Identity.
+		// Identity. The demo login and its development issuer exist only
+		// while ENCORE_DEMO_LOGIN is on.
 		{method: http.MethodPost, path: "/v1/sessions", handler: s.createSession, enabled: s.Sessions != nil},
+		{method: http.MethodGet, path: session.DevIssuerPath + "/.well-known/openid-configuration", handler: s.devDiscovery, enabled: s.Sessions != nil},
+		{method: http.MethodGet, path: session.DevIssuerPath + "/jwks.json", handler: s.devJWKS, enabled: s.Sessions != nil},
+		{method: http.MethodGet, path: "/v1/me", access: fan, handler: me, enabled: true},
 
 		// Browse plane.
 		{method: http.MethodGet, path: "/v1/events", handler: s.search, enabled: browse},
@@ -52,35 +75,39 @@ func (s *Server) routes() []route {
 		{method: http.MethodGet, path: "/v1/events/:event_id", handler: s.event, enabled: browse},
 		{method: http.MethodGet, path: "/v1/events/:event_id/sections/:section_id/seats", handler: s.seats(seatmap.FormatJSON), enabled: browse},
 		{method: http.MethodGet, path: "/v1/events/:event_id/sections/:section_id/seats.bin", handler: s.seats(seatmap.FormatBitmap), enabled: browse},
-		{method: http.MethodGet, path: "/v1/events/:event_id/live", handler: s.live, enabled: browse},
+		{method: http.MethodGet, path: "/v1/events/:event_id/live", before: socket, deadline: noDeadline, handler: s.live, enabled: browse},
+		{method: http.MethodGet, path: "/v1/hotels/search", handler: s.searchHotels, enabled: browse && s.Browse.Hotels != nil},
 
 		// Admit plane.
 		{method: http.MethodPost, path: "/v1/events/:event_id/queue", access: fan, handler: s.joinQueue, enabled: room},
 		{method: http.MethodGet, path: "/v1/events/:event_id/queue", access: fan, handler: s.pollQueue, enabled: room},
-		{method: http.MethodGet, path: "/v1/events/:event_id/queue/ws", access: fanSocket, handler: s.queueSocket, enabled: room},
+		{method: http.MethodGet, path: "/v1/events/:event_id/queue/ws", access: fanSocket, before: socket, deadline: noDeadline, handler: s.queueSocket, enabled: room},
 
 		// Buy plane.
 		{method: http.MethodPost, path: "/v1/holds", access: fan, before: limitHold, handler: s.createHold, enabled: holds},
 		{method: http.MethodGet, path: "/v1/holds/:id", access: fan, handler: s.getHold, enabled: holds},
 		{method: http.MethodDelete, path: "/v1/holds/:id", access: fan, handler: s.deleteHold, enabled: holds},
-		{method: http.MethodPost, path: "/v1/holds/:id/checkout", access: fan, after: limitCheckout, handler: s.checkout, enabled: bookings},
+		{method: http.MethodPost, path: "/v1/holds/:id/checkout", access: fan, after: limitCheckout, deadline: updateDeadline, handler: s.checkout, enabled: bookings},
 		{method: http.MethodGet, path: "/v1/bookings/:id", access: fan, handler: s.getBooking, enabled: bookings},
-		{method: http.MethodPost, path: "/v1/bookings/:id/cancel", access: fan, handler: s.cancelBooking, enabled: bookings},
+		{method: http.MethodPost, path: "/v1/bookings/:id/cancel", access: fan, deadline: updateDeadline, handler: s.cancelBooking, enabled: bookings},
 		{method: http.MethodGet, path: "/v1/tickets/:ticket_id/qr", access: fan, handler: s.ticketQR, enabled: s.Tickets != nil},
+
+		// Event cancellation and support staff.
+		{method: http.MethodPost, path: "/v1/admin/events/:event_id/cancel", roles: []session.Role{session.Organiser, session.Admin}, deadline: staffDeadline, handler: s.cancelEvent, enabled: bookings},
+		{method: http.MethodGet, path: "/v1/admin/jobs/:job_id", roles: []session.Role{session.Organiser, session.Support, session.Admin}, handler: s.getJob, enabled: bookings},
+		{method: http.MethodGet, path: "/v1/admin/bookings", roles: staff, handler: s.searchBookings, enabled: bookings},
+		{method: http.MethodGet, path: "/v1/admin/bookings/:booking_id", roles: staff, handler: s.supportBooking, enabled: bookings},
+		{method: http.MethodPost, path: "/v1/admin/bookings/:booking_id/refund", roles: staff, deadline: staffDeadline, handler: s.supportRefund, enabled: bookings},
+		{method: http.MethodPost, path: "/v1/admin/bookings/:booking_id/resend", roles: staff, deadline: staffDeadline, handler: s.supportResend, enabled: bookings},
 
 		// The payment provider.
 		{method: http.MethodPost, path: "/v1/webhooks/stripe", handler: s.stripeWebhook, enabled: bookings},
 		{method: http.MethodGet, path: "/v1/payments/return", handler: paymentReturn, enabled: bookings},
 		{method: http.MethodPost, path: "/v1/payments/return", handler: paymentReturn, enabled: bookings},
-	}
+	}, s.adminRoutes()...) // Organisers and admins (admin.go).
 }
+
+// staffDeadline bounds a staff action that waits on the worker.
+const staffDeadline = 3 * time.Minute
 
 func healthz(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) }
-
-// metrics serves the registry; the handler is built once, not per scrape.
-func (s *Server) metrics() gin.HandlerFunc {
-	if s.Gatherer == nil {
-		return nil
-	}
-	return gin.WrapH(promhttp.HandlerFor(s.Gatherer, promhttp.HandlerOpts{}))
-}

@@ -10,13 +10,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/encore-tickets/encore/booking"
 	"github.com/encore-tickets/encore/catalog"
 	"github.com/encore-tickets/encore/holds"
+	"github.com/encore-tickets/encore/hotels"
 	"github.com/encore-tickets/encore/seatmap"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/tickets"
@@ -37,6 +38,8 @@ type Browse struct {
 	Cache   *seatmap.Cache
 	Hub     *seatmap.Hub
 	Live    seatmap.LiveOptions
+	// Hotels is hotel search; nil serves no hotel routes.
+	Hotels *hotels.Search
 }
 
 // Server holds the use cases the edge serves. A nil plane serves no routes:
@@ -47,10 +50,21 @@ type Server struct {
 	Room     *waitingroom.Room
 	Browse   *Browse
 	Tickets  *tickets.Wallet
+	// Admin is the organiser and admin API; nil serves none of it.
+	Admin *Admin
+	// Tokens verifies fans' bearer tokens (the OpenID Connect issuer's);
+	// nil: Sessions' tokens are verified instead.
+	Tokens *session.Verifier
+	// Sessions is the development issuer behind the demo login: non-nil
+	// mounts POST /v1/sessions and /dev/oidc. Nil in production.
 	Sessions *session.Issuer
 	Checks   []Check
-	Gatherer prometheus.Gatherer
 	Log      *slog.Logger
+	// Sockets caps the open queue and live seat-map sockets (nil: no cap).
+	Sockets *SocketCap
+	// RequestTimeout is every ordinary request's deadline (0: none); see
+	// deadline.go for the routes that differ.
+	RequestTimeout time.Duration
 	// TrustedProxies are the load balancers whose X-Forwarded-For is
 	// believed (ClientAddress); empty: only the TCP peer counts.
 	TrustedProxies []netip.Prefix
@@ -59,7 +73,9 @@ type Server struct {
 func init() { gin.SetMode(gin.ReleaseMode) }
 
 // Handler builds the router from the route table.
-func (s *Server) Handler() http.Handler {
+func (s *Server) Handler() http.Handler { return s.handler(s.routes()) }
+
+func (s *Server) handler(table []route) http.Handler {
 	r := gin.New()
 	// Nothing may read gin's own ClientIP: the client address is clientIP's.
 	_ = r.SetTrustedProxies(nil)
@@ -69,16 +85,23 @@ func (s *Server) Handler() http.Handler {
 	r.NoMethod(func(c *gin.Context) {
 		writeProblem(c, NewProblem(http.StatusMethodNotAllowed, ProbMethodNotAllowed, c.Request.Method+" is not allowed here"))
 	})
-	for _, rt := range s.routes() {
+	for _, rt := range table {
 		if !rt.enabled {
 			continue
 		}
-		chain := append([]gin.HandlerFunc{}, rt.before...)
-		switch rt.access {
-		case fan:
-			chain = append(chain, s.authenticate)
-		case fanSocket:
+		var chain []gin.HandlerFunc
+		if d := s.deadline(rt.deadline); d != nil {
+			chain = append(chain, d)
+		}
+		chain = append(chain, rt.before...)
+		switch {
+		case rt.access == fanSocket:
 			chain = append(chain, tokenFromQuery, s.authenticate)
+		case rt.access == fan || len(rt.roles) > 0:
+			chain = append(chain, s.authenticate)
+		}
+		if len(rt.roles) > 0 {
+			chain = append(chain, requireRole(rt.roles))
 		}
 		chain = append(chain, rt.after...)
 		r.Handle(rt.method, rt.path, append(chain, rt.handler)...)

@@ -76,7 +76,7 @@ func newStack(t testing.TB, opts ...stackOption) *stack {
 	}
 	require.NoError(t, demo.Create(context.Background(), pool, ev))
 	issuer := session.NewIssuer("test-secret")
-	srv := &api.Server{Holds: svc, Sessions: issuer, Log: log, Gatherer: prometheus.NewRegistry()}
+	srv := &api.Server{Holds: svc, Sessions: issuer, Log: log}
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	return &stack{t: t, url: ts.URL, pool: pool, rdb: rdb, prefix: prefix, hints: hints, holds: svc,

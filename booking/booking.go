@@ -24,6 +24,7 @@ import (
 
 	"github.com/encore-tickets/encore/backpressure"
 	"github.com/encore-tickets/encore/booking/saga"
+	"github.com/encore-tickets/encore/fraud"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/session"
@@ -46,6 +47,12 @@ type Service struct {
 	// LateEventGrace is how long a finished booking keeps listening for
 	// provider events (zero: the saga's default).
 	LateEventGrace time.Duration
+	// IPSecret keys the reference (fraud.IPRef) that stands for the fan's
+	// address in the saga: the raw address never reaches its history.
+	IPSecret []byte
+	// CancelRate is how many bookings a second an event cancellation
+	// refunds (zero: the job's default).
+	CancelRate int
 
 	webhookConflicts prometheus.Counter
 }
@@ -100,7 +107,9 @@ type View struct {
 	Total     money.Money         `json:"total"`
 	SeatIDs   []string            `json:"seat_ids"`
 	Tickets   []TicketView        `json:"tickets"`
-	Payment   *PaymentView        `json:"payment,omitempty"`
+	// Vouchers are the hotel vouchers of a paid package or stay.
+	Vouchers []VoucherView `json:"vouchers"`
+	Payment  *PaymentView  `json:"payment,omitempty"`
 }
 
 // TicketView names one ticket of a booking.
@@ -108,6 +117,17 @@ type TicketView struct {
 	ID     string `json:"id"`
 	SeatID string `json:"seat_id,omitempty"`
 	Status string `json:"status"`
+}
+
+// VoucherView is one hotel voucher of a booking: one per stay.
+type VoucherView struct {
+	ID           string `json:"id"`
+	PropertyID   string `json:"property_id"`
+	RoomType     string `json:"room_type"`
+	Checkin      string `json:"checkin"`
+	Checkout     string `json:"checkout"`
+	Confirmation string `json:"confirmation"`
+	Status       string `json:"status"` // VALID, or VOID once cancelled
 }
 
 // PaymentView is the payment part of a booking.
@@ -145,6 +165,11 @@ func view(v store.BookingView) View {
 		Status: Status(v), Total: v.Hold.Total, SeatIDs: v.Hold.SeatIDs(), Tickets: []TicketView{}}
 	for _, t := range v.Tickets {
 		r.Tickets = append(r.Tickets, TicketView{ID: t.ID, SeatID: t.SeatID, Status: t.Status})
+	}
+	r.Vouchers = []VoucherView{}
+	for _, vc := range v.Vouchers {
+		r.Vouchers = append(r.Vouchers, VoucherView{ID: vc.ID, PropertyID: vc.PropertyID, RoomType: vc.RoomType,
+			Checkin: vc.Checkin.Format(time.DateOnly), Checkout: vc.Checkout.Format(time.DateOnly), Confirmation: vc.Confirmation, Status: vc.Status})
 	}
 	if v.IntentID != "" {
 		r.Payment = &PaymentView{IntentID: v.IntentID, Status: string(v.PaymentStatus)}
@@ -197,6 +222,15 @@ func (s *Service) Checkout(ctx context.Context, who session.Identity, holdID uui
 		return saga.CheckoutResult{}, err
 	}
 	uid := updateID("checkout", who.UserID, idemKey)
+	if hold.Status == vocab.ReservationPending {
+		// A hold taken in the instant before its event was cancelled: no
+		// checkout starts (and the saga's confirm would refuse it anyway).
+		if cancelled, err := s.Store.EventCancelled(ctx, hold.EventID); err != nil {
+			return saga.CheckoutResult{}, err
+		} else if cancelled {
+			return saga.CheckoutResult{}, store.ErrNotOnSale
+		}
+	}
 	if hold.Status != vocab.ReservationPending {
 		if idemKey != "" {
 			// A retry whose first answer was lost (a timeout, a 503) while
@@ -221,7 +255,7 @@ func (s *Service) Checkout(ctx context.Context, who session.Identity, holdID uui
 	defer cancel()
 	end := s.Saga.Begin()
 	res, err := saga.Checkout(uctx, s.Temporal, s.input(hold), uid,
-		saga.CheckoutRequest{PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, IP: req.IP, DeviceID: req.DeviceID})
+		saga.CheckoutRequest{PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, IPRef: fraud.IPRef(s.IPSecret, req.IP), DeviceID: req.DeviceID})
 	err = sagaError(err)
 	end(errors.Is(err, ErrUnavailable) && ctx.Err() == nil) // a fan who left is not the saga failing
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/encore-tickets/encore/internal/lru"
 	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/store"
 )
@@ -69,6 +70,7 @@ type Section struct {
 	Capacity  int         `json:"capacity"`
 	Available int         `json:"available"`
 	BasePrice money.Money `json:"base_price"`
+	Category  string      `json:"category"`
 }
 
 // EventDetail is the event page.
@@ -85,10 +87,14 @@ type Service struct {
 	// its availability counts are advisory anyway.
 	DetailTTL time.Duration
 
-	group   singleflight.Group
-	mu      sync.Mutex
-	details map[string]cachedDetail
+	group    singleflight.Group
+	mu       sync.Mutex
+	details  map[string]cachedDetail
+	sections *lru.Cache[string, sectionSet]
 }
+
+// sectionSet is an event's section IDs; nil for an unknown event.
+type sectionSet map[string]struct{}
 
 type cachedDetail struct {
 	d       EventDetail
@@ -97,7 +103,8 @@ type cachedDetail struct {
 
 // New builds the service.
 func New(reader *store.Reader) *Service {
-	return &Service{reader: reader, DetailTTL: time.Second, details: map[string]cachedDetail{}}
+	return &Service{reader: reader, DetailTTL: time.Second, details: map[string]cachedDetail{},
+		sections: lru.New[string, sectionSet](sectionCacheSize)}
 }
 
 type cursor struct {
@@ -187,7 +194,7 @@ func (s *Service) Event(ctx context.Context, id string) (EventDetail, error) {
 		for _, sec := range d.Sections {
 			out.Sections = append(out.Sections, Section{ID: sec.ID, Name: sec.Name, Kind: string(sec.Kind),
 				Capacity: sec.Capacity, Available: sec.Available,
-				BasePrice: money.Money{Amount: sec.BasePrice, Currency: d.Currency}})
+				BasePrice: money.Money{Amount: sec.BasePrice, Currency: d.Currency}, Category: sec.Category})
 		}
 		if s.DetailTTL > 0 {
 			s.mu.Lock()
@@ -204,3 +211,49 @@ func (s *Service) Event(ctx context.Context, id string) (EventDetail, error) {
 	}
 	return v.(EventDetail), nil
 }
+
+// Section sets are cached per process: an event's sections rarely change, and
+// a scan of made-up event IDs costs one query per ID per negativeTTL, in a
+// cache that never holds more than sectionCacheSize events.
+const (
+	sectionCacheSize = 10_000
+	sectionTTL       = 30 * time.Second
+	negativeTTL      = 5 * time.Second
+)
+
+// Sections reports whether the event exists (store.ErrNotFound if
+// not) and, when it does, returns a check of its section IDs, for the live
+// stream to refuse subscriptions to sections it does not have.
+func (s *Service) Sections(ctx context.Context, eventID string) (func(sectionID string) bool, error) {
+	now := time.Now()
+	set, ok := s.sections.Get(eventID, now)
+	if !ok {
+		v, err, _ := s.group.Do("sections\x00"+eventID, func() (any, error) {
+			ids, err := s.reader.EventSectionIDs(ctx, eventID)
+			if errors.Is(err, store.ErrNotFound) {
+				s.sections.Add(eventID, nil, time.Now().Add(negativeTTL))
+				return sectionSet(nil), nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			set := make(sectionSet, len(ids))
+			for _, id := range ids {
+				set[id] = struct{}{}
+			}
+			s.sections.Add(eventID, set, time.Now().Add(sectionTTL))
+			return set, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		set = v.(sectionSet)
+	}
+	if set == nil {
+		return nil, store.ErrNotFound
+	}
+	return func(id string) bool { _, ok := set[id]; return ok }, nil
+}
+
+// CachedSectionSets is how many events' section sets the process holds.
+func (s *Service) CachedSectionSets() int { return s.sections.Len() }

@@ -29,7 +29,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	pool := testenv.DB(t)
-	rpool, err := store.OpenReader(ctx, testenv.DatabaseURL(t), store.ReaderRole, 4, nil)
+	rpool, err := store.OpenReader(ctx, testenv.DatabaseURL(t), store.ReaderRole, store.PoolOptions{MaxConns: 4})
 	require.NoError(t, err)
 	t.Cleanup(rpool.Close)
 	tag := "t" + testenv.RandomSuffix()
@@ -186,7 +186,7 @@ func TestEventPageCountsAvailability(t *testing.T) {
 	require.Equal(t, f.tag+" Live", d.Title)
 	require.Len(t, d.Sections, 2)
 	require.Equal(t, catalog.Section{ID: f.tag + "_title_a", Name: "A", Kind: "seated", Capacity: 10, Available: 10,
-		BasePrice: d.Sections[0].BasePrice}, d.Sections[0])
+		BasePrice: d.Sections[0].BasePrice, Category: "standard"}, d.Sections[0])
 	require.Equal(t, "general", d.Sections[1].Kind)
 	require.Equal(t, 30, d.Sections[1].Available)
 	_, err = f.svc.Event(context.Background(), f.tag+"_missing")
@@ -212,4 +212,30 @@ func TestTheReaderCannotWrite(t *testing.T) {
 	var role string
 	require.NoError(t, f.reader.Pool().QueryRow(ctx, `SELECT current_user`).Scan(&role))
 	require.Equal(t, store.ReaderRole, role)
+}
+
+func TestDraftAndCancelledEventsAreNeitherFoundNorShown(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	pool := testenv.DB(t)
+	f.svc.DetailTTL = 0
+	for _, status := range []string{"DRAFT", "CANCELLED"} {
+		t.Run(status, func(t *testing.T) {
+			_, err := pool.Exec(ctx, `UPDATE events SET status = $2 WHERE id = $1`, f.tag+"_title", status)
+			require.NoError(t, err)
+			page, err := f.svc.Search(ctx, catalog.Query{Text: f.tag, Genre: "rock"})
+			require.NoError(t, err)
+			require.Equal(t, []string{"later"}, ids(page, f.tag))
+			sugg, err := f.svc.Suggest(ctx, f.tag+" Live")
+			require.NoError(t, err)
+			for _, s := range sugg {
+				require.NotEqual(t, f.tag+"_title", s.EventID)
+			}
+			_, err = f.svc.Event(ctx, f.tag+"_title")
+			require.ErrorIs(t, err, store.ErrNotFound)
+			_, err = f.reader.SectionSeats(ctx, f.tag+"_title", f.tag+"_title_a")
+			require.ErrorIs(t, err, store.ErrNotFound)
+		})
+	}
 }

@@ -5,8 +5,11 @@ package config
 
 import (
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,14 +33,21 @@ func (s Secret) Reveal() string { return string(s) }
 // documentation: env names the variable, default its value when unset, doc what
 // it does. README's configuration table is generated from them (see Table).
 type Config struct {
+	Env string `env:"ENCORE_ENV" default:"production" oneof:"production development" doc:"production: encore api, worker, gate and manifest refuse to start on a secret that is empty, shorter than 32 bytes or its development default (encore keys generate makes a set), the gate requires --verify-key, and the API warns when its database login is a superuser. development: the defaults are accepted (encore dev sets it)."`
+
 	DataDir      string `env:"ENCORE_DATA_DIR" default:".encore" doc:"Folder for the private PostgreSQL and Redis that encore dev starts, the payment sandbox state and the dev mailbox."`
 	DatabaseURL  Secret `env:"ENCORE_DATABASE_URL" default:"" doc:"PostgreSQL to use. Empty: encore dev starts (or installs) a private cluster under ENCORE_DATA_DIR on 127.0.0.1:54329."`
 	DatabaseName string `env:"ENCORE_DATABASE_NAME" default:"encore" doc:"Database created inside the private cluster for Encore's own tables."`
 	RedisURL     Secret `env:"ENCORE_REDIS_URL" default:"" doc:"Redis to use. Empty: encore dev starts (or installs) a private Redis on 127.0.0.1:63799."`
 	DBMaxConns   int32  `env:"ENCORE_DB_MAX_CONNS" default:"32" doc:"Connections in the buy-plane pool. Holds are short transactions: a few connections per core is plenty."`
 
-	HTTPAddr       string `env:"ENCORE_HTTP_ADDR" default:"127.0.0.1:8080" doc:"Address of the fan API, /healthz, /readyz and /metrics."`
-	TrustedProxies string `env:"ENCORE_TRUSTED_PROXIES" default:"" doc:"Comma-separated CIDRs or addresses of the load balancers in front of the API. From those peers only, the client address is the right-most X-Forwarded-For hop that is not itself a trusted proxy; every per-IP limit and fraud rule counts it. Empty: the TCP peer counts."`
+	HTTPAddr        string        `env:"ENCORE_HTTP_ADDR" default:"127.0.0.1:8080" doc:"Address of the fan API, /healthz and /readyz."`
+	PublicURL       string        `env:"ENCORE_PUBLIC_URL" default:"" doc:"Absolute http(s) URL at which fans and the payment provider reach the API: the base of the 3-D Secure return URL and of links in emails. Empty: http:// and ENCORE_HTTP_ADDR, an unspecified host (0.0.0.0, ::) read as 127.0.0.1."`
+	AdminAddr       string        `env:"ENCORE_ADMIN_ADDR" default:"127.0.0.1:9090" doc:"Address of the operators' listener of encore api, encore worker and encore dev: /metrics (Prometheus) and /debug/pprof/. Keep it off the public network."`
+	RequestTimeout  time.Duration `env:"ENCORE_REQUEST_TIMEOUT" default:"10s" doc:"Deadline of one fan API request (WebSockets excepted); past it the request answers 503 unavailable."`
+	WSMaxPerIP      int           `env:"ENCORE_WS_MAX_PER_IP" default:"8" doc:"Queue and live seat-map WebSockets one client address may hold open at once in one process; past it 429 rate-limited with Retry-After."`
+	WSMaxPerProcess int           `env:"ENCORE_WS_MAX_PER_PROCESS" default:"20000" doc:"Queue and live seat-map WebSockets one API process holds open at once; past it 429 rate-limited with Retry-After."`
+	TrustedProxies  string        `env:"ENCORE_TRUSTED_PROXIES" default:"" doc:"Comma-separated CIDRs or addresses of the load balancers in front of the API. From those peers only, the client address is the right-most X-Forwarded-For hop that is not itself a trusted proxy; every per-IP limit and fraud rule counts it. Empty: the TCP peer counts."`
 
 	TemporalAddress    string `env:"ENCORE_TEMPORAL_ADDRESS" default:"" doc:"host:port of an existing Temporal cluster. Empty: encore dev embeds a Temporal server persisting to the PostgreSQL above."`
 	TemporalNamespace  string `env:"ENCORE_TEMPORAL_NAMESPACE" default:"default" doc:"Temporal namespace for booking workflows."`
@@ -45,15 +55,30 @@ type Config struct {
 	TemporalUIAddr     string `env:"ENCORE_TEMPORAL_UI_ADDR" default:"127.0.0.1:8233" doc:"Address of the embedded Temporal Web UI."`
 	TemporalShards     int32  `env:"ENCORE_TEMPORAL_SHARDS" default:"4" doc:"History shards of the embedded server (fixed once its database exists)."`
 
-	SessionSecret Secret `env:"ENCORE_SESSION_SECRET" default:"dev-session-secret-change-me" doc:"HMAC key that signs fan bearer tokens (demo login)."`
+	TemporalTLS           bool   `env:"ENCORE_TEMPORAL_TLS" default:"false" doc:"Connect to Temporal over TLS. Implied by any of the TLS files below and by ENCORE_TEMPORAL_API_KEY."`
+	TemporalTLSCA         string `env:"ENCORE_TEMPORAL_TLS_CA" default:"" doc:"PEM file of the CA certificates that sign Temporal's server certificate. Empty: the system's roots."`
+	TemporalTLSCert       string `env:"ENCORE_TEMPORAL_TLS_CERT" default:"" doc:"PEM file of the client certificate presented to Temporal (mutual TLS); needs ENCORE_TEMPORAL_TLS_KEY."`
+	TemporalTLSKey        string `env:"ENCORE_TEMPORAL_TLS_KEY" default:"" doc:"PEM file of the private key of ENCORE_TEMPORAL_TLS_CERT."`
+	TemporalTLSServerName string `env:"ENCORE_TEMPORAL_TLS_SERVER_NAME" default:"" doc:"Name expected in Temporal's server certificate. Empty: the host of the Temporal address."`
+	TemporalAPIKey        Secret `env:"ENCORE_TEMPORAL_API_KEY" default:"" doc:"API key sent to Temporal (Temporal Cloud) as a bearer token on every call; implies TLS."`
+	TemporalCodecKeys     Secret `env:"ENCORE_TEMPORAL_CODEC_KEYS" generate:"keyring" default:"dev:8c1f5e0d4b7a3926e1d08f7c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a3921" doc:"Keys that encrypt workflow payloads (AES-256-GCM) before Temporal stores them: comma-separated id:key, each key 64 hex characters or base64 of 32 bytes. The first encrypts; every one decrypts, so rotate by putting a new key first and dropping an old one once no workflow it wrote is retained. The default is for development only."`
+	TemporalCodecEndpoint string `env:"ENCORE_TEMPORAL_CODEC_ENDPOINT" default:"" doc:"URL of the codec endpoint the Temporal Web UI calls to show decrypted payloads (/decode, /encode below it). Empty: /codec on the admin listener (ENCORE_ADMIN_ADDR, on loopback when it listens on every address)."`
+	TemporalUIOrigins     string `env:"ENCORE_TEMPORAL_UI_ORIGINS" default:"" doc:"Comma-separated origins of the Temporal Web UI allowed to call the codec endpoint from a browser. Empty: the embedded Web UI's (ENCORE_TEMPORAL_UI_ADDR)."`
 
-	LockTimeout       time.Duration `env:"ENCORE_LOCK_TIMEOUT" default:"2s" doc:"PostgreSQL lock_timeout of a hold transaction: a blocked hold fails fast instead of queueing."`
-	StatementTimeout  time.Duration `env:"ENCORE_STATEMENT_TIMEOUT" default:"5s" doc:"PostgreSQL statement_timeout of a hold transaction."`
-	SweepInterval     time.Duration `env:"ENCORE_SWEEP_INTERVAL" default:"1s" doc:"How often the expiry sweeper looks for expired holds."`
-	SweepBatch        int           `env:"ENCORE_SWEEP_BATCH" default:"200" doc:"Most expired holds the sweeper ends in one transaction."`
-	SweepLagAllowance time.Duration `env:"ENCORE_SWEEP_LAG_ALLOWANCE" default:"30s" doc:"How far past expiry a HELD seat may be before encore audit reports it."`
-	HoldRatePerMinute int           `env:"ENCORE_HOLD_RATE_PER_MINUTE" default:"60" doc:"Hold attempts one account may make per minute before 429 rate-limited."`
-	HintsEnabled      bool          `env:"ENCORE_SEAT_HINTS" default:"true" doc:"Use Redis seat hints to bounce obviously contended carts before they take a database lock."`
+	OIDCIssuer    string `env:"ENCORE_OIDC_ISSUER" default:"" doc:"OpenID Connect issuer URL whose JWTs the API accepts as bearer tokens (its discovery document names the key set; RS256, ES256 or EdDSA). Empty: only the development issuer, with ENCORE_DEMO_LOGIN; encore api refuses to start without either."`
+	OIDCAudience  string `env:"ENCORE_OIDC_AUDIENCE" default:"encore" doc:"Audience a bearer token must name (aud): the API's client or resource ID at the issuer."`
+	OIDCJWKSURL   string `env:"ENCORE_OIDC_JWKS_URL" default:"" doc:"Key set (JWKS) URL of the issuer. Empty: the jwks_uri of ENCORE_OIDC_ISSUER's discovery document."`
+	DemoLogin     bool   `env:"ENCORE_DEMO_LOGIN" default:"false" doc:"Serve the demo login (POST /v1/sessions mints a token for any user and roles asked for) and its development issuer at /dev/oidc. For development only; encore dev turns it on unless set. Ignored when ENCORE_OIDC_ISSUER is set."`
+	SessionSecret Secret `env:"ENCORE_SESSION_SECRET" default:"dev-session-secret-change-me" use:"api" doc:"Secret from which the development issuer's Ed25519 signing key is derived (demo login)."`
+
+	LockTimeout        time.Duration `env:"ENCORE_LOCK_TIMEOUT" default:"2s" doc:"PostgreSQL lock_timeout of a hold transaction: a blocked hold fails fast instead of queueing."`
+	StatementTimeout   time.Duration `env:"ENCORE_STATEMENT_TIMEOUT" default:"5s" doc:"PostgreSQL statement_timeout of a hold transaction."`
+	DBStatementTimeout time.Duration `env:"ENCORE_DB_STATEMENT_TIMEOUT" default:"5s" doc:"PostgreSQL statement_timeout of every connection of every pool (buy plane, worker, browse); ENCORE_LOCK_TIMEOUT is every connection's lock_timeout. 0 disables."`
+	SweepInterval      time.Duration `env:"ENCORE_SWEEP_INTERVAL" default:"1s" doc:"How often the expiry sweeper looks for expired holds."`
+	SweepBatch         int           `env:"ENCORE_SWEEP_BATCH" default:"200" doc:"Most expired holds the sweeper ends in one transaction."`
+	SweepLagAllowance  time.Duration `env:"ENCORE_SWEEP_LAG_ALLOWANCE" default:"30s" doc:"How far past expiry a HELD seat may be before encore audit reports it."`
+	HoldRatePerMinute  int           `env:"ENCORE_HOLD_RATE_PER_MINUTE" default:"60" doc:"Hold attempts one account may make per minute before 429 rate-limited."`
+	HintsEnabled       bool          `env:"ENCORE_SEAT_HINTS" default:"true" doc:"Use Redis seat hints to bounce obviously contended carts before they take a database lock."`
 
 	SagaMaxLatency      time.Duration `env:"ENCORE_SAGA_MAX_LATENCY" default:"5s" doc:"Backpressure: mean time of a checkout's call into the booking saga (start, fraud, authorisation) over 10s, over every process, past which checkouts and holds on unmetered events answer 503 unavailable with Retry-After."`
 	SagaMaxErrorPercent int           `env:"ENCORE_SAGA_MAX_ERROR_PERCENT" default:"50" doc:"Backpressure: share (percent) of checkout calls over 10s that got no answer from the saga (Temporal down or overloaded) past which the same 503 applies."`
@@ -66,34 +91,65 @@ type Config struct {
 	RoomTick            time.Duration `env:"ENCORE_ROOM_TICK" default:"1s" doc:"Waiting room: admission tick; one elected admitter per event runs each tick."`
 	RoomAdaptive        bool          `env:"ENCORE_ROOM_ADAPTIVE" default:"true" doc:"Waiting room: lower or raise capacity every 10s from the booking saga's checkout latency and errors (shared by every process) and payment errors (AIMD; see waitingroom.Controller)."`
 	RoomPassTTL         time.Duration `env:"ENCORE_ROOM_PASS_TTL" default:"5m" doc:"Waiting room: lifetime of an admission pass and of the admission window (at most 5m)."`
-	RoomPassSeed        Secret        `env:"ENCORE_ROOM_PASS_SEED" default:"dev-admission-pass-seed-change-me" doc:"Waiting room: secret from which the Ed25519 key that signs admission passes is derived (SHA-256). The default is for development only."`
+	RoomPassSeed        Secret        `env:"ENCORE_ROOM_PASS_SEED" default:"dev-admission-pass-seed-change-me" use:"api worker" doc:"Waiting room: secret from which the Ed25519 key that signs admission passes is derived (SHA-256). The default is for development only."`
 	RoomJoinPerMinute   int           `env:"ENCORE_ROOM_JOIN_PER_MINUTE" default:"30" doc:"Waiting room: joins (and socket connects) one account may make per minute per event before 429 rate-limited."`
 	RoomJoinIPPerMinute int           `env:"ENCORE_ROOM_JOIN_IP_PER_MINUTE" default:"120" doc:"Waiting room: joins one IP address may make per minute per event; also the per-IP limit of holds and checkouts."`
 	RoomPowDifficulty   int           `env:"ENCORE_ROOM_POW_DIFFICULTY" default:"20" doc:"Waiting room: leading zero bits of the proof of work asked of risky clients on join (20 is about a million SHA-256 hashes)."`
 
-	ReaderDatabaseURL Secret        `env:"ENCORE_READER_DATABASE_URL" default:"" doc:"Browse plane: PostgreSQL URL of a login that may only read (member of encore_reader). Empty: the main database URL, each connection switching to the encore_reader role (SET ROLE) with read-only transactions."`
+	ReaderDatabaseURL Secret        `env:"ENCORE_READER_DATABASE_URL" default:"" doc:"Browse plane: PostgreSQL URL of a login that may only read (encore_reader, made by encore db logins, or a member of it). Empty: the main database URL, each connection switching to the encore_reader role (SET ROLE) with read-only transactions."`
 	ReaderMaxConns    int32         `env:"ENCORE_READER_MAX_CONNS" default:"4" doc:"Browse plane: connections of the read-only pool (search, event pages, seat-map cache fills)."`
 	SeatMapCacheTTL   time.Duration `env:"ENCORE_SEATMAP_CACHE_TTL" default:"2s" doc:"Browse plane: how long a section's seat-map snapshot lives in Redis; the outbox relay deletes it sooner when the section changes."`
 	SeatMapLocalTTL   time.Duration `env:"ENCORE_SEATMAP_LOCAL_TTL" default:"500ms" doc:"Browse plane: how long an API process keeps a hot seat-map snapshot in memory; the invalidation that reaches viewers drops it at once. 0 disables."`
 	RelayInterval     time.Duration `env:"ENCORE_RELAY_INTERVAL" default:"50ms" doc:"Outbox relay: pause between polls when idle (the one active relay runs in encore worker and encore dev)."`
 
 	PSPAddr             string `env:"ENCORE_PSP_ADDR" default:"127.0.0.1:12111" doc:"Address of the built-in payment sandbox that encore dev and encore psp start."`
+	PSPWebhookURL       string `env:"ENCORE_PSP_WEBHOOK_URL" default:"" doc:"Where the payment sandbox (encore psp, encore dev) posts its signed events. Empty: ENCORE_PUBLIC_URL + /v1/webhooks/stripe. In compose the sandbox reaches the API by its service name."`
 	StripeAPIURL        string `env:"ENCORE_STRIPE_API_URL" default:"" doc:"Base URL stripe-go talks to. Empty: the sandbox at ENCORE_PSP_ADDR, or Stripe itself when ENCORE_STRIPE_KEY is a live or test key of a real account."`
-	StripeKey           Secret `env:"ENCORE_STRIPE_KEY" default:"sk_test_encore_sandbox" doc:"Stripe secret key. The default is the sandbox's key."`
-	StripeWebhookSecret Secret `env:"ENCORE_STRIPE_WEBHOOK_SECRET" default:"whsec_encore_sandbox" doc:"Secret that verifies Stripe-Signature on webhooks."`
+	StripeKey           Secret `env:"ENCORE_STRIPE_KEY" default:"sk_test_encore_sandbox" use:"api worker" generate:"provider" doc:"Stripe secret key. The default is the sandbox's key."`
+	StripeWebhookSecret Secret `env:"ENCORE_STRIPE_WEBHOOK_SECRET" default:"whsec_encore_sandbox" use:"api" generate:"provider" doc:"Secret that verifies Stripe-Signature on webhooks."`
 
-	TicketSealingKey    Secret `env:"ENCORE_TICKET_SEALING_KEY" default:"f9317ccd4c5ce67ef314a19ac2ffb6febd1370422dcb1e633cfc4d5ac89922ec" doc:"AES-256 key (64 hex characters or base64) that seals each ticket's QR secret in the database. The default is for development only."`
-	ManifestKey         Secret `env:"ENCORE_MANIFEST_KEY" default:"6ceb22d78589b2d94c8744777d7f1fc56cb21ed0cb881759c4760b37cfe92178" doc:"AES-256 key (64 hex characters or base64) that encrypts the venue gate manifest; the gate needs the same key. The default is for development only."`
-	ManifestSigningSeed Secret `env:"ENCORE_MANIFEST_SIGNING_SEED" default:"4e7b8343644a3286e97dd7479537d071cbfcb28bc7140fff5ae310d85a9dc8bf" doc:"Ed25519 seed (64 hex characters or base64) that signs manifests; the gate verifies with its public key (or encore gate --verify-key). The default is for development only."`
+	TicketSealingKey    Secret `env:"ENCORE_TICKET_SEALING_KEY" default:"f9317ccd4c5ce67ef314a19ac2ffb6febd1370422dcb1e633cfc4d5ac89922ec" use:"api worker manifest" doc:"AES-256 key (64 hex characters or base64) that seals each ticket's QR secret in the database. The default is for development only."`
+	ManifestKey         Secret `env:"ENCORE_MANIFEST_KEY" default:"6ceb22d78589b2d94c8744777d7f1fc56cb21ed0cb881759c4760b37cfe92178" use:"manifest gate" doc:"AES-256 key (64 hex characters or base64) that encrypts the venue gate manifest; the gate needs the same key. The default is for development only."`
+	ManifestSigningSeed Secret `env:"ENCORE_MANIFEST_SIGNING_SEED" default:"4e7b8343644a3286e97dd7479537d071cbfcb28bc7140fff5ae310d85a9dc8bf" use:"manifest" doc:"Ed25519 seed (64 hex characters or base64) that signs manifests; the gate verifies with its public key (or encore gate --verify-key). The default is for development only."`
+	GateVerifyKey       string `env:"ENCORE_GATE_VERIFY_KEY" default:"" doc:"Ed25519 public key (64 hex characters) the gate verifies manifests with, as encore keys generate prints it (encore gate --verify-key overrides it). Required in production; empty in development: derived from ENCORE_MANIFEST_SIGNING_SEED."`
 	GateAddr            string `env:"ENCORE_GATE_ADDR" default:"127.0.0.1:8090" doc:"Address of the venue gate service (encore gate): /healthz, /v1/scan and /metrics."`
+
+	FraudIPSecret Secret `env:"ENCORE_FRAUD_IP_SECRET" default:"dev-fraud-ip-secret-change-me" doc:"Secret of the keyed hash (HMAC-SHA256) that stands for a fan's IP address in fraud records and workflow history: the IP velocity rule counts the hash, never the address. Changing it restarts the per-IP counts. The default is for development only."`
 
 	SMTPAddr       string        `env:"ENCORE_SMTP_ADDR" default:"" doc:"SMTP server (host:port) for confirmation emails. Empty: emails are written to ENCORE_DATA_DIR/mailbox as .eml files."`
 	SMTPFrom       string        `env:"ENCORE_SMTP_FROM" default:"tickets@encore.invalid" doc:"Sender address of confirmation emails."`
 	SMTPUser       string        `env:"ENCORE_SMTP_USER" default:"" doc:"SMTP user (empty: no authentication)."`
 	SMTPPassword   Secret        `env:"ENCORE_SMTP_PASSWORD" default:"" doc:"SMTP password."`
 	ReconcileEvery time.Duration `env:"ENCORE_RECONCILE_EVERY" default:"15m" doc:"How often the reconciliation workflow matches provider payments with bookings."`
+	CancelRate     int           `env:"ENCORE_CANCEL_RATE" default:"20" doc:"Bookings a second an event cancellation job refunds."`
+
+	DBMigratorPassword Secret `env:"ENCORE_DB_MIGRATOR_PASSWORD" default:"" generate:"password" doc:"encore db logins only: password it gives the encore_migrator login (owns the schema; encore migrate connects as it)."`
+	DBAppPassword      Secret `env:"ENCORE_DB_APP_PASSWORD" default:"" generate:"password" doc:"encore db logins only: password it gives the encore_app login (reads and writes rows, no DDL; encore api and worker connect as it)."`
+	DBReaderPassword   Secret `env:"ENCORE_DB_READER_PASSWORD" default:"" generate:"password" doc:"encore db logins only: password it gives the encore_reader login (reads the browse tables; ENCORE_READER_DATABASE_URL)."`
 
 	LogLevel string `env:"ENCORE_LOG_LEVEL" default:"info" doc:"debug, info, warn or error."`
+}
+
+// EffectivePublicURL is the base of every link sent to a fan or a provider:
+// ENCORE_PUBLIC_URL, or else the API's listen address with an unspecified
+// host read as loopback. It must be an absolute http or https URL.
+func (c Config) EffectivePublicURL() (string, error) {
+	raw := strings.TrimRight(c.PublicURL, "/")
+	if raw == "" {
+		host, port, err := net.SplitHostPort(c.HTTPAddr)
+		if err != nil {
+			return "", fmt.Errorf("ENCORE_HTTP_ADDR %q: %w (set ENCORE_PUBLIC_URL)", c.HTTPAddr, err)
+		}
+		if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+			host = "127.0.0.1"
+		}
+		return "http://" + net.JoinHostPort(host, port), nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("ENCORE_PUBLIC_URL %q: must be an absolute http or https URL without query or fragment", c.PublicURL)
+	}
+	return raw, nil
 }
 
 // Load reads the environment. It fails on a value that does not parse, naming
@@ -113,6 +169,9 @@ func LoadFrom(lookup func(string) (string, bool)) (Config, error) {
 		}
 		if err := set(v.Field(i), raw); err != nil {
 			return Config{}, fmt.Errorf("config: %s=%q: %w", f.Tag.Get("env"), raw, err)
+		}
+		if oneof := strings.Fields(f.Tag.Get("oneof")); len(oneof) > 0 && !slices.Contains(oneof, raw) {
+			return Config{}, fmt.Errorf("config: %s=%q: want one of %s", f.Tag.Get("env"), raw, strings.Join(oneof, ", "))
 		}
 	}
 	return c, nil

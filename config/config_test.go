@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -46,4 +47,64 @@ func TestReadmeDocumentsEveryVariable(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "README.md"))
 	require.NoError(t, err)
 	require.Contains(t, string(readme), strings.TrimSpace(config.Table()), "regenerate the table with: go run ./cmd/encore config")
+}
+
+func TestEveryDevelopmentDefaultSecretIsGuardedInProduction(t *testing.T) {
+	t.Parallel()
+	c := config.Default()
+	require.Equal(t, config.Production, c.Env, "a bare process is a production one")
+	guarded := map[string]bool{}
+	for _, cmd := range []string{"api", "worker", "gate", "manifest"} {
+		err := c.CheckSecrets(cmd)
+		require.Error(t, err, "encore %s refuses the defaults", cmd)
+		for _, s := range config.DevSecrets() {
+			if strings.Contains(err.Error(), s.Env+" is the development default") {
+				guarded[s.Env] = true
+			}
+		}
+	}
+	v := reflect.ValueOf(c)
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Type().Field(i)
+		if f.Type == reflect.TypeOf(config.Secret("")) && f.Tag.Get("default") != "" {
+			require.True(t, guarded[f.Tag.Get("env")], "%s has a development default that some command refuses", f.Tag.Get("env"))
+		}
+	}
+
+	c.Env = config.Development
+	for _, cmd := range []string{"api", "worker", "gate", "manifest"} {
+		require.NoError(t, c.CheckSecrets(cmd))
+	}
+}
+
+func TestAnUnknownEnvironmentIsRefused(t *testing.T) {
+	t.Parallel()
+	_, err := config.LoadFrom(func(k string) (string, bool) { return "prod", k == "ENCORE_ENV" })
+	require.ErrorContains(t, err, "ENCORE_ENV")
+}
+func TestThePublicURLIsTheConfiguredOneOrTheListenAddressOnLoopback(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, public, listen, want, err string
+	}{
+		{name: "set", public: "https://tickets.example/", listen: "0.0.0.0:8080", want: "https://tickets.example"},
+		{name: "unset, loopback listen", listen: "127.0.0.1:8080", want: "http://127.0.0.1:8080"},
+		{name: "unset, every IPv4 address", listen: "0.0.0.0:8080", want: "http://127.0.0.1:8080"},
+		{name: "unset, every IPv6 address", listen: "[::]:8080", want: "http://127.0.0.1:8080"},
+		{name: "unset, no host", listen: ":8080", want: "http://127.0.0.1:8080"},
+		{name: "relative", public: "tickets.example", listen: ":8080", err: "ENCORE_PUBLIC_URL"},
+		{name: "another scheme", public: "ftp://tickets.example", listen: ":8080", err: "ENCORE_PUBLIC_URL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := config.Default()
+			c.PublicURL, c.HTTPAddr = tc.public, tc.listen
+			got, err := c.EffectivePublicURL()
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+		})
+	}
 }

@@ -27,7 +27,18 @@ func TestSeedCreatesTheDemoEventsOnceAndRepairsAMissingSeat(t *testing.T) {
 
 	require.NoError(t, demo.Seed(ctx, pool, now))
 	require.Equal(t, 20000, seats(demo.DemoNightID))
-	require.Equal(t, 10000, seats(demo.FlashSaleID))
+	require.Equal(t, 21, count(`SELECT count(*) FROM sections WHERE event_id = $1 AND kind = 'seated'`, demo.DemoNightID),
+		"the demo night has several seated sections")
+	require.Equal(t, 2500, count(`SELECT capacity FROM sections WHERE id = $1 AND kind = 'general'`, demo.DemoNightSection("pit")))
+	require.Equal(t, 140, seats(demo.FlashSaleID))
+	require.Equal(t, 600, count(`SELECT sum(capacity) FROM sections WHERE event_id = $1 AND kind = 'general'`, demo.FlashSaleID))
+	require.Equal(t, 1, count(`SELECT count(*) FROM events WHERE id = $1 AND metered AND status = 'PUBLISHED'`, demo.FlashSaleID))
+	require.Equal(t, 0, count(`SELECT count(*) FROM events WHERE status <> 'PUBLISHED'`), "every demo event is published")
+	// Seats carry the arena's plan and their category's price.
+	require.Equal(t, 1, count(`SELECT count(*) FROM seats WHERE section_id = $1 AND category = 'upper' AND base_price = 4500
+		AND number = 1 AND row_label = 'A' AND y > 0`, demo.DemoNightSection("upper-5")))
+	require.Greater(t, count(`SELECT count(DISTINCT round(y::numeric)) FROM seats WHERE section_id = $1 AND row_label = 'A'`,
+		demo.DemoNightSection("lower-1")), 1, "rows of the bowl are arcs, not straight lines")
 	require.Equal(t, 50000, seats(demo.StadiumID))
 	require.Equal(t, 10, count(`SELECT count(*) FROM sections WHERE event_id = $1`, demo.StadiumID))
 	require.Equal(t, 0, count(`SELECT count(*) FROM events WHERE id = $1 AND metered`, demo.StadiumID),
@@ -40,7 +51,9 @@ func TestSeedCreatesTheDemoEventsOnceAndRepairsAMissingSeat(t *testing.T) {
 	require.NoError(t, demo.Seed(ctx, pool, now.Add(time.Hour)))
 	t.Logf("second seed took %s", time.Since(start))
 	require.Equal(t, 50000, seats(demo.StadiumID))
+	require.Equal(t, 20000, seats(demo.DemoNightID))
 	require.Equal(t, 1, count(`SELECT count(*) FROM events WHERE id = $1`, demo.StadiumID))
+	require.Equal(t, 2, count(`SELECT count(*) FROM venues WHERE id IN ($1, $2)`, demo.ArenaVenueID, demo.ClubVenueID))
 
 	// An incomplete event is completed again, leaving the rest as it was.
 	_, err := pool.Exec(ctx, `DELETE FROM seats WHERE id = $1`, demo.SeatID("sec_stadium_c", 0, 1))
@@ -50,4 +63,14 @@ func TestSeedCreatesTheDemoEventsOnceAndRepairsAMissingSeat(t *testing.T) {
 	require.NoError(t, demo.Seed(ctx, pool, now))
 	require.Equal(t, 50000, seats(demo.StadiumID))
 	require.Equal(t, 1, count(`SELECT count(*) FROM seats WHERE id = $1 AND status = 'BLOCKED'`, demo.SeatID("sec_stadium_c", 0, 2)))
+
+	// So is an incomplete event built from a layout.
+	upper := demo.DemoNightSection("upper-2")
+	_, err = pool.Exec(ctx, `DELETE FROM seats WHERE id = $1`, upper+"-C-3")
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `UPDATE seats SET status = 'BLOCKED' WHERE id = $1`, upper+"-C-4")
+	require.NoError(t, err)
+	require.NoError(t, demo.Seed(ctx, pool, now))
+	require.Equal(t, 20000, seats(demo.DemoNightID))
+	require.Equal(t, 1, count(`SELECT count(*) FROM seats WHERE id = $1 AND status = 'BLOCKED'`, upper+"-C-4"))
 }

@@ -5,6 +5,9 @@
 package fraud
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/netip"
 	"time"
 
@@ -79,6 +82,23 @@ func IPKey(ip string) string {
 		return ""
 	}
 	return a.String()
+}
+
+// IPRef is what stands for a fan's IP address in the fraud records and the
+// booking saga's history: a keyed hash (HMAC-SHA256 under secret, truncated
+// to 128 bits) of IPKey's address, so the IP velocity rule still counts one
+// address as one, while neither the database nor Temporal holds the address
+// itself, and without the secret a known address cannot be looked up. ""
+// when IPKey excludes the address: shared proxies are not hashed into one
+// fan.
+func IPRef(secret []byte, ip string) string {
+	key := IPKey(ip)
+	if key == "" {
+		return ""
+	}
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(key))
+	return "iph:" + hex.EncodeToString(m.Sum(nil)[:16])
 }
 
 // CardKey is the card identity the card velocity rule counts for a card

@@ -45,3 +45,18 @@ func TestSharedAddressesAreNotCountedAsOneFanButACardIsItsFingerprint(t *testing
 	require.Equal(t, "", fraud.CardKey(""), "no card, nothing to count")
 	require.Equal(t, "fp:Xt5EWLLDS7FJjR1c", fraud.CardKey("Xt5EWLLDS7FJjR1c"))
 }
+
+func TestAnIPRefCountsOneAddressAsOneWithoutHoldingIt(t *testing.T) {
+	t.Parallel()
+	secret := []byte("s")
+	ref := fraud.IPRef(secret, "203.0.113.9")
+	require.Regexp(t, `^iph:[0-9a-f]{32}$`, ref)
+	require.NotContains(t, ref, "203.0.113.9")
+	require.Equal(t, ref, fraud.IPRef(secret, "203.0.113.9"), "the same address, the same reference")
+	require.Equal(t, fraud.IPRef(secret, "2001:db8::1"), fraud.IPRef(secret, "2001:0db8:0::1"), "one address however written")
+	require.NotEqual(t, ref, fraud.IPRef(secret, "203.0.113.10"))
+	require.NotEqual(t, ref, fraud.IPRef([]byte("t"), "203.0.113.9"), "keyed: another secret, another reference")
+	for _, shared := range []string{"127.0.0.1", "10.1.2.3", "::1", "", "not an ip"} {
+		require.Equal(t, "", fraud.IPRef(secret, shared), "%q is not counted", shared)
+	}
+}

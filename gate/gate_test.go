@@ -355,8 +355,11 @@ func TestLedgerFailureFailsClosed(t *testing.T) {
 		require.Equal(t, gate.ReasonUnavailable, r.Reason)
 		resp, err := http.Get(g.URL + "/healthz")
 		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+		require.JSONEq(t, `{"status":"unavailable","failing":["ledger"]}`, string(body),
+			"names the failing check, never the driver's error text")
 		require.Equal(t, 2.0, rejects(t, g, gate.ReasonUnavailable))
 	})
 }

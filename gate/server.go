@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"regexp"
 
@@ -24,10 +25,13 @@ const (
 )
 
 // Server is the gate's HTTP API: GET /healthz, POST /v1/scan, GET /metrics.
+// The gate is a venue service of its own, so its /metrics stays on its port
+// (the venue LAN), unlike the fan API's, which moved to an admin listener.
 type Server struct {
 	Gate     *Gate
 	Mode     string
 	Gatherer prometheus.Gatherer
+	Log      *slog.Logger // nil: slog.Default()
 }
 
 var gateIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
@@ -55,7 +59,14 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	ms, err := s.Gate.Store.Manifests(r.Context())
 	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "detail": "ledger: " + err.Error()})
+		// Name the failing check only; the error (file paths, driver text)
+		// is for the log.
+		log := s.Log
+		if log == nil {
+			log = slog.Default()
+		}
+		log.Warn("gate health: ledger failed", "err", err)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "failing": []string{"ledger"}})
 		return
 	}
 	for _, m := range ms {

@@ -33,6 +33,10 @@ type Cart struct {
 	Quantity  int
 	Adjacent  bool
 	PromoCode string
+	// Stays are hotel stays: with EventID and seats a package, alone a
+	// hotel-only hold (see stays.go). Omitted when empty, so a seat cart's
+	// idempotency hash is what it always was.
+	Stays []store.StayRequest `json:",omitempty"`
 }
 
 // Units is how many tickets the cart asks for.
@@ -147,6 +151,9 @@ func (s *Service) Hold(ctx context.Context, who session.Identity, cart Cart, ide
 			s.metrics.duration.Observe(time.Since(start).Seconds())
 		}
 	}()
+	if cart.EventID == "" {
+		return s.holdStays(ctx, who, cart, idemKey, reqHash)
+	}
 	id := reservationID(who.UserID, idemKey)
 	ev, prev, err := s.check(ctx, who, cart, idemKey, reqHash, pass, id)
 	hinting := s.Hints != nil && len(cart.SeatIDs) > 0
@@ -172,7 +179,7 @@ func (s *Service) Hold(ctx context.Context, who session.Identity, cart Cart, ide
 	req := store.HoldRequest{
 		ReservationID: id, UserID: who.UserID, EventID: cart.EventID, SeatIDs: cart.SeatIDs,
 		SectionID: cart.SectionID, Quantity: cart.Quantity, Adjacent: cart.Adjacent, PromoCode: cart.PromoCode,
-		IdempotencyKey: idemKey, RequestHash: reqHash,
+		Stays: cart.Stays, FanEmail: who.Email, IdempotencyKey: idemKey, RequestHash: reqHash,
 	}
 	hold, stored, err := s.Store.CreateHold(ctx, req)
 	if errors.Is(err, store.ErrReservationIDTaken) {
@@ -359,6 +366,7 @@ func resultLabel(err error, replayed bool) string {
 	var pl *store.PurchaseLimitError
 	var rl *RateLimitedError
 	var shed *backpressure.OverloadedError
+	var ru *store.RoomUnavailableError
 	switch {
 	case replayed:
 		return "replayed"
@@ -366,6 +374,8 @@ func resultLabel(err error, replayed bool) string {
 		return "held"
 	case errors.As(err, &su):
 		return "seat_unavailable"
+	case errors.As(err, &ru):
+		return "room_unavailable"
 	case errors.As(err, &pl):
 		return "purchase_limit"
 	case errors.As(err, &rl):

@@ -125,3 +125,17 @@ func TestASavedAnswerIsNeverOverwritten(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, string(first.Body), string(kept), "a late second render gets the first bytes back")
 }
+
+func TestAHoldRecordsTheEmailOfTheFansTokenAndNothingWhenItHasNone(t *testing.T) {
+	svc, eventID := newService(t)
+	ctx := context.Background()
+	for i, email := range []string{"asha@example.com", ""} {
+		who := session.Identity{UserID: "fan-" + testenv.RandomSuffix(), Email: email}
+		a, err := svc.Hold(ctx, who, holds.Cart{EventID: eventID, SeatIDs: []string{demo.SeatID(eventID+"_a", 1, i+1)}}, "", nil, "")
+		require.NoError(t, err)
+		got, err := svc.Store.FanEmail(ctx, a.Hold.ID)
+		require.NoError(t, err)
+		require.Equal(t, email, got)
+		require.NotContains(t, string(a.Body), "example.com", "the email is not part of the hold's answer")
+	}
+}

@@ -20,6 +20,26 @@ type View struct {
 	Total     money.Money `json:"total"`
 	PromoCode string      `json:"promo_code,omitempty"`
 	Items     []ViewItem  `json:"items"`
+	// Stays are the hotel stays of a package or hotel-only hold; omitted
+	// when there are none, so a seat hold renders as it always did.
+	Stays []ViewStay `json:"stays,omitempty"`
+}
+
+// ViewStay is one stay of a hold, its nights' prices frozen.
+type ViewStay struct {
+	PropertyID string      `json:"property_id"`
+	RoomType   string      `json:"room_type"`
+	Checkin    string      `json:"checkin"`
+	Checkout   string      `json:"checkout"`
+	Rooms      int         `json:"rooms"`
+	Nights     []ViewNight `json:"nights"`
+	Total      money.Money `json:"total"`
+}
+
+// ViewNight is one night of a stay and its price per room.
+type ViewNight struct {
+	Date  string      `json:"date"`
+	Price money.Money `json:"price"`
 }
 
 // ViewItem is one frozen line of a hold.
@@ -44,6 +64,14 @@ func NewView(h store.Hold) View {
 		}
 		v.Items = append(v.Items, ViewItem{SeatID: it.SeatID, SectionID: it.SectionID, Quantity: it.Quantity,
 			Price: it.Price, BasePrice: it.Base, SurgeBps: it.SurgeBps, Discount: it.Discount})
+	}
+	for _, st := range h.Stays {
+		vs := ViewStay{PropertyID: st.PropertyID, RoomType: st.RoomType, Checkin: st.Checkin.Format(time.DateOnly),
+			Checkout: st.Checkout.Format(time.DateOnly), Rooms: st.Rooms, Total: st.Total, Nights: []ViewNight{}}
+		for _, n := range st.Nights {
+			vs.Nights = append(vs.Nights, ViewNight{Date: n.Night.Format(time.DateOnly), Price: n.Price})
+		}
+		v.Stays = append(v.Stays, vs)
 	}
 	return v
 }

@@ -221,7 +221,17 @@ func (c *Client) Void(ctx context.Context, key, intentID string) (Intent, error)
 
 // Refund returns captured money; key makes a retried refund the same refund.
 func (c *Client) Refund(ctx context.Context, key, intentID string) (Refund, error) {
+	return c.RefundAmount(ctx, key, intentID, 0)
+}
+
+// RefundAmount returns amount (minor units) of the captured money, or all
+// that is left of it when amount is 0; key makes a retried refund the same
+// refund, so each part is refunded once.
+func (c *Client) RefundAmount(ctx context.Context, key, intentID string, amount int64) (Refund, error) {
 	p := &stripe.RefundCreateParams{PaymentIntent: stripe.String(intentID)}
+	if amount > 0 {
+		p.Amount = stripe.Int64(amount)
+	}
 	c.params(&p.Params, key)
 	r, err := c.sc.V1Refunds.Create(ctx, p)
 	if err != nil {

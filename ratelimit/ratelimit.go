@@ -133,6 +133,9 @@ func (l *Limiter) allowLocal(key string, now time.Time) (bool, time.Duration) {
 				delete(l.local, k)
 			}
 		}
+		if len(l.local) > 100_000 {
+			clear(l.local) // a flood of distinct keys: forget rather than grow
+		}
 	}
 	tat := l.local[key]
 	if tat.Before(now) {

@@ -51,6 +51,11 @@ type SeatJSON struct {
 	Number int         `json:"number"`
 	Status string      `json:"status"`
 	Price  money.Money `json:"price"`
+	// Where the seat is on the venue's plan, so a client draws the real
+	// shape, and the price category it belongs to.
+	X        float64 `json:"x"`
+	Y        float64 `json:"y"`
+	Category string  `json:"category"`
 }
 
 // SnapshotJSON is the JSON snapshot of a section.
@@ -143,6 +148,10 @@ func (c *Cache) UseLocal(h *Hub, ttl time.Duration) {
 	h.OnChange(c.dropLocal)
 }
 
+// maxLocal bounds the process-local snapshots (two formats of each watched
+// section, at most HubOptions.MaxWatched of them).
+const maxLocal = 20_000
+
 func (c *Cache) dropLocal(channel string) {
 	c.lmu.Lock()
 	defer c.lmu.Unlock()
@@ -217,7 +226,7 @@ func Build(s store.SectionSeats) (jsonEntry, binEntry Entry, err error) {
 	statuses := make([]vocab.SeatStatus, len(s.Seats))
 	for i, seat := range s.Seats {
 		snap.Seats[i] = SeatJSON{ID: seat.ID, Row: seat.Row, Number: seat.Number, Status: string(seat.Status),
-			Price: money.Money{Amount: seat.Price, Currency: s.Currency}}
+			Price: money.Money{Amount: seat.Price, Currency: s.Currency}, X: seat.X, Y: seat.Y, Category: seat.Category}
 		statuses[i] = seat.Status
 	}
 	body, err := json.Marshal(snap)
@@ -257,6 +266,9 @@ func (c *Cache) Get(ctx context.Context, eventID, sectionID string, f Format) (E
 	if err == nil && watched {
 		c.lmu.Lock()
 		if c.lgen[ch] == gen {
+			if len(c.local) >= maxLocal {
+				clear(c.local) // bounded; the next read refills from Redis
+			}
 			c.local[lkey] = localEntry{e: e, expires: now.Add(c.localTTL)}
 		}
 		c.lmu.Unlock()

@@ -27,7 +27,13 @@ type HubOptions struct {
 	MinInterval time.Duration
 	// ReadyTimeout bounds the wait for Redis to confirm a new subscription.
 	ReadyTimeout time.Duration
-	Log          *slog.Logger
+	// MaxWatched bounds the sections a hub subscribes to for the local
+	// snapshot cache alone (Watch), whose section IDs come from request
+	// paths: past it Watch refuses and the snapshot is simply not kept in
+	// memory. Every subscribed section counts; a viewer's subscription is
+	// never refused (viewers are bounded by the socket cap). Default 10,000.
+	MaxWatched int
+	Log        *slog.Logger
 }
 
 // Hub fans invalidations out to viewers. Per process it holds one Pub/Sub
@@ -75,6 +81,9 @@ func NewHub(rdb *redis.Client, prefix string, opts HubOptions) *Hub {
 	}
 	if opts.ReadyTimeout <= 0 {
 		opts.ReadyTimeout = 2 * time.Second
+	}
+	if opts.MaxWatched <= 0 {
+		opts.MaxWatched = 10_000
 	}
 	if opts.Log == nil {
 		opts.Log = slog.Default()
@@ -180,6 +189,9 @@ func (h *Hub) topic(ctx context.Context, ch, eventID, sectionID string) (*topic,
 	return t, nil
 }
 
+// ErrTooManyWatched: Watch would pass HubOptions.MaxWatched.
+var ErrTooManyWatched = errors.New("seatmap: too many watched sections")
+
 // ErrNotRunning: the hub's Run loop is not running, so nothing would be
 // heard.
 var ErrNotRunning = errors.New("seatmap: hub not running")
@@ -197,6 +209,10 @@ func (h *Hub) Watch(ctx context.Context, eventID, sectionID string, until time.T
 	if h.closed {
 		h.mu.Unlock()
 		return ErrClosed
+	}
+	if h.topics[ch] == nil && len(h.topics) >= h.opts.MaxWatched {
+		h.mu.Unlock()
+		return ErrTooManyWatched
 	}
 	t, err := h.topic(ctx, ch, eventID, sectionID)
 	if err != nil {

@@ -3,6 +3,7 @@ package seatmap_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -271,4 +272,20 @@ func TestInvalidationReachesThousandViewersWithinASecondOfTheHold(t *testing.T) 
 	after, err := c.Get(ctx, e.eventID, e.section(), seatmap.FormatBitmap)
 	require.NoError(t, err)
 	require.NotEqual(t, before.ETag, after.ETag, "the relay deleted the stale snapshot")
+}
+
+func TestTheHubWatchesNoMoreSectionsThanItsBound(t *testing.T) {
+	e := newEnv(t, 1, 1)
+	h := startHub(t, e, seatmap.HubOptions{MaxWatched: 3})
+	ctx := context.Background()
+	until := time.Now().Add(time.Minute)
+	require.Eventually(t, func() bool { return h.Watch(ctx, e.eventID, "made_up_0", until) == nil },
+		2*time.Second, 5*time.Millisecond, "the hub runs")
+	for i := 1; i < 3; i++ {
+		require.NoError(t, h.Watch(ctx, e.eventID, fmt.Sprintf("made_up_%d", i), until))
+	}
+	for i := 3; i < 50; i++ {
+		require.ErrorIs(t, h.Watch(ctx, e.eventID, fmt.Sprintf("made_up_%d", i), until), seatmap.ErrTooManyWatched)
+	}
+	require.NoError(t, h.Watch(ctx, e.eventID, "made_up_1", until), "an already watched section is renewed")
 }

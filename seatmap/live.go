@@ -22,12 +22,19 @@ type LiveOptions struct {
 	OriginPatterns []string
 	// WriteTimeout bounds one message's write; a stuck connection is closed.
 	WriteTimeout time.Duration
+	// KnownSection reports whether the event has the section; a subscription
+	// to any other is refused with an error message and subscribes nothing
+	// (nil: every well-formed section ID is accepted).
+	KnownSection func(sectionID string) bool
 }
 
 // ServeLive runs one viewer's WebSocket stream for eventID: the client sends
 // {"subscribe":"<section_id>"}; the server answers {"type":"reset"} for the
 // section once its subscription is live, then {"type":"invalidate"} whenever
-// the section changes. A viewer that cannot keep up is closed with status
+// the section changes. A malformed request, a section the event does not
+// have (opts.KnownSection) or one section too many is answered
+// {"type":"error","section_id","detail"} and the stream stays open with its
+// other subscriptions. A viewer that cannot keep up is closed with status
 // 1008 and must reconnect (and so reset).
 func (h *Hub) ServeLive(w http.ResponseWriter, r *http.Request, eventID string, opts LiveOptions) {
 	if opts.WriteTimeout <= 0 {
@@ -64,6 +71,8 @@ func (h *Hub) ServeLive(w http.ResponseWriter, r *http.Request, eventID string, 
 			switch {
 			case json.Unmarshal(data, &req) != nil || !sectionPattern.MatchString(req.Subscribe):
 				problem = `send {"subscribe":"<section_id>"}`
+			case opts.KnownSection != nil && !opts.KnownSection(req.Subscribe):
+				problem = "no such section in this event"
 			case n >= MaxSectionsPerViewer:
 				problem = "too many sections on one stream"
 			default:

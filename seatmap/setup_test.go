@@ -55,7 +55,7 @@ func newEnv(t testing.TB, rows, perRow int) *env {
 	pool := testenv.DB(t)
 	rdb, prefix := testenv.Redis(t)
 	qc := &queryCounter{}
-	rpool, err := store.OpenReader(ctx, testenv.DatabaseURL(t), store.ReaderRole, 4, qc)
+	rpool, err := store.OpenReader(ctx, testenv.DatabaseURL(t), store.ReaderRole, store.PoolOptions{MaxConns: 4, Tracer: qc})
 	require.NoError(t, err)
 	t.Cleanup(rpool.Close)
 	id := "evt_" + testenv.RandomSuffix()

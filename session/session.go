@@ -1,67 +1,87 @@
-// Package session issues and verifies fans' bearer tokens. This is the demo
-// login of the public contract (POST /v1/sessions): a token is the user and
-// device IDs signed with HMAC; a real identity provider replaces Issue and
-// keeps Verify's contract.
+// Package session is who calls the fan API. A caller's bearer token is a JWT
+// from an OpenID Connect issuer; Verifier checks it against the issuer's
+// published keys (JWKS) and yields the caller's Identity. Issuer is the
+// development issuer behind the demo login (POST /v1/sessions): it signs
+// with a key derived from a secret and is verified by the same Verifier code
+// as any other issuer.
 package session
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
-	"strings"
+	"slices"
 	"time"
 )
 
-// Identity is who calls: an account on a device.
-type Identity struct {
-	UserID   string `json:"u"`
-	DeviceID string `json:"d"`
-	IssuedAt int64  `json:"iat"`
+// Role is what a caller may do beyond buying tickets.
+type Role string
+
+// The roles a token's "roles" claim may carry. Unknown values are ignored and
+// a token with none is a fan's.
+const (
+	Fan       Role = "fan"
+	Organiser Role = "organiser"
+	Support   Role = "support"
+	Operator  Role = "operator"
+	Admin     Role = "admin"
+)
+
+// Roles is every known role.
+var Roles = []Role{Fan, Organiser, Support, Operator, Admin}
+
+// ParseRoles keeps the known roles of raw, each once, in the order given; none
+// means fan.
+func ParseRoles(raw []string) []Role {
+	var out []Role
+	for _, r := range raw {
+		if role := Role(r); slices.Contains(Roles, role) && !slices.Contains(out, role) {
+			out = append(out, role)
+		}
+	}
+	if len(out) == 0 {
+		out = []Role{Fan}
+	}
+	return out
 }
 
-// TTL is how long a token is accepted.
+// Identity is who calls: an account on a device, with what the issuer says
+// about it.
+type Identity struct {
+	// UserID is the token's subject ("sub").
+	UserID string
+	// DeviceID binds a waiting-room admission to one device: the token's
+	// "device_id" claim, else its "sid" (the issuer's login session), else
+	// DefaultDevice, which binds admission to the account alone.
+	DeviceID string
+	// Email is the token's "email" claim when it is a plain address; empty
+	// otherwise.
+	Email string
+	// Roles are the known values of the "roles" claim; never empty.
+	Roles []Role
+	// Org is the organiser the caller acts for ("org").
+	Org string
+	// IssuedAt is the token's "iat", zero when absent.
+	IssuedAt int64
+}
+
+// DefaultDevice is the device of a token that names none.
+const DefaultDevice = "default"
+
+// Has reports whether the caller holds role. Everyone signed in is a fan.
+func (id Identity) Has(role Role) bool {
+	return role == Fan && id.UserID != "" || slices.Contains(id.Roles, role)
+}
+
+// CanManage reports whether the caller may manage organiser org's events: an
+// admin may manage any, an organiser only their own.
+func (id Identity) CanManage(org string) bool {
+	if id.Has(Admin) {
+		return true
+	}
+	return org != "" && id.Org == org && id.Has(Organiser)
+}
+
+// TTL is how long a token of the development issuer is accepted.
 const TTL = 24 * time.Hour
 
 // ErrInvalid is any token that does not verify.
 var ErrInvalid = errors.New("session: invalid token")
-
-// Issuer signs and verifies tokens with one key.
-type Issuer struct{ key []byte }
-
-// NewIssuer returns an issuer for key.
-func NewIssuer(key string) *Issuer { return &Issuer{key: []byte(key)} }
-
-// Issue returns a token for the identity.
-func (i *Issuer) Issue(userID, deviceID string, now time.Time) string {
-	body, _ := json.Marshal(Identity{UserID: userID, DeviceID: deviceID, IssuedAt: now.Unix()})
-	payload := base64.RawURLEncoding.EncodeToString(body)
-	return payload + "." + i.sign(payload)
-}
-
-func (i *Issuer) sign(payload string) string {
-	m := hmac.New(sha256.New, i.key)
-	m.Write([]byte(payload))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
-}
-
-// Verify checks a token's signature and age.
-func (i *Issuer) Verify(token string, now time.Time) (Identity, error) {
-	payload, sig, ok := strings.Cut(token, ".")
-	if !ok || len(token) > 1024 || !hmac.Equal([]byte(sig), []byte(i.sign(payload))) {
-		return Identity{}, ErrInvalid
-	}
-	body, err := base64.RawURLEncoding.DecodeString(payload)
-	if err != nil {
-		return Identity{}, ErrInvalid
-	}
-	var id Identity
-	if err := json.Unmarshal(body, &id); err != nil || id.UserID == "" {
-		return Identity{}, ErrInvalid
-	}
-	if age := now.Sub(time.Unix(id.IssuedAt, 0)); age < -time.Minute || age > TTL {
-		return Identity{}, ErrInvalid
-	}
-	return id, nil
-}

@@ -20,16 +20,23 @@ type AuditReport struct {
 	// GeneralOverCount: general-admission sections whose taken count differs
 	// from their live items.
 	GeneralOverCount int64 `json:"general_miscounted"`
+	// RoomNightsOverLimit: room-nights held and sold past their allotment
+	// plus overbooking limit.
+	RoomNightsOverLimit int64 `json:"room_nights_over_limit"`
+	// RoomNightsMiscounted: room-nights whose held or sold counter differs
+	// from the live nights of pending or paid reservations.
+	RoomNightsMiscounted int64 `json:"room_nights_miscounted"`
 }
 
 // Violations is the total count.
 func (r AuditReport) Violations() int64 {
-	return r.SeatsWithManyOwners + r.SoldWithoutPaid + r.HeldPastExpiry + r.GeneralOverCount
+	return r.SeatsWithManyOwners + r.SoldWithoutPaid + r.HeldPastExpiry + r.GeneralOverCount +
+		r.RoomNightsOverLimit + r.RoomNightsMiscounted
 }
 
 func (r AuditReport) String() string {
-	return fmt.Sprintf("seats with more than one live owner: %d; SOLD seats without a PAID reservation: %d; HELD seats past expiry beyond sweeper lag: %d; general-admission sections miscounted: %d",
-		r.SeatsWithManyOwners, r.SoldWithoutPaid, r.HeldPastExpiry, r.GeneralOverCount)
+	return fmt.Sprintf("seats with more than one live owner: %d; SOLD seats without a PAID reservation: %d; HELD seats past expiry beyond sweeper lag: %d; general-admission sections miscounted: %d; room-nights past allotment plus limit: %d; room-nights miscounted: %d",
+		r.SeatsWithManyOwners, r.SoldWithoutPaid, r.HeldPastExpiry, r.GeneralOverCount, r.RoomNightsOverLimit, r.RoomNightsMiscounted)
 }
 
 // Audit runs the invariant queries over the whole database (or one event
@@ -60,5 +67,9 @@ func (s *Store) Audit(ctx context.Context, eventID string, sweeperLag time.Durat
 		      JOIN reservations r ON r.id = i.reservation_id
 		      WHERE i.section_id = sec.id AND i.seat_id IS NULL AND i.live))`,
 		eventID, sweeperLag.String()).Scan(&r.SeatsWithManyOwners, &r.SoldWithoutPaid, &r.HeldPastExpiry, &r.GeneralOverCount)
-	return r, err
+	if err != nil {
+		return r, err
+	}
+	// Room-nights belong to no event: audited whole every time.
+	return r, s.auditRoomNights(ctx, &r)
 }

@@ -19,10 +19,10 @@ type Gate struct {
 	OnsaleAt time.Time
 }
 
-// EventGate returns the event's gate, or ErrNotFound.
+// EventGate returns the published event's gate, or ErrNotFound.
 func (s *Store) EventGate(ctx context.Context, eventID string) (Gate, error) {
 	g := Gate{EventID: eventID}
-	err := s.pool.QueryRow(ctx, `SELECT metered, onsale_at FROM events WHERE id = $1`, eventID).Scan(&g.Metered, &g.OnsaleAt)
+	err := s.pool.QueryRow(ctx, `SELECT metered, onsale_at FROM events WHERE id = $1 AND status = 'PUBLISHED'`, eventID).Scan(&g.Metered, &g.OnsaleAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Gate{}, ErrNotFound
 	}
@@ -33,7 +33,7 @@ func (s *Store) EventGate(ctx context.Context, eventID string) (Gate, error) {
 // whose show has not started: the events that need an admitter.
 func (s *Store) MeteredEvents(ctx context.Context, horizon time.Duration) ([]Gate, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, metered, onsale_at FROM events
-		WHERE metered AND onsale_at <= now() + $1::interval AND starts_at > now() ORDER BY id`, horizon.String())
+		WHERE metered AND status = 'PUBLISHED' AND onsale_at <= now() + $1::interval AND starts_at > now() ORDER BY id`, horizon.String())
 	if err != nil {
 		return nil, err
 	}

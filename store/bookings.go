@@ -23,19 +23,44 @@ type BookingInfo struct {
 	ExpiresAt time.Time
 	Total     money.Money
 	// CancelBy is the last moment a paid booking may be cancelled with a
-	// refund (the event's policy).
+	// refund: the event's deadline for seats, the first check-in for stays,
+	// whichever comes first.
 	CancelBy time.Time
 	Extended bool
+	// StayFreeUntil is when the stays' free cancellation ends (the
+	// property's free_cancel_days before the first check-in); zero without
+	// stays. From then on, cancelling costs StayPenalty.
+	StayFreeUntil time.Time
+	// StayPenalty is the first night of each stay (its price times its
+	// rooms), in the booking's currency.
+	StayPenalty int64
 }
 
 // LoadBooking reads a reservation for the saga.
 func (s *Store) LoadBooking(ctx context.Context, id uuid.UUID) (BookingInfo, error) {
 	var b BookingInfo
 	var status string
-	err := s.pool.QueryRow(ctx, `SELECT r.id, r.user_id, r.event_id, r.status, r.expires_at, r.total, r.currency,
-		e.starts_at - make_interval(hours => e.cancel_cutoff_hours), r.extended
-		FROM reservations r JOIN events e ON e.id = r.event_id WHERE r.id = $1`, id).
-		Scan(&b.ID, &b.UserID, &b.EventID, &status, &b.ExpiresAt, &b.Total.Amount, &b.Total.Currency, &b.CancelBy, &b.Extended)
+	// A hotel-only booking has no event, and a package may be cancelled
+	// while both parts allow it: the event's deadline for its seats, the
+	// first check-in for its stays (least ignores the missing one). Past the
+	// stays' free window (the property's days before the first check-in)
+	// the first night of each stay is kept. A walked night's original row
+	// (live false) keeps the price the guest paid; its replacement costs 0.
+	var freeUntil *time.Time
+	err := s.pool.QueryRow(ctx, `SELECT r.id, r.user_id, coalesce(r.event_id, ''), r.status, r.expires_at, r.total, r.currency,
+		least(coalesce(e.cancellation_deadline, e.starts_at - make_interval(hours => e.cancel_cutoff_hours)),
+		      (SELECT min(n.checkin)::timestamp AT TIME ZONE 'UTC' FROM reservation_nights n WHERE n.reservation_id = r.id)),
+		r.extended,
+		(SELECT min(n.checkin - p.free_cancel_days)::timestamp AT TIME ZONE 'UTC'
+		 FROM reservation_nights n JOIN properties p ON p.id = n.property_id WHERE n.reservation_id = r.id),
+		(SELECT coalesce(sum(n.price * n.rooms), 0)::bigint FROM reservation_nights n
+		 WHERE n.reservation_id = r.id AND n.night = n.checkin AND n.price > 0)
+		FROM reservations r LEFT JOIN events e ON e.id = r.event_id WHERE r.id = $1`, id).
+		Scan(&b.ID, &b.UserID, &b.EventID, &status, &b.ExpiresAt, &b.Total.Amount, &b.Total.Currency, &b.CancelBy, &b.Extended,
+			&freeUntil, &b.StayPenalty)
+	if freeUntil != nil {
+		b.StayFreeUntil = *freeUntil
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return BookingInfo{}, ErrNotFound
 	}
@@ -116,13 +141,23 @@ func (s *Store) BookingByIntent(ctx context.Context, intentID string) (uuid.UUID
 
 // ConfirmSale turns this hold, and only this hold, into a sale: the
 // reservation row is locked first; a hold that is no longer pending or has
-// expired is refused (ok false) and nothing changes.
+// expired is refused (ok false) and nothing changes. A hold whose nights are
+// no longer held is ErrUnsellable, and nothing changes either: the seats and
+// the stays are sold together or not at all.
 func (s *Store) ConfirmSale(ctx context.Context, id uuid.UUID) (bool, error) {
 	ok := false
 	err := s.tx(ctx, func(tx pgx.Tx) error {
+		// The event's row is share-locked before the reservation's, in the
+		// order CancelEvent locks them: a sale commits before the event's
+		// cancellation (which then refunds it) or sees it and is refused.
+		var cancelled bool
+		if err := tx.QueryRow(ctx, `SELECT coalesce((SELECT e.status = 'CANCELLED' FROM events e
+			WHERE e.id = (SELECT event_id FROM reservations WHERE id = $1) FOR KEY SHARE OF e), false)`, id).Scan(&cancelled); err != nil {
+			return err
+		}
 		var status, eventID string
 		var expired bool
-		if err := tx.QueryRow(ctx, `SELECT status, event_id, expires_at <= now() FROM reservations WHERE id = $1 FOR UPDATE`, id).
+		if err := tx.QueryRow(ctx, `SELECT status, coalesce(event_id, ''), expires_at <= now() FROM reservations WHERE id = $1 FOR UPDATE`, id).
 			Scan(&status, &eventID, &expired); err != nil {
 			return err
 		}
@@ -132,6 +167,18 @@ func (s *Store) ConfirmSale(ctx context.Context, id uuid.UUID) (bool, error) {
 		}
 		if status != string(vocab.ReservationPending) || expired {
 			return nil
+		}
+		if cancelled {
+			// A hold taken in the instant before the cancellation committed:
+			// it is given back now, so the saga's compensation finds it ended.
+			_, err := endLocked(ctx, tx, id, vocab.ReservationCancelled)
+			return err
+		}
+		if ok, err := staysSellable(ctx, tx, id); err != nil || !ok {
+			if err == nil {
+				err = ErrUnsellable
+			}
+			return err
 		}
 		if _, err := tx.Exec(ctx, `UPDATE reservations SET status = 'PAID', ended_at = now() WHERE id = $1`, id); err != nil {
 			return err
@@ -161,6 +208,7 @@ func (s *Store) ConfirmSale(ctx context.Context, id uuid.UUID) (bool, error) {
 				queueInventoryChanged(batch, eventID, sec)
 			}
 		}
+		queueSellStays(batch, id)
 		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 			return err
 		}
@@ -228,6 +276,20 @@ func (s *Store) BookingUnits(ctx context.Context, id uuid.UUID) ([]Unit, error) 
 	return out, rows.Err()
 }
 
+// FanEmail is the email address the fan's token carried when the
+// reservation was created; empty when it carried none.
+func (s *Store) FanEmail(ctx context.Context, id uuid.UUID) (string, error) {
+	var email *string
+	err := s.pool.QueryRow(ctx, `SELECT fan_email FROM reservations WHERE id = $1`, id).Scan(&email)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", ErrNotFound
+	}
+	if err != nil || email == nil {
+		return "", err
+	}
+	return *email, nil
+}
+
 // Notified reports whether a notification of kind went out for the booking.
 func (s *Store) Notified(ctx context.Context, id uuid.UUID, kind string) (bool, error) {
 	var n int
@@ -248,7 +310,8 @@ type FraudSignals struct {
 	OwnedUnits, Limit                                         int
 }
 
-// FraudSignals counts recent checkouts by account, IP, device and card.
+// FraudSignals counts recent checkouts by account, IP, device and card. A
+// hotel-only booking has no event, hence no purchase limit (0).
 func (s *Store) FraudSignals(ctx context.Context, userID, eventID, ip, device, card string) (FraudSignals, error) {
 	var f FraudSignals
 	var created time.Time
@@ -260,7 +323,7 @@ func (s *Store) FraudSignals(ctx context.Context, userID, eventID, ip, device, c
 		coalesce((SELECT created_at FROM users WHERE id = $1), now()),
 		(SELECT coalesce(sum(i.quantity), 0) FROM reservations r JOIN reservation_items i ON i.reservation_id = r.id
 		   WHERE r.user_id = $1 AND r.event_id = $2 AND r.status = 'PAID' AND i.live),
-		(SELECT per_customer_limit FROM events WHERE id = $2)`,
+		coalesce((SELECT per_customer_limit FROM events WHERE id = $2), 0)`,
 		userID, eventID, ip, device, card).Scan(&f.AccountAttempts, &f.IPAttempts, &f.DeviceAttempts, &f.CardAccounts, &created, &f.OwnedUnits, &f.Limit)
 	f.AccountAge = time.Since(created)
 	return f, err
@@ -315,6 +378,8 @@ type BookingView struct {
 	IntentID      string
 	Flagged       string
 	Tickets       []TicketRef
+	// Vouchers are the paid stays, one per stay (store/stays.go).
+	Vouchers []Voucher
 }
 
 // TicketRef names one ticket of a booking.
@@ -357,13 +422,18 @@ func (s *Store) Booking(ctx context.Context, id uuid.UUID, userID string) (Booki
 		}
 		v.Tickets = append(v.Tickets, t)
 	}
-	return v, rows.Err()
+	if err := rows.Err(); err != nil {
+		return BookingView{}, err
+	}
+	v.Vouchers, err = s.Vouchers(ctx, id)
+	return v, err
 }
 
 // PaymentsForReconciliation maps intent IDs to their bookings' states.
 func (s *Store) PaymentsForReconciliation(ctx context.Context, intentIDs []string) (map[string]ReconRow, error) {
-	rows, err := s.pool.Query(ctx, `SELECT p.intent_id, r.id, r.status, p.status, p.amount FROM payments p
-		JOIN reservations r ON r.id = p.reservation_id WHERE p.intent_id = ANY($1)`, intentIDs)
+	rows, err := s.pool.Query(ctx, `SELECT p.intent_id, r.id, r.status, p.status, p.amount, coalesce(p.refund_id, ''),
+		coalesce((SELECT array_agg(w.refund_id) FROM walks w WHERE w.reservation_id = r.id AND w.refund_id IS NOT NULL), '{}')
+		FROM payments p JOIN reservations r ON r.id = p.reservation_id WHERE p.intent_id = ANY($1)`, intentIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -372,7 +442,7 @@ func (s *Store) PaymentsForReconciliation(ctx context.Context, intentIDs []strin
 	for rows.Next() {
 		var r ReconRow
 		var intent string
-		if err := rows.Scan(&intent, &r.ReservationID, &r.ReservationStatus, &r.PaymentStatus, &r.Amount); err != nil {
+		if err := rows.Scan(&intent, &r.ReservationID, &r.ReservationStatus, &r.PaymentStatus, &r.Amount, &r.RefundID, &r.WalkRefundIDs); err != nil {
 			return nil, err
 		}
 		out[intent] = r
@@ -386,4 +456,9 @@ type ReconRow struct {
 	ReservationStatus string
 	PaymentStatus     string
 	Amount            int64
+	// RefundID is the refund the booking recorded (a cancellation's, which
+	// keeps a late stay's first night); WalkRefundIDs are its walks'
+	// refunds of single nights.
+	RefundID      string
+	WalkRefundIDs []string
 }

@@ -34,29 +34,20 @@ func (r *Reader) Pool() *pgxpool.Pool { return r.pool }
 // OpenReader connects the browse plane's pool. When role is not empty every
 // connection runs SET ROLE role first (the connecting user must be a superuser
 // or a member of role); either way sessions default to read-only transactions
-// and a short statement timeout.
-func OpenReader(ctx context.Context, url, role string, maxConns int32, tracer pgx.QueryTracer) (*pgxpool.Pool, error) {
-	cfg, err := pgxpool.ParseConfig(url)
+// and a short statement timeout (3s unless opts says otherwise).
+func OpenReader(ctx context.Context, url, role string, opts PoolOptions) (*pgxpool.Pool, error) {
+	if opts.StatementTimeout <= 0 {
+		opts.StatementTimeout = 3 * time.Second
+	}
+	opts.Role, opts.ReadOnly = role, true
+	if opts.ApplicationName == "" {
+		opts.ApplicationName = "encore-browse"
+	}
+	pool, err := OpenPool(ctx, url, opts)
 	if err != nil {
-		return nil, fmt.Errorf("store: parse reader database URL: %w", err)
+		return nil, fmt.Errorf("store: reader pool: %w", err)
 	}
-	if maxConns > 0 {
-		cfg.MaxConns = maxConns
-	}
-	cfg.MaxConnIdleTime = 5 * time.Minute
-	cfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
-	cfg.ConnConfig.RuntimeParams["statement_timeout"] = "3000"
-	cfg.ConnConfig.RuntimeParams["application_name"] = "encore-browse"
-	if tracer != nil {
-		cfg.ConnConfig.Tracer = tracer
-	}
-	if role != "" {
-		cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
-			_, err := c.Exec(ctx, "SET ROLE "+pgx.Identifier{role}.Sanitize())
-			return err
-		}
-	}
-	return pgxpool.NewWithConfig(ctx, cfg)
+	return pool, nil
 }
 
 // EventSummary is one event as search lists it.
@@ -99,7 +90,7 @@ type SearchPage struct {
 	Next   *SearchCursor
 }
 
-// SearchEvents ranks matching events by relevance (title and artist weigh
+// SearchEvents ranks matching published events by relevance (title and artist weigh
 // most, the description least), then by date.
 func (r *Reader) SearchEvents(ctx context.Context, q SearchQuery) (SearchPage, error) {
 	limit := q.Limit
@@ -120,7 +111,8 @@ func (r *Reader) SearchEvents(ctx context.Context, q SearchQuery) (SearchPage, e
 			       e.currency, e.metered,
 			       CASE WHEN q.query IS NULL THEN 0::real ELSE ts_rank(e.search, q.query) END AS rank
 			FROM events e JOIN venues v ON v.id = e.venue_id CROSS JOIN q
-			WHERE ($1 = '' OR e.search @@ q.query)
+			WHERE e.status = 'PUBLISHED'
+			  AND ($1 = '' OR e.search @@ q.query)
 			  AND ($2 = '' OR lower(v.city) = lower($2))
 			  AND ($3 = '' OR lower(e.genre) = lower($3))
 			  AND ($4::timestamptz IS NULL OR e.starts_at >= $4)
@@ -183,7 +175,7 @@ func (r *Reader) SuggestEvents(ctx context.Context, prefix string, limit int) ([
 			            WHEN f.text ILIKE '% ' || $1 || '%' THEN 1 ELSE 2 END AS tier,
 			       similarity(f.text, $2) AS sim
 			FROM events e CROSS JOIN LATERAL (VALUES (e.title), (e.artist)) AS f(text)
-			WHERE f.text <> '' AND (e.title ILIKE '%' || $1 || '%' OR e.artist ILIKE '%' || $1 || '%'
+			WHERE e.status = 'PUBLISHED' AND f.text <> '' AND (e.title ILIKE '%' || $1 || '%' OR e.artist ILIKE '%' || $1 || '%'
 			                        OR e.title % $2 OR e.artist % $2)
 			  AND (f.text ILIKE '%' || $1 || '%' OR f.text % $2)),
 		best AS (
@@ -213,6 +205,7 @@ type SectionSummary struct {
 	Capacity  int
 	Available int
 	BasePrice int64
+	Category  string
 }
 
 // EventDetail is an event with its sections.
@@ -222,7 +215,40 @@ type EventDetail struct {
 	Sections    []SectionSummary
 }
 
-// GetEvent reads one event and its sections' counts in one snapshot.
+// EventSectionIDs lists the IDs of the event's sections; ErrNotFound when
+// there is no such event.
+func (r *Reader) EventSectionIDs(ctx context.Context, eventID string) ([]string, error) {
+	rows, err := r.pool.Query(ctx, `SELECT sec.id FROM events e LEFT JOIN sections sec ON sec.event_id = e.id
+		WHERE e.id = $1 AND e.status = 'PUBLISHED'`, eventID)
+	if err != nil {
+		return nil, err
+	}
+	var found bool
+	ids, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (string, error) {
+		var id *string
+		found = true
+		if err := row.Scan(&id); err != nil || id == nil {
+			return "", err
+		}
+		return *id, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, ErrNotFound
+	}
+	out := ids[:0]
+	for _, id := range ids {
+		if id != "" {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// GetEvent reads one published event and its sections' counts in one
+// snapshot; ErrNotFound for a draft, as for an unknown event.
 // Availability is advisory: the hold is the only authoritative check.
 func (r *Reader) GetEvent(ctx context.Context, eventID string) (EventDetail, error) {
 	var d EventDetail
@@ -230,7 +256,7 @@ func (r *Reader) GetEvent(ctx context.Context, eventID string) (EventDetail, err
 		func(tx pgx.Tx) error {
 			err := tx.QueryRow(ctx, `SELECT e.id, e.title, e.artist, v.name, v.city, e.genre, e.description,
 				e.starts_at, e.onsale_at, e.currency, e.metered
-				FROM events e JOIN venues v ON v.id = e.venue_id WHERE e.id = $1`, eventID).Scan(
+				FROM events e JOIN venues v ON v.id = e.venue_id WHERE e.id = $1 AND e.status = 'PUBLISHED'`, eventID).Scan(
 				&d.ID, &d.Title, &d.Artist, &d.Venue, &d.City, &d.Genre, &d.Description,
 				&d.StartsAt, &d.OnsaleAt, &d.Currency, &d.Metered)
 			if errors.Is(err, pgx.ErrNoRows) {
@@ -242,14 +268,14 @@ func (r *Reader) GetEvent(ctx context.Context, eventID string) (EventDetail, err
 			rows, err := tx.Query(ctx, `SELECT sec.id, sec.name, sec.kind, sec.capacity,
 				CASE WHEN sec.kind = 'general' THEN sec.capacity - sec.ga_taken
 				     ELSE (SELECT count(*) FROM seats s WHERE s.section_id = sec.id AND s.status = 'AVAILABLE') END,
-				sec.base_price
+				sec.base_price, sec.category
 				FROM sections sec WHERE sec.event_id = $1 ORDER BY sec.sort_order, sec.id`, eventID)
 			if err != nil {
 				return err
 			}
 			d.Sections, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (SectionSummary, error) {
 				var s SectionSummary
-				err := row.Scan(&s.ID, &s.Name, &s.Kind, &s.Capacity, &s.Available, &s.BasePrice)
+				err := row.Scan(&s.ID, &s.Name, &s.Kind, &s.Capacity, &s.Available, &s.BasePrice, &s.Category)
 				return s, err
 			})
 			return err

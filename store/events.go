@@ -15,7 +15,8 @@ type SectionSpec struct {
 	Rows      int
 	PerRow    int
 	Capacity  int
-	BasePrice int64 // minor units
+	BasePrice int64  // minor units
+	Category  string // "" is "standard"
 }
 
 // EventSpec describes an event to create.
@@ -56,9 +57,13 @@ func (s *Store) CreateEvent(ctx context.Context, e EventSpec) error {
 			if sec.General {
 				kind, capacity = "general", sec.Capacity
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO sections (id, event_id, name, kind, capacity, base_price, sort_order)
-				VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`,
-				sec.ID, e.ID, sec.Name, kind, capacity, sec.BasePrice, i); err != nil {
+			category := sec.Category
+			if category == "" {
+				category = "standard"
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO sections (id, event_id, name, kind, capacity, base_price, sort_order, category)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING`,
+				sec.ID, e.ID, sec.Name, kind, capacity, sec.BasePrice, i, category); err != nil {
 				return err
 			}
 			if sec.General {
@@ -66,11 +71,12 @@ func (s *Store) CreateEvent(ctx context.Context, e EventSpec) error {
 			}
 			// Seats are generated in SQL: 20,000 rows in one statement. Front
 			// rows cost more: base price falls by 1% a row, to at most 30% off.
-			if _, err := tx.Exec(ctx, `INSERT INTO seats (id, event_id, section_id, row_label, number, base_price)
+			// On the plan, a grid: x is the seat's number, y its row's index.
+			if _, err := tx.Exec(ctx, `INSERT INTO seats (id, event_id, section_id, row_label, number, base_price, category, x, y)
 				SELECT $2 || '-' || encore_row_label(r) || '-' || n, $1, $2, encore_row_label(r), n,
-				       ($5::bigint * (100 - least(r, 30)) / 100)
+				       ($5::bigint * (100 - least(r, 30)) / 100), $6, n, r
 				FROM generate_series(0, $3 - 1) r, generate_series(1, $4) n
-				ON CONFLICT (id) DO NOTHING`, e.ID, sec.ID, sec.Rows, sec.PerRow, sec.BasePrice); err != nil {
+				ON CONFLICT (id) DO NOTHING`, e.ID, sec.ID, sec.Rows, sec.PerRow, sec.BasePrice, category); err != nil {
 				return err
 			}
 		}

@@ -30,6 +30,12 @@ type HoldRequest struct {
 	Quantity      int
 	Adjacent      bool
 	PromoCode     string
+	// Stays are the hotel stays of a package (with EventID) or of a
+	// hotel-only hold (CreateStayHold), in a canonical order.
+	Stays []StayRequest
+	// FanEmail is where the confirmation goes; empty: the fan's token had
+	// no email.
+	FanEmail string
 	// Idempotency: empty Key means none. Hash identifies the request body.
 	IdempotencyKey string
 	RequestHash    []byte
@@ -58,6 +64,8 @@ type Hold struct {
 	Total     money.Money
 	PromoCode string
 	Items     []Item
+	// Stays are the hotel stays the hold carries (see store/stays.go).
+	Stays []Stay
 }
 
 // SeatIDs lists the seats of the hold in order.
@@ -91,25 +99,27 @@ type EventLimits struct {
 // each again inside its transaction; this only refuses doomed carts early.
 func (s *Store) PreCheck(ctx context.Context, userID, eventID string, want int) (EventLimits, error) {
 	var limit, owned, ttl int
-	var onsale, metered bool
+	var metered bool
+	var sale saleWindow
 	var pendingID *uuid.UUID
 	err := s.pool.QueryRow(ctx, `
-		SELECT e.per_customer_limit, e.onsale_at <= now(), e.metered, e.hold_ttl_seconds,
+		SELECT e.per_customer_limit, e.status, e.onsale_at, e.offsale_at, now(), e.metered, e.hold_ttl_seconds,
 		       (SELECT r.id FROM reservations r WHERE r.user_id = $1 AND r.event_id = e.id
 		          AND r.status = 'PENDING_PAYMENT' AND r.expires_at > now()),
 		       (SELECT coalesce(sum(i.quantity), 0) FROM reservations r JOIN reservation_items i ON i.reservation_id = r.id
 		          WHERE r.user_id = $1 AND r.event_id = e.id AND i.live
 		            AND (r.status = 'PAID' OR (r.status = 'PENDING_PAYMENT' AND r.expires_at > now())))
-		FROM events e WHERE e.id = $2`, userID, eventID).Scan(&limit, &onsale, &metered, &ttl, &pendingID, &owned)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return EventLimits{}, &InvalidError{Field: "event_id", Message: "no such event"}
+		FROM events e WHERE e.id = $2`, userID, eventID).Scan(&limit, &sale.status, &sale.onsale, &sale.offsale, &sale.now,
+		&metered, &ttl, &pendingID, &owned)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && sale.status == vocab.EventDraft) {
+		return EventLimits{}, errNoSuchEvent()
 	}
 	if err != nil {
 		return EventLimits{}, err
 	}
 	ev := EventLimits{Metered: metered, HoldTTL: time.Duration(ttl) * time.Second}
-	if !onsale {
-		return ev, ErrNotOnSale
+	if err := sale.check(); err != nil {
+		return ev, err
 	}
 	if pendingID != nil {
 		return ev, &PendingCheckoutError{HoldID: pendingID.String()}
@@ -129,16 +139,21 @@ func (s *Store) PreCheck(ctx context.Context, userID, eventID string, want int) 
 // answer's body is not written here: the caller renders it after commit and
 // keeps it with SaveHoldResponse.
 func (s *Store) CreateHold(ctx context.Context, req HoldRequest) (Hold, *StoredResponse, error) {
+	return retryLazyExpiry(func() (Hold, *StoredResponse, error) { return s.createHold(ctx, req) })
+}
+
+// retryLazyExpiry runs create up to three times while it meets a lazily
+// expired reservation that the sweeper has locked at that very moment
+// (NOWAIT refuses): a fresh attempt a few milliseconds later finds it ended.
+// Still locked, or a transient failure, is ErrBusy.
+func retryLazyExpiry(create func() (Hold, *StoredResponse, error)) (Hold, *StoredResponse, error) {
 	var (
 		hold   Hold
 		stored *StoredResponse
+		err    error
 	)
-	// A lazily expired reservation can be locked by the sweeper at that very
-	// moment (NOWAIT refuses); a fresh attempt a few milliseconds later finds
-	// it ended.
-	var err error
 	for attempt := 0; attempt < 3; attempt++ {
-		hold, stored, err = s.createHold(ctx, req)
+		hold, stored, err = create()
 		if !errors.Is(err, errRetryLazyExpiry) {
 			break
 		}
@@ -253,14 +268,14 @@ func takeCart(ctx context.Context, tx pgx.Tx, req HoldRequest, c checks) (Hold, 
 	if err != nil {
 		return Hold{}, err
 	}
-	discountBps, err := applyPromotion(ctx, tx, req)
+	disc, err := applyPromotion(ctx, tx, req, c.terms.now)
 	if err != nil {
 		return Hold{}, err
 	}
 	// The remaining writes cannot be refused by a rule, only by a bug or the
 	// database: one round trip for all of them.
 	b = &pgx.Batch{}
-	if hold.Items, hold.Total, err = priceItems(b, req, c.terms, units, surge, discountBps); err != nil {
+	if hold.Items, hold.Total, err = priceItems(b, req, c.terms, units, surge, disc); err != nil {
 		return Hold{}, err
 	}
 	queueHoldOutbox(b, *hold, unitSections(units))
@@ -269,6 +284,12 @@ func takeCart(ctx context.Context, tx pgx.Tx, req HoldRequest, c checks) (Hold, 
 	}
 	if err := sendHoldBatch(ctx, tx, b, *hold); err != nil {
 		return Hold{}, err
+	}
+	if len(req.Stays) > 0 {
+		// A package: every night too, or nothing (the transaction rolls back).
+		if err := takePackageStays(ctx, tx, req, hold, c.terms); err != nil {
+			return Hold{}, err
+		}
 	}
 	return *hold, nil
 }
@@ -286,20 +307,44 @@ type eventTerms struct {
 // queueLoadTerms reads the event's terms into *ev and refuses an event not on
 // sale.
 func queueLoadTerms(b *pgx.Batch, eventID string, ev *eventTerms) {
-	b.Queue(`SELECT currency, per_customer_limit, hold_ttl_seconds, starts_at, now(), onsale_at <= now()
+	b.Queue(`SELECT currency, per_customer_limit, hold_ttl_seconds, starts_at, now(), status, onsale_at, offsale_at
 		FROM events WHERE id = $1`, eventID).QueryRow(func(row pgx.Row) error {
-		var onsale bool
-		err := row.Scan(&ev.currency, &ev.limit, &ev.ttl, &ev.startsAt, &ev.now, &onsale)
+		var sale saleWindow
+		err := row.Scan(&ev.currency, &ev.limit, &ev.ttl, &ev.startsAt, &ev.now, &sale.status, &sale.onsale, &sale.offsale)
 		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			return &InvalidError{Field: "event_id", Message: "no such event"}
+		case errors.Is(err, pgx.ErrNoRows), err == nil && sale.status == vocab.EventDraft:
+			return errNoSuchEvent()
 		case err != nil:
 			return err
-		case !onsale:
-			return ErrNotOnSale
 		}
-		return nil
+		sale.now = ev.now
+		return sale.check()
 	})
+}
+
+// errNoSuchEvent answers a cart for an event that does not exist, or that
+// its organiser has not published: a fan cannot tell a draft from nothing.
+func errNoSuchEvent() error { return &InvalidError{Field: "event_id", Message: "no such event"} }
+
+// saleWindow is what decides whether an event sells now.
+type saleWindow struct {
+	status      vocab.EventStatus
+	onsale, now time.Time
+	offsale     *time.Time
+}
+
+// check refuses a hold outside the sale: before the on-sale time, from the
+// off-sale time on, or on a cancelled event.
+func (w saleWindow) check() error {
+	switch {
+	case w.status == vocab.EventCancelled:
+		return &NotOnSaleError{Reason: "the event is cancelled", OnsaleAt: w.onsale, OffsaleAt: w.offsale}
+	case w.now.Before(w.onsale):
+		return &NotOnSaleError{Reason: "the sale has not opened yet", OnsaleAt: w.onsale, OffsaleAt: w.offsale}
+	case w.offsale != nil && !w.now.Before(*w.offsale):
+		return &NotOnSaleError{Reason: "the sale has closed", OnsaleAt: w.onsale, OffsaleAt: w.offsale}
+	}
+	return nil
 }
 
 // queueSettleOwnPending deals with the fan's own pending checkout on the
@@ -364,10 +409,14 @@ func queueInsertReservation(b *pgx.Batch, req HoldRequest, ev eventTerms) *Hold 
 	if req.PromoCode != "" {
 		promo = &req.PromoCode
 	}
-	b.Queue(`INSERT INTO reservations (id, user_id, event_id, status, expires_at, total, currency, promo_code)
-		VALUES ($1, $2, $3, 'PENDING_PAYMENT', now() + make_interval(secs => $4), 0, $5, $6)
+	var email *string
+	if req.FanEmail != "" {
+		email = &req.FanEmail
+	}
+	b.Queue(`INSERT INTO reservations (id, user_id, event_id, status, expires_at, total, currency, promo_code, fan_email)
+		VALUES ($1, $2, $3, 'PENDING_PAYMENT', now() + make_interval(secs => $4), 0, $5, $6, $7)
 		RETURNING created_at, expires_at`,
-		req.ReservationID, req.UserID, req.EventID, ev.ttl, ev.currency, promo).QueryRow(func(row pgx.Row) error {
+		req.ReservationID, req.UserID, req.EventID, ev.ttl, ev.currency, promo, email).QueryRow(func(row pgx.Row) error {
 		err := row.Scan(&hold.CreatedAt, &hold.ExpiresAt)
 		switch code, constraint := pgCode(err); {
 		case code == pgUniqueViolation && constraint == "reservations_one_pending":
@@ -452,11 +501,11 @@ func (t *inventoryTake) finish(ctx context.Context, tx pgx.Tx, req HoldRequest, 
 }
 
 // applyPromotion uses the cart's promotion, if any, and returns its discount.
-func applyPromotion(ctx context.Context, tx pgx.Tx, req HoldRequest) (int, error) {
+func applyPromotion(ctx context.Context, tx pgx.Tx, req HoldRequest, now time.Time) (discount, error) {
 	if req.PromoCode == "" {
-		return 0, nil
+		return discount{}, nil
 	}
-	return usePromotion(ctx, tx, req)
+	return usePromotion(ctx, tx, req, now)
 }
 
 // unitSections lists the sections of the taken units, sorted, so outbox rows
@@ -473,13 +522,16 @@ func unitSections(units []unit) []string {
 // discount), queues its item row and the reservation's total on b, and
 // returns the items and total for the answer.
 func priceItems(b *pgx.Batch, req HoldRequest, ev eventTerms, units []unit,
-	surge map[string]int, discountBps int) ([]Item, money.Money, error) {
+	surge map[string]int, disc discount) ([]Item, money.Money, error) {
 	var total int64
 	items := make([]Item, 0, len(units))
 	for _, u := range units {
-		q, err := pricing.Price(u.base, surge[u.sectionID], discountBps)
+		q, err := pricing.Price(u.base, surge[u.sectionID], disc.bps)
 		if err != nil {
 			return nil, money.Money{}, fmt.Errorf("store: price seat %s: %w", u.seatID, err)
+		}
+		if off := min(disc.amount, q.PriceAtLock); off > 0 {
+			q.Discount, q.PriceAtLock = q.Discount+off, q.PriceAtLock-off
 		}
 		line, err := money.MulInt(q.PriceAtLock, int64(u.qty))
 		if err != nil {
@@ -691,33 +743,52 @@ func gaUnavailable(ctx context.Context, tx pgx.Tx, req HoldRequest) error {
 	return &SeatUnavailableError{Detail: fmt.Sprintf("only %d places left in section %s", left, req.SectionID)}
 }
 
-// usePromotion locks the promotion row (the global cap) and inserts the
-// (code, user) use (the per-user cap), returning the discount.
-func usePromotion(ctx context.Context, tx pgx.Tx, req HoldRequest) (int, error) {
-	var bps, maxUses, used int
+// usePromotion locks the promotion row (the global cap), checks it is
+// enabled and in its window, and inserts the (code, user) use (the per-user
+// cap), returning the discount.
+func usePromotion(ctx context.Context, tx pgx.Tx, req HoldRequest, now time.Time) (discount, error) {
+	var d discount
+	var maxUses, used int
 	var eventID *string
-	err := tx.QueryRow(ctx, `SELECT discount_bps, max_uses, used, event_id FROM promotions WHERE code = $1 FOR UPDATE`,
-		req.PromoCode).Scan(&bps, &maxUses, &used, &eventID)
+	var startsAt, endsAt, disabledAt *time.Time
+	err := tx.QueryRow(ctx, `SELECT discount_bps, amount_off, max_uses, used, event_id, starts_at, ends_at, disabled_at
+		FROM promotions WHERE code = $1 FOR UPDATE`,
+		req.PromoCode).Scan(&d.bps, &d.amount, &maxUses, &used, &eventID, &startsAt, &endsAt, &disabledAt)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && eventID != nil && *eventID != req.EventID) {
-		return 0, &InvalidError{Field: "promo_code", Message: "no such promotion for this event"}
+		return discount{}, &InvalidError{Field: "promo_code", Message: "no such promotion for this event"}
 	}
 	if err != nil {
-		return 0, err
+		return discount{}, err
+	}
+	switch {
+	case disabledAt != nil:
+		return discount{}, &InvalidError{Field: "promo_code", Message: "the promotion has been withdrawn"}
+	case startsAt != nil && now.Before(*startsAt):
+		return discount{}, &InvalidError{Field: "promo_code", Message: "the promotion starts at " + startsAt.UTC().Format(time.RFC3339)}
+	case endsAt != nil && !now.Before(*endsAt):
+		return discount{}, &InvalidError{Field: "promo_code", Message: "the promotion ended at " + endsAt.UTC().Format(time.RFC3339)}
 	}
 	if used >= maxUses {
-		return 0, &PromotionError{Code: req.PromoCode, Reason: "all uses are taken"}
+		return discount{}, &PromotionError{Code: req.PromoCode, Reason: "all uses are taken"}
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO promotion_uses (code, user_id, reservation_id) VALUES ($1, $2, $3)`,
 		req.PromoCode, req.UserID, req.ReservationID); err != nil {
 		if code, _ := pgCode(err); code == pgUniqueViolation {
-			return 0, &PromotionError{Code: req.PromoCode, Reason: "already used by this account"}
+			return discount{}, &PromotionError{Code: req.PromoCode, Reason: "already used by this account"}
 		}
-		return 0, err
+		return discount{}, err
 	}
 	if _, err := tx.Exec(ctx, `UPDATE promotions SET used = used + 1 WHERE code = $1`, req.PromoCode); err != nil {
-		return 0, err
+		return discount{}, err
 	}
-	return bps, nil
+	return d, nil
+}
+
+// discount is a promotion's: basis points off, or an amount off each unit
+// (never below zero).
+type discount struct {
+	bps    int
+	amount int64
 }
 
 // Surge reads: the sections named, or the sections of the seats named.

@@ -26,7 +26,7 @@ func endLocked(ctx context.Context, tx pgx.Tx, id uuid.UUID, to vocab.Reservatio
 	}
 	var status string
 	err := tx.QueryRow(ctx, `UPDATE reservations SET status = $2, ended_at = now()
-		WHERE id = $1 AND status = $3 RETURNING event_id, status`, id, string(to), fromStatus).Scan(&ended.EventID, &status)
+		WHERE id = $1 AND status = $3 RETURNING coalesce(event_id, ''), status`, id, string(to), fromStatus).Scan(&ended.EventID, &status)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Ended{}, ErrNotPending
 	}
@@ -74,6 +74,7 @@ func endLocked(ctx context.Context, tx pgx.Tx, id uuid.UUID, to vocab.Reservatio
 	}
 	batch.Queue(`WITH gone AS (DELETE FROM promotion_uses WHERE reservation_id = $1 RETURNING code)
 		UPDATE promotions p SET used = used - 1 FROM gone WHERE p.code = gone.code`, id)
+	queueReleaseStays(batch, id, fromStatus == string(vocab.ReservationPaid))
 	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 		return Ended{}, err
 	}
@@ -167,7 +168,7 @@ func (s *Store) GetHold(ctx context.Context, id uuid.UUID, userID string) (Hold,
 	var promo *string
 	var status string
 	var expired bool
-	err := s.pool.QueryRow(ctx, `SELECT id, user_id, event_id, status, created_at, expires_at, ended_at, total, currency,
+	err := s.pool.QueryRow(ctx, `SELECT id, user_id, coalesce(event_id, ''), status, created_at, expires_at, ended_at, total, currency,
 		promo_code, status = 'PENDING_PAYMENT' AND expires_at <= now() FROM reservations WHERE id = $1`, id).
 		Scan(&h.ID, &h.UserID, &h.EventID, &status, &h.CreatedAt, &h.ExpiresAt, &h.EndedAt, &h.Total.Amount, &h.Total.Currency, &promo, &expired)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && userID != "" && h.UserID != userID) {
@@ -197,5 +198,9 @@ func (s *Store) GetHold(ctx context.Context, id uuid.UUID, userID string) (Hold,
 		it.Price.Currency = h.Total.Currency
 		h.Items = append(h.Items, it)
 	}
-	return h, rows.Err()
+	if err := rows.Err(); err != nil {
+		return Hold{}, err
+	}
+	h.Stays, err = holdStays(ctx, s.pool, id)
+	return h, err
 }

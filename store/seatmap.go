@@ -13,6 +13,9 @@ type SeatState struct {
 	Number int
 	Status vocab.SeatStatus
 	Price  int64 // base price in minor units; the hold quotes the real one
+	// X, Y place the seat on the venue's plan; Category prices it.
+	X, Y     float64
+	Category string
 }
 
 // SectionSeats is a section's seats in layout order: row (A, B, ..., Z, AA,
@@ -30,13 +33,13 @@ type SectionSeats struct {
 const SeatOrder = "row,number"
 
 // SectionSeats reads a section's seats in one query: ErrNotFound when the
-// section is not the event's. A general-admission section has no seats.
+// section is not the event's, or the event is not published. A general-admission section has no seats.
 func (r *Reader) SectionSeats(ctx context.Context, eventID, sectionID string) (SectionSeats, error) {
 	rows, err := r.pool.Query(ctx, `
-		SELECT sec.kind, e.currency, s.id, s.row_label, s.number, s.status, s.base_price
+		SELECT sec.kind, e.currency, s.id, s.row_label, s.number, s.status, s.base_price, s.x, s.y, s.category
 		FROM sections sec JOIN events e ON e.id = sec.event_id
 		LEFT JOIN seats s ON s.section_id = sec.id
-		WHERE sec.id = $2 AND sec.event_id = $1
+		WHERE sec.id = $2 AND sec.event_id = $1 AND e.status = 'PUBLISHED'
 		ORDER BY length(s.row_label), s.row_label, s.number`, eventID, sectionID)
 	if err != nil {
 		return SectionSeats{}, err
@@ -46,11 +49,12 @@ func (r *Reader) SectionSeats(ctx context.Context, eventID, sectionID string) (S
 	found := false
 	for rows.Next() {
 		var (
-			id, row, status *string
-			number          *int
-			price           *int64
+			id, row, status, category *string
+			number                    *int
+			price                     *int64
+			x, y                      *float64
 		)
-		if err := rows.Scan(&out.Kind, &out.Currency, &id, &row, &number, &status, &price); err != nil {
+		if err := rows.Scan(&out.Kind, &out.Currency, &id, &row, &number, &status, &price, &x, &y, &category); err != nil {
 			return SectionSeats{}, err
 		}
 		found = true
@@ -58,7 +62,7 @@ func (r *Reader) SectionSeats(ctx context.Context, eventID, sectionID string) (S
 			continue // a section without seats (general admission)
 		}
 		out.Seats = append(out.Seats, SeatState{ID: *id, Row: *row, Number: *number,
-			Status: vocab.SeatStatus(*status), Price: *price})
+			Status: vocab.SeatStatus(*status), Price: *price, X: *x, Y: *y, Category: *category})
 	}
 	if err := rows.Err(); err != nil {
 		return SectionSeats{}, err

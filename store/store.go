@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -42,17 +43,64 @@ func New(pool *pgxpool.Pool, opts Options) *Store {
 // Pool exposes the pool for health checks.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-// Open connects a pool with sane defaults for the buy plane.
-func Open(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
+// PoolOptions shape a pool. Every pool is built by OpenPool, so every
+// connection carries a statement_timeout and lock_timeout: a runaway query
+// is cancelled by the server rather than holding a connection.
+type PoolOptions struct {
+	MaxConns         int32
+	StatementTimeout time.Duration // every statement of every connection; 0: none
+	LockTimeout      time.Duration // 0: none
+	// Role, when set, is SET ROLE on every new connection (the login must be
+	// a member of it).
+	Role            string
+	ReadOnly        bool // default_transaction_read_only
+	ApplicationName string
+	Tracer          pgx.QueryTracer
+}
+
+// OpenPool connects a pool shaped by opts.
+func OpenPool(ctx context.Context, url string, opts PoolOptions) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("store: parse database URL: %w", err)
 	}
-	if maxConns > 0 {
-		cfg.MaxConns = maxConns
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
 	}
 	cfg.MaxConnIdleTime = 5 * time.Minute
+	rp := cfg.ConnConfig.RuntimeParams
+	if opts.StatementTimeout > 0 {
+		rp["statement_timeout"] = strconv.FormatInt(opts.StatementTimeout.Milliseconds(), 10)
+	}
+	if opts.LockTimeout > 0 {
+		rp["lock_timeout"] = strconv.FormatInt(opts.LockTimeout.Milliseconds(), 10)
+	}
+	if opts.ReadOnly {
+		rp["default_transaction_read_only"] = "on"
+	}
+	if opts.ApplicationName != "" {
+		rp["application_name"] = opts.ApplicationName
+	}
+	if opts.Tracer != nil {
+		cfg.ConnConfig.Tracer = opts.Tracer
+	}
+	if opts.Role != "" {
+		cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+			_, err := c.Exec(ctx, "SET ROLE "+pgx.Identifier{opts.Role}.Sanitize())
+			return err
+		}
+	}
 	return pgxpool.NewWithConfig(ctx, cfg)
+}
+
+// AdminStatementTimeout bounds each statement of the one-off commands
+// (migrations, seeding, audit) that Open serves.
+const AdminStatementTimeout = 5 * time.Minute
+
+// Open connects a small pool for one-off commands (migrations, demo data,
+// audit): statements may run long, but not forever.
+func Open(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
+	return OpenPool(ctx, url, PoolOptions{MaxConns: maxConns, StatementTimeout: AdminStatementTimeout})
 }
 
 // tx runs fn in a transaction with the store's timeouts.
@@ -77,6 +125,19 @@ var (
 	ErrBusy              = errors.New("store: contention, retry")
 	ErrNotOnSale         = errors.New("store: event not on sale")
 )
+
+// NotOnSaleError says why a hold was refused outside the event's sale, with
+// the sale's times. It is ErrNotOnSale for errors.Is.
+type NotOnSaleError struct {
+	Reason    string
+	OnsaleAt  time.Time
+	OffsaleAt *time.Time // nil: the sale does not close by itself
+}
+
+func (e *NotOnSaleError) Error() string { return "store: event not on sale: " + e.Reason }
+
+// Is makes every NotOnSaleError an ErrNotOnSale.
+func (e *NotOnSaleError) Is(target error) bool { return target == ErrNotOnSale }
 
 // SeatUnavailableError names the seats another fan owns and offers others.
 type SeatUnavailableError struct {
@@ -149,4 +210,12 @@ func transient(err error) bool {
 		return true
 	}
 	return false
+}
+
+// IsSuperuser reports whether the pool's login is a PostgreSQL superuser:
+// then every grant is moot, and a bug or an injection could drop the schema.
+func IsSuperuser(ctx context.Context, pool *pgxpool.Pool) (bool, error) {
+	var super bool
+	err := pool.QueryRow(ctx, `SELECT rolsuper FROM pg_roles WHERE rolname = current_user`).Scan(&super)
+	return super, err
 }

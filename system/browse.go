@@ -11,6 +11,7 @@ import (
 	"github.com/encore-tickets/encore/api"
 	"github.com/encore-tickets/encore/catalog"
 	"github.com/encore-tickets/encore/config"
+	"github.com/encore-tickets/encore/hotels"
 	"github.com/encore-tickets/encore/outbox"
 	"github.com/encore-tickets/encore/seatmap"
 	"github.com/encore-tickets/encore/store"
@@ -34,7 +35,8 @@ func NewBrowsePlane(ctx context.Context, cfg config.Config, dbURL string, rdb *r
 	if url == "" {
 		url, role = dbURL, store.ReaderRole
 	}
-	pool, err := store.OpenReader(ctx, url, role, cfg.ReaderMaxConns, nil)
+	pool, err := store.OpenReader(ctx, url, role, store.PoolOptions{MaxConns: cfg.ReaderMaxConns,
+		StatementTimeout: cfg.DBStatementTimeout, LockTimeout: cfg.LockTimeout})
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +49,7 @@ func NewBrowsePlane(ctx context.Context, cfg config.Config, dbURL string, rdb *r
 	cache.Register(reg)
 	hub.Register(reg)
 	return &BrowsePlane{Reader: pool, Cache: cache, Hub: hub,
-		API: &api.Browse{Catalog: catalog.New(reader), Cache: cache, Hub: hub}}, nil
+		API: &api.Browse{Catalog: catalog.New(reader), Cache: cache, Hub: hub, Hotels: hotels.NewSearch(reader, 0)}}, nil
 }
 
 // Close closes the read-only pool.

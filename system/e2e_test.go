@@ -72,7 +72,7 @@ func onlyEvents(types ...string) e2eOption {
 
 func TestEightIdenticalWebhooksInParallelGiveOnePaidBookingOneTicketSetAndOneEmail(t *testing.T) {
 	e := newE2E(t, onlyEvents("payment_intent.succeeded"))
-	fan := e.fan("asha")
+	fan := e.fanWithEmail("asha", "asha@example.com")
 	id, status, co := e.holdAndCheckout(fan, []string{e.seat(0, 1), e.seat(0, 2)}, e.card())
 	require.Equal(t, http.StatusOK, status, "%v", co)
 	require.Equal(t, string(vocab.BookingAuthorised), co["status"])
@@ -108,6 +108,9 @@ func TestEightIdenticalWebhooksInParallelGiveOnePaidBookingOneTicketSetAndOneEma
 	mails, err := filepath.Glob(filepath.Join(e.mailbox, "mailbox", "*.eml"))
 	require.NoError(t, err)
 	require.Len(t, mails, 1)
+	mail, err := os.ReadFile(mails[0])
+	require.NoError(t, err)
+	require.Contains(t, string(mail), "\r\nTo: asha@example.com\r\n", "the confirmation goes to the token's email")
 	require.Equal(t, "CAPTURED", e.paymentStatus(id))
 
 	// The same event ID with other content is refused.
@@ -214,22 +217,7 @@ func TestRecordHistories(t *testing.T) {
 		t.Skip("set ENCORE_RECORD_HISTORIES=1 to re-record booking/saga/testdata")
 	}
 	e := newE2E(t)
-	record := func(name, id string) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		require.NoError(t, e.temporal.GetWorkflow(ctx, saga.BookingWorkflowID(id), "").Get(ctx, nil))
-		iter := e.temporal.GetWorkflowHistory(ctx, saga.BookingWorkflowID(id), "", false, 0)
-		var events []json.RawMessage
-		for iter.HasNext() {
-			ev, err := iter.Next()
-			require.NoError(t, err)
-			b, err := protojsonMarshal(ev)
-			require.NoError(t, err)
-			events = append(events, b)
-		}
-		out, _ := json.MarshalIndent(map[string]any{"events": events}, "", " ")
-		require.NoError(t, os.WriteFile(filepath.Join("..", "booking", "saga", "testdata", name+".json"), out, 0o644))
-	}
+	record := e.recordHistory
 	fan := e.fan("rec")
 	id, status, _ := e.holdAndCheckout(fan, []string{e.seat(5, 1)}, "pm_card_chargeDeclined")
 	require.Equal(t, http.StatusPaymentRequired, status)
@@ -251,6 +239,26 @@ func TestRecordHistories(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	record("released_after_checkout", id2)
 	fmt.Println("recorded")
+}
+
+// recordHistory waits for the booking's workflow to finish and writes its
+// history to booking/saga/testdata/name.json.
+func (e *e2e) recordHistory(name, id string) {
+	t := e.t
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, e.temporal.GetWorkflow(ctx, saga.BookingWorkflowID(id), "").Get(ctx, nil))
+	iter := e.temporal.GetWorkflowHistory(ctx, saga.BookingWorkflowID(id), "", false, 0)
+	var events []json.RawMessage
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		require.NoError(t, err)
+		b, err := protojsonMarshal(ev)
+		require.NoError(t, err)
+		events = append(events, b)
+	}
+	out, _ := json.MarshalIndent(map[string]any{"events": events}, "", " ")
+	require.NoError(t, os.WriteFile(filepath.Join("..", "booking", "saga", "testdata", name+".json"), out, 0o644))
 }
 
 // TestAHoldCostsTemporalNothingUntilCheckout: placing and releasing a hold

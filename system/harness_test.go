@@ -21,7 +21,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
-	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/encore-tickets/encore/api"
@@ -70,7 +69,6 @@ func newE2E(t testing.TB, opts ...e2eOption) *e2e {
 	ctx := context.Background()
 	pool := testenv.DB(t)
 	rdb, prefix := testenv.Redis(t)
-	srv := testenv.Temporal(t)
 	log := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelError}))
 
 	e := &e2e{t: t, issuer: session.NewIssuer("e2e-secret"), mailbox: t.TempDir()}
@@ -106,10 +104,7 @@ func newE2E(t testing.TB, opts ...e2eOption) *e2e {
 	require.NoError(t, err)
 	e.deps = saga.Dependencies{Holds: &saga.HoldActivities{Service: e.holds}, Booking: acts}
 
-	e.temporal, err = client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: srv.Namespace(),
-		Logger: sdklog.NewStructuredLogger(log)})
-	require.NoError(t, err)
-	t.Cleanup(e.temporal.Close)
+	e.temporal = testenv.TemporalClient(t, log)
 	e.startWorker()
 	t.Cleanup(func() { e.stopWorker() })
 
@@ -156,6 +151,14 @@ func (e *e2e) fan(name string) string {
 	return e.issuer.Issue(name+"_"+e.eventID, "dev-"+name+"-"+e.eventID, time.Now())
 }
 
+// fanWithEmail is fan whose token carries an email claim.
+func (e *e2e) fanWithEmail(name, email string) string {
+	tok, err := e.issuer.Mint(session.Identity{UserID: name + "_" + e.eventID, DeviceID: "dev-" + name + "-" + e.eventID,
+		Email: email}, time.Now())
+	require.NoError(e.t, err)
+	return tok
+}
+
 func (e *e2e) call(method, path, token string, body any, headers ...string) (int, map[string]any) {
 	e.t.Helper()
 	status, _, out := e.callAt(e.api.URL, method, path, token, body, headers...)
@@ -184,6 +187,14 @@ func (e *e2e) callAt(base, method, path, token string, body any, headers ...stri
 	var out map[string]any
 	_ = json.NewDecoder(resp.Body).Decode(&out)
 	return resp.StatusCode, resp.Header, out
+}
+
+// serveHandler serves h on a loopback test server until the test ends and
+// returns its URL.
+func (e *e2e) serveHandler(h http.Handler) string {
+	srv := httptest.NewServer(h)
+	e.t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // serve starts another fan API over the same store, sessions and payment
@@ -227,11 +238,15 @@ func (e *e2e) card() string {
 }
 
 // cardNumber creates a payment method in the sandbox for a card number.
-func (e *e2e) cardNumber(num string) string {
+func (e *e2e) cardNumber(num string) string { return e.cardToken(num, 0) }
+
+// cardToken creates the copy-th payment method for a card number: copies
+// are distinct tokens of one card, with one fingerprint.
+func (e *e2e) cardToken(num string, copy int) string {
 	e.t.Helper()
 	c := &http.Client{Timeout: 5 * time.Second}
 	for try := 0; ; try++ {
-		id, err := sandboxCard(c, e.pspURL, num)
+		id, err := sandboxCard(c, e.pspURL, num, copy)
 		if err == nil {
 			return id
 		}
@@ -244,8 +259,8 @@ func (e *e2e) cardNumber(num string) string {
 
 // sandboxCard creates a card payment method for a number in the payment
 // sandbox at pspURL, as a fan's browser would. A retry after a lost answer
-// gets the same card (the number is the Idempotency-Key).
-func sandboxCard(c *http.Client, pspURL, number string) (string, error) {
+// gets the same card (the number and copy are the Idempotency-Key).
+func sandboxCard(c *http.Client, pspURL, number string, copy int) (string, error) {
 	form := url.Values{"type": {"card"}, "card[number]": {number}, "card[exp_month]": {"12"},
 		"card[exp_year]": {"2034"}, "card[cvc]": {"123"}}
 	req, err := http.NewRequest(http.MethodPost, pspURL+"/v1/payment_methods", strings.NewReader(form.Encode()))
@@ -254,7 +269,7 @@ func sandboxCard(c *http.Client, pspURL, number string) (string, error) {
 	}
 	req.Header.Set("Authorization", "Bearer "+system.SandboxKey)
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Idempotency-Key", "card-"+number)
+	req.Header.Set("Idempotency-Key", fmt.Sprintf("card-%s-%d", number, copy))
 	resp, err := c.Do(req)
 	if err != nil {
 		return "", err

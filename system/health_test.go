@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,10 +27,10 @@ func TestReadyzNamesWhatIsDownAndMetricsIncludeTheRuntime(t *testing.T) {
 	cfg := config.Default()
 	reg := system.Registry()
 	svc := system.BuyPlane(cfg, system.OpenStore(cfg, pool), rdb, prometheus.NewRegistry(), log)
-	temporalDown := errors.New("connection refused")
-	up := &api.Server{Holds: svc, Checks: system.Checks(pool, rdb, func(context.Context) error { return nil }), Gatherer: reg, Log: log}
+	temporalDown := errors.New("connection refused by 10.9.8.7:7233")
+	up := &api.Server{Holds: svc, Checks: system.Checks(pool, rdb, func(context.Context) error { return nil }), Log: log}
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
-	down := &api.Server{Holds: svc, Checks: system.Checks(pool, dead, func(context.Context) error { return temporalDown }), Gatherer: reg, Log: log}
+	down := &api.Server{Holds: svc, Checks: system.Checks(pool, dead, func(context.Context) error { return temporalDown }), Log: log}
 
 	get := func(h http.Handler, path string) (int, string) {
 		rec := httptest.NewRecorder()
@@ -45,15 +44,22 @@ func TestReadyzNamesWhatIsDownAndMetricsIncludeTheRuntime(t *testing.T) {
 
 	code, body = get(down.Handler(), "/readyz")
 	require.Equal(t, http.StatusServiceUnavailable, code)
-	var r struct{ Checks map[string]string }
+	var r struct {
+		Status  string
+		Failing []string
+	}
 	require.NoError(t, json.Unmarshal([]byte(body), &r))
-	require.Equal(t, "ok", r.Checks["postgres"])
-	require.True(t, strings.HasPrefix(r.Checks["redis"], "down"), body)
-	require.Contains(t, r.Checks["temporal"], "connection refused")
+	require.Equal(t, "unavailable", r.Status)
+	require.Equal(t, []string{"redis", "temporal"}, r.Failing, "names what is down, postgres is not")
+	for _, leak := range []string{"127.0.0.1:1", "10.9.8.7", "refused"} {
+		require.NotContains(t, body, leak, "the dependency's error text stays in the log")
+	}
 	code, _ = get(down.Handler(), "/healthz")
 	require.Equal(t, http.StatusOK, code, "alive even when a dependency is down")
 
-	code, body = get(up.Handler(), "/metrics")
+	code, _ = get(up.Handler(), "/metrics")
+	require.Equal(t, http.StatusNotFound, code, "metrics are on the admin listener, not the fan port")
+	code, body = get(system.AdminHandler(reg, nil), "/metrics")
 	require.Equal(t, http.StatusOK, code)
 	for _, m := range []string{"go_goroutines", "process_resident_memory_bytes", "go_gc_duration_seconds"} {
 		require.Contains(t, body, m)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/netip"
 	"sync"
 	"time"
@@ -12,7 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"go.temporal.io/sdk/client"
-	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/encore-tickets/encore/api"
 	"github.com/encore-tickets/encore/backpressure"
@@ -20,9 +20,13 @@ import (
 	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/holds"
+	"github.com/encore-tickets/encore/hotels"
+	"github.com/encore-tickets/encore/organiser"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/temporalclient"
 	"github.com/encore-tickets/encore/tickets"
+	"github.com/encore-tickets/encore/venues"
 	"github.com/encore-tickets/encore/waitingroom"
 )
 
@@ -44,20 +48,36 @@ type Process struct {
 	Browse     *BrowsePlane
 	Tickets    *tickets.Wallet
 	Activities *saga.Activities
-	Sessions   *session.Issuer
+	// Sessions is the development issuer of the demo login (nil when off);
+	// Tokens verifies bearer tokens, set by ServeAPI.
+	Sessions *session.Issuer
+	Tokens   *session.Verifier
 	// Saga is the booking saga's load as every process shares it: checkouts
 	// and holds on unmetered events are refused past its bounds, and the
 	// waiting room's adaptive mode steers by it.
 	Saga *backpressure.Monitor
 
-	sagaOnce sync.Once
-	trusted  []netip.Prefix
+	// AdminHandlers are mounted on the admin listener beside /metrics and
+	// /debug/pprof/, by ServeMux pattern (for example "/codec/"). Set them
+	// before ServeAPI or RunWorker.
+	AdminHandlers map[string]http.Handler
+	// Sockets caps the open queue and live seat-map sockets of the API.
+	Sockets *api.SocketCap
+
+	sagaOnce  sync.Once
+	trusted   []netip.Prefix
+	adminOnce sync.Once
+	adminAddr string
+	adminErr  error
 }
 
 // New connects to PostgreSQL, Redis and Temporal at the given addresses and
 // wires every plane.
 func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisURL, temporalAddr string) (*Process, error) {
 	if err := CheckPaymentConfig(cfg); err != nil {
+		return nil, err
+	}
+	if _, err := cfg.EffectivePublicURL(); err != nil {
 		return nil, err
 	}
 	trusted, err := api.ParseTrustedProxies(cfg.TrustedProxies)
@@ -69,8 +89,18 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisU
 		return nil, err
 	}
 	p := &Process{Config: cfg, Log: log, Pool: pool, Redis: rdb, Registry: Registry(),
-		Sessions: session.NewIssuer(cfg.SessionSecret.Reveal()), trusted: trusted}
+		Sessions: DemoIssuer(cfg), trusted: trusted}
 	p.Store = OpenStore(cfg, pool)
+	codec, err := CodecHandler(cfg)
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	// The Web UI decodes history through the admin listener only: the codec
+	// decrypts whatever reaches it.
+	p.AdminHandlers = map[string]http.Handler{"/codec/": codec}
+	p.Sockets = api.NewSocketCap(cfg.WSMaxPerIP, cfg.WSMaxPerProcess)
+	p.Sockets.Register(p.Registry)
 	p.Saga = SagaLoad(cfg, rdb, p.Registry, log)
 	p.Holds = BuyPlane(cfg, p.Store, rdb, p.Registry, log)
 	p.Holds.Saga = p.Saga
@@ -92,20 +122,30 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisU
 		p.Close()
 		return nil, err
 	}
-	p.Temporal, err = client.DialContext(ctx, client.Options{
-		HostPort:  temporalAddr,
-		Namespace: cfg.TemporalNamespace,
-		Logger:    sdklog.NewStructuredLogger(log.With("component", "temporal-client")),
-	})
+	opts, err := temporalclient.Options(cfg, temporalAddr, log)
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	// Every payload this client (and the worker built on it) writes is
+	// encrypted: the history Temporal keeps holds no fan data in clear.
+	p.Temporal, err = client.DialContext(ctx, opts)
 	if err != nil {
 		p.Close()
 		return nil, fmt.Errorf("connect to Temporal at %s: %w", temporalAddr, err)
+	}
+	// Against a cluster Encore did not start, the namespace may lack the
+	// saga's search attributes: register them now, or refuse to run.
+	if err := temporalclient.EnsureNamespace(ctx, p.Temporal, cfg.TemporalNamespace, saga.SearchAttributes); err != nil {
+		p.Close()
+		return nil, err
 	}
 	p.Saga.ProbeBacklog(func(ctx context.Context) (time.Duration, error) {
 		return saga.Backlog(ctx, p.Temporal, cfg.TemporalNamespace, saga.TaskQueue)
 	})
 	p.Bookings = &booking.Service{Holds: p.Holds, Store: p.Store, Temporal: p.Temporal, Log: log,
-		WebhookSecret: cfg.StripeWebhookSecret.Reveal(), Saga: p.Saga}
+		WebhookSecret: cfg.StripeWebhookSecret.Reveal(), Saga: p.Saga, IPSecret: []byte(cfg.FraudIPSecret.Reveal()),
+		CancelRate: cfg.CancelRate}
 	p.Bookings.Register(p.Registry)
 	return p, nil
 }
@@ -138,11 +178,29 @@ func (p *Process) API() *api.Server {
 		return err
 	})
 	return &api.Server{Holds: p.Holds, Bookings: p.Bookings, Room: p.Room, Browse: p.Browse.API, Tickets: p.Tickets,
-		Sessions: p.Sessions, Checks: checks, Gatherer: p.Registry, Log: p.Log, TrustedProxies: p.trusted}
+		Sessions: p.Sessions, Tokens: p.Tokens, Checks: checks, Log: p.Log, TrustedProxies: p.trusted,
+		Sockets: p.Sockets, RequestTimeout: p.Config.RequestTimeout, Admin: p.adminAPI()}
 }
 
-// ServeAPI runs the fan API and the live seat-map hub until ctx ends.
+// adminAPI is the organiser and admin API over the buy plane's store, its
+// sales report over the browse plane's read-only pool.
+func (p *Process) adminAPI() *api.Admin {
+	return &api.Admin{Venues: venues.NewService(p.Store), Events: organiser.NewService(p.Store),
+		Sales: &organiser.Sales{Reader: store.NewReader(p.Browse.Reader)}, Store: p.Store,
+		Walks: &hotels.Walks{Store: p.Store, Mailer: Mailer(p.Config), Log: p.Log}}
+}
+
+// ServeAPI runs the fan API, the live seat-map hub and the admin listener
+// until ctx ends.
 func (p *Process) ServeAPI(ctx context.Context) (string, <-chan error, error) {
+	if _, err := p.ServeAdmin(ctx); err != nil {
+		return "", nil, err
+	}
+	tokens, err := Identity(ctx, p.Config, p.Sessions, p.Log)
+	if err != nil {
+		return "", nil, err
+	}
+	p.Tokens = tokens
 	p.shareSagaLoad(ctx)
 	go p.Browse.Hub.Run(ctx)
 	addr, done, err := Serve(ctx, p.Config.HTTPAddr, p.API().Handler())
@@ -153,10 +211,14 @@ func (p *Process) ServeAPI(ctx context.Context) (string, <-chan error, error) {
 }
 
 // RunWorker runs the Temporal worker and the background loops (sweeper,
-// outbox relay, admitter, reconciliation schedule) until ctx ends. The
+// outbox relay, admitter, reconciliation schedule) and the admin listener
+// until ctx ends. The
 // returned stop waits for the worker to finish its tasks; call it before
 // Close.
 func (p *Process) RunWorker(ctx context.Context) (stop func(), err error) {
+	if _, err := p.ServeAdmin(ctx); err != nil {
+		return nil, err
+	}
 	w := saga.NewWorker(p.Temporal, saga.Dependencies{Holds: &saga.HoldActivities{Service: p.Holds}, Booking: p.Activities})
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)

@@ -262,7 +262,7 @@ func (s *stack) cards(n int) []string {
 	base := time.Now().UnixNano() % 1_000_000_000
 	out := make([]string, n)
 	parallel(16, n, func(i int) {
-		id, err := sandboxCard(s.http, "http://"+addr, visaNumber(base*1000+int64(i)))
+		id, err := sandboxCard(s.http, "http://"+addr, visaNumber(base*1000+int64(i)), 0)
 		if err != nil {
 			s.b.Error(err)
 			return

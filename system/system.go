@@ -103,7 +103,8 @@ func Connect(ctx context.Context, cfg config.Config, dbURL, redisURL string) (*p
 	if dbURL == "" || redisURL == "" {
 		return nil, nil, errors.New("ENCORE_DATABASE_URL and ENCORE_REDIS_URL are required (encore dev provides them itself)")
 	}
-	pool, err := store.Open(ctx, dbURL, cfg.DBMaxConns)
+	pool, err := store.OpenPool(ctx, dbURL, store.PoolOptions{MaxConns: cfg.DBMaxConns,
+		StatementTimeout: cfg.DBStatementTimeout, LockTimeout: cfg.LockTimeout, ApplicationName: "encore"})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -161,6 +162,15 @@ func BuyPlane(cfg config.Config, st *store.Store, rdb *redis.Client, reg prometh
 // ENCORE_STRIPE_KEY): with it, stripe-go talks to the sandbox.
 const SandboxKey = "sk_test_encore_sandbox"
 
+// SandboxWebhookURL is where the payment sandbox posts its events:
+// ENCORE_PSP_WEBHOOK_URL, else the API's public URL.
+func SandboxWebhookURL(cfg config.Config) string {
+	if cfg.PSPWebhookURL != "" {
+		return cfg.PSPWebhookURL
+	}
+	return PublicURL(cfg) + "/v1/webhooks/stripe"
+}
+
 // Payments builds the stripe-go payment client: the sandbox at
 // ENCORE_PSP_ADDR with the sandbox key, Stripe itself with a real key, or
 // ENCORE_STRIPE_API_URL when set.
@@ -182,12 +192,20 @@ func BookingActivities(cfg config.Config, st *store.Store, log *slog.Logger) (*s
 	if err != nil {
 		return nil, err
 	}
-	var mailer notify.Mailer = notify.Mailbox{Dir: filepath.Join(cfg.DataDir, "mailbox")}
-	if cfg.SMTPAddr != "" {
-		mailer = notify.SMTP{Addr: cfg.SMTPAddr, From: cfg.SMTPFrom, User: cfg.SMTPUser, Password: cfg.SMTPPassword.Reveal()}
+	public, err := cfg.EffectivePublicURL()
+	if err != nil {
+		return nil, err
 	}
-	return &saga.Activities{Store: st, Payments: Payments(cfg), Keyring: keyring, Mailer: mailer, Log: log,
-		ReturnURL: HTTPURL(cfg.HTTPAddr) + "/v1/payments/return"}, nil
+	return &saga.Activities{Store: st, Payments: Payments(cfg), Keyring: keyring, Mailer: Mailer(cfg), Log: log,
+		ReturnURL: public + "/v1/payments/return", PublicURL: public, IPSecret: []byte(cfg.FraudIPSecret.Reveal())}, nil
+}
+
+// Mailer is the configured SMTP server, or the development mailbox folder.
+func Mailer(cfg config.Config) notify.Mailer {
+	if cfg.SMTPAddr != "" {
+		return notify.SMTP{Addr: cfg.SMTPAddr, From: cfg.SMTPFrom, User: cfg.SMTPUser, Password: cfg.SMTPPassword.Reveal()}
+	}
+	return notify.Mailbox{Dir: filepath.Join(cfg.DataDir, "mailbox")}
 }
 
 // TicketKeyring is the keyring that seals ticket QR secrets
@@ -212,13 +230,38 @@ func Checks(pool *pgxpool.Pool, rdb *redis.Client, temporal func(context.Context
 	return checks
 }
 
-// Serve listens on addr until ctx ends, then drains for up to 10 seconds.
+// Timeouts bound one HTTP connection of a listener.
+type Timeouts struct {
+	ReadHeader, Read, Write, Idle time.Duration
+	MaxHeaderBytes                int
+}
+
+// APITimeouts are the fan API's and the gate's: headers within 5s, a whole
+// request within 30s, a response within 90s (the longest route, a checkout,
+// waits on its workflow Update up to a minute). A WebSocket is hijacked
+// before these apply to it, and net/http clears the deadlines then.
+var APITimeouts = Timeouts{ReadHeader: 5 * time.Second, Read: 30 * time.Second, Write: 90 * time.Second,
+	Idle: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+
+// AdminTimeouts are the admin listener's: as the API's, but a CPU profile or
+// trace may stream for up to its ?seconds= (at most a few minutes).
+var AdminTimeouts = Timeouts{ReadHeader: 5 * time.Second, Read: 30 * time.Second, Write: 5 * time.Minute,
+	Idle: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+
+// Serve listens on addr with APITimeouts until ctx ends, then drains for up
+// to 10 seconds.
 func Serve(ctx context.Context, addr string, h http.Handler) (net.Addr, <-chan error, error) {
+	return ServeWith(ctx, addr, h, APITimeouts)
+}
+
+// ServeWith is Serve with other timeouts.
+func ServeWith(ctx context.Context, addr string, h http.Handler, t Timeouts) (net.Addr, <-chan error, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: t.ReadHeader, ReadTimeout: t.Read, WriteTimeout: t.Write,
+		IdleTimeout: t.Idle, MaxHeaderBytes: t.MaxHeaderBytes}
 	done := make(chan error, 1)
 	go func() {
 		err := srv.Serve(ln)

@@ -48,6 +48,11 @@ type Config struct {
 	UIAddress string
 	DisableUI bool
 
+	// CodecEndpoint is the codec server (the Temporal codec server protocol)
+	// the Web UI's pages call to decode encrypted payloads, e.g.
+	// http://127.0.0.1:9090/codec. Empty: payloads are shown as stored.
+	CodecEndpoint string
+
 	// Namespace is registered if missing, default "default".
 	Namespace string
 	// Retention of closed workflows in Namespace when it is registered, default 72h.

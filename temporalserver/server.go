@@ -14,8 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	enums "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -27,6 +25,8 @@ import (
 	"go.temporal.io/server/common/metrics"
 	"go.temporal.io/server/common/primitives"
 	"go.temporal.io/server/temporal"
+
+	"github.com/encore-tickets/encore/temporalclient"
 	"google.golang.org/protobuf/types/known/durationpb"
 )
 
@@ -211,7 +211,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if uiListener != nil {
-		if s.ui, err = startUI(uiListener, frontendAddr, cfg.Namespace); err != nil {
+		if s.ui, err = startUI(uiListener, frontendAddr, cfg.Namespace, cfg.CodecEndpoint); err != nil {
 			_ = s.Stop()
 			return nil, err
 		}
@@ -388,33 +388,7 @@ func (s *Server) ensureSearchAttributes(ctx context.Context) error {
 	if len(s.cfg.SearchAttributes) == 0 {
 		return nil
 	}
-	op := s.client.OperatorService()
-	list, err := op.ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: s.cfg.Namespace})
-	if err != nil {
-		return err
-	}
-	missing := map[string]enums.IndexedValueType{}
-	for name, typ := range s.cfg.SearchAttributes {
-		have, ok := list.GetCustomAttributes()[name]
-		if !ok {
-			if _, sys := list.GetSystemAttributes()[name]; sys {
-				return fmt.Errorf("%s is a system search attribute", name)
-			}
-			missing[name] = typ
-			continue
-		}
-		if have != typ {
-			return fmt.Errorf("%s is registered as %s, want %s", name, have, typ)
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	_, err = op.AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
-		Namespace:        s.cfg.Namespace,
-		SearchAttributes: missing,
-	})
-	return err
+	return temporalclient.EnsureNamespace(ctx, s.client, s.cfg.Namespace, s.cfg.SearchAttributes)
 }
 
 // waitNamespaceReady returns once the frontend's namespace cache knows the

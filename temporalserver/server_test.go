@@ -2,6 +2,7 @@ package temporalserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -94,6 +95,7 @@ func TestServerEndToEndAndRestart(t *testing.T) {
 		VisibilityDatabaseName: "temporal_e2e_" + suffix + "_vis",
 		FrontendAddress:        "127.0.0.1:0",
 		UIAddress:              "127.0.0.1:0",
+		CodecEndpoint:          "http://127.0.0.1:9090/codec",
 		SearchAttributes:       testSearchAttributes,
 		Logger:                 testLogger(t),
 	}
@@ -116,6 +118,7 @@ func TestServerEndToEndAndRestart(t *testing.T) {
 
 	// The UI answers with its HTML page.
 	requireUIServes(t, s.UIURL())
+	requireUICodec(t, s.UIURL(), cfg.CodecEndpoint)
 
 	// Search attributes are registered.
 	c, err := s.NewClient(ctx, client.Options{})
@@ -272,6 +275,18 @@ func requireUIServes(t *testing.T, base string) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp2.StatusCode, string(body))
 	require.Contains(t, string(body), `"default"`)
+}
+
+// requireUICodec: the UI tells its pages to decode payloads through the
+// codec endpoint.
+func requireUICodec(t *testing.T, base, endpoint string) {
+	t.Helper()
+	resp, err := http.Get(base + "/api/v1/settings")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var settings struct{ Codec struct{ Endpoint string } }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&settings))
+	require.Equal(t, endpoint, settings.Codec.Endpoint)
 }
 
 func requireSearchAttributes(t *testing.T, ctx context.Context, c client.Client) {

@@ -40,8 +40,10 @@ type staticUIConfig struct{ cfg *uiconfig.Config }
 
 func (s staticUIConfig) GetConfig() (*uiconfig.Config, error) { return s.cfg, nil }
 
-// startUI serves the UI on ln; it closes ln if it fails.
-func startUI(ln net.Listener, frontendAddr, namespace string) (*uiServer, error) {
+// startUI serves the UI on ln; it closes ln if it fails. A non-empty
+// codecEndpoint is the codec server the UI's pages call to show payloads
+// decoded.
+func startUI(ln net.Listener, frontendAddr, namespace, codecEndpoint string) (*uiServer, error) {
 	tcp := ln.Addr().(*net.TCPAddr)
 	cfg := &uiconfig.Config{
 		TemporalGRPCAddress: frontendAddr,
@@ -51,6 +53,9 @@ func startUI(ln net.Listener, frontendAddr, namespace string) (*uiServer, error)
 		DefaultNamespace:    namespace,
 		DisableNewsFetch:    true,
 		HideLogs:            true,
+		// The browser calls the codec endpoint itself with the payloads it
+		// shows: the UI server never holds the keys.
+		Codec: uiconfig.Codec{Endpoint: codecEndpoint},
 		// RefreshInterval 0: the config is static, no reload goroutine.
 		CORS: uiconfig.CORS{
 			// Served over plain HTTP on loopback: let the CSRF cookie through.

@@ -4,6 +4,8 @@
 // nothing else in the tree spells these values as string literals.
 package vocab
 
+import "time"
+
 // SeatStatus is the state of one seat.
 type SeatStatus string
 
@@ -47,6 +49,53 @@ const (
 
 // SectionKinds is the full set.
 var SectionKinds = []SectionKind{SectionSeated, SectionGeneral}
+
+// EventStatus is an event's lifecycle as stored. A DRAFT is the organiser's
+// alone (fans never see it); a PUBLISHED event is listed and sells between
+// its on-sale and off-sale times; a CANCELLED one is listed no more and
+// never sells again.
+type EventStatus string
+
+// Every stored event status.
+const (
+	EventDraft     EventStatus = "DRAFT"
+	EventPublished EventStatus = "PUBLISHED"
+	EventCancelled EventStatus = "CANCELLED"
+)
+
+// EventStatuses is the full stored set (the CHECK on events.status).
+var EventStatuses = []EventStatus{EventDraft, EventPublished, EventCancelled}
+
+// The statuses an organiser also sees, derived from a PUBLISHED event's sale
+// window and never stored.
+const (
+	EventOnSale  EventStatus = "ON_SALE"  // published, on-sale time passed, off-sale time not yet
+	EventOffSale EventStatus = "OFF_SALE" // published, off-sale time passed
+)
+
+// Phase is the status an organiser sees at now: a PUBLISHED event is ON_SALE
+// from onsale until offsale (zero: no end), OFF_SALE after.
+func (s EventStatus) Phase(now, onsale, offsale time.Time) EventStatus {
+	if s != EventPublished {
+		return s
+	}
+	switch {
+	case !offsale.IsZero() && !now.Before(offsale):
+		return EventOffSale
+	case !now.Before(onsale):
+		return EventOnSale
+	}
+	return s
+}
+
+// SeatAction is an entry of the seat block log.
+type SeatAction string
+
+// Every seat action.
+const (
+	SeatBlock   SeatAction = "block"
+	SeatUnblock SeatAction = "unblock"
+)
 
 // MaxSeatsPerHold bounds one cart.
 const MaxSeatsPerHold = 6

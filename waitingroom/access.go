@@ -46,10 +46,12 @@ func (r *Room) allow(ctx context.Context, l *ratelimit.Limiter, name, key string
 // score and, when it is high, the proof of work) and then joins. ip is the
 // caller's address as the edge determined it.
 func (r *Room) Admit(ctx context.Context, who session.Identity, eventID, ip string, proof Proof) (State, error) {
-	if _, err := r.gate(ctx, eventID); err != nil {
+	// The per-IP limits come before the event lookup: a flood of joins, or
+	// of made-up event IDs, is refused before it can reach the database.
+	if err := r.allow(ctx, r.joinIP, "join-ip", eventID+"|"+ip); err != nil {
 		return State{}, err
 	}
-	if err := r.allow(ctx, r.joinIP, "join-ip", eventID+"|"+ip); err != nil {
+	if _, err := r.lookupGate(ctx, eventID, ip); err != nil {
 		return State{}, err
 	}
 	if err := r.allow(ctx, r.joinAccount, "join-account", eventID+"|"+who.UserID); err != nil {
@@ -79,9 +81,14 @@ func (r *Room) Admit(ctx context.Context, who session.Identity, eventID, ip stri
 }
 
 // Poll is the polling fallback's heartbeat: it keeps who's place and answers
-// the state. Polling at a machine's regular beat flags the account.
-func (r *Room) Poll(ctx context.Context, who session.Identity, eventID string) (State, error) {
+// the state. Polling at a machine's regular beat flags the account. ip is
+// the caller's address: a poll for an event the room has not cached is
+// charged to its lookup limit before the database is read.
+func (r *Room) Poll(ctx context.Context, who session.Identity, eventID, ip string) (State, error) {
 	if err := r.allow(ctx, r.statusAccount, "status-account", eventID+"|"+who.UserID); err != nil {
+		return State{}, err
+	}
+	if _, err := r.lookupGate(ctx, eventID, ip); err != nil {
 		return State{}, err
 	}
 	if r.regular.beat(eventID+"|"+who.UserID, time.Now(), r.opts.Risk.Regular) {

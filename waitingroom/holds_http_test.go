@@ -69,7 +69,7 @@ func newBuyStack(t *testing.T, sections []demo.Section, opts ...waitingroom.Opti
 	}
 	svc.Register(prometheus.NewRegistry())
 	issuer := session.NewIssuer("buy-test-secret")
-	srv := &api.Server{Holds: svc, Room: room, Sessions: issuer, Log: log, Gatherer: prometheus.NewRegistry()}
+	srv := &api.Server{Holds: svc, Room: room, Sessions: issuer, Log: log}
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	return &buyStack{t: t, url: ts.URL, issuer: issuer, room: room, st: st, eventID: eventID, srv: srv}

@@ -38,6 +38,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/encore-tickets/encore/holds"
+	"github.com/encore-tickets/encore/internal/lru"
 	"github.com/encore-tickets/encore/ratelimit"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
@@ -89,6 +90,15 @@ type Options struct {
 	HoldPerIP          int // POST /v1/holds per IP address (120)
 	CheckoutPerAccount int // checkouts per account (20)
 	CheckoutPerIP      int // checkouts per IP address (120)
+	// LookupPerIP bounds the event lookups (database reads) one IP address
+	// may cause per minute: a join, socket or poll for an event the room has
+	// not cached costs one (120). Runs before the read, so a scan of made-up
+	// event IDs is refused 429 without touching the database.
+	LookupPerIP int
+
+	// GateCacheSize is the most events whose gate (or whose absence) the
+	// room keeps in memory (10,000), least recently used evicted first.
+	GateCacheSize int
 
 	// AssumedCheckout is the mean time a fan spends in checkout, used for the
 	// wait estimate until admissions have been measured (90s).
@@ -130,6 +140,8 @@ func (o *Options) defaults() {
 	setDef(&o.HoldPerIP, 120)
 	setDef(&o.CheckoutPerAccount, 20)
 	setDef(&o.CheckoutPerIP, 120)
+	setDef(&o.LookupPerIP, 120)
+	setDef(&o.GateCacheSize, 10_000)
 	setDur(&o.AssumedCheckout, 90*time.Second)
 	o.Risk.defaults()
 	if o.Log == nil {
@@ -160,11 +172,12 @@ type Room struct {
 	powKey   []byte
 	m        *metrics
 	hub      *hub
-	gates    sync.Map // event ID -> gateEntry
+	gates    *lru.Cache[string, gateEntry] // event ID -> gate, bounded: IDs come from clients
 	regular  *regularity
 
 	joinAccount, joinIP, statusAccount  *ratelimit.Limiter
 	holdIP, checkoutAccount, checkoutIP *ratelimit.Limiter
+	lookupIP                            *ratelimit.Limiter
 	controllerMu                        sync.Mutex
 	controller                          *Controller
 	controllers                         map[string]*capacityState
@@ -190,6 +203,7 @@ func New(rdb Redis, inv Inventory, key []byte, opts Options) *Room {
 		regular:         newRegularity(200_000),
 		controllers:     map[string]*capacityState{},
 		reconcileCursor: map[string]int64{},
+		gates:           lru.New[string, gateEntry](opts.GateCacheSize),
 	}
 	r.verifier = r.signer.Verifier()
 	per := func(n int) ratelimit.Limit { return ratelimit.Limit{Count: n, Per: time.Minute, Burst: max(n/6, 1)} }
@@ -200,6 +214,7 @@ func New(rdb Redis, inv Inventory, key []byte, opts Options) *Room {
 	r.statusAccount = rl("status-acct", opts.StatusPerAccount)
 	r.holdIP = rl("hold-ip", opts.HoldPerIP)
 	r.checkoutAccount, r.checkoutIP = rl("checkout-acct", opts.CheckoutPerAccount), rl("checkout-ip", opts.CheckoutPerIP)
+	r.lookupIP = rl("lookup-ip", opts.LookupPerIP)
 	r.hubCtx, r.closeHub = context.WithCancel(context.Background())
 	r.hub = newHub(r)
 	if opts.Adaptive {
@@ -234,42 +249,59 @@ func unavailable(err error) error {
 
 // gate returns the event's gate, cached for a few seconds. When the database
 // cannot answer, a cached answer up to a minute old is used; without one the
-// room fails closed.
+// room fails closed. Unknown and unmetered events are cached too (for
+// gateFresh), so asking again for a made-up ID costs no read; the cache is
+// bounded (Options.GateCacheSize).
 type gateEntry struct {
 	gate store.Gate
 	err  error
 	at   time.Time
 }
 
+const (
+	gateFresh = 5 * time.Second
+	gateStale = time.Minute // a known gate's answer while the database is down
+)
+
 func (r *Room) gate(ctx context.Context, eventID string) (store.Gate, error) {
+	return r.lookupGate(ctx, eventID, "")
+}
+
+// lookupGate is gate on behalf of a client at ip: a lookup that must read
+// the database is first charged to ip's lookup limit (none when ip is
+// empty: the room's own loops).
+func (r *Room) lookupGate(ctx context.Context, eventID, ip string) (store.Gate, error) {
 	now := time.Now()
-	v, ok := r.gates.Load(eventID)
-	if ok {
-		e := v.(gateEntry)
-		if now.Sub(e.at) < 5*time.Second {
-			return e.gate, e.err
+	e, ok := r.gates.Get(eventID, now)
+	if ok && now.Sub(e.at) < gateFresh {
+		return e.gate, e.err
+	}
+	if ip != "" {
+		if err := r.allow(ctx, r.lookupIP, "lookup-ip", ip); err != nil {
+			return store.Gate{}, err
 		}
 	}
 	g, err := r.inv.EventGate(ctx, eventID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		r.gates.Store(eventID, gateEntry{err: ErrNoRoom, at: now})
+		r.gates.Add(eventID, gateEntry{err: ErrNoRoom, at: now}, now.Add(gateFresh))
 		return store.Gate{}, ErrNoRoom
 	case err != nil:
-		if ok {
-			if e := v.(gateEntry); now.Sub(e.at) < time.Minute && e.err == nil {
-				return e.gate, nil
-			}
+		if ok && e.err == nil {
+			return e.gate, nil
 		}
 		return store.Gate{}, unavailable(err)
 	}
 	if !g.Metered {
-		r.gates.Store(eventID, gateEntry{gate: g, err: ErrNoRoom, at: now})
+		r.gates.Add(eventID, gateEntry{gate: g, err: ErrNoRoom, at: now}, now.Add(gateFresh))
 		return g, ErrNoRoom
 	}
-	r.gates.Store(eventID, gateEntry{gate: g, at: now})
+	r.gates.Add(eventID, gateEntry{gate: g, at: now}, now.Add(gateStale))
 	return g, nil
 }
+
+// CachedGates is how many events' gates the room holds in memory.
+func (r *Room) CachedGates() int { return r.gates.Len() }
 
 // State is what a fan sees: waiting with a position, admitted with a pass,
 // or sold out. It marshals to exactly the contract's objects.

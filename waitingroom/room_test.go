@@ -119,6 +119,9 @@ func newRoomOn(t testing.TB, rdb waitingroom.Redis, prefix string, inv waitingro
 	if opts.JoinPerIP == 0 {
 		opts.JoinPerIP = 1_000_000
 	}
+	if opts.LookupPerIP == 0 {
+		opts.LookupPerIP = 1_000_000
+	}
 	if opts.StatusPerAccount == 0 {
 		opts.StatusPerAccount = 100_000
 	}

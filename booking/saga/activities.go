@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -31,6 +32,12 @@ type Activities struct {
 	// ReturnURL is where the provider sends the fan after a 3-D Secure
 	// challenge or the hosted page.
 	ReturnURL string
+	// IPSecret keys fraud.IPRef, for checkouts that still carry a raw
+	// address (sent before the edge hashed it).
+	IPSecret []byte
+	// PublicURL is the API's base URL as fans reach it (ENCORE_PUBLIC_URL):
+	// the base of links in emails. Empty: emails carry no link.
+	PublicURL string
 
 	// fingerprints remembers each payment method's card fingerprint: a
 	// payment method never changes its card, so each costs one provider
@@ -98,7 +105,7 @@ func (a *Activities) LoadBooking(ctx context.Context, bookingID string) (HoldInf
 		return HoldInfo{}, err
 	}
 	return HoldInfo{Status: vocab.BookingStatus(b.Status), UserID: b.UserID, EventID: b.EventID,
-		ExpiresAt: b.ExpiresAt, Total: b.Total, CancelBy: b.CancelBy}, nil
+		ExpiresAt: b.ExpiresAt, Total: b.Total, CancelBy: b.CancelBy, StayFreeUntil: b.StayFreeUntil, StayPenalty: b.StayPenalty}, nil
 }
 
 // ExtendHold extends the hold once for a 3-D Secure challenge.
@@ -120,12 +127,16 @@ func (a *Activities) FraudCheck(ctx context.Context, in FraudInput) (FraudResult
 	if err != nil {
 		return FraudResult{}, err
 	}
-	sig, err := a.Store.FraudSignals(ctx, in.UserID, in.EventID, fraud.IPKey(in.IP), in.DeviceID, card)
+	ip := in.IPRef
+	if ip == "" && in.IP != "" {
+		ip = fraud.IPRef(a.IPSecret, in.IP)
+	}
+	sig, err := a.Store.FraudSignals(ctx, in.UserID, in.EventID, ip, in.DeviceID, card)
 	if err != nil {
 		return FraudResult{}, err
 	}
 	r := fraud.Score(sig)
-	if err := a.Store.RecordFraud(ctx, id, in.Attempt, r.Decision, r.Score, r.Reasons, in.UserID, fraud.IPKey(in.IP), in.DeviceID, card); err != nil {
+	if err := a.Store.RecordFraud(ctx, id, in.Attempt, r.Decision, r.Score, r.Reasons, in.UserID, ip, in.DeviceID, card); err != nil {
 		return FraudResult{}, err
 	}
 	return FraudResult{Decision: r.Decision, Score: r.Score, Reasons: r.Reasons}, nil
@@ -221,13 +232,19 @@ func (a *Activities) lookup(ctx context.Context, in AuthoriseInput) (payments.In
 	return a.Payments.FindByBooking(ctx, in.BookingID)
 }
 
-// ConfirmSale turns the hold into a sale (false: the hold ended first).
+// ConfirmSale turns the hold into a sale (false: the hold ended first). A
+// hold whose nights are no longer held fails without retrying
+// (ErrTypeUnsellable): nothing was sold and no retry can sell it.
 func (a *Activities) ConfirmSale(ctx context.Context, bookingID string) (bool, error) {
 	id, err := parseID(bookingID)
 	if err != nil {
 		return false, err
 	}
-	return a.Store.ConfirmSale(ctx, id)
+	ok, err := a.Store.ConfirmSale(ctx, id)
+	if errors.Is(err, store.ErrUnsellable) {
+		return false, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeUnsellable, err)
+	}
+	return ok, err
 }
 
 // Capture takes the authorised money under the capture step key; a lost
@@ -381,17 +398,43 @@ func (a *Activities) Notify(ctx context.Context, bookingID, kind string) error {
 	if done, err := a.Store.Notified(ctx, id, kind); err != nil || done {
 		return err
 	}
+	if err := a.sendConfirmation(ctx, id, bookingID, kind); err != nil {
+		return err
+	}
+	return a.Store.MarkNotified(ctx, id, kind)
+}
+
+// sendConfirmation sends the booking's confirmation (kind says why: the
+// sale, or a resend by support staff) and logs it.
+func (a *Activities) sendConfirmation(ctx context.Context, id uuid.UUID, bookingID, kind string) error {
 	b, err := a.Store.Booking(ctx, id, "")
+	if err != nil {
+		return err
+	}
+	// The address is read here, not carried by the workflow: personal data
+	// stays out of its history.
+	to, err := a.recipient(ctx, id)
 	if err != nil {
 		return err
 	}
 	body := fmt.Sprintf("Your booking %s for %s is confirmed: %d ticket(s), total %d %s.\n",
 		bookingID, b.Hold.EventID, len(b.Tickets), b.Hold.Total.Amount, b.Hold.Total.Currency)
-	if err := a.Mailer.Send(ctx, notify.Message{To: b.Hold.UserID + "@fans.invalid", Subject: "Your Encore tickets",
-		Body: body, Key: bookingID + "-" + kind}); err != nil {
+	for _, v := range b.Vouchers {
+		// A package's or stay's hotel vouchers, issued in the sale's transaction.
+		body += fmt.Sprintf("Hotel voucher %s: %s, %s, %s to %s, confirmation %s.\n", v.ID, v.PropertyID, v.RoomType,
+			v.Checkin.Format(time.DateOnly), v.Checkout.Format(time.DateOnly), v.Confirmation)
+	}
+	if a.PublicURL != "" {
+		body += "Your booking: " + a.PublicURL + "/v1/bookings/" + bookingID + "\n"
+	}
+	key := bookingID + "-" + kind
+	if kind != NotifyConfirmation {
+		key += "-" + uuid.NewString() // a resend is a new message
+	}
+	if err := a.Mailer.Send(ctx, notify.Message{To: to, Subject: "Your Encore tickets", Body: body, Key: key}); err != nil {
 		return err
 	}
-	return a.Store.MarkNotified(ctx, id, kind)
+	return a.Store.LogNotification(ctx, id, kind, to)
 }
 
 // FlagPayment records a reason for staff to look at the payment.
@@ -433,17 +476,30 @@ func (a *Activities) ReconcilePayments(ctx context.Context, lookback time.Durati
 			continue
 		}
 		rep.Captured++
-		var refunded int64
-		for _, r := range s.refunds {
-			if r.Status == string(vocab.RefundSucceeded) || r.Status == string(vocab.RefundPending) {
-				refunded += r.Amount
-			}
-		}
 		row, known := rows[s.in.ID]
+		// A walk's refund of one night is expected whatever the booking's
+		// state; it is counted as received money given back.
+		var refunded, walked int64
+		var others []payments.Refund
+		for _, r := range s.refunds {
+			if r.Status != string(vocab.RefundSucceeded) && r.Status != string(vocab.RefundPending) {
+				continue
+			}
+			if slices.Contains(row.WalkRefundIDs, r.ID) {
+				walked += r.Amount
+				continue
+			}
+			refunded += r.Amount
+			others = append(others, r)
+		}
 		paid := known && row.ReservationStatus == string(vocab.ReservationPaid) && row.PaymentStatus == string(vocab.PaymentCaptured)
-		fullyRefunded := refunded == s.in.AmountReceived && len(s.refunds) == 1
+		fullyRefunded := refunded+walked == s.in.AmountReceived && len(others) == 1
+		// A cancellation past a stay's free window refunds less than all:
+		// one refund, the one the booking recorded.
+		refundedLessPenalty := known && row.PaymentStatus == string(vocab.PaymentRefunded) && len(others) == 1 &&
+			others[0].ID == row.RefundID
 		switch {
-		case paid && refunded == 0, !paid && fullyRefunded:
+		case paid && refunded == 0, !paid && (fullyRefunded || refundedLessPenalty):
 		default:
 			rep.Mismatches = append(rep.Mismatches, fmt.Sprintf("%s (booking %s): captured %d, refunded %d in %d refunds, booking %v %s/%s",
 				s.in.ID, s.in.BookingID, s.in.AmountReceived, refunded, len(s.refunds), known, row.ReservationStatus, row.PaymentStatus))

@@ -61,6 +61,7 @@ type booking struct {
 
 	comp    compensations
 	settled bool // the payment was voided or refunded
+	byStaff bool // the cancel came from staff: no fan policy applies
 	flagged string
 	tickets []string
 }
@@ -362,6 +363,9 @@ func (b *booking) sell(ctx workflow.Context) error {
 	var ok bool
 	b.comp.add(undoSale, b.cancelSale) // undoes the confirm below
 	if err := workflow.ExecuteLocalActivity(dbCtx(ctx), a.ConfirmSale, b.in.ReservationID).Get(ctx, &ok); err != nil {
+		if isUnsellable(err) && workflow.GetVersion(ctx, versionUnsellableCompensates, workflow.DefaultVersion, 1) == 1 {
+			return b.unsellable(ctx, err)
+		}
 		return err
 	}
 	if !ok {

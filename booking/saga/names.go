@@ -47,6 +47,17 @@ const (
 	UpdateCheckout = "checkout"
 	// UpdateCancel cancels a paid booking within the event's policy.
 	UpdateCancel = "cancel"
+	// UpdateStaffCancel cancels a booking outside the fan's policy (support
+	// staff, or the organiser cancelling the event): no deadline applies.
+	UpdateStaffCancel = "staff-cancel"
+
+	// EventCancellationWorkflowName is the registered name of
+	// EventCancellation, the job that refunds a cancelled event's bookings.
+	EventCancellationWorkflowName = "EventCancellation"
+	// StaffActionWorkflowName is the registered name of StaffAction: one
+	// support action (refund, resend) run on the worker.
+	StaffActionWorkflowName     = "StaffAction"
+	eventCancelWorkflowIDPrefix = "event-cancel-"
 
 	// QueryStep returns the booking's current step, for support staff.
 	QueryStep = "step"
@@ -72,11 +83,16 @@ const (
 	ActivityCapture      = "Capture"
 	ActivityVoid         = "Void"
 	ActivityRefund       = "Refund"
+	ActivityRefundPart   = "RefundPart"
 	ActivityCancelSale   = "CancelSale"
 	ActivityIssueTickets = "IssueTickets"
 	ActivityNotify       = "Notify"
 	ActivityFlagPayment  = "FlagPayment"
 	ActivityReconcile    = "ReconcilePayments"
+	ActivityStaffAction  = "StaffAction"
+	ActivityPaidPage     = "PaidBookingsPage"
+	ActivityJobItem      = "RecordJobItem"
+	ActivityFinishJob    = "FinishJob"
 )
 
 // Errors the checkout and cancel updates return, as ApplicationError types;
@@ -96,8 +112,9 @@ const (
 const (
 	ErrTypeInvalidID      = "invalid"
 	ErrTypeNotFound       = "not-found"
-	ErrTypeRejected       = "rejected" // the provider refused the request itself
-	ErrTypeIntentMismatch = "mismatch" // the intent names another booking
+	ErrTypeRejected       = "rejected"   // the provider refused the request itself
+	ErrTypeIntentMismatch = "mismatch"   // the intent names another booking
+	ErrTypeUnsellable     = "unsellable" // the hold's nights are no longer held
 )
 
 // Step-key names of the saga's money moves. The provider deduplicates a
@@ -118,11 +135,29 @@ const (
 const (
 	// versionCancelExpiryAfterSale: a sold booking cancels its expiry timer.
 	versionCancelExpiryAfterSale = "cancel-expiry-timer-after-sale"
+	// versionUnsellableCompensates: a confirm that cannot sell the hold's
+	// nights gives the money and the hold back (before: the workflow failed).
+	versionUnsellableCompensates = "unsellable-confirm-compensates"
+	// versionStayPenalty: cancelling a booking with stays past the hotel's
+	// free window refunds the total less the first night.
+	versionStayPenalty = "stay-cancel-penalty"
+	// versionStaffWaivesPenalty: a cancel by support staff or the organiser
+	// refunds everything, whatever the stays' window (before: the first
+	// night was kept as on a fan's cancel).
+	versionStaffWaivesPenalty = "staff-cancel-waives-stay-penalty"
 )
 
 // NotifyConfirmation is the kind of the message that confirms a sale; the
 // database records it per booking so the fan gets it once.
 const NotifyConfirmation = "confirmation"
+
+// NotifyCancellation is the kind of the message that tells the fan staff or
+// the organiser cancelled the booking, with their reason.
+const NotifyCancellation = "cancellation"
+
+// EventCancelWorkflowID derives the cancellation job's workflow ID from the
+// job's, so a second submit finds the first job.
+func EventCancelWorkflowID(jobID string) string { return eventCancelWorkflowIDPrefix + jobID }
 
 // BookingWorkflowID derives the workflow ID from the reservation ID, so a
 // second start for the same hold is a no-op.

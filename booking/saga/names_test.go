@@ -17,7 +17,8 @@ import (
 func TestActivitiesKeepTheirRecordedNames(t *testing.T) {
 	recorded := []string{ActivityLoadBooking, ActivityExpireHold, ActivityReleaseHold, ActivityExtendHold,
 		ActivityFraudCheck, ActivityAuthorise, ActivityConfirmSale, ActivityCapture, ActivityVoid, ActivityRefund,
-		ActivityCancelSale, ActivityIssueTickets, ActivityNotify, ActivityFlagPayment, ActivityReconcile}
+		ActivityCancelSale, ActivityIssueTickets, ActivityNotify, ActivityFlagPayment, ActivityReconcile, ActivityRefundPart,
+		ActivityStaffAction, ActivityPaidPage, ActivityJobItem, ActivityFinishJob}
 	var got []string
 	for _, act := range activitiesOf(Dependencies{Holds: &HoldActivities{}, Booking: &Activities{}}) {
 		got = append(got, act.name)

@@ -12,18 +12,26 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/encore-tickets/encore/booking/saga"
+	"github.com/encore-tickets/encore/config"
+	"github.com/encore-tickets/encore/temporalclient"
 )
 
 // TestRecordedHistoriesReplay replays histories recorded on the embedded
 // server (system's TestRecordHistories writes them) against today's workflow
-// code: a change that would break running bookings fails here.
+// code: a change that would break running bookings fails here. They replay
+// through the data converter every worker uses: histories recorded before
+// payloads were encrypted pass through it as they are, ones recorded since
+// decrypt with the development key.
 func TestRecordedHistoriesReplay(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files, "no recorded histories in testdata")
+	codec, err := temporalclient.Codec(config.Default())
+	require.NoError(t, err)
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			r := worker.NewWorkflowReplayer()
+			r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{DataConverter: codec.DataConverter()})
+			require.NoError(t, err)
 			r.RegisterWorkflowWithOptions(saga.Booking, workflow.RegisterOptions{Name: saga.BookingWorkflowName})
 			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), f))
 		})

@@ -34,12 +34,19 @@ type BookingResult struct {
 	Flagged   string
 }
 
-// CheckoutRequest is the fan's checkout.
+// CheckoutRequest is the fan's checkout. It is written to the booking's
+// history (encrypted, but kept for the namespace's retention), so it carries
+// a reference to the fan's address, never the address.
 type CheckoutRequest struct {
 	PaymentMethod string // empty: pay on the provider's hosted page
 	ReturnURL     string
-	IP            string
-	DeviceID      string
+	// IP is the raw address that checkouts sent before IPRef existed; it is
+	// kept so their recorded histories still decode. Never set it.
+	IP string
+	// IPRef stands for the fan's address (fraud.IPRef, computed before the
+	// saga is called); "" for an address the IP rule does not count.
+	IPRef    string
+	DeviceID string
 }
 
 // PaymentView is the payment part of a checkout answer.
@@ -99,10 +106,11 @@ type AuthoriseResult struct {
 // CaptureResult is a capture's outcome.
 type CaptureResult struct{ Status vocab.IntentStatus }
 
-// FraudInput is one checkout attempt to score.
+// FraudInput is one checkout attempt to score. IP is set only for a
+// checkout sent before IPRef existed (see CheckoutRequest).
 type FraudInput struct {
-	BookingID, UserID, EventID, IP, DeviceID, Card string
-	Attempt                                        int
+	BookingID, UserID, EventID, IP, IPRef, DeviceID, Card string
+	Attempt                                               int
 }
 
 // FraudResult is the decision.
@@ -120,6 +128,10 @@ type HoldInfo struct {
 	ExpiresAt time.Time
 	Total     money.Money
 	CancelBy  time.Time
+	// StayFreeUntil and StayPenalty are the stays' cancellation terms
+	// (store.BookingInfo); zero without stays.
+	StayFreeUntil time.Time
+	StayPenalty   int64
 }
 
 // ReconcileReport lists captured payments without exactly one booking or

@@ -17,8 +17,29 @@ func (b *booking) registerUpdates(ctx workflow.Context) error {
 		workflow.UpdateHandlerOptions{Validator: b.validateCheckout}); err != nil {
 		return err
 	}
-	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateCancel, b.cancel,
-		workflow.UpdateHandlerOptions{Validator: b.validateCancel})
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateCancel, b.cancel,
+		workflow.UpdateHandlerOptions{Validator: b.validateCancel}); err != nil {
+		return err
+	}
+	// A handler registered anew adds no command to a recorded history: only
+	// new Updates reach it, so it needs no version.
+	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateStaffCancel,
+		func(ctx workflow.Context, _ StaffCancelRequest) (vocab.BookingStatus, error) {
+			b.byStaff = true
+			return b.cancel(ctx)
+		},
+		workflow.UpdateHandlerOptions{Validator: b.validateStaffCancel})
+}
+
+// validateStaffCancel is validateCancel without the event's deadline.
+func (b *booking) validateStaffCancel(ctx workflow.Context, _ StaffCancelRequest) error {
+	if b.loaded && b.status == vocab.BookingPaid {
+		if b.step != vocab.StepPaid && b.step != vocab.StepDone {
+			return appErr(ErrTypeBusy, "the booking is still being completed; try again shortly")
+		}
+		return nil
+	}
+	return b.validateCancel(ctx)
 }
 
 func appErr(typ, msg string, details ...any) error {
@@ -66,7 +87,7 @@ func (b *booking) checkout(ctx workflow.Context, req CheckoutRequest) (CheckoutR
 	var fr FraudResult
 	if err := workflow.ExecuteLocalActivity(fraudCtx(ctx), a.FraudCheck, FraudInput{
 		BookingID: b.in.ReservationID, UserID: b.hold.UserID, EventID: b.hold.EventID,
-		IP: req.IP, DeviceID: req.DeviceID, Card: req.PaymentMethod, Attempt: b.attempts,
+		IP: req.IP, IPRef: req.IPRef, DeviceID: req.DeviceID, Card: req.PaymentMethod, Attempt: b.attempts,
 	}).Get(ctx, &fr); err != nil {
 		b.step = vocab.StepAwaitingCheckout
 		return CheckoutResult{}, appErr(ErrTypeUnavailable, "fraud check unavailable")
@@ -154,7 +175,7 @@ func (b *booking) cancel(ctx workflow.Context) (vocab.BookingStatus, error) {
 	}
 	b.step = vocab.StepCancelling
 	b.comp = nil
-	b.comp.add(undoCapture, b.refundPayment) // runs after the sale is undone
+	b.comp.add(undoCapture, b.cancelRefund) // runs after the sale is undone
 	b.comp.add(undoSale, b.cancelSale)
 	if err := b.comp.run(ctx); err != nil {
 		return "", err

@@ -30,6 +30,8 @@ func NewWorker(c client.Client, deps Dependencies) worker.Worker {
 func Register(r worker.Registry, deps Dependencies) {
 	r.RegisterWorkflowWithOptions(Booking, workflow.RegisterOptions{Name: BookingWorkflowName})
 	r.RegisterWorkflowWithOptions(Reconcile, workflow.RegisterOptions{Name: ReconcileWorkflowName})
+	r.RegisterWorkflowWithOptions(EventCancellation, workflow.RegisterOptions{Name: EventCancellationWorkflowName})
+	r.RegisterWorkflowWithOptions(StaffAction, workflow.RegisterOptions{Name: StaffActionWorkflowName})
 	for _, act := range activitiesOf(deps) {
 		r.RegisterActivityWithOptions(act.fn, activity.RegisterOptions{Name: act.name})
 	}
@@ -59,11 +61,16 @@ func activitiesOf(deps Dependencies) []namedActivity {
 			namedActivity{ActivityCapture, b.Capture},
 			namedActivity{ActivityVoid, b.Void},
 			namedActivity{ActivityRefund, b.Refund},
+			namedActivity{ActivityRefundPart, b.RefundPart},
 			namedActivity{ActivityCancelSale, b.CancelSale},
 			namedActivity{ActivityIssueTickets, b.IssueTickets},
 			namedActivity{ActivityNotify, b.Notify},
 			namedActivity{ActivityFlagPayment, b.FlagPayment},
 			namedActivity{ActivityReconcile, b.ReconcilePayments},
+			namedActivity{ActivityStaffAction, b.StaffAction},
+			namedActivity{ActivityPaidPage, b.PaidBookingsPage},
+			namedActivity{ActivityJobItem, b.RecordJobItem},
+			namedActivity{ActivityFinishJob, b.FinishJob},
 		)
 	}
 	return out

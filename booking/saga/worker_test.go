@@ -52,7 +52,6 @@ func newWorkerFixture(t *testing.T) *workerFixture {
 	t.Helper()
 	f := &workerFixture{pool: testenv.DB(t), eventID: "evt_" + testenv.RandomSuffix()}
 	f.rdb, f.prefix = testenv.Redis(t)
-	srv := testenv.Temporal(t)
 	require.NoError(t, demo.Create(context.Background(), f.pool, demo.Event{
 		ID: f.eventID, Title: "Worker test " + t.Name(), VenueID: "ven_w", VenueName: "W", City: "C", Currency: "EUR",
 		StartsAt: time.Now().AddDate(0, 1, 0), OnsaleAt: time.Now().Add(-time.Hour),
@@ -61,10 +60,7 @@ func newWorkerFixture(t *testing.T) *workerFixture {
 	f.svc = &holds.Service{Store: store.New(f.pool, store.Options{}), Hints: seathint.New(f.rdb, f.prefix),
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	f.svc.Register(prometheus.NewRegistry())
-	var err error
-	f.client, err = client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: srv.Namespace()})
-	require.NoError(t, err)
-	t.Cleanup(f.client.Close)
+	f.client = testenv.TemporalClient(t, nil)
 	w := saga.NewWorker(f.client, deps(t, f.svc))
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
@@ -147,9 +143,7 @@ func TestAReleaseSignalEndsTheHoldAsCancelled(t *testing.T) {
 // started on a queue nobody polls waits, and its age is the backlog.
 func TestTheBacklogIsTheAgeOfTheOldestWorkflowTaskNoWorkerTook(t *testing.T) {
 	srv := testenv.Temporal(t)
-	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: srv.Namespace()})
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
+	c := testenv.TemporalClient(t, nil)
 	ctx := context.Background()
 	queue := "unpolled-" + testenv.RandomSuffix()
 	idle, err := saga.Backlog(ctx, c, srv.Namespace(), queue)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -72,6 +73,18 @@ func action(fn func(cmd *cobra.Command, args []string, cfg config.Config) error)
 	}
 }
 
+// secured is action for a production process: before any work, it refuses
+// to run on a secret the command uses that is unsafe (see
+// config.Config.CheckSecrets), unless ENCORE_ENV=development.
+func secured(command string, fn func(cmd *cobra.Command, args []string, cfg config.Config) error) func(*cobra.Command, []string) error {
+	return action(func(cmd *cobra.Command, args []string, cfg config.Config) error {
+		if err := cfg.CheckSecrets(command); err != nil {
+			return err
+		}
+		return fn(cmd, args, cfg)
+	})
+}
+
 // needCommand is the run of a command that only groups others: called bare it
 // is a command-line mistake (exit 2), as it was before cobra.
 func needCommand(cmd *cobra.Command, _ []string) error {
@@ -113,9 +126,17 @@ prints them all); it is read after the command line, so --help always works.`,
 		newMigrateCmd(),
 		newSeedCmd(),
 		newAuditCmd(),
+		newHotelCmd(),
 		newManifestCmd(),
 		newGateCmd(),
+		newVenueCmd(),
+		newEventCmd(),
+		newSalesCmd(),
 		newPSPCmd(),
+		newProbeCmd(),
+		newTemporalCmd(),
+		newKeysCmd(),
+		newDBCmd(),
 		newTestInfraCmd(),
 		newConfigCmd(),
 	)
@@ -135,7 +156,8 @@ Temporal comes from ENCORE_TEMPORAL_ADDRESS, else a server and its Web UI are
 embedded. Stops on Ctrl-C, stopping what it started.`,
 		Args: cobra.NoArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
-			return runDev(cmd.Context(), cfg)
+			cfg.Env = config.Development // dev is the development stack, whatever the environment says
+			return runDev(cmd.Context(), devConfig(cfg, os.LookupEnv))
 		}),
 	}
 }
@@ -148,7 +170,7 @@ func newAPICmd() *cobra.Command {
 Redis and Temporal from ENCORE_DATABASE_URL, ENCORE_REDIS_URL and
 ENCORE_TEMPORAL_ADDRESS (see docker-compose.temporal.yml).`,
 		Args: cobra.NoArgs,
-		RunE: action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
+		RunE: secured("api", func(cmd *cobra.Command, _ []string, cfg config.Config) error {
 			return runAPI(cmd.Context(), cfg)
 		}),
 	}
@@ -162,7 +184,7 @@ func newWorkerCmd() *cobra.Command {
 waiting-room admitter: the production process, with infrastructure from the
 environment like encore api.`,
 		Args: cobra.NoArgs,
-		RunE: action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
+		RunE: secured("worker", func(cmd *cobra.Command, _ []string, cfg config.Config) error {
 			return runWorker(cmd.Context(), cfg)
 		}),
 	}
@@ -235,7 +257,7 @@ func newManifestExportCmd() *cobra.Command {
 --since <version> writes a delta from an earlier export: tickets issued and
 revoked since. The file is replaced in one rename, so a gate never reads half.`,
 		Args: cobra.NoArgs,
-		RunE: action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
+		RunE: secured("manifest", func(cmd *cobra.Command, _ []string, cfg config.Config) error {
 			return runManifestExport(cmd.Context(), cfg, o)
 		}),
 	}
@@ -256,7 +278,7 @@ func newManifestInspectCmd() *cobra.Command {
 ENCORE_MANIFEST_SIGNING_SEED, prints its header, and fails when this machine's
 ENCORE_MANIFEST_KEY could not open it.`,
 		Args: cobra.ExactArgs(1),
-		RunE: action(func(_ *cobra.Command, args []string, cfg config.Config) error {
+		RunE: secured("manifest", func(_ *cobra.Command, args []string, cfg config.Config) error {
 			return runManifestInspect(cfg, args[0])
 		}),
 	}
@@ -287,14 +309,14 @@ ticket in twice; encore gate sync reports those double entries.`,
 			if len(args) == 1 {
 				return cmd.Help()
 			}
-			return action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
+			return secured("gate", func(cmd *cobra.Command, _ []string, cfg config.Config) error {
 				return runGate(cmd.Context(), cfg, o)
 			})(cmd, args)
 		},
 	}
 	p := cmd.PersistentFlags()
 	p.StringVar(&o.ledger.db, "db", "", "ledger file (default: ENCORE_DATA_DIR/gate/ledger.db; offline.db with --offline)")
-	p.StringVar(&o.ledger.verifyKey, "verify-key", "", "Ed25519 public key (hex) that signs manifests (default: from ENCORE_MANIFEST_SIGNING_SEED)")
+	p.StringVar(&o.ledger.verifyKey, "verify-key", "", "Ed25519 public key (hex) that signs manifests (default: ENCORE_GATE_VERIFY_KEY; in development, from ENCORE_MANIFEST_SIGNING_SEED)")
 	p.StringVar(&o.ledger.sync, "sync", "FULL", "SQLite synchronous level: FULL (an entry survives a power cut) or NORMAL")
 	f := cmd.Flags()
 	f.StringVar(&o.manifest, "manifest", "", "manifest to import before serving")
@@ -314,7 +336,7 @@ func newGateImportCmd(ledger *ledgerOptions) *cobra.Command {
 it applies while gates serve from the same ledger. An older version than the
 ledger holds is refused.`,
 		Args: cobra.NoArgs,
-		RunE: action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
+		RunE: secured("gate", func(cmd *cobra.Command, _ []string, cfg config.Config) error {
 			return runGateImport(cmd.Context(), cfg, *ledger, file)
 		}),
 	}
@@ -332,7 +354,7 @@ func newGateSyncCmd(ledger *ledgerOptions) *cobra.Command {
 records and prints every double entry (a ticket let in twice: ticket, seat,
 both gates and times), and copies the ledger's entries back.`,
 		Args: cobra.NoArgs,
-		RunE: action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
+		RunE: secured("gate", func(cmd *cobra.Command, _ []string, cfg config.Config) error {
 			return runGateSync(cmd.Context(), cfg, *ledger, from)
 		}),
 	}
@@ -348,7 +370,7 @@ func newGateStatusCmd(ledger *ledgerOptions) *cobra.Command {
 		Long: `Prints each manifest the ledger holds (version, expiry, valid, revoked and
 entered tickets) and how many double entries offline scanners reported.`,
 		Args: cobra.NoArgs,
-		RunE: action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
+		RunE: secured("gate", func(cmd *cobra.Command, _ []string, cfg config.Config) error {
 			return runGateStatus(cmd.Context(), cfg, *ledger)
 		}),
 	}
@@ -366,6 +388,63 @@ the API on ENCORE_HTTP_ADDR. encore dev starts it too.`,
 			return runPSP(cmd.Context(), cfg)
 		}),
 	}
+}
+
+func newKeysCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "keys",
+		Short: "Generate production secrets",
+		Long: `generate prints a fresh value for every secret that has a development default,
+the gate's verify key and the database login passwords, as an env file.`,
+		Args: cobra.NoArgs,
+		RunE: needCommand,
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "generate",
+		Short: "Print a fresh set of secrets as ENCORE_X=value lines",
+		Long: `Prints a fresh random value (32 bytes, hex) for every secret whose default is
+for development only, as ENCORE_X=value lines ready for an env file, a comment
+for each value only the payment provider issues (take it from its dashboard),
+ENCORE_GATE_VERIFY_KEY (the public key of the new manifest signing seed) and
+the passwords encore db logins gives the database logins.`,
+		Example: `  encore keys generate > encore.env && chmod 600 encore.env`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := runKeysGenerate(cmd.OutOrStdout()); err != nil {
+				return runError{err}
+			}
+			return nil
+		},
+	})
+	return cmd
+}
+
+func newDBCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "db",
+		Short: "Database administration (logins)",
+		Long: `logins creates or updates Encore's least-privilege database logins; run it once
+as a superuser before encore migrate.`,
+		Args: cobra.NoArgs,
+		RunE: needCommand,
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "logins",
+		Short: "Create the encore_migrator, encore_app and encore_reader logins",
+		Long: `Connects to ENCORE_DATABASE_URL as a superuser and creates (or updates) three
+logins with the passwords in ENCORE_DB_MIGRATOR_PASSWORD, ENCORE_DB_APP_PASSWORD
+and ENCORE_DB_READER_PASSWORD: encore_migrator owns the database and its schema
+(encore migrate connects as it), encore_app reads and writes rows but changes no
+schema (encore api and worker), encore_reader reads the browse tables
+(ENCORE_READER_DATABASE_URL). Objects that already exist are handed to
+encore_migrator, so it also converts a database migrated as a superuser. Safe to
+run again, for example to change a password.`,
+		Args: cobra.NoArgs,
+		RunE: action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
+			return runDBLogins(cmd.Context(), cfg)
+		}),
+	})
+	return cmd
 }
 
 func newTestInfraCmd() *cobra.Command {

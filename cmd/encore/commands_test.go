@@ -46,7 +46,8 @@ func TestEveryCommandDocumentsItselfAndItsFlags(t *testing.T) {
 		names = append(names, strings.Join(p, " "))
 	}
 	for _, want := range []string{"dev", "api", "worker", "migrate", "seed", "audit", "manifest", "manifest export",
-		"manifest inspect", "gate", "gate import", "gate sync", "gate status", "psp", "testinfra", "config"} {
+		"manifest inspect", "gate", "gate import", "gate sync", "gate status", "venue", "venue import", "event", "event create", "event publish", "event block", "event unblock", "event cancel",
+		"psp", "testinfra", "config", "temporal", "probe"} {
 		require.Contains(t, names, want)
 	}
 	for _, path := range paths {
@@ -197,4 +198,14 @@ func TestExitCodes(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestEncoreDevTurnsTheDemoLoginOnUnlessTheEnvironmentSaysOtherwise(t *testing.T) {
+	t.Parallel()
+	require.False(t, config.Default().DemoLogin, "off by default: production-safe")
+	unset := func(string) (string, bool) { return "", false }
+	require.True(t, devConfig(config.Default(), unset).DemoLogin)
+	off, err := config.LoadFrom(func(k string) (string, bool) { return "false", k == "ENCORE_DEMO_LOGIN" })
+	require.NoError(t, err)
+	require.False(t, devConfig(off, func(k string) (string, bool) { return "false", k == "ENCORE_DEMO_LOGIN" }).DemoLogin)
 }

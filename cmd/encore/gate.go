@@ -35,7 +35,7 @@ type gateOptions struct {
 }
 
 // gateKeys are the manifest keys a gate needs: the encryption key and the
-// exporter's public key (from --verify-key, else derived from the seed).
+// exporter's public key (verifyKey, else derived from the seed).
 func gateKeys(cfg config.Config, verifyKey string) (manifest.Keys, error) {
 	enc, err := tickets.ParseKey(cfg.ManifestKey.Reveal())
 	if err != nil {
@@ -44,15 +44,36 @@ func gateKeys(cfg config.Config, verifyKey string) (manifest.Keys, error) {
 	if verifyKey != "" {
 		pub, err := hex.DecodeString(verifyKey)
 		if err != nil || len(pub) != ed25519.PublicKeySize {
-			return manifest.Keys{}, errors.New("--verify-key: want 64 hex characters (an Ed25519 public key)")
+			return manifest.Keys{}, errors.New("--verify-key (or ENCORE_GATE_VERIFY_KEY): want 64 hex characters (an Ed25519 public key)")
 		}
 		return manifest.Keys{Encryption: enc, Verify: pub}, nil
 	}
 	return manifest.KeysFromConfig(cfg)
 }
 
+// verifyKeyOf is the key the gate verifies manifests with: --verify-key, else
+// ENCORE_GATE_VERIFY_KEY; empty means derive it from the signing seed.
+func (f ledgerOptions) verifyKeyOf(cfg config.Config) string {
+	if f.verifyKey != "" {
+		return f.verifyKey
+	}
+	return cfg.GateVerifyKey
+}
+
+// requireVerifyKey refuses, outside development, a gate that would verify
+// manifests with a key derived from the signing seed: a venue must hold only
+// the public key, or whoever takes a gate machine can sign manifests.
+func (f ledgerOptions) requireVerifyKey(cfg config.Config) error {
+	if cfg.Development() || f.verifyKeyOf(cfg) != "" {
+		return nil
+	}
+	return fmt.Errorf("encore gate refuses to run with ENCORE_ENV=%s without --verify-key (or ENCORE_GATE_VERIFY_KEY): "+
+		"give it the public key that encore keys generate printed for the exporter's ENCORE_MANIFEST_SIGNING_SEED, "+
+		"or set ENCORE_ENV=development on a development machine", cfg.Env)
+}
+
 func (f ledgerOptions) open(cfg config.Config, offline bool) (*gate.Store, manifest.Keys, error) {
-	keys, err := gateKeys(cfg, f.verifyKey)
+	keys, err := gateKeys(cfg, f.verifyKeyOf(cfg))
 	if err != nil {
 		return nil, keys, err
 	}
@@ -74,6 +95,9 @@ func runGate(ctx context.Context, cfg config.Config, o gateOptions) error {
 		addr = cfg.GateAddr
 	}
 	log := system.Logger(cfg, os.Stderr)
+	if err := o.ledger.requireVerifyKey(cfg); err != nil {
+		return err
+	}
 	st, keys, err := o.ledger.open(cfg, o.offline)
 	if err != nil {
 		return err
@@ -106,7 +130,7 @@ func runGate(ctx context.Context, cfg config.Config, o gateOptions) error {
 	}
 	reg := system.Registry()
 	g := &gate.Gate{Store: st, EventID: event, Metrics: gate.NewMetrics(reg), Log: log}
-	srv := &gate.Server{Gate: g, Mode: mode, Gatherer: reg}
+	srv := &gate.Server{Gate: g, Mode: mode, Gatherer: reg, Log: log}
 	bound, done, err := system.Serve(ctx, addr, srv.Handler())
 	if err != nil {
 		return err
@@ -145,6 +169,9 @@ func importManifest(ctx context.Context, st *gate.Store, keys manifest.Keys, fil
 }
 
 func runGateImport(ctx context.Context, cfg config.Config, l ledgerOptions, file string) error {
+	if err := l.requireVerifyKey(cfg); err != nil {
+		return err
+	}
 	st, keys, err := l.open(cfg, false)
 	if err != nil {
 		return err

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -57,6 +59,34 @@ func runMigrate(ctx context.Context, cfg config.Config, seed bool) error {
 	if seed {
 		fmt.Println("demo events seeded")
 	}
+	return nil
+}
+
+// runDBLogins creates the least-privilege logins with the configured
+// passwords, connecting as the configured (superuser) login.
+func runDBLogins(ctx context.Context, cfg config.Config) error {
+	l := schema.Logins{Migrator: cfg.DBMigratorPassword.Reveal(), App: cfg.DBAppPassword.Reveal(), Reader: cfg.DBReaderPassword.Reveal()}
+	var missing []string
+	for env, pw := range map[string]string{"ENCORE_DB_MIGRATOR_PASSWORD": l.Migrator, "ENCORE_DB_APP_PASSWORD": l.App,
+		"ENCORE_DB_READER_PASSWORD": l.Reader} {
+		if pw == "" {
+			missing = append(missing, env)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return fmt.Errorf("db logins: set %s (encore keys generate prints fresh ones)", strings.Join(missing, ", "))
+	}
+	pool, done, err := openDatabase(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if err := schema.SetupLogins(ctx, pool, l); err != nil {
+		return err
+	}
+	fmt.Printf("logins ready: %s owns the database (encore migrate), %s reads and writes rows (encore api, encore worker), "+
+		"%s reads the browse tables (ENCORE_READER_DATABASE_URL)\n", schema.MigratorRole, schema.AppRole, schema.ReaderRole)
 	return nil
 }
 

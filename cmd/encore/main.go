@@ -10,6 +10,8 @@
 //	encore manifest  export an event's encrypted, signed ticket manifest for the gate
 //	encore gate      the venue gate: import a manifest, serve scans (SQLite ledger)
 //	encore psp       the Stripe-compatible payment sandbox (dev starts it too)
+//	encore keys generate  print fresh production secrets as an env file
+//	encore db logins      create the least-privilege database logins
 //	encore testinfra -- CMD...  run CMD with private test PostgreSQL and Redis
 //	encore config    print the configuration table
 //

@@ -25,6 +25,7 @@ func runAPI(ctx context.Context, cfg config.Config) error {
 		return err
 	}
 	defer p.Close()
+	warnSuperuser(ctx, cfg, p, log)
 	addr, done, err := p.ServeAPI(ctx)
 	if err != nil {
 		return err
@@ -40,6 +41,7 @@ func runWorker(ctx context.Context, cfg config.Config) error {
 		return err
 	}
 	defer p.Close()
+	warnSuperuser(ctx, cfg, p, log)
 	stop, err := p.RunWorker(ctx)
 	if err != nil {
 		return err
@@ -50,11 +52,37 @@ func runWorker(ctx context.Context, cfg config.Config) error {
 	return nil
 }
 
+// warnSuperuser says loudly, once at start, that a production process
+// connects as a database superuser: every grant is then moot.
+func warnSuperuser(ctx context.Context, cfg config.Config, p *system.Process, log *slog.Logger) {
+	if cfg.Development() {
+		return
+	}
+	super, err := store.IsSuperuser(ctx, p.Pool)
+	if err != nil {
+		log.Warn("could not check whether the database login is a superuser", "err", err)
+		return
+	}
+	if super {
+		log.Warn("DATABASE LOGIN IS A SUPERUSER: ENCORE_DATABASE_URL should connect as encore_app, which may only " +
+			"read and write rows; create it with encore db logins (see README, Running in production)")
+	}
+}
+
 func temporalAddress(cfg config.Config) string {
 	if cfg.TemporalAddress != "" {
 		return cfg.TemporalAddress
 	}
 	return cfg.TemporalListenAddr
+}
+
+// devConfig is cfg as encore dev runs it: the demo login on unless
+// ENCORE_DEMO_LOGIN says otherwise (its default is off, for production).
+func devConfig(cfg config.Config, lookup func(string) (string, bool)) config.Config {
+	if _, set := lookup("ENCORE_DEMO_LOGIN"); !set {
+		cfg.DemoLogin = true
+	}
+	return cfg
 }
 
 // runDev brings up the whole system in one process.
@@ -83,15 +111,7 @@ func runDev(ctx context.Context, cfg config.Config) error {
 
 	temporalAddr, uiURL := cfg.TemporalAddress, ""
 	if temporalAddr == "" {
-		srv, err := temporalserver.Start(ctx, temporalserver.Config{
-			DatabaseURL:      inf.AdminURL,
-			FrontendAddress:  cfg.TemporalListenAddr,
-			UIAddress:        cfg.TemporalUIAddr,
-			Namespace:        cfg.TemporalNamespace,
-			NumHistoryShards: cfg.TemporalShards,
-			SearchAttributes: saga.SearchAttributes,
-			Logger:           log.With("component", "temporal-server"),
-		})
+		srv, err := temporalserver.Start(ctx, embeddedTemporal(cfg, inf.AdminURL, log))
 		if err != nil {
 			return fmt.Errorf("embedded Temporal: %w", err)
 		}
@@ -133,7 +153,8 @@ func runDev(ctx context.Context, cfg config.Config) error {
 	if err != nil {
 		return err
 	}
-	printURLs(os.Stdout, system.HTTPURL(addr), temporalAddr, uiURL, time.Since(start))
+	adminAddr, _ := p.ServeAdmin(ctx) // already listening: the worker started it
+	printURLs(os.Stdout, system.HTTPURL(addr), "http://"+adminAddr, temporalAddr, uiURL, time.Since(start))
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down")
@@ -144,10 +165,10 @@ func runDev(ctx context.Context, cfg config.Config) error {
 	}
 }
 
-func printURLs(w io.Writer, apiURL, temporalAddr, uiURL string, took time.Duration) {
+func printURLs(w io.Writer, apiURL, adminURL, temporalAddr, uiURL string, took time.Duration) {
 	fmt.Fprintf(w, "\nEncore is up (%.1fs)\n", took.Seconds())
 	fmt.Fprintf(w, "  API             %s   (try %s/v1/holds, %s/readyz)\n", apiURL, apiURL, apiURL)
-	fmt.Fprintf(w, "  Metrics         %s/metrics\n", apiURL)
+	fmt.Fprintf(w, "  Admin           %s/metrics, %s/debug/pprof/\n", adminURL, adminURL)
 	fmt.Fprintf(w, "  Payment sandbox %s   (test cards: pm_card_visa, pm_card_chargeDeclined, pm_card_threeDSecure2Required)\n", system.HTTPURL(config.Default().PSPAddr))
 	fmt.Fprintf(w, "  Temporal        %s\n", temporalAddr)
 	if uiURL != "" {
@@ -160,8 +181,10 @@ func printURLs(w io.Writer, apiURL, temporalAddr, uiURL string, took time.Durati
 // webhooks signed with the configured secret to this API.
 func newSandbox(cfg config.Config, log *slog.Logger) (*psp.Server, error) {
 	sandbox, err := psp.New(psp.Config{
-		Addr: cfg.PSPAddr, APIKey: system.SandboxKey,
-		WebhookURL:    system.HTTPURL(cfg.HTTPAddr) + "/v1/webhooks/stripe",
+		// The key it accepts is the one the API sends: the sandbox key in
+		// development, a generated one when it stands in for Stripe in staging.
+		Addr: cfg.PSPAddr, APIKey: cfg.StripeKey.Reveal(),
+		WebhookURL:    system.SandboxWebhookURL(cfg),
 		WebhookSecret: cfg.StripeWebhookSecret.Reveal(),
 		StatePath:     system.DataPath(cfg, "psp", "state.json"),
 		EnabledEvents: vocab.ProviderEventTypes(),

@@ -8,8 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/encore-tickets/encore/booking/saga"
+	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/devstack"
+	"github.com/encore-tickets/encore/temporalclient"
 	"github.com/encore-tickets/encore/temporalserver"
 )
 
@@ -60,4 +64,28 @@ func Temporal(tb testing.TB) *temporalserver.Server {
 		tb.Fatalf("testenv: Temporal: %v", temporalErr)
 	}
 	return temporalSrv
+}
+
+// TemporalClient dials this package's embedded Temporal server with the
+// options every Encore command dials with (temporalclient.Options over the
+// default configuration), so what tests write to history is encrypted with
+// the development codec key, as encore dev's is. log may be nil. The client
+// is closed when the test ends.
+func TemporalClient(tb testing.TB, log *slog.Logger) client.Client {
+	tb.Helper()
+	srv := Temporal(tb)
+	cfg := config.Default()
+	cfg.TemporalNamespace = srv.Namespace()
+	opts, err := temporalclient.Options(cfg, srv.FrontendAddress(), log)
+	if err != nil {
+		tb.Fatalf("testenv: Temporal client options: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := client.DialContext(ctx, opts)
+	if err != nil {
+		tb.Fatalf("testenv: dial Temporal: %v", err)
+	}
+	tb.Cleanup(c.Close)
+	return c
 }

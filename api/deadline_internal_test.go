@@ -1,0 +1,53 @@
+package api
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/stretchr/testify/require"
+)
+
+// A dependency that answers only when its caller's context ends (as pgx,
+// go-redis and the Temporal client do) ends with the request's deadline: the
+// fan gets 503 unavailable, not a hang.
+func TestARequestPastItsDeadlineAnswersUnavailable(t *testing.T) {
+	s := &Server{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), RequestTimeout: 100 * time.Millisecond}
+	r := s.Handler().(*gin.Engine)
+	slowDependency := func(c *gin.Context) {
+		<-c.Request.Context().Done()
+		s.fail(c, c.Request.Context().Err())
+	}
+	r.GET("/test/slow", s.deadline(0), slowDependency)
+	ts := httptest.NewServer(r)
+	defer ts.Close()
+
+	start := time.Now()
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get(ts.URL + "/test/slow")
+	require.NoError(t, err, "answered, not hung")
+	defer resp.Body.Close()
+	require.Less(t, time.Since(start), 2*time.Second)
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	require.Equal(t, "application/problem+json", resp.Header.Get("Content-Type"))
+	var p Problem
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&p))
+	require.Equal(t, "/problems/"+ProbUnavailable, p.Type)
+}
+
+func TestWebSocketRoutesHaveNoDeadlineAndEveryOtherRouteHasOne(t *testing.T) {
+	s := &Server{RequestTimeout: time.Second}
+	for _, rt := range s.routes() {
+		socket := len(rt.path) > 3 && (rt.path[len(rt.path)-3:] == "/ws" || rt.path[len(rt.path)-5:] == "/live")
+		if socket {
+			require.Nil(t, s.deadline(rt.deadline), rt.path)
+		} else {
+			require.NotNil(t, s.deadline(rt.deadline), rt.path)
+		}
+	}
+}

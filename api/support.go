@@ -1,0 +1,103 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/vocab"
+)
+
+// searchBookings finds bookings for support staff, newest first; cursor is
+// the last booking ID of the previous page.
+func (s *Server) searchBookings(c *gin.Context) {
+	f := store.BookingFilter{UserID: c.Query("user"), Email: c.Query("email"), EventID: c.Query("event"), Status: c.Query("status")}
+	if f.Status != "" && !validReservationStatus(f.Status) {
+		writeProblem(c, Invalid(FieldError{"status", "PENDING_PAYMENT, PAID, EXPIRED or CANCELLED"}))
+		return
+	}
+	for _, v := range []string{f.UserID, f.Email, f.EventID} {
+		if len(v) > 200 || !storableText(v) {
+			writeProblem(c, Invalid(FieldError{"query", "at most 200 characters"}))
+			return
+		}
+	}
+	if cur := c.Query("cursor"); cur != "" {
+		id, err := uuid.Parse(cur)
+		if err != nil {
+			writeProblem(c, Invalid(FieldError{"cursor", "the next_cursor of a previous page"}))
+			return
+		}
+		f.Before = id
+	}
+	rows, err := s.Bookings.Search(c.Request.Context(), f)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := gin.H{"bookings": rows}
+	if rows == nil {
+		out["bookings"] = []store.BookingSummary{}
+	}
+	if len(rows) > 0 {
+		out["next_cursor"] = rows[len(rows)-1].ID.String()
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func validReservationStatus(s string) bool {
+	switch vocab.ReservationStatus(s) {
+	case vocab.ReservationPending, vocab.ReservationPaid, vocab.ReservationExpired, vocab.ReservationCancelled:
+		return true
+	}
+	return false
+}
+
+func (s *Server) supportBooking(c *gin.Context) {
+	id, err := uuid.Parse(c.Param("booking_id"))
+	if err != nil {
+		notFound(c, "booking")
+		return
+	}
+	d, err := s.Bookings.Detail(c.Request.Context(), id)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, d)
+}
+
+// supportRefund refunds a booking outside the fan's policy.
+func (s *Server) supportRefund(c *gin.Context) {
+	id, err := uuid.Parse(c.Param("booking_id"))
+	if err != nil {
+		notFound(c, "booking")
+		return
+	}
+	reason, ok := decodeReason(c)
+	if !ok {
+		return
+	}
+	v, err := s.Bookings.StaffRefund(c.Request.Context(), identity(c), id, reason)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+// supportResend sends the confirmation email again.
+func (s *Server) supportResend(c *gin.Context) {
+	id, err := uuid.Parse(c.Param("booking_id"))
+	if err != nil {
+		notFound(c, "booking")
+		return
+	}
+	if err := s.Bookings.Resend(c.Request.Context(), identity(c), id); err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusAccepted, gin.H{"status": "sent"})
+}

@@ -1,0 +1,37 @@
+package saga
+
+import (
+	"context"
+
+	"github.com/encore-tickets/encore/vocab"
+)
+
+// RefundPart refunds amount of the booking's captured payment under the
+// refund step key: a cancellation past the stays' free window, less its
+// penalty. Nights already refunded by walks are not refunded again (they
+// come off amount). An uncaptured authorisation is voided instead.
+func (a *Activities) RefundPart(ctx context.Context, bookingID, intentID string, amount int64) error {
+	id, err := parseID(bookingID)
+	if err != nil {
+		return err
+	}
+	it, err := a.Payments.Retrieve(ctx, intentID)
+	if err != nil {
+		return err
+	}
+	if it.Status != vocab.IntentSucceeded {
+		return a.Void(ctx, bookingID, intentID)
+	}
+	walked, err := a.Store.WalkRefunds(ctx, id)
+	if err != nil {
+		return err
+	}
+	if amount -= walked; amount <= 0 {
+		return a.Store.SetPaymentStatus(ctx, id, vocab.PaymentRefunded, "")
+	}
+	r, err := a.Payments.RefundAmount(ctx, StepKey(bookingID, StepKeyRefund), intentID, amount)
+	if err != nil {
+		return err
+	}
+	return a.Store.SetPaymentStatus(ctx, id, vocab.PaymentRefunded, r.ID)
+}

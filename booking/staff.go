@@ -1,0 +1,170 @@
+package booking
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/encore-tickets/encore/booking/saga"
+	"github.com/encore-tickets/encore/session"
+	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/vocab"
+)
+
+// jobNamespace derives a cancellation's job ID from its event's ID: the
+// same event always names the same job, so a double submit starts one.
+var jobNamespace = uuid.MustParse("5b0e9a52-7c1d-4e8f-a3b6-2d9c4f1e8a70")
+
+// ErrForbidden: the caller's roles do not cover the object.
+var ErrForbidden = errors.New("booking: not allowed for this caller")
+
+// CancelEvent cancels an event (its organiser, or an admin): sales stop in
+// the transaction that marks it CANCELLED, and a job refunds every paid
+// booking through its own workflow. It returns the job; a second call
+// returns the first.
+func (s *Service) CancelEvent(ctx context.Context, who session.Identity, eventID, reason string) (store.Job, error) {
+	org := ""
+	if !who.Has(session.Admin) {
+		if !who.Has(session.Organiser) || who.Org == "" {
+			return store.Job{}, ErrForbidden
+		}
+		org = who.Org
+	}
+	jobID := "job-" + uuid.NewSHA1(jobNamespace, []byte(eventID)).String()
+	c, err := s.Store.CancelEvent(ctx, eventID, org, who.UserID, reason, jobID)
+	if err != nil {
+		return store.Job{}, err
+	}
+	// Tell the sagas of the released holds, so they end now.
+	for _, e := range c.Released {
+		if serr := saga.Release(ctx, s.Temporal, e.ReservationID.String()); serr != nil && !errors.Is(serr, saga.ErrNoBooking) {
+			s.Log.Warn("tell booking workflow of event cancellation", "hold", e.ReservationID, "err", serr)
+		}
+	}
+	// Started on every call: a submit whose start was lost after the commit
+	// is repaired by the next; the workflow ID makes the rest no-ops.
+	_, err = s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: saga.EventCancelWorkflowID(c.Job.ID), TaskQueue: saga.TaskQueue,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+	}, saga.EventCancellationWorkflowName, saga.EventCancelInput{JobID: c.Job.ID, EventID: eventID, Staff: c.Job.Actor,
+		Reason: c.Job.Reason, Rate: s.CancelRate})
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if err != nil && !errors.As(err, &started) {
+		return store.Job{}, sagaError(err)
+	}
+	return c.Job, nil
+}
+
+// Job reads a job's progress.
+func (s *Service) Job(ctx context.Context, id string) (store.Job, error) {
+	return s.Store.Job(ctx, id)
+}
+
+// Detail is a booking as support staff see it.
+type Detail struct {
+	View
+	UserID string `json:"user_id"`
+	store.SupportDetail
+	Flagged string `json:"flagged,omitempty"`
+	// Step is the saga's current step, from its workflow; "" once the
+	// workflow has ended or when it never started (no checkout).
+	Step vocab.Step `json:"step,omitempty"`
+}
+
+// Search finds bookings for support staff, newest first.
+func (s *Service) Search(ctx context.Context, f store.BookingFilter) ([]store.BookingSummary, error) {
+	return s.Store.SearchBookings(ctx, f)
+}
+
+// Detail reads any booking for support staff.
+func (s *Service) Detail(ctx context.Context, id uuid.UUID) (Detail, error) {
+	v, err := s.Store.Booking(ctx, id, "")
+	if err != nil {
+		return Detail{}, err
+	}
+	sd, err := s.Store.BookingSupportDetail(ctx, id)
+	if err != nil {
+		return Detail{}, err
+	}
+	d := Detail{View: view(v), UserID: v.Hold.UserID, SupportDetail: sd, Flagged: v.Flagged}
+	qctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if res, err := s.Temporal.QueryWorkflow(qctx, saga.BookingWorkflowID(id.String()), "", saga.QueryStep); err == nil {
+		_ = res.Get(&d.Step)
+	}
+	return d, nil
+}
+
+// staffTimeout bounds a support action waiting on the worker.
+const staffTimeout = 2 * time.Minute
+
+// StaffRefund cancels and refunds a booking outside the fan's policy,
+// through its workflow, recording the staff member and reason on the
+// booking and in the audit log.
+func (s *Service) StaffRefund(ctx context.Context, who session.Identity, id uuid.UUID, reason string) (View, error) {
+	before, err := s.Store.Booking(ctx, id, "")
+	if err != nil {
+		return View{}, err
+	}
+	if v := view(before); v.Status == vocab.BookingRefunded {
+		return v, nil // refunded already, by this request retried or by anyone: nothing more to do
+	}
+	if before.Hold.Status != vocab.ReservationPaid && before.Hold.Status != vocab.ReservationPending {
+		return View{}, store.ErrNotPending
+	}
+	if err := s.staffAction(ctx, "staff-refund-"+id.String(), saga.StaffInput{Action: saga.StaffRefund,
+		BookingID: id.String(), Staff: who.UserID, Reason: reason}); err != nil {
+		return View{}, err
+	}
+	after, err := s.Store.Booking(ctx, id, "")
+	if err != nil {
+		return View{}, err
+	}
+	b, _ := json.Marshal(view(before))
+	a, _ := json.Marshal(view(after))
+	if err := s.Store.RecordAdminAction(ctx, store.AdminAction{Actor: who.UserID, OrgID: who.Org, Action: "booking.refund",
+		Target: "booking:" + id.String(), Reason: reason, Before: b, After: a}); err != nil {
+		return View{}, err
+	}
+	return view(after), nil
+}
+
+// Resend sends the booking's confirmation email again.
+func (s *Service) Resend(ctx context.Context, who session.Identity, id uuid.UUID) error {
+	v, err := s.Store.Booking(ctx, id, "")
+	if err != nil {
+		return err
+	}
+	if v.Hold.Status != vocab.ReservationPaid {
+		return store.ErrNotPending
+	}
+	if err := s.staffAction(ctx, "staff-resend-"+uuid.NewString(), saga.StaffInput{Action: saga.StaffResend,
+		BookingID: id.String(), Staff: who.UserID}); err != nil {
+		return err
+	}
+	return s.Store.RecordAdminAction(ctx, store.AdminAction{Actor: who.UserID, OrgID: who.Org, Action: "booking.resend",
+		Target: "booking:" + id.String()})
+}
+
+// staffAction runs one action on the worker and waits for it. A second
+// refund of the same booking while the first runs joins it.
+func (s *Service) staffAction(ctx context.Context, workflowID string, in saga.StaffInput) error {
+	ctx, cancel := context.WithTimeout(ctx, staffTimeout)
+	defer cancel()
+	run, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: workflowID, TaskQueue: saga.TaskQueue,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+	}, saga.StaffActionWorkflowName, in)
+	if err != nil {
+		return sagaError(err)
+	}
+	return sagaError(run.Get(ctx, nil))
+}

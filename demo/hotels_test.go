@@ -1,0 +1,34 @@
+package demo_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/demo"
+	"github.com/encore-tickets/encore/internal/testenv"
+)
+
+func TestSeedCreatesThreeAmsterdamHotelsWithNinetyNightsOnce(t *testing.T) {
+	ctx := context.Background()
+	pool := testenv.DB(t)
+	count := func(sql string) int {
+		t.Helper()
+		var n int
+		require.NoError(t, pool.QueryRow(ctx, sql).Scan(&n))
+		return n
+	}
+	now := time.Now()
+	require.NoError(t, demo.Seed(ctx, pool, now))
+	_, err := pool.Exec(ctx, `UPDATE room_nights SET held = 1 WHERE property_id = 'prop_canal_house' AND room_type = 'double'`)
+	require.NoError(t, err)
+	require.NoError(t, demo.Seed(ctx, pool, now))
+
+	require.Equal(t, 3, count(`SELECT count(*) FROM properties WHERE city = 'Amsterdam' AND venue_id = '`+demo.ArenaVenueID+`'`))
+	require.Equal(t, 6, count(`SELECT count(*) FROM room_types`))
+	require.Equal(t, 6*demo.HotelNights, count(`SELECT count(*) FROM room_nights`))
+	require.Equal(t, demo.HotelNights, count(`SELECT count(*) FROM room_nights WHERE overbook_limit > 0`), "one room type overbooks")
+	require.Equal(t, demo.HotelNights, count(`SELECT count(*) FROM room_nights WHERE held = 1`), "a second seed keeps the counters")
+}

@@ -1,0 +1,49 @@
+package holds
+
+import (
+	"context"
+	"errors"
+
+	"github.com/google/uuid"
+
+	"github.com/encore-tickets/encore/session"
+	"github.com/encore-tickets/encore/store"
+)
+
+// holdStays places a hotel-only hold: the account's rate limit, the stored
+// answer of the same Idempotency-Key, then the one transaction
+// (store.CreateStayHold) that takes every night of every stay or none. No
+// event means no event limits, admission or seat hints: rooms are counted
+// inventory that only the database decides.
+func (s *Service) holdStays(ctx context.Context, who session.Identity, cart Cart, idemKey string, reqHash []byte) (Answer, error) {
+	if err := s.allow(ctx, who); err != nil {
+		return Answer{}, err
+	}
+	if idemKey != "" {
+		prev, err := s.Store.LookupIdempotent(ctx, who.UserID, idemKey, reqHash)
+		if err != nil {
+			return Answer{}, err
+		}
+		if prev != nil {
+			return s.replay(ctx, who, idemKey, prev)
+		}
+	}
+	req := store.HoldRequest{ReservationID: reservationID(who.UserID, idemKey), UserID: who.UserID,
+		Stays: cart.Stays, IdempotencyKey: idemKey, RequestHash: reqHash}
+	hold, stored, err := s.Store.CreateStayHold(ctx, req)
+	if errors.Is(err, store.ErrReservationIDTaken) {
+		req.ReservationID = uuid.New()
+		hold, stored, err = s.Store.CreateStayHold(ctx, req)
+	}
+	if err != nil {
+		return Answer{}, err
+	}
+	if stored != nil {
+		return s.replay(ctx, who, idemKey, stored)
+	}
+	body, err := s.keep(ctx, who, idemKey, hold)
+	if err != nil {
+		return Answer{}, err
+	}
+	return Answer{Hold: hold, Body: body}, nil
+}

@@ -1,0 +1,505 @@
+// Package organiser holds an organiser's events: a draft created from one
+// of the organiser's venues (the venue's layout copied into the event's
+// sections and seats, each seat priced by its category), changed while a
+// draft, published to fans, and seats blocked or unblocked with a reason.
+// The CLI calls it, and so do the organiser routes of the HTTP edge: every
+// method takes the scope it acts for and fails with the typed errors of
+// package venues (*venues.ValidationError, venues.ErrConflict) or
+// store.ErrNotFound.
+package organiser
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/encore-tickets/encore/money"
+	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/venues"
+	"github.com/encore-tickets/encore/vocab"
+)
+
+// Defaults of a new event's optional fields.
+const (
+	DefaultPerCustomerLimit = 6
+	DefaultHoldTTLSeconds   = 600
+	// DefaultCancellationWindow is how long before the show a paid booking
+	// can no longer be cancelled, when the event does not say.
+	DefaultCancellationWindow = 48 * time.Hour
+	// MaxSeatsPerChange bounds one block or unblock request.
+	MaxSeatsPerChange = 1000
+)
+
+// EventFields are an event's fields as the organiser sends them: the body of
+// POST /v1/admin/events (venue_id, title, starts_at, onsale_at, currency and
+// prices required) and of PATCH /v1/admin/events/{id} (only the fields to
+// change). Changing a published event is limited to the fields in
+// AlwaysEditable.
+type EventFields struct {
+	VenueID              *string                `json:"venue_id,omitempty"`
+	Title                *string                `json:"title,omitempty"`
+	Artist               *string                `json:"artist,omitempty"`
+	Genre                *string                `json:"genre,omitempty"`
+	Description          *string                `json:"description,omitempty"`
+	StartsAt             *time.Time             `json:"starts_at,omitempty"`
+	OnsaleAt             *time.Time             `json:"onsale_at,omitempty"`
+	OffsaleAt            *time.Time             `json:"offsale_at,omitempty"`
+	CancellationDeadline *time.Time             `json:"cancellation_deadline,omitempty"`
+	Currency             *string                `json:"currency,omitempty"`
+	Metered              *bool                  `json:"metered,omitempty"`
+	PerCustomerLimit     *int                   `json:"per_customer_limit,omitempty"`
+	HoldTTLSeconds       *int                   `json:"hold_ttl_seconds,omitempty"`
+	Prices               map[string]money.Money `json:"prices,omitempty"`
+}
+
+// AlwaysEditable are the fields a published event may still change: what
+// it is called and says, how long its sale runs, and the terms of holds not
+// yet taken (a hold keeps the terms it was taken under). Everything a fan's
+// purchase depends on (the venue and so the seats, the date, the on-sale
+// time, prices and currency, metering and the cancellation deadline) is
+// fixed once published.
+var AlwaysEditable = []string{"title", "artist", "genre", "description", "offsale_at", "per_customer_limit", "hold_ttl_seconds"}
+
+// DecodeEventFields reads EventFields from JSON; a malformed body or a
+// value of the wrong type is a *venues.ValidationError naming the field.
+func DecodeEventFields(r io.Reader) (EventFields, error) {
+	body, err := io.ReadAll(io.LimitReader(r, 1<<20+1))
+	if err != nil {
+		return EventFields{}, err
+	}
+	if len(body) > 1<<20 {
+		return EventFields{}, venues.Invalid("body", "larger than 1 MiB")
+	}
+	var f EventFields
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&f); err != nil {
+		var te *json.UnmarshalTypeError
+		var pe *time.ParseError
+		switch {
+		case errors.As(err, &te):
+			return EventFields{}, venues.Invalid(te.Field, "must be a JSON %s", te.Type.Kind())
+		case errors.As(err, &pe):
+			return EventFields{}, venues.Invalid("body", "a time is RFC 3339, such as 2027-06-01T20:00:00+02:00: %v", pe)
+		}
+		return EventFields{}, venues.Invalid("body", "not valid JSON: %v", err)
+	}
+	return f, nil
+}
+
+// Event is an event as its organiser sees it. Status is DRAFT, PUBLISHED
+// (before the on-sale time), ON_SALE, OFF_SALE or CANCELLED.
+type Event struct {
+	EventID              string                 `json:"event_id"`
+	OrgID                string                 `json:"org_id"`
+	VenueID              string                 `json:"venue_id"`
+	Title                string                 `json:"title"`
+	Artist               string                 `json:"artist"`
+	Genre                string                 `json:"genre"`
+	Description          string                 `json:"description"`
+	Status               vocab.EventStatus      `json:"status"`
+	StartsAt             time.Time              `json:"starts_at"`
+	OnsaleAt             time.Time              `json:"onsale_at"`
+	OffsaleAt            *time.Time             `json:"offsale_at"`
+	CancellationDeadline time.Time              `json:"cancellation_deadline"`
+	Currency             string                 `json:"currency"`
+	Metered              bool                   `json:"metered"`
+	PerCustomerLimit     int                    `json:"per_customer_limit"`
+	HoldTTLSeconds       int                    `json:"hold_ttl_seconds"`
+	Prices               map[string]money.Money `json:"prices"`
+	Sections             int                    `json:"sections"`
+	Seats                int                    `json:"seats"`
+	GeneralCapacity      int                    `json:"general_capacity"`
+	CreatedAt            time.Time              `json:"created_at"`
+	PublishedAt          *time.Time             `json:"published_at"`
+}
+
+// Service runs the organiser's event lifecycle over the buy plane's store.
+type Service struct {
+	store *store.Store
+	// Now is the clock the derived status reads (tests may set it).
+	Now func() time.Time
+}
+
+// NewService builds the service.
+func NewService(st *store.Store) *Service { return &Service{store: st, Now: time.Now} }
+
+func (s *Service) view(e store.OrganiserEvent) Event {
+	out := Event{EventID: e.ID, OrgID: e.OrgID, VenueID: e.VenueID, Title: e.Title, Artist: e.Artist, Genre: e.Genre,
+		Description: e.Description, Status: e.Status.Phase(s.Now(), e.OnsaleAt, e.OffsaleAt),
+		StartsAt: e.StartsAt.UTC(), OnsaleAt: e.OnsaleAt.UTC(), CancellationDeadline: e.CancellationDeadline.UTC(),
+		Currency: e.Currency, Metered: e.Metered, PerCustomerLimit: e.PerCustomerLimit, HoldTTLSeconds: e.HoldTTLSeconds,
+		Prices: map[string]money.Money{}, Sections: e.Sections, Seats: e.Seats, GeneralCapacity: e.GeneralCapacity,
+		CreatedAt: e.CreatedAt.UTC()}
+	if !e.OffsaleAt.IsZero() {
+		t := e.OffsaleAt.UTC()
+		out.OffsaleAt = &t
+	}
+	if !e.PublishedAt.IsZero() {
+		t := e.PublishedAt.UTC()
+		out.PublishedAt = &t
+	}
+	for c, a := range e.Prices {
+		out.Prices[c] = money.Money{Amount: a, Currency: e.Currency}
+	}
+	return out
+}
+
+// Create writes a DRAFT event from one of the scope's venues, copying its
+// layout with each seat priced by its category. Fans do not see it until
+// Publish.
+func (s *Service) Create(ctx context.Context, scope venues.Scope, f EventFields) (Event, error) {
+	return s.CreateAs(ctx, scope, venues.NewID("evt"), f)
+}
+
+// CreateAs is Create under a chosen ID (the demo's fixed events);
+// store.ErrEventExists when it is taken.
+func (s *Service) CreateAs(ctx context.Context, scope venues.Scope, id string, f EventFields) (Event, error) {
+	if err := scope.Check(); err != nil {
+		return Event{}, err
+	}
+	var e errList
+	for _, req := range []struct {
+		name string
+		set  bool
+	}{{"venue_id", f.VenueID != nil}, {"title", f.Title != nil}, {"starts_at", f.StartsAt != nil},
+		{"onsale_at", f.OnsaleAt != nil}, {"currency", f.Currency != nil}, {"prices", len(f.Prices) > 0}} {
+		if !req.set {
+			e.add(req.name, "required")
+		}
+	}
+	if len(e) > 0 {
+		return Event{}, e.err()
+	}
+	venue, err := s.store.Venue(ctx, *f.VenueID, scope.Filter())
+	if errors.Is(err, store.ErrNotFound) {
+		return Event{}, venues.Invalid("venue_id", "no such venue of this organisation")
+	}
+	if err != nil {
+		return Event{}, err
+	}
+	ev := store.OrganiserEvent{ID: id, OrgID: venue.OrgID, Status: vocab.EventDraft,
+		PerCustomerLimit: DefaultPerCustomerLimit, HoldTTLSeconds: DefaultHoldTTLSeconds, Prices: map[string]int64{}}
+	apply(&ev, f, &e)
+	if f.OffsaleAt == nil {
+		ev.OffsaleAt = ev.StartsAt // the sale ends when the show starts
+	}
+	if f.CancellationDeadline == nil {
+		ev.CancellationDeadline = ev.StartsAt.Add(-DefaultCancellationWindow)
+	}
+	check(&ev, venue.Categories, &e)
+	if len(e) > 0 {
+		return Event{}, e.err()
+	}
+	if err := s.store.CreateDraftEvent(ctx, ev); err != nil {
+		return Event{}, err
+	}
+	return s.Get(ctx, scope, id)
+}
+
+// Get reads an event of the scope's organisation: store.ErrNotFound
+// otherwise.
+func (s *Service) Get(ctx context.Context, scope venues.Scope, id string) (Event, error) {
+	if err := scope.Check(); err != nil {
+		return Event{}, err
+	}
+	ev, err := s.store.OrganiserEvent(ctx, id, scope.Filter())
+	if err != nil {
+		return Event{}, err
+	}
+	return s.view(ev), nil
+}
+
+// Patch changes the fields f sets. A DRAFT may change any; a published
+// event only AlwaysEditable (anything else is venues.ErrConflict, naming the
+// fields); a cancelled event nothing.
+func (s *Service) Patch(ctx context.Context, scope venues.Scope, id string, f EventFields) (Event, error) {
+	if err := scope.Check(); err != nil {
+		return Event{}, err
+	}
+	current, err := s.store.OrganiserEvent(ctx, id, scope.Filter())
+	if err != nil {
+		return Event{}, err
+	}
+	venueID := current.VenueID
+	if f.VenueID != nil {
+		venueID = *f.VenueID
+	}
+	venue, err := s.store.Venue(ctx, venueID, scope.Filter())
+	if errors.Is(err, store.ErrNotFound) {
+		return Event{}, venues.Invalid("venue_id", "no such venue of this organisation")
+	}
+	if err != nil {
+		return Event{}, err
+	}
+	if venue.OrgID != current.OrgID {
+		return Event{}, venues.Invalid("venue_id", "the venue belongs to another organisation than the event")
+	}
+	updated, err := s.store.UpdateEvent(ctx, id, scope.Filter(), func(ev *store.OrganiserEvent) error {
+		before := *ev
+		var e errList
+		apply(ev, f, &e)
+		if len(e) > 0 {
+			return e.err()
+		}
+		if ev.Status != vocab.EventDraft {
+			if fixed := changedFixed(before, *ev); len(fixed) > 0 || ev.Status == vocab.EventCancelled {
+				return fmt.Errorf("%w: the event is %s; only %s may change (asked: %s)", venues.ErrConflict,
+					ev.Status, strings.Join(AlwaysEditable, ", "), strings.Join(fixed, ", "))
+			}
+		}
+		check(ev, venue.Categories, &e)
+		return e.err()
+	})
+	if err != nil {
+		return Event{}, err
+	}
+	return s.view(updated), nil
+}
+
+// Publish makes a DRAFT visible to fans: listed, its page and seat map
+// shown, on sale from its on-sale time until its off-sale time. Publishing a
+// published event changes nothing; a cancelled one is venues.ErrConflict.
+func (s *Service) Publish(ctx context.Context, scope venues.Scope, id string) (Event, error) {
+	if err := scope.Check(); err != nil {
+		return Event{}, err
+	}
+	updated, err := s.store.UpdateEvent(ctx, id, scope.Filter(), func(ev *store.OrganiserEvent) error {
+		switch ev.Status {
+		case vocab.EventCancelled:
+			return fmt.Errorf("%w: the event is cancelled", venues.ErrConflict)
+		case vocab.EventPublished:
+			return nil
+		}
+		if ev.Seats+ev.GeneralCapacity == 0 {
+			return fmt.Errorf("%w: the event has nothing to sell", venues.ErrConflict)
+		}
+		ev.Status = vocab.EventPublished
+		return nil
+	})
+	if err != nil {
+		return Event{}, err
+	}
+	return s.view(updated), nil
+}
+
+// SeatChange is the body of POST .../seats/block and .../seats/unblock.
+type SeatChange struct {
+	SeatIDs []string `json:"seat_ids"`
+	Reason  string   `json:"reason"`
+}
+
+// SeatChanged is the answer: the seats whose status changed (seats already
+// in the asked state are logged and left).
+type SeatChanged struct {
+	EventID string   `json:"event_id"`
+	Changed []string `json:"changed"`
+}
+
+// Block makes seats BLOCKED: never held or sold until unblocked. Held or
+// sold seats refuse the request (venues.ErrConflict, wrapping a
+// *store.SeatConflictError); every seat is logged with the reason.
+func (s *Service) Block(ctx context.Context, scope venues.Scope, eventID string, c SeatChange) (SeatChanged, error) {
+	return s.setBlocked(ctx, scope, eventID, c, vocab.SeatBlock)
+}
+
+// Unblock makes BLOCKED seats AVAILABLE again. A held or sold seat refuses
+// the request: its buyer owns it.
+func (s *Service) Unblock(ctx context.Context, scope venues.Scope, eventID string, c SeatChange) (SeatChanged, error) {
+	return s.setBlocked(ctx, scope, eventID, c, vocab.SeatUnblock)
+}
+
+func (s *Service) setBlocked(ctx context.Context, scope venues.Scope, eventID string, c SeatChange, action vocab.SeatAction) (SeatChanged, error) {
+	if err := scope.Check(); err != nil {
+		return SeatChanged{}, err
+	}
+	var e errList
+	ids := slices.Compact(slices.Sorted(slices.Values(c.SeatIDs)))
+	switch {
+	case len(ids) == 0:
+		e.add("seat_ids", "at least one seat")
+	case len(ids) > MaxSeatsPerChange:
+		e.add("seat_ids", fmt.Sprintf("at most %d seats at once", MaxSeatsPerChange))
+	case slices.Contains(ids, ""):
+		e.add("seat_ids", "a seat ID is not empty")
+	}
+	reason := strings.TrimSpace(c.Reason)
+	switch {
+	case reason == "":
+		e.add("reason", "required: why the seats change")
+	case len(reason) > 500:
+		e.add("reason", "at most 500 characters")
+	}
+	if len(e) > 0 {
+		return SeatChanged{}, e.err()
+	}
+	actor := scope.Actor
+	if actor == "" {
+		actor = "unknown"
+	}
+	changed, err := s.store.SetSeatsBlocked(ctx, eventID, scope.Filter(), ids, action, reason, actor)
+	var conflict *store.SeatConflictError
+	var inv *store.InvalidError
+	switch {
+	case errors.As(err, &conflict):
+		return SeatChanged{}, fmt.Errorf("%w: %w", venues.ErrConflict, err)
+	case errors.As(err, &inv):
+		return SeatChanged{}, venues.Invalid(inv.Field, "%s", inv.Message)
+	case err != nil:
+		return SeatChanged{}, err
+	}
+	if changed == nil {
+		changed = []string{}
+	}
+	return SeatChanged{EventID: eventID, Changed: changed}, nil
+}
+
+// apply copies the fields f sets onto ev, noting malformed ones.
+func apply(ev *store.OrganiserEvent, f EventFields, e *errList) {
+	set := func(dst *string, src *string) {
+		if src != nil {
+			*dst = strings.TrimSpace(*src)
+		}
+	}
+	set(&ev.VenueID, f.VenueID)
+	set(&ev.Title, f.Title)
+	set(&ev.Artist, f.Artist)
+	set(&ev.Genre, f.Genre)
+	set(&ev.Description, f.Description)
+	set(&ev.Currency, f.Currency)
+	for _, t := range []struct {
+		dst *time.Time
+		src *time.Time
+	}{{&ev.StartsAt, f.StartsAt}, {&ev.OnsaleAt, f.OnsaleAt}, {&ev.OffsaleAt, f.OffsaleAt},
+		{&ev.CancellationDeadline, f.CancellationDeadline}} {
+		if t.src != nil {
+			*t.dst = *t.src
+		}
+	}
+	if f.Metered != nil {
+		ev.Metered = *f.Metered
+	}
+	if f.PerCustomerLimit != nil {
+		ev.PerCustomerLimit = *f.PerCustomerLimit
+	}
+	if f.HoldTTLSeconds != nil {
+		ev.HoldTTLSeconds = *f.HoldTTLSeconds
+	}
+	if f.Prices != nil {
+		ev.Prices = map[string]int64{}
+		for _, c := range slices.Sorted(maps.Keys(f.Prices)) {
+			p := f.Prices[c]
+			if p.Currency != ev.Currency {
+				e.add("prices."+c+".currency", fmt.Sprintf("must be the event's currency %q", ev.Currency))
+			}
+			ev.Prices[c] = p.Amount
+		}
+	}
+}
+
+// changedFixed names the fields outside AlwaysEditable that differ.
+func changedFixed(a, b store.OrganiserEvent) []string {
+	var out []string
+	for _, c := range []struct {
+		name    string
+		changed bool
+	}{
+		{"venue_id", a.VenueID != b.VenueID},
+		{"starts_at", !a.StartsAt.Equal(b.StartsAt)},
+		{"onsale_at", !a.OnsaleAt.Equal(b.OnsaleAt)},
+		{"cancellation_deadline", !a.CancellationDeadline.Equal(b.CancellationDeadline)},
+		{"currency", a.Currency != b.Currency},
+		{"metered", a.Metered != b.Metered},
+		{"prices", !maps.Equal(a.Prices, b.Prices)},
+	} {
+		if c.changed {
+			out = append(out, c.name)
+		}
+	}
+	return out
+}
+
+var currencyPattern = regexp.MustCompile(`^[A-Z]{3}$`)
+
+// maxPrice bounds a category's price: ten million in major units.
+const maxPrice = 1_000_000_000
+
+// check validates the event as it would be stored, categories being those
+// of its venue's layout.
+func check(ev *store.OrganiserEvent, categories []string, e *errList) {
+	switch {
+	case ev.Title == "":
+		e.add("title", "required")
+	case len(ev.Title) > 200:
+		e.add("title", "at most 200 characters")
+	}
+	for _, f := range []struct{ name, v string }{{"artist", ev.Artist}, {"genre", ev.Genre}} {
+		if len(f.v) > 200 {
+			e.add(f.name, "at most 200 characters")
+		}
+	}
+	if len(ev.Description) > 5000 {
+		e.add("description", "at most 5000 characters")
+	}
+	if !currencyPattern.MatchString(ev.Currency) {
+		e.add("currency", "an ISO 4217 code such as EUR")
+	}
+	if ev.PerCustomerLimit < 1 || ev.PerCustomerLimit > 100 {
+		e.add("per_customer_limit", "from 1 to 100")
+	}
+	if ev.HoldTTLSeconds < 30 || ev.HoldTTLSeconds > 3600 {
+		e.add("hold_ttl_seconds", "from 30 to 3600")
+	}
+	switch {
+	case ev.StartsAt.IsZero():
+		e.add("starts_at", "required")
+	case ev.OnsaleAt.IsZero():
+		e.add("onsale_at", "required")
+	case !ev.OnsaleAt.Before(ev.StartsAt):
+		e.add("onsale_at", "must be before starts_at")
+	}
+	if !ev.OffsaleAt.IsZero() && !ev.OffsaleAt.After(ev.OnsaleAt) && !e.has("onsale_at") {
+		e.add("offsale_at", "must be after onsale_at")
+	}
+	if !ev.CancellationDeadline.IsZero() && ev.CancellationDeadline.After(ev.StartsAt) {
+		e.add("cancellation_deadline", "must not be after starts_at")
+	}
+	for _, c := range slices.Sorted(maps.Keys(ev.Prices)) {
+		switch a := ev.Prices[c]; {
+		case !slices.Contains(categories, c):
+			e.add("prices."+c, fmt.Sprintf("the venue's layout has no category %q (it has %s)", c, strings.Join(categories, ", ")))
+		case a < 0 || a > maxPrice:
+			e.add("prices."+c+".amount", fmt.Sprintf("from 0 to %d minor units", maxPrice))
+		}
+	}
+	for _, c := range categories {
+		if _, ok := ev.Prices[c]; !ok {
+			e.add("prices."+c, "missing: the venue's layout has seats of this category")
+		}
+	}
+}
+
+// errList collects field errors.
+type errList []venues.FieldError
+
+func (e *errList) add(field, msg string) {
+	*e = append(*e, venues.FieldError{Field: field, Message: msg})
+}
+
+func (e errList) has(field string) bool {
+	return slices.ContainsFunc(e, func(f venues.FieldError) bool { return f.Field == field })
+}
+
+func (e errList) err() error {
+	if len(e) == 0 {
+		return nil
+	}
+	return &venues.ValidationError{Errors: e}
+}

@@ -1,0 +1,120 @@
+package organiser
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/encore-tickets/encore/money"
+	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/venues"
+)
+
+// PromotionRequest is the body of POST /v1/admin/events/{id}/promotions:
+// percent_off (1 to 100, may have two decimals) or amount_off (in the
+// event's currency, per ticket), max_uses, per_user (uses per account; only
+// 1 is supported: a code's use is keyed by code and account) and an
+// optional window.
+type PromotionRequest struct {
+	Code       string       `json:"code"`
+	PercentOff *float64     `json:"percent_off,omitempty"`
+	AmountOff  *money.Money `json:"amount_off,omitempty"`
+	MaxUses    int          `json:"max_uses"`
+	PerUser    *int         `json:"per_user,omitempty"`
+	StartsAt   *time.Time   `json:"starts_at,omitempty"`
+	EndsAt     *time.Time   `json:"ends_at,omitempty"`
+}
+
+var promoCodePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{3,40}$`)
+
+// MaxPromotionUses bounds a code's uses.
+const MaxPromotionUses = 1_000_000
+
+// CreatePromotion adds a code to an event of the scope's organisation and
+// records it in the admin audit log in the same transaction. A taken code
+// is venues.ErrConflict.
+func (s *Service) CreatePromotion(ctx context.Context, scope venues.Scope, eventID string, r PromotionRequest) (store.Promotion, error) {
+	ev, err := s.Get(ctx, scope, eventID)
+	if err != nil {
+		return store.Promotion{}, err
+	}
+	var e errList
+	p := store.Promotion{Code: strings.TrimSpace(r.Code), EventID: ev.EventID, MaxUses: r.MaxUses, PerUser: 1,
+		StartsAt: r.StartsAt, EndsAt: r.EndsAt}
+	if !promoCodePattern.MatchString(p.Code) {
+		e.add("code", "3 to 40 letters, digits, '_' or '-'")
+	}
+	switch {
+	case (r.PercentOff == nil) == (r.AmountOff == nil):
+		e.add("percent_off", "exactly one of percent_off and amount_off")
+	case r.PercentOff != nil:
+		bps := *r.PercentOff * 100
+		if bps < 1 || bps > 10000 || bps != float64(int(bps)) {
+			e.add("percent_off", "from 0.01 to 100, at most two decimals")
+		}
+		p.DiscountBps = int(bps)
+	default:
+		switch {
+		case r.AmountOff.Currency != ev.Currency:
+			e.add("amount_off.currency", fmt.Sprintf("must be the event's currency %q", ev.Currency))
+		case r.AmountOff.Amount < 1 || r.AmountOff.Amount > maxPrice:
+			e.add("amount_off.amount", fmt.Sprintf("from 1 to %d minor units", maxPrice))
+		}
+		p.AmountOff = r.AmountOff.Amount
+	}
+	if r.MaxUses < 1 || r.MaxUses > MaxPromotionUses {
+		e.add("max_uses", fmt.Sprintf("from 1 to %d", MaxPromotionUses))
+	}
+	if r.PerUser != nil && *r.PerUser != 1 {
+		e.add("per_user", "only 1 is supported: one live use of a code per account")
+	}
+	if r.StartsAt != nil && r.EndsAt != nil && !r.EndsAt.After(*r.StartsAt) {
+		e.add("ends_at", "must be after starts_at")
+	}
+	if len(e) > 0 {
+		return store.Promotion{}, e.err()
+	}
+	out, err := s.store.AddPromotion(ctx, p, store.AdminAction{Actor: actorOf(scope), OrgID: ev.OrgID,
+		Action: "promotion.create", Target: eventID + "/" + p.Code})
+	if errors.Is(err, store.ErrPromotionExists) {
+		return store.Promotion{}, fmt.Errorf("%w: the code %s is taken", venues.ErrConflict, p.Code)
+	}
+	return out, err
+}
+
+// DisablePromotion withdraws a code from new holds; holds already taken
+// keep their frozen price. Recorded in the audit log with the same
+// transaction.
+func (s *Service) DisablePromotion(ctx context.Context, scope venues.Scope, eventID, code string) (store.Promotion, error) {
+	ev, err := s.Get(ctx, scope, eventID)
+	if err != nil {
+		return store.Promotion{}, err
+	}
+	return s.store.DisablePromotion(ctx, ev.EventID, code, store.AdminAction{Actor: actorOf(scope), OrgID: ev.OrgID,
+		Action: "promotion.disable", Target: eventID + "/" + code})
+}
+
+func actorOf(scope venues.Scope) string {
+	if scope.Actor == "" {
+		return "unknown"
+	}
+	return scope.Actor
+}
+
+// Audit records a change the service made outside a transaction of its
+// own (the edge calls it after a create, patch, publish or seat change),
+// with the object before and after.
+func (s *Service) Audit(ctx context.Context, scope venues.Scope, org, action, target, reason string, before, after any) error {
+	a := store.AdminAction{Actor: actorOf(scope), OrgID: org, Action: action, Target: target, Reason: reason}
+	if before != nil {
+		a.Before, _ = json.Marshal(before)
+	}
+	if after != nil {
+		a.After, _ = json.Marshal(after)
+	}
+	return s.store.RecordAdminAction(ctx, a)
+}

@@ -1,0 +1,328 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// PropertySpec describes a hotel to create (demo data, tests).
+type PropertySpec struct {
+	ID, Name, City string
+	VenueID        string // the venue it is near; empty for none
+	Currency       string
+	MinStay        int // nights; 0 means 1
+	FreeCancelDays int
+	RoomTypes      []RoomTypeSpec
+}
+
+// RoomTypeSpec is one room type and its nightly inventory from a first
+// night for a number of nights.
+type RoomTypeSpec struct {
+	ID, Name      string
+	MaxGuests     int
+	Allotment     int
+	OverbookLimit int
+	Price         int64 // per night, minor units
+	// WeekendPrice, when set, is the rate of Friday and Saturday nights.
+	WeekendPrice int64
+}
+
+// CreateProperty inserts the property, its room types and their nights from
+// first for nights nights, idempotently: rows already there (and their
+// counters) are left alone.
+func (s *Store) CreateProperty(ctx context.Context, p PropertySpec, first time.Time, nights int) error {
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		var venue *string
+		if p.VenueID != "" {
+			venue = &p.VenueID
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO properties (id, name, city, venue_id, currency, min_stay, free_cancel_days)
+			VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`,
+			p.ID, p.Name, p.City, venue, p.Currency, max(p.MinStay, 1), p.FreeCancelDays); err != nil {
+			return err
+		}
+		for _, rt := range p.RoomTypes {
+			if _, err := tx.Exec(ctx, `INSERT INTO room_types (property_id, id, name, max_guests) VALUES ($1, $2, $3, $4)
+				ON CONFLICT DO NOTHING`, p.ID, rt.ID, rt.Name, rt.MaxGuests); err != nil {
+				return err
+			}
+			weekend := rt.WeekendPrice
+			if weekend == 0 {
+				weekend = rt.Price
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO room_nights (property_id, room_type, night, allotment, overbook_limit, price)
+				SELECT $1, $2, d::date, $3::int, $4::int, CASE WHEN extract(isodow FROM d) IN (5, 6) THEN $7::bigint ELSE $5::bigint END
+				FROM generate_series($6::date, $6::date + ($8::int - 1), interval '1 day') AS d
+				ON CONFLICT DO NOTHING`, p.ID, rt.ID, rt.Allotment, rt.OverbookLimit, rt.Price, first, weekend, nights); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// SetOverbooking sets the overbooking limit of one room-night. A limit
+// below what is already held and sold is refused (the CHECK), never applied.
+func (s *Store) SetOverbooking(ctx context.Context, propertyID, roomType string, night time.Time, limit int) (RoomNight, error) {
+	if limit < 0 {
+		return RoomNight{}, &InvalidError{Field: "limit", Message: "must not be negative"}
+	}
+	rn := RoomNight{PropertyID: propertyID, RoomType: roomType}
+	err := s.pool.QueryRow(ctx, `UPDATE room_nights SET overbook_limit = $4
+		WHERE property_id = $1 AND room_type = $2 AND night = $3
+		RETURNING night, allotment, overbook_limit, held, sold, price`, propertyID, roomType, night, limit).
+		Scan(&rn.Night, &rn.Allotment, &rn.OverbookLimit, &rn.Held, &rn.Sold, &rn.Price)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return RoomNight{}, ErrNotFound
+	}
+	if code, constraint := pgCode(err); code == pgCheckViolation && constraint == "room_nights_within_limit" {
+		return RoomNight{}, &InvalidError{Field: "limit", Message: "more rooms are already held or sold than allotment plus this limit"}
+	}
+	return rn, err
+}
+
+// HotelQuery is a hotel search: a destination (a city, or a venue ID), the
+// stay's dates and the guests per room.
+type HotelQuery struct {
+	Dest     string
+	Checkin  time.Time
+	Checkout time.Time
+	Guests   int
+}
+
+// HotelNight is one night of a room type as search shows it.
+type HotelNight struct {
+	Night     time.Time
+	Available int
+	Price     int64
+}
+
+// HotelRoomType is a room type with every night of the stay.
+type HotelRoomType struct {
+	ID, Name  string
+	MaxGuests int
+	Nights    []HotelNight
+}
+
+// HotelProperty is one property of a search with its room types.
+type HotelProperty struct {
+	ID, Name, City string
+	Currency       string
+	MinStay        int
+	RoomTypes      []HotelRoomType
+}
+
+// SearchHotels lists the properties at the destination with every room type
+// that sleeps the guests and is on sale every night of the stay, with each
+// night's availability and price. Minimum stays are the caller's to apply
+// (it shows why a property is left out). It reads on the browse plane's
+// read-only pool.
+func (r *Reader) SearchHotels(ctx context.Context, q HotelQuery) ([]HotelProperty, error) {
+	nights := int(q.Checkout.Sub(q.Checkin).Hours()+12) / 24
+	rows, err := r.pool.Query(ctx, `
+		SELECT p.id, p.name, p.city, p.currency, p.min_stay, rt.id, rt.name, rt.max_guests,
+		       rn.night, greatest(rn.allotment + rn.overbook_limit - rn.held - rn.sold, 0), rn.price
+		FROM properties p
+		JOIN room_types rt ON rt.property_id = p.id
+		JOIN room_nights rn ON rn.property_id = p.id AND rn.room_type = rt.id
+		WHERE (lower(p.city) = lower($1) OR p.venue_id = $1 OR p.id = $1)
+		  AND rt.max_guests >= $4 AND rn.night >= $2 AND rn.night < $3
+		ORDER BY p.name, p.id, rt.id, rn.night`, q.Dest, q.Checkin, q.Checkout, q.Guests)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []HotelProperty
+	for rows.Next() {
+		var p HotelProperty
+		var rt HotelRoomType
+		var n HotelNight
+		if err := rows.Scan(&p.ID, &p.Name, &p.City, &p.Currency, &p.MinStay, &rt.ID, &rt.Name, &rt.MaxGuests,
+			&n.Night, &n.Available, &n.Price); err != nil {
+			return nil, err
+		}
+		if len(out) == 0 || out[len(out)-1].ID != p.ID {
+			out = append(out, p)
+		}
+		last := &out[len(out)-1]
+		if len(last.RoomTypes) == 0 || last.RoomTypes[len(last.RoomTypes)-1].ID != rt.ID {
+			last.RoomTypes = append(last.RoomTypes, rt)
+		}
+		cur := &last.RoomTypes[len(last.RoomTypes)-1]
+		cur.Nights = append(cur.Nights, n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// A room type missing a night of the stay is not on sale for it.
+	kept := out[:0]
+	for _, p := range out {
+		types := p.RoomTypes[:0]
+		for _, rt := range p.RoomTypes {
+			if len(rt.Nights) == nights {
+				types = append(types, rt)
+			}
+		}
+		if p.RoomTypes = types; len(types) > 0 {
+			kept = append(kept, p)
+		}
+	}
+	return kept, nil
+}
+
+// Walk is one booking moved off an overbooked night.
+type Walk struct {
+	ID            int64
+	ReservationID uuid.UUID
+	UserID        string
+	Night         time.Time
+	FromProperty  string
+	FromRoomType  string
+	ToProperty    string
+	ToRoomType    string
+	Rooms         int
+	Refund        int64
+	Compensation  int64
+	Currency      string
+	Notified      bool
+	// IntentID is the booking's payment, which the refund is paid from;
+	// RefundID the provider's refund once paid ("" until then).
+	IntentID string
+	RefundID string
+}
+
+// ErrNoRelocation says no other property in the city has room that night
+// for the next booking to walk; the bookings walked before it stay walked.
+var ErrNoRelocation = errors.New("store: no other property has room that night")
+
+// WalkBookings walks bookings off propertyID's night until count bookings
+// have been walked from it that night (earlier calls count: a retry walks
+// nobody twice, and walks_once_per_booking makes it impossible). The last
+// paid bookings are walked first. Each walked booking's night moves to the
+// property in the same city with the most rooms left that sleeps as many
+// (never into that property's overbooking), the original night's rooms are
+// given back, and the walk is recorded with the night's price as refund and
+// compensationNights nights' price as compensation. It returns every walk
+// of that night, the earlier ones included.
+func (s *Store) WalkBookings(ctx context.Context, propertyID string, night time.Time, count int, compensationNights int) ([]Walk, error) {
+	var out []Walk
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		out = out[:0]
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`,
+			idempotencyLockKey("walk", propertyID, night.Format(time.DateOnly))); err != nil {
+			return err
+		}
+		var already int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM walks WHERE from_property = $1 AND night = $2`,
+			propertyID, night).Scan(&already); err != nil {
+			return err
+		}
+		if need := count - already; need > 0 {
+			rows, err := tx.Query(ctx, `SELECT r.id FROM reservations r
+				WHERE r.status = 'PAID' AND NOT EXISTS (SELECT 1 FROM walks w WHERE w.reservation_id = r.id)
+				  AND EXISTS (SELECT 1 FROM reservation_nights n WHERE n.reservation_id = r.id AND n.live
+				              AND n.property_id = $1 AND n.night = $2)
+				ORDER BY r.ended_at DESC, r.id LIMIT $3 FOR UPDATE OF r`, propertyID, night, need)
+			if err != nil {
+				return err
+			}
+			ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				if err := walkOne(ctx, tx, id, propertyID, night, compensationNights); err != nil {
+					return err
+				}
+			}
+		}
+		rows, err := tx.Query(ctx, `SELECT w.id, w.reservation_id, r.user_id, w.night, w.from_property, w.from_room_type,
+			w.to_property, w.to_room_type, w.rooms, w.refund, w.compensation, w.currency, w.notified_at IS NOT NULL,
+			coalesce(p.intent_id, ''), coalesce(w.refund_id, '')
+			FROM walks w JOIN reservations r ON r.id = w.reservation_id LEFT JOIN payments p ON p.reservation_id = w.reservation_id
+			WHERE w.from_property = $1 AND w.night = $2 ORDER BY w.id`, propertyID, night)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Walk, error) {
+			var w Walk
+			err := row.Scan(&w.ID, &w.ReservationID, &w.UserID, &w.Night, &w.FromProperty, &w.FromRoomType, &w.ToProperty,
+				&w.ToRoomType, &w.Rooms, &w.Refund, &w.Compensation, &w.Currency, &w.Notified, &w.IntentID, &w.RefundID)
+			return w, err
+		})
+		return err
+	})
+	if transient(err) {
+		return nil, ErrBusy
+	}
+	return out, err
+}
+
+// walkOne moves one booking's night at from to another property.
+func walkOne(ctx context.Context, tx pgx.Tx, id uuid.UUID, from string, night time.Time, compensationNights int) error {
+	var stay, rooms int
+	var roomType, currency string
+	var checkin, checkout time.Time
+	var price int64
+	if err := tx.QueryRow(ctx, `SELECT stay, room_type, rooms, price, currency, checkin, checkout FROM reservation_nights
+		WHERE reservation_id = $1 AND property_id = $2 AND night = $3 AND live ORDER BY stay LIMIT 1`, id, from, night).
+		Scan(&stay, &roomType, &rooms, &price, &currency, &checkin, &checkout); err != nil {
+		return err
+	}
+	var toProp, toType string
+	err := tx.QueryRow(ctx, `SELECT rn.property_id, rn.room_type FROM room_nights rn
+		JOIN properties p ON p.id = rn.property_id
+		JOIN room_types rt ON rt.property_id = rn.property_id AND rt.id = rn.room_type
+		WHERE rn.night = $2 AND rn.property_id <> $1 AND p.currency = $5
+		  AND lower(p.city) = (SELECT lower(city) FROM properties WHERE id = $1)
+		  AND rt.max_guests >= (SELECT max_guests FROM room_types WHERE property_id = $1 AND id = $3)
+		  AND rn.held + rn.sold + $4 <= rn.allotment
+		ORDER BY rn.allotment - rn.held - rn.sold DESC, rn.property_id, rn.room_type
+		LIMIT 1 FOR UPDATE OF rn`, from, night, roomType, rooms, currency).Scan(&toProp, &toType)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("walk booking %s: %w", id, ErrNoRelocation)
+	}
+	if err != nil {
+		return err
+	}
+	b := &pgx.Batch{}
+	// The guest keeps the room at the other property; the original night is
+	// given back (sold - rooms) and refunded, the new one sold at no charge.
+	b.Queue(`UPDATE room_nights SET sold = sold + $4 WHERE property_id = $1 AND room_type = $2 AND night = $3`,
+		toProp, toType, night, rooms)
+	b.Queue(`UPDATE room_nights SET sold = sold - $4 WHERE property_id = $1 AND room_type = $2 AND night = $3`,
+		from, roomType, night, rooms)
+	b.Queue(`UPDATE reservation_nights SET live = false WHERE reservation_id = $1 AND property_id = $2 AND night = $3 AND stay = $4`,
+		id, from, night, stay)
+	b.Queue(`INSERT INTO reservation_nights (reservation_id, stay, property_id, room_type, night, checkin, checkout, rooms, price, currency)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9)`, id, stay, toProp, toType, night, checkin, checkout, rooms, currency)
+	refund := price * int64(rooms)
+	b.Queue(`INSERT INTO walks (reservation_id, night, from_property, from_room_type, to_property, to_room_type, rooms,
+		refund, compensation, currency) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		id, night, from, roomType, toProp, toType, rooms, refund, refund*int64(compensationNights), currency)
+	return tx.SendBatch(ctx, b).Close()
+}
+
+// MarkWalkNotified records that the guest of a walk was told.
+func (s *Store) MarkWalkNotified(ctx context.Context, id uuid.UUID) error {
+	_, err := s.pool.Exec(ctx, `UPDATE walks SET notified_at = coalesce(notified_at, now()) WHERE reservation_id = $1`, id)
+	return err
+}
+
+// WalkRefunds is what the booking's walks refunded (their nights' prices).
+func (s *Store) WalkRefunds(ctx context.Context, id uuid.UUID) (int64, error) {
+	var n int64
+	err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(refund), 0)::bigint FROM walks WHERE reservation_id = $1`, id).Scan(&n)
+	return n, err
+}
+
+// MarkWalkRefunded records the provider's refund of a walk's night.
+func (s *Store) MarkWalkRefunded(ctx context.Context, walkID int64, refundID string) error {
+	_, err := s.pool.Exec(ctx, `UPDATE walks SET refund_id = $2 WHERE id = $1 AND refund_id IS NULL`, walkID, refundID)
+	return err
+}

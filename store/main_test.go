@@ -1,0 +1,9 @@
+package store_test
+
+import (
+	"testing"
+
+	"github.com/encore-tickets/encore/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }

@@ -1,0 +1,96 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Promotion is a code an organiser runs on one event: DiscountBps or
+// AmountOff (minor units of the event's currency, per ticket) off each
+// ticket, at most MaxUses holds in all and PerUser per account, between
+// StartsAt and EndsAt (zero: unbounded), until disabled.
+type Promotion struct {
+	Code        string     `json:"code"`
+	EventID     string     `json:"event_id"`
+	DiscountBps int        `json:"discount_bps"`
+	AmountOff   int64      `json:"amount_off"`
+	MaxUses     int        `json:"max_uses"`
+	PerUser     int        `json:"per_user"`
+	Used        int        `json:"used"`
+	StartsAt    *time.Time `json:"starts_at,omitempty"`
+	EndsAt      *time.Time `json:"ends_at,omitempty"`
+	DisabledAt  *time.Time `json:"disabled_at,omitempty"`
+}
+
+// ErrPromotionExists says the code is taken (codes are global: a fan types
+// one without naming the event).
+var ErrPromotionExists = errors.New("store: promotion code exists")
+
+// AddPromotion writes p and its audit record a (a.After is set to p) in one
+// transaction; ErrPromotionExists when the code is taken.
+func (s *Store) AddPromotion(ctx context.Context, p Promotion, a AdminAction) (Promotion, error) {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO promotions (code, event_id, discount_bps, amount_off, max_uses, per_user, starts_at, ends_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			p.Code, p.EventID, p.DiscountBps, p.AmountOff, p.MaxUses, p.PerUser, p.StartsAt, p.EndsAt)
+		if code, _ := pgCode(err); code == pgUniqueViolation {
+			return ErrPromotionExists
+		}
+		if err != nil {
+			return inputError(err)
+		}
+		if p, err = promotion(ctx, tx, p.EventID, p.Code); err != nil {
+			return err
+		}
+		a.After, _ = json.Marshal(p)
+		return RecordAdminActionTx(ctx, tx, a)
+	})
+	return p, err
+}
+
+// DisablePromotion stops the event's code from being used by new holds
+// (holds already taken keep their price) and records a, with the promotion
+// before and after, in the same transaction. Disabling a disabled code
+// changes nothing and records nothing. ErrNotFound for an unknown code.
+func (s *Store) DisablePromotion(ctx context.Context, eventID, code string, a AdminAction) (Promotion, error) {
+	var out Promotion
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		before, err := promotion(ctx, tx, eventID, code, "FOR UPDATE")
+		if err != nil {
+			return err
+		}
+		if before.DisabledAt != nil {
+			out = before
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `UPDATE promotions SET disabled_at = now() WHERE code = $1`, code); err != nil {
+			return err
+		}
+		if out, err = promotion(ctx, tx, eventID, code); err != nil {
+			return err
+		}
+		a.Before, _ = json.Marshal(before)
+		a.After, _ = json.Marshal(out)
+		return RecordAdminActionTx(ctx, tx, a)
+	})
+	return out, err
+}
+
+func promotion(ctx context.Context, tx pgx.Tx, eventID, code string, lock ...string) (Promotion, error) {
+	sql := `SELECT code, event_id, discount_bps, amount_off, max_uses, per_user, used, starts_at, ends_at, disabled_at
+		FROM promotions WHERE code = $1 AND event_id = $2`
+	if len(lock) > 0 {
+		sql += " " + lock[0]
+	}
+	var p Promotion
+	err := tx.QueryRow(ctx, sql, code, eventID).Scan(&p.Code, &p.EventID, &p.DiscountBps, &p.AmountOff, &p.MaxUses,
+		&p.PerUser, &p.Used, &p.StartsAt, &p.EndsAt, &p.DisabledAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Promotion{}, ErrNotFound
+	}
+	return p, err
+}

@@ -1,0 +1,208 @@
+package system_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/api"
+	"github.com/encore-tickets/encore/booking"
+	"github.com/encore-tickets/encore/catalog"
+	"github.com/encore-tickets/encore/devstack"
+	"github.com/encore-tickets/encore/internal/testenv"
+	"github.com/encore-tickets/encore/seatmap"
+	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/system"
+	"github.com/encore-tickets/encore/tickets"
+)
+
+// browserStack is the e2e harness plus the browse plane (search, seat maps,
+// the live socket fed by the outbox relay), serving the fan web app too.
+func browserStack(t *testing.T) (*e2e, string) {
+	t.Helper()
+	e := newE2E(t)
+	log := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelError}))
+	rdb, prefix := testenv.Redis(t)
+	reader := store.NewReader(e.store.Pool())
+	cache := seatmap.NewCache(rdb, prefix+e.eventID+":", reader.SectionSeats, seatmap.CacheOptions{})
+	hub := seatmap.NewHub(rdb, prefix+e.eventID+":", seatmap.HubOptions{Log: log})
+	relay := system.NewRelay(e.cfg, e.store, cache, prometheus.NewRegistry(), log)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{}, 2)
+	go func() { hub.Run(ctx); done <- struct{}{} }()
+	go func() { relay.Run(ctx); done <- struct{}{} }()
+	t.Cleanup(func() { cancel(); <-done; <-done })
+
+	keyring, err := system.TicketKeyring(e.cfg)
+	require.NoError(t, err)
+	bookings := &booking.Service{Holds: e.holds, Store: e.store, Temporal: e.temporal, Log: log,
+		WebhookSecret: e.cfg.StripeWebhookSecret.Reveal(), LateEventGrace: 2 * time.Second}
+	bookings.Register(prometheus.NewRegistry())
+	a := &api.Server{Holds: e.holds, Bookings: bookings, Sessions: e.issuer, Log: log,
+		Tickets: &tickets.Wallet{Store: e.store, Keyring: keyring},
+		Browse:  &api.Browse{Catalog: catalog.New(reader), Cache: cache, Hub: hub}}
+	srv := httptest.NewServer(a.Handler())
+	t.Cleanup(srv.Close)
+	return e, srv.URL
+}
+
+// browser starts a headless Chromium (installed through devstack when
+// missing: apt is the only network it needs) and returns a context for a
+// first tab; every test action is bounded by the test's timeout.
+func browser(t *testing.T, within time.Duration) context.Context {
+	t.Helper()
+	ictx, icancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer icancel()
+	exe, err := devstack.EnsureChromium(ictx, devstack.Options{AllowInstall: true, Log: os.Stderr})
+	if err != nil {
+		t.Skipf("no browser: %v", err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.Headless,
+		chromedp.DisableGPU, chromedp.WindowSize(1200, 900), chromedp.Flag("no-proxy-server", true))
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	t.Cleanup(cancel)
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(acancel)
+	bctx, bcancel := chromedp.NewContext(actx)
+	t.Cleanup(bcancel)
+	require.NoError(t, chromedp.Do(bctx)) // start the browser
+	return bctx
+}
+
+// fanTab opens another isolated browser context (its own storage: another
+// fan) in the same browser.
+func fanTab(t *testing.T, first context.Context) context.Context {
+	ctx, cancel := chromedp.NewContext(first, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// signInAndOpen signs a fan in with the demo form and opens the event's
+// seat map, waiting until its first bitmap is drawn.
+func signInAndOpen(t *testing.T, ctx context.Context, base, user, eventID string) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(css(`#signin input[name=user]`)),
+		chromedp.SendKeys(css(`#signin input[name=user]`), user),
+		chromedp.SendKeys(css(`#signin input[name=email]`), user+"@example.com"),
+		chromedp.Focus(css(`#signin button`)), chromedp.KeyEvent(kb.Enter),
+		chromedp.WaitVisible(css(`#signout`)),
+		chromedp.Navigate(base+"/#/event/"+eventID),
+		chromedp.WaitVisible(css(`#map canvas[data-version]`)),
+	))
+}
+
+// css is a CSS selector (a plain string is a DOM search).
+func css(s string) chromedp.CSS { return chromedp.CSS(s) }
+
+// js evaluates an expression for its string value.
+func js(t *testing.T, ctx context.Context, expr string) string {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+	require.NoError(t, err, expr)
+	return v
+}
+
+// waitJS polls a JavaScript expression until it yields want.
+func waitJS(t *testing.T, ctx context.Context, expr, want string, within time.Duration) {
+	t.Helper()
+	var got string
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+		if err == nil {
+			got = v
+			if got == want {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s: want %q, last %q", expr, want, got)
+}
+
+func TestAFanBuysASeatChosenWithTheKeyboardAndAnotherFanSeesItGoLive(t *testing.T) {
+	e, base := browserStack(t)
+	a := browser(t, 4*time.Minute)
+	b := fanTab(t, a)
+	signInAndOpen(t, a, base, "fana_"+e.eventID[4:], e.eventID)
+	signInAndOpen(t, b, base, "fanb_"+e.eventID[4:], e.eventID)
+	js(t, b, `window.notReloaded = 'yes'`)
+
+	// Fan A: the keyboard alone picks the third seat of the first row.
+	require.NoError(t, chromedp.Do(a,
+		chromedp.Focus(css(`#map canvas`)),
+		chromedp.KeyEvent(kb.ArrowRight), chromedp.KeyEvent(kb.ArrowRight), chromedp.KeyEvent(kb.Enter),
+		chromedp.WaitVisible(css(`#selection li[data-seat]`)),
+	))
+	seat := js(t, a, `document.querySelector('#selection li[data-seat]').dataset.seat`)
+	require.Equal(t, js(t, a, `document.querySelector('#map').seatmap.seats[2].id`), seat, "the third seat of the first row")
+	require.True(t, strings.HasSuffix(seat, "-3"), seat)
+	waitJS(t, a, `document.getElementById('announce').textContent.includes('seat 3, selected') ? 'said' : ''`, "said", 5*time.Second)
+	waitJS(t, b, `document.querySelector('#map').seatmap.stateById('`+seat+`')`, "available", 5*time.Second)
+
+	// Hold, and the countdown runs.
+	require.NoError(t, chromedp.Do(a, chromedp.Focus(css(`#hold`)), chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(css(`#countdown`))))
+	first := js(t, a, `document.getElementById('countdown').textContent`)
+	require.Regexp(t, regexp.MustCompile(`^\d+:\d\d$`), first)
+	time.Sleep(2100 * time.Millisecond)
+	require.NotEqual(t, first, js(t, a, `document.getElementById('countdown').textContent`), "the countdown runs")
+
+	// Fan B's map turns the seat to held with no reload (the live socket).
+	waitJS(t, b, `document.querySelector('#map').seatmap.stateById('`+seat+`')`, "held", 30*time.Second)
+
+	// Pay with the default test card; the booking page follows the saga.
+	require.Equal(t, "pm_card_visa", js(t, a, `document.querySelector('#pay select[name=pm]').value`))
+	require.NoError(t, chromedp.Do(a, chromedp.Focus(css(`#paybtn`)), chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(css(`#bstatus`))))
+	waitJS(t, a, `document.getElementById('bstatus').textContent`, "PAID", 90*time.Second)
+	waitJS(t, a, `(() => { const i = document.querySelector('#tickets img'); return i && i.src.startsWith('blob:') && i.complete && i.naturalWidth > 0 ? 'shown' : '' })()`,
+		"shown", 20*time.Second)
+
+	waitJS(t, b, `document.querySelector('#map').seatmap.stateById('`+seat+`')`, "sold", 30*time.Second)
+	waitJS(t, b, `window.notReloaded`, "yes", time.Second)
+
+	// "My tickets" lists the ticket with its rotating code.
+	require.NoError(t, chromedp.Do(a, chromedp.Navigate(base+"/#/tickets"), chromedp.WaitVisible(css(`#tickets img`))))
+	waitJS(t, a, `(() => { const i = document.querySelector('#tickets img'); return i && i.complete && i.naturalWidth > 0 ? i.alt : '' })()`,
+		"Entry QR code for seat "+seat, 20*time.Second)
+}
+
+func TestAFanWithAStaleMapIsToldTheSeatWasTakenAndOfferedAlternatives(t *testing.T) {
+	e, base := browserStack(t)
+	a := browser(t, 3*time.Minute)
+	b := fanTab(t, a)
+	signInAndOpen(t, a, base, "fana_"+e.eventID[4:], e.eventID)
+	signInAndOpen(t, b, base, "fanb_"+e.eventID[4:], e.eventID)
+
+	// Both pick the first seat; B's map stops following the live socket
+	// (a dropped connection), so it still shows the seat free.
+	for _, ctx := range []context.Context{a, b} {
+		require.NoError(t, chromedp.Do(ctx,
+			chromedp.Focus(css(`#map canvas`)), chromedp.KeyEvent(" "),
+			chromedp.WaitVisible(css(`#selection li[data-seat]`))))
+	}
+	js(t, b, `document.querySelector('#map').seatmap.close(), 'closed'`)
+	require.NoError(t, chromedp.Do(a, chromedp.Focus(css(`#hold`)), chromedp.KeyEvent(kb.Enter)))
+	waitJS(t, a, `document.getElementById('countdown') ? 'held' : document.getElementById('problem').textContent`, "held", 20*time.Second)
+
+	require.NoError(t, chromedp.Do(b, chromedp.Focus(css(`#hold`)), chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(css(`#problem`))))
+	kind := js(t, b, `document.getElementById('problem').dataset.type`)
+	text := js(t, b, `document.getElementById('problem').textContent`)
+	require.Equal(t, "/problems/seat-unavailable", kind)
+	require.Contains(t, text, "just taken")
+	require.True(t, strings.Contains(text, "Take the alternative seats"), "the alternatives are offered: %s", text)
+}

@@ -1,0 +1,215 @@
+package system_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/payments"
+	"github.com/encore-tickets/encore/session"
+	"github.com/encore-tickets/encore/system"
+	"github.com/encore-tickets/encore/vocab"
+)
+
+func (e *e2e) staff(user string, org string, roles ...session.Role) string {
+	tok, err := e.issuer.Mint(session.Identity{UserID: user, DeviceID: "dev-" + user, Roles: roles, Org: org}, time.Now())
+	require.NoError(e.t, err)
+	return tok
+}
+
+// paidBookings buys n bookings of one seat each (rows from row0), 5 at a time.
+func (e *e2e) paidBookings(n, row0 int) []string {
+	ids := make([]string, n)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 5)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			fan := e.fanWithEmail(fmt.Sprintf("buyer%d", i), fmt.Sprintf("buyer%d@example.test", i))
+			id, status, co := e.holdAndCheckout(fan, []string{e.seat(row0+i/20, i%20+1)}, e.card())
+			require.Equal(e.t, http.StatusOK, status, "%v", co)
+			e.waitStatus(fan, id, vocab.BookingPaid, time.Minute)
+			ids[i] = id
+		}()
+	}
+	wg.Wait()
+	return ids
+}
+
+func TestCancellingAnEventRefundsEveryPaidBookingOnceStopsSalesAndResumesAfterAWorkerStop(t *testing.T) {
+	const n, lateFans = 40, 20
+	e := newE2E(t)
+	ids := e.paidBookings(n, 0)
+
+	// Fans keep trying to buy while the event is cancelled.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var tries atomic.Int64
+	for f := range lateFans {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fan := e.fan(fmt.Sprintf("late%d", f))
+			for k := 0; ; k++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				tries.Add(1)
+				status, h := e.call(http.MethodPost, "/v1/holds", fan, map[string]any{"event_id": e.eventID,
+					"seat_ids": []string{e.seat(10+f, k%20+1)}})
+				if status == http.StatusCreated {
+					e.call(http.MethodPost, "/v1/holds/"+h["hold_id"].(string)+"/checkout", fan, map[string]any{"payment_method": e.card()})
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+
+	olga := e.staff("olga", "org_encore", session.Organiser)
+	status, out := e.call(http.MethodPost, "/v1/admin/events/"+e.eventID+"/cancel", olga, map[string]any{"reason": "the artist is ill"})
+	require.Equal(t, http.StatusAccepted, status, "%v", out)
+	jobID := out["job_id"].(string)
+	var cancelledAt time.Time
+	require.NoError(t, e.store.Pool().QueryRow(context.Background(), `SELECT created_at FROM jobs WHERE id = $1`, jobID).Scan(&cancelledAt))
+	// A double submit names the same job.
+	status, again := e.call(http.MethodPost, "/v1/admin/events/"+e.eventID+"/cancel", olga, map[string]any{"reason": "again"})
+	require.Equal(t, http.StatusAccepted, status)
+	require.Equal(t, jobID, again["job_id"])
+	// A fan may not cancel events.
+	status, _ = e.call(http.MethodPost, "/v1/admin/events/"+e.eventID+"/cancel", e.fan("nobody"), map[string]any{"reason": "x"})
+	require.Equal(t, http.StatusForbidden, status)
+
+	// The worker stops mid-way and a new one finishes the job.
+	require.Eventually(t, func() bool {
+		_, j := e.call(http.MethodGet, "/v1/admin/jobs/"+jobID, olga, nil)
+		return j["done"].(float64) > 0
+	}, time.Minute, 20*time.Millisecond)
+	e.stopWorker()
+	time.Sleep(time.Second)
+	e.startWorker()
+	var job map[string]any
+	require.Eventually(t, func() bool {
+		_, job = e.call(http.MethodGet, "/v1/admin/jobs/"+jobID, olga, nil)
+		return job["status"] != "running"
+	}, 3*time.Minute, 200*time.Millisecond)
+	close(stop)
+	wg.Wait()
+	require.Equal(t, "done", job["status"], "%v", job)
+	require.EqualValues(t, n, job["total"])
+	require.EqualValues(t, n, job["done"])
+	require.EqualValues(t, 0, job["failed"])
+	t.Logf("%d buy attempts during the cancellation", tries.Load())
+
+	// Zero sales after the cancel committed; nothing paid, every ticket revoked.
+	require.Zero(t, e.count(`SELECT count(*) FROM reservations WHERE event_id = $1 AND status = 'PAID'`, e.eventID))
+	require.Zero(t, e.count(`SELECT count(*) FROM reservations WHERE event_id = $1 AND status = 'PAID' AND ended_at > $2`, e.eventID, cancelledAt))
+	require.Zero(t, e.count(`SELECT count(*) FROM tickets WHERE event_id = $1 AND status = 'VALID'`, e.eventID))
+	require.Equal(t, n, e.count(`SELECT count(*) FROM tickets WHERE event_id = $1 AND status = 'REVOKED'`, e.eventID))
+	require.Equal(t, n, e.count(`SELECT count(*) FROM payments p JOIN reservations r ON r.id = p.reservation_id
+		WHERE r.event_id = $1 AND p.status = 'REFUNDED'`, e.eventID))
+	// Each paid booking is told once; a late fan whose checkout was in flight
+	// when the cancel committed may be told too, about a booking never paid.
+	require.Equal(t, n, e.count(`SELECT count(*) FROM notification_log l JOIN reservations r ON r.id = l.reservation_id
+		WHERE r.event_id = $1 AND l.kind = 'cancellation' AND r.id::text = ANY($2)`, e.eventID, ids))
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM admin_audit WHERE action = 'event.cancel' AND target = $1`, "event:"+e.eventID))
+
+	// The provider agrees: each paid booking's payment was refunded exactly once.
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	refunds := map[string]int{}
+	require.NoError(t, system.Payments(e.cfg).Each(context.Background(), time.Now().Add(-time.Hour), func(in payments.Intent, rs []payments.Refund) error {
+		if want[in.BookingID] {
+			refunds[in.BookingID] += len(rs)
+		}
+		return nil
+	}))
+	require.Len(t, refunds, n)
+	for id, k := range refunds {
+		require.Equal(t, 1, k, "booking %s", id)
+	}
+	e.requireReconciled()
+	audit, err := e.store.Audit(context.Background(), e.eventID, time.Minute)
+	require.NoError(t, err)
+	require.Zero(t, audit.Violations(), audit.String())
+}
+
+func TestSupportFindsExplainsRefundsOutsidePolicyAndResends(t *testing.T) {
+	e := newE2E(t)
+	// The cancellation deadline passes right after the sale: the fan may no
+	// longer cancel, and the booking's workflow ends.
+	_, err := e.store.Pool().Exec(context.Background(), `UPDATE events SET cancellation_deadline = now() + interval '4 seconds' WHERE id = $1`, e.eventID)
+	require.NoError(t, err)
+	email := "regret-" + e.eventID + "@example.test"
+	fan := e.fanWithEmail("late-regret", email)
+	id, status, co := e.holdAndCheckout(fan, []string{e.seat(5, 5)}, e.card())
+	require.Equal(t, http.StatusOK, status, "%v", co)
+	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
+	sam := e.staff("sam", "", session.Support)
+
+	for _, q := range []string{"user=late-regret_" + e.eventID, "email=" + email, "event=" + e.eventID, "event=" + e.eventID + "&status=PAID"} {
+		status, res := e.call(http.MethodGet, "/v1/admin/bookings?"+q, sam, nil)
+		require.Equal(t, http.StatusOK, status, "%v", res)
+		rows := res["bookings"].([]any)
+		require.Len(t, rows, 1, "%s: %v", q, res)
+		require.Equal(t, id, rows[0].(map[string]any)["booking_id"])
+	}
+	status, res := e.call(http.MethodGet, "/v1/admin/bookings?event="+e.eventID+"&status=EXPIRED", sam, nil)
+	require.Equal(t, http.StatusOK, status)
+	require.Empty(t, res["bookings"])
+
+	var d map[string]any
+	require.Eventually(t, func() bool { // tickets are issued just after the sale
+		status, d = e.call(http.MethodGet, "/v1/admin/bookings/"+id, sam, nil)
+		return status == http.StatusOK && d["step"] == string(vocab.StepPaid)
+	}, 20*time.Second, 50*time.Millisecond, "%v", d)
+	fraud := d["fraud"].([]any)
+	require.NotEmpty(t, fraud)
+	require.Contains(t, fraud[0].(map[string]any), "reasons")
+	require.Equal(t, string(vocab.StepPaid), d["step"])
+	require.NotEmpty(t, d["payment"])
+	require.Len(t, d["tickets"], 1)
+
+	// Fans and organisers are refused.
+	for _, tok := range []string{fan, e.staff("olga", "org_encore", session.Organiser)} {
+		status, _ = e.call(http.MethodGet, "/v1/admin/bookings/"+id, tok, nil)
+		require.Equal(t, http.StatusForbidden, status)
+		status, _ = e.call(http.MethodPost, "/v1/admin/bookings/"+id+"/refund", tok, map[string]any{"reason": "x"})
+		require.Equal(t, http.StatusForbidden, status)
+	}
+
+	// Resend: a second confirmation email.
+	require.Eventually(t, func() bool {
+		return e.count(`SELECT count(*) FROM notification_log WHERE reservation_id = $1 AND kind = 'confirmation'`, id) == 1
+	}, 20*time.Second, 50*time.Millisecond)
+	status, _ = e.call(http.MethodPost, "/v1/admin/bookings/"+id+"/resend", sam, nil)
+	require.Equal(t, http.StatusAccepted, status)
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM notification_log WHERE reservation_id = $1 AND kind = 'resend'`, id))
+
+	// Past the deadline the fan's own cancel is refused; support's refund works.
+	time.Sleep(5 * time.Second)
+	status, _ = e.call(http.MethodPost, "/v1/bookings/"+id+"/cancel", fan, nil)
+	require.NotEqual(t, http.StatusOK, status)
+	status, b := e.call(http.MethodPost, "/v1/admin/bookings/"+id+"/refund", sam, map[string]any{"reason": "goodwill"})
+	require.Equal(t, http.StatusOK, status, "%v", b)
+	require.Equal(t, string(vocab.BookingRefunded), b["status"])
+	_, d = e.call(http.MethodGet, "/v1/admin/bookings/"+id, sam, nil)
+	require.Equal(t, "sam", d["cancelled_by"])
+	require.Equal(t, "goodwill", d["cancel_reason"])
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM admin_audit WHERE action = 'booking.refund' AND actor = 'sam' AND target = $1`, "booking:"+id))
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM admin_audit WHERE action = 'booking.resend' AND actor = 'sam' AND target = $1`, "booking:"+id))
+	require.Equal(t, "AVAILABLE", e.seatStatus(e.seat(5, 5)))
+}

@@ -1,0 +1,213 @@
+package system_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/booking/saga"
+	"github.com/encore-tickets/encore/hotels"
+	"github.com/encore-tickets/encore/session"
+	"github.com/encore-tickets/encore/system"
+	"github.com/encore-tickets/encore/vocab"
+)
+
+func TestAHotelOnlyBookingIsPaidWithAVoucherInTheConfirmation(t *testing.T) {
+	e := newE2E(t)
+	prop := e.hotel(2)
+	fan := e.fan("sleeper")
+	id := e.holdStay(fan, prop, 10, 2)
+	e.checkout(fan, id, e.card()) // a Visa of its own: the shared pm_card_visa trips the card rule across tests
+	b := e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
+	require.Equal(t, float64(2*nightPrice), b["total"].(map[string]any)["amount"])
+	require.Len(t, b["vouchers"], 1)
+	require.Empty(t, b["tickets"])
+	voucher := b["vouchers"].([]any)[0].(map[string]any)["id"].(string)
+	require.Contains(t, e.mailAbout(id), voucher, "the confirmation lists the voucher")
+	for _, n := range []int{10, 11} {
+		held, sold := e.nightCounters(prop, n)
+		require.Equal(t, [2]int{0, 1}, [2]int{held, sold}, "night %d sold", n)
+	}
+	require.Equal(t, "CAPTURED", e.paymentStatus(id))
+}
+
+func TestAPackageIsPaidWithTicketsAndAVoucher(t *testing.T) {
+	e := newE2E(t)
+	prop := e.hotel(2)
+	fan := e.fan("package")
+	id := e.holdStay(fan, prop, 20, 1, e.seat(7, 1))
+	e.checkout(fan, id, e.card())
+	b := e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
+	require.Eventually(t, func() bool {
+		_, b = e.call(http.MethodGet, "/v1/bookings/"+id, fan, nil)
+		return len(b["tickets"].([]any)) == 1
+	}, 20*time.Second, 50*time.Millisecond)
+	require.Len(t, b["vouchers"], 1)
+	require.Equal(t, "SOLD", e.seatStatus(e.seat(7, 1)))
+	held, sold := e.nightCounters(prop, 20)
+	require.Equal(t, [2]int{0, 1}, [2]int{held, sold})
+}
+
+// TestAPackageWhoseNightsAreGoneAfterAuthorisationIsCompensated: between the
+// authorisation and the confirm the night's held counter is taken away
+// underneath the hold (a direct change to its row). The confirm sells seats
+// and nights in one transaction, so it sells nothing: the booking ends
+// FAILED, the authorisation is voided exactly once, no ticket or voucher is
+// issued, and the seat and the night are free again.
+func TestAPackageWhoseNightsAreGoneAfterAuthorisationIsCompensated(t *testing.T) {
+	e := newE2E(t, onlyEvents("payment_intent.succeeded"))
+	prop := e.hotel(2)
+	fan := e.fan("unlucky")
+	id := e.holdStay(fan, prop, 20, 1, e.seat(8, 1))
+	intentID := e.checkout(fan, id, e.card())
+	_, err := e.store.Pool().Exec(context.Background(), `UPDATE room_nights SET held = held - 1
+		WHERE property_id = $1 AND room_type = 'double' AND night = $2`, prop, today().AddDate(0, 0, 20))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, e.deliver(e.providerEvent(vocab.EventAuthorised, intentID)))
+
+	e.waitStatus(fan, id, vocab.BookingFailed, 30*time.Second)
+	require.Eventually(t, func() bool { return e.paymentStatus(id) == "VOIDED" }, 20*time.Second, 50*time.Millisecond)
+	require.Equal(t, 1, e.intentEvents("payment_intent.canceled", intentID), "voided once")
+	require.Empty(t, e.refundAmounts(intentID), "nothing captured, nothing refunded")
+	require.Equal(t, 0, e.count(`SELECT count(*) FROM tickets WHERE reservation_id = $1`, id))
+	require.Equal(t, 0, e.count(`SELECT count(*) FROM vouchers WHERE reservation_id = $1`, id))
+	require.Equal(t, "AVAILABLE", e.seatStatus(e.seat(8, 1)))
+	held, sold := e.nightCounters(prop, 20)
+	require.Equal(t, [2]int{0, 0}, [2]int{held, sold})
+	var flagged string
+	require.NoError(t, e.store.Pool().QueryRow(context.Background(), `SELECT flagged FROM payments WHERE reservation_id = $1`, id).Scan(&flagged))
+	require.Contains(t, flagged, "could not be sold")
+}
+
+// TestCancellingAStayRefundsPerTheRatesPolicy: within the property's free
+// window the whole booking is refunded; past it (still before check-in) the
+// first night is kept and the rest refunded. Each is one refund at the
+// provider, and a retried cancel or refund step moves no more money.
+func TestCancellingAStayRefundsPerTheRatesPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		freeCancelDays int
+		byStaff        bool
+		keep           int64
+	}{
+		{"within the free window everything is refunded", 2, false, 0},
+		{"past the free window the first night is kept", 30, false, nightPrice},
+		{"past the free window support staff refund everything", 30, true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newE2E(t)
+			prop := e.hotel(tc.freeCancelDays)
+			fan := e.fan("canceller")
+			id := e.holdStay(fan, prop, 20, 2, e.seat(9, 1))
+			intentID := e.checkout(fan, id, e.card())
+			b := e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
+			total := int64(b["total"].(map[string]any)["amount"].(float64))
+			require.Eventually(t, func() bool {
+				return e.count(`SELECT count(*) FROM notifications WHERE reservation_id = $1`, id) == 1
+			}, 20*time.Second, 50*time.Millisecond)
+
+			for range 2 {
+				if tc.byStaff {
+					sam := e.staff("sam", "", session.Support)
+					status, c := e.call(http.MethodPost, "/v1/admin/bookings/"+id+"/refund", sam, map[string]any{"reason": "the guest is ill"})
+					require.Equal(t, http.StatusOK, status, "%v", c)
+					require.Equal(t, string(vocab.BookingRefunded), c["status"], "a repeated refund answers the refunded booking")
+					continue
+				}
+				status, c := e.call(http.MethodPost, "/v1/bookings/"+id+"/cancel", fan, nil, "Idempotency-Key", "cancel-"+id)
+				require.Equal(t, http.StatusOK, status, "%v", c)
+				require.Equal(t, string(vocab.BookingRefunded), c["status"])
+			}
+			require.Equal(t, []int64{total - tc.keep}, e.refundAmounts(intentID))
+			// The refund step retried (a lost answer) is the same refund.
+			// A full refund is asked for without an amount (all that is left).
+			asked := total - tc.keep
+			if tc.keep == 0 {
+				asked = 0
+			}
+			r, err := system.Payments(e.cfg).RefundAmount(context.Background(), saga.StepKey(id, saga.StepKeyRefund), intentID, asked)
+			require.NoError(t, err)
+			require.Equal(t, total-tc.keep, r.Amount)
+			require.Len(t, e.refundAmounts(intentID), 1, "refunded once")
+			require.Equal(t, "REFUNDED", e.paymentStatus(id))
+			require.Equal(t, "AVAILABLE", e.seatStatus(e.seat(9, 1)))
+			held, sold := e.nightCounters(prop, 20)
+			require.Equal(t, [2]int{0, 0}, [2]int{held, sold})
+			require.Equal(t, 1, e.count(`SELECT count(*) FROM vouchers WHERE reservation_id = $1 AND status = 'VOID'`, id))
+			e.requireReconciled()
+		})
+	}
+}
+
+// TestAWalkRefundsTheNightOnceAtTheProvider: a walked guest's night is
+// refunded from the booking's payment as one partial refund, and a retried
+// walk, even one that lost the record of its refund, refunds nothing more.
+func TestAWalkRefundsTheNightOnceAtTheProvider(t *testing.T) {
+	e := newE2E(t)
+	prop := e.hotel(2)
+	e.hotel(2) // the other hotel in town, where the guest is walked to
+	fan := e.fan("walked")
+	id := e.holdStay(fan, prop, 15, 2)
+	intentID := e.checkout(fan, id, e.card())
+	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
+
+	walks := &hotels.Walks{Store: e.store, Mailer: system.Mailer(e.cfg), Payments: system.Payments(e.cfg),
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	req := hotels.WalkRequest{PropertyID: prop, Night: today().AddDate(0, 0, 15), Rooms: 1}
+	got, err := walks.Walk(context.Background(), req)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	require.Equal(t, int64(nightPrice), got[0].Refund)
+	require.NotEmpty(t, got[0].RefundID)
+
+	_, err = walks.Walk(context.Background(), req)
+	require.NoError(t, err)
+	// The refund's answer was lost: the retry asks again under the walk's key.
+	_, err = e.store.Pool().Exec(context.Background(), `UPDATE walks SET refund_id = NULL WHERE reservation_id = $1`, id)
+	require.NoError(t, err)
+	again, err := walks.Walk(context.Background(), req)
+	require.NoError(t, err)
+	require.Equal(t, got[0].RefundID, again[0].RefundID, "the same refund")
+	require.Equal(t, []int64{nightPrice}, e.refundAmounts(intentID))
+	require.Equal(t, string(vocab.BookingPaid), e.waitStatus(fan, id, vocab.BookingPaid, time.Second)["status"])
+	e.requireReconciled()
+}
+
+// TestRecordPackageHistories writes the package histories the replay tests
+// use when ENCORE_RECORD_HISTORIES is set: a paid package cancelled past the
+// hotel's free window (the partial refund), and a package whose nights were
+// gone at the confirm (compensated).
+func TestRecordPackageHistories(t *testing.T) {
+	if os.Getenv("ENCORE_RECORD_HISTORIES") == "" {
+		t.Skip("set ENCORE_RECORD_HISTORIES=1 to re-record booking/saga/testdata")
+	}
+	e := newE2E(t, onlyEvents("payment_intent.succeeded"))
+	prop := e.hotel(30)
+	fan := e.fan("rec-package")
+	id := e.holdStay(fan, prop, 20, 1, e.seat(10, 1))
+	intentID := e.checkout(fan, id, e.card())
+	require.Equal(t, http.StatusOK, e.deliver(e.providerEvent(vocab.EventAuthorised, intentID)))
+	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
+	require.Eventually(t, func() bool {
+		return e.count(`SELECT count(*) FROM notifications WHERE reservation_id = $1`, id) == 1
+	}, 20*time.Second, 50*time.Millisecond)
+	status, _ := e.call(http.MethodPost, "/v1/bookings/"+id+"/cancel", fan, nil)
+	require.Equal(t, http.StatusOK, status)
+	e.recordHistory("package_paid_then_cancelled_past_free_window", id)
+
+	fan2 := e.fan("rec-package-gone")
+	id2 := e.holdStay(fan2, prop, 21, 1, e.seat(10, 2))
+	intent2 := e.checkout(fan2, id2, e.card())
+	_, err := e.store.Pool().Exec(context.Background(), `UPDATE room_nights SET held = held - 1
+		WHERE property_id = $1 AND room_type = 'double' AND night = $2`, prop, today().AddDate(0, 0, 21))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, e.deliver(e.providerEvent(vocab.EventAuthorised, intent2)))
+	e.waitStatus(fan2, id2, vocab.BookingFailed, 30*time.Second)
+	e.recordHistory("package_nights_gone_compensated", id2)
+}

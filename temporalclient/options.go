@@ -1,0 +1,96 @@
+// Package temporalclient builds the options every Encore Temporal client and
+// worker connects with: the address and namespace, TLS (mutual TLS with a
+// client certificate, or an API key as Temporal Cloud takes it) and the data
+// converter that encrypts every payload, so no command writes history in
+// clear or talks to Temporal over a path the configuration did not choose.
+package temporalclient
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/encore-tickets/encore/config"
+	"github.com/encore-tickets/encore/payloadcodec"
+)
+
+// Options are the client options for the Temporal frontend at hostPort, from
+// the configuration: encore api, encore worker, encore dev and the tests'
+// shared client all dial with them.
+func Options(cfg config.Config, hostPort string, log *slog.Logger) (client.Options, error) {
+	codec, err := Codec(cfg)
+	if err != nil {
+		return client.Options{}, err
+	}
+	tlsConfig, err := TLS(cfg, hostPort)
+	if err != nil {
+		return client.Options{}, err
+	}
+	opts := client.Options{
+		HostPort:          hostPort,
+		Namespace:         cfg.TemporalNamespace,
+		DataConverter:     codec.DataConverter(),
+		ConnectionOptions: client.ConnectionOptions{TLS: tlsConfig},
+	}
+	if log != nil {
+		opts.Logger = sdklog.NewStructuredLogger(log.With("component", "temporal-client"))
+	}
+	if key := cfg.TemporalAPIKey.Reveal(); key != "" {
+		opts.Credentials = client.NewAPIKeyStaticCredentials(key)
+	}
+	return opts, nil
+}
+
+// Codec is the payload codec of ENCORE_TEMPORAL_CODEC_KEYS.
+func Codec(cfg config.Config) (*payloadcodec.Codec, error) {
+	c, err := payloadcodec.Parse(cfg.TemporalCodecKeys.Reveal())
+	if err != nil {
+		return nil, fmt.Errorf("ENCORE_TEMPORAL_CODEC_KEYS: %w", err)
+	}
+	return c, nil
+}
+
+// TLS is the TLS configuration for the frontend at hostPort, or nil for a
+// plain connection (the embedded development server). An API key implies
+// TLS: it is a bearer token, and sending one in clear would give it away.
+func TLS(cfg config.Config, hostPort string) (*tls.Config, error) {
+	if (cfg.TemporalTLSCert == "") != (cfg.TemporalTLSKey == "") {
+		return nil, errors.New("ENCORE_TEMPORAL_TLS_CERT and ENCORE_TEMPORAL_TLS_KEY go together")
+	}
+	on := cfg.TemporalTLS || cfg.TemporalTLSCA != "" || cfg.TemporalTLSCert != "" ||
+		cfg.TemporalTLSServerName != "" || cfg.TemporalAPIKey != ""
+	if !on {
+		return nil, nil
+	}
+	t := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: cfg.TemporalTLSServerName}
+	if t.ServerName == "" {
+		if host, _, err := net.SplitHostPort(hostPort); err == nil {
+			t.ServerName = host
+		}
+	}
+	if cfg.TemporalTLSCA != "" {
+		pem, err := os.ReadFile(cfg.TemporalTLSCA)
+		if err != nil {
+			return nil, fmt.Errorf("ENCORE_TEMPORAL_TLS_CA: %w", err)
+		}
+		t.RootCAs = x509.NewCertPool()
+		if !t.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("ENCORE_TEMPORAL_TLS_CA: no PEM certificate in %s", cfg.TemporalTLSCA)
+		}
+	}
+	if cfg.TemporalTLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.TemporalTLSCert, cfg.TemporalTLSKey)
+		if err != nil {
+			return nil, fmt.Errorf("ENCORE_TEMPORAL_TLS_CERT/ENCORE_TEMPORAL_TLS_KEY: %w", err)
+		}
+		t.Certificates = []tls.Certificate{cert}
+	}
+	return t, nil
+}

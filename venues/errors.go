@@ -1,0 +1,83 @@
+package venues
+
+import (
+	"errors"
+	"fmt"
+)
+
+// FieldError names one offending field: a JSON path
+// (layout.sections[3].rows[12].seats[7].number) or a CSV place (line 17,
+// column seat).
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// ValidationError is a request or file refused as a whole, with every error
+// found (the HTTP edge answers it as invalid-request, 422, with errors).
+// Nothing was written.
+type ValidationError struct {
+	Errors []FieldError
+}
+
+func (e *ValidationError) Error() string {
+	if len(e.Errors) == 0 {
+		return "invalid"
+	}
+	msg := fmt.Sprintf("invalid: %s: %s", e.Errors[0].Field, e.Errors[0].Message)
+	if n := len(e.Errors) - 1; n > 0 {
+		msg += fmt.Sprintf(" (and %d more)", n)
+	}
+	return msg
+}
+
+// Invalid is a ValidationError of one field.
+func Invalid(field, format string, args ...any) *ValidationError {
+	return &ValidationError{Errors: []FieldError{{Field: field, Message: fmt.Sprintf(format, args...)}}}
+}
+
+// ErrConflict says the request is well formed but the thing it would change
+// cannot change now (a published event's layout, an unblock of a sold seat).
+// The HTTP edge answers 409; the wrapping error says why.
+var ErrConflict = errors.New("conflict")
+
+// Scope is who acts: an organiser acts on its own organisation's venues and
+// events only; an admin on any (Org then names the organisation new venues
+// belong to). Actor is recorded in logs such as the seat block log.
+type Scope struct {
+	Org   string
+	Admin bool
+	Actor string
+}
+
+// Organiser is the scope of an organiser of org.
+func Organiser(org, actor string) Scope { return Scope{Org: org, Actor: actor} }
+
+// Admin is the scope of an admin, creating for org (may be empty when only
+// reading or changing existing things).
+func Admin(org, actor string) Scope { return Scope{Org: org, Admin: true, Actor: actor} }
+
+// DemoOrg is the organisation that owns the demo venues and events, and the
+// default of the CLI's --org.
+const DemoOrg = "org_encore"
+
+// Filter is the organisation a store query is restricted to: empty only for
+// an admin (every organisation).
+func (s Scope) Filter() string {
+	if s.Admin {
+		return ""
+	}
+	return s.Org
+}
+
+// Check refuses a scope that could not act: an organiser without an
+// organisation.
+func (s Scope) Check() error {
+	if !s.Admin && s.Org == "" {
+		return Invalid("org", "an organiser acts for an organisation")
+	}
+	if len(s.Org) > 100 {
+		return Invalid("org", "at most 100 characters")
+	}
+	return nil
+}

@@ -1,0 +1,51 @@
+// A thin client of the fan API: bearer token from sessionStorage, JSON in
+// and out, and problems thrown as ProblemError.
+export class ProblemError extends Error {
+  constructor(problem, status, retryAfter) {
+    super(problem.title || 'HTTP ' + status);
+    this.problem = problem; this.status = status; this.retryAfter = retryAfter;
+  }
+}
+
+export const token = () => sessionStorage.getItem('token') || '';
+
+export function newKey() {
+  if (crypto.randomUUID) return crypto.randomUUID();
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(b, x => x.toString(16).padStart(2, '0')).join('');
+}
+
+export async function request(method, path, body, headers = {}) {
+  const h = { ...headers };
+  if (token()) h.Authorization = 'Bearer ' + token();
+  if (body !== undefined) h['Content-Type'] = 'application/json';
+  const res = await fetch(path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (res.status === 204) return null;
+  const ct = res.headers.get('Content-Type') || '';
+  const data = ct.includes('json') ? await res.json().catch(() => ({})) : null;
+  if (!res.ok) {
+    const p = data && data.type ? data : { type: 'about:blank', title: 'HTTP ' + res.status };
+    throw new ProblemError(p, res.status, res.headers.get('Retry-After'));
+  }
+  return data;
+}
+
+export const get = path => request('GET', path);
+export const post = (path, body, key) => request('POST', path, body || {}, key ? { 'Idempotency-Key': key } : {});
+
+// blob fetches a binary resource with the token (an <img> cannot send it).
+export async function blob(path) {
+  const res = await fetch(path, { headers: token() ? { Authorization: 'Bearer ' + token() } : {} });
+  if (!res.ok) throw new ProblemError(await res.json().catch(() => ({})), res.status, res.headers.get('Retry-After'));
+  return { blob: await res.blob(), expires: res.headers.get('X-Expires-At') };
+}
+
+export async function signIn(userID, email) {
+  let device = localStorage.getItem('device');
+  if (!device) { device = 'web-' + newKey(); localStorage.setItem('device', device); }
+  const out = await request('POST', '/v1/sessions', { user_id: userID, device_id: device, email });
+  sessionStorage.setItem('token', out.token);
+  sessionStorage.setItem('user', userID);
+}
+
+export function signOut() { sessionStorage.removeItem('token'); sessionStorage.removeItem('user'); }

@@ -1,0 +1,33 @@
+// message turns an RFC 9457 problem into a sentence a fan can act on.
+export function message(p, retryAfter) {
+  const name = String(p && p.type || '').replace(/^.*\/problems\//, '');
+  const wait = retryAfter ? ` Please wait ${retryAfter} seconds and try again.` : ' Please wait a moment and try again.';
+  switch (name) {
+    case 'seat-unavailable': {
+      const gone = (p.unavailable_seat_ids || []).join(', ');
+      const alt = (p.alternatives || []).length;
+      return `Sorry, ${gone ? 'seat ' + gone + ' was' : 'these seats were'} just taken.` +
+        (alt ? ` We found ${alt} other seat${alt > 1 ? 's' : ''} nearby you can take instead.` : ' Please pick other seats.');
+    }
+    case 'hold-expired': return 'Your hold has expired and the seats were released. Please pick your seats again.';
+    case 'rate-limited': return 'Too many requests right now.' + wait;
+    case 'queue-required': return 'This sale uses a waiting room. Please join the queue to continue.';
+    case 'purchase-limit': return `You have reached the ticket limit for this event${p.limit ? ' (' + p.limit + ' tickets)' : ''}.`;
+    case 'pending-checkout': return 'You already have seats on hold for this event. Finish or release that hold first.';
+    case 'not-on-sale': return p.onsale_at ? `Tickets go on sale ${new Date(p.onsale_at).toLocaleString()}.` : 'This event is not on sale.';
+    case 'payment-declined': return 'Your card was declined' + (p.decline_code ? ` (${p.decline_code.replace(/_/g, ' ')})` : '') + '. Please try another card.';
+    case 'payment-refused': return 'We could not accept this payment. Please contact support.';
+    case 'promotion-unavailable': return 'This promotion code cannot be used.';
+    case 'hold-not-pending': return 'This hold is already paid or has ended.';
+    case 'booking-not-cancellable': return 'This booking can no longer be cancelled under the event\'s policy.';
+    case 'unauthorized': return 'Please sign in first.';
+    case 'forbidden': return 'You are not allowed to do this.';
+    case 'not-found': return 'We could not find that.';
+    case 'unavailable': return 'The service is busy.' + wait;
+    case 'invalid-request': return 'Please check: ' + ((p.errors || []).map(e => e.field + ' ' + e.message).join('; ') || p.detail || 'the request');
+    case 'idempotency-key-reused': case 'request-in-progress': return 'That request is already being handled. Please wait.';
+    case 'challenge-required': return 'Please complete the check to join the waiting room.';
+    case 'admitted-elsewhere': return 'You were admitted on another device.';
+    default: return (p && (p.title || p.detail)) || 'Something went wrong. Please try again.';
+  }
+}

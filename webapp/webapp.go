@@ -1,0 +1,155 @@
+// Package webapp is the fan web app: static HTML, CSS and vanilla ES
+// modules embedded in the binary and served by the API at "/" with no build
+// step, nothing loaded from another host (see docs/ARCHITECTURE.md).
+package webapp
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+	"regexp"
+	"strings"
+)
+
+//go:embed static
+var files embed.FS
+
+// Static is the app's files, rooted at the folder served as /app/ (and
+// index.html as /).
+func Static() fs.FS {
+	sub, err := fs.Sub(files, "static")
+	if err != nil {
+		panic(err) // the folder is embedded above
+	}
+	return sub
+}
+
+// asset is one file, prepared once: its body, gzip form and validator.
+type asset struct {
+	body, gz    []byte
+	etag, ctype string
+}
+
+// Handler serves the app. It is built once: every file is read, hashed and
+// gzip-compressed at start, so a request costs a map lookup.
+type Handler struct {
+	assets map[string]asset
+}
+
+// New prepares the embedded files.
+func New() *Handler {
+	h := &Handler{assets: map[string]asset{}}
+	root := Static()
+	_ = fs.WalkDir(root, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(root, p)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(b)
+		a := asset{body: b, etag: `"` + hex.EncodeToString(sum[:12]) + `"`, ctype: contentType(p)}
+		if compressible(a.ctype) {
+			var buf bytes.Buffer
+			zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+			_, _ = zw.Write(b)
+			_ = zw.Close()
+			if buf.Len() < len(b) {
+				a.gz = buf.Bytes()
+			}
+		}
+		h.assets[p] = a
+		return nil
+	})
+	return h
+}
+
+func contentType(p string) string {
+	switch path.Ext(p) {
+	case ".js":
+		return "text/javascript; charset=utf-8"
+	case ".css":
+		return "text/css; charset=utf-8"
+	case ".html":
+		return "text/html; charset=utf-8"
+	case ".svg":
+		return "image/svg+xml"
+	}
+	if t := mime.TypeByExtension(path.Ext(p)); t != "" {
+		return t
+	}
+	return "application/octet-stream"
+}
+
+func compressible(ctype string) bool {
+	return strings.HasPrefix(ctype, "text/") || strings.HasPrefix(ctype, "image/svg")
+}
+
+// hostPattern is what a Host header may be to be named in the policy;
+// anything else gets 'self' only.
+var hostPattern = regexp.MustCompile(`^[A-Za-z0-9.\-]+(:[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$`)
+
+// CSP is the Content-Security-Policy of every app response for a request
+// to host: everything from the app's own origin only (no CDN, no inline
+// script or style), sockets to the same host.
+func CSP(host string) string {
+	connect := "'self'"
+	if hostPattern.MatchString(host) {
+		connect += " ws://" + host + " wss://" + host
+	}
+	return "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; font-src 'self'; " +
+		"connect-src " + connect + "; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+}
+
+// ServeHTTP serves "/" as index.html and "/app/<file>" as the file.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	name := "index.html"
+	if r.URL.Path != "/" {
+		name = strings.TrimPrefix(r.URL.Path, "/app/")
+	}
+	a, ok := h.assets[name]
+	if !ok || strings.Contains(name, "..") {
+		http.NotFound(w, r)
+		return
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", a.ctype)
+	hd.Set("Content-Security-Policy", CSP(r.Host))
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("ETag", a.etag)
+	// Files are revalidated each time (cheap 304s by ETag) rather than
+	// renamed by hash: there is no build step to rename them.
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("Vary", "Accept-Encoding")
+	if inm := r.Header.Get("If-None-Match"); inm != "" && strings.Contains(inm, a.etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	body := a.body
+	if a.gz != nil && acceptsGzip(r.Header.Get("Accept-Encoding")) {
+		hd.Set("Content-Encoding", "gzip")
+		body = a.gz
+	}
+	if r.Method == http.MethodHead {
+		return
+	}
+	_, _ = w.Write(body)
+}
+
+func acceptsGzip(h string) bool {
+	for _, part := range strings.Split(h, ",") {
+		enc, q, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(enc), "gzip") && strings.ReplaceAll(q, " ", "") != "q=0" {
+			return true
+		}
+	}
+	return false
+}
