@@ -27,8 +27,9 @@ type Admin struct {
 	Sales *organiser.Sales
 	// Store holds the audit log and the hotels' counters.
 	Store *store.Store
-	// Walks walks hotel bookings; nil serves no walk route.
-	Walks *hotels.Walks
+	// Walks walks hotel bookings (booking.Service.Walk, through the walk
+	// workflow); nil serves no walk route.
+	Walks Walker
 }
 
 // organiserRoles may call the organiser routes; the event's organisation is
@@ -396,6 +397,11 @@ func (s *Server) setOverbooking(c *gin.Context) {
 func roomNightView(rn store.RoomNight) gin.H {
 	return gin.H{"property_id": rn.PropertyID, "room_type": rn.RoomType, "night": rn.Night.Format(time.DateOnly),
 		"allotment": rn.Allotment, "overbook_limit": rn.OverbookLimit, "held": rn.Held, "sold": rn.Sold}
+}
+
+// Walker walks hotel guests off an overbooked night.
+type Walker interface {
+	Walk(ctx context.Context, req hotels.WalkRequest) ([]store.Walk, error)
 }
 
 func (s *Server) walkRooms(c *gin.Context) {

@@ -337,6 +337,8 @@ func sagaError(err error) error {
 			return ErrNotCancellable
 		case saga.ErrTypeUnavailable:
 			return ErrUnavailable
+		case saga.ErrTypeNoRelocation:
+			return store.ErrNoRelocation
 		}
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/encore-tickets/encore/booking/saga"
+	"github.com/encore-tickets/encore/hotels"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/vocab"
@@ -167,4 +168,30 @@ func (s *Service) staffAction(ctx context.Context, workflowID string, in saga.St
 		return sagaError(err)
 	}
 	return sagaError(run.Get(ctx, nil))
+}
+
+// Walk walks hotel guests off an overbooked night through the saga's walk
+// workflow (saga.WalkGuests) and waits for it: relocated, refunded and told,
+// each step once. A second request for the same night while one runs joins
+// it; a later one walks only the rooms still missing.
+func (s *Service) Walk(ctx context.Context, req hotels.WalkRequest) ([]store.Walk, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, staffTimeout)
+	defer cancel()
+	night := req.Night.Format(time.DateOnly)
+	run, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: saga.WalkWorkflowID(req.PropertyID, night), TaskQueue: saga.TaskQueue,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+	}, saga.WalkWorkflowName, saga.WalkInput{PropertyID: req.PropertyID, Night: night, Rooms: req.Rooms})
+	if err != nil {
+		return nil, sagaError(err)
+	}
+	var walks []store.Walk
+	if err := run.Get(ctx, &walks); err != nil {
+		return nil, sagaError(err)
+	}
+	return walks, nil
 }

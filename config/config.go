@@ -33,7 +33,7 @@ func (s Secret) Reveal() string { return string(s) }
 // documentation: env names the variable, default its value when unset, doc what
 // it does. README's configuration table is generated from them (see Table).
 type Config struct {
-	Env string `env:"ENCORE_ENV" default:"production" oneof:"production development" doc:"production: encore api, worker, gate and manifest refuse to start on a secret that is empty, shorter than 32 bytes or its development default (encore keys generate makes a set), the gate requires --verify-key, and the API warns when its database login is a superuser. development: the defaults are accepted (encore dev sets it)."`
+	Env string `env:"ENCORE_ENV" default:"production" oneof:"production staging development" doc:"production: encore api, worker, gate and manifest refuse to start on a secret that is empty, shorter than 32 bytes or its development default (encore keys generate makes a set), the gate requires --verify-key, the API refuses ENCORE_DEMO_LOGIN and warns when its database login is a superuser. staging: the same, but the demo login is allowed (a rehearsal without an identity provider). development: the defaults are accepted (encore dev sets it)."`
 
 	DataDir      string `env:"ENCORE_DATA_DIR" default:".encore" doc:"Folder for the private PostgreSQL and Redis that encore dev starts, the payment sandbox state and the dev mailbox."`
 	DatabaseURL  Secret `env:"ENCORE_DATABASE_URL" default:"" doc:"PostgreSQL to use. Empty: encore dev starts (or installs) a private cluster under ENCORE_DATA_DIR on 127.0.0.1:54329."`

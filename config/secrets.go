@@ -12,6 +12,9 @@ const (
 	// Production refuses unsafe secrets; it is the default so that a bare
 	// encore api can never run on the public development defaults.
 	Production = "production"
+	// Staging refuses unsafe secrets like production, but lets the demo
+	// login run: a rehearsal environment without an identity provider.
+	Staging = "staging"
 	// Development accepts the development defaults (encore dev sets it).
 	Development = "development"
 )
@@ -88,6 +91,12 @@ func (c Config) CheckSecrets(command string) error {
 		case len(val) < MinSecretBytes:
 			bad = append(bad, fmt.Sprintf("%s is shorter than %d bytes", s.Env, MinSecretBytes))
 		}
+	}
+	// The demo login hands any caller any role (admin included): only a
+	// development or staging deployment may offer it.
+	if command == "api" && c.Env == Production && c.DemoLogin && c.OIDCIssuer == "" {
+		bad = append(bad, "ENCORE_DEMO_LOGIN is true (anyone could mint an admin token; set ENCORE_OIDC_ISSUER, "+
+			"or ENCORE_ENV=staging for a rehearsal environment)")
 	}
 	if len(bad) == 0 {
 		return nil

@@ -29,7 +29,7 @@ func (s *Service) holdStays(ctx context.Context, who session.Identity, cart Cart
 		}
 	}
 	req := store.HoldRequest{ReservationID: reservationID(who.UserID, idemKey), UserID: who.UserID,
-		Stays: cart.Stays, IdempotencyKey: idemKey, RequestHash: reqHash}
+		Stays: cart.Stays, FanEmail: who.Email, IdempotencyKey: idemKey, RequestHash: reqHash}
 	hold, stored, err := s.Store.CreateStayHold(ctx, req)
 	if errors.Is(err, store.ErrReservationIDTaken) {
 		req.ReservationID = uuid.New()

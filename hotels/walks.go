@@ -13,11 +13,13 @@ import (
 	"github.com/encore-tickets/encore/store"
 )
 
-// Walks moves guests off an overbooked night. It is an idempotent service
-// operation, not a Temporal workflow: the store's one transaction relocates,
-// gives back and records every walk (walks_once_per_booking: never the same
-// booking twice), and a retry of the same walk finds them recorded and only
-// finishes what is left, the guests not yet told.
+// Walks moves guests off an overbooked night, in three steps that are each
+// safe to repeat: Relocate (one store transaction relocates, gives back and
+// records every walk; walks_once_per_booking: never the same booking twice),
+// PayRefund (the provider's idempotency key is the walk's) and Tell (once
+// per walk). In production the steps run as activities of the saga's walk
+// workflow, so a crash between them resumes where it stopped; Walk runs them
+// in-process, in the same order.
 type Walks struct {
 	Store  *store.Store
 	Mailer notify.Mailer
@@ -39,43 +41,74 @@ type WalkRequest struct {
 	Rooms int
 }
 
+// Validate refuses a walk of fewer than one or more than 1,000 rooms.
+func (r WalkRequest) Validate() error {
+	if r.Rooms < 1 || r.Rooms > 1000 {
+		return &store.InvalidError{Field: "rooms", Message: "must be 1 to 1000"}
+	}
+	return nil
+}
+
 // Walk walks bookings off the night until req.Rooms have been, refunds the
 // night (recorded as the walk's refund), and tells each guest once. It
 // returns every walk of the night.
 func (w *Walks) Walk(ctx context.Context, req WalkRequest) ([]store.Walk, error) {
-	if req.Rooms < 1 || req.Rooms > 1000 {
-		return nil, &store.InvalidError{Field: "rooms", Message: "must be 1 to 1000"}
+	walks, err := w.Relocate(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	for i := range walks {
+		if err := w.PayRefund(ctx, &walks[i]); err != nil {
+			return walks, err
+		}
+		if err := w.Tell(ctx, &walks[i]); err != nil {
+			return walks, err
+		}
+	}
+	return walks, nil
+}
+
+// Relocate walks bookings off the night until req.Rooms have been (earlier
+// walks count) and returns every walk of the night.
+func (w *Walks) Relocate(ctx context.Context, req WalkRequest) ([]store.Walk, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
 	}
 	comp := w.CompensationNights
 	if comp <= 0 {
 		comp = 1
 	}
-	walks, err := w.Store.WalkBookings(ctx, req.PropertyID, req.Night, req.Rooms, comp)
-	if err != nil {
-		return nil, err
-	}
-	for i, wk := range walks {
-		if err := w.refund(ctx, &walks[i]); err != nil {
-			return walks, err
-		}
-		if wk.Notified {
-			continue
-		}
-		if err := w.Mailer.Send(ctx, walkMessage(wk)); err != nil {
-			return walks, fmt.Errorf("hotels: tell guest of booking %s: %w", wk.ReservationID, err)
-		}
-		if err := w.Store.MarkWalkNotified(ctx, wk.ReservationID); err != nil {
-			return walks, err
-		}
-		walks[i].Notified = true
-	}
-	return walks, nil
+	return w.Store.WalkBookings(ctx, req.PropertyID, req.Night, req.Rooms, comp)
 }
 
-// refund pays a walk's refund at the provider: a partial refund of the
+// Tell emails the walked guest, unless that was done: the address is the
+// one the booking's token carried.
+func (w *Walks) Tell(ctx context.Context, wk *store.Walk) error {
+	if wk.Notified {
+		return nil
+	}
+	to, err := w.Store.FanEmail(ctx, wk.ReservationID)
+	if err != nil {
+		return err
+	}
+	if to == "" {
+		to = wk.UserID + "@fans.invalid" // the token had no email: nowhere real to send to
+	}
+	if err := w.Mailer.Send(ctx, walkMessage(to, *wk)); err != nil {
+		return fmt.Errorf("hotels: tell guest of booking %s: %w", wk.ReservationID, err)
+	}
+	if err := w.Store.MarkWalkNotified(ctx, wk.ReservationID); err != nil {
+		return err
+	}
+	wk.Notified = true
+	return nil
+}
+
+// PayRefund pays a walk's refund at the provider: a partial refund of the
 // booking's payment whose idempotency key is the walk's, so a retry after a
-// lost answer is the same refund; its ID is recorded.
-func (w *Walks) refund(ctx context.Context, wk *store.Walk) error {
+// lost answer is the same refund; its ID is recorded. Without Payments it
+// does nothing (the refund stays recorded, unpaid).
+func (w *Walks) PayRefund(ctx context.Context, wk *store.Walk) error {
 	if w.Payments == nil || wk.RefundID != "" || wk.Refund == 0 {
 		return nil
 	}
@@ -98,11 +131,11 @@ func WalkRefundKey(bookingID string, walkID int64) string {
 	return bookingID + ":walk-" + strconv.FormatInt(walkID, 10)
 }
 
-func walkMessage(wk store.Walk) notify.Message {
+func walkMessage(to string, wk store.Walk) notify.Message {
 	refund := money.Money{Amount: wk.Refund, Currency: wk.Currency}
 	comp := money.Money{Amount: wk.Compensation, Currency: wk.Currency}
 	return notify.Message{
-		To:      wk.UserID + "@fans.invalid",
+		To:      to,
 		Subject: "Your hotel room on " + wk.Night.Format(time.DateOnly) + " has moved",
 		Key:     "walk-" + wk.ReservationID.String(),
 		Body: fmt.Sprintf("We are sorry: %s is full on the night of %s. Your room is booked at %s (%s) that night at no cost to you.\n"+

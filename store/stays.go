@@ -107,9 +107,13 @@ func (s *Store) createStayHold(ctx context.Context, req HoldRequest) (Hold, *Sto
 		hold = Hold{ID: req.ReservationID, UserID: req.UserID, Status: vocab.ReservationPending}
 		b := &pgx.Batch{}
 		b.Queue(`INSERT INTO users (id) VALUES ($1) ON CONFLICT DO NOTHING`, req.UserID)
-		b.Queue(`INSERT INTO reservations (id, user_id, event_id, status, expires_at, total, currency)
-			VALUES ($1, $2, NULL, 'PENDING_PAYMENT', now() + make_interval(secs => $3), 0, $4)
-			RETURNING created_at, expires_at`, req.ReservationID, req.UserID, StayHoldTTL.Seconds(), currency).
+		var email *string
+		if req.FanEmail != "" {
+			email = &req.FanEmail
+		}
+		b.Queue(`INSERT INTO reservations (id, user_id, event_id, status, expires_at, total, currency, fan_email)
+			VALUES ($1, $2, NULL, 'PENDING_PAYMENT', now() + make_interval(secs => $3), 0, $4, $5)
+			RETURNING created_at, expires_at`, req.ReservationID, req.UserID, StayHoldTTL.Seconds(), currency, email).
 			QueryRow(func(row pgx.Row) error {
 				err := row.Scan(&hold.CreatedAt, &hold.ExpiresAt)
 				if code, constraint := pgCode(err); code == pgUniqueViolation && constraint == "reservations_pkey" {

@@ -3,6 +3,7 @@ package system_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,7 +28,8 @@ func TestTheFourthAccountPayingWithOneCardIsSteppedUpWhateverTheToken(t *testing
 		fan := e.fan("sharer" + string(rune('a'+i)))
 		id, status, co := e.holdAndCheckout(fan, []string{e.seat(12, 1+i)}, pm)
 		require.Equal(t, http.StatusOK, status, "%v", co)
-		require.Equal(t, "requires_capture", co["payment"].(map[string]any)["status"], "account %d of the card is allowed", i+1)
+		require.Equal(t, "requires_capture", co["payment"].(map[string]any)["status"], "account %d of the card is allowed; decided: %s",
+			i+1, fraudReasons(t, e, id))
 		e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 	}
 
@@ -46,4 +48,21 @@ func TestTheFourthAccountPayingWithOneCardIsSteppedUpWhateverTheToken(t *testing
 	_, status, co = e.holdAndCheckout(own, []string{e.seat(12, 5)}, e.card())
 	require.Equal(t, http.StatusOK, status, "%v", co)
 	require.Equal(t, "requires_capture", co["payment"].(map[string]any)["status"], "a card of one's own is not stepped up")
+}
+
+// fraudReasons is every fraud decision of a booking with its score and
+// reasons, for a failure message.
+func fraudReasons(t *testing.T, e *e2e, id string) string {
+	t.Helper()
+	rows, err := e.store.Pool().Query(context.Background(), `SELECT decision || ' ' || score || ' ' || reasons::text
+		FROM fraud_decisions WHERE reservation_id = $1 ORDER BY attempt`, id)
+	require.NoError(t, err)
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		require.NoError(t, rows.Scan(&s))
+		out = append(out, s)
+	}
+	return strings.Join(out, "; ")
 }

@@ -2,6 +2,7 @@ package system_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -10,10 +11,13 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 
+	"github.com/encore-tickets/encore/booking"
 	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/hotels"
 	"github.com/encore-tickets/encore/session"
+	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/system"
 	"github.com/encore-tickets/encore/vocab"
 )
@@ -210,4 +214,62 @@ func TestRecordPackageHistories(t *testing.T) {
 	require.Equal(t, http.StatusOK, e.deliver(e.providerEvent(vocab.EventAuthorised, intent2)))
 	e.waitStatus(fan2, id2, vocab.BookingFailed, 30*time.Second)
 	e.recordHistory("package_nights_gone_compensated", id2)
+}
+
+// TestTheWalkWorkflowRelocatesRefundsAndTellsTwoGuestsOnceWhenRunAgain: the
+// admin route's and encore hotel walk's path, through the walk workflow on
+// the worker: both guests are moved to the other hotel, each night refunded
+// once at the provider, each guest emailed at the address of their token,
+// and a second run walks, refunds and tells nobody again.
+func TestTheWalkWorkflowRelocatesRefundsAndTellsTwoGuestsOnceWhenRunAgain(t *testing.T) {
+	e := newE2E(t)
+	ctx := context.Background()
+	prop := e.hotel(2)
+	e.hotel(2) // another hotel in town with room (other tests' hotels are in town too)
+	var ids, intents, emails []string
+	for i, name := range []string{"walkeda", "walkedb"} {
+		email := fmt.Sprintf("%s-%d@guests.example", name, i)
+		fan := e.fanWithEmail(name, email)
+		id := e.holdStay(fan, prop, 15, 1)
+		intents = append(intents, e.checkout(fan, id, e.card()))
+		e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
+		ids, emails = append(ids, id), append(emails, email)
+	}
+
+	svc := &booking.Service{Store: e.store, Temporal: e.temporal, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	req := hotels.WalkRequest{PropertyID: prop, Night: today().AddDate(0, 0, 15), Rooms: 2}
+	walks, err := svc.Walk(ctx, req)
+	require.NoError(t, err)
+	require.Len(t, walks, 2)
+	for _, w := range walks {
+		require.Contains(t, ids, w.ReservationID.String())
+		require.NotEqual(t, prop, w.ToProperty, "moved to another hotel")
+		require.Equal(t, int64(nightPrice), w.Refund)
+		require.NotEmpty(t, w.RefundID, "the refund was paid")
+		require.True(t, w.Notified)
+	}
+	for i, id := range ids {
+		require.Equal(t, []int64{nightPrice}, e.refundAmounts(intents[i]))
+		mail := e.mailAbout("walk-" + id)
+		require.Contains(t, mail, "To: "+emails[i], "the walk email goes where the token said")
+		require.Contains(t, mail, "has moved")
+		require.Contains(t, e.mailAbout(id+"-confirmation"), "To: "+emails[i], "so does a hotel-only booking's confirmation")
+	}
+	desc, err := e.temporal.DescribeWorkflowExecution(ctx, saga.WalkWorkflowID(prop, day(15)), "")
+	require.NoError(t, err)
+	require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, desc.WorkflowExecutionInfo.Status)
+
+	again, err := svc.Walk(ctx, req)
+	require.NoError(t, err)
+	require.ElementsMatch(t, walks, again, "nobody walked, refunded or told twice")
+	for i := range ids {
+		require.Equal(t, []int64{nightPrice}, e.refundAmounts(intents[i]))
+	}
+	require.Equal(t, 2, e.count(`SELECT count(*) FROM walks WHERE from_property = $1`, prop))
+	e.requireReconciled()
+
+	_, err = svc.Walk(ctx, hotels.WalkRequest{PropertyID: prop, Night: req.Night, Rooms: 0})
+	var invalid *store.InvalidError
+	require.ErrorAs(t, err, &invalid, "a bad request starts no workflow")
+	require.Equal(t, "rooms", invalid.Field)
 }

@@ -20,7 +20,6 @@ import (
 	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/holds"
-	"github.com/encore-tickets/encore/hotels"
 	"github.com/encore-tickets/encore/organiser"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
@@ -187,7 +186,7 @@ func (p *Process) API() *api.Server {
 func (p *Process) adminAPI() *api.Admin {
 	return &api.Admin{Venues: venues.NewService(p.Store), Events: organiser.NewService(p.Store),
 		Sales: &organiser.Sales{Reader: store.NewReader(p.Browse.Reader)}, Store: p.Store,
-		Walks: &hotels.Walks{Store: p.Store, Mailer: Mailer(p.Config), Log: p.Log}}
+		Walks: p.Bookings}
 }
 
 // ServeAPI runs the fan API, the live seat-map hub and the admin listener

@@ -58,6 +58,10 @@ const (
 	// support action (refund, resend) run on the worker.
 	StaffActionWorkflowName     = "StaffAction"
 	eventCancelWorkflowIDPrefix = "event-cancel-"
+	// WalkWorkflowName is the registered name of WalkGuests, which walks
+	// hotel guests off an overbooked night (WalkWorkflowID).
+	WalkWorkflowName     = "WalkGuests"
+	walkWorkflowIDPrefix = "walk-"
 
 	// QueryStep returns the booking's current step, for support staff.
 	QueryStep = "step"
@@ -93,6 +97,9 @@ const (
 	ActivityPaidPage     = "PaidBookingsPage"
 	ActivityJobItem      = "RecordJobItem"
 	ActivityFinishJob    = "FinishJob"
+	ActivityRelocate     = "RelocateGuests"
+	ActivityRefundWalk   = "RefundWalk"
+	ActivityTellWalked   = "TellWalkedGuest"
 )
 
 // Errors the checkout and cancel updates return, as ApplicationError types;
@@ -112,9 +119,10 @@ const (
 const (
 	ErrTypeInvalidID      = "invalid"
 	ErrTypeNotFound       = "not-found"
-	ErrTypeRejected       = "rejected"   // the provider refused the request itself
-	ErrTypeIntentMismatch = "mismatch"   // the intent names another booking
-	ErrTypeUnsellable     = "unsellable" // the hold's nights are no longer held
+	ErrTypeRejected       = "rejected"      // the provider refused the request itself
+	ErrTypeIntentMismatch = "mismatch"      // the intent names another booking
+	ErrTypeUnsellable     = "unsellable"    // the hold's nights are no longer held
+	ErrTypeNoRelocation   = "no-relocation" // no other property has room for a walked guest
 )
 
 // Step-key names of the saga's money moves. The provider deduplicates a

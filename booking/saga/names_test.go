@@ -18,7 +18,8 @@ func TestActivitiesKeepTheirRecordedNames(t *testing.T) {
 	recorded := []string{ActivityLoadBooking, ActivityExpireHold, ActivityReleaseHold, ActivityExtendHold,
 		ActivityFraudCheck, ActivityAuthorise, ActivityConfirmSale, ActivityCapture, ActivityVoid, ActivityRefund,
 		ActivityCancelSale, ActivityIssueTickets, ActivityNotify, ActivityFlagPayment, ActivityReconcile, ActivityRefundPart,
-		ActivityStaffAction, ActivityPaidPage, ActivityJobItem, ActivityFinishJob}
+		ActivityStaffAction, ActivityPaidPage, ActivityJobItem, ActivityFinishJob, ActivityRelocate, ActivityRefundWalk,
+		ActivityTellWalked}
 	var got []string
 	for _, act := range activitiesOf(Dependencies{Holds: &HoldActivities{}, Booking: &Activities{}}) {
 		got = append(got, act.name)

@@ -32,6 +32,7 @@ func Register(r worker.Registry, deps Dependencies) {
 	r.RegisterWorkflowWithOptions(Reconcile, workflow.RegisterOptions{Name: ReconcileWorkflowName})
 	r.RegisterWorkflowWithOptions(EventCancellation, workflow.RegisterOptions{Name: EventCancellationWorkflowName})
 	r.RegisterWorkflowWithOptions(StaffAction, workflow.RegisterOptions{Name: StaffActionWorkflowName})
+	r.RegisterWorkflowWithOptions(WalkGuests, workflow.RegisterOptions{Name: WalkWorkflowName})
 	for _, act := range activitiesOf(deps) {
 		r.RegisterActivityWithOptions(act.fn, activity.RegisterOptions{Name: act.name})
 	}
@@ -71,6 +72,9 @@ func activitiesOf(deps Dependencies) []namedActivity {
 			namedActivity{ActivityPaidPage, b.PaidBookingsPage},
 			namedActivity{ActivityJobItem, b.RecordJobItem},
 			namedActivity{ActivityFinishJob, b.FinishJob},
+			namedActivity{ActivityRelocate, b.RelocateGuests},
+			namedActivity{ActivityRefundWalk, b.RefundWalk},
+			namedActivity{ActivityTellWalked, b.TellWalkedGuest},
 		)
 	}
 	return out

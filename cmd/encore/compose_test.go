@@ -119,7 +119,8 @@ func TestComposeServicesConnectWithLeastPrivilege(t *testing.T) {
 	}
 	for _, name := range []string{"encore-api", "encore-worker"} {
 		env := services[name].Environment
-		require.Equal(t, config.Production, env["ENCORE_ENV"], name)
+		require.Equal(t, "${ENCORE_ENV:-"+config.Production+"}", env["ENCORE_ENV"], name)
+		require.Equal(t, "${ENCORE_DEMO_LOGIN:-false}", env["ENCORE_DEMO_LOGIN"], "%s: no demo login unless the env file asks", name)
 		cmd := strings.TrimPrefix(name, "encore-")
 		for _, s := range config.DevSecrets() {
 			if !slices.Contains(s.Use, cmd) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"time"
 
@@ -109,7 +108,8 @@ func newHotelWalkCmd() *cobra.Command {
 		Short: "Walk bookings off an overbooked night to another property",
 		Long: `Makes sure --rooms bookings have been walked off the property's night: each
 is moved to the property in the same city with the most rooms left, its
-night refunded (recorded with a compensation) and its guest emailed.
+night refunded (recorded with a compensation) and its guest emailed, by the
+walk workflow on the worker (encore dev or encore worker must be running).
 Running it again walks nobody twice and finishes what is left.`,
 		Args: cobra.NoArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
@@ -131,14 +131,12 @@ func runWalk(ctx context.Context, cfg config.Config, property, night string, roo
 	if err != nil {
 		return fmt.Errorf("--night: want YYYY-MM-DD: %w", err)
 	}
-	pool, done, err := openDatabase(ctx, cfg)
+	p, err := system.New(ctx, cfg, system.Logger(cfg, os.Stderr), cfg.DatabaseURL.Reveal(), cfg.RedisURL.Reveal(), temporalAddress(cfg))
 	if err != nil {
 		return err
 	}
-	defer done()
-	w := &hotels.Walks{Store: store.New(pool, store.Options{}), Mailer: system.Mailer(cfg),
-		Log: slog.New(slog.NewTextHandler(os.Stderr, nil)), Payments: system.Payments(cfg)}
-	walks, err := w.Walk(ctx, hotels.WalkRequest{PropertyID: property, Night: d, Rooms: rooms})
+	defer p.Close()
+	walks, err := p.Bookings.Walk(ctx, hotels.WalkRequest{PropertyID: property, Night: d, Rooms: rooms})
 	for _, wk := range walks {
 		fmt.Printf("booking %s: %s/%s -> %s/%s, refund %d, compensation %d %s, notified %t\n", wk.ReservationID,
 			wk.FromProperty, wk.FromRoomType, wk.ToProperty, wk.ToRoomType, wk.Refund, wk.Compensation, wk.Currency, wk.Notified)

@@ -155,10 +155,36 @@ func TestProductionCommandsRefuseUnsafeSecretsNamingTheVariable(t *testing.T) {
 
 func TestTheDefaultEnvironmentIsProduction(t *testing.T) {
 	require.Equal(t, config.Production, config.Default().Env)
-	t.Setenv("ENCORE_ENV", "staging")
+	t.Setenv("ENCORE_ENV", "qa")
 	code, _, errOut := run(t, newRootCmd(), "api")
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "ENCORE_ENV")
+}
+
+func TestProductionRefusesTheDemoLoginAndStagingAllowsIt(t *testing.T) {
+	for _, tc := range []struct {
+		env, issuer string
+		refused     bool
+	}{
+		{config.Production, "", true},
+		{config.Production, "https://id.example.test", false},
+		{config.Staging, "", false},
+	} {
+		t.Run(tc.env+" with issuer "+tc.issuer, func(t *testing.T) {
+			e := productionEnv(t)
+			e["ENCORE_ENV"], e["ENCORE_DEMO_LOGIN"], e["ENCORE_OIDC_ISSUER"] = tc.env, "true", tc.issuer
+			setEnv(t, e)
+			code, _, errOut := run(t, newRootCmd(), "api")
+			require.Equal(t, 1, code, errOut)
+			if tc.refused {
+				require.Contains(t, errOut, "ENCORE_DEMO_LOGIN is true")
+				require.NotContains(t, errOut, "ENCORE_DATABASE_URL and ENCORE_REDIS_URL are required")
+				return
+			}
+			require.NotContains(t, errOut, "ENCORE_DEMO_LOGIN")
+			require.Contains(t, errOut, "ENCORE_DATABASE_URL and ENCORE_REDIS_URL are required")
+		})
+	}
 }
 
 func TestTheGateRequiresAVerifyKeyInProduction(t *testing.T) {

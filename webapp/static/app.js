@@ -212,7 +212,12 @@ async function bookingView(id) {
       p.innerHTML = 'Your bank needs to confirm this payment: <a id="verify" target="_blank" rel="noopener">Verify the payment</a> (opens a new tab; this page updates by itself).';
       p.querySelector('a').href = verify; st.parentElement.after(p);
     }
-    if (FINAL.includes(b.status)) {
+    // PAID is set when the seats are sold; the tickets are issued a moment
+    // later (after the capture), so the page waits for one per seat.
+    const issuing = b.status === 'PAID' && b.tickets.length < (b.seat_ids || []).length;
+    if (issuing) st.textContent = 'PAID (issuing your tickets…)';
+    if (FINAL.includes(b.status) && !issuing) {
+      st.textContent = b.status;
       sessionStorage.removeItem('verify:' + id);
       const v = main.querySelector('#verify'); if (v) v.parentElement.remove();
       if (b.status === 'PAID') showTickets(main.querySelector('#tickets'), b.tickets.map(t => ({ ...t, event_id: b.event_id })));
