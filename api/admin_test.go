@@ -261,6 +261,43 @@ func TestAPromotionCapHoldsUnderFiftyConcurrentBuyers(t *testing.T) {
 	require.Equal(t, maxUses, s.count(`SELECT count(*) FROM reservations WHERE promo_code = 'RUSH7'`))
 }
 
+// TestAPromotionOfTwoUsesPerAccountAllowsTwoLiveUsesAndGivesOneBackOnRelease:
+// an account's live uses of a code (paid, or a pending hold) count against
+// per_user; a released hold gives its use back.
+func TestAPromotionOfTwoUsesPerAccountAllowsTwoLiveUsesAndGivesOneBackOnRelease(t *testing.T) {
+	s := newAdminStack(t)
+	ctx := context.Background()
+	tok := s.token("owner", "org_u", session.Organiser)
+	id := s.event(tok, s.venue(tok, "org_u"))
+	r := s.do(http.MethodPost, "/v1/admin/events/"+id+"/promotions", tok,
+		map[string]any{"code": "TWICE", "percent_off": 10, "max_uses": 100, "per_user": 2})
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+	floor := store.SectionPrefix(id) + "floor"
+	hold := func(fan string) response {
+		return s.do(http.MethodPost, "/v1/holds", s.fan(fan), map[string]any{"event_id": id, "section_id": floor, "quantity": 1,
+			"promo_code": "TWICE"}, "Idempotency-Key", uuid.NewString())
+	}
+	for range 2 {
+		r = hold("twice")
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+		ok, err := s.st.ConfirmSale(ctx, uuid.MustParse(r.Body["hold_id"].(string)))
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	r = hold("twice")
+	require.Equal(t, problemName("promotion-unavailable"), problemType(r), string(r.Raw))
+	require.Contains(t, string(r.Raw), "already used 2 times by this account")
+	r = hold("someone-else")
+	require.Equal(t, http.StatusCreated, r.Status, "another account has uses of its own: %s", r.Raw)
+
+	// A released hold gives its use back.
+	require.Equal(t, 3, s.count(`SELECT used FROM promotions WHERE code = 'TWICE'`))
+	rel := s.do(http.MethodDelete, "/v1/holds/"+r.Body["hold_id"].(string), s.fan("someone-else"), nil)
+	require.Equal(t, http.StatusNoContent, rel.Status, string(rel.Raw))
+	require.Equal(t, 2, s.count(`SELECT used FROM promotions WHERE code = 'TWICE'`), "the release gave the use back")
+	require.Zero(t, s.count(`SELECT count(*) FROM promotion_uses WHERE reservation_id = $1`, uuid.MustParse(r.Body["hold_id"].(string))))
+}
+
 func TestAnAmountOffPromotionIsRefusedOutsideItsWindowAndOnceDisabled(t *testing.T) {
 	s := newAdminStack(t)
 	tok := s.token("owner", "org_w", session.Organiser)
@@ -278,7 +315,7 @@ func TestAnAmountOffPromotionIsRefusedOutsideItsWindowAndOnceDisabled(t *testing
 	}{
 		"both kinds":      {map[string]any{"code": "BOTH", "percent_off": 10, "amount_off": map[string]any{"amount": 1, "currency": "EUR"}, "max_uses": 1}, "percent_off"},
 		"wrong currency":  {map[string]any{"code": "USD", "amount_off": map[string]any{"amount": 500, "currency": "USD"}, "max_uses": 1}, "amount_off.currency"},
-		"per user of two": {map[string]any{"code": "TWO", "percent_off": 10, "max_uses": 5, "per_user": 2}, "per_user"},
+		"per user of none": {map[string]any{"code": "ZERO", "percent_off": 10, "max_uses": 5, "per_user": 0}, "per_user"},
 		"no uses":         {map[string]any{"code": "NONE", "percent_off": 10}, "max_uses"},
 		"a bad window":    {map[string]any{"code": "WIN", "percent_off": 10, "max_uses": 1, "starts_at": time.Now(), "ends_at": time.Now().Add(-time.Hour)}, "ends_at"},
 	} {

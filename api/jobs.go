@@ -50,7 +50,7 @@ func (s *Server) getJob(c *gin.Context) {
 		return
 	}
 	if who := identity(c); !who.CanManage(job.OrgID) && !who.Has("support") {
-		notFound(c, "job")
+		forbidden(c, "the job belongs to another organisation")
 		return
 	}
 	c.JSON(http.StatusOK, job)

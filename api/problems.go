@@ -270,7 +270,7 @@ func (s *Server) problemFor(err error) *Problem {
 		return Invalid(FieldError{"cursor", "not a cursor of this query; start again without it"})
 	case errors.Is(err, store.ErrNotFound):
 		return NewProblem(http.StatusNotFound, ProbNotFound, "not found")
-	case errors.Is(err, booking.ErrForbidden):
+	case errors.Is(err, booking.ErrForbidden), errors.Is(err, store.ErrOtherOrg):
 		return NewProblem(http.StatusForbidden, ProbForbidden, "your roles do not cover this object")
 	case errors.Is(err, store.ErrHoldExpired):
 		return NewProblem(http.StatusGone, ProbHoldExpired, "the hold expired; its seats were released")

@@ -16,9 +16,9 @@ import (
 
 // PromotionRequest is the body of POST /v1/admin/events/{id}/promotions:
 // percent_off (1 to 100, may have two decimals) or amount_off (in the
-// event's currency, per ticket), max_uses, per_user (uses per account; only
-// 1 is supported: a code's use is keyed by code and account) and an
-// optional window.
+// event's currency, per ticket), max_uses, per_user (live uses per account,
+// 1 unless given; a released hold gives its use back) and an optional
+// window.
 type PromotionRequest struct {
 	Code       string       `json:"code"`
 	PercentOff *float64     `json:"percent_off,omitempty"`
@@ -33,6 +33,9 @@ var promoCodePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{3,40}$`)
 
 // MaxPromotionUses bounds a code's uses.
 const MaxPromotionUses = 1_000_000
+
+// MaxPerUser bounds a code's live uses per account.
+const MaxPerUser = 100
 
 // CreatePromotion adds a code to an event of the scope's organisation and
 // records it in the admin audit log in the same transaction. A taken code
@@ -69,8 +72,11 @@ func (s *Service) CreatePromotion(ctx context.Context, scope venues.Scope, event
 	if r.MaxUses < 1 || r.MaxUses > MaxPromotionUses {
 		e.add("max_uses", fmt.Sprintf("from 1 to %d", MaxPromotionUses))
 	}
-	if r.PerUser != nil && *r.PerUser != 1 {
-		e.add("per_user", "only 1 is supported: one live use of a code per account")
+	if r.PerUser != nil {
+		if *r.PerUser < 1 || *r.PerUser > MaxPerUser {
+			e.add("per_user", fmt.Sprintf("from 1 to %d live uses per account", MaxPerUser))
+		}
+		p.PerUser = *r.PerUser
 	}
 	if r.StartsAt != nil && r.EndsAt != nil && !r.EndsAt.After(*r.StartsAt) {
 		e.add("ends_at", "must be after starts_at")

@@ -748,12 +748,14 @@ func gaUnavailable(ctx context.Context, tx pgx.Tx, req HoldRequest) error {
 // cap), returning the discount.
 func usePromotion(ctx context.Context, tx pgx.Tx, req HoldRequest, now time.Time) (discount, error) {
 	var d discount
-	var maxUses, used int
+	var maxUses, used, perUser, mine int
 	var eventID *string
 	var startsAt, endsAt, disabledAt *time.Time
-	err := tx.QueryRow(ctx, `SELECT discount_bps, amount_off, max_uses, used, event_id, starts_at, ends_at, disabled_at
+	// The row lock serialises every use of the code, so the account's count
+	// read after it cannot race another hold of the same account.
+	err := tx.QueryRow(ctx, `SELECT discount_bps, amount_off, max_uses, used, per_user, event_id, starts_at, ends_at, disabled_at
 		FROM promotions WHERE code = $1 FOR UPDATE`,
-		req.PromoCode).Scan(&d.bps, &d.amount, &maxUses, &used, &eventID, &startsAt, &endsAt, &disabledAt)
+		req.PromoCode).Scan(&d.bps, &d.amount, &maxUses, &used, &perUser, &eventID, &startsAt, &endsAt, &disabledAt)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && eventID != nil && *eventID != req.EventID) {
 		return discount{}, &InvalidError{Field: "promo_code", Message: "no such promotion for this event"}
 	}
@@ -771,11 +773,19 @@ func usePromotion(ctx context.Context, tx pgx.Tx, req HoldRequest, now time.Time
 	if used >= maxUses {
 		return discount{}, &PromotionError{Code: req.PromoCode, Reason: "all uses are taken"}
 	}
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM promotion_uses WHERE code = $1 AND user_id = $2`,
+		req.PromoCode, req.UserID).Scan(&mine); err != nil {
+		return discount{}, err
+	}
+	if mine >= perUser {
+		reason := "already used by this account"
+		if perUser > 1 {
+			reason = fmt.Sprintf("already used %d times by this account, the most allowed", mine)
+		}
+		return discount{}, &PromotionError{Code: req.PromoCode, Reason: reason}
+	}
 	if _, err := tx.Exec(ctx, `INSERT INTO promotion_uses (code, user_id, reservation_id) VALUES ($1, $2, $3)`,
 		req.PromoCode, req.UserID, req.ReservationID); err != nil {
-		if code, _ := pgCode(err); code == pgUniqueViolation {
-			return discount{}, &PromotionError{Code: req.PromoCode, Reason: "already used by this account"}
-		}
 		return discount{}, err
 	}
 	if _, err := tx.Exec(ctx, `UPDATE promotions SET used = used + 1 WHERE code = $1`, req.PromoCode); err != nil {

@@ -63,8 +63,11 @@ func (s *Store) CancelEvent(ctx context.Context, eventID, org, actor, reason, jo
 		out = EventCancellation{}
 		var status, eventOrg string
 		err := tx.QueryRow(ctx, `SELECT status, org_id FROM events WHERE id = $1 FOR UPDATE`, eventID).Scan(&status, &eventOrg)
-		if errors.Is(err, pgx.ErrNoRows) || (err == nil && org != "" && eventOrg != org) {
+		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrNotFound
+		}
+		if err == nil && org != "" && eventOrg != org {
+			return ErrOtherOrg
 		}
 		if err != nil {
 			return err

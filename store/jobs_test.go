@@ -33,7 +33,7 @@ func TestCancellingAnEventStopsSalesReleasesHoldsAndCountsThePaidBookingsOnce(t 
 	pending := hold("pending", "sec_"+ev+"-A-2")
 
 	c, err := st.CancelEvent(ctx, ev, "org_other", "olga", "ill", "job-x-"+ev)
-	require.ErrorIs(t, err, store.ErrNotFound, "another organisation's event")
+	require.ErrorIs(t, err, store.ErrOtherOrg, "another organisation's event")
 	c, err = st.CancelEvent(ctx, ev, "", "olga", "ill", "job-"+ev)
 	require.NoError(t, err)
 	require.True(t, c.Started)

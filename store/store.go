@@ -124,6 +124,8 @@ var (
 	ErrRequestInProgress = errors.New("store: a request with this idempotency key is in progress")
 	ErrBusy              = errors.New("store: contention, retry")
 	ErrNotOnSale         = errors.New("store: event not on sale")
+	// ErrOtherOrg: the object exists but belongs to another organiser.
+	ErrOtherOrg = errors.New("store: belongs to another organisation")
 )
 
 // NotOnSaleError says why a hold was refused outside the event's sale, with

@@ -23,11 +23,12 @@ func (e *e2e) staff(user string, org string, roles ...session.Role) string {
 	return tok
 }
 
-// paidBookings buys n bookings of one seat each (rows from row0), 5 at a time.
+// paidBookings buys n bookings of one seat each (rows from row0), 16 at a
+// time.
 func (e *e2e) paidBookings(n, row0 int) []string {
 	ids := make([]string, n)
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, 5)
+	sem := make(chan struct{}, 16)
 	for i := range n {
 		wg.Add(1)
 		go func() {
@@ -46,9 +47,13 @@ func (e *e2e) paidBookings(n, row0 int) []string {
 }
 
 func TestCancellingAnEventRefundsEveryPaidBookingOnceStopsSalesAndResumesAfterAWorkerStop(t *testing.T) {
-	const n, lateFans = 40, 20
+	// 500 paid bookings fill rows 0-24 of the 30 rows of 20; the late fans
+	// try the last five rows.
+	const n, lateFans = 500, 50
 	e := newE2E(t)
+	began := time.Now()
 	ids := e.paidBookings(n, 0)
+	t.Logf("%d paid bookings in %s", n, time.Since(began).Round(time.Millisecond))
 
 	// Fans keep trying to buy while the event is cancelled.
 	stop := make(chan struct{})
@@ -67,11 +72,11 @@ func TestCancellingAnEventRefundsEveryPaidBookingOnceStopsSalesAndResumesAfterAW
 				}
 				tries.Add(1)
 				status, h := e.call(http.MethodPost, "/v1/holds", fan, map[string]any{"event_id": e.eventID,
-					"seat_ids": []string{e.seat(10+f, k%20+1)}})
+					"seat_ids": []string{e.seat(25+f%5, (f/5*2+k)%20+1)}})
 				if status == http.StatusCreated {
 					e.call(http.MethodPost, "/v1/holds/"+h["hold_id"].(string)+"/checkout", fan, map[string]any{"payment_method": e.card()})
 				}
-				time.Sleep(20 * time.Millisecond)
+				time.Sleep(500 * time.Millisecond)
 			}
 		}()
 	}
@@ -87,8 +92,14 @@ func TestCancellingAnEventRefundsEveryPaidBookingOnceStopsSalesAndResumesAfterAW
 	status, again := e.call(http.MethodPost, "/v1/admin/events/"+e.eventID+"/cancel", olga, map[string]any{"reason": "again"})
 	require.Equal(t, http.StatusAccepted, status)
 	require.Equal(t, jobID, again["job_id"])
-	// A fan may not cancel events.
+	// A fan may not cancel events, nor may another organisation's organiser
+	// (who may not read the job either).
 	status, _ = e.call(http.MethodPost, "/v1/admin/events/"+e.eventID+"/cancel", e.fan("nobody"), map[string]any{"reason": "x"})
+	require.Equal(t, http.StatusForbidden, status)
+	rival := e.staff("rival", "org_rival", session.Organiser)
+	status, _ = e.call(http.MethodPost, "/v1/admin/events/"+e.eventID+"/cancel", rival, map[string]any{"reason": "x"})
+	require.Equal(t, http.StatusForbidden, status)
+	status, _ = e.call(http.MethodGet, "/v1/admin/jobs/"+jobID, rival, nil)
 	require.Equal(t, http.StatusForbidden, status)
 
 	// The worker stops mid-way and a new one finishes the job.
@@ -103,14 +114,14 @@ func TestCancellingAnEventRefundsEveryPaidBookingOnceStopsSalesAndResumesAfterAW
 	require.Eventually(t, func() bool {
 		_, job = e.call(http.MethodGet, "/v1/admin/jobs/"+jobID, olga, nil)
 		return job["status"] != "running"
-	}, 3*time.Minute, 200*time.Millisecond)
+	}, 6*time.Minute, 200*time.Millisecond)
 	close(stop)
 	wg.Wait()
 	require.Equal(t, "done", job["status"], "%v", job)
 	require.EqualValues(t, n, job["total"])
 	require.EqualValues(t, n, job["done"])
 	require.EqualValues(t, 0, job["failed"])
-	t.Logf("%d buy attempts during the cancellation", tries.Load())
+	t.Logf("%d buy attempts during the cancellation; the job ran %s", tries.Load(), time.Since(cancelledAt).Round(time.Millisecond))
 
 	// Zero sales after the cancel committed; nothing paid, every ticket revoked.
 	require.Zero(t, e.count(`SELECT count(*) FROM reservations WHERE event_id = $1 AND status = 'PAID'`, e.eventID))
@@ -141,6 +152,13 @@ func TestCancellingAnEventRefundsEveryPaidBookingOnceStopsSalesAndResumesAfterAW
 	for id, k := range refunds {
 		require.Equal(t, 1, k, "booking %s", id)
 	}
+	// The job's rate (20 a second by default) bounds how fast the refunds
+	// go out: 500 of them take at least 24 seconds.
+	var spread float64
+	require.NoError(t, e.store.Pool().QueryRow(context.Background(), `SELECT extract(epoch FROM max(p.updated_at) - min(p.updated_at))
+		FROM payments p JOIN reservations r ON r.id = p.reservation_id WHERE r.event_id = $1 AND p.status = 'REFUNDED'`,
+		e.eventID).Scan(&spread))
+	require.GreaterOrEqual(t, spread, float64(n/20-1), "the refunds took %.1fs", spread)
 	e.requireReconciled()
 	audit, err := e.store.Audit(context.Background(), e.eventID, time.Minute)
 	require.NoError(t, err)

@@ -81,9 +81,15 @@ func runVenueImport(ctx context.Context, cfg config.Config, out io.Writer, o ven
 	}
 	defer done()
 	start := time.Now()
-	imp, err := venues.NewService(store.New(pool, store.Options{})).Import(ctx, venues.Admin(o.org, actor()), v)
+	st := store.New(pool, store.Options{})
+	scope := venues.Admin(o.org, actor())
+	imp, err := venues.NewService(st).Import(ctx, scope, v)
 	if err != nil {
 		return listed(err)
+	}
+	if err := organiser.NewService(st).Audit(ctx, scope, o.org, "venue.create", imp.VenueID, "", nil, map[string]any{
+		"venue_id": imp.VenueID, "name": v.Name, "city": v.City, "timezone": v.Timezone, "sections": imp.Sections, "seats": imp.Seats}); err != nil {
+		return fmt.Errorf("venue %s imported, but its audit record was not written: %w", imp.VenueID, err)
 	}
 	fmt.Fprintf(out, "%s\t%d seats in %d sections, imported in %s\n", imp.VenueID, imp.Seats, imp.Sections,
 		time.Since(start).Round(time.Millisecond))
@@ -212,6 +218,9 @@ once published.`,
 				if err != nil {
 					return err
 				}
+				if err := svc.Audit(cmd.Context(), scopeFor(org), ev.OrgID, "event.create", ev.EventID, "", nil, ev); err != nil {
+					return err
+				}
 				return printJSON(cmd.OutOrStdout(), ev)
 			})
 		}),
@@ -232,8 +241,16 @@ seats from its on-sale time until its off-sale time. Prints the event.`,
 		Args: cobra.ExactArgs(1),
 		RunE: action(func(cmd *cobra.Command, args []string, cfg config.Config) error {
 			return withOrganiser(cmd.Context(), cfg, func(svc *organiser.Service) error {
+				before, err := svc.Get(cmd.Context(), scopeFor(org), args[0])
+				if err != nil {
+					return err
+				}
 				ev, err := svc.Publish(cmd.Context(), scopeFor(org), args[0])
 				if err != nil {
+					return err
+				}
+				if err := svc.Audit(cmd.Context(), scopeFor(org), ev.OrgID, "event.publish", ev.EventID, "",
+					map[string]any{"status": before.Status}, map[string]any{"status": ev.Status}); err != nil {
 					return err
 				}
 				return printJSON(cmd.OutOrStdout(), ev)
@@ -262,12 +279,20 @@ whole request (its buyer owns it). Prints the seats whose status changed.`
 		Args:  cobra.ExactArgs(1),
 		RunE: action(func(cmd *cobra.Command, args []string, cfg config.Config) error {
 			return withOrganiser(cmd.Context(), cfg, func(svc *organiser.Service) error {
-				change := svc.Block
+				change, action := svc.Block, "seats.block"
 				if !block {
-					change = svc.Unblock
+					change, action = svc.Unblock, "seats.unblock"
+				}
+				ev, err := svc.Get(cmd.Context(), scopeFor(org), args[0])
+				if err != nil {
+					return err
 				}
 				res, err := change(cmd.Context(), scopeFor(org), args[0], organiser.SeatChange{SeatIDs: seats, Reason: reason})
 				if err != nil {
+					return err
+				}
+				if err := svc.Audit(cmd.Context(), scopeFor(org), ev.OrgID, action, ev.EventID, strings.TrimSpace(reason),
+					map[string]any{"seat_ids": seats}, res); err != nil {
 					return err
 				}
 				return printJSON(cmd.OutOrStdout(), res)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/internal/testenv"
@@ -82,6 +83,16 @@ func TestTheOrganiserCommandsImportAVenueAndCreatePublishAndBlockAnEvent(t *test
 	code, _, errOut = run(t, newRootCmd(), "event", "unblock", ev.EventID, "--seats", seat)
 	require.Equal(t, 2, code, "--reason is required")
 	require.Contains(t, errOut, "reason")
+
+	// Every change the commands made is in the admin audit log, by the
+	// command line's actor, as the API would have recorded it.
+	rows, err := pool.Query(context.Background(), `SELECT action || ' ' || target || ' ' || coalesce(reason, '')
+		FROM admin_audit WHERE actor LIKE 'cli%' ORDER BY at, id`)
+	require.NoError(t, err)
+	actions, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Equal(t, []string{"venue.create " + venueID + " ", "event.create " + ev.EventID + " ",
+		"event.publish " + ev.EventID + " ", "seats.block " + ev.EventID + " sound desk"}, actions)
 }
 
 func TestTheSalesCommandPrintsAnEventsReportAsJSONAndCSV(t *testing.T) {
