@@ -313,11 +313,11 @@ func TestAnAmountOffPromotionIsRefusedOutsideItsWindowAndOnceDisabled(t *testing
 		body  map[string]any
 		field string
 	}{
-		"both kinds":      {map[string]any{"code": "BOTH", "percent_off": 10, "amount_off": map[string]any{"amount": 1, "currency": "EUR"}, "max_uses": 1}, "percent_off"},
-		"wrong currency":  {map[string]any{"code": "USD", "amount_off": map[string]any{"amount": 500, "currency": "USD"}, "max_uses": 1}, "amount_off.currency"},
+		"both kinds":       {map[string]any{"code": "BOTH", "percent_off": 10, "amount_off": map[string]any{"amount": 1, "currency": "EUR"}, "max_uses": 1}, "percent_off"},
+		"wrong currency":   {map[string]any{"code": "USD", "amount_off": map[string]any{"amount": 500, "currency": "USD"}, "max_uses": 1}, "amount_off.currency"},
 		"per user of none": {map[string]any{"code": "ZERO", "percent_off": 10, "max_uses": 5, "per_user": 0}, "per_user"},
-		"no uses":         {map[string]any{"code": "NONE", "percent_off": 10}, "max_uses"},
-		"a bad window":    {map[string]any{"code": "WIN", "percent_off": 10, "max_uses": 1, "starts_at": time.Now(), "ends_at": time.Now().Add(-time.Hour)}, "ends_at"},
+		"no uses":          {map[string]any{"code": "NONE", "percent_off": 10}, "max_uses"},
+		"a bad window":     {map[string]any{"code": "WIN", "percent_off": 10, "max_uses": 1, "starts_at": time.Now(), "ends_at": time.Now().Add(-time.Hour)}, "ends_at"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := promo(c.body)

@@ -47,7 +47,9 @@ func WalkGuests(ctx workflow.Context, in WalkInput) ([]store.Walk, error) {
 
 // WalkWorkflowID is the walk workflow of one property's night: a second
 // request while one runs joins it.
-func WalkWorkflowID(propertyID, night string) string { return walkWorkflowIDPrefix + propertyID + "-" + night }
+func WalkWorkflowID(propertyID, night string) string {
+	return walkWorkflowIDPrefix + propertyID + "-" + night
+}
 
 func (a *Activities) walks() *hotels.Walks {
 	return &hotels.Walks{Store: a.Store, Mailer: a.Mailer, Log: a.Log, Payments: a.Payments}
