@@ -121,6 +121,7 @@ type Config struct {
 	SMTPUser       string        `env:"ENCORE_SMTP_USER" default:"" doc:"SMTP user (empty: no authentication)."`
 	SMTPPassword   Secret        `env:"ENCORE_SMTP_PASSWORD" default:"" doc:"SMTP password."`
 	ReconcileEvery time.Duration `env:"ENCORE_RECONCILE_EVERY" default:"15m" doc:"How often the reconciliation workflow matches provider payments with bookings."`
+	AuditEvery     time.Duration `env:"ENCORE_AUDIT_EVERY" default:"24h" doc:"How often the scheduled inventory audit (workflow AuditInventory, schedule encore-audit) checks seats and room-nights; a broken rule fails the run and is logged at error level."`
 	CancelRate     int           `env:"ENCORE_CANCEL_RATE" default:"20" doc:"Bookings a second an event cancellation job refunds."`
 
 	DBMigratorPassword Secret `env:"ENCORE_DB_MIGRATOR_PASSWORD" default:"" generate:"password" doc:"encore db logins only: password it gives the encore_migrator login (owns the schema; encore migrate connects as it)."`

@@ -225,6 +225,9 @@ func (p *Process) RunWorker(ctx context.Context) (stop func(), err error) {
 	if err := saga.EnsureReconcileSchedule(ctx, p.Temporal, p.Config.ReconcileEvery, 24*time.Hour); err != nil {
 		p.Log.Warn("reconciliation schedule", "err", err)
 	}
+	if err := saga.EnsureAuditSchedule(ctx, p.Temporal, p.Config.AuditEvery); err != nil {
+		p.Log.Warn("inventory audit schedule", "err", err)
+	}
 	p.shareSagaLoad(ctx)
 	go p.Holds.RunSweeper(ctx, p.Config.SweepInterval, p.Config.SweepBatch)
 	go NewRelay(p.Config, p.Store, p.Browse.Cache, p.Registry, p.Log).Run(ctx)

@@ -32,6 +32,11 @@ const (
 	ReconcileScheduleID = "encore-reconcile"
 	// ReconcileWorkflowID is the ID the schedule gives each Reconcile run.
 	ReconcileWorkflowID = "reconcile"
+	// AuditWorkflowName is the registered name of AuditInventory, run by the
+	// schedule AuditScheduleID under the workflow ID AuditWorkflowID.
+	AuditWorkflowName = "AuditInventory"
+	AuditScheduleID   = "encore-audit"
+	AuditWorkflowID   = "inventory-audit"
 	// bookingWorkflowIDPrefix makes a booking's workflow ID from its
 	// reservation ID (BookingWorkflowID).
 	bookingWorkflowIDPrefix = "booking-"
@@ -100,6 +105,7 @@ const (
 	ActivityRelocate     = "RelocateGuests"
 	ActivityRefundWalk   = "RefundWalk"
 	ActivityTellWalked   = "TellWalkedGuest"
+	ActivityAuditStore   = "AuditStore"
 )
 
 // Errors the checkout and cancel updates return, as ApplicationError types;
@@ -123,6 +129,7 @@ const (
 	ErrTypeIntentMismatch = "mismatch"      // the intent names another booking
 	ErrTypeUnsellable     = "unsellable"    // the hold's nights are no longer held
 	ErrTypeNoRelocation   = "no-relocation" // no other property has room for a walked guest
+	ErrTypeAuditFailed    = "audit-failed"  // the inventory audit found a broken rule
 )
 
 // Step-key names of the saga's money moves. The provider deduplicates a

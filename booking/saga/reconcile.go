@@ -1,10 +1,16 @@
 package saga
 
 import (
+	"context"
+	"errors"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/encore-tickets/encore/store"
 )
 
 // Reconcile matches the provider's payments of the last lookback with
@@ -18,4 +24,60 @@ func Reconcile(ctx workflow.Context, lookback time.Duration) (ReconcileReport, e
 	var rep ReconcileReport
 	err := workflow.ExecuteActivity(ctx, a.ReconcilePayments, lookback).Get(ctx, &rep)
 	return rep, err
+}
+
+// AuditInventory runs the inventory audit on its schedule (nightly by
+// default): it fails, so the schedule's run shows red in the Web UI and the
+// worker logs it at error level, whenever a rule is broken (a seat with two
+// live owners, a room-night sold past its allotment plus overbooking limit,
+// counters that drifted from the live holds...).
+func AuditInventory(ctx workflow.Context) (store.AuditReport, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+	var rep store.AuditReport
+	if err := workflow.ExecuteActivity(ctx, a.AuditStore).Get(ctx, &rep); err != nil {
+		return rep, err
+	}
+	if rep.Violations() > 0 {
+		return rep, temporal.NewNonRetryableApplicationError("inventory audit: "+rep.String(), ErrTypeAuditFailed, nil, rep)
+	}
+	return rep, nil
+}
+
+// auditSweeperLag is how long past its expiry a HELD seat may wait for the
+// sweeper before the audit counts it.
+const auditSweeperLag = 5 * time.Minute
+
+// AuditStore counts the violations of the inventory rules over the whole
+// database (store.Store.Audit), logging any at error level.
+func (a *Activities) AuditStore(ctx context.Context) (store.AuditReport, error) {
+	rep, err := a.Store.Audit(ctx, "", auditSweeperLag)
+	if err != nil {
+		return rep, err
+	}
+	if rep.Violations() > 0 && a.Log != nil {
+		a.Log.Error("inventory audit found violations", "report", rep.String())
+	}
+	return rep, nil
+}
+
+// EnsureAuditSchedule creates the schedule that runs AuditInventory every
+// interval, if it does not exist yet.
+func EnsureAuditSchedule(ctx context.Context, c client.Client, every time.Duration) error {
+	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
+		ID:   AuditScheduleID,
+		Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: every}}},
+		Action: &client.ScheduleWorkflowAction{
+			ID:        AuditWorkflowID,
+			Workflow:  AuditWorkflowName,
+			TaskQueue: TaskQueue,
+		},
+		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+	})
+	if errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
+		return nil
+	}
+	return err
 }

@@ -33,6 +33,7 @@ func Register(r worker.Registry, deps Dependencies) {
 	r.RegisterWorkflowWithOptions(EventCancellation, workflow.RegisterOptions{Name: EventCancellationWorkflowName})
 	r.RegisterWorkflowWithOptions(StaffAction, workflow.RegisterOptions{Name: StaffActionWorkflowName})
 	r.RegisterWorkflowWithOptions(WalkGuests, workflow.RegisterOptions{Name: WalkWorkflowName})
+	r.RegisterWorkflowWithOptions(AuditInventory, workflow.RegisterOptions{Name: AuditWorkflowName})
 	for _, act := range activitiesOf(deps) {
 		r.RegisterActivityWithOptions(act.fn, activity.RegisterOptions{Name: act.name})
 	}
@@ -75,6 +76,7 @@ func activitiesOf(deps Dependencies) []namedActivity {
 			namedActivity{ActivityRelocate, b.RelocateGuests},
 			namedActivity{ActivityRefundWalk, b.RefundWalk},
 			namedActivity{ActivityTellWalked, b.TellWalkedGuest},
+			namedActivity{ActivityAuditStore, b.AuditStore},
 		)
 	}
 	return out
