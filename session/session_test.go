@@ -25,6 +25,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/encore-tickets/encore/api"
 	"github.com/encore-tickets/encore/session"
 )
 
@@ -214,14 +215,34 @@ func TestForgedOrStaleTokensAreRefused(t *testing.T) {
 		"empty":                              "",
 		"too long":                           valid + strings.Repeat("A", 9000),
 	}
+	// The edge over the same verifier: every forged token is a 401
+	// unauthorized problem on a fan route, the untampered one is let in.
+	edge := httptest.NewServer((&api.Server{Tokens: v}).Handler())
+	t.Cleanup(edge.Close)
+	me := func(token string) (int, string) {
+		req, err := http.NewRequest(http.MethodGet, edge.URL+"/v1/me", nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var p struct{ Type string }
+		_ = json.NewDecoder(resp.Body).Decode(&p)
+		return resp.StatusCode, p.Type
+	}
 	for name, token := range cases {
 		t.Run(name, func(t *testing.T) {
 			_, err := v.Verify(context.Background(), token)
 			require.ErrorIs(t, err, session.ErrInvalid)
+			status, typ := me(token)
+			require.Equal(t, http.StatusUnauthorized, status)
+			require.Equal(t, "/problems/unauthorized", typ)
 		})
 	}
 	_, err = v.Verify(context.Background(), valid)
 	require.NoError(t, err, "the untampered token verifies")
+	status, _ := me(valid)
+	require.Equal(t, http.StatusOK, status, "and the edge lets it in")
 }
 
 func encodeClaims(t *testing.T, c jwt.MapClaims) string {
