@@ -42,8 +42,8 @@ func (s *Server) adminRoutes() []route {
 	own := []gin.HandlerFunc{s.ownEvent}
 	admin := []session.Role{session.Admin}
 	return []route{
-		{method: http.MethodPost, path: "/v1/admin/venues", roles: organiserRoles, handler: s.createVenue, enabled: on},
-		{method: http.MethodPost, path: "/v1/admin/events", roles: organiserRoles, handler: s.createEvent, enabled: on},
+		{method: http.MethodPost, path: "/v1/admin/venues", roles: organiserRoles, deadline: importDeadline, handler: s.createVenue, enabled: on},
+		{method: http.MethodPost, path: "/v1/admin/events", roles: organiserRoles, deadline: importDeadline, handler: s.createEvent, enabled: on},
 		{method: http.MethodGet, path: "/v1/admin/events/:event_id", roles: organiserRoles, after: own, handler: s.adminEvent, enabled: on},
 		{method: http.MethodPatch, path: "/v1/admin/events/:event_id", roles: organiserRoles, after: own, handler: s.patchEvent, enabled: on},
 		{method: http.MethodPost, path: "/v1/admin/events/:event_id/publish", roles: organiserRoles, after: own, handler: s.publishEvent, enabled: on},

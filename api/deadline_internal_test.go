@@ -51,3 +51,19 @@ func TestWebSocketRoutesHaveNoDeadlineAndEveryOtherRouteHasOne(t *testing.T) {
 		}
 	}
 }
+
+// A 100,000-seat layout is one transaction of tens of seconds on a busy
+// machine: its import, and an event drafted from it, run under the longer
+// import deadline, never the default one a fan's request gets.
+func TestLayoutImportsAndEventDraftsRunUnderTheImportDeadline(t *testing.T) {
+	s := &Server{RequestTimeout: 10 * time.Second, Admin: &Admin{}}
+	want := map[string]bool{"/v1/admin/venues": true, "/v1/admin/events": true}
+	for _, rt := range s.routes() {
+		if rt.method == http.MethodPost && want[rt.path] {
+			require.Equal(t, importDeadline, rt.deadline, rt.path)
+			delete(want, rt.path)
+		}
+	}
+	require.Empty(t, want, "both routes are served")
+	require.Less(t, importDeadline, 90*time.Second, "inside the API's write timeout")
+}

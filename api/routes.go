@@ -110,4 +110,9 @@ func (s *Server) routes() []route {
 // staffDeadline bounds a staff action that waits on the worker.
 const staffDeadline = 3 * time.Minute
 
+// importDeadline bounds a layout import and an event drafted from one (up
+// to 100,000 seats, one transaction): tens of seconds on a busy machine,
+// inside the API's 90-second write timeout.
+const importDeadline = 80 * time.Second
+
 func healthz(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) }
