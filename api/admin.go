@@ -420,17 +420,13 @@ func (s *Server) walkRooms(c *gin.Context) {
 	}
 	property := c.Param("property_id")
 	walks, err := s.Admin.Walks.Walk(c.Request.Context(), hotels.WalkRequest{PropertyID: property, Night: night, Rooms: req.Rooms})
-	if errors.Is(err, store.ErrNoRelocation) {
-		writeProblem(c, NewProblem(http.StatusConflict, ProbConflict, "no other property in the city has room that night"))
-		return
-	}
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	out := make([]gin.H, len(walks))
 	for i, w := range walks {
-		out[i] = gin.H{"booking_id": w.ReservationID, "from_property": w.FromProperty, "to_property": w.ToProperty,
+		out[i] = gin.H{"booking_id": w.ReservationID, "outcome": w.Outcome, "from_property": w.FromProperty, "to_property": w.ToProperty,
 			"to_room_type": w.ToRoomType, "rooms": w.Rooms, "refund": w.Refund, "compensation": w.Compensation,
 			"currency": w.Currency, "notified": w.Notified}
 	}

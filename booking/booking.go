@@ -337,8 +337,6 @@ func sagaError(err error) error {
 			return ErrNotCancellable
 		case saga.ErrTypeUnavailable:
 			return ErrUnavailable
-		case saga.ErrTypeNoRelocation:
-			return store.ErrNoRelocation
 		}
 		return err
 	}

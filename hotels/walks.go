@@ -19,7 +19,8 @@ import (
 // PayRefund (the provider's idempotency key is the walk's) and Tell (once
 // per walk). In production the steps run as activities of the saga's walk
 // workflow, so a crash between them resumes where it stopped; Walk runs them
-// in-process, in the same order.
+// in-process, in the same order, for relocations only (a booking with
+// nowhere to go is cancelled by the workflow, through its booking's saga).
 type Walks struct {
 	Store  *store.Store
 	Mailer notify.Mailer
@@ -58,6 +59,11 @@ func (w *Walks) Walk(ctx context.Context, req WalkRequest) ([]store.Walk, error)
 		return nil, err
 	}
 	for i := range walks {
+		if walks[i].Outcome == store.WalkCancelled && !walks[i].Notified {
+			// Cancelling the booking is its booking workflow's job: only the
+			// walk workflow (saga.WalkGuests) finishes this walk.
+			return walks, fmt.Errorf("hotels: booking %s has nowhere to go: the walk workflow cancels and refunds it", walks[i].ReservationID)
+		}
 		if err := w.PayRefund(ctx, &walks[i]); err != nil {
 			return walks, err
 		}
@@ -85,6 +91,14 @@ func (w *Walks) Relocate(ctx context.Context, req WalkRequest) ([]store.Walk, er
 // one the booking's token carried.
 func (w *Walks) Tell(ctx context.Context, wk *store.Walk) error {
 	if wk.Notified {
+		return nil
+	}
+	if wk.Outcome == store.WalkCancelled {
+		// The booking's cancellation told the guest (and refunded them).
+		if err := w.Store.MarkWalkNotified(ctx, wk.ReservationID); err != nil {
+			return err
+		}
+		wk.Notified = true
 		return nil
 	}
 	to, err := w.Store.FanEmail(ctx, wk.ReservationID)

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -190,15 +189,24 @@ type Walk struct {
 	Compensation  int64
 	Currency      string
 	Notified      bool
+	// Outcome is how the guest was walked: WalkRelocated to ToProperty, or
+	// WalkCancelled when no property in town had room (ToProperty empty):
+	// the whole booking is then cancelled and refunded by the walk workflow.
+	Outcome WalkOutcome
 	// IntentID is the booking's payment, which the refund is paid from;
 	// RefundID the provider's refund once paid ("" until then).
 	IntentID string
 	RefundID string
 }
 
-// ErrNoRelocation says no other property in the city has room that night
-// for the next booking to walk; the bookings walked before it stay walked.
-var ErrNoRelocation = errors.New("store: no other property has room that night")
+// WalkOutcome is how a walked booking left its night.
+type WalkOutcome string
+
+// The outcomes of a walk.
+const (
+	WalkRelocated WalkOutcome = "relocated"
+	WalkCancelled WalkOutcome = "cancelled"
+)
 
 // WalkBookings walks bookings off propertyID's night until count bookings
 // have been walked from it that night (earlier calls count: a retry walks
@@ -207,8 +215,11 @@ var ErrNoRelocation = errors.New("store: no other property has room that night")
 // property in the same city with the most rooms left that sleeps as many
 // (never into that property's overbooking), the original night's rooms are
 // given back, and the walk is recorded with the night's price as refund and
-// compensationNights nights' price as compensation. It returns every walk
-// of that night, the earlier ones included.
+// compensationNights nights' price as compensation. A booking no property
+// in town has room for is recorded as a WalkCancelled walk instead (no
+// refund of its own, nothing moved): the caller cancels and refunds the
+// booking whole. It returns every walk of that night, the earlier ones
+// included.
 func (s *Store) WalkBookings(ctx context.Context, propertyID string, night time.Time, count int, compensationNights int) ([]Walk, error) {
 	var out []Walk
 	err := s.tx(ctx, func(tx pgx.Tx) error {
@@ -242,8 +253,8 @@ func (s *Store) WalkBookings(ctx context.Context, propertyID string, night time.
 			}
 		}
 		rows, err := tx.Query(ctx, `SELECT w.id, w.reservation_id, r.user_id, w.night, w.from_property, w.from_room_type,
-			w.to_property, w.to_room_type, w.rooms, w.refund, w.compensation, w.currency, w.notified_at IS NOT NULL,
-			coalesce(p.intent_id, ''), coalesce(w.refund_id, '')
+			coalesce(w.to_property, ''), coalesce(w.to_room_type, ''), w.rooms, w.refund, w.compensation, w.currency,
+			w.notified_at IS NOT NULL, w.outcome, coalesce(p.intent_id, ''), coalesce(w.refund_id, '')
 			FROM walks w JOIN reservations r ON r.id = w.reservation_id LEFT JOIN payments p ON p.reservation_id = w.reservation_id
 			WHERE w.from_property = $1 AND w.night = $2 ORDER BY w.id`, propertyID, night)
 		if err != nil {
@@ -252,7 +263,7 @@ func (s *Store) WalkBookings(ctx context.Context, propertyID string, night time.
 		out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Walk, error) {
 			var w Walk
 			err := row.Scan(&w.ID, &w.ReservationID, &w.UserID, &w.Night, &w.FromProperty, &w.FromRoomType, &w.ToProperty,
-				&w.ToRoomType, &w.Rooms, &w.Refund, &w.Compensation, &w.Currency, &w.Notified, &w.IntentID, &w.RefundID)
+				&w.ToRoomType, &w.Rooms, &w.Refund, &w.Compensation, &w.Currency, &w.Notified, &w.Outcome, &w.IntentID, &w.RefundID)
 			return w, err
 		})
 		return err
@@ -285,7 +296,12 @@ func walkOne(ctx context.Context, tx pgx.Tx, id uuid.UUID, from string, night ti
 		ORDER BY rn.allotment - rn.held - rn.sold DESC, rn.property_id, rn.room_type
 		LIMIT 1 FOR UPDATE OF rn`, from, night, roomType, rooms, currency).Scan(&toProp, &toType)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("walk booking %s: %w", id, ErrNoRelocation)
+		// Nowhere to go: recorded, and the booking is cancelled whole by the
+		// caller, which gives its nights (and a package's seats) back.
+		_, err := tx.Exec(ctx, `INSERT INTO walks (reservation_id, night, from_property, from_room_type, rooms,
+			refund, compensation, currency, outcome) VALUES ($1, $2, $3, $4, $5, 0, $6, $7, 'cancelled')`,
+			id, night, from, roomType, rooms, price*int64(rooms)*int64(compensationNights), currency)
+		return err
 	}
 	if err != nil {
 		return err

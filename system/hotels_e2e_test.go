@@ -16,6 +16,7 @@ import (
 	"github.com/encore-tickets/encore/booking"
 	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/hotels"
+	"github.com/encore-tickets/encore/internal/testenv"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/system"
@@ -272,4 +273,57 @@ func TestTheWalkWorkflowRelocatesRefundsAndTellsTwoGuestsOnceWhenRunAgain(t *tes
 	var invalid *store.InvalidError
 	require.ErrorAs(t, err, &invalid, "a bad request starts no workflow")
 	require.Equal(t, "rooms", invalid.Field)
+}
+
+// TestAPackageWhoseHotelCannotHonourThePaidNightIsCancelledWholeAndRefundedOnce:
+// the hotel part fails after payment (the night is walked and no other hotel
+// in town has a room), so the package's other part goes too: the walk
+// workflow cancels the booking through its own saga, which revokes the
+// tickets, gives the seats and the nights back and refunds the whole
+// payment once; the guest is told why. Running the walk again changes
+// nothing.
+func TestAPackageWhoseHotelCannotHonourThePaidNightIsCancelledWholeAndRefundedOnce(t *testing.T) {
+	e := newE2E(t)
+	ctx := context.Background()
+	prop := "prp_" + testenv.RandomSuffix()
+	require.NoError(t, e.store.CreateProperty(ctx, store.PropertySpec{ID: prop, Name: "The only hotel", City: "Lonely " + prop,
+		Currency: "EUR", FreeCancelDays: 2, RoomTypes: []store.RoomTypeSpec{{ID: "double", Name: "Double", MaxGuests: 2,
+			Allotment: 1, Price: nightPrice}}}, today(), 30))
+	email := "package-" + e.eventID + "@guests.example"
+	fan := e.fanWithEmail("packaged", email)
+	seat := e.seat(3, 3)
+	id := e.holdStay(fan, prop, 15, 1, seat)
+	intentID := e.checkout(fan, id, e.card())
+	paid := e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
+	total := int64(paid["total"].(map[string]any)["amount"].(float64))
+	require.Eventually(t, func() bool {
+		return e.count(`SELECT count(*) FROM tickets WHERE reservation_id = $1 AND status = 'VALID'`, id) == 1
+	}, 20*time.Second, 50*time.Millisecond, "the ticket is issued")
+
+	svc := &booking.Service{Store: e.store, Temporal: e.temporal, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	req := hotels.WalkRequest{PropertyID: prop, Night: today().AddDate(0, 0, 15), Rooms: 1}
+	walks, err := svc.Walk(ctx, req)
+	require.NoError(t, err)
+	require.Len(t, walks, 1)
+	require.Equal(t, store.WalkCancelled, walks[0].Outcome)
+	require.Empty(t, walks[0].ToProperty)
+	require.True(t, walks[0].Notified)
+
+	got := e.waitStatus(fan, id, vocab.BookingRefunded, 30*time.Second)
+	require.Equal(t, string(vocab.BookingRefunded), got["status"])
+	require.Equal(t, []int64{total}, e.refundAmounts(intentID), "the whole package, refunded once")
+	require.Zero(t, e.count(`SELECT count(*) FROM tickets WHERE reservation_id = $1 AND status = 'VALID'`, id), "the ticket is revoked")
+	require.Equal(t, "AVAILABLE", e.seatStatus(seat), "the seat is back on sale")
+	held, sold := e.nightCounters(prop, 15)
+	require.Zero(t, held+sold, "the night is back")
+	require.Contains(t, e.mailAbout(id+"-cancellation"), "no other hotel in town has a room")
+
+	again, err := svc.Walk(ctx, req)
+	require.NoError(t, err)
+	require.Equal(t, walks, again)
+	require.Equal(t, []int64{total}, e.refundAmounts(intentID))
+	e.requireReconciled()
+	audit, err := e.store.Audit(ctx, e.eventID, time.Minute)
+	require.NoError(t, err)
+	require.Zero(t, audit.Violations(), audit.String())
 }

@@ -125,11 +125,10 @@ const (
 const (
 	ErrTypeInvalidID      = "invalid"
 	ErrTypeNotFound       = "not-found"
-	ErrTypeRejected       = "rejected"      // the provider refused the request itself
-	ErrTypeIntentMismatch = "mismatch"      // the intent names another booking
-	ErrTypeUnsellable     = "unsellable"    // the hold's nights are no longer held
-	ErrTypeNoRelocation   = "no-relocation" // no other property has room for a walked guest
-	ErrTypeAuditFailed    = "audit-failed"  // the inventory audit found a broken rule
+	ErrTypeRejected       = "rejected"     // the provider refused the request itself
+	ErrTypeIntentMismatch = "mismatch"     // the intent names another booking
+	ErrTypeUnsellable     = "unsellable"   // the hold's nights are no longer held
+	ErrTypeAuditFailed    = "audit-failed" // the inventory audit found a broken rule
 )
 
 // Step-key names of the saga's money moves. The provider deduplicates a

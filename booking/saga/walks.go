@@ -23,7 +23,10 @@ type WalkInput struct {
 // WalkGuests relocates guests off an overbooked night: one activity walks
 // the bookings (relocation, the night given back, the walk and its refund
 // recorded, all in one transaction), then each walk's refund is paid and its
-// guest told, each a step of its own. A worker crash resumes at the step it
+// guest told, each a step of its own. A guest no hotel in town has room for
+// cannot keep the stay: that booking, a package's tickets with it (every
+// part or none), is cancelled and refunded in full through its own booking
+// workflow, as support staff would. A worker crash resumes at the step it
 // stopped at; every step is safe to repeat, and no booking is walked twice.
 func WalkGuests(ctx workflow.Context, in WalkInput) ([]store.Walk, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
@@ -35,6 +38,13 @@ func WalkGuests(ctx workflow.Context, in WalkInput) ([]store.Walk, error) {
 		return nil, err
 	}
 	for i := range walks {
+		if walks[i].Outcome == store.WalkCancelled && !walks[i].Notified {
+			cancel := StaffInput{Action: StaffRefund, BookingID: walks[i].ReservationID.String(), Staff: "walk:" + in.PropertyID,
+				Reason: "the hotel cannot honour the night of " + in.Night + " and no other hotel in town has a room"}
+			if err := workflow.ExecuteActivity(actx, a.StaffAction, cancel).Get(ctx, nil); err != nil {
+				return walks, err
+			}
+		}
 		if err := workflow.ExecuteActivity(actx, a.RefundWalk, walks[i]).Get(ctx, &walks[i]); err != nil {
 			return walks, err
 		}
@@ -63,10 +73,7 @@ func (a *Activities) RelocateGuests(ctx context.Context, in WalkInput) ([]store.
 	}
 	walks, err := a.walks().Relocate(ctx, hotels.WalkRequest{PropertyID: in.PropertyID, Night: night, Rooms: in.Rooms})
 	var invalid *store.InvalidError
-	switch {
-	case errors.Is(err, store.ErrNoRelocation):
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeNoRelocation, err)
-	case errors.As(err, &invalid):
+	if errors.As(err, &invalid) {
 		return nil, temporal.NewNonRetryableApplicationError(invalid.Error(), ErrTypeInvalidID, err, invalid.Field, invalid.Message)
 	}
 	return walks, err
@@ -79,7 +86,8 @@ func (a *Activities) RefundWalk(ctx context.Context, wk store.Walk) (store.Walk,
 	return wk, err
 }
 
-// TellWalkedGuest emails the guest, once (hotels.Walks.Tell).
+// TellWalkedGuest emails a relocated guest, once (hotels.Walks.Tell); a
+// cancelled one was told by the cancellation.
 func (a *Activities) TellWalkedGuest(ctx context.Context, wk store.Walk) (store.Walk, error) {
 	err := a.walks().Tell(ctx, &wk)
 	return wk, err
