@@ -54,6 +54,12 @@ func TestCancellingAnEventRefundsEveryPaidBookingOnceStopsSalesAndResumesAfterAW
 	began := time.Now()
 	ids := e.paidBookings(n, 0)
 	t.Logf("%d paid bookings in %s", n, time.Since(began).Round(time.Millisecond))
+	require.Eventually(t, func() bool {
+		return e.count(`SELECT count(*) FROM tickets WHERE event_id = $1 AND status = 'VALID'`, e.eventID) == n
+	}, time.Minute, 100*time.Millisecond, "every booking's ticket is issued")
+	before, err := e.store.ManifestTickets(context.Background(), e.eventID, time.Time{})
+	require.NoError(t, err)
+	require.Len(t, before.Valid, n, "the gate's manifest lists every ticket before the cancel")
 
 	// Fans keep trying to buy while the event is cancelled.
 	stop := make(chan struct{})
@@ -128,6 +134,14 @@ func TestCancellingAnEventRefundsEveryPaidBookingOnceStopsSalesAndResumesAfterAW
 	require.Zero(t, e.count(`SELECT count(*) FROM reservations WHERE event_id = $1 AND status = 'PAID' AND ended_at > $2`, e.eventID, cancelledAt))
 	require.Zero(t, e.count(`SELECT count(*) FROM tickets WHERE event_id = $1 AND status = 'VALID'`, e.eventID))
 	require.Equal(t, n, e.count(`SELECT count(*) FROM tickets WHERE event_id = $1 AND status = 'REVOKED'`, e.eventID))
+	// The next manifest export leaves them out, and a delta export since
+	// the last one names every one of them revoked for the gates.
+	after, err := e.store.ManifestTickets(context.Background(), e.eventID, time.Time{})
+	require.NoError(t, err)
+	require.Empty(t, after.Valid)
+	delta, err := e.store.ManifestTickets(context.Background(), e.eventID, before.AsOf)
+	require.NoError(t, err)
+	require.Len(t, delta.Revoked, n)
 	require.Equal(t, n, e.count(`SELECT count(*) FROM payments p JOIN reservations r ON r.id = p.reservation_id
 		WHERE r.event_id = $1 AND p.status = 'REFUNDED'`, e.eventID))
 	// Each paid booking is told once; a late fan whose checkout was in flight

@@ -314,22 +314,32 @@ func (a *Activities) Void(ctx context.Context, bookingID, intentID string) error
 // Refund returns captured money under the refund step key (an uncaptured
 // authorisation is voided instead).
 func (a *Activities) Refund(ctx context.Context, bookingID, intentID string) error {
-	id, err := parseID(bookingID)
-	if err != nil {
+	id, captured, err := a.captured(ctx, bookingID, intentID)
+	if err != nil || !captured {
 		return err
-	}
-	it, err := a.Payments.Retrieve(ctx, intentID)
-	if err != nil {
-		return err
-	}
-	if it.Status != vocab.IntentSucceeded {
-		return a.Void(ctx, bookingID, intentID)
 	}
 	r, err := a.Payments.Refund(ctx, StepKey(bookingID, StepKeyRefund), intentID)
 	if err != nil {
 		return err
 	}
 	return a.Store.SetPaymentStatus(ctx, id, vocab.PaymentRefunded, r.ID)
+}
+
+// captured reports whether the booking's intent was captured, so there is
+// money to refund; an uncaptured authorisation is voided here instead.
+func (a *Activities) captured(ctx context.Context, bookingID, intentID string) (uuid.UUID, bool, error) {
+	id, err := parseID(bookingID)
+	if err != nil {
+		return id, false, err
+	}
+	it, err := a.Payments.Retrieve(ctx, intentID)
+	if err != nil {
+		return id, false, err
+	}
+	if it.Status != vocab.IntentSucceeded {
+		return id, false, a.Void(ctx, bookingID, intentID)
+	}
+	return id, true, nil
 }
 
 // CancelSale undoes a sale: tickets revoked, seats back.

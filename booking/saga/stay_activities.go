@@ -11,16 +11,9 @@ import (
 // penalty. Nights already refunded by walks are not refunded again (they
 // come off amount). An uncaptured authorisation is voided instead.
 func (a *Activities) RefundPart(ctx context.Context, bookingID, intentID string, amount int64) error {
-	id, err := parseID(bookingID)
-	if err != nil {
+	id, captured, err := a.captured(ctx, bookingID, intentID)
+	if err != nil || !captured {
 		return err
-	}
-	it, err := a.Payments.Retrieve(ctx, intentID)
-	if err != nil {
-		return err
-	}
-	if it.Status != vocab.IntentSucceeded {
-		return a.Void(ctx, bookingID, intentID)
 	}
 	walked, err := a.Store.WalkRefunds(ctx, id)
 	if err != nil {
