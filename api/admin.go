@@ -54,7 +54,7 @@ func (s *Server) adminRoutes() []route {
 		{method: http.MethodGet, path: "/v1/admin/events/:event_id/sales", roles: organiserRoles, after: own, handler: s.salesReport, enabled: on && s.Admin.Sales != nil},
 		{method: http.MethodGet, path: "/v1/admin/audit", roles: organiserRoles, handler: s.listAudit, enabled: on},
 		{method: http.MethodPut, path: "/v1/admin/properties/:property_id/overbooking", roles: admin, handler: s.setOverbooking, enabled: on},
-		{method: http.MethodPost, path: "/v1/admin/properties/:property_id/walks", roles: admin, handler: s.walkRooms, enabled: on && s.Admin.Walks != nil},
+		{method: http.MethodPost, path: "/v1/admin/properties/:property_id/walks", roles: admin, deadline: staffDeadline, handler: s.walkRooms, enabled: on && s.Admin.Walks != nil},
 	}
 }
 

@@ -67,3 +67,20 @@ func TestLayoutImportsAndEventDraftsRunUnderTheImportDeadline(t *testing.T) {
 	require.Empty(t, want, "both routes are served")
 	require.Less(t, importDeadline, 90*time.Second, "inside the API's write timeout")
 }
+
+// A staff action waits on the worker: its routes have the staff deadline,
+// itself inside the API's 90-second write timeout (past it the connection
+// would be cut before the answer).
+func TestStaffActionsRunUnderTheStaffDeadline(t *testing.T) {
+	s := &Server{RequestTimeout: 10 * time.Second, Admin: &Admin{}}
+	staff := map[string]bool{"/v1/admin/properties/:property_id/walks": true, "/v1/admin/events/:event_id/cancel": true,
+		"/v1/admin/bookings/:booking_id/refund": true, "/v1/admin/bookings/:booking_id/resend": true}
+	for _, rt := range s.routes() {
+		if staff[rt.path] {
+			require.Equal(t, staffDeadline, rt.deadline, rt.path)
+			delete(staff, rt.path)
+		}
+	}
+	require.Empty(t, staff, "every staff route is in the table")
+	require.Less(t, staffDeadline, 90*time.Second)
+}

@@ -107,8 +107,10 @@ func (s *Server) routes() []route {
 	}, s.adminRoutes()...) // Organisers and admins (admin.go).
 }
 
-// staffDeadline bounds a staff action that waits on the worker.
-const staffDeadline = 3 * time.Minute
+// staffDeadline bounds a staff action that waits on the worker (a refund,
+// a walk, an event's cancellation), inside the API's 90-second write
+// timeout; the work itself goes on in its workflow past a deadline.
+const staffDeadline = 80 * time.Second
 
 // importDeadline bounds a layout import and an event drafted from one (up
 // to 100,000 seats, one transaction): tens of seconds on a busy machine,

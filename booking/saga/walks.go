@@ -3,6 +3,7 @@ package saga
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -37,22 +38,36 @@ func WalkGuests(ctx workflow.Context, in WalkInput) ([]store.Walk, error) {
 	if err := workflow.ExecuteActivity(actx, a.RelocateGuests, in).Get(ctx, &walks); err != nil {
 		return nil, err
 	}
+	// A walk whose step fails for good is reported, and the others are
+	// finished all the same: one guest's trouble never strands the rest.
+	var failed []error
 	for i := range walks {
-		if walks[i].Outcome == store.WalkCancelled && !walks[i].Notified {
-			cancel := StaffInput{Action: StaffRefund, BookingID: walks[i].ReservationID.String(), Staff: "walk:" + in.PropertyID,
-				Reason: "the hotel cannot honour the night of " + in.Night + " and no other hotel in town has a room"}
-			if err := workflow.ExecuteActivity(actx, a.StaffAction, cancel).Get(ctx, nil); err != nil {
-				return walks, err
-			}
-		}
-		if err := workflow.ExecuteActivity(actx, a.RefundWalk, walks[i]).Get(ctx, &walks[i]); err != nil {
-			return walks, err
-		}
-		if err := workflow.ExecuteActivity(actx, a.TellWalkedGuest, walks[i]).Get(ctx, &walks[i]); err != nil {
-			return walks, err
+		if err := walkOne(ctx, actx, in, &walks[i]); err != nil {
+			failed = append(failed, fmt.Errorf("booking %s: %w", walks[i].ReservationID, err))
 		}
 	}
-	return walks, nil
+	return walks, errors.Join(failed...)
+}
+
+// walkCancelReason is what a guest with nowhere to go is told.
+func walkCancelReason(night string) string {
+	return "the hotel cannot honour the night of " + night + " and no other hotel in town has a room"
+}
+
+// walkOne finishes one walk: a booking with nowhere to go is cancelled and
+// refunded whole first; then the walk's refund and the guest's email.
+func walkOne(ctx, actx workflow.Context, in WalkInput, wk *store.Walk) error {
+	if wk.Outcome == store.WalkCancelled && !wk.Notified {
+		cancel := StaffInput{Action: StaffRefund, BookingID: wk.ReservationID.String(), Staff: "walk:" + in.PropertyID,
+			Reason: walkCancelReason(in.Night)}
+		if err := workflow.ExecuteActivity(actx, a.StaffAction, cancel).Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	if err := workflow.ExecuteActivity(actx, a.RefundWalk, *wk).Get(ctx, wk); err != nil {
+		return err
+	}
+	return workflow.ExecuteActivity(actx, a.TellWalkedGuest, *wk).Get(ctx, wk)
 }
 
 // WalkWorkflowID is the walk workflow of one property's night: a second
@@ -89,6 +104,14 @@ func (a *Activities) RefundWalk(ctx context.Context, wk store.Walk) (store.Walk,
 // TellWalkedGuest emails a relocated guest, once (hotels.Walks.Tell); a
 // cancelled one was told by the cancellation.
 func (a *Activities) TellWalkedGuest(ctx context.Context, wk store.Walk) (store.Walk, error) {
+	if wk.Outcome == store.WalkCancelled && !wk.Notified {
+		// The cancellation's email is the guest's news, and its send is only
+		// logged when it fails: the walk counts as told once it went out.
+		if err := a.notifyCancellation(ctx, wk.ReservationID, wk.ReservationID.String(),
+			walkCancelReason(wk.Night.Format(time.DateOnly))); err != nil {
+			return wk, err
+		}
+	}
 	err := a.walks().Tell(ctx, &wk)
 	return wk, err
 }

@@ -138,8 +138,12 @@ func runWalk(ctx context.Context, cfg config.Config, property, night string, roo
 	defer p.Close()
 	walks, err := p.Bookings.Walk(ctx, hotels.WalkRequest{PropertyID: property, Night: d, Rooms: rooms})
 	for _, wk := range walks {
-		fmt.Printf("booking %s: %s/%s -> %s/%s, refund %d, compensation %d %s, notified %t\n", wk.ReservationID,
-			wk.FromProperty, wk.FromRoomType, wk.ToProperty, wk.ToRoomType, wk.Refund, wk.Compensation, wk.Currency, wk.Notified)
+		to := wk.ToProperty + "/" + wk.ToRoomType
+		if wk.Outcome == store.WalkCancelled {
+			to = "nowhere (booking cancelled and refunded in full)"
+		}
+		fmt.Printf("booking %s: %s/%s -> %s, refund %d, compensation %d %s, notified %t\n", wk.ReservationID,
+			wk.FromProperty, wk.FromRoomType, to, wk.Refund, wk.Compensation, wk.Currency, wk.Notified)
 	}
 	return err
 }
