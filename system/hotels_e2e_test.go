@@ -237,7 +237,7 @@ func TestTheWalkWorkflowRelocatesRefundsAndTellsTwoGuestsOnceWhenRunAgain(t *tes
 		ids, emails = append(ids, id), append(emails, email)
 	}
 
-	svc := &booking.Service{Store: e.store, Temporal: e.temporal, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	svc := e.walker()
 	req := hotels.WalkRequest{PropertyID: prop, Night: today().AddDate(0, 0, 15), Rooms: 2}
 	walks, err := svc.Walk(ctx, req)
 	require.NoError(t, err)
@@ -300,7 +300,7 @@ func TestAPackageWhoseHotelCannotHonourThePaidNightIsCancelledWholeAndRefundedOn
 		return e.count(`SELECT count(*) FROM tickets WHERE reservation_id = $1 AND status = 'VALID'`, id) == 1
 	}, 20*time.Second, 50*time.Millisecond, "the ticket is issued")
 
-	svc := &booking.Service{Store: e.store, Temporal: e.temporal, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	svc := e.walker()
 	req := hotels.WalkRequest{PropertyID: prop, Night: today().AddDate(0, 0, 15), Rooms: 1}
 	walks, err := svc.Walk(ctx, req)
 	require.NoError(t, err)
@@ -326,4 +326,10 @@ func TestAPackageWhoseHotelCannotHonourThePaidNightIsCancelledWholeAndRefundedOn
 	audit, err := e.store.Audit(ctx, e.eventID, time.Minute)
 	require.NoError(t, err)
 	require.Zero(t, audit.Violations(), audit.String())
+}
+
+// walker is the booking service as the walk route and encore hotel walk use
+// it: walks go through the walk workflow on e's worker.
+func (e *e2e) walker() *booking.Service {
+	return &booking.Service{Store: e.store, Temporal: e.temporal, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 }
