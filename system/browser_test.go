@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -106,6 +107,46 @@ func signInAndOpen(t *testing.T, ctx context.Context, base, user, eventID string
 	))
 }
 
+// do runs browser actions as one named step of a test. When the step
+// fails, the tab's screenshot is saved under .encore/test/screenshots (named
+// for the test and the step) and the failure names the file, so a broken
+// flow shows what the fan saw.
+func do(t *testing.T, ctx context.Context, step string, actions ...chromedp.Action) {
+	t.Helper()
+	// The step gets a minute of its own, so the tab outlives a stuck step
+	// long enough to be photographed.
+	sctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := chromedp.Run(sctx, actions...); err != nil {
+		t.Fatalf("step %q: %v (screenshot: %s)", step, err, screenshot(t, ctx, step))
+	}
+}
+
+// screenshot saves the tab's full page as a PNG and returns its path (or
+// why it could not).
+func screenshot(t *testing.T, ctx context.Context, step string) string {
+	t.Helper()
+	dir := filepath.Join(testenv.RepoRoot(), ".encore", "test", "screenshots")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err.Error()
+	}
+	name := regexp.MustCompile(`[^A-Za-z0-9_.-]+`).ReplaceAllString(t.Name()+"-"+step, "_")
+	if len(name) > 180 {
+		name = name[:180]
+	}
+	path := filepath.Join(dir, name+".png")
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var png []byte
+	if err := chromedp.Run(sctx, chromedp.FullScreenshot(&png, 80)); err != nil {
+		return "none: " + err.Error()
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		return err.Error()
+	}
+	return path
+}
+
 // css is a CSS selector (a plain string is a DOM search).
 func css(s string) chromedp.CSS { return chromedp.CSS(s) }
 
@@ -132,7 +173,7 @@ func waitJS(t *testing.T, ctx context.Context, expr, want string, within time.Du
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("%s: want %q, last %q", expr, want, got)
+	t.Fatalf("%s: want %q, last %q (screenshot: %s)", expr, want, got, screenshot(t, ctx, "wait"))
 }
 
 func TestAFanBuysASeatChosenWithTheKeyboardAndAnotherFanSeesItGoLive(t *testing.T) {
