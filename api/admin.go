@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"strconv"
@@ -43,6 +44,8 @@ func (s *Server) adminRoutes() []route {
 	admin := []session.Role{session.Admin}
 	return []route{
 		{method: http.MethodPost, path: "/v1/admin/venues", roles: organiserRoles, deadline: importDeadline, handler: s.createVenue, enabled: on},
+		{method: http.MethodGet, path: "/v1/admin/venues", roles: organiserRoles, handler: s.listVenues, enabled: on},
+		{method: http.MethodGet, path: "/v1/admin/events", roles: organiserRoles, handler: s.listEvents, enabled: on},
 		{method: http.MethodPost, path: "/v1/admin/events", roles: organiserRoles, deadline: importDeadline, handler: s.createEvent, enabled: on},
 		{method: http.MethodGet, path: "/v1/admin/events/:event_id", roles: organiserRoles, after: own, handler: s.adminEvent, enabled: on},
 		{method: http.MethodPatch, path: "/v1/admin/events/:event_id", roles: organiserRoles, after: own, handler: s.patchEvent, enabled: on},
@@ -50,6 +53,7 @@ func (s *Server) adminRoutes() []route {
 		{method: http.MethodPost, path: "/v1/admin/events/:event_id/seats/block", roles: organiserRoles, after: own, handler: s.blockSeats(true), enabled: on},
 		{method: http.MethodPost, path: "/v1/admin/events/:event_id/seats/unblock", roles: organiserRoles, after: own, handler: s.blockSeats(false), enabled: on},
 		{method: http.MethodPost, path: "/v1/admin/events/:event_id/promotions", roles: organiserRoles, after: own, handler: s.createPromotion, enabled: on},
+		{method: http.MethodGet, path: "/v1/admin/events/:event_id/promotions", roles: organiserRoles, after: own, handler: s.listPromotions, enabled: on},
 		{method: http.MethodDelete, path: "/v1/admin/events/:event_id/promotions/:code", roles: organiserRoles, after: own, handler: s.disablePromotion, enabled: on},
 		{method: http.MethodGet, path: "/v1/admin/events/:event_id/sales", roles: organiserRoles, after: own, handler: s.salesReport, enabled: on && s.Admin.Sales != nil},
 		{method: http.MethodGet, path: "/v1/admin/audit", roles: organiserRoles, handler: s.listAudit, enabled: on},
@@ -195,6 +199,83 @@ func (s *Server) createEvent(c *gin.Context) {
 
 func (s *Server) adminEvent(c *gin.Context) { c.JSON(http.StatusOK, pathEvent(c)) }
 
+// listEvents is GET /v1/admin/events: the caller's organisation's events
+// (an admin's: ?org=, else every organisation's), drafts included, newest
+// first, limit a page (50 unless given, at most 200); next_cursor pages on.
+func (s *Server) listEvents(c *gin.Context) {
+	if orgless(c) {
+		return
+	}
+	limit := 50
+	if l := c.Query("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > organiser.MaxListed {
+			writeProblem(c, Invalid(FieldError{"limit", "1 to " + strconv.Itoa(organiser.MaxListed)}))
+			return
+		}
+		limit = n
+	}
+	var before *store.EventCursor
+	if cur := c.Query("cursor"); cur != "" {
+		var ok bool
+		if before, ok = decodeEventCursor(cur); !ok {
+			writeProblem(c, Invalid(FieldError{"cursor", "a cursor as next_cursor gave it"}))
+			return
+		}
+	}
+	evs, err := s.Admin.Events.List(c.Request.Context(), scope(c), before, limit)
+	if err != nil {
+		s.failAdmin(c, err)
+		return
+	}
+	var next *string
+	if len(evs) == limit {
+		last := evs[len(evs)-1]
+		cur := encodeEventCursor(store.EventCursor{CreatedAt: last.CreatedAt, ID: last.EventID})
+		next = &cur
+	}
+	c.JSON(http.StatusOK, gin.H{"events": evs, "next_cursor": next})
+}
+
+// An event cursor is the last event's creation time and ID, base64url: the
+// client passes it back unread.
+func encodeEventCursor(cur store.EventCursor) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cur.CreatedAt.UTC().Format(time.RFC3339Nano) + " " + cur.ID))
+}
+
+func decodeEventCursor(s string) (*store.EventCursor, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return nil, false
+	}
+	at, id, ok := strings.Cut(string(b), " ")
+	t, err := time.Parse(time.RFC3339Nano, at)
+	if !ok || err != nil || id == "" {
+		return nil, false
+	}
+	return &store.EventCursor{CreatedAt: t, ID: id}, true
+}
+
+// listVenues is GET /v1/admin/venues: the caller's organisation's venues
+// (an admin's: ?org=, else every organisation's) with their price
+// categories, newest first.
+func (s *Server) listVenues(c *gin.Context) {
+	if orgless(c) {
+		return
+	}
+	vs, err := s.Admin.Venues.List(c.Request.Context(), scope(c))
+	if err != nil {
+		s.failAdmin(c, err)
+		return
+	}
+	out := make([]gin.H, len(vs))
+	for i, v := range vs {
+		out[i] = gin.H{"venue_id": v.ID, "org_id": v.OrgID, "name": v.Name, "city": v.City, "timezone": v.Timezone,
+			"categories": v.Categories, "sections": v.Sections, "seats": v.Seats, "created_at": v.CreatedAt.UTC()}
+	}
+	c.JSON(http.StatusOK, gin.H{"venues": out})
+}
+
 func (s *Server) patchEvent(c *gin.Context) {
 	f, err := organiser.DecodeEventFields(c.Request.Body)
 	if err != nil {
@@ -263,6 +344,17 @@ func (s *Server) createPromotion(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusCreated, p)
+}
+
+// listPromotions is GET /v1/admin/events/{id}/promotions: every code of
+// the event, disabled ones too, oldest first.
+func (s *Server) listPromotions(c *gin.Context) {
+	ps, err := s.Admin.Events.Promotions(c.Request.Context(), scope(c), pathEvent(c).EventID)
+	if err != nil {
+		s.failAdmin(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"promotions": ps})
 }
 
 func (s *Server) disablePromotion(c *gin.Context) {

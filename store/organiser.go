@@ -150,6 +150,31 @@ func (s *Store) OrganiserEvent(ctx context.Context, id, org string) (OrganiserEv
 		FROM events e WHERE e.id = $1 AND ($2 = '' OR e.org_id = $2)`, id, org))
 }
 
+// EventCursor is where a page of OrganiserEvents ends: the last event's
+// creation time and ID.
+type EventCursor struct {
+	CreatedAt time.Time
+	ID        string
+}
+
+// OrganiserEvents lists the events of org (every organisation's when org is
+// empty), drafts included, newest first: those created before the cursor
+// when one is given, at most limit.
+func (s *Store) OrganiserEvents(ctx context.Context, org string, before *EventCursor, limit int) ([]OrganiserEvent, error) {
+	var at *time.Time
+	var id string
+	if before != nil {
+		at, id = &before.CreatedAt, before.ID
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+organiserEventColumns+` FROM events e
+		WHERE ($1 = '' OR e.org_id = $1) AND ($2::timestamptz IS NULL OR (e.created_at, e.id) < ($2, $3))
+		ORDER BY e.created_at DESC, e.id DESC LIMIT $4`, org, at, id, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (OrganiserEvent, error) { return scanOrganiserEvent(r) })
+}
+
 // UpdateEvent locks the event of org, lets change decide on its new state
 // (refusing with any error), and writes it: the event's columns, its prices
 // (re-pricing its sections and seats) and, when the venue changed, a fresh

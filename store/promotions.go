@@ -94,3 +94,17 @@ func promotion(ctx context.Context, tx pgx.Tx, eventID, code string, lock ...str
 	}
 	return p, err
 }
+
+// Promotions lists an event's codes, disabled ones too, oldest first.
+func (s *Store) Promotions(ctx context.Context, eventID string) ([]Promotion, error) {
+	rows, err := s.pool.Query(ctx, `SELECT code, event_id, discount_bps, amount_off, max_uses, per_user, used, starts_at,
+		ends_at, disabled_at FROM promotions WHERE event_id = $1 ORDER BY created_at, code`, eventID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Promotion, error) {
+		var p Promotion
+		return p, r.Scan(&p.Code, &p.EventID, &p.DiscountBps, &p.AmountOff, &p.MaxUses, &p.PerUser, &p.Used, &p.StartsAt,
+			&p.EndsAt, &p.DisabledAt)
+	})
+}

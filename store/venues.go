@@ -134,3 +134,21 @@ func (s *Store) Venue(ctx context.Context, id, org string) (VenueSummary, error)
 	}
 	return v, err
 }
+
+// Venues lists the venues of org (every organisation's when org is empty),
+// newest first, at most limit.
+func (s *Store) Venues(ctx context.Context, org string, limit int) ([]VenueSummary, error) {
+	rows, err := s.pool.Query(ctx, `SELECT v.id, v.org_id, v.name, v.city, v.timezone, v.created_at,
+		coalesce((SELECT array_agg(DISTINCT category ORDER BY category) FROM venue_sections WHERE venue_id = v.id), '{}'),
+		(SELECT count(*) FROM venue_sections WHERE venue_id = v.id),
+		(SELECT count(*) FROM venue_seats WHERE venue_id = v.id)
+		FROM venues v WHERE $1 = '' OR v.org_id = $1
+		ORDER BY v.created_at DESC, v.id DESC LIMIT $2`, org, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (VenueSummary, error) {
+		var v VenueSummary
+		return v, r.Scan(&v.ID, &v.OrgID, &v.Name, &v.City, &v.Timezone, &v.CreatedAt, &v.Categories, &v.Sections, &v.Seats)
+	})
+}
