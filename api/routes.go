@@ -48,7 +48,8 @@ func (s *Server) routes() []route {
 	// Sockets: no deadline, and the shared socket cap before anything else.
 	socket := []gin.HandlerFunc{s.capSocket}
 	staff := []session.Role{session.Support, session.Admin}
-	app := fanApp()
+	app := fanApp(s.signInOrigins()...)
+	cors := []gin.HandlerFunc{anyOrigin}
 	return append([]route{
 		// The fan web app, embedded (package webapp); me.go: the fan's own lists.
 		{method: http.MethodGet, path: "/", handler: app, enabled: true},
@@ -65,8 +66,13 @@ func (s *Server) routes() []route {
 		// Identity. The demo login and its development issuer exist only
 		// while ENCORE_DEMO_LOGIN is on.
 		{method: http.MethodPost, path: "/v1/sessions", handler: s.createSession, enabled: s.Sessions != nil},
-		{method: http.MethodGet, path: session.DevIssuerPath + "/.well-known/openid-configuration", handler: s.devDiscovery, enabled: s.Sessions != nil},
-		{method: http.MethodGet, path: session.DevIssuerPath + "/jwks.json", handler: s.devJWKS, enabled: s.Sessions != nil},
+		{method: http.MethodGet, path: session.DevIssuerPath + "/.well-known/openid-configuration", before: cors, handler: s.devDiscovery, enabled: s.Sessions != nil},
+		{method: http.MethodGet, path: session.DevIssuerPath + "/jwks.json", before: cors, handler: s.devJWKS, enabled: s.Sessions != nil},
+		// Its authorization code flow with PKCE and how the web app signs in (signin.go).
+		{method: http.MethodGet, path: session.DevIssuerPath + "/authorize", handler: s.devAuthorizePage, enabled: s.Sessions != nil},
+		{method: http.MethodPost, path: session.DevIssuerPath + "/authorize", handler: s.devAuthorize, enabled: s.Sessions != nil},
+		{method: http.MethodPost, path: session.DevIssuerPath + "/token", before: cors, handler: s.devToken, enabled: s.Sessions != nil},
+		{method: http.MethodGet, path: "/v1/auth/config", handler: s.authConfig, enabled: true},
 		{method: http.MethodGet, path: "/v1/me", access: fan, handler: me, enabled: true},
 
 		// Browse plane.

@@ -58,6 +58,10 @@ type Server struct {
 	// Sessions is the development issuer behind the demo login: non-nil
 	// mounts POST /v1/sessions and /dev/oidc. Nil in production.
 	Sessions *session.Issuer
+	// ClientID is the web app's public client ID at the issuer
+	// (ENCORE_OIDC_CLIENT_ID): set, the app signs fans in by the OpenID
+	// Connect redirect (signin.go); empty, by the demo form.
+	ClientID string
 	Checks   []Check
 	Log      *slog.Logger
 	// Sockets caps the open queue and live seat-map sockets (nil: no cap).

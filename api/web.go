@@ -6,8 +6,9 @@ import (
 	"github.com/encore-tickets/encore/webapp"
 )
 
-// fanApp serves the embedded fan web app at / and /app/*.
-func fanApp() gin.HandlerFunc {
-	h := webapp.New()
+// fanApp serves the embedded fan web app at / and /app/*; connect are
+// further origins it may fetch from (webapp.New).
+func fanApp(connect ...string) gin.HandlerFunc {
+	h := webapp.New(connect...)
 	return func(c *gin.Context) { h.ServeHTTP(c.Writer, c.Request) }
 }

@@ -30,6 +30,10 @@ type Issuer struct {
 	kid           string
 	jwks          []byte
 	verifier      *Verifier
+	// codes are the authorization codes issued and not yet exchanged
+	// (authorize.go); now is the clock (nil: time.Now).
+	codes *codes
+	now   func() time.Time
 }
 
 // NewIssuer returns a development issuer for secret at a placeholder URL and
@@ -47,7 +51,8 @@ func NewIssuerAt(secret, issuerURL, audience string) *Issuer {
 	key := ed25519.NewKeyFromSeed(seed[:])
 	pub := key.Public().(ed25519.PublicKey)
 	thumb := sha256.Sum256(pub)
-	i := &Issuer{url: issuerURL, audience: audience, key: key, kid: "dev-" + base64.RawURLEncoding.EncodeToString(thumb[:9])}
+	i := &Issuer{url: issuerURL, audience: audience, key: key, kid: "dev-" + base64.RawURLEncoding.EncodeToString(thumb[:9]),
+		codes: &codes{pending: map[string]grant{}}}
 	i.jwks, _ = json.Marshal(map[string]any{"keys": []map[string]string{{
 		"kty": "OKP", "crv": "Ed25519", "x": base64.RawURLEncoding.EncodeToString(pub),
 		"kid": i.kid, "alg": "EdDSA", "use": "sig",
@@ -70,15 +75,23 @@ func (i *Issuer) Verifier() *Verifier { return i.verifier }
 // JWKS is the issuer's public key set, as served at jwks.json.
 func (i *Issuer) JWKS() []byte { return i.jwks }
 
-// Discovery is the issuer's OpenID Connect discovery document.
+// Discovery is the issuer's OpenID Connect discovery document: the
+// authorization code flow with PKCE (S256) for public clients, which
+// authenticate with no secret.
 func (i *Issuer) Discovery() map[string]any {
 	return map[string]any{
 		"issuer":                                i.url,
 		"jwks_uri":                              i.url + "/jwks.json",
+		"authorization_endpoint":                i.AuthorizeURL(),
+		"token_endpoint":                        i.TokenURL(),
+		"code_challenge_methods_supported":      []string{"S256"},
+		"grant_types_supported":                 []string{"authorization_code"},
+		"token_endpoint_auth_methods_supported": []string{"none"},
+		"scopes_supported":                      Scopes,
 		"id_token_signing_alg_values_supported": []string{"EdDSA"},
-		"response_types_supported":              []string{"id_token"},
+		"response_types_supported":              []string{"code"},
 		"subject_types_supported":               []string{"public"},
-		"claims_supported":                      []string{"sub", "email", "roles", "org", "device_id"},
+		"claims_supported":                      []string{"sub", "email", "roles", "org", "device_id", "nonce", "auth_time"},
 	}
 }
 

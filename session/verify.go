@@ -38,15 +38,16 @@ const maxTokenBytes = 8 << 10
 // Verifier checks bearer tokens of one issuer and audience against the
 // issuer's keys.
 type Verifier struct {
-	issuer string
-	parser *jwt.Parser
-	keys   keyfunc.Keyfunc
+	issuer   string
+	audience string
+	parser   *jwt.Parser
+	keys     keyfunc.Keyfunc
 }
 
 // newVerifier is the one place the parse options are set: every issuer, the
 // development one included, is verified with them.
 func newVerifier(issuer, audience string, keys keyfunc.Keyfunc) *Verifier {
-	return &Verifier{issuer: issuer, keys: keys, parser: jwt.NewParser(
+	return &Verifier{issuer: issuer, audience: audience, keys: keys, parser: jwt.NewParser(
 		jwt.WithValidMethods(Algorithms),
 		jwt.WithIssuer(issuer),
 		jwt.WithAudience(audience),
@@ -61,6 +62,9 @@ func newVerifier(issuer, audience string, keys keyfunc.Keyfunc) *Verifier {
 
 // Issuer is the issuer URL tokens must name.
 func (v *Verifier) Issuer() string { return v.issuer }
+
+// Audience is the audience tokens must name.
+func (v *Verifier) Audience() string { return v.audience }
 
 // claims are the parts of a token Encore reads.
 type claims struct {

@@ -177,7 +177,7 @@ func (p *Process) API() *api.Server {
 		return err
 	})
 	return &api.Server{Holds: p.Holds, Bookings: p.Bookings, Room: p.Room, Browse: p.Browse.API, Tickets: p.Tickets,
-		Sessions: p.Sessions, Tokens: p.Tokens, Checks: checks, Log: p.Log, TrustedProxies: p.trusted,
+		Sessions: p.Sessions, Tokens: p.Tokens, ClientID: p.Config.OIDCClientID, Checks: checks, Log: p.Log, TrustedProxies: p.trusted,
 		Sockets: p.Sockets, RequestTimeout: p.Config.RequestTimeout, Admin: p.adminAPI()}
 }
 

@@ -40,11 +40,21 @@ type asset struct {
 // gzip-compressed at start, so a request costs a map lookup.
 type Handler struct {
 	assets map[string]asset
+	// connect are origins beyond the app's own in its connect-src.
+	connect string
 }
 
-// New prepares the embedded files.
-func New() *Handler {
+// New prepares the embedded files. connect are further origins
+// ("https://host[:port]") the app may fetch from: an external OpenID Connect
+// issuer's, for its discovery document and token endpoint. Anything else is
+// left out of the policy.
+func New(connect ...string) *Handler {
 	h := &Handler{assets: map[string]asset{}}
+	for _, o := range connect {
+		if originPattern.MatchString(o) {
+			h.connect += " " + o
+		}
+	}
 	root := Static()
 	_ = fs.WalkDir(root, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -99,11 +109,17 @@ var hostPattern = regexp.MustCompile(`^[A-Za-z0-9.\-]+(:[0-9]{1,5})?$|^\[[0-9A-F
 // CSP is the Content-Security-Policy of every app response for a request
 // to host: everything from the app's own origin only (no CDN, no inline
 // script or style), sockets to the same host.
-func CSP(host string) string {
+func CSP(host string) string { return csp(host, "") }
+
+// originPattern is an origin New accepts for connect-src.
+var originPattern = regexp.MustCompile(`^https?://([A-Za-z0-9.\-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?$`)
+
+func csp(host, extra string) string {
 	connect := "'self'"
 	if hostPattern.MatchString(host) {
 		connect += " ws://" + host + " wss://" + host
 	}
+	connect += extra
 	return "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; font-src 'self'; " +
 		"connect-src " + connect + "; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
 }
@@ -121,7 +137,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	hd := w.Header()
 	hd.Set("Content-Type", a.ctype)
-	hd.Set("Content-Security-Policy", CSP(r.Host))
+	hd.Set("Content-Security-Policy", csp(r.Host, h.connect))
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Referrer-Policy", "no-referrer")
 	hd.Set("ETag", a.etag)

@@ -48,4 +48,11 @@ export async function signIn(userID, email) {
   sessionStorage.setItem('user', userID);
 }
 
+// keepSession keeps a signed-in fan's token and display name for this tab,
+// as signIn does (the OpenID Connect redirect sign-in, signin.js).
+export function keepSession(tok, user) {
+  sessionStorage.setItem('token', tok);
+  sessionStorage.setItem('user', user);
+}
+
 export function signOut() { sessionStorage.removeItem('token'); sessionStorage.removeItem('user'); }

@@ -2,6 +2,7 @@
 // <main>; problems show in the alert banner via showProblem.
 import { get, post, request, blob, newKey, signIn, signOut, token, ProblemError } from './api.js';
 import { message } from './problems.js';
+import { signInConfig, startSignIn, finishSignIn } from './signin.js';
 import { SeatMap, money, drawSeat } from './seatmap.js';
 
 const main = document.getElementById('main');
@@ -28,11 +29,18 @@ export function showProblem(err, actions = []) {
   banner.hidden = false;
 }
 
-function renderWho() {
+async function renderWho() {
   const who = document.getElementById('who');
   if (token()) {
     who.innerHTML = `<span>Signed in as <strong>${esc(sessionStorage.getItem('user'))}</strong></span> <button class="secondary" id="signout">Sign out</button>`;
     who.querySelector('#signout').onclick = () => { signOut(); renderWho(); route(); };
+    return;
+  }
+  // With an issuer and a client ID configured, "Sign in" is the OpenID
+  // Connect redirect (signin.js); otherwise the demo form.
+  if ((await signInConfig()).redirect) {
+    who.innerHTML = '<button id="oidc-signin">Sign in</button>';
+    who.querySelector('#oidc-signin').onclick = () => startSignIn().catch(showProblem);
     return;
   }
   who.innerHTML = `<form class="row" id="signin" aria-label="Demo sign-in">
@@ -285,5 +293,6 @@ async function route() {
 }
 
 window.addEventListener('hashchange', () => { clearProblem(); route(); });
-renderWho();
-route();
+// A return from the issuer (?code= or ?error=) is finished before the first
+// view, so it renders signed in.
+finishSignIn().catch(showProblem).finally(() => { renderWho(); route(); });

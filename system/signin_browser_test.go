@@ -1,0 +1,109 @@
+package system_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/api"
+	"github.com/encore-tickets/encore/catalog"
+	"github.com/encore-tickets/encore/internal/testenv"
+	"github.com/encore-tickets/encore/seatmap"
+	"github.com/encore-tickets/encore/session"
+	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/system"
+	"github.com/encore-tickets/encore/tickets"
+)
+
+// oidcBrowserStack is browserStack's app and browse plane with the web app
+// set up for OpenID Connect redirect sign-in: its issuer is the development
+// issuer on the API's own origin, its client ID clientID.
+func oidcBrowserStack(t *testing.T, clientID string) (*e2e, string) {
+	t.Helper()
+	e := newE2E(t)
+	log := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelError}))
+	rdb, prefix := testenv.Redis(t)
+	reader := store.NewReader(e.store.Pool())
+	cache := seatmap.NewCache(rdb, prefix+e.eventID+":", reader.SectionSeats, seatmap.CacheOptions{})
+	hub := seatmap.NewHub(rdb, prefix+e.eventID+":", seatmap.HubOptions{Log: log})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { hub.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	keyring, err := system.TicketKeyring(e.cfg)
+	require.NoError(t, err)
+	// The issuer's URL is the server's: known once it listens.
+	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String()
+	issuer := session.NewIssuerAt("signin-browser-secret", base+session.DevIssuerPath, session.DefaultAudience)
+	a := &api.Server{Holds: e.holds, Sessions: issuer, ClientID: clientID, Log: log,
+		Tickets: &tickets.Wallet{Store: e.store, Keyring: keyring},
+		Browse:  &api.Browse{Catalog: catalog.New(reader), Cache: cache, Hub: hub}}
+	srv.Config.Handler = a.Handler()
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return e, base
+}
+
+func TestAFanSignsInThroughTheIssuersPageAndComesBackSignedInToTheirTickets(t *testing.T) {
+	e, base := oidcBrowserStack(t, "encore-web")
+	ctx := browser(t, 3*time.Minute)
+	user := "oidc_" + e.eventID[4:]
+	email := user + "@example.com"
+
+	do(t, ctx, "open the app: a Sign in button, no demo form",
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(css(`#oidc-signin`)),
+	)
+	require.Equal(t, "none", js(t, ctx, `document.querySelector('#signin') ? 'demo form' : 'none'`))
+
+	// Cancelling at the issuer comes back with ?error= and says so.
+	do(t, ctx, "sign in, then cancel at the issuer",
+		chromedp.Focus(css(`#oidc-signin`)), chromedp.KeyEvent(kb.Enter),
+		chromedp.WaitVisible(css(`form#authorize input[name=user_id]`)),
+		chromedp.Click(css(`form#authorize button[value=deny]`)),
+		chromedp.WaitVisible(css(`#problem`)),
+		chromedp.WaitVisible(css(`#oidc-signin`)),
+	)
+	require.Contains(t, js(t, ctx, `document.getElementById('problem').textContent`), "Sign-in was cancelled")
+	require.Equal(t, "", js(t, ctx, `location.search`), "the error is cleaned from the address")
+
+	do(t, ctx, "sign in at the issuer's page",
+		chromedp.Focus(css(`#oidc-signin`)), chromedp.KeyEvent(kb.Enter),
+		chromedp.WaitVisible(css(`form#authorize input[name=user_id]`)),
+	)
+	loc := js(t, ctx, `location.href`)
+	require.True(t, strings.HasPrefix(loc, base+session.DevIssuerPath+"/authorize?"), loc)
+	require.Contains(t, loc, "code_challenge_method=S256")
+	require.Contains(t, loc, "redirect_uri="+strings.ReplaceAll(strings.ReplaceAll(base, ":", "%3A"), "/", "%2F")+"%2F")
+	do(t, ctx, "submit the issuer's page and come back signed in",
+		chromedp.SendKeys(css(`form#authorize input[name=user_id]`), user),
+		chromedp.SendKeys(css(`form#authorize input[name=email]`), email),
+		chromedp.SetValue(css(`form#authorize select[name=role]`), "fan"),
+		chromedp.Click(css(`form#authorize button[value=allow]`)),
+		chromedp.WaitVisible(css(`#signout`)),
+	)
+	require.Contains(t, js(t, ctx, `document.getElementById('who').textContent`), email, "the header shows the fan")
+	require.Equal(t, base+"/", js(t, ctx, `location.href`), "the code and state are cleaned from the address")
+	require.Equal(t, "gone", js(t, ctx, `sessionStorage.getItem('oidc') === null ? 'gone' : 'kept'`), "the verifier is dropped")
+	require.Equal(t, "none", js(t, ctx, `document.getElementById('problem').hidden ? 'none' : document.getElementById('problem').textContent`))
+
+	// The token kept is the access token for the API's audience.
+	aud := js(t, ctx, `JSON.parse(atob(sessionStorage.getItem('token').split('.')[1].replace(/-/g, '+').replace(/_/g, '/'))).aud.join(',')`)
+	require.Equal(t, session.DefaultAudience, aud)
+
+	do(t, ctx, "open My tickets: an authenticated call",
+		chromedp.Click(css(`nav a[href="#/tickets"]`)),
+		chromedp.WaitVisible(css(`#tickets li`)),
+	)
+	require.Equal(t, "No tickets yet.", js(t, ctx, `document.querySelector('#tickets li').textContent`))
+	require.Equal(t, "none", js(t, ctx, `document.getElementById('problem').hidden ? 'none' : document.getElementById('problem').textContent`))
+}
