@@ -96,7 +96,7 @@ var authorizePage = template.Must(template.New("authorize").Parse(`<!doctype htm
 <p>This is Encore's development identity provider: anyone may sign in as anyone, with any role.
 <strong>{{.Client}}</strong> asks you to sign in and will receive your identity at <strong>{{.Origin}}</strong>.</p>
 {{if .Error}}<p class="problem" role="alert" id="error">{{.Error}}</p>{{end}}
-<form method="post" action="{{.Action}}" id="authorize" class="stack">
+<form method="post" action="{{.Action}}" id="authorize">
 {{range .Hidden}}<input type="hidden" name="{{.Name}}" value="{{.Value}}">
 {{end}}<p><label>User ID <input name="user_id" required autocomplete="username" pattern="[A-Za-z0-9][A-Za-z0-9_.:\-]{0,99}" value="{{.UserID}}"></label></p>
 <p><label>Email <input name="email" type="email" autocomplete="email" value="{{.Email}}"></label></p>

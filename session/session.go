@@ -1,9 +1,10 @@
 // Package session is who calls the fan API. A caller's bearer token is a JWT
 // from an OpenID Connect issuer; Verifier checks it against the issuer's
 // published keys (JWKS) and yields the caller's Identity. Issuer is the
-// development issuer behind the demo login (POST /v1/sessions): it signs
-// with a key derived from a secret and is verified by the same Verifier code
-// as any other issuer.
+// development issuer behind the demo login (POST /v1/sessions) and its
+// authorization code flow with PKCE (authorize.go): it signs with a key
+// derived from a secret and is verified by the same Verifier code as any
+// other issuer.
 package session
 
 import (
