@@ -27,9 +27,12 @@ import (
 	"github.com/encore-tickets/encore/tickets"
 )
 
+// stackOption changes the browser stack's API server before it serves.
+type stackOption func(t *testing.T, e *e2e, a *api.Server)
+
 // browserStack is the e2e harness plus the browse plane (search, seat maps,
 // the live socket fed by the outbox relay), serving the fan web app too.
-func browserStack(t *testing.T) (*e2e, string) {
+func browserStack(t *testing.T, opts ...stackOption) (*e2e, string) {
 	t.Helper()
 	e := newE2E(t)
 	log := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelError}))
@@ -52,6 +55,9 @@ func browserStack(t *testing.T) (*e2e, string) {
 	a := &api.Server{Holds: e.holds, Bookings: bookings, Sessions: e.issuer, Log: log,
 		Tickets: &tickets.Wallet{Store: e.store, Keyring: keyring},
 		Browse:  &api.Browse{Catalog: catalog.New(reader), Cache: cache, Hub: hub}}
+	for _, o := range opts {
+		o(t, e, a)
+	}
 	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(srv.Close)
 	return e, srv.URL
@@ -111,13 +117,13 @@ func signInAndOpen(t *testing.T, ctx context.Context, base, user, eventID string
 // fails, the tab's screenshot is saved under .encore/test/screenshots (named
 // for the test and the step) and the failure names the file, so a broken
 // flow shows what the fan saw.
-func do(t *testing.T, ctx context.Context, step string, actions ...chromedp.Action) {
+func do(t *testing.T, ctx context.Context, step string, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	// The step gets a minute of its own, so the tab outlives a stuck step
 	// long enough to be photographed.
 	sctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if err := chromedp.Run(sctx, actions...); err != nil {
+	if err := chromedp.Do(sctx, actions...); err != nil {
 		t.Fatalf("step %q: %v (screenshot: %s)", step, err, screenshot(t, ctx, step))
 	}
 }
@@ -137,8 +143,8 @@ func screenshot(t *testing.T, ctx context.Context, step string) string {
 	path := filepath.Join(dir, name+".png")
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	var png []byte
-	if err := chromedp.Run(sctx, chromedp.FullScreenshot(&png, 80)); err != nil {
+	png, err := chromedp.Run(sctx, chromedp.FullScreenshot(100))
+	if err != nil {
 		return "none: " + err.Error()
 	}
 	if err := os.WriteFile(path, png, 0o644); err != nil {
