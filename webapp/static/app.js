@@ -111,7 +111,7 @@ async function eventView(id, sectionID) {
   main.innerHTML = `<h1>${esc(ev.title)}</h1><p>${esc(ev.artist)} · ${esc(ev.venue)}, ${esc(ev.city)} · ${when(ev.starts_at)}</p>
     <p>${esc(ev.description)}</p>
     <h2>Sections</h2><div class="sections" role="list">${ev.sections.map(s => `<a role="listitem" href="#/event/${encodeURIComponent(id)}/${encodeURIComponent(s.id)}"
-      ${s.id === section ? 'aria-current="true"' : ''}>${esc(s.name)} — ${s.available} of ${s.capacity} left, from ${money(s.base_price)}</a>`).join('')}</div>
+      data-section="${esc(s.id)}" ${s.id === sectionID ? 'aria-current="true"' : ''}>${esc(s.name)} — ${s.available} of ${s.capacity} left, from ${money(s.base_price)}</a>`).join('')}</div>
     <h2 id="maphead">Choose your seats</h2>
     <div class="maptools"><button class="secondary" id="zin" aria-label="Zoom in">+</button><button class="secondary" id="zout" aria-label="Zoom out">−</button>
       <button class="secondary" id="zfit">Fit</button></div>
@@ -138,9 +138,10 @@ async function eventView(id, sectionID) {
     const f = e.target, general = (ev.sections.find(s => s.id === f.section.value) || {}).kind === 'general';
     tryHold({ section_id: f.section.value, quantity: +f.qty.value, ...(general ? {} : { adjacent: f.adjacent.checked }) }, err => showProblem(err));
   };
-  if (!section || !seated.length) return;
+  if (!seated.length) return;
   const sel = main.querySelector('#selection'), holdBtn = main.querySelector('#hold');
-  const map = new SeatMap(main.querySelector('#map'), id, section, {
+  // One map of the whole venue: every seated section, each followed live.
+  const map = new SeatMap(main.querySelector('#map'), id, seated, {
     announce,
     onChange: seats => {
       sel.innerHTML = seats.map(s => `<li data-seat="${esc(s.id)}">Row ${esc(s.row)}, seat ${s.number} — ${money(s.price)}</li>`).join('');
@@ -151,6 +152,29 @@ async function eventView(id, sectionID) {
   main.querySelector('#zin').onclick = () => map.zoom(1.25);
   main.querySelector('#zout').onclick = () => map.zoom(0.8);
   main.querySelector('#zfit').onclick = () => map.fit();
+  // A section link frames its section on the map (a standing section has
+  // no seats: it chooses the section for "let us choose") without
+  // rebuilding the page; the address still names the section.
+  const showSection = sid => {
+    const s = ev.sections.find(x => x.id === sid);
+    if (!s) return;
+    for (const a of main.querySelectorAll('.sections a[data-section]')) {
+      if (a.dataset.section === sid) a.setAttribute('aria-current', 'true'); else a.removeAttribute('aria-current');
+    }
+    main.querySelector('#best').section.value = sid;
+    history.replaceState(null, '', `#/event/${encodeURIComponent(id)}/${encodeURIComponent(sid)}`);
+    if (s.kind === 'general') {
+      announce(`${s.name}: standing, ${s.available} of ${s.capacity} places left. Choose how many tickets under "Or let us choose".`);
+      main.querySelector('#best').qty.focus();
+    } else map.showSection(sid);
+  };
+  main.querySelector('.sections').addEventListener('click', e => {
+    const a = e.target.closest('a[data-section]');
+    if (!a || e.ctrlKey || e.metaKey || e.shiftKey) return;
+    e.preventDefault();
+    showSection(a.dataset.section);
+  });
+  if (sectionID && seated.some(s => s.id === sectionID)) map.showSection(sectionID, false);
   await map.load();
   const hold = async seatIDs => {
     holdBtn.disabled = true;

@@ -1,244 +1,653 @@
-// The seat map: seats drawn on a canvas at the layout's x, y; statuses from
-// the 2-bit bitmap (seats.bin), refetched when the live socket invalidates
-// the section. Keyboard: arrows move between seats, Enter or Space toggles.
+// The seat map: every seated section of an event on one canvas, at the
+// layout's x, y (venue-wide coordinates; sections whose coordinates overlap,
+// grids each starting at 0, are laid side by side instead). Statuses come
+// from each section's 2-bit bitmap (seats.bin), refetched when the live
+// socket invalidates that section. A frame copies each visible seat's
+// sprite (its state drawn once at the current size, in device pixels) into
+// one pixel buffer and puts it on the canvas in one call: 20,000 seats cost
+// a few milliseconds where 20,000 arcs cost hundreds on a software canvas.
+// Frames are coalesced with requestAnimationFrame; seats a few pixels wide
+// are plain squares without marks. Keyboard: arrows move between seats,
+// Enter or Space toggles, Page Up and Page Down change section.
 import { token } from './api.js';
 
 export const STATUS = ['available', 'held', 'sold', 'blocked'];
+// Drawing order of the states: the four statuses, then the fan's selection.
+const STATES = [...STATUS, 'selected'];
+const SELECTED = 4;
 const COLOURS = { available: '#1e7a3a', held: '#b36b00', sold: '#6b6b75', blocked: '#2b2b30', selected: '#1f5fbf' };
 
-// decode reads n 2-bit statuses, four a byte, most significant pair first.
-export function decode(bytes, n) {
-  const out = new Uint8Array(n);
-  for (let i = 0; i < n; i++) out[i] = (bytes[i >> 2] >> (6 - 2 * (i & 3))) & 3;
+const TAU = Math.PI * 2;
+const LOD_RADIUS = 2.5;   // seat radius (CSS px) below which seats are squares without marks
+const PICK_RADIUS = 4;    // below it a tap zooms in: a seat that small cannot be aimed at
+const MAX_RADIUS = 48;    // the closest zoom
+const SOCKET_SECTIONS = 16; // sections one live stream may follow (the server's limit)
+const KEEP = 120;         // draw times and repaints kept for inspection
+
+// decode reads n 2-bit statuses, four a byte, most significant pair first,
+// into out from index at.
+export function decode(bytes, n, out = new Uint8Array(n), at = 0) {
+  for (let i = 0; i < n; i++) out[at + i] = (bytes[i >> 2] >> (6 - 2 * (i & 3))) & 3;
   return out;
 }
 
-// drawSeat draws one seat: colour and a pattern per state, so state never
-// depends on colour alone.
+// mark adds a state's pattern to the context's path, so state never
+// depends on colour alone: held a stroke, sold a cross, blocked a
+// bar, selected a tick; available has none.
+function mark(p, state, x, y, r) {
+  const d = r * 0.55;
+  if (state === 'held') { p.moveTo(x - d, y + d); p.lineTo(x + d, y - d); }
+  else if (state === 'sold') { p.moveTo(x - d, y - d); p.lineTo(x + d, y + d); p.moveTo(x + d, y - d); p.lineTo(x - d, y + d); }
+  else if (state === 'blocked') { p.moveTo(x - d, y); p.lineTo(x + d, y); }
+  else if (state === 'selected') { p.moveTo(x - d, y); p.lineTo(x - d / 3, y + d * 0.7); p.lineTo(x + d, y - d * 0.6); }
+}
+
+// packed is an opaque #rrggbb colour as one pixel of a Uint32Array over
+// canvas pixel bytes (RGBA in memory, whatever the machine's byte order).
+function packed(hex) {
+  const n = parseInt(hex.slice(1), 16);
+  return new Uint32Array(new Uint8ClampedArray([n >> 16, (n >> 8) & 255, n & 255, 255]).buffer)[0];
+}
+
+// drawSeat draws one seat with its colour and pattern (the legend uses it).
 export function drawSeat(ctx, x, y, r, state) {
   ctx.fillStyle = COLOURS[state];
   ctx.beginPath();
-  ctx.arc(x, y, r, 0, 6.2832);
+  ctx.arc(x, y, r, 0, TAU);
   ctx.fill();
-  if (r < 2.5) return;
+  if (r < LOD_RADIUS) return;
   ctx.strokeStyle = '#fff';
   ctx.lineWidth = Math.max(1, r / 4);
   ctx.beginPath();
-  const d = r * 0.55;
-  if (state === 'held') { ctx.moveTo(x - d, y + d); ctx.lineTo(x + d, y - d); }
-  else if (state === 'sold') { ctx.moveTo(x - d, y - d); ctx.lineTo(x + d, y + d); ctx.moveTo(x + d, y - d); ctx.lineTo(x - d, y + d); }
-  else if (state === 'blocked') { ctx.moveTo(x - d, y); ctx.lineTo(x + d, y); }
-  else if (state === 'selected') { ctx.moveTo(x - d, y); ctx.lineTo(x - d / 3, y + d * 0.7); ctx.lineTo(x + d, y - d * 0.6); }
+  mark(ctx, state, x, y, r);
   ctx.stroke();
 }
 
 export class SeatMap {
-  // el is the container; onChange gets the selected seats after each toggle.
-  constructor(el, eventID, sectionID, { announce, onChange, max = 6 }) {
-    Object.assign(this, { el, eventID, sectionID, announce, onChange, max });
+  // el is the container; sections are the event's seated sections ({id,
+  // name}, in the event's order; a single section ID works too); onChange
+  // gets the selected seats after each change.
+  constructor(el, eventID, sections, { announce, onChange, max = 6 }) {
+    if (!Array.isArray(sections)) sections = [{ id: sections, name: '' }];
+    Object.assign(this, { el, eventID, announce: announce || (() => {}), onChange: onChange || (() => {}), max });
+    this.sections = sections.map((s, k) => ({ id: s.id, name: s.name || '', k, pending: [] }));
+    this.byId = new Map(this.sections.map(s => [s.id, s]));
     this.selected = new Set();
     this.focus = -1;
     this.view = { k: 1, x: 0, y: 0 };
+    this.version = 0;
+    this.sockets = new Set();
+    this.drawTimes = [];  // ms per frame drawn, the last KEEP
+    this.repaints = [];   // {section, ms, fetch, at}: invalidation arrival to the frame drawn with it (ms), of which the bitmap's fetch
+    this.repaintWanted = [];
     this.canvas = document.createElement('canvas');
     this.canvas.tabIndex = 0;
     this.canvas.setAttribute('role', 'application');
     this.canvas.setAttribute('aria-roledescription', 'seat map');
-    this.canvas.setAttribute('aria-label', 'Seat map. Use the arrow keys to move between seats and Enter or Space to select a seat.');
+    this.canvas.setAttribute('aria-label', 'Seat map of the whole venue. Use the arrow keys to move between seats, '
+      + 'Page Up and Page Down to change section, Enter or Space to select a seat, plus and minus to zoom.');
     el.append(this.canvas);
     el.seatmap = this; // for tests and assistive scripts: the container knows its map
     this.bind();
   }
 
-  async load() {
-    const base = `/v1/events/${encodeURIComponent(this.eventID)}/sections/${encodeURIComponent(this.sectionID)}`;
-    this.base = base;
-    const res = await fetch(base + '/seats');
-    if (!res.ok) throw new Error('seat map unavailable');
-    const snap = await res.json();
-    this.seats = snap.seats;
-    this.index = new Map(this.seats.map((s, i) => [s.id, i]));
-    this.status = new Uint8Array(this.seats.length);
-    this.seats.forEach((s, i) => { this.status[i] = Math.max(0, STATUS.indexOf(s.status)); });
-    // Rows in layout order, for the arrow keys.
-    this.rows = [];
-    const rowOf = new Map();
-    this.seats.forEach((s, i) => {
-      if (!rowOf.has(s.row)) { rowOf.set(s.row, this.rows.length); this.rows.push([]); }
-      s.r = rowOf.get(s.row); s.c = this.rows[s.r].length; this.rows[s.r].push(i);
-    });
-    this.bounds();
-    this.fit();
-    await this.refresh();
-    this.connect();
+  base(s) {
+    return `/v1/events/${encodeURIComponent(this.eventID)}/sections/${encodeURIComponent(s.id)}`;
   }
 
-  bounds() {
-    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
-    for (const s of this.seats) { x0 = Math.min(x0, s.x); y0 = Math.min(y0, s.y); x1 = Math.max(x1, s.x); y1 = Math.max(y1, s.y); }
-    // The seat radius is half the smallest spacing between neighbours in a row.
-    let gap = Infinity;
-    for (const row of this.rows) for (let j = 1; j < row.length; j++) {
-      const a = this.seats[row[j - 1]], b = this.seats[row[j]];
-      const d = Math.hypot(a.x - b.x, a.y - b.y); if (d > 0) gap = Math.min(gap, d);
+  // load fetches every section's seats, draws them (the map is then
+  // interactive: performance mark "seatmap:interactive", data-interactive on
+  // the canvas), follows the live socket and applies the bitmaps.
+  async load() {
+    const snaps = await Promise.all(this.sections.map(s => this.fetchSeats(s)));
+    performance.mark('seatmap:fetched');
+    const n = snaps.reduce((a, snap) => a + snap.seats.length, 0);
+    this.seats = new Array(n);
+    this.xs = new Float32Array(n);
+    this.ys = new Float32Array(n);
+    this.status = new Uint8Array(n);
+    this.sec = new Uint16Array(n);
+    this.index = new Map();
+    this.rows = []; // every section's rows, in order: arrays of seat indices
+    let at = 0;
+    this.sections.forEach((s, k) => {
+      const seats = snaps[k].seats;
+      s.start = at; s.count = seats.length; s.row0 = this.rows.length;
+      let row = null;
+      for (const seat of seats) {
+        if (!row || this.seats[row[0]].row !== seat.row) { row = []; this.rows.push(row); }
+        seat.r = this.rows.length - 1; seat.c = row.length; row.push(at);
+        this.seats[at] = seat;
+        this.index.set(seat.id, at);
+        this.status[at] = Math.max(0, STATUS.indexOf(String(seat.status).toLowerCase()));
+        this.sec[at] = k;
+        at++;
+      }
+      s.row1 = this.rows.length;
+    });
+    this.place();
+    if (this.wanted) this.showSection(this.wanted, false); else this.fit();
+    this.paint();
+    performance.mark('seatmap:interactive');
+    this.canvas.dataset.interactive = 'true';
+    this.connect();
+    await this.refresh();
+  }
+
+  async fetchSeats(s) {
+    // A cold section may answer 503 while another request fills the cache.
+    for (let attempt = 0; ; attempt++) {
+      const res = await fetch(this.base(s) + '/seats');
+      if (res.ok) return res.json();
+      if (attempt >= 3 || res.status < 500) throw new Error('The seat map is unavailable right now. Reload the page to try again.');
+      await new Promise(r => setTimeout(r, 200 * (attempt + 1)));
     }
-    this.box = { x0, y0, w: Math.max(1, x1 - x0), h: Math.max(1, y1 - y0) };
-    this.radius = isFinite(gap) ? gap * 0.42 : 1;
+  }
+
+  // place gives each section its radius and its place on the plan. Sections
+  // of a venue share one coordinate space; sections whose boxes overlap
+  // (grids, each from 0, 0) are laid out in a grid of cells instead.
+  place() {
+    for (const s of this.sections) {
+      let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity, gap = Infinity;
+      for (let i = s.start; i < s.start + s.count; i++) {
+        const seat = this.seats[i];
+        x0 = Math.min(x0, seat.x); y0 = Math.min(y0, seat.y); x1 = Math.max(x1, seat.x); y1 = Math.max(y1, seat.y);
+      }
+      for (let r = s.row0; r < s.row1; r++) {
+        const row = this.rows[r];
+        for (let j = 1; j < row.length; j++) {
+          const a = this.seats[row[j - 1]], b = this.seats[row[j]];
+          const d = Math.hypot(a.x - b.x, a.y - b.y);
+          if (d > 0) gap = Math.min(gap, d);
+        }
+      }
+      s.radius = isFinite(gap) ? gap * 0.42 : 0.42;
+      s.raw = s.count ? { x0, y0, x1, y1 } : { x0: 0, y0: 0, x1: 0, y1: 0 };
+      s.dx = 0; s.dy = 0;
+    }
+    const shown = this.sections.filter(s => s.count);
+    // Do sections share the plan? Seats of different sections at the same
+    // place (in one cell of half the smallest seat spacing, so two seats a
+    // spacing apart never share one) say they do not.
+    const cell = Math.min(...shown.map(s => s.radius / 0.42)) / 2;
+    const taken = new Map();
+    let clashes = 0;
+    for (const s of shown) for (let i = s.start; i < s.start + s.count; i++) {
+      const key = Math.round(this.seats[i].x / cell) + ',' + Math.round(this.seats[i].y / cell);
+      const owner = taken.get(key);
+      if (owner === undefined) taken.set(key, s.k); else if (owner !== s.k) clashes++;
+    }
+    const overlap = clashes > 0.02 * this.seats.length;
+    this.shared = !overlap;
+    if (overlap) {
+      // Cells as large as the largest section, a gap of two rows between
+      // them; as many columns as make the plan fill the canvas best.
+      const cw = Math.max(...shown.map(s => s.raw.x1 - s.raw.x0 + 2 * s.radius)) * 1.08 + 1;
+      const ch = Math.max(...shown.map(s => s.raw.y1 - s.raw.y0 + 2 * s.radius)) * 1.08 + 1;
+      const r = this.canvas.getBoundingClientRect(), aspect = r.width && r.height ? r.width / r.height : 2;
+      let cols = 1, best = 0;
+      for (let c = 1; c <= shown.length; c++) {
+        const fit = Math.min(aspect / (c * cw), 1 / (Math.ceil(shown.length / c) * ch));
+        if (fit > best) { best = fit; cols = c; }
+      }
+      shown.forEach((s, i) => {
+        const w = s.raw.x1 - s.raw.x0, h = s.raw.y1 - s.raw.y0;
+        s.dx = (i % cols) * cw + (cw - w) / 2 - s.raw.x0;
+        s.dy = Math.floor(i / cols) * ch + (ch - h) / 2 - s.raw.y0;
+      });
+    }
+    let X0 = Infinity, Y0 = Infinity, X1 = -Infinity, Y1 = -Infinity;
+    for (const s of shown) {
+      for (let i = s.start; i < s.start + s.count; i++) {
+        this.xs[i] = this.seats[i].x + s.dx; this.ys[i] = this.seats[i].y + s.dy;
+      }
+      s.box = { x0: s.raw.x0 + s.dx - s.radius, y0: s.raw.y0 + s.dy - s.radius, x1: s.raw.x1 + s.dx + s.radius, y1: s.raw.y1 + s.dy + s.radius };
+      X0 = Math.min(X0, s.box.x0); Y0 = Math.min(Y0, s.box.y0); X1 = Math.max(X1, s.box.x1); Y1 = Math.max(Y1, s.box.y1);
+    }
+    this.box = shown.length ? { x0: X0, y0: Y0, x1: X1, y1: Y1 } : { x0: 0, y0: 0, x1: 1, y1: 1 };
+    this.minRadius = Math.min(...shown.map(s => s.radius), Infinity);
+    this.maxRadius = Math.max(...shown.map(s => s.radius), 0);
+  }
+
+  size() {
+    const r = this.canvas.getBoundingClientRect();
+    return { w: r.width || 1, h: r.height || 1 };
+  }
+
+  // frame shows a box of the plan, centred, with a margin.
+  frame(b, margin = 0.04) {
+    const { w, h } = this.size(), bw = Math.max(b.x1 - b.x0, 1e-3), bh = Math.max(b.y1 - b.y0, 1e-3);
+    const v = this.view;
+    v.k = this.clampK(Math.min(w / bw, h / bh) * (1 - 2 * margin));
+    v.x = w / 2 - (b.x0 + bw / 2) * v.k;
+    v.y = h / 2 - (b.y0 + bh / 2) * v.k;
+    this.requestDraw();
+  }
+
+  clampK(k) {
+    if (!this.box) return k;
+    const { w, h } = this.size();
+    const fitK = Math.min(w / (this.box.x1 - this.box.x0), h / (this.box.y1 - this.box.y0));
+    return Math.min(Math.max(k, fitK * 0.5), MAX_RADIUS / (this.minRadius || 1));
   }
 
   fit() {
-    const r = this.canvas.getBoundingClientRect();
-    const pad = this.radius * 2;
-    this.view.k = Math.min(r.width / (this.box.w + 2 * pad), r.height / (this.box.h + 2 * pad)) || 1;
-    this.view.x = (r.width - this.box.w * this.view.k) / 2 - this.box.x0 * this.view.k;
-    this.view.y = (r.height - this.box.h * this.view.k) / 2 - this.box.y0 * this.view.k;
-    this.draw();
+    this.moved = false;
+    if (this.box) this.frame(this.box, 0.02);
   }
 
+  // zoom scales the view by f around (cx, cy) in CSS pixels of the canvas
+  // (its centre when not given).
   zoom(f, cx, cy) {
-    const r = this.canvas.getBoundingClientRect();
-    if (cx === undefined) { cx = r.width / 2; cy = r.height / 2; }
-    const v = this.view;
-    v.x = cx - (cx - v.x) * f; v.y = cy - (cy - v.y) * f; v.k *= f;
-    this.draw();
+    const { w, h } = this.size();
+    if (cx === undefined) { cx = w / 2; cy = h / 2; }
+    const v = this.view, k = this.clampK(v.k * f);
+    f = k / v.k;
+    v.x = cx - (cx - v.x) * f; v.y = cy - (cy - v.y) * f; v.k = k;
+    this.moved = true;
+    this.requestDraw();
   }
 
-  async refresh() {
-    const res = await fetch(this.base + '/seats.bin');
+  panBy(dx, dy) {
+    this.view.x += dx; this.view.y += dy;
+    this.moved = true;
+    this.requestDraw();
+  }
+
+  // showSection frames one section and moves the keyboard focus to its
+  // first seat (before load, it is remembered for when the seats arrive).
+  showSection(id, speak = true) {
+    const s = this.byId.get(id);
+    if (!this.seats) { this.wanted = id; return; }
+    if (!s || !s.count) return;
+    this.frame(s.box, 0.06);
+    this.moved = true;
+    if (this.focus < s.start || this.focus >= s.start + s.count) this.focus = s.start;
+    if (speak) this.announce(`${s.name || 'Section'}: ${this.available(s)} of ${s.count} seats available. ${this.label(this.focus)}`);
+  }
+
+  available(s) {
+    let n = 0;
+    for (let i = s.start; i < s.start + s.count; i++) if (this.status[i] === 0) n++;
+    return n;
+  }
+
+  // refresh refetches every section's bitmap.
+  refresh() {
+    if (!this.seats) return Promise.resolve();
+    return Promise.all(this.sections.map(s => this.refetch(s)));
+  }
+
+  // refetch fetches a section's bitmap, once more if asked again meanwhile:
+  // never two at a time, never a change missed.
+  refetch(s) {
+    if (s.inflight) { s.again = true; return s.inflight; }
+    s.inflight = (async () => {
+      do {
+        s.again = false;
+        try { await this.applyBitmap(s, performance.now()); } catch { /* the next invalidation or reset retries */ }
+      } while (s.again);
+    })().finally(() => { s.inflight = null; });
+    return s.inflight;
+  }
+
+  async applyBitmap(s, started) {
+    const res = await fetch(this.base(s) + '/seats.bin');
     if (!res.ok) return;
-    const n = +res.headers.get('X-Seat-Count') || this.seats.length;
-    const st = decode(new Uint8Array(await res.arrayBuffer()), n);
-    if (st.length === this.status.length) this.status = st;
-    for (const id of [...this.selected]) if (this.status[this.index.get(id)] !== 0) this.selected.delete(id);
-    this.draw();
-    this.canvas.dataset.version = String((+this.canvas.dataset.version || 0) + 1);
+    const n = +res.headers.get('X-Seat-Count');
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    if (n !== s.count || bytes.length < (n + 3) >> 2) return; // another layout: a reload shows it
+    decode(bytes, n, this.status, s.start);
+    const lost = [];
+    for (const id of this.selected) {
+      const i = this.index.get(id);
+      if (this.status[i] !== 0) { this.selected.delete(id); lost.push(this.seats[i]); }
+    }
+    if (lost.length) {
+      this.announce(lost.map(seat => `Row ${seat.row}, seat ${seat.number} was just taken`).join('. '));
+      this.changed();
+    }
+    // The invalidations this fetch answers: those that arrived before it began.
+    const answered = s.pending.filter(t => t <= started);
+    s.pending = s.pending.filter(t => t > started);
+    for (const t of answered) this.repaintWanted.push({ section: s.id, from: t, fetch: performance.now() - started });
+    this.version++;
+    this.canvas.dataset.version = String(this.version);
+    this.requestDraw();
   }
 
-  // connect follows the section's invalidations; a reset or an invalidate
-  // refetches the bitmap (debounced), a drop reconnects.
+  // connect follows every section's invalidations, SOCKET_SECTIONS
+  // sections a socket; a reset or an invalidate refetches that section's
+  // bitmap, a dropped socket reconnects (and is reset).
   connect() {
+    const ids = this.sections.filter(s => s.count).map(s => s.id);
+    for (let k = 0; k < ids.length; k += SOCKET_SECTIONS) this.openSocket(ids.slice(k, k + SOCKET_SECTIONS));
+  }
+
+  openSocket(ids) {
     if (this.closed) return;
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
     const ws = new WebSocket(`${proto}//${location.host}/v1/events/${encodeURIComponent(this.eventID)}/live`);
-    this.ws = ws;
-    ws.onopen = () => ws.send(JSON.stringify({ subscribe: this.sectionID }));
+    this.sockets.add(ws);
+    ws.onopen = () => { for (const id of ids) ws.send(JSON.stringify({ subscribe: id })); };
     ws.onmessage = ev => {
+      const arrived = performance.now();
       let m; try { m = JSON.parse(ev.data); } catch { return; }
-      if (m.type === 'reset' || (m.type === 'invalidate' && (!m.section_id || m.section_id === this.sectionID))) {
-        clearTimeout(this.pending);
-        this.pending = setTimeout(() => this.refresh(), 50);
+      if (m.type !== 'reset' && m.type !== 'invalidate') return;
+      const targets = m.section_id ? [this.byId.get(m.section_id)] : ids.map(id => this.byId.get(id));
+      for (const s of targets) {
+        if (!s) continue;
+        if (m.type === 'invalidate') s.pending.push(arrived); else s.live = true; // a reset: the subscription is live
+        this.refetch(s);
       }
     };
-    ws.onclose = () => { if (!this.closed) setTimeout(() => this.connect(), 2000); };
+    ws.onclose = () => {
+      this.sockets.delete(ws);
+      for (const id of ids) this.byId.get(id).live = false;
+      if (!this.closed) setTimeout(() => this.openSocket(ids), 2000);
+    };
   }
 
-  close() { this.closed = true; if (this.ws) this.ws.close(); }
+  // close stops following the live socket; the map still draws and refresh
+  // still fetches.
+  close() {
+    this.closed = true;
+    for (const ws of this.sockets) ws.close();
+    this.sockets.clear();
+  }
 
   stateOf(i) {
     if (this.selected.has(this.seats[i].id)) return 'selected';
     return STATUS[this.status[i]];
   }
 
-  draw() {
-    const c = this.canvas, dpr = window.devicePixelRatio || 1, r = c.getBoundingClientRect();
-    if (c.width !== Math.round(r.width * dpr) || c.height !== Math.round(r.height * dpr)) {
-      c.width = Math.round(r.width * dpr); c.height = Math.round(r.height * dpr);
+  requestDraw() {
+    if (this.frameID) return;
+    this.frameID = requestAnimationFrame(() => { this.frameID = 0; this.paint(); });
+  }
+
+  // draw is requestDraw: every change waits for the next frame.
+  draw() { this.requestDraw(); }
+
+  // sprite is every state's seat as device pixels at a radius (CSS px): a
+  // disc with its mark, or below LOD_RADIUS a plain square; cached by size.
+  sprite(r, dpr) {
+    const lod = r < LOD_RADIUS;
+    const q = Math.round(r * dpr * 4) / 4; // a quarter device pixel: a zoom reuses sprites
+    const key = (lod ? 'q' : 'c') + q + '@' + dpr;
+    let sp = this.sprites.get(key);
+    if (sp) return sp;
+    if (this.sprites.size > 48) this.sprites.clear();
+    if (lod) {
+      const d = Math.max(1, Math.round(2 * q));
+      sp = { d, px: STATES.map(st => new Uint32Array(d * d).fill(packed(COLOURS[st]))) };
+    } else {
+      // One scratch canvas for every sprite: a zoom makes new ones each frame.
+      const d = Math.ceil(2 * q + 2);
+      if (!this.scratch || this.scratch.width < d) {
+        this.scratch = document.createElement('canvas');
+        this.scratch.width = this.scratch.height = Math.max(d, 64);
+      }
+      const g = this.scratch.getContext('2d', { willReadFrequently: true });
+      sp = { d, px: STATES.map(st => {
+        g.setTransform(1, 0, 0, 1, 0, 0);
+        g.clearRect(0, 0, d, d);
+        g.setTransform(dpr, 0, 0, dpr, 0, 0);
+        drawSeat(g, d / dpr / 2, d / dpr / 2, q / dpr, st);
+        return new Uint32Array(g.getImageData(0, 0, d, d).data.buffer);
+      }) };
     }
+    this.sprites.set(key, sp);
+    return sp;
+  }
+
+  // paint draws a frame: every visible seat's sprite copied into one pixel
+  // buffer, put on the canvas at once (seats never overlap, so no blending
+  // is needed), then the section names and the keyboard focus on top.
+  paint() {
+    const t0 = performance.now();
+    const c = this.canvas, dpr = window.devicePixelRatio || 1, { w, h } = this.size();
+    const W = Math.max(1, Math.round(w * dpr)), H = Math.max(1, Math.round(h * dpr));
+    if (c.width !== W || c.height !== H) { c.width = W; c.height = H; }
     const ctx = c.getContext('2d'), v = this.view;
+    if (!this.seats) { ctx.clearRect(0, 0, W, H); return; }
+    if (!this.image || this.image.width !== W || this.image.height !== H) {
+      this.image = ctx.createImageData(W, H);
+      this.buf = new Uint32Array(this.image.data.buffer);
+    }
+    const buf = this.buf, xs = this.xs, ys = this.ys, status = this.status;
+    buf.fill(0);
+    this.sprites = this.sprites || new Map();
+    const sel = this.selected.size ? this.selected : null;
+    const labels = [];
+    const k = v.k * dpr, ox = v.x * dpr, oy = v.y * dpr;
+    for (const s of this.sections) {
+      if (!s.count) continue;
+      const b = s.box, bx0 = b.x0 * v.k + v.x, by0 = b.y0 * v.k + v.y, bx1 = b.x1 * v.k + v.x, by1 = b.y1 * v.k + v.y;
+      if (bx1 < 0 || by1 < 0 || bx0 > w || by0 > h) continue;
+      const r = s.radius * v.k, sp = this.sprite(r, dpr), d = sp.d, half = d / 2, px = sp.px;
+      for (let i = s.start, end = s.start + s.count; i < end; i++) {
+        const X = Math.round(xs[i] * k + ox - half), Y = Math.round(ys[i] * k + oy - half);
+        if (X + d <= 0 || Y + d <= 0 || X >= W || Y >= H) continue;
+        const img = px[sel && sel.has(this.seats[i].id) ? SELECTED : status[i]];
+        const x0 = Math.max(0, -X), x1 = Math.min(d, W - X), y0 = Math.max(0, -Y), y1 = Math.min(d, H - Y);
+        for (let y = y0; y < y1; y++) {
+          const src = y * d, dst = (Y + y) * W + X;
+          for (let x = x0; x < x1; x++) { const p = img[src + x]; if (p) buf[dst + x] = p; }
+        }
+      }
+      if (r < LOD_RADIUS && s.name && bx1 - bx0 > 56) labels.push([s.name, (bx0 + bx1) / 2, (by0 + by1) / 2]);
+    }
+    ctx.putImageData(this.image, 0, 0);
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, r.width, r.height);
-    if (!this.seats) return;
-    const rad = this.radius * v.k;
-    for (let i = 0; i < this.seats.length; i++) {
-      const s = this.seats[i], x = s.x * v.k + v.x, y = s.y * v.k + v.y;
-      if (x < -rad || y < -rad || x > r.width + rad || y > r.height + rad) continue;
-      drawSeat(ctx, x, y, rad, this.stateOf(i));
+    if (labels.length) {
+      // Section names on the overview, where single seats are too small to read.
+      ctx.font = '600 12px system-ui, sans-serif';
+      ctx.textAlign = 'center'; ctx.textBaseline = 'middle';
+      ctx.lineJoin = 'round'; ctx.lineWidth = 3; ctx.strokeStyle = 'rgba(255,255,255,.9)'; ctx.fillStyle = '#1b1b1f';
+      for (const [text, x, y] of labels) { ctx.strokeText(text, x, y); ctx.fillText(text, x, y); }
     }
     if (this.focus >= 0 && document.activeElement === c) {
-      const s = this.seats[this.focus];
+      const s = this.sections[this.sec[this.focus]];
+      const r = Math.max(s.radius * v.k + 3, 7);
       ctx.strokeStyle = '#f2b100'; ctx.lineWidth = 3;
-      ctx.beginPath(); ctx.arc(s.x * v.k + v.x, s.y * v.k + v.y, rad + 4, 0, 6.2832); ctx.stroke();
+      ctx.beginPath(); ctx.arc(xs[this.focus] * v.k + v.x, ys[this.focus] * v.k + v.y, r, 0, TAU); ctx.stroke();
+    }
+    const end = performance.now();
+    this.drawTimes.push(end - t0);
+    if (this.drawTimes.length > KEEP) this.drawTimes.shift();
+    if (this.repaintWanted.length) {
+      for (const want of this.repaintWanted.splice(0)) {
+        performance.measure('seatmap:invalidate-to-paint', { start: want.from, end, detail: { section: want.section } });
+        this.repaints.push({ section: want.section, ms: end - want.from, fetch: want.fetch, at: performance.timeOrigin + end });
+      }
+      if (this.repaints.length > KEEP) this.repaints.splice(0, this.repaints.length - KEEP);
+      this.repainted = (this.repainted || 0) + 1;
+      c.dataset.repainted = String(this.repainted);
     }
   }
 
-  stateById(id) { const i = this.index && this.index.get(id); return i === undefined ? '' : this.stateOf(i); }
+  // stateById is a seat's status: available, held, sold or blocked ('' for
+  // a seat the map does not have). The fan's own selection is `selected`.
+  stateById(id) {
+    const i = this.index && this.index.get(id);
+    return i === undefined ? '' : STATUS[this.status[i]];
+  }
 
   label(i) {
-    const s = this.seats[i], st = this.stateOf(i);
-    return `Row ${s.row}, seat ${s.number}, ${st}${s.price ? ', ' + money(s.price) : ''}`;
+    const seat = this.seats[i], s = this.sections[this.sec[i]];
+    const where = this.sections.length > 1 && s.name ? s.name + ', ' : '';
+    return `${where}Row ${seat.row}, seat ${seat.number}, ${this.stateOf(i)}${seat.price ? ', ' + money(seat.price) : ''}`;
   }
 
+  // setFocus moves the keyboard focus to seat i, keeps it in view and says it.
   setFocus(i) {
-    if (i < 0 || i >= this.seats.length) return;
+    if (!this.seats || i < 0 || i >= this.seats.length) return;
     this.focus = i;
-    this.canvas.setAttribute('aria-activedescendant', '');
+    const { w, h } = this.size(), v = this.view, m = 24;
+    const x = this.xs[i] * v.k + v.x, y = this.ys[i] * v.k + v.y;
+    if (x < m || y < m || x > w - m || y > h - m) { v.x += w / 2 - x; v.y += h / 2 - y; }
     this.announce(this.label(i));
-    this.draw();
+    this.requestDraw();
   }
 
-  toggle(i) {
-    const s = this.seats[i];
-    if (this.selected.has(s.id)) this.selected.delete(s.id);
-    else if (this.status[i] !== 0) { this.announce(`Row ${s.row}, seat ${s.number} is ${STATUS[this.status[i]]} and cannot be selected`); return; }
-    else if (this.selected.size >= this.max) { this.announce(`You can select at most ${this.max} seats`); return; }
-    else this.selected.add(s.id);
-    this.announce(this.label(i));
-    this.draw();
+  changed() {
     this.onChange([...this.selected].map(id => this.seats[this.index.get(id)]));
   }
 
+  toggle(i) {
+    const seat = this.seats[i];
+    if (this.selected.has(seat.id)) this.selected.delete(seat.id);
+    else if (this.status[i] !== 0) { this.announce(`Row ${seat.row}, seat ${seat.number} is ${STATUS[this.status[i]]} and cannot be selected`); return; }
+    else if (this.selected.size >= this.max) { this.announce(`You can select at most ${this.max} seats`); return; }
+    else this.selected.add(seat.id);
+    this.announce(this.label(i));
+    this.requestDraw();
+    this.changed();
+  }
+
+  // move handles a navigation key: left and right along the row, up and
+  // down to the nearest seat of the next row (across sections), Home and
+  // End to the row's ends, Page Up and Page Down to another section.
   move(key) {
     if (this.focus < 0) return this.setFocus(0);
-    const s = this.seats[this.focus];
-    if (key === 'ArrowLeft' || key === 'ArrowRight') {
-      const row = this.rows[s.r], c = s.c + (key === 'ArrowRight' ? 1 : -1);
-      if (c >= 0 && c < row.length) this.setFocus(row[c]);
-      return;
+    const seat = this.seats[this.focus], row = this.rows[seat.r];
+    switch (key) {
+      case 'ArrowLeft': case 'ArrowRight': {
+        const c = seat.c + (key === 'ArrowRight' ? 1 : -1);
+        if (c >= 0 && c < row.length) this.setFocus(row[c]);
+        return;
+      }
+      case 'Home': return this.setFocus(row[0]);
+      case 'End': return this.setFocus(row[row.length - 1]);
+      case 'PageUp': case 'PageDown': {
+        const step = key === 'PageDown' ? 1 : -1;
+        for (let k = this.sec[this.focus] + step; k >= 0 && k < this.sections.length; k += step) {
+          const s = this.sections[k];
+          if (s.count) { this.focus = s.start; this.showSection(s.id); return; }
+        }
+        return;
+      }
     }
-    const r = s.r + (key === 'ArrowDown' ? 1 : -1);
+    const r = seat.r + (key === 'ArrowDown' ? 1 : -1);
     if (r < 0 || r >= this.rows.length) return;
+    const x = this.xs[this.focus];
     let best = -1, bd = Infinity;
-    for (const j of this.rows[r]) { const d = Math.abs(this.seats[j].x - s.x); if (d < bd) { bd = d; best = j; } }
+    for (const j of this.rows[r]) { const d = Math.abs(this.xs[j] - x); if (d < bd) { bd = d; best = j; } }
     this.setFocus(best);
   }
 
-  hit(px, py) {
+  // hit is the seat under a point of the canvas (CSS px), -1 for none; a
+  // finger gets a larger target than a mouse.
+  hit(px, py, slop = 0) {
     const v = this.view, x = (px - v.x) / v.k, y = (py - v.y) / v.k;
-    let best = -1, bd = this.radius * this.radius * 2;
-    for (let i = 0; i < this.seats.length; i++) {
-      const s = this.seats[i], d = (s.x - x) ** 2 + (s.y - y) ** 2;
-      if (d < bd) { bd = d; best = i; }
+    let best = -1, bd = Infinity;
+    for (const s of this.sections) {
+      if (!s.count) continue;
+      const reach = Math.max(s.radius * 1.15, slop / v.k);
+      const b = s.box;
+      if (x < b.x0 - reach || y < b.y0 - reach || x > b.x1 + reach || y > b.y1 + reach) continue;
+      for (let i = s.start, end = s.start + s.count; i < end; i++) {
+        const d = (this.xs[i] - x) ** 2 + (this.ys[i] - y) ** 2;
+        if (d < reach * reach && d < bd) { bd = d; best = i; }
+      }
     }
     return best;
+  }
+
+  // seatRadiusAt is the radius in CSS px of the seats near a point (the
+  // largest section radius when nothing is near).
+  seatRadiusAt(px, py) {
+    const v = this.view, x = (px - v.x) / v.k, y = (py - v.y) / v.k;
+    for (const s of this.sections) if (s.count && x >= s.box.x0 && x <= s.box.x1 && y >= s.box.y0 && y <= s.box.y1) return s.radius * v.k;
+    return this.maxRadius * v.k;
+  }
+
+  // tap picks the seat under the pointer, or zooms in there when seats are
+  // too small to aim at.
+  tap(px, py, touch) {
+    if (!this.seats) return;
+    if (this.seatRadiusAt(px, py) < PICK_RADIUS) { this.zoom(3, px, py); return; }
+    const i = this.hit(px, py, touch ? 12 : 0);
+    if (i >= 0) { this.focus = i; this.toggle(i); }
   }
 
   bind() {
     const c = this.canvas;
     c.addEventListener('keydown', e => {
       if (!this.seats) return;
-      if (e.key.startsWith('Arrow')) { e.preventDefault(); this.move(e.key); }
+      if (e.key.startsWith('Arrow') || e.key === 'Home' || e.key === 'End' || e.key === 'PageUp' || e.key === 'PageDown') { e.preventDefault(); this.move(e.key); }
       else if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); if (this.focus < 0) this.setFocus(0); else this.toggle(this.focus); }
-      else if (e.key === '+' || e.key === '=') this.zoom(1.25);
-      else if (e.key === '-') this.zoom(0.8);
+      else if (e.key === '+' || e.key === '=') { e.preventDefault(); this.zoomToFocus(1.5); }
+      else if (e.key === '-') { e.preventDefault(); this.zoomToFocus(1 / 1.5); }
+      else if (e.key === '0') { e.preventDefault(); this.fit(); }
     });
-    c.addEventListener('focus', () => { if (this.seats && this.focus < 0) this.setFocus(0); else this.draw(); });
-    c.addEventListener('blur', () => this.draw());
-    c.addEventListener('wheel', e => { e.preventDefault(); const r = c.getBoundingClientRect(); this.zoom(e.deltaY < 0 ? 1.15 : 1 / 1.15, e.clientX - r.left, e.clientY - r.top); }, { passive: false });
-    let drag = null;
-    c.addEventListener('pointerdown', e => { drag = { x: e.clientX, y: e.clientY, moved: false }; c.setPointerCapture(e.pointerId); });
+    c.addEventListener('focus', () => {
+      if (this.seats && this.focus < 0 && !this.pointing) this.setFocus(0); else this.requestDraw();
+    });
+    c.addEventListener('blur', () => this.requestDraw());
+    c.addEventListener('wheel', e => {
+      e.preventDefault();
+      const r = c.getBoundingClientRect(), unit = e.deltaMode === 1 ? 16 : e.deltaMode === 2 ? r.height : 1;
+      const f = Math.min(2, Math.max(0.5, Math.exp(-e.deltaY * unit * 0.002)));
+      this.zoom(f, e.clientX - r.left, e.clientY - r.top);
+    }, { passive: false });
+
+    // Pointers: one drags the map, two pinch it (zoom around their middle
+    // and pan with it); a press that did not move is a tap.
+    const down = new Map();
+    let gesture = null;
+    const local = e => { const r = c.getBoundingClientRect(); return [e.clientX - r.left, e.clientY - r.top]; };
+    const pair = () => {
+      const [a, b] = [...down.values()];
+      return { d: Math.hypot(a.x - b.x, a.y - b.y) || 1, x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 };
+    };
+    c.addEventListener('pointerdown', e => {
+      if (e.button > 0) return;
+      this.pointing = true;
+      try { c.setPointerCapture(e.pointerId); } catch { /* a synthetic pointer cannot be captured */ }
+      const [x, y] = local(e);
+      down.set(e.pointerId, { x, y });
+      if (down.size === 1) gesture = { x0: x, y0: y, moved: false, touch: e.pointerType === 'touch' };
+      else if (gesture) { gesture.moved = true; gesture.pinch = pair(); }
+    });
     c.addEventListener('pointermove', e => {
-      if (!drag) return;
-      const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
-      if (Math.abs(dx) + Math.abs(dy) > 4) drag.moved = true;
-      if (drag.moved) { this.view.x += dx; this.view.y += dy; drag.x = e.clientX; drag.y = e.clientY; this.draw(); }
-    });
-    c.addEventListener('pointerup', e => {
-      if (drag && !drag.moved && this.seats) {
-        const r = c.getBoundingClientRect(), i = this.hit(e.clientX - r.left, e.clientY - r.top);
-        if (i >= 0) { this.focus = i; this.toggle(i); }
+      const p = down.get(e.pointerId);
+      if (!p || !gesture) return;
+      const [x, y] = local(e);
+      if (down.size === 1) {
+        if (!gesture.moved && Math.hypot(x - gesture.x0, y - gesture.y0) > (gesture.touch ? 8 : 4)) { gesture.moved = true; c.classList.add('dragging'); }
+        if (gesture.moved) this.panBy(x - p.x, y - p.y);
+        p.x = x; p.y = y;
+        return;
       }
-      drag = null;
+      p.x = x; p.y = y;
+      const now = pair(), was = gesture.pinch || now;
+      this.panBy(now.x - was.x, now.y - was.y);
+      this.zoom(now.d / was.d, now.x, now.y);
+      gesture.pinch = now;
     });
-    new ResizeObserver(() => this.draw()).observe(c);
+    const up = e => {
+      if (!down.has(e.pointerId)) return;
+      down.delete(e.pointerId);
+      if (down.size === 1 && gesture) gesture.pinch = null;
+      if (down.size) return;
+      c.classList.remove('dragging');
+      if (gesture && !gesture.moved && e.type === 'pointerup') { const [x, y] = local(e); this.tap(x, y, gesture.touch); }
+      gesture = null;
+      setTimeout(() => { this.pointing = false; });
+    };
+    c.addEventListener('pointerup', up);
+    c.addEventListener('pointercancel', up);
+    new ResizeObserver(() => { if (this.seats && !this.moved) this.fit(); else this.requestDraw(); }).observe(c);
+  }
+
+  // zoomToFocus zooms around the focused seat (the centre without one).
+  zoomToFocus(f) {
+    if (this.focus < 0) return this.zoom(f);
+    const v = this.view;
+    this.zoom(f, this.xs[this.focus] * v.k + v.x, this.ys[this.focus] * v.k + v.y);
   }
 }
 
