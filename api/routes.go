@@ -51,11 +51,14 @@ func (s *Server) routes() []route {
 	app := fanApp(s.signInOrigins()...)
 	cors := []gin.HandlerFunc{anyOrigin}
 	return append([]route{
-		// The fan web app, embedded (package webapp); me.go: the fan's own lists.
+		// The fan web app and the organiser app, embedded (package webapp);
+		// me.go: the fan's own lists.
 		{method: http.MethodGet, path: "/", handler: app, enabled: true},
 		{method: http.MethodHead, path: "/", handler: app, enabled: true},
 		{method: http.MethodGet, path: "/app/*file", handler: app, enabled: true},
 		{method: http.MethodHead, path: "/app/*file", handler: app, enabled: true},
+		{method: http.MethodGet, path: "/organiser/*file", handler: app, enabled: true},
+		{method: http.MethodHead, path: "/organiser/*file", handler: app, enabled: true},
 		{method: http.MethodGet, path: "/v1/me/bookings", access: fan, handler: s.myBookings, enabled: bookings},
 		{method: http.MethodGet, path: "/v1/me/tickets", access: fan, handler: s.myTickets, enabled: s.Tickets != nil},
 

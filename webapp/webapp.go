@@ -1,6 +1,7 @@
-// Package webapp is the fan web app: static HTML, CSS and vanilla ES
-// modules embedded in the binary and served by the API at "/" with no build
-// step, nothing loaded from another host (see docs/ARCHITECTURE.md).
+// Package webapp is the fan web app and the organiser app: static HTML, CSS
+// and vanilla ES modules embedded in the binary and served by the API at
+// "/" and "/organiser/" with no build step, nothing loaded from another host
+// (see docs/ARCHITECTURE.md).
 package webapp
 
 import (
@@ -20,8 +21,9 @@ import (
 //go:embed static
 var files embed.FS
 
-// Static is the app's files, rooted at the folder served as /app/ (and
-// index.html as /).
+// Static is the apps' files, rooted at the folder served as /app/ (and
+// index.html as /); the organiser app is its folder organiser/, served as
+// /organiser/.
 func Static() fs.FS {
 	sub, err := fs.Sub(files, "static")
 	if err != nil {
@@ -124,11 +126,24 @@ func csp(host, extra string) string {
 		"connect-src " + connect + "; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
 }
 
-// ServeHTTP serves "/" as index.html and "/app/<file>" as the file.
+// OrganiserPath is where the organiser app is served: its index.html, and
+// its files below it.
+const OrganiserPath = "/organiser/"
+
+// ServeHTTP serves "/" as index.html, "/app/<file>" as the file,
+// "/organiser/" as organiser/index.html and "/organiser/<file>" as
+// organiser/<file>.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	name := "index.html"
-	if r.URL.Path != "/" {
-		name = strings.TrimPrefix(r.URL.Path, "/app/")
+	var name string
+	switch p := r.URL.Path; {
+	case p == "/":
+		name = "index.html"
+	case p == OrganiserPath:
+		name = "organiser/index.html"
+	case strings.HasPrefix(p, OrganiserPath):
+		name = "organiser/" + strings.TrimPrefix(p, OrganiserPath)
+	default:
+		name = strings.TrimPrefix(p, "/app/")
 	}
 	a, ok := h.assets[name]
 	if !ok || strings.Contains(name, "..") {

@@ -1,0 +1,352 @@
+// An event's own pages: its details and publishing, blocking seats on the
+// map, promotions, the live sales dashboard, and cancelling it while
+// following the refunds.
+import { get, post, request } from '/app/api.js';
+import { SeatMap, drawSeat } from '/app/seatmap.js';
+import { main, esc, announce, clearProblem, showProblem, fieldErrors, money, minor, digits, when, isoOf, download, badge } from './ui.js';
+
+const TABS = [['', 'Overview'], ['seats', 'Seats'], ['promotions', 'Promotions'], ['sales', 'Sales'], ['cancel', 'Cancel']];
+
+// eventView renders the event's page named by tab; ctx.cleanup takes what
+// must stop when the view is left.
+export async function eventView(id, tab, ctx) {
+  const ev = await get('/v1/admin/events/' + encodeURIComponent(id));
+  const base = '#/event/' + encodeURIComponent(id);
+  main.innerHTML = `<p class="crumbs"><a href="#/">Your events</a></p>
+    <h1>${esc(ev.title)} ${badge(ev.status)}</h1>
+    <nav class="tabs" aria-label="Event pages">${TABS.map(([t, label]) =>
+      `<a href="${base}${t ? '/' + t : ''}" ${t === tab ? 'aria-current="page"' : ''}>${label}</a>`).join('')}</nav>
+    <div id="page"></div>`;
+  const page = main.querySelector('#page');
+  switch (tab) {
+    case 'seats': return seatsPage(page, ev, ctx);
+    case 'promotions': return promotionsPage(page, ev);
+    case 'sales': return salesPage(page, ev, ctx);
+    case 'cancel': return cancelPage(page, ev, ctx);
+    default: return overviewPage(page, ev);
+  }
+}
+
+function overviewPage(page, ev) {
+  const row = (k, v) => `<div><dt>${k}</dt><dd>${v}</dd></div>`;
+  page.innerHTML = `<dl class="facts">
+      ${row('Status', badge(ev.status))}
+      ${row('Artist', esc(ev.artist) || '—')}${row('Genre', esc(ev.genre) || '—')}
+      ${row('Starts', when(ev.starts_at))}${row('On sale from', when(ev.onsale_at))}${row('Off sale at', when(ev.offsale_at))}
+      ${row('Cancellation deadline', when(ev.cancellation_deadline))}
+      ${row('Tickets per customer', ev.per_customer_limit)}${row('Hold time', ev.hold_ttl_seconds + ' seconds')}
+      ${row('Waiting room', ev.metered ? 'Yes' : 'No')}
+      ${row('Capacity', `${ev.seats} numbered seats${ev.general_capacity ? `, ${ev.general_capacity} standing` : ''} in ${ev.sections} sections`)}
+      ${row('Prices', `<ul class="plain" id="prices">${Object.entries(ev.prices).sort().map(([c, p]) =>
+        `<li data-category="${esc(c)}">${esc(c)}: ${money(p.amount, p.currency)}</li>`).join('')}</ul>`)}
+      ${row('Event ID', `<code>${esc(ev.event_id)}</code>`)}
+    </dl>
+    <div id="publishbox"></div>`;
+  const box = page.querySelector('#publishbox');
+  if (ev.status === 'DRAFT') {
+    box.innerHTML = `<p>Fans cannot see a draft. Publishing lists it, shows its seat map, and opens the sale at its
+      on-sale time. The venue, date, prices and currency are fixed from then on.</p>
+      <button id="publish">Publish the event</button>`;
+    box.querySelector('#publish').onclick = async e => {
+      e.target.disabled = true;
+      try {
+        const out = await post('/v1/admin/events/' + encodeURIComponent(ev.event_id) + '/publish');
+        clearProblem(); announce('Published: the event is ' + out.status.replace('_', ' ').toLowerCase());
+        eventReload();
+      } catch (err) { e.target.disabled = false; showProblem(err); }
+    };
+  } else if (ev.status !== 'CANCELLED') {
+    box.innerHTML = `<p>Fans see this event: <a href="/#/event/${encodeURIComponent(ev.event_id)}" id="fanlink">open it in the fan app</a>.</p>`;
+  }
+}
+
+// eventReload renders the current page again (after a change).
+function eventReload() { window.dispatchEvent(new HashChangeEvent('hashchange')); }
+
+// MAX_SEATS is how many seats the map lets one select: what one block
+// request takes.
+const MAX_SEATS = 1000;
+
+async function seatsPage(page, ev, ctx) {
+  if (ev.status === 'DRAFT' || ev.status === 'CANCELLED') {
+    page.innerHTML = `<p>${ev.status === 'DRAFT' ? 'The seat map opens once the event is published (block seats before its on-sale time if you need to).' : 'The event is cancelled: its seats no longer change.'}</p>`;
+    return;
+  }
+  const pub = await get('/v1/events/' + encodeURIComponent(ev.event_id));
+  const seated = pub.sections.filter(s => s.kind !== 'general');
+  if (!seated.length) { page.innerHTML = '<p>This venue has standing areas only: there are no seats to block.</p>'; return; }
+  page.innerHTML = `<h2>Block or unblock seats</h2>
+    <p>A blocked seat is never sold (a camera position, a sight-line problem, a guest list) until you unblock it.
+      Held and sold seats cannot be blocked. Choose seats on the map with the mouse, or Tab to it and use the arrow
+      keys and Enter.</p>
+    <label>Section <select id="section">${seated.map(s => `<option value="${esc(s.id)}">${esc(s.name)}</option>`).join('')}</select></label>
+    <div class="maptools"><button class="secondary" id="zin" aria-label="Zoom in">+</button><button class="secondary" id="zout" aria-label="Zoom out">−</button>
+      <button class="secondary" id="zfit">Fit</button></div>
+    <div class="map" id="map" aria-describedby="maphelp"></div>
+    <p id="maphelp" class="sr-only">Selected seats are blocked with the reason below.</p>
+    <div class="legend" id="legend" aria-hidden="true"></div>
+    <form id="blockform" class="stack">
+      <h3 id="selhead">Selected seats: <span id="selcount">0</span></h3>
+      <ul id="selection" class="chips" aria-labelledby="selhead"></ul>
+      <label>Reason (kept in the audit log) <input name="reason" id="reason" required maxlength="500" autocomplete="off"></label>
+      <div class="row"><button id="block" disabled>Block the selected seats</button>
+        <button type="button" class="secondary" id="clearsel" disabled>Clear the selection</button></div>
+    </form>
+    <h3 id="blockedhead">Blocked seats in this section: <span id="blockedcount">0</span></h3>
+    <form id="unblockform" class="stack" aria-labelledby="blockedhead">
+      <ul id="blocked" class="chips"></ul>
+      <label>Reason for unblocking <input name="reason" required maxlength="500" autocomplete="off"></label>
+      <div class="row"><button id="unblock" disabled>Unblock the checked seats</button></div>
+    </form>`;
+  const legend = page.querySelector('#legend');
+  for (const st of ['available', 'selected', 'held', 'sold', 'blocked']) {
+    const c = document.createElement('canvas'); c.width = 20; c.height = 20;
+    drawSeat(c.getContext('2d'), 10, 10, 8, st);
+    const s = document.createElement('span'); s.append(c, ' ' + st); legend.append(s);
+  }
+  let map = null, observer = null;
+  const sel = page.querySelector('#selection'), blockBtn = page.querySelector('#block'), clearBtn = page.querySelector('#clearsel');
+  const blockedList = page.querySelector('#blocked'), unblockBtn = page.querySelector('#unblock');
+  const seatName = s => `Row ${s.row}, seat ${s.number}`;
+  const showSelection = seats => {
+    sel.innerHTML = seats.map(s => `<li data-seat="${esc(s.id)}">${esc(seatName(s))}</li>`).join('');
+    page.querySelector('#selcount').textContent = seats.length;
+    blockBtn.disabled = clearBtn.disabled = !seats.length;
+  };
+  // The blocked list follows the map: each bitmap refresh bumps the
+  // canvas's data-version.
+  const showBlocked = () => {
+    if (!map || !map.seats) return;
+    const checked = new Set([...blockedList.querySelectorAll('input:checked')].map(i => i.value));
+    const blocked = map.seats.filter(s => map.stateById(s.id) === 'blocked');
+    blockedList.innerHTML = blocked.map(s => `<li data-seat="${esc(s.id)}"><label class="check"><span><input type="checkbox" value="${esc(s.id)}"
+      ${checked.has(s.id) ? 'checked' : ''}> ${esc(seatName(s))}</span></label></li>`).join('') || '<li class="muted">None.</li>';
+    page.querySelector('#blockedcount').textContent = blocked.length;
+    unblockBtn.disabled = !blockedList.querySelector('input:checked');
+  };
+  blockedList.addEventListener('change', () => { unblockBtn.disabled = !blockedList.querySelector('input:checked'); });
+  const open = async sectionID => {
+    if (map) map.close();
+    if (observer) observer.disconnect();
+    const el = page.querySelector('#map'); el.innerHTML = '';
+    map = new SeatMap(el, ev.event_id, sectionID, { announce, onChange: showSelection, max: MAX_SEATS });
+    showSelection([]);
+    observer = new MutationObserver(showBlocked);
+    observer.observe(map.canvas, { attributes: true, attributeFilter: ['data-version'] });
+    await map.load();
+    showBlocked();
+  };
+  ctx.cleanup.push(() => { if (map) map.close(); if (observer) observer.disconnect(); });
+  page.querySelector('#section').onchange = e => open(e.target.value).catch(showProblem);
+  page.querySelector('#zin').onclick = () => map.zoom(1.25);
+  page.querySelector('#zout').onclick = () => map.zoom(0.8);
+  page.querySelector('#zfit').onclick = () => map.fit();
+  clearBtn.onclick = () => { map.selected.clear(); map.draw(); showSelection([]); };
+  const change = async (action, seatIDs, reason, btn) => {
+    btn.disabled = true;
+    try {
+      const out = await post(`/v1/admin/events/${encodeURIComponent(ev.event_id)}/seats/${action}`, { seat_ids: seatIDs, reason });
+      clearProblem();
+      const n = out.changed.length;
+      announce(`${action === 'block' ? 'Blocked' : 'Unblocked'} ${n} seat${n === 1 ? '' : 's'}` + (n < seatIDs.length ? ` (${seatIDs.length - n} already were)` : ''));
+      return true;
+    } catch (err) { showProblem(err); btn.disabled = false; return false; }
+  };
+  page.querySelector('#blockform').onsubmit = async e => {
+    e.preventDefault();
+    if (await change('block', [...map.selected], e.target.reason.value.trim(), blockBtn)) {
+      map.selected.clear(); showSelection([]); await map.refresh();
+    }
+  };
+  page.querySelector('#unblockform').onsubmit = async e => {
+    e.preventDefault();
+    const ids = [...blockedList.querySelectorAll('input:checked')].map(i => i.value);
+    if (await change('unblock', ids, e.target.reason.value.trim(), unblockBtn)) { e.target.reset(); await map.refresh(); }
+  };
+  await open(seated[0].id);
+}
+
+function discountText(p, currency) {
+  return p.discount_bps ? `${p.discount_bps / 100}% off` : `${money(p.amount_off, currency)} off each ticket`;
+}
+
+function promotionState(p) {
+  const now = Date.now();
+  if (p.disabled_at) return ['disabled', 'Disabled'];
+  if (p.starts_at && new Date(p.starts_at) > now) return ['scheduled', 'Not started'];
+  if (p.ends_at && new Date(p.ends_at) <= now) return ['ended', 'Ended'];
+  if (p.used >= p.max_uses) return ['used', 'All used'];
+  return ['active', 'Active'];
+}
+
+async function promotionsPage(page, ev) {
+  const path = '/v1/admin/events/' + encodeURIComponent(ev.event_id) + '/promotions';
+  const cur = ev.currency, step = 1 / 10 ** digits(cur);
+  page.innerHTML = `<h2>Promotion codes</h2>
+    <div class="scroll"><table class="list" id="promotions"><caption>Codes of this event</caption>
+      <thead><tr><th scope="col">Code</th><th scope="col">Discount</th><th scope="col">Used</th><th scope="col">Per account</th>
+      <th scope="col">Window</th><th scope="col">State</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead><tbody></tbody></table></div>
+    <h2>New code</h2>
+    <form id="promoform" class="stack">
+      <label>Code <input name="code" required pattern="[A-Za-z0-9_\\-]{3,40}" autocomplete="off"></label>
+      <fieldset><legend>Discount</legend>
+        <label class="check"><span><input type="radio" name="kind" value="percent" checked> Percent off</span></label>
+        <label class="check"><span><input type="radio" name="kind" value="amount"> Amount off each ticket (${esc(cur)})</span></label>
+        <label>Value <input name="value" type="number" min="${step}" step="${step}" required inputmode="decimal"></label>
+      </fieldset>
+      <div class="grid">
+        <label>Uses in all <input name="max_uses" type="number" min="1" max="1000000" value="100" required></label>
+        <label>Uses per account <input name="per_user" type="number" min="1" max="100" value="1" required></label>
+        <label>Starts (optional) <input name="starts_at" type="datetime-local"></label>
+        <label>Ends (optional) <input name="ends_at" type="datetime-local"></label>
+      </div>
+      <div id="promo-errors" class="errors" tabindex="-1" hidden></div>
+      <button id="addpromo">Create the code</button>
+    </form>`;
+  const body = page.querySelector('#promotions tbody');
+  const list = async () => {
+    const { promotions } = await get(path);
+    body.innerHTML = promotions.map(p => {
+      const [state, text] = promotionState(p);
+      return `<tr data-code="${esc(p.code)}"><th scope="row"><code>${esc(p.code)}</code></th><td>${esc(discountText(p, cur))}</td>
+        <td>${p.used} of ${p.max_uses}</td><td>${p.per_user}</td>
+        <td>${p.starts_at || p.ends_at ? `${when(p.starts_at)} – ${when(p.ends_at)}` : 'Always'}</td>
+        <td><span class="badge badge-${state}" data-state="${state}">${text}</span></td>
+        <td>${p.disabled_at ? '' : `<button class="secondary" data-disable="${esc(p.code)}">Disable</button>`}</td></tr>`;
+    }).join('') || '<tr><td colspan="7">No codes yet.</td></tr>';
+  };
+  // Disabling cannot be undone: the first press asks, the second does it.
+  body.addEventListener('click', async e => {
+    const b = e.target.closest('button[data-disable]'); if (!b) return;
+    const code = b.dataset.disable;
+    if (b.dataset.sure !== 'yes') { b.dataset.sure = 'yes'; b.textContent = `Press again to disable ${code}`; announce(`Press again to disable ${code}; this cannot be undone`); return; }
+    b.disabled = true;
+    try { await request('DELETE', path + '/' + encodeURIComponent(code)); clearProblem(); announce(`Code ${code} disabled`); await list(); }
+    catch (err) { b.disabled = false; showProblem(err); }
+  });
+  const f = page.querySelector('#promoform');
+  f.onsubmit = async e => {
+    e.preventDefault();
+    const btn = page.querySelector('#addpromo'); btn.disabled = true;
+    const req = { code: f.code.value.trim(), max_uses: +f.max_uses.value, per_user: +f.per_user.value,
+      starts_at: isoOf(f.starts_at.value), ends_at: isoOf(f.ends_at.value) };
+    if (f.kind.value === 'percent') req.percent_off = Number(f.value.value);
+    else req.amount_off = { amount: minor(f.value.value, cur), currency: cur };
+    try {
+      const p = await post(path, req);
+      clearProblem(); fieldErrors(page.querySelector('#promo-errors'), null, f);
+      announce(`Code ${p.code} created: ${discountText(p, cur)}`);
+      f.reset(); await list();
+    } catch (err) { if (!fieldErrors(page.querySelector('#promo-errors'), err, f)) showProblem(err); }
+    finally { btn.disabled = false; }
+  };
+  await list();
+}
+
+const SALES_EVERY = 3000;
+const FIELDS = ['capacity', 'sold', 'held', 'blocked', 'available'];
+
+async function salesPage(page, ev, ctx) {
+  const path = '/v1/admin/events/' + encodeURIComponent(ev.event_id) + '/sales';
+  page.innerHTML = `<h2>Sales</h2>
+    <p class="row"><span>Updates every ${SALES_EVERY / 1000} seconds. <span id="updated" class="muted"></span></span>
+      <button class="secondary" id="csv">Download as CSV</button></p>
+    <p id="summary" class="summary" aria-live="polite"></p>
+    <div class="scroll"><table class="list numbers" id="sales"><caption>Tickets and revenue per section</caption>
+      <thead><tr><th scope="col">Section</th><th scope="col">Capacity</th><th scope="col">Sold</th><th scope="col">Held</th>
+        <th scope="col">Blocked</th><th scope="col">Available</th><th scope="col">Revenue</th><th scope="col">Refunded</th></tr></thead>
+      <tbody></tbody><tfoot></tfoot></table></div>`;
+  const body = page.querySelector('#sales tbody'), foot = page.querySelector('#sales tfoot');
+  const line = (s, cur, total) => `<tr data-section="${esc(s.section_id)}"><th scope="row">${total ? 'Total' : esc(s.name || s.section_id)}</th>
+    ${FIELDS.map(f => `<td data-field="${f}">${s[f]}</td>`).join('')}
+    <td data-field="revenue" data-minor="${s.revenue}">${money(s.revenue, cur)}</td><td data-field="refunded" data-minor="${s.refunded}">${money(s.refunded, cur)}</td></tr>`;
+  let last = '', stop = false, timer;
+  const poll = async () => {
+    try {
+      const r = await get(path);
+      if (stop) return;
+      body.innerHTML = r.sections.map(s => line(s, r.currency)).join('');
+      foot.innerHTML = line(r.totals, r.currency, true);
+      const t = r.totals;
+      const summary = `${t.sold} of ${t.capacity} sold, ${t.held} held, ${t.available} available; revenue ${money(t.revenue, r.currency)}` +
+        (t.refunded ? `, refunded ${money(t.refunded, r.currency)}` : '') + '.';
+      // The live region speaks only when the numbers change.
+      if (summary !== last) { page.querySelector('#summary').textContent = summary; last = summary; }
+      page.querySelector('#updated').textContent = 'Last updated ' + new Date().toLocaleTimeString() + '.';
+    } catch (err) { if (!stop) showProblem(err); }
+    if (!stop) timer = setTimeout(poll, SALES_EVERY);
+  };
+  ctx.cleanup.push(() => { stop = true; clearTimeout(timer); });
+  page.querySelector('#csv').onclick = () => download(path + '?format=csv', `sales-${ev.event_id}.csv`).catch(showProblem);
+  await poll();
+}
+
+async function cancelPage(page, ev, ctx) {
+  const key = 'job:' + ev.event_id;
+  if (ev.status === 'CANCELLED') {
+    page.innerHTML = '<h2>Cancelled</h2><p>This event is cancelled: sales stopped and paid bookings are refunded.</p><div id="job"></div>';
+    const job = sessionStorage.getItem(key);
+    if (job) await follow(page.querySelector('#job'), job, ctx);
+    return;
+  }
+  page.innerHTML = `<h2>Cancel the event</h2>
+    <p>Cancelling stops the sale at once, releases every hold, and refunds every paid booking in full.
+      <strong>It cannot be undone.</strong></p>
+    <form id="cancelform" class="stack">
+      <label>Reason (fans are told; kept in the audit log) <textarea name="reason" required maxlength="500" rows="2"></textarea></label>
+      <button id="cancelstart" class="danger">Cancel this event…</button>
+    </form>
+    <div id="confirm" class="confirm" role="group" aria-labelledby="confirmhead" tabindex="-1" hidden>
+      <h3 id="confirmhead">Cancel “${esc(ev.title)}” and refund every paid booking?</h3>
+      <div class="row"><button class="danger" id="confirmcancel">Yes, cancel the event</button>
+        <button class="secondary" id="keep">No, keep the event</button></div>
+    </div>
+    <div id="job"></div>`;
+  const f = page.querySelector('#cancelform'), confirm = page.querySelector('#confirm');
+  f.onsubmit = e => {
+    e.preventDefault();
+    f.querySelector('#cancelstart').disabled = true;
+    confirm.hidden = false; confirm.focus();
+  };
+  page.querySelector('#keep').onclick = () => {
+    confirm.hidden = true; f.querySelector('#cancelstart').disabled = false; f.querySelector('#cancelstart').focus();
+    announce('The event was not cancelled');
+  };
+  page.querySelector('#confirmcancel').onclick = async e => {
+    e.target.disabled = true;
+    try {
+      const out = await post('/v1/admin/events/' + encodeURIComponent(ev.event_id) + '/cancel', { reason: f.reason.value.trim() });
+      sessionStorage.setItem(key, out.job_id);
+      clearProblem(); confirm.hidden = true; f.hidden = true;
+      announce('The event is cancelled; refunding its paid bookings');
+      await follow(page.querySelector('#job'), out.job_id, ctx);
+    } catch (err) { e.target.disabled = false; showProblem(err); }
+  };
+}
+
+// follow shows a job's progress until it is done or failed.
+async function follow(box, jobID, ctx) {
+  box.innerHTML = `<h3 id="jobhead">Refunds</h3>
+    <progress id="progress" max="1" value="0" aria-labelledby="jobhead"></progress>
+    <p id="jobtext"></p><p id="jobstatus" class="status" data-status="running">Refunding…</p>`;
+  const bar = box.querySelector('#progress'), text = box.querySelector('#jobtext'), status = box.querySelector('#jobstatus');
+  let stop = false; ctx.cleanup.push(() => { stop = true; });
+  for (let i = 0; !stop; i++) {
+    let job;
+    try { job = await get('/v1/admin/jobs/' + encodeURIComponent(jobID)); }
+    catch (err) { showProblem(err); return; }
+    if (stop) return;
+    const finished = job.done + job.failed;
+    bar.max = Math.max(1, job.total); bar.value = job.total ? finished : 1;
+    bar.setAttribute('aria-valuetext', `${finished} of ${job.total} bookings`);
+    text.textContent = job.total ? `${job.done} of ${job.total} paid bookings refunded` + (job.failed ? `, ${job.failed} failed` : '') + '.' : 'There were no paid bookings to refund.';
+    status.dataset.status = job.status;
+    if (job.status !== 'running') {
+      status.textContent = job.status === 'done' ? (job.failed ? `Done, ${job.failed} refunds failed: support can retry them.` : 'Done: every refund went through.') : 'The job failed: support can see it and retry.';
+      announce(status.textContent);
+      return;
+    }
+    await new Promise(r => setTimeout(r, Math.min(2000, 500 + i * 100)));
+  }
+}
+

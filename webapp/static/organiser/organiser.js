@@ -1,0 +1,224 @@
+// The organiser app: a hash router over the organiser's screens (events,
+// venues and their layouts, a new event, and an event's own pages in
+// event.js). It talks to /v1/admin with the token of the demo sign-in,
+// through the fan app's api.js.
+import { get, request, newKey, signOut, token } from '/app/api.js';
+import { main, esc, announce, explain, clearProblem, showProblem, fieldErrors, money, minor, digits, when, localInput, isoOf, send, badge } from './ui.js';
+import { eventView } from './event.js';
+
+let cleanup = [];
+let me = null; // GET /v1/me of the signed-in organiser
+
+const ORGANISER_ROLES = ['organiser', 'admin'];
+
+async function signInAs(user, email, org) {
+  let device = localStorage.getItem('device');
+  if (!device) { device = 'web-' + newKey(); localStorage.setItem('device', device); }
+  const out = await request('POST', '/v1/sessions', { user_id: user, device_id: device, email, roles: ['organiser'], org });
+  sessionStorage.setItem('token', out.token);
+  sessionStorage.setItem('user', user);
+  me = null;
+}
+
+function renderWho() {
+  const who = document.getElementById('who');
+  if (!token() || !me) { who.innerHTML = ''; return; }
+  who.innerHTML = `<span>Signed in as <strong id="whoami">${esc(me.user_id)}</strong>${me.org ? ` of <strong>${esc(me.org)}</strong>` : ''}</span>
+    <button class="secondary" id="signout">Sign out</button>`;
+  who.querySelector('#signout').onclick = () => { signOut(); me = null; renderWho(); route(); };
+}
+
+function signInView() {
+  main.innerHTML = `<h1>Sign in as an organiser</h1>
+    <p>This is the development sign-in: it gives the account the organiser role for the organisation you name.
+      The demo events belong to <code>org_encore</code> (its organiser is <code>olga</code>).</p>
+    <form id="signin" class="stack" aria-label="Organiser sign-in">
+      <label>User ID <input name="user" required autocomplete="username" pattern="[A-Za-z0-9_.:\\-]{1,100}" value="olga"></label>
+      <label>Email <input name="email" type="email" autocomplete="email" value="olga@encore.test"></label>
+      <label>Organisation <input name="org" required pattern="[A-Za-z0-9_.:\\-]{1,100}" value="org_encore"></label>
+      <div id="signin-errors" class="errors" tabindex="-1" hidden></div>
+      <button>Sign in</button>
+    </form>`;
+  const f = main.querySelector('#signin');
+  f.onsubmit = async e => {
+    e.preventDefault();
+    try { await signInAs(f.user.value.trim(), f.email.value.trim(), f.org.value.trim()); clearProblem(); await route(); }
+    catch (err) { showProblem(err); fieldErrors(main.querySelector('#signin-errors'), err, f); }
+  };
+}
+
+function notOrganiserView() {
+  main.innerHTML = `<h1>Organisers only</h1>
+    <p>You are signed in as <strong>${esc(me.user_id)}</strong>, who is not an organiser. Sign out, then sign in as an organiser.</p>`;
+}
+
+async function eventsView() {
+  main.innerHTML = `<h1>Your events</h1>
+    <p class="actions"><a class="button" href="#/new">Create an event</a> <a class="button secondary" href="#/venues">Upload a venue layout</a></p>
+    <div class="scroll"><table class="list" id="events">
+      <caption>Events of ${esc(me.org || 'every organisation')}, newest first, drafts included</caption>
+      <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Starts</th><th scope="col">On sale from</th><th scope="col">Seats</th></tr></thead>
+      <tbody></tbody></table></div>
+    <button class="secondary" id="more" hidden>Show older events</button>`;
+  const body = main.querySelector('#events tbody'), more = main.querySelector('#more');
+  let cursor = '';
+  const load = async () => {
+    const page = await get('/v1/admin/events?limit=50' + (cursor ? '&cursor=' + encodeURIComponent(cursor) : ''));
+    body.insertAdjacentHTML('beforeend', page.events.map(e => `<tr data-event="${esc(e.event_id)}">
+      <th scope="row"><a href="#/event/${encodeURIComponent(e.event_id)}">${esc(e.title)}</a>${e.artist ? `<div class="muted">${esc(e.artist)}</div>` : ''}</th>
+      <td>${badge(e.status)}</td><td>${when(e.starts_at)}</td><td>${when(e.onsale_at)}</td>
+      <td>${e.seats}${e.general_capacity ? ` + ${e.general_capacity} standing` : ''}</td></tr>`).join(''));
+    if (!body.children.length) body.innerHTML = '<tr><td colspan="5">No events yet. Upload a venue layout, then create an event on it.</td></tr>';
+    cursor = page.next_cursor || '';
+    more.hidden = !cursor;
+  };
+  more.onclick = () => load().catch(showProblem);
+  await load();
+}
+
+async function venuesView() {
+  main.innerHTML = `<h1>Venues</h1>
+    <section aria-labelledby="up"><h2 id="up">Upload a venue layout</h2>
+    <p>A layout is a JSON file (<code>{"name","city","timezone","layout":{"sections":[…]}}</code>) or a CSV file with the
+      columns <code>section,kind,category,row,seat,x,y</code> (one line a seat; a standing area is one line with
+      <code>capacity</code> and no row or seat). The name, city and time zone below fill in what the file does not say.</p>
+    <form id="upload" class="stack">
+      <label>Layout file (JSON or CSV) <input type="file" name="file" accept=".json,.csv,application/json,text/csv" required></label>
+      <label>Venue name <input name="name" autocomplete="off"></label>
+      <label>City <input name="city" autocomplete="off"></label>
+      <label>Time zone <input name="timezone" autocomplete="off" value="${esc(Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC')}"></label>
+      <div id="upload-errors" class="errors" tabindex="-1" hidden></div>
+      <button id="uploadbtn">Upload the layout</button>
+    </form>
+    <p id="uploaded" class="done" hidden></p></section>
+    <section aria-labelledby="yours"><h2 id="yours">Your venues</h2><ul class="cards" id="venues"></ul></section>`;
+  const f = main.querySelector('#upload'), errs = main.querySelector('#upload-errors'), done = main.querySelector('#uploaded');
+  const list = async () => {
+    const out = await get('/v1/admin/venues');
+    main.querySelector('#venues').innerHTML = out.venues.map(v => `<li data-venue="${esc(v.venue_id)}"><strong>${esc(v.name)}</strong>
+      <div>${esc(v.city)} · ${esc(v.timezone)}</div><div>${v.sections} sections, ${v.seats} numbered seats</div>
+      <div>Price categories: ${v.categories.map(esc).join(', ')}</div>
+      <a href="#/new/${encodeURIComponent(v.venue_id)}">Create an event here</a></li>`).join('') || '<li>No venues yet.</li>';
+  };
+  f.onsubmit = async e => {
+    e.preventDefault();
+    const file = f.file.files[0];
+    if (!file) return;
+    const btn = main.querySelector('#uploadbtn'); btn.disabled = true;
+    done.hidden = true; clearProblem(); fieldErrors(errs, null, f);
+    try {
+      const text = await file.text();
+      const meta = { name: f.name.value.trim(), city: f.city.value.trim(), timezone: f.timezone.value.trim() };
+      let out;
+      if (/\.csv$/i.test(file.name) || file.type === 'text/csv') {
+        const q = new URLSearchParams(Object.entries(meta).filter(([, v]) => v));
+        out = await send('POST', '/v1/admin/venues?' + q, text, 'text/csv');
+      } else {
+        let venue;
+        try { venue = JSON.parse(text); } catch (err) { throw new Error(`The file is neither CSV nor valid JSON (${err.message}).`); }
+        if (!venue || typeof venue !== 'object' || Array.isArray(venue)) throw new Error('The JSON file must be one object with name, city, timezone and layout.');
+        for (const [k, v] of Object.entries(meta)) if (v && !venue[k]) venue[k] = v;
+        out = await request('POST', '/v1/admin/venues', venue);
+      }
+      f.reset();
+      await list();
+      done.innerHTML = `Uploaded: ${out.sections} sections, ${out.seats} numbered seats.
+        <a id="newhere" href="#/new/${encodeURIComponent(out.venue_id)}">Create an event at this venue</a>`;
+      done.hidden = false;
+      announce(`Layout uploaded: ${out.sections} sections, ${out.seats} seats`);
+    } catch (err) {
+      if (!fieldErrors(errs, err, f)) showProblem(err);
+      else announce('The layout was not uploaded: ' + explain(err));
+    } finally { btn.disabled = false; }
+  };
+  await list();
+}
+
+async function newEventView(venueID) {
+  const { venues } = await get('/v1/admin/venues');
+  if (!venues.length) {
+    main.innerHTML = '<h1>Create an event</h1><p>An event is sold on one of your venues. <a href="#/venues">Upload a venue layout</a> first.</p>';
+    return;
+  }
+  const start = new Date(Date.now() + 30 * 864e5); start.setHours(20, 0, 0, 0);
+  main.innerHTML = `<h1>Create an event</h1>
+    <p>The event starts as a draft: fans see it once you publish it.</p>
+    <form id="newevent" class="stack">
+      <label>Venue <select name="venue_id" required>${venues.map(v => `<option value="${esc(v.venue_id)}" ${v.venue_id === venueID ? 'selected' : ''}>${esc(v.name)}, ${esc(v.city)} (${v.seats} seats)</option>`).join('')}</select></label>
+      <label>Title <input name="title" required maxlength="200"></label>
+      <label>Artist <input name="artist" maxlength="200"></label>
+      <label>Genre <input name="genre" maxlength="200"></label>
+      <label>Description <textarea name="description" rows="3" maxlength="5000"></textarea></label>
+      <div class="grid">
+        <label>Starts <input type="datetime-local" name="starts_at" required value="${localInput(start)}"></label>
+        <label>On sale from <input type="datetime-local" name="onsale_at" required value="${localInput(Date.now() - 60000)}"></label>
+        <label>Off sale at (optional; the start if empty) <input type="datetime-local" name="offsale_at"></label>
+        <label>Cancellation deadline (optional; 48 hours before the start if empty) <input type="datetime-local" name="cancellation_deadline"></label>
+      </div>
+      <div class="grid">
+        <label>Currency <input name="currency" required pattern="[A-Z]{3}" value="EUR" maxlength="3"></label>
+        <label>Tickets per customer <input type="number" name="per_customer_limit" min="1" max="100" value="6" required></label>
+        <label>Hold time (seconds) <input type="number" name="hold_ttl_seconds" min="30" max="3600" value="600" required></label>
+        <label class="check"><span><input type="checkbox" name="metered"> Waiting room (metered sale)</span></label>
+      </div>
+      <fieldset id="prices"><legend>Price per category</legend></fieldset>
+      <div id="event-errors" class="errors" tabindex="-1" hidden></div>
+      <button id="create">Create the draft</button>
+    </form>`;
+  const f = main.querySelector('#newevent'), prices = main.querySelector('#prices');
+  const renderPrices = () => {
+    const v = venues.find(x => x.venue_id === f.venue_id.value) || venues[0];
+    const cur = f.currency.value || 'EUR', step = 1 / 10 ** digits(cur);
+    prices.innerHTML = '<legend>Price per category</legend>' + v.categories.map(c => `<label>${esc(c)} (${esc(cur)})
+      <input type="number" name="prices.${esc(c)}" data-category="${esc(c)}" min="0" step="${step}" required inputmode="decimal"></label>`).join('');
+  };
+  f.venue_id.onchange = renderPrices;
+  f.currency.onchange = renderPrices;
+  renderPrices();
+  f.onsubmit = async e => {
+    e.preventDefault();
+    const btn = main.querySelector('#create'); btn.disabled = true;
+    const cur = f.currency.value.trim().toUpperCase();
+    const body = {
+      venue_id: f.venue_id.value, title: f.title.value.trim(), artist: f.artist.value.trim(), genre: f.genre.value.trim(),
+      description: f.description.value.trim(), starts_at: isoOf(f.starts_at.value), onsale_at: isoOf(f.onsale_at.value),
+      offsale_at: isoOf(f.offsale_at.value), cancellation_deadline: isoOf(f.cancellation_deadline.value), currency: cur,
+      metered: f.metered.checked, per_customer_limit: +f.per_customer_limit.value, hold_ttl_seconds: +f.hold_ttl_seconds.value,
+      prices: Object.fromEntries([...prices.querySelectorAll('input[data-category]')].map(i => [i.dataset.category, { amount: minor(i.value, cur), currency: cur }])),
+    };
+    try {
+      const ev = await request('POST', '/v1/admin/events', body);
+      clearProblem();
+      announce(`Draft created: ${ev.title}, ${Object.entries(ev.prices).map(([c, p]) => c + ' ' + money(p.amount, p.currency)).join(', ')}`);
+      location.hash = '#/event/' + encodeURIComponent(ev.event_id);
+    } catch (err) {
+      btn.disabled = false;
+      if (!fieldErrors(main.querySelector('#event-errors'), err, f)) showProblem(err);
+    }
+  };
+}
+
+async function route() {
+  for (const f of cleanup.splice(0)) f();
+  const parts = location.hash.replace(/^#\/?/, '').replace(/\?.*$/, '').split('/').map(decodeURIComponent);
+  try {
+    if (!token()) { me = null; renderWho(); return signInView(); }
+    if (!me) {
+      try { me = await get('/v1/me'); } catch (err) {
+        if (err.status === 401) { signOut(); me = null; renderWho(); return signInView(); }
+        throw err;
+      }
+    }
+    renderWho();
+    if (!(me.roles || []).some(r => ORGANISER_ROLES.includes(r))) return notOrganiserView();
+    switch (parts[0]) {
+      case 'venues': await venuesView(); break;
+      case 'new': await newEventView(parts[1]); break;
+      case 'event': await eventView(parts[1], parts[2] || '', { cleanup }); break;
+      default: await eventsView();
+    }
+  } catch (err) { showProblem(err); }
+}
+
+window.addEventListener('hashchange', () => { clearProblem(); route().then(() => main.focus({ preventScroll: true })); });
+route();

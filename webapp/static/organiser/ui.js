@@ -1,0 +1,108 @@
+// Helpers the organiser views share: escaping, the problem banner, the
+// live region, money in minor units, times, and a fetch for bodies that are
+// not JSON (a CSV layout, a CSV report).
+import { ProblemError, token } from '/app/api.js';
+import { message } from '/app/problems.js';
+
+export const main = document.getElementById('main');
+const banner = document.getElementById('problem');
+const announcer = document.getElementById('announce');
+
+export const esc = s => String(s ?? '').replace(/[&<>"']/g, c => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+
+export function announce(text) { announcer.textContent = ''; setTimeout(() => { announcer.textContent = text; }, 20); }
+
+// explain is a sentence an organiser can act on. The fan app's messages
+// cover most problems; a conflict or a refusal says what the server said,
+// which names the seat, the code or the field.
+export function explain(err) {
+  if (!(err instanceof ProblemError)) return err.message || String(err);
+  const p = err.problem, name = String(p.type || '').replace(/^.*\/problems\//, '');
+  switch (name) {
+    case 'conflict': return 'This cannot change now: ' + (p.detail || p.title || 'the event is past that stage') + '.';
+    case 'forbidden': return 'You are not allowed to do this' + (p.detail ? ': ' + p.detail : '') + '. Sign in as an organiser of this event\'s organisation.';
+    case 'unauthorized': return 'Please sign in as an organiser first.';
+    case 'not-found': return 'We could not find that. It may belong to another organisation, or the link is out of date.';
+    case 'invalid-request': return 'Please correct the highlighted fields.' + ((p.errors || []).length ? '' : ' ' + (p.detail || ''));
+    default: return message(p, err.retryAfter);
+  }
+}
+
+export function clearProblem() { banner.hidden = true; banner.textContent = ''; delete banner.dataset.type; }
+
+export function showProblem(err) {
+  banner.textContent = explain(err);
+  banner.dataset.type = err instanceof ProblemError ? String(err.problem.type || '') : 'error';
+  banner.hidden = false;
+}
+
+// fieldErrors lists an invalid-request's errors (JSON paths, CSV lines) in
+// box, marks the form's inputs they name as invalid, and focuses the list.
+export function fieldErrors(box, err, form) {
+  const list = err instanceof ProblemError && err.problem.errors || [];
+  if (form) for (const el of form.querySelectorAll('[aria-invalid]')) el.removeAttribute('aria-invalid');
+  if (!list.length) { box.hidden = true; box.innerHTML = ''; return false; }
+  box.innerHTML = `<h3>${list.length === 1 ? 'One problem' : list.length + ' problems'} to fix</h3>
+    <ul>${list.map(e => `<li><code>${esc(e.field)}</code>: ${esc(e.message)}</li>`).join('')}</ul>`;
+  box.hidden = false;
+  // A field is marked by its name, or its parent's (prices.vip.amount marks
+  // the input prices.vip).
+  if (form) for (const e of list) {
+    for (let f = e.field; f; f = f.includes('.') ? f.slice(0, f.lastIndexOf('.')) : '') {
+      const el = form.querySelector(`[name="${CSS.escape(f)}"]`);
+      if (el) { el.setAttribute('aria-invalid', 'true'); break; }
+    }
+  }
+  box.focus();
+  return true;
+}
+
+// digits is how many minor units a currency's major unit has (2 for EUR,
+// 0 for JPY), as the browser's currency data says.
+export function digits(currency) {
+  try { return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits; }
+  catch { return 2; }
+}
+
+// money formats an amount in minor units of currency.
+export function money(amount, currency) {
+  const n = Number(amount || 0) / 10 ** digits(currency);
+  try { return new Intl.NumberFormat(undefined, { style: 'currency', currency }).format(n); }
+  catch { return n.toFixed(2) + ' ' + currency; }
+}
+
+// minor turns a major-unit amount typed by a person into minor units.
+export const minor = (text, currency) => Math.round(Number(text) * 10 ** digits(currency));
+
+export const when = t => t ? new Date(t).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : '—';
+
+// localInput is a time as a datetime-local input's value (the browser's
+// zone); isoOf reads one back as RFC 3339.
+export function localInput(t) {
+  const d = new Date(t), pad = n => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+export const isoOf = v => v ? new Date(v).toISOString() : undefined;
+
+// send is a request whose body is text of the given type (a CSV layout).
+export async function send(method, path, text, type) {
+  const res = await fetch(path, { method, body: text, headers: { 'Content-Type': type, ...(token() ? { Authorization: 'Bearer ' + token() } : {}) } });
+  const data = (res.headers.get('Content-Type') || '').includes('json') ? await res.json().catch(() => ({})) : null;
+  if (!res.ok) throw new ProblemError(data && data.type ? data : { type: 'about:blank', title: 'HTTP ' + res.status }, res.status, res.headers.get('Retry-After'));
+  return data;
+}
+
+// download saves a protected resource (the token cannot ride on a plain
+// link) as a file.
+export async function download(path, name) {
+  const res = await fetch(path, { headers: token() ? { Authorization: 'Bearer ' + token() } : {} });
+  if (!res.ok) throw new ProblemError(await res.json().catch(() => ({})), res.status, res.headers.get('Retry-After'));
+  const url = URL.createObjectURL(await res.blob());
+  const a = document.createElement('a'); a.href = url; a.download = name; document.body.append(a); a.click(); a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
+}
+
+// STATUS_TEXT describes an event's status in words (the badge's colour is
+// never the only sign).
+export const STATUS_TEXT = { DRAFT: 'Draft', PUBLISHED: 'Published', ON_SALE: 'On sale', OFF_SALE: 'Off sale', CANCELLED: 'Cancelled' };
+export const badge = s => `<span class="badge badge-${esc(String(s).toLowerCase())}" data-status="${esc(s)}">${esc(STATUS_TEXT[s] || s)}</span>`;
