@@ -89,6 +89,14 @@ export class SeatMap {
     el.append(this.canvas);
     el.seatmap = this; // for tests and assistive scripts: the container knows its map
     this.bind();
+    // A page leaving for the back-forward cache keeps its sockets open (and
+    // counted against the address's socket cap) unless it closes them: they
+    // close when the page is hidden and reconnect, and so reset, when it is
+    // shown again.
+    this.onPageHide = () => { this.suspended = true; this.dropSockets(); };
+    this.onPageShow = e => { if (e.persisted && this.suspended && !this.closed) { this.suspended = false; this.connect(); } };
+    addEventListener('pagehide', this.onPageHide);
+    addEventListener('pageshow', this.onPageShow);
   }
 
   base(s) {
@@ -321,12 +329,13 @@ export class SeatMap {
   // sections a socket; a reset or an invalidate refetches that section's
   // bitmap, a dropped socket reconnects (and is reset).
   connect() {
+    if (!this.seats) return;
     const ids = this.sections.filter(s => s.count).map(s => s.id);
     for (let k = 0; k < ids.length; k += SOCKET_SECTIONS) this.openSocket(ids.slice(k, k + SOCKET_SECTIONS));
   }
 
   openSocket(ids) {
-    if (this.closed) return;
+    if (this.closed || this.suspended) return;
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
     const ws = new WebSocket(`${proto}//${location.host}/v1/events/${encodeURIComponent(this.eventID)}/live`);
     this.sockets.add(ws);
@@ -345,7 +354,7 @@ export class SeatMap {
     ws.onclose = () => {
       this.sockets.delete(ws);
       for (const id of ids) this.byId.get(id).live = false;
-      if (!this.closed) setTimeout(() => this.openSocket(ids), 2000);
+      if (!this.closed && !this.suspended) setTimeout(() => this.openSocket(ids), 2000);
     };
   }
 
@@ -353,6 +362,12 @@ export class SeatMap {
   // still fetches.
   close() {
     this.closed = true;
+    removeEventListener('pagehide', this.onPageHide);
+    removeEventListener('pageshow', this.onPageShow);
+    this.dropSockets();
+  }
+
+  dropSockets() {
     for (const ws of this.sockets) ws.close();
     this.sockets.clear();
   }
