@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -153,12 +156,12 @@ func (a *Activities) Authorise(ctx context.Context, in AuthoriseInput) (Authoris
 	var intent payments.Intent
 	switch {
 	case in.IntentID == "":
-		intent, err = a.Payments.Authorise(ctx, StepKey(in.BookingID, StepKeyAuthorise), in.BookingID, in.Amount, in.PaymentMethod, a.ReturnURL, in.StepUp)
+		intent, err = a.Payments.Authorise(ctx, StepKey(in.BookingID, StepKeyAuthorise), in.BookingID, in.Amount, in.PaymentMethod, a.returnTo(in.ReturnURL), in.StepUp)
 	case in.PaymentMethod == "":
 		// Another try on the hosted page: the existing intent, linked.
 		intent, err = a.Payments.Hosted(ctx, in.IntentID)
 	default:
-		intent, err = a.Payments.Confirm(ctx, AttemptStepKey(in.BookingID, in.Attempt), in.IntentID, in.PaymentMethod, a.ReturnURL, in.StepUp)
+		intent, err = a.Payments.Confirm(ctx, AttemptStepKey(in.BookingID, in.Attempt), in.IntentID, in.PaymentMethod, a.returnTo(in.ReturnURL), in.StepUp)
 	}
 	var declined *payments.DeclinedError
 	var rejected *payments.RejectedError
@@ -519,4 +522,26 @@ func (a *Activities) ReconcilePayments(ctx context.Context, lookback time.Durati
 		a.Log.Error("reconciliation found mismatches", "count", len(rep.Mismatches), "first", rep.Mismatches[0])
 	}
 	return rep, nil
+}
+
+// returnTo is where the provider sends the fan back after its page: the
+// page the fan asked for (the web app's booking page) when it is on the
+// API's own origin (PublicURL), or on a loopback host (a development
+// stack), else the configured ReturnURL. Anything else would make the
+// provider's redirect an open redirect to another site.
+func (a *Activities) returnTo(requested string) string {
+	if requested == "" {
+		return a.ReturnURL
+	}
+	u, err := url.Parse(requested)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return a.ReturnURL
+	}
+	if pub, err := url.Parse(a.PublicURL); err == nil && a.PublicURL != "" && strings.EqualFold(pub.Scheme, u.Scheme) && strings.EqualFold(pub.Host, u.Host) {
+		return requested
+	}
+	if ip := net.ParseIP(u.Hostname()); (ip != nil && ip.IsLoopback()) || strings.EqualFold(u.Hostname(), "localhost") {
+		return requested
+	}
+	return a.ReturnURL
 }
