@@ -183,7 +183,7 @@ async function promotionsPage(page, ev) {
   const path = '/v1/admin/events/' + encodeURIComponent(ev.event_id) + '/promotions';
   const cur = ev.currency, step = 1 / 10 ** digits(cur);
   page.innerHTML = `<h2>Promotion codes</h2>
-    <div class="scroll"><table class="list" id="promotions"><caption>Codes of this event</caption>
+    <div class="scroll" tabindex="0" role="region" aria-label="Promotion codes (scrolls sideways on a narrow screen)"><table class="list" id="promotions"><caption>Codes of this event</caption>
       <thead><tr><th scope="col">Code</th><th scope="col">Discount</th><th scope="col">Used</th><th scope="col">Per account</th>
       <th scope="col">Window</th><th scope="col">State</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead><tbody></tbody></table></div>
     <h2>New code</h2>
@@ -252,7 +252,7 @@ async function salesPage(page, ev, ctx) {
     <p class="row"><span>Updates every ${SALES_EVERY / 1000} seconds. <span id="updated" class="muted"></span></span>
       <button class="secondary" id="csv">Download as CSV</button></p>
     <p id="summary" class="summary" aria-live="polite"></p>
-    <div class="scroll"><table class="list numbers" id="sales"><caption>Tickets and revenue per section</caption>
+    <div class="scroll" tabindex="0" role="region" aria-label="Sales per section (scrolls sideways on a narrow screen)"><table class="list numbers" id="sales"><caption>Tickets and revenue per section</caption>
       <thead><tr><th scope="col">Section</th><th scope="col">Capacity</th><th scope="col">Sold</th><th scope="col">Held</th>
         <th scope="col">Blocked</th><th scope="col">Available</th><th scope="col">Revenue</th><th scope="col">Refunded</th></tr></thead>
       <tbody></tbody><tfoot></tfoot></table></div>`;

@@ -55,7 +55,7 @@ function notOrganiserView() {
 async function eventsView() {
   main.innerHTML = `<h1>Your events</h1>
     <p class="actions"><a class="button" href="#/new">Create an event</a> <a class="button secondary" href="#/venues">Upload a venue layout</a></p>
-    <div class="scroll"><table class="list" id="events">
+    <div class="scroll" tabindex="0" role="region" aria-label="Your events (scrolls sideways on a narrow screen)"><table class="list" id="events">
       <caption>Events of ${esc(me.org || 'every organisation')}, newest first, drafts included</caption>
       <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Starts</th><th scope="col">On sale from</th><th scope="col">Seats</th></tr></thead>
       <tbody></tbody></table></div>
