@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/prometheus/client_golang/prometheus"
@@ -66,7 +68,7 @@ func browserStack(t *testing.T, opts ...stackOption) (*e2e, string) {
 // browser starts a headless Chromium (installed through devstack when
 // missing: apt is the only network it needs) and returns a context for a
 // first tab; every test action is bounded by the test's timeout.
-func browser(t *testing.T, within time.Duration) context.Context {
+func browser(t testing.TB, within time.Duration) context.Context {
 	t.Helper()
 	ictx, icancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer icancel()
@@ -94,6 +96,9 @@ func browser(t *testing.T, within time.Duration) context.Context {
 func fanTab(t *testing.T, first context.Context) context.Context {
 	ctx, cancel := chromedp.NewContext(first, chromedp.WithNewBrowserContext())
 	t.Cleanup(cancel)
+	// The first run of a context opens its tab, which lives as long as
+	// that run's context: open it here, on the test's, not in a step's.
+	require.NoError(t, chromedp.Do(ctx))
 	return ctx
 }
 
@@ -101,36 +106,40 @@ func fanTab(t *testing.T, first context.Context) context.Context {
 // seat map, waiting until its first bitmap is drawn.
 func signInAndOpen(t *testing.T, ctx context.Context, base, user, eventID string) {
 	t.Helper()
-	require.NoError(t, chromedp.Do(ctx,
+	signIn(t, ctx, base, user)
+	do(t, ctx, "open the event", chromedp.Navigate(base+"/#/event/"+eventID), chromedp.WaitVisible(css(`#map canvas[data-version]`)))
+}
+
+// signIn signs a fan in with the fan app's demo form.
+func signIn(t *testing.T, ctx context.Context, base, user string) {
+	t.Helper()
+	do(t, ctx, "sign in "+user,
 		chromedp.Navigate(base+"/"),
 		chromedp.WaitVisible(css(`#signin input[name=user]`)),
 		chromedp.SendKeys(css(`#signin input[name=user]`), user),
 		chromedp.SendKeys(css(`#signin input[name=email]`), user+"@example.com"),
 		chromedp.Focus(css(`#signin button`)), chromedp.KeyEvent(kb.Enter),
-		chromedp.WaitVisible(css(`#signout`)),
-		chromedp.Navigate(base+"/#/event/"+eventID),
-		chromedp.WaitVisible(css(`#map canvas[data-version]`)),
-	))
+		chromedp.WaitVisible(css(`#signout`)))
 }
 
 // do runs browser actions as one named step of a test. When the step
 // fails, the tab's screenshot is saved under .encore/test/screenshots (named
 // for the test and the step) and the failure names the file, so a broken
 // flow shows what the fan saw.
-func do(t *testing.T, ctx context.Context, step string, actions ...chromedp.Action[chromedp.Void]) {
+func do(t testing.TB, ctx context.Context, step string, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	// The step gets a minute of its own, so the tab outlives a stuck step
 	// long enough to be photographed.
 	sctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if err := chromedp.Do(sctx, actions...); err != nil {
+	if err := chromedp.Do(sctx, append([]chromedp.Action[chromedp.Void]{front()}, actions...)...); err != nil {
 		t.Fatalf("step %q: %v (screenshot: %s)", step, err, screenshot(t, ctx, step))
 	}
 }
 
 // screenshot saves the tab's full page as a PNG and returns its path (or
 // why it could not).
-func screenshot(t *testing.T, ctx context.Context, step string) string {
+func screenshot(t testing.TB, ctx context.Context, step string) string {
 	t.Helper()
 	dir := filepath.Join(testenv.RepoRoot(), ".encore", "test", "screenshots")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -143,6 +152,7 @@ func screenshot(t *testing.T, ctx context.Context, step string) string {
 	path := filepath.Join(dir, name+".png")
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	_, _ = chromedp.Run(sctx, front())
 	png, err := chromedp.Run(sctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		return "none: " + err.Error()
@@ -151,6 +161,16 @@ func screenshot(t *testing.T, ctx context.Context, step string) string {
 		return err.Error()
 	}
 	return path
+}
+
+// front makes the tab the active one: Chrome gives a hidden tab no
+// animation frames, and some waits (and every screenshot) need one, so a
+// test that moves between two fans' tabs brings each forward first.
+func front() chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, t, page.BringToFront, cdp.Empty{})
+		return chromedp.Void{}, err
+	}
 }
 
 // css is a CSS selector (a plain string is a DOM search).

@@ -30,17 +30,6 @@ func organiserStack(t *testing.T) (*e2e, string) {
 	})
 }
 
-// openTab is fanTab with its tab started on the context itself: the first
-// run of a chromedp context creates its tab and ties the tab to the context
-// it ran on, so a tab first used by do (under a step's own deadline) is
-// gone once that step ends.
-func openTab(t *testing.T, first context.Context) context.Context {
-	t.Helper()
-	ctx := fanTab(t, first)
-	require.NoError(t, chromedp.Do(ctx))
-	return ctx
-}
-
 // organiserSignsIn signs in with the organiser app's demo form as an
 // organiser of org.
 func organiserSignsIn(t *testing.T, ctx context.Context, base, user, org string) {
@@ -115,7 +104,7 @@ func organiserPublishes(t *testing.T, ctx context.Context, base, title string) s
 func TestAnOrganiserUploadsALayoutPublishesAnEventAndAFanFindsItAndOpensItsSeatMap(t *testing.T) {
 	_, base := organiserStack(t)
 	org := browser(t, 4*time.Minute)
-	fan := openTab(t, org)
+	fan := fanTab(t, org)
 	suffix := testenv.RandomSuffix()
 	organiserSignsIn(t, org, base, "olga_"+suffix, "org_ui_"+suffix)
 	title := "Organiser Night " + suffix
@@ -140,7 +129,7 @@ func TestAnOrganiserUploadsALayoutPublishesAnEventAndAFanFindsItAndOpensItsSeatM
 func TestAnOrganiserBlocksSeatsAFanSeesThemBlockedAndTheDashboardFollowsTheFansHoldUntilTheEventIsCancelled(t *testing.T) {
 	e, base := organiserStack(t)
 	org := browser(t, 5*time.Minute)
-	fan := openTab(t, org)
+	fan := fanTab(t, org)
 	suffix := testenv.RandomSuffix()
 	organiserSignsIn(t, org, base, "olga_"+suffix, "org_ui_"+suffix)
 	eventID := organiserPublishes(t, org, base, "Blocked Night "+suffix)

@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -24,7 +22,6 @@ import (
 	"github.com/encore-tickets/encore/booking"
 	"github.com/encore-tickets/encore/catalog"
 	"github.com/encore-tickets/encore/demo"
-	"github.com/encore-tickets/encore/devstack"
 	"github.com/encore-tickets/encore/internal/testenv"
 	"github.com/encore-tickets/encore/seatmap"
 	"github.com/encore-tickets/encore/store"
@@ -82,9 +79,9 @@ type seatMapFigures struct {
 }
 
 func benchSeatMap(b *testing.B, st *stack, eventID string) {
-	ctx := benchBrowser(b, 15*time.Minute)
+	ctx := browser(b, 15*time.Minute)
 	b.Logf("browser: %s", evalJS[string](b, ctx, `navigator.userAgent`))
-	seatStep(b, ctx, "turn the HTTP cache off", chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+	do(b, ctx, "turn the HTTP cache off", chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 		if _, err := cdp.Call(ctx, t, network.Enable, network.EnableParams{}); err != nil {
 			return err
 		}
@@ -149,7 +146,7 @@ const mapJS = `document.querySelector('#map').seatmap`
 
 func seatMapIteration(b *testing.B, ctx context.Context, st *stack, eventID, fan string) seatMapFigures {
 	var f seatMapFigures
-	seatStep(b, ctx, "open the event", chromedp.Navigate("about:blank"),
+	do(b, ctx, "open the event", chromedp.Navigate("about:blank"),
 		chromedp.Navigate(st.base+"/#/event/"+eventID),
 		chromedp.WaitVisible(css(`#map canvas[data-interactive]`)))
 	f.Interactive = evalJS[float64](b, ctx, `performance.getEntriesByName('seatmap:interactive')[0].startTime`)
@@ -182,7 +179,7 @@ func seatMapIteration(b *testing.B, ctx context.Context, st *stack, eventID, fan
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
-		b.Fatalf("no repaint of %s within 30 s (screenshot: %s)", section, benchScreenshot(b, ctx, "repaint"))
+		b.Fatalf("no repaint of %s within 30 s (screenshot: %s)", section, screenshot(b, ctx, "repaint"))
 	}
 	sent := time.Now()
 	var hold struct {
@@ -311,44 +308,6 @@ var (
 	seedDemoErr  error
 )
 
-// benchBrowser is browser for a benchmark: headless Chromium as the
-// browser tests start it, its first tab's context bounded by within.
-func benchBrowser(tb testing.TB, within time.Duration) context.Context {
-	tb.Helper()
-	ictx, icancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	defer icancel()
-	exe, err := devstack.EnsureChromium(ictx, devstack.Options{AllowInstall: true, Log: os.Stderr})
-	if err != nil {
-		tb.Skipf("no browser: %v", err)
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.Headless,
-		chromedp.DisableGPU, chromedp.WindowSize(1200, 900), chromedp.Flag("no-proxy-server", true))
-	if os.Geteuid() == 0 {
-		opts = append(opts, chromedp.NoSandbox)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), within)
-	tb.Cleanup(cancel)
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	tb.Cleanup(acancel)
-	bctx, bcancel := chromedp.NewContext(actx)
-	tb.Cleanup(bcancel)
-	if err := chromedp.Do(bctx); err != nil {
-		tb.Fatalf("start the browser: %v", err)
-	}
-	return bctx
-}
-
-// seatStep is do for a benchmark: a named step, its screenshot saved when
-// it fails.
-func seatStep(tb testing.TB, ctx context.Context, step string, actions ...chromedp.Action[chromedp.Void]) {
-	tb.Helper()
-	sctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	if err := chromedp.Do(sctx, actions...); err != nil {
-		tb.Fatalf("step %q: %v (screenshot: %s)", step, err, benchScreenshot(tb, ctx, step))
-	}
-}
-
 // evalJS evaluates an expression (a promise with chromedp.EvalAwaitPromise)
 // for its value.
 func evalJS[T any](tb testing.TB, ctx context.Context, expr string, opts ...chromedp.EvaluateOption) T {
@@ -357,7 +316,7 @@ func evalJS[T any](tb testing.TB, ctx context.Context, expr string, opts ...chro
 	defer cancel()
 	v, err := chromedp.Run(sctx, chromedp.Evaluate[T](expr, opts...))
 	if err != nil {
-		tb.Fatalf("%s: %v (screenshot: %s)", expr, err, benchScreenshot(tb, ctx, "eval"))
+		tb.Fatalf("%s: %v (screenshot: %s)", expr, err, screenshot(tb, ctx, "eval"))
 	}
 	return v
 }
@@ -372,26 +331,5 @@ func waitEval(tb testing.TB, ctx context.Context, expr string, within time.Durat
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	tb.Fatalf("%s: not true within %v (screenshot: %s)", expr, within, benchScreenshot(tb, ctx, "wait"))
-}
-
-// benchScreenshot saves the tab as a PNG under .encore/test/screenshots and
-// returns its path (or why it could not).
-func benchScreenshot(tb testing.TB, ctx context.Context, step string) string {
-	dir := filepath.Join(testenv.RepoRoot(), ".encore", "test", "screenshots")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err.Error()
-	}
-	name := regexp.MustCompile(`[^A-Za-z0-9_.-]+`).ReplaceAllString(tb.Name()+"-"+step, "_")
-	path := filepath.Join(dir, name+".png")
-	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	png, err := chromedp.Run(sctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		return "none: " + err.Error()
-	}
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		return err.Error()
-	}
-	return path
+	tb.Fatalf("%s: not true within %v (screenshot: %s)", expr, within, screenshot(tb, ctx, "wait"))
 }

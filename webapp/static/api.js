@@ -15,9 +15,26 @@ export function newKey() {
   return Array.from(b, x => x.toString(16).padStart(2, '0')).join('');
 }
 
+// An admission pass of a metered event, kept for this tab until it
+// expires; holds on that event carry it as X-Admission-Pass.
+export function savePass(eventID, pass, expiresAt) {
+  sessionStorage.setItem('pass:' + eventID, JSON.stringify({ pass, expires_at: expiresAt }));
+}
+
+export function passFor(eventID) {
+  try {
+    const p = JSON.parse(sessionStorage.getItem('pass:' + eventID) || 'null');
+    if (p && new Date(p.expires_at).getTime() > Date.now()) return p;
+  } catch { /* a damaged entry is no pass */ }
+  sessionStorage.removeItem('pass:' + eventID);
+  return null;
+}
+
 export async function request(method, path, body, headers = {}) {
   const h = { ...headers };
   if (token()) h.Authorization = 'Bearer ' + token();
+  const pass = method === 'POST' && path === '/v1/holds' && body && body.event_id && passFor(body.event_id);
+  if (pass) h['X-Admission-Pass'] = pass.pass;
   if (body !== undefined) h['Content-Type'] = 'application/json';
   const res = await fetch(path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
   if (res.status === 204) return null;

@@ -1,6 +1,7 @@
 // The fan app: a hash router over a few views. Every view renders into
 // <main>; problems show in the alert banner via showProblem.
-import { get, post, request, blob, newKey, signIn, signOut, token, ProblemError } from './api.js';
+import { get, post, request, blob, newKey, signIn, signOut, token, passFor, ProblemError } from './api.js';
+import { Queue } from './queue.js';
 import { message } from './problems.js';
 import { signInConfig, startSignIn, finishSignIn } from './signin.js';
 import { SeatMap, money, drawSeat } from './seatmap.js';
@@ -22,6 +23,11 @@ export function showProblem(err, actions = []) {
   const text = err instanceof ProblemError ? message(err.problem, err.retryAfter) : (err.message || String(err));
   banner.textContent = text;
   banner.dataset.type = err instanceof ProblemError ? String(err.problem.type || '') : 'error';
+  const type = err instanceof ProblemError ? String(err.problem.type || '') : '';
+  const eventID = (location.hash.match(/^#\/(?:event|queue)\/([^/?]+)/) || [])[1];
+  if (type.endsWith('/queue-required') && eventID && !actions.length) {
+    actions = [['Join the waiting room', () => { location.hash = '#/queue/' + eventID; }]];
+  }
   for (const [label, fn] of actions) {
     const b = document.createElement('button'); b.textContent = label; b.className = 'secondary';
     b.addEventListener('click', fn); banner.append(b);
@@ -188,41 +194,70 @@ async function eventView(id, sectionID) {
   main.querySelector('#holdform').onsubmit = e => { e.preventDefault(); hold([...map.selected]); };
 }
 
+// The test cards the sandbox knows (a real provider's page takes real
+// cards: "Pay on the payment page" sends no payment method).
+const CARDS = [
+  ['pm_card_visa', 'Visa (succeeds)'],
+  ['pm_card_chargeDeclined', 'Declined card'],
+  ['pm_card_chargeDeclinedInsufficientFunds', 'Card with insufficient funds'],
+  ['pm_card_threeDSecure2Required', '3-D Secure card (your bank asks you to confirm)'],
+  ['', 'Pay on the payment page'],
+];
+
 async function holdView(id) {
   const h = await get('/v1/holds/' + encodeURIComponent(id));
+  if (h.status && h.status !== 'PENDING_PAYMENT') { location.replace('#/booking/' + encodeURIComponent(id)); return; }
   main.innerHTML = `<h1>Your hold</h1>
-    <p>Seats: ${h.items ? h.items.map(i => esc(i.seat_id || i.id || '')).join(', ') : esc(h.seat_ids.join(', '))}</p>
+    <p>Seats: ${h.items ? h.items.map(i => esc(i.seat_id || i.id || '')).join(', ') : esc((h.seat_ids || []).join(', '))}</p>
     <p>Total: <strong>${money(h.total)}</strong></p>
     <p>Time left to pay: <span class="countdown" id="countdown" role="timer" aria-live="off"></span></p>
-    <form class="row" id="pay"><label>Test card <select name="pm">
-      <option value="pm_card_visa">Visa (succeeds)</option>
-      <option value="pm_card_chargeDeclined">Declined card</option>
-      <option value="pm_card_threeDSecure2Required">3-D Secure card</option></select></label>
+    <form class="row" id="pay"><label>Card <select name="pm">${CARDS.map(([v, l]) => `<option value="${v}">${esc(l)}</option>`).join('')}</select></label>
       <button id="paybtn">Pay ${money(h.total)}</button>
       <button type="button" class="secondary" id="release">Release</button></form>`;
-  const cd = main.querySelector('#countdown'), end = new Date(h.expires_at).getTime();
+  const cd = main.querySelector('#countdown'), payBtn = main.querySelector('#paybtn');
+  let end = new Date(h.expires_at).getTime(), expired = false;
   const tick = () => {
     const s = Math.max(0, Math.round((end - Date.now()) / 1000));
     cd.textContent = `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
-    if (s === 0) { showProblem(new ProblemError({ type: '/problems/hold-expired' }, 410)); main.querySelector('#paybtn').disabled = true; }
+    if (s === 0 && !expired) {
+      expired = true; payBtn.disabled = true; main.dataset.expired = 'yes';
+      showProblem(new ProblemError({ type: '/problems/hold-expired' }, 410),
+        [['Choose seats again', () => { location.hash = '#/event/' + encodeURIComponent(h.event_id); }]]);
+      announce('Your hold has expired');
+    }
     if (s === 60) announce('One minute left to pay');
   };
   tick();
   const iv = setInterval(tick, 1000); cleanup.push(() => clearInterval(iv));
-  const key = newKey();
+  // One idempotency key per card tried: a retry of the same attempt gets
+  // its first answer, another card is another attempt.
+  const keys = new Map();
   main.querySelector('#pay').onsubmit = async e => {
     e.preventDefault();
-    const btn = main.querySelector('#paybtn'); btn.disabled = true;
+    const pm = e.target.pm.value;
+    if (!keys.has(pm)) keys.set(pm, newKey());
+    payBtn.disabled = true;
     try {
       const res = await post(`/v1/holds/${encodeURIComponent(id)}/checkout`,
-        { payment_method: e.target.pm.value, return_url: location.origin + '/#/hold/' + id }, key);
+        { ...(pm ? { payment_method: pm } : {}), return_url: location.origin + '/#/booking/' + encodeURIComponent(id) }, keys.get(pm));
       clearProblem();
-      // 3-D Secure: the bank's page opens beside the booking page, which
-      // keeps following the saga and shows the result when it is done.
+      if (res.expires_at) end = new Date(res.expires_at).getTime();
+      // 3-D Secure or the hosted page: the provider's page, in this tab; it
+      // sends the fan back to the booking page, which follows the saga.
       const next = res.payment && res.payment.next_action;
-      if (next) sessionStorage.setItem('verify:' + res.booking_id, next);
+      if (next) { sessionStorage.setItem('verify:' + res.booking_id, next); location.assign(next); return; }
       location.hash = '#/booking/' + res.booking_id;
-    } catch (err) { btn.disabled = false; showProblem(err); }
+    } catch (err) {
+      payBtn.disabled = expired;
+      if (err instanceof ProblemError && String(err.problem.type).endsWith('/payment-declined')) {
+        keys.delete(pm); // a declined card may be tried again later, as a new attempt
+        showProblem(err);
+        e.target.pm.focus();
+        announce('Card declined. Choose another card.');
+        return;
+      }
+      showProblem(err);
+    }
   };
   main.querySelector('#release').onclick = async () => {
     try { await request('DELETE', '/v1/holds/' + encodeURIComponent(id)); location.hash = '#/event/' + h.event_id; } catch (err) { showProblem(err); }
@@ -230,19 +265,39 @@ async function holdView(id) {
 }
 
 const FINAL = ['PAID', 'FAILED', 'CANCELLED', 'REFUNDED', 'EXPIRED'];
+const EXPLAIN = {
+  AUTHORISED: 'Payment authorised, confirming your seats…',
+  PENDING_PAYMENT: 'Waiting for the payment…',
+};
 
 async function bookingView(id) {
-  main.innerHTML = `<h1>Your booking</h1><p>Status: <span class="status" id="bstatus" aria-live="polite">…</span></p><ul class="tickets" id="tickets"></ul>`;
-  const st = main.querySelector('#bstatus');
+  // Back from the provider's page: its verdict is in the query string.
+  const back = new URLSearchParams(location.search).get('redirect_status');
+  if (location.search) history.replaceState(null, '', location.pathname + location.hash);
+  main.innerHTML = `<h1>Your booking</h1><p>Status: <span class="status" id="bstatus" aria-live="polite">…</span></p>
+    <p id="bnote" class="note"></p><ul class="tickets" id="tickets"></ul>`;
+  const st = main.querySelector('#bstatus'), note = main.querySelector('#bnote');
   let stop = false; cleanup.push(() => { stop = true; });
+  let offered = false;
   for (let i = 0; !stop; i++) {
     const b = await get('/v1/bookings/' + encodeURIComponent(id));
+    if (stop) return;
     st.textContent = b.status;
+    note.textContent = EXPLAIN[b.status] || '';
+    const pay = b.payment || {};
     const verify = sessionStorage.getItem('verify:' + id);
-    if (verify && !main.querySelector('#verify') && !FINAL.includes(b.status)) {
+    if (verify && pay.status === 'REQUIRES_ACTION' && !main.querySelector('#verify')) {
       const p = document.createElement('p');
-      p.innerHTML = 'Your bank needs to confirm this payment: <a id="verify" target="_blank" rel="noopener">Verify the payment</a> (opens a new tab; this page updates by itself).';
-      p.querySelector('a').href = verify; st.parentElement.after(p);
+      p.innerHTML = 'Your bank needs to confirm this payment: <a id="verify">Confirm the payment</a>.';
+      p.querySelector('a').href = verify; note.after(p);
+    }
+    // Declined, or the bank's check failed: the seats stay held until the
+    // hold expires, so another card may still pay for them.
+    const failed = b.status === 'PENDING_PAYMENT' && (pay.status === 'FAILED' || (back === 'failed' && i > 2));
+    if (failed && !offered) {
+      offered = true;
+      showProblem(new Error('The payment did not go through. Your seats are still held: you can pay with another card.'),
+        [['Try another card', () => { location.hash = '#/hold/' + encodeURIComponent(id); }]]);
     }
     // PAID is set when the seats are sold; the tickets are issued a moment
     // later (after the capture), so the page waits for one per seat.
@@ -250,10 +305,12 @@ async function bookingView(id) {
     if (issuing) st.textContent = 'PAID (issuing your tickets…)';
     if (FINAL.includes(b.status) && !issuing) {
       st.textContent = b.status;
+      note.textContent = '';
       sessionStorage.removeItem('verify:' + id);
       const v = main.querySelector('#verify'); if (v) v.parentElement.remove();
-      if (b.status === 'PAID') showTickets(main.querySelector('#tickets'), b.tickets.map(t => ({ ...t, event_id: b.event_id })));
+      if (b.status === 'PAID') { clearProblem(); showTickets(main.querySelector('#tickets'), b.tickets.map(t => ({ ...t, event_id: b.event_id }))); announce('Payment complete. Your tickets are ready.'); }
       if (b.status === 'FAILED') showProblem(new Error('The payment failed. Your seats were released.'));
+      if (b.status === 'EXPIRED') showProblem(new ProblemError({ type: '/problems/hold-expired' }, 410));
       return;
     }
     await new Promise(r => setTimeout(r, Math.min(2000, 300 + i * 100)));
@@ -302,12 +359,84 @@ async function ticketsView() {
   });
 }
 
+// queueView is the waiting room of a metered event: the live place in
+// line and the estimated wait, then on to the seat map with a pass.
+async function queueView(id) {
+  const ev = await get('/v1/events/' + encodeURIComponent(id));
+  main.innerHTML = `<h1>Waiting room</h1><p><strong>${esc(ev.title)}</strong> · ${esc(ev.venue)}, ${esc(ev.city)}</p>
+    <div class="queue" id="queue">
+      <p id="qstate" data-status="joining">Joining the line…</p>
+      <p id="qwait"></p>
+      <progress id="qbar" max="1" value="0" aria-label="Progress through the line"></progress>
+    </div>
+    <p class="note" id="qconn" role="status"></p>
+    <p class="note">Keep this page open: your place is kept while it is. You do not need to refresh.</p>`;
+  if (!token()) { main.querySelector('#qstate').textContent = 'Please sign in to join the line.'; return; }
+  const state = main.querySelector('#qstate'), wait = main.querySelector('#qwait'), bar = main.querySelector('#qbar');
+  const conn = main.querySelector('#qconn');
+  let first = 0, lastMinutes = -1;
+  const q = new Queue(id, {
+    onState: st => {
+      state.dataset.status = st.status;
+      switch (st.status) {
+        case 'waiting': {
+          if (st.opens_at && new Date(st.opens_at) > new Date()) {
+            state.textContent = `The sale opens ${when(st.opens_at)}. Everyone who is here by then gets a random place.`;
+            wait.textContent = ''; break;
+          }
+          first = Math.max(first, st.position);
+          state.dataset.position = String(st.position);
+          state.textContent = st.position <= 1 ? 'You are next in line.' : `You are number ${st.position.toLocaleString()} in line.`;
+          const m = Math.ceil((st.estimated_wait_seconds || 0) / 60);
+          wait.textContent = st.estimated_wait_seconds > 0 ? `Estimated wait: about ${m} minute${m === 1 ? '' : 's'}.` : '';
+          bar.value = first > 1 ? 1 - (st.position - 1) / first : 0;
+          // Screen readers hear the place when the wait's minute changes,
+          // not on every push.
+          if (m !== lastMinutes) { lastMinutes = m; announce(state.textContent + ' ' + wait.textContent); }
+          break;
+        }
+        case 'admitted': case 'offered':
+          state.textContent = st.status === 'offered' ? 'Seats came back and they are offered to you!' : 'It is your turn!';
+          wait.textContent = `Choose your seats before ${new Date(st.pass_expires_at).toLocaleTimeString()}.`;
+          bar.value = 1;
+          announce('It is your turn. Opening the seat map.');
+          location.hash = '#/event/' + encodeURIComponent(id);
+          break;
+        case 'sold_out':
+          state.textContent = 'Sold out.';
+          wait.textContent = st.waitlisted ? 'You are on the waitlist: if seats come back, we will email you and offer them on this page.' : '';
+          announce('The event is sold out');
+          break;
+      }
+    },
+    onConnection: (c, secs) => {
+      conn.dataset.state = c;
+      conn.textContent = { live: 'Connected: your place updates live.', checking: 'Checking your browser…',
+        reconnecting: `Connection lost. Reconnecting${secs ? ' in ' + secs + ' s' : ''}; your place is kept.` }[c] || '';
+    },
+    onError: err => showProblem(err),
+  });
+  cleanup.push(() => q.close());
+  await q.start();
+}
+
+// needsQueue says whether the fan must go through the event's waiting room
+// before seeing its seat map: a metered event and no live pass.
+async function needsQueue(id) {
+  if (passFor(id)) return false;
+  const ev = await get('/v1/events/' + encodeURIComponent(id));
+  return !!ev.metered;
+}
+
 async function route() {
   for (const f of cleanup.splice(0)) f();
   const parts = location.hash.replace(/^#\/?/, '').replace(/\?.*$/, '').split('/').map(decodeURIComponent);
   try {
     switch (parts[0]) {
-      case 'event': await eventView(parts[1], parts[2]); break;
+      case 'event':
+        if (await needsQueue(parts[1])) { location.replace('#/queue/' + encodeURIComponent(parts[1])); return; }
+        await eventView(parts[1], parts[2]); break;
+      case 'queue': await queueView(parts[1]); break;
       case 'hold': await holdView(parts[1]); break;
       case 'booking': await bookingView(parts[1]); break;
       case 'tickets': await ticketsView(); break;
