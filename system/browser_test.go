@@ -37,11 +37,25 @@ type stackOption func(t *testing.T, e *e2e, a *api.Server)
 func browserStack(t *testing.T, opts ...stackOption) (*e2e, string) {
 	t.Helper()
 	e := newE2E(t)
+	a := browserServer(t, e, e.eventID)
+	for _, o := range opts {
+		o(t, e, a)
+	}
+	srv := httptest.NewServer(a.Handler())
+	t.Cleanup(srv.Close)
+	return e, srv.URL
+}
+
+// browserServer is the API of the browser stacks over the e2e harness: holds,
+// bookings and tickets, and the browse plane with its hub and outbox relay
+// running (their Redis keys under scope) until the test ends.
+func browserServer(t testing.TB, e *e2e, scope string) *api.Server {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelError}))
 	rdb, prefix := testenv.Redis(t)
 	reader := store.NewReader(e.store.Pool())
-	cache := seatmap.NewCache(rdb, prefix+e.eventID+":", reader.SectionSeats, seatmap.CacheOptions{})
-	hub := seatmap.NewHub(rdb, prefix+e.eventID+":", seatmap.HubOptions{Log: log})
+	cache := seatmap.NewCache(rdb, prefix+scope+":", reader.SectionSeats, seatmap.CacheOptions{})
+	hub := seatmap.NewHub(rdb, prefix+scope+":", seatmap.HubOptions{Log: log})
 	relay := system.NewRelay(e.cfg, e.store, cache, prometheus.NewRegistry(), log)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{}, 2)
@@ -54,15 +68,9 @@ func browserStack(t *testing.T, opts ...stackOption) (*e2e, string) {
 	bookings := &booking.Service{Holds: e.holds, Store: e.store, Temporal: e.temporal, Log: log,
 		WebhookSecret: e.cfg.StripeWebhookSecret.Reveal(), LateEventGrace: 2 * time.Second}
 	bookings.Register(prometheus.NewRegistry())
-	a := &api.Server{Holds: e.holds, Bookings: bookings, Sessions: e.issuer, Log: log,
+	return &api.Server{Holds: e.holds, Bookings: bookings, Sessions: e.issuer, Log: log,
 		Tickets: &tickets.Wallet{Store: e.store, Keyring: keyring},
 		Browse:  &api.Browse{Catalog: catalog.New(reader), Cache: cache, Hub: hub}}
-	for _, o := range opts {
-		o(t, e, a)
-	}
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
-	return e, srv.URL
 }
 
 // browser starts a headless Chromium (installed through devstack when

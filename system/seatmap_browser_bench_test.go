@@ -3,7 +3,6 @@ package system_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,17 +15,9 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
-	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/encore-tickets/encore/api"
-	"github.com/encore-tickets/encore/booking"
-	"github.com/encore-tickets/encore/catalog"
 	"github.com/encore-tickets/encore/demo"
 	"github.com/encore-tickets/encore/internal/testenv"
-	"github.com/encore-tickets/encore/seatmap"
-	"github.com/encore-tickets/encore/store"
-	"github.com/encore-tickets/encore/system"
-	"github.com/encore-tickets/encore/tickets"
 )
 
 // BenchmarkSeatMapInChromium measures the fan app's whole-venue seat map of
@@ -271,33 +262,11 @@ func seatMapIteration(b *testing.B, ctx context.Context, st *stack, eventID, fan
 func seatMapStack(b *testing.B) string {
 	b.Helper()
 	e := newE2E(b)
-	log := slog.New(slog.NewTextHandler(testLog{b}, &slog.HandlerOptions{Level: slog.LevelError}))
 	seedDemoOnce.Do(func() { seedDemoErr = demo.Seed(context.Background(), e.store.Pool(), time.Now()) })
 	if seedDemoErr != nil {
 		b.Fatalf("seed the demo data: %v", seedDemoErr)
 	}
-	rdb, prefix := testenv.Redis(b)
-	prefix += "smap" + testenv.RandomSuffix() + ":"
-	reader := store.NewReader(e.store.Pool())
-	cache := seatmap.NewCache(rdb, prefix, reader.SectionSeats, seatmap.CacheOptions{})
-	hub := seatmap.NewHub(rdb, prefix, seatmap.HubOptions{Log: log})
-	relay := system.NewRelay(e.cfg, e.store, cache, prometheus.NewRegistry(), log)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{}, 2)
-	go func() { hub.Run(ctx); done <- struct{}{} }()
-	go func() { relay.Run(ctx); done <- struct{}{} }()
-	b.Cleanup(func() { cancel(); <-done; <-done })
-
-	keyring, err := system.TicketKeyring(e.cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	bookings := &booking.Service{Holds: e.holds, Store: e.store, Temporal: e.temporal, Log: log,
-		WebhookSecret: e.cfg.StripeWebhookSecret.Reveal(), LateEventGrace: 2 * time.Second}
-	bookings.Register(prometheus.NewRegistry())
-	a := &api.Server{Holds: e.holds, Bookings: bookings, Sessions: e.issuer, Log: log,
-		Tickets: &tickets.Wallet{Store: e.store, Keyring: keyring},
-		Browse:  &api.Browse{Catalog: catalog.New(reader), Cache: cache, Hub: hub}}
+	a := browserServer(b, e, "smap"+testenv.RandomSuffix())
 	srv := httptest.NewServer(a.Handler())
 	b.Cleanup(srv.Close)
 	return srv.URL

@@ -1,8 +1,6 @@
 package system_test
 
 import (
-	"context"
-	"log/slog"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -12,14 +10,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
 
-	"github.com/encore-tickets/encore/api"
-	"github.com/encore-tickets/encore/catalog"
-	"github.com/encore-tickets/encore/internal/testenv"
-	"github.com/encore-tickets/encore/seatmap"
 	"github.com/encore-tickets/encore/session"
-	"github.com/encore-tickets/encore/store"
-	"github.com/encore-tickets/encore/system"
-	"github.com/encore-tickets/encore/tickets"
 )
 
 // oidcBrowserStack is browserStack's app and browse plane with the web app
@@ -28,25 +19,12 @@ import (
 func oidcBrowserStack(t *testing.T, clientID string) (*e2e, string) {
 	t.Helper()
 	e := newE2E(t)
-	log := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelError}))
-	rdb, prefix := testenv.Redis(t)
-	reader := store.NewReader(e.store.Pool())
-	cache := seatmap.NewCache(rdb, prefix+e.eventID+":", reader.SectionSeats, seatmap.CacheOptions{})
-	hub := seatmap.NewHub(rdb, prefix+e.eventID+":", seatmap.HubOptions{Log: log})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { hub.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-
-	keyring, err := system.TicketKeyring(e.cfg)
-	require.NoError(t, err)
 	// The issuer's URL is the server's: known once it listens.
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
 	issuer := session.NewIssuerAt("signin-browser-secret", base+session.DevIssuerPath, session.DefaultAudience)
-	a := &api.Server{Holds: e.holds, Sessions: issuer, ClientID: clientID, Log: log,
-		Tickets: &tickets.Wallet{Store: e.store, Keyring: keyring},
-		Browse:  &api.Browse{Catalog: catalog.New(reader), Cache: cache, Hub: hub}}
+	a := browserServer(t, e, e.eventID)
+	a.Sessions, a.ClientID = issuer, clientID
 	srv.Config.Handler = a.Handler()
 	srv.Start()
 	t.Cleanup(srv.Close)
