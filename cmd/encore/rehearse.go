@@ -1,0 +1,118 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/encore-tickets/encore/booking/saga"
+	"github.com/encore-tickets/encore/config"
+	"github.com/encore-tickets/encore/rehearsal"
+	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/system"
+)
+
+func newRehearseCmd() *cobra.Command {
+	c := rehearsal.Defaults()
+	cmd := &cobra.Command{
+		Use:   "rehearse --event <id> --fans N --arrival-rate R --duration D --out DIR",
+		Short: "Play a whole flash sale through a running stack's edge and check its books",
+		Long: `Plays a flash sale against a running stack (encore dev) through its real HTTP
+and WebSocket edge only: --fans fans, each its own account and device, arrive
+--arrival-rate a second (before and after the opening), join the waiting room
+and follow its socket with jittered heartbeats (solving the proof of work when
+asked), look at the map, contend for the best seats, walk away from some holds
+(--abandon), pay with the sandbox's test cards (--decline, --threeds), follow
+their bookings to PAID and cancel a few (--cancel). Fans come from many
+loopback source addresses, a few each, so the stack's per-address limits stay
+what they are for. Every address must be loopback (127.0.0.0/8 or ::1).
+
+It stops by itself: queueing and choosing stop at --duration, bookings are
+followed for at most --drain more. Then it runs the inventory audit and the
+payment reconciliation against the stack's database and payment provider (as
+encore sales finds them), and writes DIR/summary.json, DIR/report.html and the
+plots. Exits 1 when the books show a double sale, an unmatched captured payment
+or any audit violation.
+
+--create-seats N first creates a fresh metered event of N numbered seats through
+the organiser API as the demo organiser olga (org_encore), on sale --opens-in
+later, instead of --event.`,
+		Example: `  encore rehearse --event evt_flash_sale --fans 2000 --arrival-rate 100 --duration 60s --out rehearsal
+  encore rehearse --create-seats 1000 --opens-in 15s --fans 5000 --arrival-rate 83.3 --duration 150s --out runs/5k`,
+		Args: cobra.NoArgs,
+		RunE: action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
+			return runRehearse(cmd, cfg, c)
+		}),
+	}
+	f := cmd.Flags()
+	f.StringVar(&c.EventID, "event", "", "event on sale (or --create-seats)")
+	f.IntVar(&c.CreateSeats, "create-seats", 0, "create a metered event of this many numbered seats through the organiser API instead of --event")
+	f.DurationVar(&c.OpensIn, "opens-in", c.OpensIn, "with --create-seats: the event goes on sale this long after it is created")
+	f.DurationVar(&c.HoldTTL, "hold-ttl", c.HoldTTL, "with --create-seats: the event's hold lifetime")
+	f.IntVar(&c.Fans, "fans", c.Fans, "fans who arrive")
+	f.Float64Var(&c.ArrivalRate, "arrival-rate", c.ArrivalRate, "fans arriving a second (a Poisson process)")
+	f.DurationVar(&c.Duration, "duration", c.Duration, "the sale as played: arrivals, queueing and choosing stop then")
+	f.DurationVar(&c.Drain, "drain", c.Drain, "after --duration, how long bookings are still followed to their end")
+	f.Float64Var(&c.Abandon, "abandon", c.Abandon, "fraction of holds walked away from (two in three released, the rest left to expire)")
+	f.Float64Var(&c.Decline, "decline", c.Decline, "fraction of payers whose first card is declined (then they pay with their own)")
+	f.Float64Var(&c.ThreeDS, "threeds", c.ThreeDS, "fraction of payers with the 3-D Secure card")
+	f.Float64Var(&c.ThreeDSFail, "threeds-fail", c.ThreeDSFail, "fraction of the 3-D Secure payers who fail the challenge (then pay with their own card)")
+	f.Float64Var(&c.Cancel, "cancel", c.Cancel, "fraction of paid bookings cancelled")
+	f.DurationVar(&c.Think, "think", c.Think, "a fan's mean pause before choosing seats and before paying")
+	f.IntVar(&c.MaxSeats, "max-seats", c.MaxSeats, "most seats a fan asks for")
+	f.Int64Var(&c.Seed, "seed", c.Seed, "seed of the fans' arrivals and choices")
+	f.IntVar(&c.Concurrency, "concurrency", c.Concurrency, "most HTTP requests in flight at once (queue sockets excepted)")
+	f.IntVar(&c.FansPerAddress, "fans-per-address", c.FansPerAddress, "fans sharing one loopback source address")
+	f.StringVar(&c.API, "api", c.API, "the stack's fan API (loopback only)")
+	f.StringVar(&c.PSP, "psp", c.PSP, "the payment sandbox, where fans create their cards (loopback only; empty: every fan pays with pm_card_visa)")
+	f.StringVar(&c.Admin, "admin", c.Admin, "the stack's admin listener, for /metrics (loopback only; empty: none)")
+	f.StringVar(&c.Out, "out", c.Out, "folder for summary.json, report.html and the plots")
+	return cmd
+}
+
+// runRehearse opens the stack's books (its database as encore sales finds
+// it, its payment provider) before the sale, so a rehearsal that could not
+// check them never runs, then plays the sale.
+func runRehearse(cmd *cobra.Command, cfg config.Config, c rehearsal.Config) error {
+	ctx := cmd.Context()
+	if err := c.Validate(); err != nil { // before anything is opened, let alone started
+		return err
+	}
+	pool, done, err := openDatabase(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("the stack's database: %w", err)
+	}
+	defer done()
+	log := system.Logger(cfg, os.Stderr)
+	c.Books = rehearsal.StackBooks{Store: store.New(pool, store.Options{}), SweepLag: cfg.SweepLagAllowance,
+		Activities: &saga.Activities{Store: store.New(pool, store.Options{}), Payments: system.Payments(cfg), Log: log}}
+	c.PSPKey = cfg.StripeKey.Reveal()
+	c.Progress = cmd.ErrOrStderr()
+	if fi, err := os.Stderr.Stat(); err == nil && c.Progress == os.Stderr {
+		c.ProgressTTY = fi.Mode()&os.ModeCharDevice != 0
+	}
+	s, err := rehearsal.Run(ctx, c)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	tau, soldOut := "n/a", "never"
+	if s.FairnessKendallTau != nil {
+		tau = fmt.Sprintf("%.3f", *s.FairnessKendallTau)
+	}
+	if s.SoldOutAfterS != nil {
+		soldOut = fmt.Sprintf("%.1f s after opening", *s.SoldOutAfterS)
+	}
+	fmt.Fprintf(out, "%d fans, %d admitted, %d holds, %d bookings paid (%d seats of %d), %.2f paid/s; sold out %s\n",
+		s.Fans, s.Admitted, s.Holds, s.BookingsPaid, s.SeatsPaid, s.Seats, s.GoodputPerS, soldOut)
+	fmt.Fprintf(out, "hold p50 %.0f ms, p99 %.0f ms; hold to PAID p99 %.0f ms; saga lag p99 %.0f ms; Kendall tau %s\n",
+		s.HoldP50MS, s.HoldP99MS, s.HoldToPaidP99MS, s.SagaLagP99MS, tau)
+	fmt.Fprintf(out, "double sales %d, unmatched captures %d, audit violations %d\n", s.DoubleSales, s.UnmatchedCaptures, s.AuditViolations)
+	fmt.Fprintf(out, "wrote %s/summary.json and %s/report.html\n", c.Out, c.Out)
+	if s.Failed() {
+		fmt.Fprintln(cmd.ErrOrStderr(), "rehearse: the books broke a rule (see the summary)")
+		return exitCode(1)
+	}
+	return nil
+}

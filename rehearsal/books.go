@@ -1,0 +1,71 @@
+package rehearsal
+
+import (
+	"context"
+	"time"
+
+	"github.com/encore-tickets/encore/booking/saga"
+	"github.com/encore-tickets/encore/store"
+)
+
+// Books are the stack's own records, checked after the sale: the inventory
+// audit (no seat with two live owners, no SOLD seat without a PAID booking,
+// ...) and the reconciliation of the provider's captured payments with the
+// bookings. They read the database and the provider directly: the edge
+// cannot be trusted to report its own double sales.
+type Books interface {
+	Audit(ctx context.Context, eventID string) (store.AuditReport, error)
+	Reconcile(ctx context.Context, since time.Time) (saga.ReconcileReport, error)
+}
+
+// StackBooks are the Books of a stack: its store and the booking saga's
+// activities (whose Payments client reaches the provider). The
+// reconciliation is the saga's own (saga.Activities.ReconcilePayments), so
+// a rehearsal and the scheduled reconciliation never disagree on what a
+// mismatch is.
+type StackBooks struct {
+	Store      *store.Store
+	Activities *saga.Activities
+	// SweepLag is how far past expiry a held seat may be before the audit
+	// counts it (ENCORE_SWEEP_LAG_ALLOWANCE).
+	SweepLag time.Duration
+}
+
+// Audit runs the inventory audit on one event.
+func (b StackBooks) Audit(ctx context.Context, eventID string) (store.AuditReport, error) {
+	return b.Store.Audit(ctx, eventID, b.SweepLag)
+}
+
+// Reconcile matches every payment the provider took since then.
+func (b StackBooks) Reconcile(ctx context.Context, since time.Time) (saga.ReconcileReport, error) {
+	return b.Activities.ReconcilePayments(ctx, time.Since(since))
+}
+
+// checked is what the books said.
+type checked struct {
+	audit      store.AuditReport
+	recon      saga.ReconcileReport
+	auditErr   error
+	reconErr   error
+	reconTries int
+}
+
+// check reads the books once the sale is over. A capture or a refund may
+// still be in flight for a moment after the fan saw PAID or the
+// cancellation (the booking is PAID before its capture is recorded), so a
+// reconciliation that finds mismatches is run again a few times before its
+// answer counts: a mismatch that stays is one.
+func check(ctx context.Context, b Books, eventID string, since time.Time) checked {
+	var c checked
+	c.audit, c.auditErr = b.Audit(ctx, eventID)
+	for c.reconTries = 1; ; c.reconTries++ {
+		c.recon, c.reconErr = b.Reconcile(ctx, since)
+		if (c.reconErr == nil && len(c.recon.Mismatches) == 0) || c.reconTries == 6 {
+			break
+		}
+		if !sleep(ctx, 5*time.Second) {
+			break
+		}
+	}
+	return c
+}

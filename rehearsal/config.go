@@ -1,0 +1,200 @@
+package rehearsal
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Config is one rehearsal. Zero values take the defaults of Defaults; Run
+// checks it with Validate first.
+type Config struct {
+	// API is the stack's fan API, loopback only (http://127.0.0.1:8080).
+	API string
+	// PSP is the payment sandbox, where each fan creates a card of their own
+	// as a fan's browser would (loopback only; empty: every fan pays with
+	// the shared test card pm_card_visa, which the fraud rule counting
+	// accounts per card then steps up to 3-D Secure).
+	PSP string
+	// PSPKey is the sandbox's API key, sent when creating cards.
+	PSPKey string
+	// Admin is the stack's admin listener, whose /metrics gives the waiting
+	// room's depth, capacity and leases and the process's memory (loopback
+	// only; empty: the rehearsal's own view of the queue).
+	Admin string
+
+	// EventID is the event on sale. With CreateSeats > 0 it is left empty
+	// and a fresh metered event of that many seats is created first.
+	EventID     string
+	CreateSeats int
+	// OpensIn is how far after creation the created event goes on sale
+	// (10s): fans arriving before then join before opening.
+	OpensIn time.Duration
+	// HoldTTL is the created event's hold lifetime (120s): a hold walked
+	// away from comes back within the rehearsal.
+	HoldTTL time.Duration
+
+	// Fans arrive ArrivalRate a second (a Poisson process) until all have
+	// arrived or Duration has passed. Fans still queueing at Duration give
+	// up; bookings are then followed to their end for at most Drain. The
+	// hard deadline is Duration + Drain.
+	Fans        int
+	ArrivalRate float64
+	Duration    time.Duration
+	Drain       time.Duration
+
+	// The mix, as fractions of the fans who reach that step: Abandon of the
+	// holds are walked away from (two in three released with DELETE, the
+	// rest left to expire); Decline of the payers first try a declined card,
+	// then their own; ThreeDS of the payers use the 3-D Secure card, and
+	// ThreeDSFail of those fail the challenge (then pay with their own
+	// card); Cancel of the paid bookings are cancelled.
+	Abandon     float64
+	Decline     float64
+	ThreeDS     float64
+	ThreeDSFail float64
+	Cancel      float64
+	// Think is a fan's mean pause before choosing seats and before paying
+	// (uniform between half and one and a half times it).
+	Think time.Duration
+	// MaxSeats is the most seats a fan asks for (1 to MaxSeats, mostly 2).
+	MaxSeats int
+
+	// Seed makes the fans' choices (arrivals, mix, quantities) repeatable.
+	Seed int64
+	// Concurrency bounds the HTTP requests in flight at once (queue sockets
+	// excepted: they are idle most of the time).
+	Concurrency int
+	// FansPerAddress is how many fans share one loopback source address
+	// (6: under the stack's default of 8 queue sockets per address).
+	FansPerAddress int
+
+	// Out is the folder for summary.json, report.html and the plots.
+	Out string
+	// Progress receives the progress bar (nil: none); ProgressTTY redraws it
+	// in place, otherwise a line is written every few seconds.
+	Progress    io.Writer
+	ProgressTTY bool
+	// Books checks the stack's inventory and payments after the sale (nil:
+	// not checked, and the summary says so).
+	Books Books
+}
+
+// Defaults is the configuration of a flag left unset.
+func Defaults() Config {
+	return Config{
+		API: "http://127.0.0.1:8080", PSP: "http://127.0.0.1:12111", PSPKey: "sk_test_encore_sandbox",
+		Admin:   "http://127.0.0.1:9090",
+		OpensIn: 10 * time.Second, HoldTTL: 120 * time.Second,
+		Fans: 1000, ArrivalRate: 100, Duration: 60 * time.Second, Drain: 2 * time.Minute,
+		// Payments fail about 5% of the time; a share of European cards are
+		// stepped up to 3-D Secure; most holds in a flash sale are paid for.
+		Abandon: 0.15, Decline: 0.05, ThreeDS: 0.10, ThreeDSFail: 0.2, Cancel: 0.02,
+		Think: time.Second, MaxSeats: 4,
+		Seed: 1, Concurrency: 64, FansPerAddress: 6,
+		Out: "rehearsal",
+	}
+}
+
+// withDefaults fills zero fields from Defaults (fractions stay as given:
+// zero is a valid mix).
+func (c Config) withDefaults() Config {
+	d := Defaults()
+	if c.API == "" {
+		c.API = d.API
+	}
+	if c.PSPKey == "" {
+		c.PSPKey = d.PSPKey
+	}
+	if c.OpensIn == 0 {
+		c.OpensIn = d.OpensIn
+	}
+	if c.HoldTTL == 0 {
+		c.HoldTTL = d.HoldTTL
+	}
+	if c.Drain == 0 {
+		c.Drain = d.Drain
+	}
+	if c.Think == 0 {
+		c.Think = d.Think
+	}
+	if c.MaxSeats == 0 {
+		c.MaxSeats = d.MaxSeats
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = d.Concurrency
+	}
+	if c.FansPerAddress == 0 {
+		c.FansPerAddress = d.FansPerAddress
+	}
+	if c.Out == "" {
+		c.Out = d.Out
+	}
+	return c
+}
+
+// Validate says what is wrong with the configuration, every problem at once.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if _, err := loopbackURL("api", c.API); err != nil {
+		errs = append(errs, err)
+	}
+	for _, u := range []struct{ name, url string }{{"psp", c.PSP}, {"admin", c.Admin}} {
+		if u.url == "" {
+			continue
+		}
+		if _, err := loopbackURL(u.name, u.url); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	switch {
+	case c.EventID == "" && c.CreateSeats <= 0:
+		bad("event: name the event on sale, or create one with create-seats")
+	case c.EventID != "" && c.CreateSeats > 0:
+		bad("event and create-seats: one or the other")
+	}
+	if c.CreateSeats > 100_000 {
+		bad("create-seats: at most 100000")
+	}
+	if c.Fans <= 0 || c.Fans > 200_000 {
+		bad("fans: from 1 to 200000, not %d", c.Fans)
+	}
+	if c.ArrivalRate <= 0 || c.ArrivalRate > 10_000 {
+		bad("arrival-rate: above 0 and at most 10000 a second, not %g", c.ArrivalRate)
+	}
+	if c.Duration <= 0 || c.Duration > 2*time.Hour {
+		bad("duration: above 0 and at most 2h, not %s", c.Duration)
+	}
+	if c.Drain < 0 || c.Drain > time.Hour {
+		bad("drain: from 0 to 1h, not %s", c.Drain)
+	}
+	if c.HoldTTL < 30*time.Second || c.HoldTTL > time.Hour {
+		bad("hold-ttl: from 30s to 1h, not %s", c.HoldTTL)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"abandon", c.Abandon}, {"decline", c.Decline}, {"threeds", c.ThreeDS}, {"threeds-fail", c.ThreeDSFail}, {"cancel", c.Cancel}} {
+		if f.v < 0 || f.v > 1 {
+			bad("%s: a fraction from 0 to 1, not %g", f.name, f.v)
+		}
+	}
+	if c.Decline+c.ThreeDS > 1 {
+		bad("decline + threeds: at most 1 together, not %g", c.Decline+c.ThreeDS)
+	}
+	if c.MaxSeats < 1 || c.MaxSeats > 10 {
+		bad("max-seats: from 1 to 10, not %d", c.MaxSeats)
+	}
+	if c.Concurrency < 1 || c.Concurrency > 4096 {
+		bad("concurrency: from 1 to 4096, not %d", c.Concurrency)
+	}
+	if c.FansPerAddress < 1 {
+		bad("fans-per-address: at least 1, not %d", c.FansPerAddress)
+	}
+	if c.Think < 0 {
+		bad("think: not negative")
+	}
+	return errors.Join(errs...)
+}

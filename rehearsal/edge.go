@@ -1,0 +1,143 @@
+package rehearsal
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// edge sends the fans' requests: JSON in and out, at most Concurrency in
+// flight, every answer that is not a success counted by call and problem
+// type.
+type edge struct {
+	base string
+	sem  chan struct{}
+	rec  *recorder
+}
+
+// answer is one HTTP exchange as a fan saw it.
+type answer struct {
+	status  int           // 0: no answer (connection refused, timeout)
+	problem problem       // the problem document of a 4xx/5xx answer
+	raw     []byte        // the body
+	took    time.Duration // from the request sent to the answer read, without waiting for a slot
+	header  http.Header
+}
+
+// problem is the RFC 9457 document of an error answer, with the members
+// the fans act on.
+type problem struct {
+	Type         string     `json:"type"`
+	Detail       string     `json:"detail"`
+	Alternatives []string   `json:"alternatives"`
+	Challenge    *challenge `json:"challenge"`
+}
+
+// name is the problem's type without its /problems/ prefix, or what stands
+// for it: no-answer, or http-<status> for an answer that is not a problem.
+func (a answer) name() string {
+	switch {
+	case a.status == 0:
+		return "no-answer"
+	case a.problem.Type != "":
+		return strings.TrimPrefix(a.problem.Type, "/problems/")
+	}
+	return "http-" + strconv.Itoa(a.status)
+}
+
+func (a answer) ok() bool { return a.status >= 200 && a.status < 300 }
+
+// retryAfter is the answer's Retry-After, bounded to [floor, 30s].
+func (a answer) retryAfter(floor time.Duration) time.Duration {
+	if s, err := strconv.Atoi(a.header.Get("Retry-After")); err == nil && s > 0 {
+		return max(floor, time.Duration(min(s, 30))*time.Second)
+	}
+	return floor
+}
+
+func (a answer) decode(v any) error { return json.Unmarshal(a.raw, v) }
+
+// call sends one request for a fan. call names the step for the error
+// counts ("hold", "checkout", ...). A body of nil sends none; headers come
+// in pairs.
+func (e *edge) call(ctx context.Context, c *http.Client, call, method, url, token string, body any, headers ...string) answer {
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			panic(err) // the rehearsal's own request types always marshal
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		e.rec.failure(call, "bad-request")
+		return answer{}
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	return e.do(ctx, c, call, req)
+}
+
+// do sends a prepared request within the bound on requests in flight.
+func (e *edge) do(ctx context.Context, c *http.Client, call string, req *http.Request) answer {
+	select {
+	case e.sem <- struct{}{}:
+	case <-ctx.Done():
+		return answer{}
+	}
+	t0 := time.Now()
+	resp, err := c.Do(req)
+	var a answer
+	if err == nil {
+		a.raw, err = io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+		resp.Body.Close()
+		a.status, a.header = resp.StatusCode, resp.Header
+	}
+	a.took = time.Since(t0)
+	<-e.sem
+	if err != nil {
+		a.status = 0
+		if ctx.Err() == nil { // not the rehearsal's own deadline
+			e.rec.failure(call, a.name())
+		}
+		return a
+	}
+	if !a.ok() {
+		_ = json.Unmarshal(a.raw, &a.problem)
+		e.rec.failure(call, a.name())
+	}
+	return a
+}
+
+// api is call on a path of the fan API.
+func (e *edge) api(ctx context.Context, c *http.Client, call, method, path, token string, body any, headers ...string) answer {
+	return e.call(ctx, c, call, method, e.base+path, token, body, headers...)
+}
+
+// sleep waits d or until ctx ends, and says whether the wait was whole.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

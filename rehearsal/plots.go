@@ -1,0 +1,332 @@
+package rehearsal
+
+import (
+	"cmp"
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// figure is one PNG of the report.
+type figure struct {
+	File    string // name in the output folder
+	Title   string
+	Caption string
+}
+
+// The plots' colours, distinct in print and for most colour blindness.
+var (
+	blue   = color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
+	orange = color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}
+	green  = color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}
+	red    = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
+	purple = color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}
+	grey   = color.RGBA{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff}
+)
+
+const (
+	plotWidth  = 9 * vg.Inch
+	plotHeight = 4 * vg.Inch
+)
+
+// plot draws every figure into dir and returns them in report order.
+func (rn *run) plot(dir string) ([]figure, error) {
+	r := rn.rec
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	end := time.Duration(0)
+	for _, s := range r.samples {
+		end = max(end, s.at)
+	}
+	width := bucketOf(end)
+	opened := r.opened.Seconds()
+	figs := []struct {
+		figure
+		draw func(path string) error
+	}{
+		{figure{"queue.png", "Waiting room: queue depth, admissions and capacity",
+			"Top: fans in line, as the room counts them (/metrics) and as the rehearsal's fans see themselves. " +
+				"Bottom: admissions a second against the room's capacity and the fans inside checkout (active leases). " +
+				"The dashed line is the opening."}, func(p string) error { return rn.plotQueue(p, opened) }},
+		{figure{"hold_latency.png", "Hold latency over time",
+			fmt.Sprintf("p50, p90 and p99 of POST /v1/holds per %s, every answered attempt (granted or refused).", width)},
+			func(p string) error { return plotHoldLatency(p, r.holdLat, width, opened) }},
+		{figure{"goodput.png", "Goodput: paid bookings a second",
+			fmt.Sprintf("Bookings seen PAID per second, in buckets of %s, by the moment PAID was seen.", width)},
+			func(p string) error { return plotGoodput(p, r.bookings, width, opened) }},
+		{figure{"saga_lag.png", "Saga lag: checkout to PAID",
+			"Each paid booking: from its checkout's answer (or the completed 3-D Secure challenge) to PAID seen by the fan " +
+				"(who polls about once a second), by the moment of the checkout; the line is the p99 per bucket."},
+			func(p string) error { return plotSagaLag(p, r.bookings, width, opened) }},
+		{figure{"errors.png", "Answers that were problems, by type",
+			"Every answer that was not a success, by problem type (no-answer: no HTTP answer; http-N: not a problem document). " +
+				"seat-unavailable is contention for the same seats; payment-declined is the declined card of the mix."},
+			func(p string) error { return plotErrors(p, r.failures) }},
+		{figure{"fairness.png", "Fairness: place in the queue against time of purchase",
+			"Each paid fan: their place in the waiting room (admitted before them plus their position once the sale was open) " +
+				"against the moment their checkout was answered. First in, first out makes a rising band; Kendall's tau-b is in the summary."},
+			func(p string) error { return plotFairness(p, r.bookings, opened) }},
+	}
+	out := make([]figure, 0, len(figs))
+	for _, f := range figs {
+		if err := f.draw(filepath.Join(dir, f.File)); err != nil {
+			return nil, fmt.Errorf("%s: %w", f.File, err)
+		}
+		out = append(out, f.figure)
+	}
+	return out, nil
+}
+
+// newPlot is a plot with the report's titles and a grid.
+func newPlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = true
+	return p
+}
+
+// addLine adds a named line of the points that are numbers; none, no line.
+func addLine(p *plot.Plot, name string, c color.Color, dashed bool, xs, ys []float64) error {
+	var pts plotter.XYs
+	for i := range xs {
+		if !math.IsNaN(ys[i]) && !math.IsInf(ys[i], 0) {
+			pts = append(pts, plotter.XY{X: xs[i], Y: ys[i]})
+		}
+	}
+	if len(pts) == 0 {
+		return nil
+	}
+	l, err := plotter.NewLine(pts)
+	if err != nil {
+		return err
+	}
+	l.Color, l.Width = c, vg.Points(1.5)
+	if dashed {
+		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	}
+	p.Add(l)
+	p.Legend.Add(name, l)
+	return nil
+}
+
+// markOpening draws a dashed vertical line at the opening, when the sale
+// opened during the rehearsal.
+func markOpening(p *plot.Plot, opened float64) {
+	if opened <= 0 {
+		return
+	}
+	top := math.Max(p.Y.Max, 1)
+	l, err := plotter.NewLine(plotter.XYs{{X: opened, Y: 0}, {X: opened, Y: top}})
+	if err != nil {
+		return
+	}
+	l.Color, l.Dashes = grey, []vg.Length{vg.Points(2), vg.Points(2)}
+	p.Add(l)
+}
+
+// ensureRange gives an empty plot axes to draw.
+func ensureRange(p *plot.Plot) {
+	if p.X.Max <= p.X.Min {
+		p.X.Min, p.X.Max = 0, 1
+	}
+	if p.Y.Max <= p.Y.Min {
+		p.Y.Min, p.Y.Max = 0, 1
+	}
+	p.Y.Min = math.Min(p.Y.Min, 0)
+}
+
+func (rn *run) plotQueue(path string, opened float64) error {
+	ss := rn.rec.samples
+	at := make([]float64, len(ss))
+	depth, own, admitRate, capacity, leases := make([]float64, len(ss)), make([]float64, len(ss)),
+		make([]float64, len(ss)), make([]float64, len(ss)), make([]float64, len(ss))
+	for i, s := range ss {
+		at[i] = s.at.Seconds()
+		depth[i], own[i], capacity[i], leases[i] = s.depth, float64(s.waiting), s.capacity, s.leases
+		admitRate[i] = math.NaN()
+		if i > 0 {
+			dt := (s.at - ss[i-1].at).Seconds()
+			if dt > 0 {
+				admitRate[i] = float64(s.admitted-ss[i-1].admitted) / dt
+				if !math.IsNaN(s.admittedTotal) && !math.IsNaN(ss[i-1].admittedTotal) {
+					admitRate[i] = (s.admittedTotal - ss[i-1].admittedTotal) / dt
+				}
+			}
+		}
+	}
+	top := newPlot("Waiting room", "", "fans in line")
+	if err := addLine(top, "queue depth (/metrics)", blue, false, at, depth); err != nil {
+		return err
+	}
+	if err := addLine(top, "fans queueing (rehearsal)", orange, true, at, own); err != nil {
+		return err
+	}
+	ensureRange(top)
+	markOpening(top, opened)
+	bottom := newPlot("", "seconds since the rehearsal started", "fans")
+	if err := addLine(bottom, "admitted a second", green, false, at, admitRate); err != nil {
+		return err
+	}
+	if err := addLine(bottom, "capacity", red, true, at, capacity); err != nil {
+		return err
+	}
+	if err := addLine(bottom, "inside checkout (leases)", purple, false, at, leases); err != nil {
+		return err
+	}
+	ensureRange(bottom)
+	markOpening(bottom, opened)
+	return saveStacked(path, top, bottom)
+}
+
+// saveStacked draws plots one above the other, their x axes aligned.
+func saveStacked(path string, ps ...*plot.Plot) error {
+	img := vgimg.New(plotWidth, plotHeight*vg.Length(len(ps))*0.8)
+	dc := draw.New(img)
+	rows := make([][]*plot.Plot, len(ps))
+	for i, p := range ps {
+		rows[i] = []*plot.Plot{p}
+	}
+	canvases := plot.Align(rows, draw.Tiles{Rows: len(ps), Cols: 1, PadY: vg.Millimeter * 3, PadTop: vg.Millimeter * 2,
+		PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}, dc)
+	for i, p := range ps {
+		p.Draw(canvases[i][0])
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func plotHoldLatency(path string, holds []timed, width time.Duration, opened float64) error {
+	p := newPlot("Hold latency", "seconds since the rehearsal started", "milliseconds")
+	at, p50, p90, p99 := latencyPercentiles(holds, width)
+	for _, l := range []struct {
+		name string
+		c    color.Color
+		ys   []float64
+	}{{"p50", blue, p50}, {"p90", orange, p90}, {"p99", red, p99}} {
+		if err := addLine(p, l.name, l.c, false, at, l.ys); err != nil {
+			return err
+		}
+	}
+	ensureRange(p)
+	markOpening(p, opened)
+	return p.Save(plotWidth, plotHeight, path)
+}
+
+func plotGoodput(path string, bs []booking, width time.Duration, opened float64) error {
+	p := newPlot("Goodput", "seconds since the rehearsal started", "paid bookings a second")
+	var at, rate []float64
+	for i, b := range bucketed(bs, func(b booking) time.Duration { return b.paidAt }, width) {
+		at = append(at, (float64(i)+0.5)*width.Seconds())
+		rate = append(rate, float64(len(b))/width.Seconds())
+	}
+	if err := addLine(p, "paid bookings a second", green, false, at, rate); err != nil {
+		return err
+	}
+	ensureRange(p)
+	markOpening(p, opened)
+	return p.Save(plotWidth, plotHeight, path)
+}
+
+func plotSagaLag(path string, bs []booking, width time.Duration, opened float64) error {
+	p := newPlot("Saga lag", "checkout answered, seconds since the rehearsal started", "checkout to PAID, seconds")
+	var pts plotter.XYs
+	for _, b := range bs {
+		pts = append(pts, plotter.XY{X: b.checkoutAt.Seconds(), Y: (b.paidAt - b.checkoutAt).Seconds()})
+	}
+	if len(pts) > 0 {
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return err
+		}
+		sc.GlyphStyle.Color, sc.GlyphStyle.Radius = blue, vg.Points(1.5)
+		p.Add(sc)
+		p.Legend.Add("a booking", sc)
+	}
+	lags := make([]timed, len(bs))
+	for i, b := range bs {
+		lags[i] = timed{at: b.checkoutAt, took: b.paidAt - b.checkoutAt}
+	}
+	at, _, _, p99 := latencyPercentiles(lags, width)
+	for i := range p99 {
+		p99[i] /= 1000
+	}
+	if err := addLine(p, "p99", red, false, at, p99); err != nil {
+		return err
+	}
+	ensureRange(p)
+	markOpening(p, opened)
+	return p.Save(plotWidth, plotHeight, path)
+}
+
+func plotErrors(path string, failures map[string]map[string]int) error {
+	byType := map[string]int{}
+	for _, m := range failures {
+		for name, c := range m {
+			byType[name] += c
+		}
+	}
+	names := sortedKeys(byType)
+	slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(byType[a], byType[b]) }) // most at the top
+	p := newPlot("Problems by type", "answers", "")
+	if len(names) == 0 {
+		names, byType = []string{"none"}, map[string]int{"none": 0}
+	}
+	vals := make(plotter.Values, len(names))
+	for i, n := range names {
+		vals[i] = float64(byType[n])
+	}
+	bc, err := plotter.NewBarChart(vals, vg.Points(14))
+	if err != nil {
+		return err
+	}
+	bc.Horizontal, bc.Color, bc.LineStyle.Width = true, orange, 0
+	p.Add(bc)
+	p.NominalY(names...)
+	p.X.Min = 0
+	if p.X.Max <= 0 {
+		p.X.Max = 1
+	}
+	h := max(plotHeight, vg.Length(len(names))*vg.Points(22)+vg.Inch)
+	return p.Save(plotWidth, h, path)
+}
+
+func plotFairness(path string, bs []booking, opened float64) error {
+	p := newPlot("Fairness", "place in the queue", "checkout answered, seconds after opening")
+	var pts plotter.XYs
+	for _, b := range bs {
+		if !math.IsNaN(b.place) {
+			pts = append(pts, plotter.XY{X: b.place, Y: b.checkoutAt.Seconds() - opened})
+		}
+	}
+	if len(pts) > 0 {
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return err
+		}
+		sc.GlyphStyle.Color, sc.GlyphStyle.Radius = purple, vg.Points(2)
+		p.Add(sc)
+		p.Legend.Add("a paid fan", sc)
+	}
+	ensureRange(p)
+	return p.Save(plotWidth, plotHeight, path)
+}

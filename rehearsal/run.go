@@ -1,0 +1,231 @@
+package rehearsal
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// run is one rehearsal in progress.
+type run struct {
+	cfg      Config
+	id       string // names the run's accounts, cards, venue and event
+	edge     *edge
+	clients  *clients
+	rec      *recorder
+	event    eventView
+	seats    int
+	left     int
+	cardBase int64
+}
+
+// Run plays the sale cfg describes against the stack at cfg.API, checks the
+// books, and writes summary.json, the plots and report.html to cfg.Out. It
+// returns the summary; an error means the rehearsal could not be played
+// (a bad configuration, no stack, no event). A sale that broke a rule is
+// not an error: Summary.Failed says so.
+func Run(ctx context.Context, cfg Config) (*Summary, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	apiURL, _ := loopbackURL("api", cfg.API)
+	cfg.API = strings.TrimRight(apiURL.String(), "/")
+	for _, u := range []*string{&cfg.PSP, &cfg.Admin} {
+		if *u != "" {
+			parsed, _ := loopbackURL("url", *u)
+			*u = strings.TrimRight(parsed.String(), "/")
+		}
+	}
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	rn := &run{cfg: cfg, id: fmt.Sprintf("%x", now.UnixNano()/int64(time.Millisecond)%(1<<40)),
+		cardBase: now.UnixNano() % 1_000_000_000}
+	rn.clients = newClients(apiURL, cfg.Fans, cfg.FansPerAddress, cfg.Concurrency)
+	defer rn.clients.close()
+	setup := newRecorder(now)
+	rn.edge = &edge{base: cfg.API, sem: make(chan struct{}, cfg.Concurrency), rec: setup}
+	raiseFileLimit(uint64(cfg.Fans + 2*rn.clients.addresses() + 1024))
+
+	if cfg.CreateSeats > 0 {
+		id, err := createEvent(ctx, rn.edge, rn.clients.forFan(0), rn.id, cfg.CreateSeats, now.Add(cfg.OpensIn), cfg.HoldTTL)
+		if err != nil {
+			return nil, err
+		}
+		rn.cfg.EventID = id
+	}
+	a := rn.edge.api(ctx, rn.clients.forFan(0), "event", http.MethodGet, "/v1/events/"+rn.cfg.EventID, "", nil)
+	if !a.ok() || a.decode(&rn.event) != nil {
+		return nil, fmt.Errorf("event %s at %s: %s %s", rn.cfg.EventID, cfg.API, a.name(), a.problem.Detail)
+	}
+	for _, s := range rn.event.Sections {
+		rn.seats += s.Capacity
+		rn.left += s.Available
+	}
+
+	rn.rec = newRecorder(time.Now())
+	rn.edge.rec = rn.rec
+	rn.rec.opened = max(0, rn.event.OnsaleAt.Sub(rn.rec.start))
+	rn.play(ctx)
+	end := time.Now()
+
+	var books *checked
+	if cfg.Books != nil {
+		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
+		c := check(bctx, cfg.Books, rn.cfg.EventID, rn.rec.start.Add(-time.Minute))
+		cancel()
+		books = &c
+	}
+	s := rn.summarize(end, books)
+	if err := s.write(cfg.Out); err != nil {
+		return s, err
+	}
+	plots, err := rn.plot(cfg.Out)
+	if err != nil {
+		return s, fmt.Errorf("plots: %w", err)
+	}
+	if err := writeReport(cfg.Out, s, plots); err != nil {
+		return s, fmt.Errorf("report: %w", err)
+	}
+	return s, nil
+}
+
+// play lets the fans arrive, Poisson at the arrival rate, and waits for
+// them all or the hard deadline.
+func (rn *run) play(parent context.Context) {
+	cfg := rn.cfg
+	ctx, cancel := context.WithTimeout(parent, cfg.Duration+cfg.Drain)
+	defer cancel()
+	sale, endSale := context.WithTimeout(ctx, cfg.Duration)
+	defer endSale()
+
+	mctx, stopMonitor := context.WithCancel(context.WithoutCancel(ctx))
+	var bg sync.WaitGroup
+	bg.Add(2)
+	go func() { defer bg.Done(); rn.monitor(mctx, time.Second) }()
+	go func() { defer bg.Done(); rn.progress(mctx) }()
+
+	arrivals := rand.New(rand.NewPCG(uint64(cfg.Seed), 0))
+	var fans sync.WaitGroup
+	var at time.Duration
+	for i := 0; i < cfg.Fans; i++ {
+		at += time.Duration(arrivals.ExpFloat64() / cfg.ArrivalRate * float64(time.Second))
+		if at >= cfg.Duration || !sleep(sale, time.Until(rn.rec.start.Add(at))) {
+			break
+		}
+		fans.Add(1)
+		go func(f *fan) {
+			defer fans.Done()
+			f.live(ctx, sale)
+		}(newFan(rn, i))
+	}
+	fans.Wait()
+	stopMonitor()
+	bg.Wait()
+	rn.rec.sample(rn.sampleNow(context.WithoutCancel(parent), &http.Client{Timeout: 2 * time.Second}))
+}
+
+// summarize makes the summary from what was recorded and what the books
+// said.
+func (rn *run) summarize(end time.Time, books *checked) *Summary {
+	r, cfg, n := rn.rec, rn.cfg, &rn.rec.n
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := &Summary{Fans: n.arrived.Load(), Admitted: n.admitted.Load(), Holds: n.holds.Load(), BookingsPaid: n.paid.Load(),
+		EventID: cfg.EventID, API: cfg.API, StartedAt: r.start.UTC(), DurationS: end.Sub(r.start).Seconds(),
+		OpenedAfterS: r.opened.Seconds(), Metered: rn.event.Metered, Seats: rn.seats, SeatsAvailable: rn.left,
+		SeatsPaid: n.seatsPaid.Load(), HoldAttempts: n.holdAttempts.Load(), HoldConflicts: n.holdConflicts.Load(),
+		Checkouts: n.checkouts.Load(), SoldOutFans: n.soldOut.Load(), GaveUp: n.gaveUp.Load(),
+		AbandonedDeleted: n.abandonedDeleted.Load(), AbandonedExpired: n.abandonedExpired.Load(),
+		Declines: n.declines.Load(), ThreeDSCompleted: n.threeDSCompleted.Load(), ThreeDSFailed: n.threeDSFailed.Load(),
+		SteppedUp: n.steppedUp.Load(), CancelsAsked: n.cancelAsked.Load(), Cancelled: n.cancelled.Load(),
+		NotPaid: n.notPaid.Load(), Unsettled: n.unsettled.Load(), SocketFallbacks: n.socketFallbacks.Load(),
+		ProofsOfWork: n.proofsOfWork.Load(), OwnCardsFailed: n.ownCardsFailed.Load(),
+		SourceAddresses: rn.clients.addresses(), Errors: map[string]int{}, ErrorsByCall: map[string]map[string]int{},
+		Mix: Mix{ArrivalRate: cfg.ArrivalRate, Duration: cfg.Duration.String(), Drain: cfg.Drain.String(),
+			Abandon: cfg.Abandon, Decline: cfg.Decline, ThreeDS: cfg.ThreeDS, ThreeDSFail: cfg.ThreeDSFail, Cancel: cfg.Cancel,
+			Think: cfg.Think.String(), MaxSeats: cfg.MaxSeats, Seed: cfg.Seed, Concurrency: cfg.Concurrency,
+			FansPerAddress: cfg.FansPerAddress}}
+
+	holds := make([]time.Duration, len(r.holdLat))
+	for i, h := range r.holdLat {
+		holds[i] = h.took
+	}
+	hms := millis(holds)
+	s.HoldP50MS, s.HoldP90MS, s.HoldP99MS = percentile(hms, 50), percentile(hms, 90), percentile(hms, 99)
+	cos := make([]time.Duration, len(r.checkouts))
+	for i, c := range r.checkouts {
+		cos[i] = c.took
+	}
+	cms := millis(cos)
+	s.CheckoutP50MS, s.CheckoutP99MS = percentile(cms, 50), percentile(cms, 99)
+
+	var toPaid, lag []time.Duration
+	var places, bought []float64
+	var lastPaid time.Duration
+	for _, b := range r.bookings {
+		toPaid = append(toPaid, b.paidAt-b.holdAt)
+		lag = append(lag, b.paidAt-b.checkoutAt)
+		lastPaid = max(lastPaid, b.paidAt)
+		if !math.IsNaN(b.place) {
+			places, bought = append(places, b.place), append(bought, b.checkoutAt.Seconds())
+		}
+	}
+	tp, lg := millis(toPaid), millis(lag)
+	s.HoldToPaidP50MS, s.HoldToPaidP99MS = percentile(tp, 50), percentile(tp, 99)
+	s.SagaLagP50MS, s.SagaLagP99MS = percentile(lg, 50), percentile(lg, 99)
+	if len(r.bookings) > 0 {
+		s.LastPaidAfterS = (lastPaid - r.opened).Seconds()
+		if window := lastPaid - r.opened; window > 0 {
+			s.GoodputPerS = float64(len(r.bookings)) / window.Seconds()
+		}
+	}
+	if tau, ok := KendallTauB(places, bought); ok {
+		s.FairnessKendallTau = &tau
+	}
+	if r.soldOutAt >= 0 {
+		v := max(0, (r.soldOutAt - r.opened).Seconds())
+		s.SoldOutAfterS = &v
+	}
+	for call, m := range r.failures {
+		s.ErrorsByCall[call] = map[string]int{}
+		for name, c := range m {
+			s.Errors[name] += c
+			s.ErrorsByCall[call][name] = c
+		}
+	}
+	for _, smp := range r.samples {
+		if !math.IsNaN(smp.rss) {
+			s.StackRSSMaxBytes = max(s.StackRSSMaxBytes, int64(smp.rss))
+			s.StackRSSLastBytes = int64(smp.rss)
+		}
+	}
+	if books != nil {
+		s.BooksChecked = true
+		if books.auditErr != nil {
+			s.AuditError = books.auditErr.Error()
+		} else {
+			a := books.audit
+			s.Audit, s.AuditViolations, s.DoubleSales = &a, a.Violations(), a.SeatsWithManyOwners
+		}
+		if books.reconErr != nil {
+			s.ReconcileError = books.reconErr.Error()
+		}
+		s.Reconciled, s.Captured = books.recon.Checked, books.recon.Captured
+		s.UnmatchedCaptures = len(books.recon.Mismatches)
+		s.Mismatches = books.recon.Mismatches[:min(len(books.recon.Mismatches), 50)]
+		s.ReconcileRetries = books.reconTries
+	}
+	return s
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

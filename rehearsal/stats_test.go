@@ -1,0 +1,59 @@
+package rehearsal
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestPercentileIsTheNearestRank(t *testing.T) {
+	hundred := make([]float64, 100)
+	for i := range hundred {
+		hundred[i] = float64(i + 1)
+	}
+	for _, tc := range []struct {
+		name   string
+		sorted []float64
+		p      float64
+		want   float64
+	}{
+		{"p50 of 1..100 is the 50th value", hundred, 50, 50},
+		{"p99 of 1..100 is the 99th value", hundred, 99, 99},
+		{"p100 is the largest", hundred, 100, 100},
+		{"a tiny p is the smallest", hundred, 0.001, 1},
+		{"p50 of four values is the second", []float64{10, 20, 30, 40}, 50, 20},
+		{"p99 of four values is the largest", []float64{10, 20, 30, 40}, 99, 40},
+		{"p50 of five values is the middle one", []float64{1, 2, 3, 4, 50}, 50, 3},
+		{"one value is every percentile", []float64{7}, 99, 7},
+		{"no values is zero", nil, 50, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, percentile(tc.sorted, tc.p))
+		})
+	}
+}
+
+func TestMillisSortsDurationsInMilliseconds(t *testing.T) {
+	require.Equal(t, []float64{0.5, 2, 1500}, millis([]time.Duration{1500 * time.Millisecond, 500 * time.Microsecond, 2 * time.Millisecond}))
+}
+
+func TestLatencyPercentilesAreTakenPerBucketSkippingEmptyOnes(t *testing.T) {
+	ts := []timed{
+		{at: 100 * time.Millisecond, took: 10 * time.Millisecond},
+		{at: 900 * time.Millisecond, took: 30 * time.Millisecond},
+		{at: 2500 * time.Millisecond, took: 5 * time.Millisecond},
+	}
+	at, p50, _, p99 := latencyPercentiles(ts, time.Second)
+	require.Equal(t, []float64{0.5, 2.5}, at, "the middles of buckets 0 and 2; bucket 1 is empty")
+	require.Equal(t, []float64{10, 5}, p50)
+	require.Equal(t, []float64{30, 5}, p99)
+}
+
+func TestBucketsAreAboutFortyOverTheRunBetweenOneAndTenSeconds(t *testing.T) {
+	for _, tc := range []struct {
+		run, want time.Duration
+	}{{10 * time.Second, time.Second}, {200 * time.Second, 5 * time.Second}, {2 * time.Hour, 10 * time.Second}} {
+		require.Equal(t, tc.want, bucketOf(tc.run), "a run of %s", tc.run)
+	}
+}

@@ -1,0 +1,129 @@
+package rehearsal
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/encore-tickets/encore/store"
+)
+
+// Summary is summary.json. The first twelve fields are the contract's
+// names, fixed; the rest say more about the same sale.
+type Summary struct {
+	// Fans who arrived, and of them those admitted into checkout (past the
+	// waiting room, or every fan on an unmetered event).
+	Fans     int64 `json:"fans"`
+	Admitted int64 `json:"admitted"`
+	// Holds that were granted (201).
+	Holds int64 `json:"holds"`
+	// Bookings seen PAID, and paid bookings a second from the sale's
+	// opening to the last one.
+	BookingsPaid int64   `json:"bookings_paid"`
+	GoodputPerS  float64 `json:"goodput_per_s"`
+	// Latency of POST /v1/holds, every answered attempt (granted or not).
+	HoldP50MS float64 `json:"hold_p50_ms"`
+	HoldP99MS float64 `json:"hold_p99_ms"`
+	// From the granted hold's request to PAID seen by the fan: the fan's
+	// pause before paying, the card, checkout, the saga and polling.
+	HoldToPaidP99MS float64 `json:"hold_to_paid_p99_ms"`
+	// From the inventory audit and the payment reconciliation.
+	DoubleSales       int64 `json:"double_sales"`
+	UnmatchedCaptures int   `json:"unmatched_captures"`
+	// Kendall's tau-b between the paid fans' places in the queue and the
+	// moments they bought; null when undefined (fewer than two).
+	FairnessKendallTau *float64 `json:"fairness_kendall_tau"`
+	// Seconds from the opening until the stack first said nothing was left
+	// (every seat held or sold); null when it never did.
+	SoldOutAfterS *float64 `json:"sold_out_after_s"`
+
+	EventID          string    `json:"event_id"`
+	API              string    `json:"api"`
+	StartedAt        time.Time `json:"started_at"`
+	DurationS        float64   `json:"duration_s"`
+	OpenedAfterS     float64   `json:"opened_after_s"`
+	Metered          bool      `json:"metered"`
+	Seats            int       `json:"seats"`
+	SeatsAvailable   int       `json:"seats_available_at_start"`
+	SeatsPaid        int64     `json:"seats_paid"`
+	LastPaidAfterS   float64   `json:"last_paid_after_s"`
+	HoldP90MS        float64   `json:"hold_p90_ms"`
+	HoldAttempts     int64     `json:"hold_attempts"`
+	HoldConflicts    int64     `json:"hold_conflicts"`
+	HoldToPaidP50MS  float64   `json:"hold_to_paid_p50_ms"`
+	SagaLagP50MS     float64   `json:"saga_lag_p50_ms"`
+	SagaLagP99MS     float64   `json:"saga_lag_p99_ms"`
+	CheckoutP50MS    float64   `json:"checkout_p50_ms"`
+	CheckoutP99MS    float64   `json:"checkout_p99_ms"`
+	Checkouts        int64     `json:"checkouts"`
+	SoldOutFans      int64     `json:"sold_out_fans"`
+	GaveUp           int64     `json:"gave_up"`
+	AbandonedDeleted int64     `json:"abandoned_released"`
+	AbandonedExpired int64     `json:"abandoned_left_to_expire"`
+	Declines         int64     `json:"declines"`
+	ThreeDSCompleted int64     `json:"threeds_completed"`
+	ThreeDSFailed    int64     `json:"threeds_failed"`
+	SteppedUp        int64     `json:"stepped_up"`
+	CancelsAsked     int64     `json:"cancels_asked"`
+	Cancelled        int64     `json:"cancelled"`
+	NotPaid          int64     `json:"bookings_not_paid"`
+	Unsettled        int64     `json:"bookings_unsettled"`
+	SocketFallbacks  int64     `json:"socket_fallbacks"`
+	ProofsOfWork     int64     `json:"proofs_of_work"`
+	OwnCardsFailed   int64     `json:"own_cards_failed"`
+	SourceAddresses  int       `json:"source_addresses"`
+	// Answers that were problems: by type, and by call then type.
+	Errors       map[string]int            `json:"errors"`
+	ErrorsByCall map[string]map[string]int `json:"errors_by_call"`
+	// The stack's resident memory (the admin listener's
+	// process_resident_memory_bytes), highest and last seen; 0 unknown.
+	StackRSSMaxBytes  int64 `json:"stack_rss_max_bytes"`
+	StackRSSLastBytes int64 `json:"stack_rss_last_bytes"`
+	// The books: the audit's counts, and the reconciliation's.
+	Audit            *store.AuditReport `json:"audit"`
+	AuditViolations  int64              `json:"audit_violations"`
+	AuditError       string             `json:"audit_error,omitempty"`
+	Reconciled       int                `json:"payments_checked"`
+	Captured         int                `json:"payments_captured"`
+	Mismatches       []string           `json:"mismatches,omitempty"`
+	ReconcileError   string             `json:"reconcile_error,omitempty"`
+	ReconcileRetries int                `json:"reconcile_runs"`
+	BooksChecked     bool               `json:"books_checked"`
+
+	Mix Mix `json:"mix"`
+}
+
+// Mix is the configuration the sale was played with.
+type Mix struct {
+	ArrivalRate    float64 `json:"arrival_rate"`
+	Duration       string  `json:"duration"`
+	Drain          string  `json:"drain"`
+	Abandon        float64 `json:"abandon"`
+	Decline        float64 `json:"decline"`
+	ThreeDS        float64 `json:"threeds"`
+	ThreeDSFail    float64 `json:"threeds_fail"`
+	Cancel         float64 `json:"cancel"`
+	Think          string  `json:"think"`
+	MaxSeats       int     `json:"max_seats"`
+	Seed           int64   `json:"seed"`
+	Concurrency    int     `json:"concurrency"`
+	FansPerAddress int     `json:"fans_per_address"`
+}
+
+// Failed says whether the books found a broken rule: a double sale, a
+// captured payment without exactly one paid booking or one refund, any
+// audit violation, or books that could not be read.
+func (s *Summary) Failed() bool {
+	return s.DoubleSales > 0 || s.UnmatchedCaptures > 0 || s.AuditViolations > 0 ||
+		(s.BooksChecked && (s.AuditError != "" || s.ReconcileError != ""))
+}
+
+// write saves the summary as dir/summary.json.
+func (s *Summary) write(dir string) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "summary.json"), append(b, '\n'), 0o644)
+}
