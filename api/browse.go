@@ -158,5 +158,8 @@ func (s *Server) live(c *gin.Context) {
 	}
 	opts := s.Browse.Live
 	opts.KnownSection = known
+	if d := s.Browse.Dials; d != nil {
+		opts.Pushing = func() bool { return d.For(eventID).LivePush }
+	}
 	s.Browse.Hub.ServeLive(c.Writer, c.Request, eventID, opts)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/encore-tickets/encore/backpressure"
 	"github.com/encore-tickets/encore/booking"
 	"github.com/encore-tickets/encore/catalog"
+	"github.com/encore-tickets/encore/controls"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/seathint"
 	"github.com/encore-tickets/encore/seatmap"
@@ -93,6 +94,8 @@ const (
 	ProbBookingNotCancelled = "booking-not-cancellable" // 409: outside the event's policy
 	ProbWebhookConflict     = "webhook-conflict"        // 409: an event ID reused with other content
 	ProbRoomUnavailable     = "room-unavailable"        // 409: a night of a stay has no room left; names it
+
+	ProbSalesPaused = "sales-paused" // 503: the operator paused the event's sales; retry after Retry-After
 )
 
 var titles = map[string]string{
@@ -122,6 +125,7 @@ var titles = map[string]string{
 	ProbPaymentRefused:       "The payment was refused",
 	ProbBookingNotCancelled:  "The booking cannot be cancelled",
 	ProbWebhookConflict:      "The event ID was already used for other content",
+	ProbSalesPaused:          "Sales of this event are paused",
 }
 
 // NewProblem builds a problem of a named type.
@@ -165,21 +169,22 @@ func (p *Problem) write(w http.ResponseWriter) {
 // answered as a retryable 503, never as a 500.
 func (s *Server) problemFor(err error) *Problem {
 	var (
-		su   *store.SeatUnavailableError
-		pc   *store.PendingCheckoutError
-		pl   *store.PurchaseLimitError
-		inv  *store.InvalidError
-		pr   *store.PromotionError
-		rl   *holds.RateLimitedError
-		ce   *seathint.ContendedError
-		dec  *booking.DeclinedError
-		shed *backpressure.OverloadedError
-		sig  *booking.SignatureError
-		wrl  *waitingroom.RateLimitedError
-		ch   *waitingroom.ChallengeRequiredError
-		ru   *store.RoomUnavailableError
-		nos  *store.NotOnSaleError
-		verr *venues.ValidationError
+		su    *store.SeatUnavailableError
+		pc    *store.PendingCheckoutError
+		pl    *store.PurchaseLimitError
+		inv   *store.InvalidError
+		pr    *store.PromotionError
+		rl    *holds.RateLimitedError
+		ce    *seathint.ContendedError
+		dec   *booking.DeclinedError
+		shed  *backpressure.OverloadedError
+		sig   *booking.SignatureError
+		wrl   *waitingroom.RateLimitedError
+		ch    *waitingroom.ChallengeRequiredError
+		ru    *store.RoomUnavailableError
+		nos   *store.NotOnSaleError
+		cverr *controls.ValidationError
+		verr  *venues.ValidationError
 	)
 	switch {
 	case errors.As(err, &ru):
@@ -235,6 +240,16 @@ func (s *Server) problemFor(err error) *Problem {
 		return p
 	case errors.As(err, &sig):
 		return Invalid(FieldError{"Stripe-Signature", "refused: " + sig.Reason})
+	case errors.As(err, &cverr):
+		errs := make([]FieldError, len(cverr.Errors))
+		for i, e := range cverr.Errors {
+			errs[i] = FieldError{Field: e.Field, Message: e.Message}
+		}
+		return Invalid(errs...)
+	case errors.Is(err, controls.ErrEmptyPatch):
+		return Invalid(FieldError{Field: "body", Message: "name at least one dial"})
+	case errors.Is(err, holds.ErrSalesPaused):
+		return NewProblem(http.StatusServiceUnavailable, ProbSalesPaused, "sales of this event are paused by the operator; retry shortly").RetryAfter(30 * time.Second)
 	case errors.Is(err, holds.ErrQueueRequired):
 		return NewProblem(http.StatusTooManyRequests, ProbQueueRequired, err.Error()).RetryAfter(5 * time.Second)
 	case errors.Is(err, waitingroom.ErrNoRoom):

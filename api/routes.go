@@ -91,6 +91,10 @@ func (s *Server) routes() []route {
 		{method: http.MethodPost, path: "/v1/events/:event_id/queue", access: fan, handler: s.joinQueue, enabled: room},
 		{method: http.MethodGet, path: "/v1/events/:event_id/queue", access: fan, handler: s.pollQueue, enabled: room},
 		{method: http.MethodGet, path: "/v1/events/:event_id/queue/ws", access: fanSocket, before: socket, deadline: noDeadline, handler: s.queueSocket, enabled: room},
+		// The waitlist of sold-out events (waitlist.go).
+		{method: http.MethodPost, path: "/v1/events/:event_id/waitlist", access: fan, handler: s.joinWaitlist, enabled: s.Waitlist != nil},
+		{method: http.MethodDelete, path: "/v1/events/:event_id/waitlist", access: fan, handler: s.leaveWaitlist, enabled: s.Waitlist != nil},
+		{method: http.MethodGet, path: "/v1/me/waitlist", access: fan, handler: s.myWaitlist, enabled: s.Waitlist != nil},
 
 		// Buy plane.
 		{method: http.MethodPost, path: "/v1/holds", access: fan, before: limitHold, handler: s.createHold, enabled: holds},
@@ -113,7 +117,8 @@ func (s *Server) routes() []route {
 		{method: http.MethodPost, path: "/v1/webhooks/stripe", handler: s.stripeWebhook, enabled: bookings},
 		{method: http.MethodGet, path: "/v1/payments/return", handler: paymentReturn, enabled: bookings},
 		{method: http.MethodPost, path: "/v1/payments/return", handler: paymentReturn, enabled: bookings},
-	}, s.adminRoutes()...) // Organisers and admins (admin.go).
+	}, append(s.adminRoutes(), // Organisers and admins (admin.go).
+		s.operatorRoutes()...)...) // Operators (operator.go).
 }
 
 // staffDeadline bounds a staff action that waits on the worker (a refund,

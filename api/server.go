@@ -16,12 +16,14 @@ import (
 
 	"github.com/encore-tickets/encore/booking"
 	"github.com/encore-tickets/encore/catalog"
+	"github.com/encore-tickets/encore/controls"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/hotels"
 	"github.com/encore-tickets/encore/seatmap"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/tickets"
 	"github.com/encore-tickets/encore/waitingroom"
+	"github.com/encore-tickets/encore/waitlist"
 )
 
 // Check is one readiness dependency.
@@ -40,6 +42,8 @@ type Browse struct {
 	Live    seatmap.LiveOptions
 	// Hotels is hotel search; nil serves no hotel routes.
 	Hotels *hotels.Search
+	// Dials are the operator's dials (live_push); nil: always pushed.
+	Dials *controls.Watcher
 }
 
 // Server holds the use cases the edge serves. A nil plane serves no routes:
@@ -52,6 +56,11 @@ type Server struct {
 	Tickets  *tickets.Wallet
 	// Admin is the organiser and admin API; nil serves none of it.
 	Admin *Admin
+	// Waitlist serves the waitlist routes; nil serves none.
+	Waitlist *waitlist.Offers
+	// Operator serves the operator's routes (dials, revocations); nil
+	// serves none.
+	Operator *Operator
 	// Tokens verifies fans' bearer tokens (the OpenID Connect issuer's);
 	// nil: Sessions' tokens are verified instead.
 	Tokens *session.Verifier

@@ -248,6 +248,9 @@ func (s *Service) Checkout(ctx context.Context, who session.Identity, holdID uui
 		}
 		return saga.CheckoutResult{}, store.ErrNotPending
 	}
+	if err := s.Holds.SalesOpen(hold.EventID); err != nil {
+		return saga.CheckoutResult{}, err
+	}
 	if err := s.Saga.Check(); err != nil {
 		return saga.CheckoutResult{}, err
 	}

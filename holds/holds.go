@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/encore-tickets/encore/backpressure"
+	"github.com/encore-tickets/encore/controls"
 	"github.com/encore-tickets/encore/ratelimit"
 	"github.com/encore-tickets/encore/seathint"
 	"github.com/encore-tickets/encore/session"
@@ -60,6 +61,18 @@ type Admission interface {
 // ErrQueueRequired is returned for a metered event without an admission.
 var ErrQueueRequired = errors.New("holds: this sale is metered; join the waiting room")
 
+// ErrSalesPaused refuses a hold or a checkout while the operator has paused
+// the event's sales (its controls): retry later.
+var ErrSalesPaused = errors.New("holds: sales of this event are paused by the operator; retry shortly")
+
+// SalesOpen refuses with ErrSalesPaused while the event's sales are paused.
+func (s *Service) SalesOpen(eventID string) error {
+	if s.Dials.For(eventID).SalesPaused {
+		return ErrSalesPaused
+	}
+	return nil
+}
+
 // RateLimitedError asks the caller to come back later.
 type RateLimitedError struct{ RetryAfter time.Duration }
 
@@ -88,7 +101,10 @@ type Service struct {
 	// its bounds (metered events are paced by the waiting room instead): a
 	// hold that could not be checked out would only keep seats from fans.
 	// Nil never sheds.
-	Saga    *backpressure.Monitor
+	Saga *backpressure.Monitor
+	// Dials are the operator's runtime dials; sales_paused refuses new
+	// holds and checkouts of the event. Nil: never paused.
+	Dials   *controls.Watcher
 	metrics *metrics
 }
 
@@ -231,6 +247,12 @@ func (s *Service) check(ctx context.Context, who session.Identity, cart Cart, id
 		if err != nil || prev != nil {
 			return store.EventLimits{}, prev, err
 		}
+	}
+	// The operator's pause first: it is a lookup in memory, and it must
+	// answer ahead of any other refusal (a fan with a hold still learns
+	// that sales are paused, not that they hold seats already).
+	if err := s.SalesOpen(cart.EventID); err != nil {
+		return store.EventLimits{}, nil, err
 	}
 	ev, err := s.Store.PreCheck(ctx, who.UserID, cart.EventID, cart.Units())
 	var pending *store.PendingCheckoutError
@@ -384,6 +406,8 @@ func resultLabel(err error, replayed bool) string {
 		return "queue_required"
 	case errors.As(err, &shed):
 		return "shed"
+	case errors.Is(err, ErrSalesPaused):
+		return "sales_paused"
 	default:
 		return "error"
 	}

@@ -72,6 +72,9 @@ type Loader func(ctx context.Context, eventID, sectionID string) (store.SectionS
 // CacheOptions tune the cache; zero values take the defaults.
 type CacheOptions struct {
 	TTL      time.Duration // how long a snapshot lives in Redis (2s)
+	// TTLFor, when set, overrides TTL per event (the operator's
+	// seatmap_cache_ttl_ms dial); it is given TTL as the default.
+	TTLFor func(eventID string, def time.Duration) time.Duration
 	LeaseTTL time.Duration // how long a fill lease lives if its owner dies (5s)
 	Wait     time.Duration // how long a request waits for another's fill before a 503 (1s)
 	Poll     time.Duration // how often a waiting request looks (15ms)
@@ -397,7 +400,7 @@ func (c *Cache) fillLeased(ctx context.Context, eventID, sectionID string, f For
 	if errors.Is(err, store.ErrNotFound) {
 		// Remember the miss briefly, generation permitting, like a snapshot.
 		_ = storeScript.Run(ctx, c.rdb, []string{base + ":gen", c.key(eventID, sectionID, FormatJSON),
-			c.key(eventID, sectionID, FormatBitmap), lease}, gen, notFound, notFound, c.opts.TTL.Milliseconds(), token).Err()
+			c.key(eventID, sectionID, FormatBitmap), lease}, gen, notFound, notFound, c.ttl(eventID).Milliseconds(), token).Err()
 		return Entry{}, store.ErrNotFound
 	}
 	if err != nil {
@@ -411,7 +414,7 @@ func (c *Cache) fillLeased(ctx context.Context, eventID, sectionID string, f For
 	}
 	if err := storeScript.Run(ctx, c.rdb, []string{base + ":gen", c.key(eventID, sectionID, FormatJSON),
 		c.key(eventID, sectionID, FormatBitmap), lease},
-		gen, encodeEntry(js), encodeEntry(bin), c.opts.TTL.Milliseconds(), token).Err(); err != nil {
+		gen, encodeEntry(js), encodeEntry(bin), c.ttl(eventID).Milliseconds(), token).Err(); err != nil {
 		release()
 		// The snapshot itself is good; only caching it failed.
 	}
@@ -444,10 +447,25 @@ func (c *Cache) Invalidate(ctx context.Context, eventID, sectionID string) error
 	return nil
 }
 
+// SetTTLFor makes the cache ask f for each event's TTL (the operator's
+// dial), with the configured TTL as the default. Call it before serving.
+func (c *Cache) SetTTLFor(f func(eventID string, def time.Duration) time.Duration) { c.opts.TTLFor = f }
+
+// ttl is how long the event's snapshots live in Redis. A TTL of zero
+// (the operator turned caching off) keeps them 1 ms: every read fills.
+func (c *Cache) ttl(eventID string) time.Duration {
+	t := c.opts.TTL
+	if c.opts.TTLFor != nil {
+		t = c.opts.TTLFor(eventID, t)
+	}
+	return max(t, time.Millisecond)
+}
+
 // Message is what the live stream sends a viewer.
 type Message struct {
-	Type      string `json:"type"` // reset, invalidate or error
+	Type      string `json:"type"` // reset, invalidate, error or push_off
 	EventID   string `json:"event_id,omitempty"`
 	SectionID string `json:"section_id,omitempty"`
 	Detail    string `json:"detail,omitempty"`
+	PollMS    int64  `json:"poll_ms,omitempty"` // push_off: refresh by polling this often
 }

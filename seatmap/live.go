@@ -26,7 +26,18 @@ type LiveOptions struct {
 	// to any other is refused with an error message and subscribes nothing
 	// (nil: every well-formed section ID is accepted).
 	KnownSection func(sectionID string) bool
+	// Pushing reports whether the operator lets the event's maps be pushed
+	// (its live_push dial); checked at connect and every second. When it
+	// is off the stream sends {"type":"push_off","poll_ms"} and closes with
+	// StatusPushOff: the client refreshes by polling every poll_ms and
+	// tries the stream again later. Nil: always on.
+	Pushing func() bool
+	// PollInterval is the poll_ms a client is told while push is off (2s).
+	PollInterval time.Duration
 }
+
+// StatusPushOff closes a live stream while the operator has turned push off.
+const StatusPushOff websocket.StatusCode = 4002
 
 // ServeLive runs one viewer's WebSocket stream for eventID: the client sends
 // {"subscribe":"<section_id>"}; the server answers {"type":"reset"} for the
@@ -50,6 +61,20 @@ func (h *Hub) ServeLive(w http.ResponseWriter, r *http.Request, eventID string, 
 	c.SetReadLimit(1024)
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 2 * time.Second
+	}
+	pushOff := func() {
+		msg, _ := json.Marshal(Message{Type: "push_off", PollMS: opts.PollInterval.Milliseconds()})
+		wctx, wcancel := context.WithTimeout(ctx, opts.WriteTimeout)
+		_ = c.Write(wctx, websocket.MessageText, msg)
+		wcancel()
+		_ = c.Close(StatusPushOff, "live push is off: poll")
+	}
+	if opts.Pushing != nil && !opts.Pushing() {
+		pushOff()
+		return
+	}
 	v := h.NewViewer()
 	defer h.Leave(v)
 
@@ -97,8 +122,19 @@ func (h *Hub) ServeLive(w http.ResponseWriter, r *http.Request, eventID string, 
 		defer wcancel()
 		return c.Write(wctx, websocket.MessageText, msg) == nil
 	}
+	var dial <-chan time.Time
+	if opts.Pushing != nil {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		dial = t.C
+	}
 	for {
 		select {
+		case <-dial:
+			if !opts.Pushing() {
+				pushOff()
+				return
+			}
 		case msg := <-v.C:
 			if !write(msg) {
 				return

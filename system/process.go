@@ -19,6 +19,7 @@ import (
 	"github.com/encore-tickets/encore/booking"
 	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/config"
+	"github.com/encore-tickets/encore/controls"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/organiser"
 	"github.com/encore-tickets/encore/session"
@@ -27,6 +28,7 @@ import (
 	"github.com/encore-tickets/encore/tickets"
 	"github.com/encore-tickets/encore/venues"
 	"github.com/encore-tickets/encore/waitingroom"
+	"github.com/encore-tickets/encore/waitlist"
 )
 
 // Process is the one composition root: every plane of an Encore process,
@@ -41,8 +43,12 @@ type Process struct {
 	Temporal client.Client
 	Store    *store.Store
 
-	Holds      *holds.Service
-	Bookings   *booking.Service
+	Holds *holds.Service
+	// Dials are the operator's runtime dials as this process follows them.
+	Dials    *controls.Watcher
+	Bookings *booking.Service
+	// Waitlist offers seats that come back to the fans waiting for them.
+	Waitlist   *waitlist.Offers
 	Room       *waitingroom.Room
 	Browse     *BrowsePlane
 	Tickets    *tickets.Wallet
@@ -64,6 +70,7 @@ type Process struct {
 	Sockets *api.SocketCap
 
 	sagaOnce  sync.Once
+	dialsOnce sync.Once
 	trusted   []netip.Prefix
 	adminOnce sync.Once
 	adminAddr string
@@ -103,7 +110,19 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisU
 	p.Saga = SagaLoad(cfg, rdb, p.Registry, log)
 	p.Holds = BuyPlane(cfg, p.Store, rdb, p.Registry, log)
 	p.Holds.Saga = p.Saga
+	p.Dials = controls.NewWatcher(p.Store, cfg.ControlsPoll, log.With("component", "controls"))
+	p.Dials.Register(p.Registry)
+	p.Holds.Dials = p.Dials
 	p.Room = AdmitPlane(cfg, rdb, p.Store, p.Holds, p.Registry, log)
+	p.Room.SetControls(p.Dials)
+	public, err := cfg.EffectivePublicURL()
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	p.Waitlist = &waitlist.Offers{Store: p.Store, Room: p.Room, Mailer: Mailer(cfg), PublicURL: public,
+		TTL: cfg.RoomPassTTL, Log: log.With("component", "waitlist")}
+	p.Waitlist.Register(p.Registry)
 	if cfg.RoomAdaptive {
 		p.Room.SetAdaptive(nil, &waitingroom.StandardSignals{Saga: p.Saga, Payments: p.Store})
 	}
@@ -111,6 +130,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisU
 		p.Close()
 		return nil, err
 	}
+	p.Browse.API.Dials = p.Dials
+	p.Browse.Cache.SetTTLFor(func(eventID string, def time.Duration) time.Duration {
+		return p.Dials.For(eventID).CacheTTL(def)
+	})
 	keyring, err := TicketKeyring(cfg)
 	if err != nil {
 		p.Close()
@@ -155,6 +178,12 @@ func (p *Process) shareSagaLoad(ctx context.Context) {
 	p.sagaOnce.Do(func() { go p.Saga.Run(ctx) })
 }
 
+// followDials keeps the operator's dials fresh, once per process whether it
+// serves the API, the worker or both.
+func (p *Process) followDials(ctx context.Context) {
+	p.dialsOnce.Do(func() { go p.Dials.Run(ctx) })
+}
+
 // Close releases what New opened.
 func (p *Process) Close() {
 	if p.Room != nil {
@@ -178,7 +207,8 @@ func (p *Process) API() *api.Server {
 	})
 	return &api.Server{Holds: p.Holds, Bookings: p.Bookings, Room: p.Room, Browse: p.Browse.API, Tickets: p.Tickets,
 		Sessions: p.Sessions, Tokens: p.Tokens, ClientID: p.Config.OIDCClientID, Checks: checks, Log: p.Log, TrustedProxies: p.trusted,
-		Sockets: p.Sockets, RequestTimeout: p.Config.RequestTimeout, Admin: p.adminAPI()}
+		Sockets: p.Sockets, RequestTimeout: p.Config.RequestTimeout, Admin: p.adminAPI(), Operator: p.operatorAPI(),
+		Waitlist: p.Waitlist}
 }
 
 // adminAPI is the organiser and admin API over the buy plane's store, its
@@ -187,6 +217,11 @@ func (p *Process) adminAPI() *api.Admin {
 	return &api.Admin{Venues: venues.NewService(p.Store), Events: organiser.NewService(p.Store),
 		Sales: &organiser.Sales{Reader: store.NewReader(p.Browse.Reader)}, Store: p.Store,
 		Walks: p.Bookings}
+}
+
+// operatorAPI is the operator's dials and revocations.
+func (p *Process) operatorAPI() *api.Operator {
+	return &api.Operator{Store: p.Store, Dials: p.Dials}
 }
 
 // ServeAPI runs the fan API, the live seat-map hub and the admin listener
@@ -201,6 +236,7 @@ func (p *Process) ServeAPI(ctx context.Context) (string, <-chan error, error) {
 	}
 	p.Tokens = tokens
 	p.shareSagaLoad(ctx)
+	p.followDials(ctx)
 	go p.Browse.Hub.Run(ctx)
 	addr, done, err := Serve(ctx, p.Config.HTTPAddr, p.API().Handler())
 	if err != nil {
@@ -229,8 +265,10 @@ func (p *Process) RunWorker(ctx context.Context) (stop func(), err error) {
 		p.Log.Warn("inventory audit schedule", "err", err)
 	}
 	p.shareSagaLoad(ctx)
+	p.followDials(ctx)
 	go p.Holds.RunSweeper(ctx, p.Config.SweepInterval, p.Config.SweepBatch)
 	go NewRelay(p.Config, p.Store, p.Browse.Cache, p.Registry, p.Log).Run(ctx)
 	go p.Room.RunAdmitter(ctx, "")
+	go p.Waitlist.Run(ctx)
 	return w.Stop, nil
 }

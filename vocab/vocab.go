@@ -245,3 +245,19 @@ func ProviderEventTypes() []string {
 	}
 	return out
 }
+
+// WaitlistStatus is the state of one fan's place on a sold-out event's
+// waitlist.
+type WaitlistStatus string
+
+// Every waitlist status (mirrors the CHECK on waitlist_entries.status).
+const (
+	WaitlistWaiting WaitlistStatus = "WAITING" // in line for seats that come back
+	WaitlistOffered WaitlistStatus = "OFFERED" // holds a time-limited pass for them
+	WaitlistUsed    WaitlistStatus = "USED"    // held seats with the offer
+	WaitlistExpired WaitlistStatus = "EXPIRED" // let the offer lapse; it passed on
+	WaitlistLeft    WaitlistStatus = "LEFT"    // left the list
+)
+
+// WaitlistStatuses is the full set.
+var WaitlistStatuses = []WaitlistStatus{WaitlistWaiting, WaitlistOffered, WaitlistUsed, WaitlistExpired, WaitlistLeft}

@@ -2,10 +2,13 @@ package waitingroom
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/encore-tickets/encore/backpressure"
+	"github.com/encore-tickets/encore/controls"
 	"github.com/encore-tickets/encore/store"
 )
 
@@ -94,6 +97,7 @@ func (c Controller) Next(capacity int, s Signals, full bool) int {
 // capacityState is one event's capacity as this admitter steers it.
 type capacityState struct {
 	capacity   int
+	version    int64 // the operator's dials it was derived from
 	full       bool
 	lastAdjust time.Time
 }
@@ -112,21 +116,61 @@ func (r *Room) SetAdaptive(c *Controller, src SignalSource) {
 	r.opts.Adaptive = true
 }
 
-// capacity is the capacity in force for the event.
-func (r *Room) capacity(eventID string) int {
+// SetControls makes the room follow the operator's dials: the admission
+// capacity and its adaptive bounds, and admission paused.
+func (r *Room) SetControls(w *controls.Watcher) { r.dials = w }
+
+// bounds are the event's capacity (the operator's, or the configured one)
+// and the band the adaptive mode may move it within.
+func (r *Room) bounds(eventID string) (d controls.Dials, base, lo, hi int) {
+	d = r.dials.For(eventID)
+	lo, hi = r.opts.MinCapacity, r.opts.MaxCapacity
+	r.controllerMu.Lock()
+	if r.controller != nil {
+		lo, hi = r.controller.Min, r.controller.Max
+	}
+	r.controllerMu.Unlock()
+	base, lo, hi = d.Capacity(r.opts.Capacity, lo, hi)
+	return d, base, lo, hi
+}
+
+// capacity is the capacity in force for the event. Without the adaptive
+// mode it is the operator's or the configured capacity. With it, it is
+// the controller's last value, kept in Redis beside the event's line so a
+// new admitter (another process taking the lease) carries on from it
+// rather than starting over; a change of the operator's dials starts the
+// controller again from the operator's capacity.
+func (r *Room) capacity(ctx context.Context, eventID string) int {
+	d, base, lo, hi := r.bounds(eventID)
+	r.controllerMu.Lock()
+	adaptive := r.opts.Adaptive && r.controller != nil
+	st := r.controllers[eventID]
+	r.controllerMu.Unlock()
+	if !adaptive {
+		return base
+	}
+	if st == nil || st.version != d.Version {
+		st = &capacityState{capacity: base, version: d.Version, lastAdjust: time.Now()}
+		if v, err := r.rdb.HMGet(ctx, r.keys(eventID).state, "acap", "acapv").Result(); err == nil && len(v) == 2 {
+			c, _ := strconv.Atoi(fmt.Sprint(v[0]))
+			ver, _ := strconv.ParseInt(fmt.Sprint(v[1]), 10, 64)
+			if c > 0 && v[1] != nil && ver == d.Version {
+				st.capacity = c
+			}
+		}
+		r.controllerMu.Lock()
+		r.controllers[eventID] = st
+		r.controllerMu.Unlock()
+	}
 	r.controllerMu.Lock()
 	defer r.controllerMu.Unlock()
-	st := r.controllers[eventID]
-	if st == nil {
-		st = &capacityState{capacity: r.opts.Capacity, lastAdjust: time.Now()}
-		r.controllers[eventID] = st
-	}
+	st.capacity = min(max(st.capacity, lo), hi)
 	return st.capacity
 }
 
 // observe feeds a tick's result to the adaptive mode and, once a period,
-// moves capacity.
-func (r *Room) observe(eventID string, res TickResult, capacity int) {
+// moves capacity within the operator's bounds.
+func (r *Room) observe(ctx context.Context, eventID string, res TickResult, capacity int) {
 	r.controllerMu.Lock()
 	st := r.controllers[eventID]
 	if st == nil || !r.opts.Adaptive || r.controller == nil {
@@ -144,23 +188,30 @@ func (r *Room) observe(eventID string, res TickResult, capacity int) {
 	}
 	var s Signals
 	if src != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		var err error
-		s, err = src.Signals(ctx)
+		s, err = src.Signals(sctx)
 		cancel()
 		if err != nil {
 			r.opts.Log.Warn("waiting room: adaptive signals", "err", err)
 			s = Signals{}
 		}
 	}
+	_, _, lo, hi := r.bounds(eventID)
+	c.Min, c.Max = lo, hi
 	r.controllerMu.Lock()
-	defer r.controllerMu.Unlock()
 	next := c.Next(st.capacity, s, st.full)
 	if next != st.capacity {
 		r.opts.Log.Info("waiting room: capacity adjusted", "event", eventID, "from", st.capacity, "to", next,
 			"checkout_latency", s.CheckoutLatency, "checkout_error_rate", s.CheckoutErrorRate, "payment_error_rate", s.PaymentErrorRate)
 	}
 	st.capacity, st.full, st.lastAdjust = next, false, time.Now()
+	version := st.version
+	r.controllerMu.Unlock()
+	// Keep the controller's state where the next admitter finds it.
+	if err := r.rdb.HSet(ctx, r.keys(eventID).state, "acap", next, "acapv", version).Err(); err != nil {
+		r.opts.Log.Debug("waiting room: save adaptive capacity", "err", err)
+	}
 }
 
 // SagaLoad is the booking saga's load over every process

@@ -67,7 +67,13 @@ func (r *Room) Tick(ctx context.Context, eventID, owner string) (TickResult, err
 			free = -1
 		}
 	}
-	capacity := r.capacity(eventID)
+	capacity := r.capacity(ctx, eventID)
+	paused := r.dials.For(eventID).AdmissionPaused
+	if paused {
+		// The operator paused admission: the line keeps its order and its
+		// heartbeats, and nobody new goes in until it is resumed.
+		capacity = 0
+	}
 	raw, err := tickScript.Run(ctx, r.rdb, k.tick(), owner, r.admitterTTL().Milliseconds(), r.opts.Tick.Milliseconds(),
 		g.OnsaleAt.UnixMilli(), capacity, r.opts.Batch, r.opts.PassTTL.Milliseconds(), r.opts.CleanupCap, free,
 		(3 * r.opts.Tick).Milliseconds()).Slice()
@@ -86,7 +92,9 @@ func (r *Room) Tick(ctx context.Context, eventID, owner string) (TickResult, err
 	}
 	if res.Ran {
 		r.m.tick(eventID, res, capacity)
-		r.observe(eventID, res, capacity)
+		if !paused {
+			r.observe(ctx, eventID, res, capacity)
+		}
 		r.notifyTick(ctx, eventID, res)
 	}
 	return res, nil

@@ -170,7 +170,9 @@ func TestMeteredHoldNeedsAPassFromTheRoom(t *testing.T) {
 	require.Equal(t, http.StatusCreated, rep.status, string(rep.raw))
 
 	// Revoked: the same valid pass is refused.
-	require.NoError(t, s.room.Revoke(context.Background(), s.eventID, asha.UserID))
+	revoked, err := s.room.Revoke(context.Background(), s.eventID, asha.UserID)
+	require.NoError(t, err)
+	require.True(t, revoked, "asha had an admission to end")
 	require.Equal(t, http.StatusNoContent, s.do("DELETE", "/v1/holds/"+rep.body["hold_id"].(string), asha, nil).status)
 	rep = hold(asha, []string{seat(4)}, "X-Admission-Pass", pass, "Idempotency-Key", "k3")
 	require.Equal(t, http.StatusTooManyRequests, rep.status, string(rep.raw))

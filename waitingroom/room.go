@@ -37,6 +37,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/encore-tickets/encore/controls"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/internal/lru"
 	"github.com/encore-tickets/encore/ratelimit"
@@ -181,6 +182,7 @@ type Room struct {
 	controllerMu                        sync.Mutex
 	controller                          *Controller
 	controllers                         map[string]*capacityState
+	dials                               *controls.Watcher
 	signals                             SignalSource
 	closeOnce                           sync.Once
 	closeHub                            context.CancelFunc
@@ -321,12 +323,15 @@ const (
 	StatusWaiting  = "waiting"
 	StatusAdmitted = "admitted"
 	StatusSoldOut  = "sold_out"
+	// StatusOffered is an admission from the waitlist: seats came back and
+	// this fan may hold them until pass_expires_at.
+	StatusOffered = "offered"
 )
 
 // MarshalJSON writes the contract's shape for each status.
 func (s State) MarshalJSON() ([]byte, error) {
 	switch s.Status {
-	case StatusAdmitted:
+	case StatusAdmitted, StatusOffered:
 		return json.Marshal(struct {
 			Status        string    `json:"status"`
 			Pass          string    `json:"pass"`
@@ -526,20 +531,22 @@ func toInt(v any) int64 {
 	return 0
 }
 
-// leaseInfo is the li hash value: "<id>|<device>|<window end ms>|<join ms>".
+// leaseInfo is the li hash value: "<id>|<device>|<window end ms>|<join ms>",
+// with "|offer" after it for an admission from the waitlist.
 type leaseInfo struct {
 	id, device     string
 	window, joined int64
+	offer          bool
 }
 
 func parseLeaseInfo(s string) (leaseInfo, bool) {
 	parts := strings.Split(s, "|")
-	if len(parts) != 4 || parts[0] == "" {
+	if len(parts) < 4 || len(parts) > 5 || parts[0] == "" {
 		return leaseInfo{}, false
 	}
 	w, _ := strconv.ParseInt(parts[2], 10, 64)
 	j, _ := strconv.ParseInt(parts[3], 10, 64)
-	return leaseInfo{id: parts[0], device: parts[1], window: w, joined: j}, true
+	return leaseInfo{id: parts[0], device: parts[1], window: w, joined: j, offer: len(parts) == 5 && parts[4] == "offer"}, true
 }
 
 // mint signs a pass for an admitted fan: bound to the device that was in
@@ -558,7 +565,28 @@ func (r *Room) mint(who session.Identity, eventID, info string, leaseExp time.Ti
 	if err != nil {
 		return State{}, unavailable(err)
 	}
-	return State{Status: StatusAdmitted, Pass: tok, PassExpiresAt: exp}, nil
+	status := StatusAdmitted
+	if li.offer {
+		status = StatusOffered
+	}
+	return State{Status: status, Pass: tok, PassExpiresAt: exp}, nil
+}
+
+// Offer admits a fan from the event's waitlist until until (at most the
+// pass lifetime from now): a lease of its own, bound to the device the fan
+// joined the waitlist from, which their pass names like any admission. It
+// is idempotent for the same offer (a retried round re-uses the lease) and
+// tells the fan's open queue sockets at once. It returns the offer as the
+// fan sees it.
+func (r *Room) Offer(ctx context.Context, who session.Identity, eventID string, offerID int64, until time.Time) (State, error) {
+	k := r.keys(eventID)
+	until = time.UnixMilli(min(until.UnixMilli(), time.Now().Add(pass.MaxTTL).UnixMilli()))
+	info := fmt.Sprintf("w%d|%s|%d|%d|offer", offerID, who.DeviceID, until.UnixMilli(), time.Now().UnixMilli())
+	if err := offerScript.Run(ctx, r.rdb, []string{k.lease, k.li}, who.UserID, until.UnixMilli(), info).Err(); err != nil {
+		return State{}, unavailable(err)
+	}
+	r.publish(ctx, eventID, "admitted", []string{who.UserID})
+	return r.mint(who, eventID, info, until)
 }
 
 func (r *Room) admittedState(ctx context.Context, who session.Identity, eventID string) (State, error) {
@@ -613,11 +641,28 @@ func (r *Room) Extend(ctx context.Context, who session.Identity, eventID string,
 }
 
 // Revoke ends a fan's admission at once: every pass minted for it is refused
-// from now on.
-func (r *Room) Revoke(ctx context.Context, eventID, userID string) error {
+// from now on. It reports whether the fan had an admission to end.
+func (r *Room) Revoke(ctx context.Context, eventID, userID string) (bool, error) {
 	k := r.keys(eventID)
-	_, err := revokeScript.Run(ctx, r.rdb, []string{k.lease, k.li, k.held}, userID).Int64()
-	return unavailable(err)
+	n, err := revokeScript.Run(ctx, r.rdb, []string{k.lease, k.li, k.held}, userID).Int64()
+	return n > 0, unavailable(err)
+}
+
+// CapacityInForce is the admission capacity the event's admitter last
+// used (0 while admission is paused), or what this process would use when
+// no admitter has ticked yet.
+func (r *Room) CapacityInForce(ctx context.Context, eventID string) (int, error) {
+	v, err := r.rdb.HGet(ctx, r.keys(eventID).state, "cap").Int()
+	if err == nil {
+		return v, nil
+	}
+	if !errors.Is(err, redis.Nil) {
+		return 0, unavailable(err)
+	}
+	if r.dials.For(eventID).AdmissionPaused {
+		return 0, nil
+	}
+	return r.capacity(ctx, eventID), nil
 }
 
 // Waitlist lists the fans who were told the event is sold out, oldest first.

@@ -565,7 +565,9 @@ func TestPassesRefused(t *testing.T) {
 	}
 
 	t.Run("revoked lease refuses a valid pass", func(t *testing.T) {
-		require.NoError(t, r.Revoke(context.Background(), ev, asha.UserID))
+		revoked, err := r.Revoke(context.Background(), ev, asha.UserID)
+		require.NoError(t, err)
+		require.True(t, revoked)
 		require.ErrorIs(t, r.Check(context.Background(), asha, ev, st.Pass), holds.ErrQueueRequired)
 	})
 }
@@ -607,7 +609,8 @@ func TestExtendKeepsLeaseForTheHoldAndSettleShortensIt(t *testing.T) {
 	require.Less(t, int64(score), time.Now().Add(61*time.Second).UnixMilli())
 
 	// Extend without a lease does nothing.
-	require.NoError(t, r.Revoke(context.Background(), ev, who.UserID))
+	_, err = r.Revoke(context.Background(), ev, who.UserID)
+	require.NoError(t, err)
 	require.NoError(t, r.Extend(context.Background(), who, ev, until))
 	_, err = rdb.ZScore(context.Background(), leaseKey, who.UserID).Result()
 	require.ErrorIs(t, err, redis.Nil)
@@ -628,7 +631,8 @@ func TestRepeatedExpiryLowersPriority(t *testing.T) {
 	inv.outcomes[good.UserID] = store.HoldOutcome{Expired: 1} // the first expiry is forgiven
 	require.NoError(t, r.Settle(context.Background(), ev))
 	for _, who := range []session.Identity{bad, good} {
-		require.NoError(t, r.Revoke(context.Background(), ev, who.UserID))
+		_, revokeErr := r.Revoke(context.Background(), ev, who.UserID)
+		require.NoError(t, revokeErr)
 	}
 	for i := 10; i < 20; i++ {
 		join(t, r, fan(i), ev)
@@ -741,7 +745,38 @@ func TestAdaptiveModeLowersCapacityUnderSlowCheckout(t *testing.T) {
 	n, err := r.LeaseCount(context.Background(), ev)
 	require.NoError(t, err)
 	require.EqualValues(t, 40, n, "the first tick filled the room")
-	require.NoError(t, r.Revoke(context.Background(), ev, fan(0).UserID))
+	_, revokeErr := r.Revoke(context.Background(), ev, fan(0).UserID)
+	require.NoError(t, revokeErr)
 	res := tick(t, r, ev, "a")
 	require.Empty(t, res.Admitted, "a freed slot is not refilled above the lowered capacity")
+}
+
+func TestTheAdaptiveCapacitySurvivesAChangeOfAdmitter(t *testing.T) {
+	inv := newFake()
+	rdb, prefix := testenv.Redis(t)
+	prefix += testenv.RandomSuffix() + ":"
+	slow := fixedSignals{waitingroom.Signals{CheckoutLatency: 5 * time.Second}}
+	a := newRoomOn(t, rdb, prefix, inv, waitingroom.Options{Capacity: 40, Batch: 100})
+	a.SetAdaptive(&waitingroom.Controller{Period: 50 * time.Millisecond}, slow)
+	ev := inv.add(time.Now().Add(-time.Minute))
+	for i := 0; i < 100; i++ {
+		join(t, a, fan(i), ev)
+	}
+	tick(t, a, ev, "a")
+	time.Sleep(60 * time.Millisecond)
+	tick(t, a, ev, "a") // adjusts: 40 -> 30
+	tick(t, a, ev, "a") // runs at 30
+	n, err := a.CapacityInForce(context.Background(), ev)
+	require.NoError(t, err)
+	require.Equal(t, 30, n)
+
+	// Another process's room takes the admitter lease once a stops ticking;
+	// its controller goes on from 30 instead of starting again at 40.
+	b := newRoomOn(t, rdb, prefix, inv, waitingroom.Options{Capacity: 40, Batch: 100})
+	b.SetAdaptive(&waitingroom.Controller{Period: time.Hour}, slow)
+	res := tick(t, b, ev, "b")
+	require.Empty(t, res.Admitted)
+	n, err = b.CapacityInForce(context.Background(), ev)
+	require.NoError(t, err)
+	require.Equal(t, 30, n, "the new admitter carries on from the controller's last capacity")
 }

@@ -269,6 +269,15 @@ end
 return ended
 `)
 
+// offerScript admits a fan from the waitlist: a lease until the offer ends
+// (or longer, if the fan already had one) with the offer's details, which
+// the fan's new pass names. KEYS: lease li; ARGV: user, until ms, info.
+var offerScript = redis.NewScript(`
+redis.call('ZADD', KEYS[1], 'GT', ARGV[2], ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+return 1
+`)
+
 // revokeScript ends a lease at once. KEYS: lease li held; ARGV: user.
 var revokeScript = redis.NewScript(`
 redis.call('ZREM', KEYS[3], ARGV[1])

@@ -343,6 +343,7 @@ export class SeatMap {
     ws.onmessage = ev => {
       const arrived = performance.now();
       let m; try { m = JSON.parse(ev.data); } catch { return; }
+      if (m.type === 'push_off') { ws.pollMs = m.poll_ms || 2000; return; }
       if (m.type !== 'reset' && m.type !== 'invalidate') return;
       const targets = m.section_id ? [this.byId.get(m.section_id)] : ids.map(id => this.byId.get(id));
       for (const s of targets) {
@@ -354,7 +355,16 @@ export class SeatMap {
     ws.onclose = () => {
       this.sockets.delete(ws);
       for (const id of ids) this.byId.get(id).live = false;
-      if (!this.closed && !this.suspended) setTimeout(() => this.openSocket(ids), 2000);
+      if (this.closed || this.suspended) return;
+      if (!ws.pollMs) { setTimeout(() => this.openSocket(ids), 2000); return; }
+      // The operator turned live push off: refresh these sections by
+      // polling at the pace the server asked for, and try the stream again
+      // in half a minute.
+      const poll = setInterval(() => {
+        if (this.closed || this.suspended) return clearInterval(poll);
+        for (const id of ids) this.refetch(this.byId.get(id));
+      }, ws.pollMs);
+      setTimeout(() => { clearInterval(poll); this.openSocket(ids); }, 30000);
     };
   }
 
