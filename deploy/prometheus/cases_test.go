@@ -502,6 +502,8 @@ func thresholdAlertCases() []alertCase {
 			series: room(500, 100, 100, 0, each(0)), want: quiet},
 		{alert: "EncoreAdmissionStalled", name: "stays quiet when the event is sold out", span: h,
 			series: room(500, 10, 100, 1, each(0)), want: quiet},
+		{alert: "EncoreAdmissionStalled", name: "stays quiet while the operator has paused admission, which reports capacity 0", span: h,
+			series: room(500, 10, 0, 0, each(0)), want: quiet},
 
 		{alert: "EncoreLoadShedding", name: "pages when checkout sheds a fifth of its requests", span: 15 * m,
 			series: shedding(0.2), want: fires, labels: map[string]string{"route": "/v1/holds/:id/checkout"}},
