@@ -35,6 +35,7 @@ type problem struct {
 	Type         string     `json:"type"`
 	Detail       string     `json:"detail"`
 	Alternatives []string   `json:"alternatives"`
+	Unavailable  []string   `json:"unavailable_seat_ids"`
 	Challenge    *challenge `json:"challenge"`
 }
 
@@ -117,7 +118,7 @@ func (e *edge) do(ctx context.Context, c *http.Client, call string, req *http.Re
 	}
 	if !a.ok() {
 		_ = json.Unmarshal(a.raw, &a.problem)
-		e.rec.failure(call, a.name())
+		e.rec.failureSaying(call, a.name(), a.problem.Detail)
 	}
 	return a
 }

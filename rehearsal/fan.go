@@ -212,47 +212,59 @@ type seatView struct {
 	Status string `json:"status"`
 }
 
-// hold looks at the map and holds seats: the best seats of the best
-// section first, as everyone else does, then the alternatives the stack
-// offers or the next best on a fresher map. It gives up after a few
-// conflicts, when the sale ends, or when nothing is left.
+// hold looks at the map and holds seats, as a fan does in a sale: the
+// best seats of the best section first (everyone ranks them alike, so fans
+// collide), then the alternatives the stack offers with a conflict or the
+// next best seats still free on the map, then the best available the stack
+// picks (section and quantity); after three conflicts in one section, a
+// fresh look at the event and another section. It gives up when nothing
+// is left, after a dozen attempts, when the sale ends, or when the stack
+// says no for another reason (the pass ran out, the purchase limit).
 func (f *fan) hold(ctx context.Context, pass string) (id string, seats int, holdAt time.Time, ok bool) {
 	rn := f.run
-	var ev eventView
-	if a := rn.edge.api(ctx, f.client, "event", http.MethodGet, "/v1/events/"+rn.event.ID, "", nil); !a.ok() || a.decode(&ev) != nil {
-		return "", 0, time.Time{}, false
-	}
-	if !f.think(ctx) {
-		return "", 0, time.Time{}, false
-	}
-	sec, ok := f.pickSection(ev.Sections)
-	if !ok {
-		return "", 0, time.Time{}, false
-	}
-	var taken map[string]bool
-	var choice []string
-	var seatMap []seatView
 	headers := []string{}
 	if pass != "" {
 		headers = append(headers, "X-Admission-Pass", pass)
 	}
-	conflicts := 0
+	var sec sectionView
+	var seatMap []seatView
+	var choice []string
+	taken := map[string]bool{}
+	here := -1 // conflicts in this section; -1: look at the event first
 	for attempt := 0; attempt < 12 && ctx.Err() == nil; attempt++ {
+		if here < 0 || here >= 3 {
+			var ev eventView
+			if a := rn.edge.api(ctx, f.client, "event", http.MethodGet, "/v1/events/"+rn.event.ID, "", nil); !a.ok() || a.decode(&ev) != nil {
+				return "", 0, time.Time{}, false
+			}
+			var found bool
+			if sec, found = f.pickSection(ev.Sections); !found {
+				rn.rec.n.foundNothing.Add(1)
+				return "", 0, time.Time{}, false
+			}
+			here, seatMap, choice = 0, nil, nil
+		}
 		body := map[string]any{"event_id": rn.event.ID}
-		if sec.Kind == "general" {
+		switch {
+		case sec.Kind == "general":
 			body["section_id"], body["quantity"] = sec.ID, f.quantity
-		} else {
+		case here >= 2:
+			body["section_id"], body["quantity"], body["adjacent"] = sec.ID, f.quantity, true // the best available, together
+		default:
 			if len(choice) == 0 {
-				if seatMap == nil || conflicts%2 == 0 {
+				if seatMap == nil || here > 0 {
 					seatMap = f.seatMap(ctx, sec.ID)
-					taken = map[string]bool{}
 				}
 				choice = bestSeats(seatMap, taken, f.quantity)
-				if len(choice) == 0 {
-					return "", 0, time.Time{}, false
-				}
 			}
-			body["seat_ids"] = choice
+			if len(choice) > 0 {
+				body["seat_ids"] = choice
+			} else { // the map is stale or full: let the stack pick
+				body["section_id"], body["quantity"], body["adjacent"] = sec.ID, f.quantity, true
+			}
+		}
+		if attempt == 0 && !f.think(ctx) { // the fan looks at the map a while: it grows stale
+			return "", 0, time.Time{}, false
 		}
 		t0 := time.Now()
 		rn.rec.n.holdAttempts.Add(1)
@@ -278,24 +290,20 @@ func (f *fan) hold(ctx context.Context, pass string) (id string, seats int, hold
 			return h.HoldID, n, t0, true
 		case a.name() == "seat-unavailable":
 			rn.rec.n.holdConflicts.Add(1)
-			conflicts++
-			if conflicts > 5 || sec.Kind == "general" {
-				return "", 0, time.Time{}, false
-			}
+			here++
 			for _, s := range choice {
+				taken[s] = true
+			}
+			for _, s := range a.problem.Unavailable {
 				taken[s] = true
 			}
 			choice = nil
 			if len(a.problem.Alternatives) == f.quantity {
 				choice = a.problem.Alternatives
 			}
-		case a.status == 0, a.status == http.StatusTooManyRequests && a.name() == "rate-limited",
-			a.status == http.StatusServiceUnavailable, a.name() == "request-in-progress":
+		case a.status == 0, a.name() == "rate-limited", a.status == http.StatusServiceUnavailable,
+			a.name() == "request-in-progress", a.name() == "not-on-sale":
 			if !sleep(ctx, a.retryAfter(jitter(f.r, time.Second, 1, 2))) {
-				return "", 0, time.Time{}, false
-			}
-		case a.name() == "not-on-sale":
-			if !sleep(ctx, jitter(f.r, time.Second, 1, 2)) {
 				return "", 0, time.Time{}, false
 			}
 		default: // queue-required (the pass ran out), purchase-limit, ...: the fan leaves

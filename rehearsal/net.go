@@ -83,7 +83,7 @@ func newClients(api *url.URL, fans, perAddress, concurrency int) *clients {
 		if spread {
 			d.LocalAddr = &net.TCPAddr{IP: sourceAddr(g).AsSlice()}
 		}
-		idle := 2
+		idle := 1 // a household's fans come far apart: a warm connection rarely helps
 		if !spread {
 			idle = concurrency
 		}
@@ -93,7 +93,7 @@ func newClients(api *url.URL, fans, perAddress, concurrency int) *clients {
 			},
 			MaxIdleConns:        idle,
 			MaxIdleConnsPerHost: idle,
-			IdleConnTimeout:     15 * time.Second,
+			IdleConnTimeout:     5 * time.Second,
 			ForceAttemptHTTP2:   false,
 		}
 		// Longer than the stack's own bound on a checkout (a minute), so a

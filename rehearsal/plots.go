@@ -258,7 +258,7 @@ func plotSagaLag(path string, bs []booking, width time.Duration, opened float64)
 		if err != nil {
 			return err
 		}
-		sc.GlyphStyle.Color, sc.GlyphStyle.Radius = blue, vg.Points(1.5)
+		sc.GlyphStyle.Color, sc.GlyphStyle.Radius, sc.GlyphStyle.Shape = blue, vg.Points(1.5), draw.CircleGlyph{}
 		p.Add(sc)
 		p.Legend.Add("a booking", sc)
 	}
@@ -311,19 +311,26 @@ func plotErrors(path string, failures map[string]map[string]int) error {
 }
 
 func plotFairness(path string, bs []booking, opened float64) error {
-	p := newPlot("Fairness", "place in the queue", "checkout answered, seconds after opening")
 	var pts plotter.XYs
+	var xs, ys []float64
 	for _, b := range bs {
 		if !math.IsNaN(b.place) {
 			pts = append(pts, plotter.XY{X: b.place, Y: b.checkoutAt.Seconds() - opened})
+			xs, ys = append(xs, b.place), append(ys, b.checkoutAt.Seconds())
 		}
 	}
+	title := "Fairness"
+	if tau, ok := KendallTauB(xs, ys); ok {
+		title = fmt.Sprintf("Fairness: Kendall tau-b %.3f over %d paid fans", tau, len(xs))
+	}
+	p := newPlot(title, "place in the queue", "checkout answered, seconds after opening")
+	p.Legend.Left = true
 	if len(pts) > 0 {
 		sc, err := plotter.NewScatter(pts)
 		if err != nil {
 			return err
 		}
-		sc.GlyphStyle.Color, sc.GlyphStyle.Radius = purple, vg.Points(2)
+		sc.GlyphStyle.Color, sc.GlyphStyle.Radius, sc.GlyphStyle.Shape = purple, vg.Points(2), draw.CircleGlyph{}
 		p.Add(sc)
 		p.Legend.Add("a paid fan", sc)
 	}

@@ -73,24 +73,29 @@ func (f *fan) queue(ctx context.Context) (pass string, soldOut bool) {
 		if done, pass, soldOut := f.apply(st); done {
 			return pass, soldOut
 		}
-		next, live, why := f.followQueue(ctx)
-		if next.Status != "" {
-			st = next
-			if live {
-				backoff = time.Second
+		if f.run.takeSocket() {
+			next, live, why := f.followQueue(ctx)
+			f.run.giveSocket()
+			if next.Status != "" {
+				st = next
+				if live {
+					backoff = time.Second
+				}
+				continue
 			}
-			continue
+			if ctx.Err() != nil {
+				return "", false
+			}
+			if why == websocket.StatusCode(4000) || why == websocket.StatusCode(4002) {
+				st, ok = f.join(ctx) // dropped from the line: join again (the place is kept while alive)
+				continue
+			}
+			f.run.rec.n.socketFallbacks.Add(1)
+		} else {
+			f.run.rec.n.socketsOverBudget.Add(1)
 		}
-		if ctx.Err() != nil {
-			return "", false
-		}
-		if why == websocket.StatusCode(4000) || why == websocket.StatusCode(4002) {
-			st, ok = f.join(ctx) // dropped from the line: join again (the place is kept while alive)
-			continue
-		}
-		// Refused or dropped: poll until the backoff has passed, then try
-		// the socket again.
-		f.run.rec.n.socketFallbacks.Add(1)
+		// Refused, dropped, or no file left for a socket here: poll until
+		// the backoff has passed, then try the socket again.
 		until := time.Now().Add(jitter(f.r, backoff, 0.5, 1))
 		backoff = min(2*backoff, 30*time.Second)
 		for time.Now().Before(until) && ctx.Err() == nil {

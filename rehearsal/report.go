@@ -87,7 +87,7 @@ func summaryRows(s *Summary) []row {
 		{"payments", fmt.Sprintf("%d declined then retried, 3-D Secure %d completed / %d failed, %d stepped up", s.Declines,
 			s.ThreeDSCompleted, s.ThreeDSFailed, s.SteppedUp), "", false},
 		{"cancels", fmt.Sprintf("%d of %d asked", s.Cancelled, s.CancelsAsked), "", false},
-		{"fans without tickets", fmt.Sprintf("%d told sold out, %d gave up queueing", s.SoldOutFans, s.GaveUp), "", false},
+		{"fans without tickets", fmt.Sprintf("%d told sold out, %d gave up queueing, %d admitted but found nothing", s.SoldOutFans, s.GaveUp, s.FoundNothing), "", false},
 		{"bookings not paid", fmt.Sprintf("%d ended unpaid, %d unsettled at the deadline", s.NotPaid, s.Unsettled), "", false},
 		{"stack memory", fmt.Sprintf("%.0f MiB highest, %.0f MiB last", float64(s.StackRSSMaxBytes)/(1<<20), float64(s.StackRSSLastBytes)/(1<<20)), "resident set of the API process (/metrics)", false},
 		{"audit violations", num(s.AuditViolations), "every rule of the inventory audit", s.AuditViolations > 0},

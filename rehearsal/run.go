@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -24,7 +25,23 @@ type run struct {
 	seats    int
 	left     int
 	cardBase int64
+	// sockets is the budget of queue sockets: every one is a file, and the
+	// process's open-file limit must also leave room for the HTTP
+	// connections. A fan finding it spent polls instead, as the web app
+	// does when its socket fails.
+	sockets chan struct{}
 }
+
+func (rn *run) takeSocket() bool {
+	select {
+	case rn.sockets <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (rn *run) giveSocket() { <-rn.sockets }
 
 // Run plays the sale cfg describes against the stack at cfg.API, checks the
 // books, and writes summary.json, the plots and report.html to cfg.Out. It
@@ -54,7 +71,8 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	defer rn.clients.close()
 	setup := newRecorder(now)
 	rn.edge = &edge{base: cfg.API, sem: make(chan struct{}, cfg.Concurrency), rec: setup}
-	raiseFileLimit(uint64(cfg.Fans + 2*rn.clients.addresses() + 1024))
+	limit := raiseFileLimit(uint64(cfg.Fans + 2*rn.clients.addresses() + 1024))
+	rn.sockets = make(chan struct{}, socketBudget(limit, cfg.Fans, cfg.Concurrency, rn.clients.addresses()))
 
 	if cfg.CreateSeats > 0 {
 		id, err := createEvent(ctx, rn.edge, rn.clients.forFan(0), rn.id, cfg.CreateSeats, now.Add(cfg.OpensIn), cfg.HoldTTL)
@@ -144,12 +162,13 @@ func (rn *run) summarize(end time.Time, books *checked) *Summary {
 		EventID: cfg.EventID, API: cfg.API, StartedAt: r.start.UTC(), DurationS: end.Sub(r.start).Seconds(),
 		OpenedAfterS: r.opened.Seconds(), Metered: rn.event.Metered, Seats: rn.seats, SeatsAvailable: rn.left,
 		SeatsPaid: n.seatsPaid.Load(), HoldAttempts: n.holdAttempts.Load(), HoldConflicts: n.holdConflicts.Load(),
-		Checkouts: n.checkouts.Load(), SoldOutFans: n.soldOut.Load(), GaveUp: n.gaveUp.Load(),
+		Checkouts: n.checkouts.Load(), SoldOutFans: n.soldOut.Load(), GaveUp: n.gaveUp.Load(), FoundNothing: n.foundNothing.Load(),
 		AbandonedDeleted: n.abandonedDeleted.Load(), AbandonedExpired: n.abandonedExpired.Load(),
 		Declines: n.declines.Load(), ThreeDSCompleted: n.threeDSCompleted.Load(), ThreeDSFailed: n.threeDSFailed.Load(),
 		SteppedUp: n.steppedUp.Load(), CancelsAsked: n.cancelAsked.Load(), Cancelled: n.cancelled.Load(),
 		NotPaid: n.notPaid.Load(), Unsettled: n.unsettled.Load(), SocketFallbacks: n.socketFallbacks.Load(),
 		ProofsOfWork: n.proofsOfWork.Load(), OwnCardsFailed: n.ownCardsFailed.Load(),
+		SocketBudget: cap(rn.sockets), SocketsOverBudget: n.socketsOverBudget.Load(),
 		SourceAddresses: rn.clients.addresses(), Errors: map[string]int{}, ErrorsByCall: map[string]map[string]int{},
 		Mix: Mix{ArrivalRate: cfg.ArrivalRate, Duration: cfg.Duration.String(), Drain: cfg.Drain.String(),
 			Abandon: cfg.Abandon, Decline: cfg.Decline, ThreeDS: cfg.ThreeDS, ThreeDSFail: cfg.ThreeDSFail, Cancel: cfg.Cancel,
@@ -196,6 +215,7 @@ func (rn *run) summarize(end time.Time, books *checked) *Summary {
 		v := max(0, (r.soldOutAt - r.opened).Seconds())
 		s.SoldOutAfterS = &v
 	}
+	s.ErrorExamples = maps.Clone(r.examples)
 	for call, m := range r.failures {
 		s.ErrorsByCall[call] = map[string]int{}
 		for name, c := range m {
@@ -226,6 +246,17 @@ func (rn *run) summarize(end time.Time, books *checked) *Summary {
 		s.ReconcileRetries = books.reconTries
 	}
 	return s
+}
+
+// socketBudget is how many queue sockets fit in the open-file limit
+// beside an HTTP connection in flight per request slot, one idle one per
+// source address, and some spare; at most one per fan.
+func socketBudget(limit uint64, fans, concurrency, addresses int) int {
+	spare := uint64(concurrency + addresses + 512)
+	if limit <= spare {
+		return 0
+	}
+	return int(min(limit-spare, uint64(fans)))
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

@@ -11,14 +11,15 @@ import (
 
 // counts are the running totals the progress bar and the monitor read.
 type counts struct {
-	arrived, waiting, admitted, soldOut, gaveUp     atomic.Int64
-	holdAttempts, holds, holdConflicts              atomic.Int64
-	abandonedDeleted, abandonedExpired              atomic.Int64
-	checkouts, declines, steppedUp                  atomic.Int64
-	threeDSCompleted, threeDSFailed, ownCardsFailed atomic.Int64
-	paid, seatsPaid, notPaid, unsettled             atomic.Int64
-	cancelAsked, cancelled                          atomic.Int64
-	socketFallbacks, proofsOfWork                   atomic.Int64
+	arrived, waiting, admitted, soldOut, gaveUp      atomic.Int64
+	foundNothing                                     atomic.Int64
+	holdAttempts, holds, holdConflicts               atomic.Int64
+	abandonedDeleted, abandonedExpired               atomic.Int64
+	checkouts, declines, steppedUp                   atomic.Int64
+	threeDSCompleted, threeDSFailed, ownCardsFailed  atomic.Int64
+	paid, seatsPaid, notPaid, unsettled              atomic.Int64
+	cancelAsked, cancelled                           atomic.Int64
+	socketFallbacks, socketsOverBudget, proofsOfWork atomic.Int64
 }
 
 // timed is one request's latency at a moment of the rehearsal.
@@ -59,19 +60,27 @@ type recorder struct {
 	checkouts []timed
 	bookings  []booking
 	failures  map[string]map[string]int // call -> problem name -> count
+	examples  map[string]string         // "call problem" -> the first answer's detail
 	samples   []sample
 	soldOutAt time.Duration // first seen sold out; <0: never
 }
 
 func newRecorder(start time.Time) *recorder {
-	return &recorder{start: start, failures: map[string]map[string]int{}, soldOutAt: -1}
+	return &recorder{start: start, failures: map[string]map[string]int{}, examples: map[string]string{}, soldOutAt: -1}
 }
 
 func (r *recorder) since(t time.Time) time.Duration { return t.Sub(r.start) }
 
-func (r *recorder) failure(call, name string) {
+func (r *recorder) failure(call, name string) { r.failureSaying(call, name, "") }
+
+// failureSaying counts a failure and keeps the first detail of its kind,
+// so the summary can say what an unexpected problem was about.
+func (r *recorder) failureSaying(call, name, detail string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if k := call + " " + name; detail != "" && r.examples[k] == "" && len(r.examples) < 100 {
+		r.examples[k] = detail
+	}
 	m := r.failures[call]
 	if m == nil {
 		m = map[string]int{}

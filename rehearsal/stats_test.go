@@ -57,3 +57,19 @@ func TestBucketsAreAboutFortyOverTheRunBetweenOneAndTenSeconds(t *testing.T) {
 		require.Equal(t, tc.want, bucketOf(tc.run), "a run of %s", tc.run)
 	}
 }
+
+func TestQueueSocketsFitInTheOpenFileLimitBesideTheHTTPConnections(t *testing.T) {
+	for _, tc := range []struct {
+		name                               string
+		limit                              uint64
+		fans, concurrency, addresses, want int
+	}{
+		{"a small sale: a socket for every fan", 20_000, 100, 64, 17, 100},
+		{"20,000 fans under a 20,000-file limit: the rest poll", 20_000, 20_000, 64, 3_334, 20_000 - 64 - 3_334 - 512},
+		{"no room at all", 500, 1_000, 64, 100, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, socketBudget(tc.limit, tc.fans, tc.concurrency, tc.addresses))
+		})
+	}
+}

@@ -59,6 +59,7 @@ type Summary struct {
 	Checkouts        int64     `json:"checkouts"`
 	SoldOutFans      int64     `json:"sold_out_fans"`
 	GaveUp           int64     `json:"gave_up"`
+	FoundNothing     int64     `json:"found_nothing"`
 	AbandonedDeleted int64     `json:"abandoned_released"`
 	AbandonedExpired int64     `json:"abandoned_left_to_expire"`
 	Declines         int64     `json:"declines"`
@@ -70,12 +71,17 @@ type Summary struct {
 	NotPaid          int64     `json:"bookings_not_paid"`
 	Unsettled        int64     `json:"bookings_unsettled"`
 	SocketFallbacks  int64     `json:"socket_fallbacks"`
-	ProofsOfWork     int64     `json:"proofs_of_work"`
-	OwnCardsFailed   int64     `json:"own_cards_failed"`
-	SourceAddresses  int       `json:"source_addresses"`
+	// Queue sockets the open-file limit left room for; fans past it poll.
+	SocketBudget      int   `json:"socket_budget"`
+	SocketsOverBudget int64 `json:"sockets_over_budget"`
+	ProofsOfWork      int64 `json:"proofs_of_work"`
+	OwnCardsFailed    int64 `json:"own_cards_failed"`
+	SourceAddresses   int   `json:"source_addresses"`
 	// Answers that were problems: by type, and by call then type.
 	Errors       map[string]int            `json:"errors"`
 	ErrorsByCall map[string]map[string]int `json:"errors_by_call"`
+	// The first detail the stack gave for each call and problem.
+	ErrorExamples map[string]string `json:"error_examples"`
 	// The stack's resident memory (the admin listener's
 	// process_resident_memory_bytes), highest and last seen; 0 unknown.
 	StackRSSMaxBytes  int64 `json:"stack_rss_max_bytes"`
