@@ -58,6 +58,8 @@ type Intent struct {
 	BookingID      string             `json:"booking_id"`
 	NextActionURL  string             `json:"next_action_url,omitempty"`
 	DeclineCode    string             `json:"decline_code,omitempty"`
+	// Created is when the provider created the intent.
+	Created time.Time `json:"created,omitzero"`
 }
 
 // ErrNotACard means the payment method exists but is not a card (a bank
@@ -315,7 +317,7 @@ func (c *Client) result(pi *stripe.PaymentIntent, err error) (Intent, error) {
 	}
 	in := Intent{ID: pi.ID, ClientSecret: pi.ClientSecret, Status: vocab.IntentStatus(pi.Status),
 		Amount:         money.Money{Amount: pi.Amount, Currency: strings.ToUpper(string(pi.Currency))},
-		AmountReceived: pi.AmountReceived, BookingID: pi.Metadata["booking_id"]}
+		AmountReceived: pi.AmountReceived, BookingID: pi.Metadata["booking_id"], Created: time.Unix(pi.Created, 0)}
 	if pi.NextAction != nil && pi.NextAction.RedirectToURL != nil {
 		in.NextActionURL = pi.NextAction.RedirectToURL.URL
 	}

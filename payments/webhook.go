@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stripe/stripe-go/v85"
 	"github.com/stripe/stripe-go/v85/webhook"
 
 	"github.com/encore-tickets/encore/money"
@@ -55,6 +56,22 @@ func ParseWebhook(body []byte, header, secret string) (WebhookEvent, error) {
 	if err != nil {
 		return WebhookEvent{}, err
 	}
+	return decodeEvent(ev, body)
+}
+
+// DecodeStoredWebhook reads an event that ParseWebhook verified and the
+// database stored (its raw body): reconciliation re-signals such an event
+// when it never reached its booking. It never verifies a signature, so it
+// must only ever see what ParseWebhook accepted.
+func DecodeStoredWebhook(body []byte) (WebhookEvent, error) {
+	var ev stripe.Event
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return WebhookEvent{}, errors.New("stored event is not JSON")
+	}
+	return decodeEvent(ev, body)
+}
+
+func decodeEvent(ev stripe.Event, body []byte) (WebhookEvent, error) {
 	if ev.ID == "" || ev.Type == "" || ev.Data == nil {
 		return WebhookEvent{}, errors.New("event without id, type or data")
 	}

@@ -162,6 +162,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisU
 		p.Close()
 		return nil, err
 	}
+	p.Activities.Temporal = p.Temporal
+	p.Activities.Metrics = saga.NewMetrics(p.Registry)
 	p.Saga.ProbeBacklog(func(ctx context.Context) (time.Duration, error) {
 		return saga.Backlog(ctx, p.Temporal, cfg.TemporalNamespace, saga.TaskQueue)
 	})

@@ -261,3 +261,23 @@ const (
 
 // WaitlistStatuses is the full set.
 var WaitlistStatuses = []WaitlistStatus{WaitlistWaiting, WaitlistOffered, WaitlistUsed, WaitlistExpired, WaitlistLeft}
+
+// RepairKind is a broken state that reconciliation repairs, each with its
+// own step (and provider idempotency key).
+type RepairKind string
+
+// Every repair.
+const (
+	// RepairLeakedAuthorisation: an authorisation still holds the fan's
+	// money although its booking ended (or is unknown): void it.
+	RepairLeakedAuthorisation RepairKind = "leaked_authorisation"
+	// RepairOrphanCapture: money captured without a PAID booking and not
+	// refunded in full: refund the rest.
+	RepairOrphanCapture RepairKind = "orphan_capture"
+	// RepairUndeliveredWebhook: a verified provider event stored but never
+	// signalled to its booking: signal it again.
+	RepairUndeliveredWebhook RepairKind = "undelivered_webhook"
+)
+
+// RepairKinds is the full set.
+var RepairKinds = []RepairKind{RepairLeakedAuthorisation, RepairOrphanCapture, RepairUndeliveredWebhook}

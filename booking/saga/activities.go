@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/encore-tickets/encore/fraud"
@@ -41,6 +42,15 @@ type Activities struct {
 	// PublicURL is the API's base URL as fans reach it (ENCORE_PUBLIC_URL):
 	// the base of links in emails. Empty: emails carry no link.
 	PublicURL string
+	// Temporal signals bookings the provider events reconciliation finds
+	// undelivered.
+	Temporal client.Client
+	// RepairGrace is how old a payment must be before reconciliation
+	// repairs it (0: 15 minutes; negative: at once, for tests).
+	RepairGrace time.Duration
+	// Metrics publish reconciliation's and the audit's findings (nil:
+	// none).
+	Metrics *Metrics
 
 	// fingerprints remembers each payment method's card fingerprint: a
 	// payment method never changes its card, so each costs one provider
@@ -484,7 +494,18 @@ func (a *Activities) ReconcilePayments(ctx context.Context, lookback time.Durati
 		return ReconcileReport{}, err
 	}
 	rep := ReconcileReport{Checked: len(all)}
+	settled := time.Now().Add(-a.grace())
 	for _, s := range all {
+		if s.in.Status == vocab.IntentRequiresCapture && s.in.Created.Before(settled) {
+			// Authorised and never captured: the money is the fan's while
+			// its booking lives (a checkout in flight, or paid and about to
+			// be captured); past that it is leaked and is voided.
+			row, known := rows[s.in.ID]
+			if !known || (row.ReservationStatus != string(vocab.ReservationPending) && row.ReservationStatus != string(vocab.ReservationPaid)) {
+				rep.Repairs = append(rep.Repairs, Repair{Kind: vocab.RepairLeakedAuthorisation, IntentID: s.in.ID, BookingID: s.in.BookingID})
+			}
+			continue
+		}
 		if s.in.AmountReceived == 0 {
 			continue
 		}
@@ -516,8 +537,14 @@ func (a *Activities) ReconcilePayments(ctx context.Context, lookback time.Durati
 		default:
 			rep.Mismatches = append(rep.Mismatches, fmt.Sprintf("%s (booking %s): captured %d, refunded %d in %d refunds, booking %v %s/%s",
 				s.in.ID, s.in.BookingID, s.in.AmountReceived, refunded, len(s.refunds), known, row.ReservationStatus, row.PaymentStatus))
+			if rest := s.in.AmountReceived - refunded - walked; !paid && rest > 0 && s.in.Created.Before(settled) && !refundedLessPenalty {
+				// Money kept without a sale: give back what is left.
+				rep.Repairs = append(rep.Repairs, Repair{Kind: vocab.RepairOrphanCapture, IntentID: s.in.ID,
+					BookingID: s.in.BookingID, Amount: rest})
+			}
 		}
 	}
+	a.publishReconcile(rep)
 	if len(rep.Mismatches) > 0 {
 		a.Log.Error("reconciliation found mismatches", "count", len(rep.Mismatches), "first", rep.Mismatches[0])
 	}

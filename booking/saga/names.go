@@ -106,6 +106,9 @@ const (
 	ActivityRefundWalk   = "RefundWalk"
 	ActivityTellWalked   = "TellWalkedGuest"
 	ActivityAuditStore   = "AuditStore"
+	// Reconciliation's repairs.
+	ActivityUndeliveredWebhooks = "UndeliveredWebhooks"
+	ActivityRepair              = "Repair"
 )
 
 // Errors the checkout and cancel updates return, as ApplicationError types;

@@ -19,7 +19,7 @@ func TestActivitiesKeepTheirRecordedNames(t *testing.T) {
 		ActivityFraudCheck, ActivityAuthorise, ActivityConfirmSale, ActivityCapture, ActivityVoid, ActivityRefund,
 		ActivityCancelSale, ActivityIssueTickets, ActivityNotify, ActivityFlagPayment, ActivityReconcile, ActivityRefundPart,
 		ActivityStaffAction, ActivityPaidPage, ActivityJobItem, ActivityFinishJob, ActivityRelocate, ActivityRefundWalk,
-		ActivityTellWalked, ActivityAuditStore}
+		ActivityTellWalked, ActivityAuditStore, ActivityUndeliveredWebhooks, ActivityRepair}
 	var got []string
 	for _, act := range activitiesOf(Dependencies{Holds: &HoldActivities{}, Booking: &Activities{}}) {
 		got = append(got, act.name)

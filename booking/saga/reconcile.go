@@ -11,20 +11,52 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/vocab"
 )
 
 // Reconcile matches the provider's payments of the last lookback with
-// bookings and refunds and reports every captured payment without exactly
-// one PAID booking or one full refund. A schedule runs it.
+// bookings and refunds, reports every captured payment without exactly one
+// PAID booking or one full refund, and repairs what it can, each repair its
+// own step under its own provider idempotency key (Repair.StepKey): it
+// voids authorisations that outlived their booking, refunds money captured
+// without a PAID booking, and signals again the stored provider events that
+// never reached their booking. A schedule runs it.
 func Reconcile(ctx workflow.Context, lookback time.Duration) (ReconcileReport, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
 	})
 	var rep ReconcileReport
-	err := workflow.ExecuteActivity(ctx, a.ReconcilePayments, lookback).Get(ctx, &rep)
-	return rep, err
+	if err := workflow.ExecuteActivity(ctx, a.ReconcilePayments, lookback).Get(ctx, &rep); err != nil {
+		return rep, err
+	}
+	// Runs that began before repairs existed only report.
+	if workflow.GetVersion(ctx, changeReconcileRepairs, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return rep, nil
+	}
+	var undelivered []Repair
+	if err := workflow.ExecuteActivity(ctx, a.UndeliveredWebhooks).Get(ctx, &undelivered); err != nil {
+		return rep, err
+	}
+	rep.Repairs = append(rep.Repairs, undelivered...)
+	rep.Repaired = map[vocab.RepairKind]int{}
+	var errs []error
+	for _, r := range rep.Repairs {
+		var done bool
+		if err := workflow.ExecuteActivity(ctx, a.Repair, r).Get(ctx, &done); err != nil {
+			// One repair the provider refuses must not strand the others.
+			errs = append(errs, err)
+			continue
+		}
+		if done {
+			rep.Repaired[r.Kind]++
+		}
+	}
+	return rep, errors.Join(errs...)
 }
+
+// changeReconcileRepairs marks the version of Reconcile that repairs.
+const changeReconcileRepairs = "reconcile-repairs"
 
 // AuditInventory runs the inventory audit on its schedule (nightly by
 // default): it fails, so the schedule's run shows red in the Web UI and the
@@ -49,6 +81,10 @@ func AuditInventory(ctx workflow.Context) (store.AuditReport, error) {
 // auditSweeperLag is how long past its expiry a HELD seat may wait for the
 // sweeper before the audit counts it.
 const auditSweeperLag = 5 * time.Minute
+
+// paidTicketsGrace is how long a PAID booking may wait for its tickets
+// before the audit counts it (the saga issues them seconds after capture).
+const paidTicketsGrace = 10 * time.Minute
 
 // AuditStore counts the violations of the inventory rules over the whole
 // database (store.Store.Audit), logging any at error level.

@@ -135,9 +135,34 @@ type HoldInfo struct {
 }
 
 // ReconcileReport lists captured payments without exactly one booking or
-// refund.
+// refund, and the repairs reconciliation makes.
 type ReconcileReport struct {
 	Checked    int
 	Captured   int
 	Mismatches []string
+	// Repairs are the broken states found that reconciliation repairs on
+	// its own, each in its own step.
+	Repairs []Repair
+	// Repaired counts the repairs made, by kind.
+	Repaired map[vocab.RepairKind]int
+}
+
+// Repair is one broken state to put right.
+type Repair struct {
+	Kind      vocab.RepairKind
+	IntentID  string
+	BookingID string
+	// Amount is what a refund gives back (minor units).
+	Amount int64
+	// Provider and EventID name a stored webhook event to signal again.
+	Provider, EventID string
+}
+
+// StepKey is the repair's idempotency key at the provider: a repair run
+// twice (a retried activity, the next scheduled run) moves money once.
+func (r Repair) StepKey() string {
+	if r.Kind == vocab.RepairUndeliveredWebhook {
+		return "reconcile:" + string(r.Kind) + ":" + r.EventID
+	}
+	return "reconcile:" + string(r.Kind) + ":" + r.IntentID
 }

@@ -77,6 +77,8 @@ func activitiesOf(deps Dependencies) []namedActivity {
 			namedActivity{ActivityRefundWalk, b.RefundWalk},
 			namedActivity{ActivityTellWalked, b.TellWalkedGuest},
 			namedActivity{ActivityAuditStore, b.AuditStore},
+			namedActivity{ActivityUndeliveredWebhooks, b.UndeliveredWebhooks},
+			namedActivity{ActivityRepair, b.Repair},
 		)
 	}
 	return out
