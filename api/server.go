@@ -56,6 +56,8 @@ type Server struct {
 	Tickets  *tickets.Wallet
 	// Admin is the organiser and admin API; nil serves none of it.
 	Admin *Admin
+	// Metrics count and time every request by route (nil: none).
+	Metrics *EdgeMetrics
 	// Waitlist serves the waitlist routes; nil serves none.
 	Waitlist *waitlist.Offers
 	// Operator serves the operator's routes (dials, revocations); nil
@@ -93,6 +95,9 @@ func (s *Server) handler(table []route) http.Handler {
 	// Nothing may read gin's own ClientIP: the client address is clientIP's.
 	_ = r.SetTrustedProxies(nil)
 	r.HandleMethodNotAllowed = true
+	if s.Metrics != nil {
+		r.Use(s.Metrics.observe)
+	}
 	r.Use(s.recoverer, s.resolveClient)
 	r.NoRoute(func(c *gin.Context) { writeProblem(c, NewProblem(http.StatusNotFound, ProbNotFound, "no such path")) })
 	r.NoMethod(func(c *gin.Context) {

@@ -55,13 +55,17 @@ type Service struct {
 	CancelRate int
 
 	webhookConflicts prometheus.Counter
+	webhookLag       prometheus.Histogram
 }
 
 // Register creates the use case's metrics on reg.
 func (s *Service) Register(reg prometheus.Registerer) {
 	s.webhookConflicts = prometheus.NewCounter(prometheus.CounterOpts{Name: "encore_webhook_conflicts_total",
 		Help: "Provider events whose ID arrived again with other content (alert on any)."})
-	reg.MustRegister(s.webhookConflicts)
+	s.webhookLag = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "encore_webhook_lag_seconds",
+		Help:    "Time from the provider creating an event to its booking hearing of it (redeliveries included).",
+		Buckets: prometheus.ExponentialBuckets(0.05, 2, 14)})
+	reg.MustRegister(s.webhookConflicts, s.webhookLag)
 }
 
 // Errors of the use case; the edge maps each to a problem type.

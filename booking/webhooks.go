@@ -117,6 +117,9 @@ func (s *Service) ReceiveWebhook(ctx context.Context, body []byte, signature str
 		s.Log.Warn("deliver provider event", "event", ev.ID, "booking", bookingID, "err", err)
 		return Receipt{}, ErrNotDelivered
 	}
+	if s.webhookLag != nil && !ev.Created.IsZero() {
+		s.webhookLag.Observe(max(time.Since(ev.Created).Seconds(), 0))
+	}
 	_ = s.Store.MarkWebhookSignalled(ctx, provider, ev.ID)
 	return receipt, nil
 }

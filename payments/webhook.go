@@ -38,6 +38,8 @@ type WebhookEvent struct {
 	// CapturedBySaga says the intent carries the metadata the saga's own
 	// capture sets (MetaCapturedBy): its success needs no answer.
 	CapturedBySaga bool
+	// Created is when the provider created the event.
+	Created time.Time
 	// Fingerprint identifies the content, so an event ID reused with other
 	// content is caught.
 	Fingerprint []byte
@@ -92,7 +94,7 @@ func decodeEvent(ev stripe.Event, body []byte) (WebhookEvent, error) {
 	sum := sha256.Sum256(append([]byte(string(ev.Type)+"\n"), ev.Data.Raw...))
 	out := WebhookEvent{ID: ev.ID, Type: vocab.ProviderEvent(ev.Type), Object: obj.Object, Status: obj.Status,
 		BookingID: obj.Metadata["booking_id"], CapturedBySaga: obj.Metadata[MetaCapturedBy] == CapturedBySaga,
-		Fingerprint: sum[:], Raw: body}
+		Fingerprint: sum[:], Raw: body, Created: time.Unix(ev.Created, 0)}
 	switch obj.Object {
 	case "payment_intent":
 		out.IntentID = obj.ID

@@ -68,6 +68,8 @@ type Process struct {
 	AdminHandlers map[string]http.Handler
 	// Sockets caps the open queue and live seat-map sockets of the API.
 	Sockets *api.SocketCap
+	// Edge are the API's per-route metrics.
+	Edge *api.EdgeMetrics
 
 	sagaOnce  sync.Once
 	dialsOnce sync.Once
@@ -107,6 +109,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisU
 	p.AdminHandlers = map[string]http.Handler{"/codec/": codec}
 	p.Sockets = api.NewSocketCap(cfg.WSMaxPerIP, cfg.WSMaxPerProcess)
 	p.Sockets.Register(p.Registry)
+	p.Edge = api.NewEdgeMetrics(p.Registry)
 	p.Saga = SagaLoad(cfg, rdb, p.Registry, log)
 	p.Holds = BuyPlane(cfg, p.Store, rdb, p.Registry, log)
 	p.Holds.Saga = p.Saga
@@ -210,7 +213,7 @@ func (p *Process) API() *api.Server {
 	return &api.Server{Holds: p.Holds, Bookings: p.Bookings, Room: p.Room, Browse: p.Browse.API, Tickets: p.Tickets,
 		Sessions: p.Sessions, Tokens: p.Tokens, ClientID: p.Config.OIDCClientID, Checks: checks, Log: p.Log, TrustedProxies: p.trusted,
 		Sockets: p.Sockets, RequestTimeout: p.Config.RequestTimeout, Admin: p.adminAPI(), Operator: p.operatorAPI(),
-		Waitlist: p.Waitlist}
+		Waitlist: p.Waitlist, Metrics: p.Edge}
 }
 
 // adminAPI is the organiser and admin API over the buy plane's store, its

@@ -34,6 +34,7 @@ func TestReconciliationRepairsEachBrokenStateOnceAndReportsThemAsMetrics(t *test
 	holdID, status, co := e.holdAndCheckout(fan, []string{e.seat(1, 1)}, e.card())
 	require.Equal(t, 200, status, "%v", co)
 	e.waitStatus(fan, co["booking_id"].(string), vocab.BookingPaid, time.Minute)
+	require.EqualValues(t, 1, histogramCount(t, reg, "encore_checkout_to_paid_seconds"), "the sale's checkout to PAID is timed")
 
 	// Broken by hand: an authorisation for a booking Encore never had
 	// (leaked), money captured for another (orphan), and a stored provider
@@ -116,5 +117,19 @@ func gauge(t *testing.T, reg *prometheus.Registry, name, kind string) float64 {
 		}
 	}
 	t.Fatalf("%s{kind=%q} not found", name, kind)
+	return 0
+}
+
+// histogramCount is the sample count of an unlabelled histogram in reg.
+func histogramCount(t *testing.T, reg *prometheus.Registry, name string) uint64 {
+	t.Helper()
+	fams, err := reg.Gather()
+	require.NoError(t, err)
+	for _, f := range fams {
+		if f.GetName() == name && len(f.GetMetric()) == 1 {
+			return f.GetMetric()[0].GetHistogram().GetSampleCount()
+		}
+	}
+	t.Fatalf("%s not found", name)
 	return 0
 }

@@ -257,6 +257,11 @@ func (a *Activities) ConfirmSale(ctx context.Context, bookingID string) (bool, e
 	if errors.Is(err, store.ErrUnsellable) {
 		return false, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeUnsellable, err)
 	}
+	if ok && err == nil && a.Metrics != nil {
+		if started, serr := a.Store.CheckoutStartedAt(ctx, id); serr == nil {
+			a.Metrics.checkoutToPaid.Observe(max(time.Since(started).Seconds(), 0))
+		}
+	}
 	return ok, err
 }
 

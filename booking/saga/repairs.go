@@ -32,8 +32,9 @@ func (a *Activities) grace() time.Duration {
 	return repairGrace
 }
 
-// Metrics are reconciliation's and the scheduled audit's gauges, published
-// from the worker that runs them.
+// Metrics are the saga's indicators published from the worker that runs
+// it: checkout to PAID, and reconciliation's and the scheduled audit's
+// findings.
 type Metrics struct {
 	mismatches   *prometheus.GaugeVec
 	repairs      *prometheus.CounterVec
@@ -42,6 +43,8 @@ type Metrics struct {
 	noTickets    prometheus.Gauge
 	oldestOpen   prometheus.Gauge
 	auditLastRun prometheus.Gauge
+	// checkoutToPaid is observed where a booking becomes PAID.
+	checkoutToPaid prometheus.Histogram
 }
 
 // NewMetrics creates reconciliation's and the audit's metrics on reg; set
@@ -62,12 +65,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Age of the oldest checkout whose payment is not settled yet (pending, awaiting the fan, or authorised), at the last audit."}),
 		auditLastRun: prometheus.NewGauge(prometheus.GaugeOpts{Name: "encore_audit_last_run_timestamp_seconds",
 			Help: "When the scheduled audit last ran (Unix seconds)."}),
+		checkoutToPaid: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "encore_checkout_to_paid_seconds",
+			Help:    "Time from a booking's checkout to its sale being confirmed PAID.",
+			Buckets: prometheus.ExponentialBuckets(0.25, 2, 12)}),
 	}
 	for _, k := range append(vocab.RepairKinds, "other") {
 		m.mismatches.WithLabelValues(string(k))
 		m.repairs.WithLabelValues(string(k))
 	}
-	reg.MustRegister(m.mismatches, m.repairs, m.lastRun, m.violations, m.noTickets, m.oldestOpen, m.auditLastRun)
+	reg.MustRegister(m.mismatches, m.repairs, m.lastRun, m.violations, m.noTickets, m.oldestOpen, m.auditLastRun, m.checkoutToPaid)
 	return m
 }
 
