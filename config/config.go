@@ -35,11 +35,13 @@ func (s Secret) Reveal() string { return string(s) }
 type Config struct {
 	Env string `env:"ENCORE_ENV" default:"production" oneof:"production staging development" doc:"production: encore api, worker, gate and manifest refuse to start on a secret that is empty, shorter than 32 bytes or its development default (encore keys generate makes a set), the gate requires --verify-key, the API refuses ENCORE_DEMO_LOGIN and warns when its database login is a superuser. staging: the same, but the demo login is allowed (a rehearsal without an identity provider). development: the defaults are accepted (encore dev sets it)."`
 
-	DataDir      string `env:"ENCORE_DATA_DIR" default:".encore" doc:"Folder for the private PostgreSQL and Redis that encore dev starts, the payment sandbox state and the dev mailbox."`
-	DatabaseURL  Secret `env:"ENCORE_DATABASE_URL" default:"" doc:"PostgreSQL to use. Empty: encore dev starts (or installs) a private cluster under ENCORE_DATA_DIR on 127.0.0.1:54329."`
-	DatabaseName string `env:"ENCORE_DATABASE_NAME" default:"encore" doc:"Database created inside the private cluster for Encore's own tables."`
-	RedisURL     Secret `env:"ENCORE_REDIS_URL" default:"" doc:"Redis to use. Empty: encore dev starts (or installs) a private Redis on 127.0.0.1:63799."`
-	DBMaxConns   int32  `env:"ENCORE_DB_MAX_CONNS" default:"32" doc:"Connections in the buy-plane pool. Holds are short transactions: a few connections per core is plenty."`
+	DataDir         string `env:"ENCORE_DATA_DIR" default:".encore" doc:"Folder for the private PostgreSQL and Redis that encore dev starts, the payment sandbox state and the dev mailbox."`
+	DevPostgresPort int    `env:"ENCORE_DEV_POSTGRES_PORT" default:"54329" doc:"encore dev: loopback port of the private PostgreSQL it starts (or reuses) when ENCORE_DATABASE_URL is empty."`
+	DevRedisPort    int    `env:"ENCORE_DEV_REDIS_PORT" default:"63799" doc:"encore dev: loopback port of the private Redis it starts (or reuses) when ENCORE_REDIS_URL is empty."`
+	DatabaseURL     Secret `env:"ENCORE_DATABASE_URL" default:"" doc:"PostgreSQL to use. Empty: encore dev starts (or installs) a private cluster under ENCORE_DATA_DIR on 127.0.0.1:54329."`
+	DatabaseName    string `env:"ENCORE_DATABASE_NAME" default:"encore" doc:"Database created inside the private cluster for Encore's own tables."`
+	RedisURL        Secret `env:"ENCORE_REDIS_URL" default:"" doc:"Redis to use. Empty: encore dev starts (or installs) a private Redis on 127.0.0.1:63799."`
+	DBMaxConns      int32  `env:"ENCORE_DB_MAX_CONNS" default:"32" doc:"Connections in the buy-plane pool. Holds are short transactions: a few connections per core is plenty."`
 
 	HTTPAddr        string        `env:"ENCORE_HTTP_ADDR" default:"127.0.0.1:8080" doc:"Address of the fan API, /healthz and /readyz."`
 	PublicURL       string        `env:"ENCORE_PUBLIC_URL" default:"" doc:"Absolute http(s) URL at which fans and the payment provider reach the API: the base of the 3-D Secure return URL and of links in emails. Empty: http:// and ENCORE_HTTP_ADDR, an unspecified host (0.0.0.0, ::) read as 127.0.0.1."`

@@ -109,7 +109,13 @@ type Service struct {
 // Stop stops the server if this Service started it and no other Service
 // (in this process or another) still uses it. It is a no-op for a server
 // that was found running, and for a second call.
-func (s *Service) Stop() error {
+func (s *Service) Stop() error { return s.stopServer(false) }
+
+// StopNow stops a server this Service started even while other processes
+// use it: a drill's outage (encore drill) must reach every client.
+func (s *Service) StopNow() error { return s.stopServer(true) }
+
+func (s *Service) stopServer(evenInUse bool) error {
 	if s == nil {
 		return nil
 	}
@@ -134,7 +140,7 @@ func (s *Service) Stop() error {
 	}
 	defer lk.Close()
 	s.releaseInUse()
-	if s.inUsePath != "" {
+	if s.inUsePath != "" && !evenInUse {
 		excl, err := tryLockFile(s.inUsePath, syscall.LOCK_EX)
 		if err != nil {
 			return fmt.Errorf("%s: stop: %w", s.Name, err)

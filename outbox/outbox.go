@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -56,8 +57,7 @@ type Relay struct {
 	mu       sync.RWMutex
 	handlers map[string]Handler
 
-	active atomic.Bool
-
+	active     atomic.Bool
 	age        prometheus.Gauge
 	activeG    prometheus.Gauge
 	published  *prometheus.CounterVec
@@ -84,8 +84,6 @@ func New(st *store.Store, opts Options) *Relay {
 	}
 	return &Relay{
 		store: st, opts: opts, handlers: map[string]Handler{},
-		age: prometheus.NewGauge(prometheus.GaugeOpts{Name: "encore_outbox_oldest_unpublished_age_seconds",
-			Help: "Age of the oldest unpublished outbox row (0 when none): the relay's freshness."}),
 		activeG: prometheus.NewGauge(prometheus.GaugeOpts{Name: "encore_outbox_relay_active",
 			Help: "1 when this process holds the relay lease."}),
 		published: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "encore_outbox_published_total",
@@ -97,9 +95,23 @@ func New(st *store.Store, opts Options) *Relay {
 	}
 }
 
-// Register adds the relay's metrics to reg.
+// Register adds the relay's metrics to reg. The outbox's age is read from
+// the database at each scrape, not left to the relay's loop: a relay that
+// stopped or hangs must not report the last age it saw, or the alert on a
+// stale outbox would never fire when it matters most.
 func (r *Relay) Register(reg prometheus.Registerer) {
-	reg.MustRegister(r.age, r.activeG, r.published, r.failures, r.publishLag)
+	age := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "encore_outbox_oldest_unpublished_age_seconds",
+		Help: "Age of the oldest unpublished outbox row (0 when none): the relay's freshness, read at each scrape."},
+		func() float64 {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			a, err := r.store.OldestUnpublishedAge(ctx)
+			if err != nil {
+				return math.NaN() // unknown, never a reassuring zero
+			}
+			return a.Seconds()
+		})
+	reg.MustRegister(age, r.activeG, r.published, r.failures, r.publishLag)
 }
 
 // Handle sets the handler of a topic (replacing any earlier one).
@@ -158,7 +170,6 @@ func (r *Relay) Run(ctx context.Context) {
 			}
 			if l == nil {
 				r.setActive(false)
-				r.observeAge(ctx)
 				sleep(ctx, r.opts.StandbyInterval)
 				continue
 			}
@@ -183,7 +194,6 @@ func (r *Relay) Run(ctx context.Context) {
 		default:
 			backoff = 0
 		}
-		r.observeAge(ctx)
 		sleep(ctx, pause)
 	}
 }
@@ -197,13 +207,6 @@ func sleep(ctx context.Context, d time.Duration) {
 	select {
 	case <-ctx.Done():
 	case <-t.C:
-	}
-}
-
-func (r *Relay) observeAge(ctx context.Context) {
-	age, err := r.store.OldestUnpublishedAge(ctx)
-	if err == nil {
-		r.age.Set(age.Seconds())
 	}
 }
 

@@ -224,7 +224,8 @@ func (s *Server) mutating(h func(c *apiCall) apiResult) http.HandlerFunc {
 			return res
 		}()
 
-		if res.status < 300 && (c.faults.timeout || (res.losable && s.chance(s.cfg.Faults.TimeoutAfterSuccessRate))) {
+		if res.status < 300 && (c.faults.timeout || (res.losable && (s.chance(s.cfg.Faults.TimeoutAfterSuccessRate) ||
+			s.chance(s.lossOverride())))) {
 			s.loseResponse(w, r, c.faults)
 			return
 		}
@@ -238,6 +239,9 @@ func (s *Server) loseResponse(w http.ResponseWriter, r *http.Request, f faultSet
 	mode := f.timeoutMode
 	if mode == "" {
 		mode = s.cfg.Faults.TimeoutMode
+	}
+	if s.lossOverride() > 0 && f.timeoutMode == "" {
+		mode = TimeoutDrop // a drill's loss: the client learns at once and retries
 	}
 	hold := f.timeoutHold
 	if hold == 0 {

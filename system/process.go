@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/encore-tickets/encore/api"
 	"github.com/encore-tickets/encore/backpressure"
@@ -22,6 +23,7 @@ import (
 	"github.com/encore-tickets/encore/controls"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/organiser"
+	"github.com/encore-tickets/encore/outbox"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/temporalclient"
@@ -71,7 +73,14 @@ type Process struct {
 	// Edge are the API's per-route metrics.
 	Edge *api.EdgeMetrics
 
-	sagaOnce  sync.Once
+	sagaOnce sync.Once
+	// The worker and the outbox relay, which a drill may stop and start.
+	runMu     sync.Mutex
+	worker    sdkworker.Worker
+	relay     *outbox.Relay
+	relayCtx  context.Context
+	stopRelay context.CancelFunc
+	relayDone chan struct{}
 	dialsOnce sync.Once
 	trusted   []netip.Prefix
 	adminOnce sync.Once
@@ -259,9 +268,8 @@ func (p *Process) RunWorker(ctx context.Context) (stop func(), err error) {
 	if _, err := p.ServeAdmin(ctx); err != nil {
 		return nil, err
 	}
-	w := saga.NewWorker(p.Temporal, saga.Dependencies{Holds: &saga.HoldActivities{Service: p.Holds}, Booking: p.Activities})
-	if err := w.Start(); err != nil {
-		return nil, fmt.Errorf("start worker: %w", err)
+	if err := p.SetWorkerRunning(true); err != nil {
+		return nil, err
 	}
 	if err := saga.EnsureReconcileSchedule(ctx, p.Temporal, p.Config.ReconcileEvery, 24*time.Hour); err != nil {
 		p.Log.Warn("reconciliation schedule", "err", err)
@@ -272,8 +280,52 @@ func (p *Process) RunWorker(ctx context.Context) (stop func(), err error) {
 	p.shareSagaLoad(ctx)
 	p.followDials(ctx)
 	go p.Holds.RunSweeper(ctx, p.Config.SweepInterval, p.Config.SweepBatch)
-	go NewRelay(p.Config, p.Store, p.Browse.Cache, p.Registry, p.Log).Run(ctx)
+	p.relay = NewRelay(p.Config, p.Store, p.Browse.Cache, p.Registry, p.Log)
+	p.relayCtx = ctx
+	p.SetRelayRunning(true)
 	go p.Room.RunAdmitter(ctx, "")
 	go p.Waitlist.Run(ctx)
-	return w.Stop, nil
+	return func() { _ = p.SetWorkerRunning(false) }, nil
+}
+
+// SetWorkerRunning starts the Temporal worker or stops it (waiting for its
+// tasks to finish); a drill stops it to show bookings finish once it is
+// back. Starting a running worker or stopping a stopped one does nothing.
+func (p *Process) SetWorkerRunning(on bool) error {
+	p.runMu.Lock()
+	defer p.runMu.Unlock()
+	if on && p.worker == nil {
+		w := saga.NewWorker(p.Temporal, saga.Dependencies{Holds: &saga.HoldActivities{Service: p.Holds}, Booking: p.Activities})
+		if err := w.Start(); err != nil {
+			return fmt.Errorf("start worker: %w", err)
+		}
+		p.worker = w
+	}
+	if !on && p.worker != nil {
+		p.worker.Stop()
+		p.worker = nil
+	}
+	return nil
+}
+
+// SetRelayRunning starts the outbox relay or stops it (RunWorker must have
+// run); a drill stops it to show the outbox-age alert and the live maps
+// catching up after.
+func (p *Process) SetRelayRunning(on bool) {
+	p.runMu.Lock()
+	defer p.runMu.Unlock()
+	if p.relay == nil {
+		return
+	}
+	if on && p.stopRelay == nil {
+		ctx, cancel := context.WithCancel(p.relayCtx)
+		done := make(chan struct{})
+		go func() { p.relay.Run(ctx); close(done) }()
+		p.stopRelay, p.relayDone = cancel, done
+	}
+	if !on && p.stopRelay != nil {
+		p.stopRelay()
+		<-p.relayDone
+		p.stopRelay, p.relayDone = nil, nil
+	}
 }

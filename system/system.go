@@ -54,6 +54,11 @@ type Infra struct {
 	AdminURL    string // the same server, a database that can create others
 	RedisURL    string
 	stops       []func() error
+
+	// What Provide started, for a drill to stop and start again.
+	opts     devstack.Options
+	postgres *devstack.Service
+	redis    *devstack.Service
 }
 
 // Close stops what Provide started (never what it found running).
@@ -69,14 +74,17 @@ func (i *Infra) Close() error {
 // under cfg.DataDir (installing them on Debian or Ubuntu as root), and makes
 // sure Encore's database exists.
 func Provide(ctx context.Context, cfg config.Config, log io.Writer) (*Infra, error) {
-	opts := devstack.Options{Dir: cfg.DataDir, AllowInstall: true, Log: log}
+	opts := devstack.Options{Dir: cfg.DataDir, AllowInstall: true, Log: log,
+		PostgresPort: cfg.DevPostgresPort, RedisPort: cfg.DevRedisPort}
 	inf := &Infra{}
 	pg, err := devstack.EnsurePostgres(ctx, opts, cfg.DatabaseURL.Reveal())
 	if err != nil {
 		return nil, err
 	}
+	inf.opts = opts
 	if pg.Started {
-		inf.stops = append(inf.stops, pg.Stop)
+		inf.postgres = pg
+		inf.stops = append(inf.stops, func() error { return inf.postgres.Stop() })
 	}
 	inf.AdminURL = pg.URL
 	if cfg.DatabaseURL != "" {
@@ -91,10 +99,59 @@ func Provide(ctx context.Context, cfg config.Config, log io.Writer) (*Infra, err
 		return nil, err
 	}
 	if rd.Started {
-		inf.stops = append(inf.stops, rd.Stop)
+		inf.redis = rd
+		inf.stops = append(inf.stops, func() error {
+			if inf.redis == nil {
+				return nil
+			}
+			return inf.redis.Stop()
+		})
 	}
 	inf.RedisURL = rd.URL
 	return inf, nil
+}
+
+// ErrNotOwned refuses a drill on a server this process did not start.
+var ErrNotOwned = errors.New("this process did not start that server, so it does not stop it")
+
+// StopRedis stops the Redis server Provide started (a drill: Redis lost).
+func (i *Infra) StopRedis() error {
+	if i.redis == nil {
+		return ErrNotOwned
+	}
+	err := i.redis.StopNow()
+	i.redis = nil
+	return err
+}
+
+// StartRedis starts it again on the same port and data.
+func (i *Infra) StartRedis(ctx context.Context) error {
+	if i.redis != nil {
+		return nil
+	}
+	rd, err := devstack.EnsureRedis(ctx, i.opts, "")
+	if err != nil {
+		return err
+	}
+	i.redis = rd
+	return nil
+}
+
+// RestartPostgres stops the PostgreSQL server Provide started and starts
+// it again on the same port and data (a drill: the database restarts).
+func (i *Infra) RestartPostgres(ctx context.Context) error {
+	if i.postgres == nil {
+		return ErrNotOwned
+	}
+	if err := i.postgres.StopNow(); err != nil {
+		return err
+	}
+	pg, err := devstack.EnsurePostgres(ctx, i.opts, "")
+	if err != nil {
+		return err
+	}
+	i.postgres = pg
+	return nil
 }
 
 // Connect opens the pool and the Redis client for an already running infra

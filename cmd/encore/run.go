@@ -142,6 +142,9 @@ func runDev(ctx context.Context, cfg config.Config) error {
 		return err
 	}
 	defer p.Close()
+	// encore drill's switches, on the admin listener of a development
+	// stack only.
+	p.AdminHandlers["/drill/"] = system.DrillHandler(p, inf)
 	wctx, cancelWorker := context.WithCancel(ctx)
 	defer cancelWorker()
 	stopWorker, err := p.RunWorker(wctx)
