@@ -1,6 +1,6 @@
 // The fan app: a hash router over a few views. Every view renders into
 // <main>; problems show in the alert banner via showProblem.
-import { get, post, request, blob, newKey, signIn, signOut, token, passFor, ProblemError } from './api.js';
+import { get, post, request, blob, newKey, signIn, signOut, token, passFor, savePass, ProblemError } from './api.js';
 import { Queue } from './queue.js';
 import { message } from './problems.js';
 import { signInConfig, startSignIn, finishSignIn } from './signin.js';
@@ -404,8 +404,9 @@ async function queueView(id) {
           break;
         case 'sold_out':
           state.textContent = 'Sold out.';
-          wait.textContent = st.waitlisted ? 'You are on the waitlist: if seats come back, we will email you and offer them on this page.' : '';
+          wait.textContent = '';
           announce('The event is sold out');
+          waitlistForm(id, wait);
           break;
       }
     },
@@ -418,6 +419,44 @@ async function queueView(id) {
   });
   cleanup.push(() => q.close());
   await q.start();
+}
+
+// waitlistForm offers a sold-out event's waitlist: the fan picks how many
+// seats, joins, and the page then asks every few seconds whether seats came
+// back for them; an offer carries a pass like an admission and opens the
+// seat map with it.
+function waitlistForm(id, where) {
+  where.innerHTML = `<form id="waitlist" class="inline"><label>Seats <select name="qty">
+      ${[1, 2, 3, 4, 5, 6].map(n => `<option>${n}</option>`).join('')}</select></label>
+    <button type="submit">Join the waitlist</button></form><span id="wlstate" role="status"></span>`;
+  const form = where.querySelector('#waitlist'), msg = where.querySelector('#wlstate');
+  form.addEventListener('submit', async e => {
+    e.preventDefault();
+    form.querySelector('button').disabled = true;
+    try {
+      const w = await post('/v1/events/' + encodeURIComponent(id) + '/waitlist', { quantity: Number(form.qty.value) });
+      form.hidden = true;
+      msg.dataset.status = w.status;
+      msg.textContent = w.status === 'WAITING'
+        ? `You are number ${w.position} on the waitlist for ${w.quantity} seat${w.quantity === 1 ? '' : 's'}. If seats come back we offer them to you here and by email; keep this page open.`
+        : 'Seats are being offered to you.';
+      announce(msg.textContent);
+      const timer = setInterval(async () => {
+        try {
+          const st = await request('GET', '/v1/events/' + encodeURIComponent(id) + '/queue');
+          if (st.status !== 'offered' || !st.pass) return;
+          clearInterval(timer);
+          savePass(id, st.pass, st.pass_expires_at);
+          announce('Seats came back and they are offered to you. Opening the seat map.');
+          location.hash = '#/event/' + encodeURIComponent(id);
+        } catch { /* the next poll retries */ }
+      }, 3000);
+      cleanup.push(() => clearInterval(timer));
+    } catch (err) {
+      form.querySelector('button').disabled = false;
+      showProblem(err);
+    }
+  });
 }
 
 // needsQueue says whether the fan must go through the event's waiting room
