@@ -285,6 +285,7 @@ func (p *Process) RunWorker(ctx context.Context) (stop func(), err error) {
 	p.SetRelayRunning(true)
 	go p.Room.RunAdmitter(ctx, "")
 	go p.Waitlist.Run(ctx)
+	go p.Activities.Metrics.FollowSaga(ctx, p.Store, 15*time.Second)
 	return func() { _ = p.SetWorkerRunning(false) }, nil
 }
 

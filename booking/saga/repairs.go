@@ -60,9 +60,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		violations: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "encore_audit_violations",
 			Help: "Inventory rules broken at the last scheduled audit, by rule (double_sale: a seat with two live owners)."}, []string{"rule"}),
 		noTickets: prometheus.NewGauge(prometheus.GaugeOpts{Name: "encore_audit_paid_without_tickets",
-			Help: "PAID bookings with seats still without tickets ten minutes after payment, at the last audit."}),
+			Help: "PAID bookings with seats still without tickets ten minutes after payment (refreshed every 15s by the worker)."}),
 		oldestOpen: prometheus.NewGauge(prometheus.GaugeOpts{Name: "encore_saga_oldest_open_age_seconds",
-			Help: "Age of the oldest checkout whose payment is not settled yet (pending, awaiting the fan, or authorised), at the last audit."}),
+			Help: "Age of the oldest checkout whose payment is not settled yet: pending, awaiting the fan, or authorised (refreshed every 15s by the worker)."}),
 		auditLastRun: prometheus.NewGauge(prometheus.GaugeOpts{Name: "encore_audit_last_run_timestamp_seconds",
 			Help: "When the scheduled audit last ran (Unix seconds)."}),
 		checkoutToPaid: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "encore_checkout_to_paid_seconds",
@@ -90,6 +90,31 @@ func (a *Activities) publishReconcile(rep ReconcileReport) {
 	a.Metrics.mismatches.WithLabelValues(string(vocab.RepairOrphanCapture)).Set(float64(counts[vocab.RepairOrphanCapture]))
 	a.Metrics.mismatches.WithLabelValues("other").Set(float64(len(rep.Mismatches) - counts[vocab.RepairOrphanCapture]))
 	a.Metrics.lastRun.SetToCurrentTime()
+}
+
+// FollowSaga refreshes the saga's health gauges (PAID bookings without
+// tickets, the oldest open checkout) every interval until ctx ends: the
+// scheduled audit runs daily, and these must be fresh while a sale runs.
+func (m *Metrics) FollowSaga(ctx context.Context, st *store.Store, every time.Duration) {
+	if m == nil {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		h, err := st.SagaHealth(qctx, paidTicketsGrace)
+		cancel()
+		if err == nil {
+			m.noTickets.Set(float64(h.PaidWithoutTickets))
+			m.oldestOpen.Set(h.OldestOpen.Seconds())
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // publishAudit sets the audit's gauges.
