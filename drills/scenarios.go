@@ -20,6 +20,30 @@ func (t *Target) restore(ctx context.Context, path string) {
 
 // answered is a hold's correct answer while a part is down: placed, or a
 // retryable 503; never a 500, never a refusal that blames the fan.
+// booked signs a new fan in, holds one seat of the unmetered event and
+// checks it out with pm; it returns the fan's token and the checkout's
+// answer.
+func (t *Target) booked(ctx context.Context, pm string) (fan string, co map[string]any, err error) {
+	if fan, err = t.fan(ctx); err != nil {
+		return "", nil, err
+	}
+	st, hold, err := t.hold(ctx, fan)
+	if err != nil || st != http.StatusCreated {
+		return "", nil, fmt.Errorf("hold: status %d, %v", st, err)
+	}
+	holdID, _ := hold["hold_id"].(string)
+	co, err = t.checkout(ctx, fan, holdID, pm)
+	return fan, co, err
+}
+
+// paid waits until the fan's booking is PAID and returns how long it took.
+func (t *Target) paid(ctx context.Context, fan, bookingID string) (time.Duration, error) {
+	return until(ctx, t.Limit, "the booking being PAID", func() (bool, error) {
+		s, err := t.bookingStatus(ctx, fan, bookingID)
+		return s == "PAID", err
+	})
+}
+
 func answered(st int) bool { return st == http.StatusCreated || st == http.StatusServiceUnavailable }
 
 func redisDown(ctx context.Context, t *Target, r *Result) error {
@@ -140,18 +164,9 @@ func relayStopped(ctx context.Context, t *Target, r *Result) error {
 }
 
 func workerKilled(ctx context.Context, t *Target, r *Result) error {
-	fan, err := t.fan(ctx)
-	if err != nil {
-		return err
-	}
-	st, hold, err := t.hold(ctx, fan)
-	if err != nil || st != http.StatusCreated {
-		return fmt.Errorf("hold: status %d, %v", st, err)
-	}
-	holdID, _ := hold["hold_id"].(string)
 	// A 3-D Secure checkout: the booking then waits on the fan, and the
 	// worker is stopped while it does.
-	co, err := t.checkout(ctx, fan, holdID, "pm_card_threeDSecure2Required")
+	fan, co, err := t.booked(ctx, "pm_card_threeDSecure2Required")
 	if err != nil {
 		return err
 	}
@@ -186,10 +201,7 @@ func workerKilled(ctx context.Context, t *Target, r *Result) error {
 	if err := t.flip(ctx, "/drill/worker", map[string]bool{"running": true}); err != nil {
 		return err
 	}
-	if _, err := until(ctx, t.Limit, "the booking finishing", func() (bool, error) {
-		s, err := t.bookingStatus(ctx, fan, bookingID)
-		return s == "PAID", err
-	}); err != nil {
+	if _, err := t.paid(ctx, fan, bookingID); err != nil {
 		return err
 	}
 	r.RecoverySeconds = time.Since(start).Seconds()
@@ -198,10 +210,6 @@ func workerKilled(ctx context.Context, t *Target, r *Result) error {
 }
 
 func pspTimeout(ctx context.Context, t *Target, r *Result) error {
-	fan, err := t.fan(ctx)
-	if err != nil {
-		return err
-	}
 	setLoss := func(rate float64) error {
 		st, _, err := t.call(context.WithoutCancel(ctx), "POST", t.PSP+"/_sandbox/faults", "", map[string]float64{"timeout_after_success_rate": rate}, nil)
 		if err != nil || st != http.StatusOK {
@@ -209,30 +217,22 @@ func pspTimeout(ctx context.Context, t *Target, r *Result) error {
 		}
 		return nil
 	}
-	st, hold, err := t.hold(ctx, fan)
-	if err != nil || st != http.StatusCreated {
-		return fmt.Errorf("hold: status %d, %v", st, err)
-	}
-	holdID, _ := hold["hold_id"].(string)
 	if err := setLoss(1); err != nil {
 		return err
 	}
 	defer setLoss(0)
 	r.note("payment sandbox: every confirm and capture acts, then loses its answer")
 	start := time.Now()
-	co, err := t.checkout(ctx, fan, holdID, "pm_card_visa")
+	fan, co, err := t.booked(ctx, "pm_card_visa")
 	if err != nil {
 		return err
 	}
 	bookingID, _ := co["booking_id"].(string)
-	if _, err := until(ctx, t.Limit, "the booking being PAID", func() (bool, error) {
-		s, err := t.bookingStatus(ctx, fan, bookingID)
-		return s == "PAID", err
-	}); err != nil {
+	if _, err := t.paid(ctx, fan, bookingID); err != nil {
 		return err
 	}
 	r.RecoverySeconds = time.Since(start).Seconds()
-	r.note("the booking was PAID %.1fs after checkout, through lost answers", r.RecoverySeconds)
+	r.note("the booking was PAID %.1fs after the fan held, through lost answers", r.RecoverySeconds)
 	// The provider holds exactly one payment for the booking, captured once.
 	var found struct {
 		Data []struct {
@@ -242,7 +242,7 @@ func pspTimeout(ctx context.Context, t *Target, r *Result) error {
 		} `json:"data"`
 	}
 	q := url.Values{"query": {"metadata['booking_id']:'" + bookingID + "'"}}
-	st, _, err = t.call(ctx, "GET", t.PSP+"/v1/payment_intents/search?"+q.Encode(), sandboxKey, nil, &found)
+	st, _, err := t.call(ctx, "GET", t.PSP+"/v1/payment_intents/search?"+q.Encode(), sandboxKey, nil, &found)
 	if err != nil || st != http.StatusOK {
 		return stackError{fmt.Errorf("search the sandbox: status %d, %v", st, err)}
 	}
@@ -257,25 +257,13 @@ func pspTimeout(ctx context.Context, t *Target, r *Result) error {
 const sandboxKey = "sk_test_encore_sandbox"
 
 func postgresRestart(ctx context.Context, t *Target, r *Result) error {
-	fan, err := t.fan(ctx)
-	if err != nil {
-		return err
-	}
 	// A paid booking before the restart.
-	st, hold, err := t.hold(ctx, fan)
-	if err != nil || st != http.StatusCreated {
-		return fmt.Errorf("hold: status %d, %v", st, err)
-	}
-	holdID, _ := hold["hold_id"].(string)
-	co, err := t.checkout(ctx, fan, holdID, "pm_card_visa")
+	fan, co, err := t.booked(ctx, "pm_card_visa")
 	if err != nil {
 		return err
 	}
 	bookingID, _ := co["booking_id"].(string)
-	if _, err := until(ctx, t.Limit, "the booking being PAID", func() (bool, error) {
-		s, err := t.bookingStatus(ctx, fan, bookingID)
-		return s == "PAID", err
-	}); err != nil {
+	if _, err := t.paid(ctx, fan, bookingID); err != nil {
 		return err
 	}
 	start := time.Now()
