@@ -63,8 +63,9 @@ type Config struct {
 
 	// Seed makes the fans' choices (arrivals, mix, quantities) repeatable.
 	Seed int64
-	// Concurrency bounds the HTTP requests in flight at once (queue sockets
-	// excepted: they are idle most of the time).
+	// Concurrency bounds the HTTP requests in flight at once in each of two
+	// lanes, the queue's and the sale's (queue sockets excepted: they are
+	// idle most of the time).
 	Concurrency int
 	// FansPerAddress is how many fans share one loopback source address
 	// (6: under the stack's default of 8 queue sockets per address).

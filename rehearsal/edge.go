@@ -11,13 +11,26 @@ import (
 	"time"
 )
 
-// edge sends the fans' requests: JSON in and out, at most Concurrency in
-// flight, every answer that is not a success counted by call and problem
-// type.
+// edge sends the fans' requests: JSON in and out, every answer that is not
+// a success counted by call and problem type. Requests go in two lanes,
+// each with at most Concurrency in flight: the queue's (sign-in, joins and
+// the polls of fans without a socket) and the sale's (everything after
+// admission). Thousands of fans polling in line must not hold back the
+// admitted fans' holds and payments behind them in the rehearsal's own
+// queue: the stack has no such queue, each fan being a browser of its own.
 type edge struct {
-	base string
-	sem  chan struct{}
-	rec  *recorder
+	base       string
+	sem, queue chan struct{}
+	rec        *recorder
+}
+
+// lane is the bound a call waits on.
+func (e *edge) lane(call string) chan struct{} {
+	switch call {
+	case "session", "join", "queue-poll":
+		return e.queue
+	}
+	return e.sem
 }
 
 // answer is one HTTP exchange as a fan saw it.
@@ -94,8 +107,9 @@ func (e *edge) call(ctx context.Context, c *http.Client, call, method, url, toke
 
 // do sends a prepared request within the bound on requests in flight.
 func (e *edge) do(ctx context.Context, c *http.Client, call string, req *http.Request) answer {
+	lane := e.lane(call)
 	select {
-	case e.sem <- struct{}{}:
+	case lane <- struct{}{}:
 	case <-ctx.Done():
 		return answer{}
 	}
@@ -108,7 +122,7 @@ func (e *edge) do(ctx context.Context, c *http.Client, call string, req *http.Re
 		a.status, a.header = resp.StatusCode, resp.Header
 	}
 	a.took = time.Since(t0)
-	<-e.sem
+	<-lane
 	if err != nil {
 		a.status = 0
 		if ctx.Err() == nil { // not the rehearsal's own deadline

@@ -174,6 +174,7 @@ func (rn *run) plotQueue(path string, opened float64) error {
 	if err := addLine(top, "fans queueing (rehearsal)", orange, true, at, own); err != nil {
 		return err
 	}
+	top.Legend.Top = false // the line fills the top right
 	ensureRange(top)
 	markOpening(top, opened)
 	bottom := newPlot("", "seconds since the rehearsal started", "fans")
@@ -186,6 +187,7 @@ func (rn *run) plotQueue(path string, opened float64) error {
 	if err := addLine(bottom, "inside checkout (leases)", purple, false, at, leases); err != nil {
 		return err
 	}
+	bottom.Legend.Left = true // capacity and leases climb on the right
 	ensureRange(bottom)
 	markOpening(bottom, opened)
 	return saveStacked(path, top, bottom)

@@ -68,8 +68,8 @@ func (f *fan) queue(ctx context.Context) (pass string, soldOut bool) {
 	f.run.rec.n.waiting.Add(1)
 	defer f.run.rec.n.waiting.Add(-1)
 	st, ok := f.join(ctx)
-	backoff := time.Second
-	for ok {
+	backoff, overBudget := time.Second, false
+	for ok && ctx.Err() == nil {
 		if done, pass, soldOut := f.apply(st); done {
 			return pass, soldOut
 		}
@@ -91,7 +91,8 @@ func (f *fan) queue(ctx context.Context) (pass string, soldOut bool) {
 				continue
 			}
 			f.run.rec.n.socketFallbacks.Add(1)
-		} else {
+		} else if !overBudget {
+			overBudget = true // counted once a fan
 			f.run.rec.n.socketsOverBudget.Add(1)
 		}
 		// Refused, dropped, or no file left for a socket here: poll until
@@ -197,10 +198,25 @@ func (f *fan) followQueue(ctx context.Context) (st queueState, live bool, why we
 	}
 	defer conn.CloseNow()
 
+	// The socket's own context, ended when the sale's ends. Not a child of
+	// the sale's context: the socket library registers a callback on the
+	// context of every read, and fifteen thousand callbacks on one context
+	// contend for its lock for minutes when it ends. A goroutine waiting on
+	// the sale's Done channel costs nothing of the kind.
+	sctx, endSocket := context.WithCancel(context.Background())
+	defer endSocket()
+	go func() {
+		select {
+		case <-ctx.Done():
+			endSocket()
+		case <-sctx.Done():
+		}
+	}()
+
 	// Heartbeats at 70-100% of the interval the room asks for: machine-
 	// regular beats are a bot's, and the room flags them. The beating
 	// goroutine has its own random source and interval.
-	hctx, stop := context.WithCancel(ctx)
+	hctx, stop := context.WithCancel(sctx)
 	defer stop()
 	hr, every := rand.New(rand.NewPCG(f.r.Uint64(), f.r.Uint64())), time.Duration(f.heartbeat)*time.Second
 	go func() {
@@ -217,7 +233,7 @@ func (f *fan) followQueue(ctx context.Context) (st queueState, live bool, why we
 		}
 	}()
 	for {
-		_, msg, err := conn.Read(ctx)
+		_, msg, err := conn.Read(sctx)
 		if err != nil {
 			return queueState{}, true, websocket.CloseStatus(err)
 		}

@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +32,9 @@ type run struct {
 	// connections. A fan finding it spent polls instead, as the web app
 	// does when its socket fails.
 	sockets chan struct{}
+	// interrupted: the caller stopped the rehearsal; stragglers: some fans
+	// were still busy past the hard deadline.
+	interrupted, stragglers bool
 }
 
 func (rn *run) takeSocket() bool {
@@ -70,9 +75,9 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	rn.clients = newClients(apiURL, cfg.Fans, cfg.FansPerAddress, cfg.Concurrency)
 	defer rn.clients.close()
 	setup := newRecorder(now)
-	rn.edge = &edge{base: cfg.API, sem: make(chan struct{}, cfg.Concurrency), rec: setup}
+	rn.edge = &edge{base: cfg.API, sem: make(chan struct{}, cfg.Concurrency), queue: make(chan struct{}, cfg.Concurrency), rec: setup}
 	limit := raiseFileLimit(uint64(cfg.Fans + 2*rn.clients.addresses() + 1024))
-	rn.sockets = make(chan struct{}, socketBudget(limit, cfg.Fans, cfg.Concurrency, rn.clients.addresses()))
+	rn.sockets = make(chan struct{}, socketBudget(limit, cfg.Fans, 2*cfg.Concurrency, rn.clients.addresses()))
 
 	if cfg.CreateSeats > 0 {
 		id, err := createEvent(ctx, rn.edge, rn.clients.forFan(0), rn.id, cfg.CreateSeats, now.Add(cfg.OpensIn), cfg.HoldTTL)
@@ -146,7 +151,25 @@ func (rn *run) play(parent context.Context) {
 			f.live(ctx, sale)
 		}(newFan(rn, i))
 	}
-	fans.Wait()
+	// The hard deadline holds: fans still busy 15 seconds after it are left
+	// behind (their goroutines written to DIR/stragglers.txt, to see why)
+	// rather than waited for.
+	finished := make(chan struct{})
+	go func() { fans.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-ctx.Done():
+		select {
+		case <-finished:
+		case <-time.After(15 * time.Second):
+			rn.stragglers = true
+			if f, err := os.Create(filepath.Join(cfg.Out, "stragglers.txt")); err == nil {
+				_ = pprof.Lookup("goroutine").WriteTo(f, 1)
+				f.Close()
+			}
+		}
+	}
+	rn.interrupted = parent.Err() != nil
 	stopMonitor()
 	bg.Wait()
 	rn.rec.sample(rn.sampleNow(context.WithoutCancel(parent), &http.Client{Timeout: 2 * time.Second}))
@@ -169,6 +192,7 @@ func (rn *run) summarize(end time.Time, books *checked) *Summary {
 		NotPaid: n.notPaid.Load(), Unsettled: n.unsettled.Load(), SocketFallbacks: n.socketFallbacks.Load(),
 		ProofsOfWork: n.proofsOfWork.Load(), OwnCardsFailed: n.ownCardsFailed.Load(),
 		SocketBudget: cap(rn.sockets), SocketsOverBudget: n.socketsOverBudget.Load(),
+		Interrupted: rn.interrupted, Stragglers: rn.stragglers,
 		SourceAddresses: rn.clients.addresses(), Errors: map[string]int{}, ErrorsByCall: map[string]map[string]int{},
 		Mix: Mix{ArrivalRate: cfg.ArrivalRate, Duration: cfg.Duration.String(), Drain: cfg.Drain.String(),
 			Abandon: cfg.Abandon, Decline: cfg.Decline, ThreeDS: cfg.ThreeDS, ThreeDSFail: cfg.ThreeDSFail, Cancel: cfg.Cancel,

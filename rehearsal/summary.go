@@ -71,7 +71,8 @@ type Summary struct {
 	NotPaid          int64     `json:"bookings_not_paid"`
 	Unsettled        int64     `json:"bookings_unsettled"`
 	SocketFallbacks  int64     `json:"socket_fallbacks"`
-	// Queue sockets the open-file limit left room for; fans past it poll.
+	// Queue sockets the open-file limit left room for, and the fans who
+	// found none free at some point and polled instead.
 	SocketBudget      int   `json:"socket_budget"`
 	SocketsOverBudget int64 `json:"sockets_over_budget"`
 	ProofsOfWork      int64 `json:"proofs_of_work"`
@@ -96,6 +97,11 @@ type Summary struct {
 	ReconcileError   string             `json:"reconcile_error,omitempty"`
 	ReconcileRetries int                `json:"reconcile_runs"`
 	BooksChecked     bool               `json:"books_checked"`
+
+	// Interrupted: stopped before its end (Ctrl-C); stragglers: fans still
+	// busy 15 seconds past the hard deadline were left behind.
+	Interrupted bool `json:"interrupted"`
+	Stragglers  bool `json:"stragglers"`
 
 	Mix Mix `json:"mix"`
 }

@@ -62,7 +62,7 @@ later, instead of --event.`,
 	f.DurationVar(&c.Think, "think", c.Think, "a fan's mean pause before choosing seats and before paying")
 	f.IntVar(&c.MaxSeats, "max-seats", c.MaxSeats, "most seats a fan asks for")
 	f.Int64Var(&c.Seed, "seed", c.Seed, "seed of the fans' arrivals and choices")
-	f.IntVar(&c.Concurrency, "concurrency", c.Concurrency, "most HTTP requests in flight at once (queue sockets excepted)")
+	f.IntVar(&c.Concurrency, "concurrency", c.Concurrency, "most HTTP requests in flight at once, in the queue's lane and in the sale's each (queue sockets excepted)")
 	f.IntVar(&c.FansPerAddress, "fans-per-address", c.FansPerAddress, "fans sharing one loopback source address")
 	f.StringVar(&c.API, "api", c.API, "the stack's fan API (loopback only)")
 	f.StringVar(&c.PSP, "psp", c.PSP, "the payment sandbox, where fans create their cards (loopback only; empty: every fan pays with pm_card_visa)")
@@ -110,6 +110,9 @@ func runRehearse(cmd *cobra.Command, cfg config.Config, c rehearsal.Config) erro
 		s.HoldP50MS, s.HoldP99MS, s.HoldToPaidP99MS, s.SagaLagP99MS, tau)
 	fmt.Fprintf(out, "double sales %d, unmatched captures %d, audit violations %d\n", s.DoubleSales, s.UnmatchedCaptures, s.AuditViolations)
 	fmt.Fprintf(out, "wrote %s/summary.json and %s/report.html\n", c.Out, c.Out)
+	if s.Interrupted {
+		fmt.Fprintln(cmd.ErrOrStderr(), "rehearse: interrupted before the end: the figures cover the sale until then")
+	}
 	if s.Failed() {
 		fmt.Fprintln(cmd.ErrOrStderr(), "rehearse: the books broke a rule (see the summary)")
 		return exitCode(1)
