@@ -29,5 +29,6 @@
 // time), stats.go (percentiles and timelines), kendall.go (fairness),
 // summary.go (summary.json), plots.go (PNG plots), report.go (report.html),
 // books.go (the audit and the reconciliation), event.go (a fresh metered
-// event through the organiser API) and run.go (the whole rehearsal).
+// event through the organiser API), progress.go (the progress bar),
+// limits_*.go (the open-file limit) and run.go (the whole rehearsal).
 package rehearsal
