@@ -127,7 +127,7 @@ at the start{{if .S.Metered}}, metered by the waiting room{{end}}.</p>
 {{end}}</table>
 <p>The mix: abandon {{.S.Mix.Abandon}}, decline {{.S.Mix.Decline}}, 3-D Secure {{.S.Mix.ThreeDS}} (failed {{.S.Mix.ThreeDSFail}}),
 cancel {{.S.Mix.Cancel}}, think {{.S.Mix.Think}}, up to {{.S.Mix.MaxSeats}} seats a fan, seed {{.S.Mix.Seed}},
-{{.S.Mix.Concurrency}} requests in flight at most, {{.S.Mix.FansPerAddress}} fans an address. Every number is also in
+at most {{.S.Mix.Concurrency}} requests in flight in each of two lanes (queueing, buying), {{.S.Mix.FansPerAddress}} fans an address. Every number is also in
 <a href="summary.json">summary.json</a>.</p>
 {{if .S.Mismatches}}<h2>Unmatched captures</h2><ul>{{range .S.Mismatches}}<li><code>{{.}}</code></li>{{end}}</ul>{{end}}
 {{if .S.AuditError}}<p class="bad">Audit failed: {{.S.AuditError}}</p>{{end}}
