@@ -40,8 +40,8 @@ func withFlashSale(id *string) stackOption {
 		rdb, prefix := testenv.Redis(t)
 		room := waitingroom.New(rdb, e.store, []byte("flash-sale-pass-seed-for-tests-only"), waitingroom.Options{
 			Prefix: prefix + "wr" + testenv.RandomSuffix() + ":", Capacity: 1, MinCapacity: 1, MaxCapacity: 1,
-			// A fan who bought keeps their place in checkout until their
-			// admission window ends: a short one lets the next fan in soon.
+			// A fan who releases a hold keeps their place until their
+			// admission window ends (a buyer's ends when they have paid).
 			Tick: 200 * time.Millisecond, PassTTL: 30 * time.Second})
 		room.Register(prometheus.NewRegistry())
 		ctx, cancel := context.WithCancel(context.Background())

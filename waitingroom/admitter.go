@@ -163,8 +163,15 @@ func (r *Room) settle(ctx context.Context, eventID string) error {
 	args := make([]any, 0, 3*len(users))
 	for _, u := range users {
 		o := outcomes[u]
+		// "1": the hold ended unpaid (released, expired): the fan keeps
+		// the rest of their admission window to choose again. "2": the fan
+		// paid: their place in checkout goes to the next fan at once, or a
+		// sale's throughput would be capacity per admission window.
 		ended := "0"
-		if !o.Holding {
+		switch {
+		case !o.Holding && o.Paid:
+			ended = "2"
+		case !o.Holding:
 			ended = "1"
 		}
 		strikes := o.Expired

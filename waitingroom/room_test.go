@@ -602,15 +602,26 @@ func TestExtendKeepsLeaseForTheHoldAndSettleShortensIt(t *testing.T) {
 	score, _ = rdb.ZScore(context.Background(), leaseKey, who.UserID).Result()
 	require.EqualValues(t, until.UnixMilli(), int64(score))
 
-	// The hold was paid: the lease falls back to the admission window.
-	inv.outcomes[who.UserID] = store.HoldOutcome{Paid: true}
+	// The hold was released: the lease falls back to the admission window,
+	// so the fan may choose again.
+	inv.outcomes[who.UserID] = store.HoldOutcome{}
 	require.NoError(t, r.Settle(context.Background(), ev))
 	score, _ = rdb.ZScore(context.Background(), leaseKey, who.UserID).Result()
 	require.Less(t, int64(score), time.Now().Add(61*time.Second).UnixMilli())
+	require.NoError(t, r.Check(context.Background(), who, ev, st.Pass))
+
+	// Another hold, paid: the fan's place in checkout goes to the next fan
+	// at once.
+	require.NoError(t, r.Extend(context.Background(), who, ev, until))
+	inv.outcomes[who.UserID] = store.HoldOutcome{Paid: true}
+	require.NoError(t, r.Settle(context.Background(), ev))
+	_, err = rdb.ZScore(context.Background(), leaseKey, who.UserID).Result()
+	require.ErrorIs(t, err, redis.Nil, "a buyer's lease ends when they have paid")
+	n, err := r.LeaseCount(context.Background(), ev)
+	require.NoError(t, err)
+	require.Zero(t, n)
 
 	// Extend without a lease does nothing.
-	_, err = r.Revoke(context.Background(), ev, who.UserID)
-	require.NoError(t, err)
 	require.NoError(t, r.Extend(context.Background(), who, ev, until))
 	_, err = rdb.ZScore(context.Background(), leaseKey, who.UserID).Result()
 	require.ErrorIs(t, err, redis.Nil)

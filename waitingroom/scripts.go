@@ -241,10 +241,11 @@ redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
 return 1
 `)
 
-// settleScript ends the extension of fans whose holds ended: the lease falls
-// back to the admission window (or ends if that has passed) and strikes are
-// recorded. KEYS: lease li held strikes; ARGV: triples user, ended ("1"/"0"),
-// strikes. Returns how many leases ended.
+// settleScript ends the extension of fans whose holds ended: after an
+// unpaid end the lease falls back to the admission window (or ends if that
+// has passed), after a purchase it ends at once; strikes are recorded.
+// KEYS: lease li held strikes; ARGV: triples user, how ("0" holding, "1"
+// ended unpaid, "2" paid), strikes. Returns how many leases ended.
 var settleScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -253,11 +254,12 @@ for i = 1, #ARGV, 3 do
   local user = ARGV[i]
   local strikes = tonumber(ARGV[i + 2])
   if strikes > 0 then redis.call('HSET', KEYS[4], user, strikes) else redis.call('HDEL', KEYS[4], user) end
-  if ARGV[i + 1] == '1' then
+  local how = ARGV[i + 1]
+  if how == '1' or how == '2' then
     redis.call('ZREM', KEYS[3], user)
     local info = redis.call('HGET', KEYS[2], user) or ''
     local window = tonumber(string.match(info, '^[^|]*|[^|]*|(%d+)') or '0')
-    if window > now and redis.call('ZSCORE', KEYS[1], user) then
+    if how == '1' and window > now and redis.call('ZSCORE', KEYS[1], user) then
       redis.call('ZADD', KEYS[1], 'XX', window, user)
     else
       redis.call('ZREM', KEYS[1], user)
