@@ -209,6 +209,20 @@ func TestTheOperatorsDialsAreInForceInEveryProcessWithinTwoSecondsAndAudited(t *
 		require.Len(t, res.Admitted, 3, "the operator's capacity, not the configured 5")
 	})
 
+	t.Run("the adaptive controller moves capacity only inside the operator's band", func(t *testing.T) {
+		b.room.SetAdaptive(&waitingroom.Controller{Period: 50 * time.Millisecond}, slowCheckout{})
+		status, body := e.callAtJSON(a.url, "PATCH", flashPath, otto, map[string]any{"admission_capacity": 8, "admission_capacity_min": 7})
+		require.Equal(t, 200, status, "%v", body)
+		within(t, 2*time.Second, "the band", func() bool { return b.dials.For(flash).CapacityMin != nil })
+		tickOnce(b.room, "b") // starts from the operator's 8
+		time.Sleep(60 * time.Millisecond)
+		tickOnce(b.room, "b") // slow checkout: 8 x 0.75 = 6, floored at the operator's 7
+		tickOnce(b.room, "b")
+		n, err := b.room.CapacityInForce(ctx, flash)
+		require.NoError(t, err)
+		require.Equal(t, 7, n, "never below the operator's floor")
+	})
+
 	t.Run("a revoked admission is refused by every process at once", func(t *testing.T) {
 		var admitted session.Identity
 		var st waitingroom.State
@@ -288,4 +302,12 @@ func (e *e2e) callAtJSON(base, method, path, token string, body any) (int, map[s
 	e.t.Helper()
 	status, _, out := e.callAt(base, method, path, token, body)
 	return status, out
+}
+
+// slowCheckout is a saga answering checkouts slowly: the adaptive
+// controller lowers capacity on every period.
+type slowCheckout struct{}
+
+func (slowCheckout) Signals(context.Context) (waitingroom.Signals, error) {
+	return waitingroom.Signals{CheckoutLatency: 5 * time.Second}, nil
 }
