@@ -161,6 +161,8 @@ func (f *fan) live(ctx, sale context.Context) {
 	}
 	if a.ok() && a.decode(&b) == nil && (b.Status == "REFUNDED" || b.Status == "CANCELLED") {
 		rn.rec.n.cancelled.Add(1)
+		// The seats go back on sale: another fan may pay for them too.
+		rn.rec.n.seatsCancelled.Add(int64(seats))
 	}
 }
 

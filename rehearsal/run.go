@@ -184,7 +184,7 @@ func (rn *run) summarize(end time.Time, books *checked) *Summary {
 	s := &Summary{Fans: n.arrived.Load(), Admitted: n.admitted.Load(), Holds: n.holds.Load(), BookingsPaid: n.paid.Load(),
 		EventID: cfg.EventID, API: cfg.API, StartedAt: r.start.UTC(), DurationS: end.Sub(r.start).Seconds(),
 		OpenedAfterS: r.opened.Seconds(), Metered: rn.event.Metered, Seats: rn.seats, SeatsAvailable: rn.left,
-		SeatsPaid: n.seatsPaid.Load(), HoldAttempts: n.holdAttempts.Load(), HoldConflicts: n.holdConflicts.Load(),
+		SeatsPaid: n.seatsPaid.Load(), SeatsCancelled: n.seatsCancelled.Load(), HoldAttempts: n.holdAttempts.Load(), HoldConflicts: n.holdConflicts.Load(),
 		Checkouts: n.checkouts.Load(), SoldOutFans: n.soldOut.Load(), GaveUp: n.gaveUp.Load(), FoundNothing: n.foundNothing.Load(),
 		AbandonedDeleted: n.abandonedDeleted.Load(), AbandonedExpired: n.abandonedExpired.Load(),
 		Declines: n.declines.Load(), ThreeDSCompleted: n.threeDSCompleted.Load(), ThreeDSFailed: n.threeDSFailed.Load(),

@@ -18,7 +18,7 @@ type counts struct {
 	checkouts, declines, steppedUp                   atomic.Int64
 	threeDSCompleted, threeDSFailed, ownCardsFailed  atomic.Int64
 	paid, seatsPaid, notPaid, unsettled              atomic.Int64
-	cancelAsked, cancelled                           atomic.Int64
+	cancelAsked, cancelled, seatsCancelled           atomic.Int64
 	socketFallbacks, socketsOverBudget, proofsOfWork atomic.Int64
 }
 

@@ -38,39 +38,42 @@ type Summary struct {
 	// (every seat held or sold); null when it never did.
 	SoldOutAfterS *float64 `json:"sold_out_after_s"`
 
-	EventID          string    `json:"event_id"`
-	API              string    `json:"api"`
-	StartedAt        time.Time `json:"started_at"`
-	DurationS        float64   `json:"duration_s"`
-	OpenedAfterS     float64   `json:"opened_after_s"`
-	Metered          bool      `json:"metered"`
-	Seats            int       `json:"seats"`
-	SeatsAvailable   int       `json:"seats_available_at_start"`
-	SeatsPaid        int64     `json:"seats_paid"`
-	LastPaidAfterS   float64   `json:"last_paid_after_s"`
-	HoldP90MS        float64   `json:"hold_p90_ms"`
-	HoldAttempts     int64     `json:"hold_attempts"`
-	HoldConflicts    int64     `json:"hold_conflicts"`
-	HoldToPaidP50MS  float64   `json:"hold_to_paid_p50_ms"`
-	SagaLagP50MS     float64   `json:"saga_lag_p50_ms"`
-	SagaLagP99MS     float64   `json:"saga_lag_p99_ms"`
-	CheckoutP50MS    float64   `json:"checkout_p50_ms"`
-	CheckoutP99MS    float64   `json:"checkout_p99_ms"`
-	Checkouts        int64     `json:"checkouts"`
-	SoldOutFans      int64     `json:"sold_out_fans"`
-	GaveUp           int64     `json:"gave_up"`
-	FoundNothing     int64     `json:"found_nothing"`
-	AbandonedDeleted int64     `json:"abandoned_released"`
-	AbandonedExpired int64     `json:"abandoned_left_to_expire"`
-	Declines         int64     `json:"declines"`
-	ThreeDSCompleted int64     `json:"threeds_completed"`
-	ThreeDSFailed    int64     `json:"threeds_failed"`
-	SteppedUp        int64     `json:"stepped_up"`
-	CancelsAsked     int64     `json:"cancels_asked"`
-	Cancelled        int64     `json:"cancelled"`
-	NotPaid          int64     `json:"bookings_not_paid"`
-	Unsettled        int64     `json:"bookings_unsettled"`
-	SocketFallbacks  int64     `json:"socket_fallbacks"`
+	EventID        string    `json:"event_id"`
+	API            string    `json:"api"`
+	StartedAt      time.Time `json:"started_at"`
+	DurationS      float64   `json:"duration_s"`
+	OpenedAfterS   float64   `json:"opened_after_s"`
+	Metered        bool      `json:"metered"`
+	Seats          int       `json:"seats"`
+	SeatsAvailable int       `json:"seats_available_at_start"`
+	SeatsPaid      int64     `json:"seats_paid"`
+	// SeatsCancelled are seats of paid bookings the fans cancelled: back
+	// on sale, so SeatsPaid may exceed Seats by as many.
+	SeatsCancelled   int64   `json:"seats_cancelled"`
+	LastPaidAfterS   float64 `json:"last_paid_after_s"`
+	HoldP90MS        float64 `json:"hold_p90_ms"`
+	HoldAttempts     int64   `json:"hold_attempts"`
+	HoldConflicts    int64   `json:"hold_conflicts"`
+	HoldToPaidP50MS  float64 `json:"hold_to_paid_p50_ms"`
+	SagaLagP50MS     float64 `json:"saga_lag_p50_ms"`
+	SagaLagP99MS     float64 `json:"saga_lag_p99_ms"`
+	CheckoutP50MS    float64 `json:"checkout_p50_ms"`
+	CheckoutP99MS    float64 `json:"checkout_p99_ms"`
+	Checkouts        int64   `json:"checkouts"`
+	SoldOutFans      int64   `json:"sold_out_fans"`
+	GaveUp           int64   `json:"gave_up"`
+	FoundNothing     int64   `json:"found_nothing"`
+	AbandonedDeleted int64   `json:"abandoned_released"`
+	AbandonedExpired int64   `json:"abandoned_left_to_expire"`
+	Declines         int64   `json:"declines"`
+	ThreeDSCompleted int64   `json:"threeds_completed"`
+	ThreeDSFailed    int64   `json:"threeds_failed"`
+	SteppedUp        int64   `json:"stepped_up"`
+	CancelsAsked     int64   `json:"cancels_asked"`
+	Cancelled        int64   `json:"cancelled"`
+	NotPaid          int64   `json:"bookings_not_paid"`
+	Unsettled        int64   `json:"bookings_unsettled"`
+	SocketFallbacks  int64   `json:"socket_fallbacks"`
 	// Queue sockets the open-file limit left room for, and the fans who
 	// found none free at some point and polled instead.
 	SocketBudget      int   `json:"socket_budget"`
