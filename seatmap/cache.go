@@ -71,10 +71,10 @@ type Loader func(ctx context.Context, eventID, sectionID string) (store.SectionS
 
 // CacheOptions tune the cache; zero values take the defaults.
 type CacheOptions struct {
-	TTL      time.Duration // how long a snapshot lives in Redis (2s)
+	TTL time.Duration // how long a snapshot lives in Redis (2s)
 	// TTLFor, when set, overrides TTL per event (the operator's
 	// seatmap_cache_ttl_ms dial); it is given TTL as the default.
-	TTLFor func(eventID string, def time.Duration) time.Duration
+	TTLFor   func(eventID string, def time.Duration) time.Duration
 	LeaseTTL time.Duration // how long a fill lease lives if its owner dies (5s)
 	Wait     time.Duration // how long a request waits for another's fill before a 503 (1s)
 	Poll     time.Duration // how often a waiting request looks (15ms)
