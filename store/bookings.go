@@ -145,7 +145,16 @@ func (s *Store) BookingByIntent(ctx context.Context, intentID string) (uuid.UUID
 // no longer held is ErrUnsellable, and nothing changes either: the seats and
 // the stays are sold together or not at all.
 func (s *Store) ConfirmSale(ctx context.Context, id uuid.UUID) (bool, error) {
+	ok, _, err := s.ConfirmSaleTimed(ctx, id)
+	return ok, err
+}
+
+// ConfirmSaleTimed is ConfirmSale that also returns, when this call made
+// the sale, how long after its checkout began (zero on a retried confirm,
+// or without a checkout), read in the same statement that sells.
+func (s *Store) ConfirmSaleTimed(ctx context.Context, id uuid.UUID) (bool, time.Duration, error) {
 	ok := false
+	var sinceCheckout time.Duration
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		// The event's row is share-locked before the reservation's, in the
 		// order CancelEvent locks them: a sale commits before the event's
@@ -180,9 +189,13 @@ func (s *Store) ConfirmSale(ctx context.Context, id uuid.UUID) (bool, error) {
 			}
 			return err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE reservations SET status = 'PAID', ended_at = now() WHERE id = $1`, id); err != nil {
+		var waited float64
+		if err := tx.QueryRow(ctx, `UPDATE reservations SET status = 'PAID', ended_at = now() WHERE id = $1
+			RETURNING coalesce((SELECT extract(epoch FROM now() - p.created_at) FROM payments p WHERE p.reservation_id = $1), 0)`,
+			id).Scan(&waited); err != nil {
 			return err
 		}
+		sinceCheckout = time.Duration(waited * float64(time.Second))
 		rows, err := tx.Query(ctx, `UPDATE seats SET status = 'SOLD', version = version + 1
 			WHERE reservation_id = $1 AND status = 'HELD' RETURNING section_id`, id)
 		if err != nil {
@@ -216,9 +229,9 @@ func (s *Store) ConfirmSale(ctx context.Context, id uuid.UUID) (bool, error) {
 		return nil
 	})
 	if transient(err) {
-		return false, ErrBusy
+		return false, 0, ErrBusy
 	}
-	return ok, err
+	return ok, sinceCheckout, err
 }
 
 // CancelPaid undoes a sale (the fan cancelled within policy, or a capture

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -75,14 +74,4 @@ func (s *Store) StoredWebhookEvent(ctx context.Context, provider, eventID string
 	}
 	w.Payload = []byte(payload)
 	return w, err
-}
-
-// CheckoutStartedAt is when the booking's checkout began (its payment row).
-func (s *Store) CheckoutStartedAt(ctx context.Context, reservationID uuid.UUID) (time.Time, error) {
-	var t time.Time
-	err := s.pool.QueryRow(ctx, `SELECT created_at FROM payments WHERE reservation_id = $1`, reservationID).Scan(&t)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return t, ErrNotFound
-	}
-	return t, err
 }

@@ -253,14 +253,12 @@ func (a *Activities) ConfirmSale(ctx context.Context, bookingID string) (bool, e
 	if err != nil {
 		return false, err
 	}
-	ok, err := a.Store.ConfirmSale(ctx, id)
+	ok, waited, err := a.Store.ConfirmSaleTimed(ctx, id)
 	if errors.Is(err, store.ErrUnsellable) {
 		return false, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeUnsellable, err)
 	}
-	if ok && err == nil && a.Metrics != nil {
-		if started, serr := a.Store.CheckoutStartedAt(ctx, id); serr == nil {
-			a.Metrics.checkoutToPaid.Observe(max(time.Since(started).Seconds(), 0))
-		}
+	if ok && err == nil && waited > 0 && a.Metrics != nil {
+		a.Metrics.checkoutToPaid.Observe(waited.Seconds())
 	}
 	return ok, err
 }
