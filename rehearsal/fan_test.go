@@ -58,7 +58,7 @@ func TestAFanWantsOneToMostSeatsMostlyTwo(t *testing.T) {
 func TestOwnCardNumbersAreLuhnValidAndDistinct(t *testing.T) {
 	seen := map[string]bool{}
 	for n := int64(0); n < 1000; n++ {
-		num := visaNumber(987654321000 + n)
+		num := VisaNumber(987654321000 + n)
 		require.Len(t, num, 16)
 		require.Equal(t, "4917", num[:4])
 		sum := 0

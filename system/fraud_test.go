@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/encore-tickets/encore/rehearsal"
 	"github.com/encore-tickets/encore/vocab"
 )
 
@@ -22,7 +23,7 @@ func TestTheFourthAccountPayingWithOneCardIsSteppedUpWhateverTheToken(t *testing
 	ctx := context.Background()
 	// A number of this test's own: the shared pm_card_visa is paid with by
 	// other tests' fans too, which would trip the rule before this test does.
-	num := visaNumber(cardBase*1000 + cardSeq.Add(1))
+	num := rehearsal.VisaNumber(cardBase*1000 + cardSeq.Add(1))
 	sameCard := []string{e.cardToken(num, 0), e.cardToken(num, 1), e.cardToken(num, 2)}
 	for i, pm := range sameCard {
 		fan := e.fan("sharer" + string(rune('a'+i)))

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,6 +30,7 @@ import (
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/internal/testenv"
 	"github.com/encore-tickets/encore/psp"
+	"github.com/encore-tickets/encore/rehearsal"
 	"github.com/encore-tickets/encore/seathint"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
@@ -234,7 +234,7 @@ var (
 // real fans. Shared test tokens (pm_card_visa) are one card for everyone.
 func (e *e2e) card() string {
 	e.t.Helper()
-	return e.cardNumber(visaNumber(cardBase*1000 + cardSeq.Add(1)))
+	return e.cardNumber(rehearsal.VisaNumber(cardBase*1000 + cardSeq.Add(1)))
 }
 
 // cardNumber creates a payment method in the sandbox for a card number.
@@ -280,23 +280,6 @@ func sandboxCard(c *http.Client, pspURL, number string, copy int) (string, error
 		return "", fmt.Errorf("create card: %d %v", resp.StatusCode, err)
 	}
 	return pm.ID, nil
-}
-
-// visaNumber is a Luhn-valid 16-digit Visa number for n, outside the
-// numbers the sandbox gives test behaviours (those start 4000 or 4242).
-func visaNumber(n int64) string {
-	body := fmt.Sprintf("4917%011d", n%100_000_000_000)
-	sum := 0
-	for i := len(body) - 1; i >= 0; i-- {
-		d := int(body[i] - '0')
-		if (len(body)-1-i)%2 == 0 {
-			if d *= 2; d > 9 {
-				d -= 9
-			}
-		}
-		sum += d
-	}
-	return body + strconv.Itoa((10-sum%10)%10)
 }
 
 // waitStatus polls GET /v1/bookings/{id} until it reports want.

@@ -24,6 +24,8 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/encore-tickets/encore/rehearsal"
 )
 
 // BenchmarkHoldsThroughARunningStack drives POST /v1/holds of a running
@@ -262,7 +264,7 @@ func (s *stack) cards(n int) []string {
 	base := time.Now().UnixNano() % 1_000_000_000
 	out := make([]string, n)
 	parallel(16, n, func(i int) {
-		id, err := sandboxCard(s.http, "http://"+addr, visaNumber(base*1000+int64(i)), 0)
+		id, err := sandboxCard(s.http, "http://"+addr, rehearsal.VisaNumber(base*1000+int64(i)), 0)
 		if err != nil {
 			s.b.Error(err)
 			return
