@@ -432,6 +432,10 @@ func (p *pgServer) writeConf() error {
 		"fsync = " + onOff(!p.opts.Fast),
 		"synchronous_commit = " + onOff(!p.opts.Fast),
 		"full_page_writes = " + onOff(!p.opts.Fast),
+		// Streaming replicas (StartReplica): the PostgreSQL 10+ defaults,
+		// stated so an edited postgresql.conf cannot turn them off.
+		"wal_level = replica",
+		"max_wal_senders = 10",
 	}
 	path := filepath.Join(p.dataDir, "encore.conf")
 	if err := os.WriteFile(path, []byte(strings.Join(settings, "\n")+"\n"), 0o600); err != nil {
