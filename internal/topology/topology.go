@@ -1,0 +1,348 @@
+// Package topology runs Encore as it is deployed, on one machine and without
+// containers: one Temporal server process (encore temporal), the payment
+// sandbox (encore psp), several encore api and encore worker processes, one
+// PostgreSQL and one Redis of their own, and a small load balancer in front
+// of the APIs. Each process is the real binary, started, killed with SIGKILL
+// and restarted by its handle, so a test can prove what survives a crash.
+//
+// It is development machinery for tests and benchmarks, not part of the
+// product; everything listens on loopback only.
+package topology
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/encore-tickets/encore/devstack"
+)
+
+// Options shape a topology.
+type Options struct {
+	// Binary is the encore binary to run (see Build).
+	Binary string
+	// Dir holds the servers' data, each process's data folder and its log.
+	Dir string
+	// APIs and Workers are how many encore api and encore worker processes
+	// run (at least one each).
+	APIs, Workers int
+	// Durable runs PostgreSQL with fsync on, as encore dev does; off, it
+	// trades durability for speed, as the test servers do.
+	Durable bool
+	// Replica puts the browse plane of every API on a streaming read
+	// replica of the primary (ENCORE_READER_DATABASE_URL); set it to a
+	// function that starts one and returns its URL.
+	Replica func(ctx context.Context, primaryAdminURL, dir string) (string, error)
+	// Env is added to every Encore process's environment (after the
+	// topology's own variables, so it wins).
+	Env map[string]string
+	// Log receives progress lines. Nil discards.
+	Log io.Writer
+}
+
+// Cluster is a running topology.
+type Cluster struct {
+	opts Options
+	// AdminURL connects to the private PostgreSQL as its superuser;
+	// DatabaseURL to Encore's database in it; ReaderURL to the same
+	// database on the replica ("" without one).
+	AdminURL, DatabaseURL, ReaderURL string
+	// RedisURL is the private Redis.
+	RedisURL string
+	// TemporalAddr is the frontend of the Temporal process; PSPURL the
+	// sandbox's base URL; BalancerURL the load balancer in front of every API.
+	TemporalAddr, PSPURL, BalancerURL string
+
+	Temporal, PSP *Proc
+	APIs, Workers []*Proc
+
+	balancer *Balancer
+	closers  []func()
+}
+
+// Start brings the topology up: the servers, Encore's database migrated
+// with encore migrate, then Temporal, the sandbox, the workers and the APIs,
+// each waited for until ready.
+func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
+	if opts.Binary == "" || opts.Dir == "" {
+		return nil, errors.New("topology: Binary and Dir are required")
+	}
+	opts.APIs, opts.Workers = max(opts.APIs, 1), max(opts.Workers, 1)
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	c := &Cluster{opts: opts}
+	defer func() {
+		if err != nil {
+			c.Close()
+		}
+	}()
+	ports, err := FreePorts(2)
+	if err != nil {
+		return nil, err
+	}
+	dev := devstack.Options{Dir: filepath.Join(opts.Dir, "servers"), PostgresPort: ports[0], RedisPort: ports[1],
+		AllowInstall: true, Fast: !opts.Durable, Log: opts.Log}
+	pg, err := devstack.EnsurePostgres(ctx, dev, "")
+	if err != nil {
+		return nil, err
+	}
+	c.closers = append(c.closers, func() { _ = pg.StopNow() })
+	rd, err := devstack.EnsureRedis(ctx, dev, "")
+	if err != nil {
+		return nil, err
+	}
+	c.closers = append(c.closers, func() { _ = rd.StopNow() })
+	c.AdminURL, c.RedisURL = pg.URL, rd.URL
+	if c.DatabaseURL, err = devstack.EnsureDatabase(ctx, pg.URL, "encore"); err != nil {
+		return nil, err
+	}
+	if err := c.run(ctx, "migrate", map[string]string{"ENCORE_DATABASE_URL": c.DatabaseURL}); err != nil {
+		return nil, err
+	}
+	if opts.Replica != nil {
+		if c.ReaderURL, err = opts.Replica(ctx, c.AdminURL, filepath.Join(opts.Dir, "replica")); err != nil {
+			return nil, fmt.Errorf("topology: replica: %w", err)
+		}
+		if c.ReaderURL, err = databaseOf(c.ReaderURL, "encore"); err != nil {
+			return nil, err
+		}
+	}
+
+	// The balancer listens before anything else: the sandbox posts its
+	// webhooks to it.
+	if c.balancer, err = NewBalancer(); err != nil {
+		return nil, err
+	}
+	c.closers = append(c.closers, c.balancer.Close)
+	c.BalancerURL = c.balancer.URL()
+
+	addrs, err := FreePorts(2 + 2*opts.APIs + opts.Workers)
+	if err != nil {
+		return nil, err
+	}
+	at := func(i int) string { return fmt.Sprintf("127.0.0.1:%d", addrs[i]) }
+	c.TemporalAddr = at(0)
+	uiAddr := at(1)
+	c.Temporal = c.proc("temporal", []string{"temporal"}, map[string]string{
+		"ENCORE_DATABASE_URL": c.AdminURL, "ENCORE_TEMPORAL_LISTEN_ADDR": c.TemporalAddr,
+		"ENCORE_TEMPORAL_UI_ADDR": uiAddr, "ENCORE_TEMPORAL_SHARDS": "4",
+	}, func(ctx context.Context, p *Proc) error { return p.waitLog(ctx, "(namespace ") })
+	pspPorts, err := FreePorts(1)
+	if err != nil {
+		return nil, err
+	}
+	pspAddr := fmt.Sprintf("127.0.0.1:%d", pspPorts[0])
+	c.PSPURL = "http://" + pspAddr
+	c.PSP = c.proc("psp", []string{"psp"}, map[string]string{"ENCORE_PSP_ADDR": pspAddr,
+		"ENCORE_PSP_WEBHOOK_URL": c.BalancerURL + "/v1/webhooks/stripe"},
+		func(ctx context.Context, _ *Proc) error { return waitDial(ctx, pspAddr) })
+	for i := range opts.Workers {
+		admin := at(2 + 2*opts.APIs + i)
+		w := c.proc(fmt.Sprintf("worker%d", i+1), []string{"worker"}, map[string]string{"ENCORE_ADMIN_ADDR": admin},
+			func(ctx context.Context, _ *Proc) error { return waitHTTP(ctx, "http://"+admin+"/healthz") })
+		w.AdminURL = "http://" + admin
+		c.Workers = append(c.Workers, w)
+	}
+	for i := range opts.APIs {
+		httpAddr, admin := at(2+2*i), at(3+2*i)
+		a := c.proc(fmt.Sprintf("api%d", i+1), []string{"api"}, map[string]string{"ENCORE_HTTP_ADDR": httpAddr,
+			"ENCORE_ADMIN_ADDR": admin, "ENCORE_PUBLIC_URL": c.BalancerURL},
+			func(ctx context.Context, _ *Proc) error { return waitHTTP(ctx, "http://"+httpAddr+"/readyz") })
+		a.URL, a.AdminURL = "http://"+httpAddr, "http://"+admin
+		c.APIs = append(c.APIs, a)
+		c.balancer.Add(a.URL)
+	}
+	for _, p := range c.All() {
+		if err := p.Start(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// All are every process, in start order.
+func (c *Cluster) All() []*Proc {
+	out := []*Proc{c.Temporal, c.PSP}
+	out = append(out, c.Workers...)
+	return append(out, c.APIs...)
+}
+
+// Close kills every process and stops the servers.
+func (c *Cluster) Close() {
+	for _, p := range []*Proc{c.Temporal, c.PSP} {
+		if p != nil {
+			p.Stop()
+		}
+	}
+	for _, p := range append(append([]*Proc{}, c.APIs...), c.Workers...) {
+		p.Stop()
+	}
+	for i := len(c.closers) - 1; i >= 0; i-- {
+		c.closers[i]()
+	}
+	c.closers = nil
+}
+
+// LogTails is the end of every process's log, for a failing test.
+func (c *Cluster) LogTails(lines int) string {
+	var b strings.Builder
+	for _, p := range c.All() {
+		if p == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "==== %s (%s)\n%s\n", p.Name, p.LogPath, tail(p.LogPath, lines))
+	}
+	return b.String()
+}
+
+// env is the environment every Encore process shares: the servers, a
+// development configuration (the default secrets are accepted) with the
+// demo login, and nothing of the caller's ENCORE_ variables.
+func (c *Cluster) env(name string) map[string]string {
+	env := map[string]string{
+		"ENCORE_ENV":              "development",
+		"ENCORE_DEMO_LOGIN":       "true",
+		"ENCORE_LOG_LEVEL":        "warn",
+		"ENCORE_DATA_DIR":         filepath.Join(c.opts.Dir, name),
+		"ENCORE_DATABASE_URL":     c.DatabaseURL,
+		"ENCORE_REDIS_URL":        c.RedisURL,
+		"ENCORE_TEMPORAL_ADDRESS": c.TemporalAddr,
+		"ENCORE_STRIPE_API_URL":   c.PSPURL,
+	}
+	if c.ReaderURL != "" {
+		env["ENCORE_READER_DATABASE_URL"] = c.ReaderURL
+	}
+	return env
+}
+
+func (c *Cluster) proc(name string, args []string, own map[string]string, ready func(context.Context, *Proc) error) *Proc {
+	env := c.env(name)
+	for k, v := range own {
+		env[k] = v
+	}
+	for k, v := range c.opts.Env {
+		env[k] = v
+	}
+	return &Proc{Name: name, binary: c.opts.Binary, args: args, env: env, ready: ready,
+		LogPath: filepath.Join(c.opts.Dir, name+".log")}
+}
+
+// run runs a one-shot command (encore migrate) to its end.
+func (c *Cluster) run(ctx context.Context, name string, own map[string]string) error {
+	p := c.proc(name, []string{name}, own, nil)
+	cmd := exec.CommandContext(ctx, p.binary, p.args...)
+	cmd.Env = p.environ()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("topology: encore %s: %w\n%s", name, err, out)
+	}
+	return nil
+}
+
+// databaseOf is u with its database path replaced by name.
+func databaseOf(u, name string) (string, error) {
+	i := strings.LastIndex(u, "/")
+	if i < len("postgres://") {
+		return "", fmt.Errorf("topology: %q is not a PostgreSQL URL", u)
+	}
+	rest := u[i+1:]
+	if q := strings.IndexByte(rest, '?'); q >= 0 {
+		return u[:i+1] + name + rest[q:], nil
+	}
+	return u[:i+1] + name, nil
+}
+
+// FreePorts returns n loopback ports free at the moment of the call.
+func FreePorts(n int) ([]int, error) {
+	var lns []net.Listener
+	defer func() {
+		for _, ln := range lns {
+			_ = ln.Close()
+		}
+	}()
+	out := make([]int, 0, n)
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		lns = append(lns, ln)
+		out = append(out, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return out, nil
+}
+
+// Build compiles the encore command of the repository at root into out.
+func Build(ctx context.Context, root, out string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/encore")
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("topology: go build: %w\n%s", err, b)
+	}
+	return nil
+}
+
+func waitDial(ctx context.Context, addr string) error {
+	for {
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			return conn.Close()
+		}
+		if !pause(ctx, 50*time.Millisecond) {
+			return fmt.Errorf("%s: %w", addr, ctx.Err())
+		}
+	}
+}
+
+var probe = &http.Client{Timeout: 2 * time.Second}
+
+func waitHTTP(ctx context.Context, url string) error {
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := probe.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if !pause(ctx, 50*time.Millisecond) {
+			return fmt.Errorf("%s: %w", url, ctx.Err())
+		}
+	}
+}
+
+func pause(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func tail(path string, lines int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}

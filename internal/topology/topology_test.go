@@ -1,0 +1,559 @@
+package topology_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/config"
+	"github.com/encore-tickets/encore/demo"
+	"github.com/encore-tickets/encore/internal/testenv"
+	"github.com/encore-tickets/encore/internal/topology"
+	"github.com/encore-tickets/encore/rehearsal"
+	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/system"
+)
+
+var (
+	buildOnce sync.Once
+	binary    string
+	buildErr  error
+)
+
+// encoreBinary builds cmd/encore once per test binary.
+func encoreBinary(tb testing.TB) string {
+	tb.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "encore-topology-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binary = filepath.Join(dir, "encore")
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		buildErr = topology.Build(ctx, testenv.RepoRoot(), binary)
+	})
+	require.NoError(tb, buildErr)
+	return binary
+}
+
+// startCluster starts a topology that is closed, its logs' tails printed on
+// failure, when the test ends.
+func startCluster(tb testing.TB, opts topology.Options) *topology.Cluster {
+	tb.Helper()
+	opts.Binary = encoreBinary(tb)
+	if opts.Dir == "" {
+		opts.Dir = tb.TempDir()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	c, err := topology.Start(ctx, opts)
+	require.NoError(tb, err)
+	tb.Cleanup(func() {
+		if tb.Failed() {
+			tb.Log(c.LogTails(40))
+		}
+		c.Close()
+	})
+	return c
+}
+
+// sale is an event of the topology's database: one numbered section.
+type sale struct {
+	id, section string
+	rows, per   int
+}
+
+func newSale(tb testing.TB, pool *pgxpool.Pool, rows, per int, metered bool) sale {
+	tb.Helper()
+	suffix := strings.ToLower(strconv.FormatUint(rand.Uint64()%1e8, 36))
+	s := sale{id: "evt_top" + suffix, section: "sec_top" + suffix, rows: rows, per: per}
+	require.NoError(tb, demo.Create(context.Background(), pool, demo.Event{ID: s.id, Title: "Topology", VenueID: "ven_top",
+		VenueName: "Topology Hall", City: "C", Currency: "EUR", StartsAt: time.Now().AddDate(0, 1, 0),
+		OnsaleAt: time.Now().Add(-time.Hour), Metered: metered,
+		Sections: []demo.Section{{ID: s.section, Name: "Floor", Rows: rows, PerRow: per, BasePrice: 4000}}}))
+	return s
+}
+
+func (s sale) seats() []string {
+	var out []string
+	for r := range s.rows {
+		for n := 1; n <= s.per; n++ {
+			out = append(out, demo.SeatID(s.section, r, n))
+		}
+	}
+	rand.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}
+
+// fan is a client with its own loopback source address (every per-IP limit
+// and the fraud rules see one fan per address, as on the internet) that
+// remembers the longest time it went without an answer: from a request
+// that failed with a 5xx or no answer at all until the next answered one.
+type fan struct {
+	http      *http.Client
+	failSince time.Time
+	worst     time.Duration
+	worstAt   time.Time
+	errors    int
+}
+
+func newFan(i int) *fan {
+	f := &fan{}
+	f.from(i, 0)
+	return f
+}
+
+// from moves the fan to the source address of its n-th booking: the fraud
+// rules step a checkout up to 3-D Secure past 30 an hour from one address.
+func (f *fan) from(i, n int) {
+	if f.http != nil {
+		f.http.CloseIdleConnections()
+	}
+	src := net.IPv4(127, byte(10+i), byte(n/250), byte(1+n%250))
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: src}, Timeout: 5 * time.Second}
+	f.http = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DialContext: d.DialContext,
+		MaxIdleConnsPerHost: 4}}
+}
+
+// call sends one request; status 0 is no answer.
+func (f *fan) call(method, url, token, key string, body any, out any) (int, string) {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		panic(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	resp, err := f.http.Do(req)
+	if err != nil {
+		f.failed()
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 500 {
+		f.failed()
+	} else {
+		f.answered()
+	}
+	var p struct {
+		Type   string `json:"type"`
+		Detail string `json:"detail"`
+	}
+	_ = json.Unmarshal(raw, &p)
+	if resp.StatusCode == http.StatusTooManyRequests {
+		p.Type += " (" + p.Detail + ")"
+	}
+	if out != nil && resp.StatusCode < 300 {
+		_ = json.Unmarshal(raw, out)
+	}
+	return resp.StatusCode, p.Type
+}
+
+func (f *fan) failed() {
+	f.errors++
+	if f.failSince.IsZero() {
+		f.failSince = time.Now()
+	}
+}
+
+func (f *fan) answered() {
+	if !f.failSince.IsZero() {
+		if d := time.Since(f.failSince); d > f.worst {
+			f.worst, f.worstAt = d, f.failSince
+		}
+		f.failSince = time.Time{}
+	}
+}
+
+// until retries a call until it is answered with something other than a
+// 5xx (at most a minute), as a fan's browser retries.
+func (f *fan) until(method, url, token, key string, body any, out any) (int, string) {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		st, typ := f.call(method, url, token, key, body, out)
+		if (st != 0 && st < 500) || time.Now().After(deadline) {
+			return st, typ
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func (f *fan) session(api, user string) string {
+	var s struct{ Token string }
+	if st, _ := f.until(http.MethodPost, api+"/v1/sessions", "", "", map[string]string{"user_id": user, "device_id": "dev-" + user}, &s); st != http.StatusCreated {
+		return ""
+	}
+	return s.Token
+}
+
+// card makes a card of the fan's own at the sandbox (the fraud rules count
+// accounts per card).
+func card(c *http.Client, pspURL string, n int64) (string, error) {
+	form := url.Values{"type": {"card"}, "card[number]": {rehearsal.VisaNumber(n)}, "card[exp_month]": {"12"},
+		"card[exp_year]": {"2034"}, "card[cvc]": {"123"}}
+	req, err := http.NewRequest(http.MethodPost, pspURL+"/v1/payment_methods", strings.NewReader(form.Encode()))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+system.SandboxKey)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := c.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var pm struct{ ID string }
+	if err := json.NewDecoder(resp.Body).Decode(&pm); err != nil || resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("card: %d %v", resp.StatusCode, err)
+	}
+	return pm.ID, nil
+}
+
+// metric sums the samples of a metric family on a process's /metrics whose
+// labels contain every one of want (e.g. `event="evt_x"`).
+func metric(tb testing.TB, adminURL, name string, want ...string) (float64, bool) {
+	tb.Helper()
+	resp, err := http.Get(adminURL + "/metrics")
+	if err != nil {
+		return 0, false
+	}
+	defer resp.Body.Close()
+	var sum float64
+	found := false
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name) || (len(line) > len(name) && line[len(name)] != '{' && line[len(name)] != ' ') {
+			continue
+		}
+		ok := true
+		for _, w := range want {
+			ok = ok && strings.Contains(line, w)
+		}
+		if !ok {
+			continue
+		}
+		f := strings.Fields(line)
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		require.NoError(tb, err, line)
+		sum += v
+		found = true
+	}
+	return sum, found
+}
+
+// activeEverywhere sums a 0/1 gauge over every API and worker.
+func activeEverywhere(tb testing.TB, c *topology.Cluster, name string, want ...string) float64 {
+	var sum float64
+	for _, p := range append(append([]*topology.Proc{}, c.APIs...), c.Workers...) {
+		v, _ := metric(tb, p.AdminURL, name, want...)
+		sum += v
+	}
+	return sum
+}
+
+// requireExactlyOne waits until the gauge sums to 1 over every process and
+// then sees it stay 1 for three seconds.
+func requireExactlyOne(t *testing.T, c *topology.Cluster, what, name string, want ...string) {
+	t.Helper()
+	require.Eventually(t, func() bool { return activeEverywhere(t, c, name, want...) == 1 }, 60*time.Second, 200*time.Millisecond,
+		"one %s active", what)
+	for range 10 {
+		require.Equal(t, 1.0, activeEverywhere(t, c, name, want...), "exactly one %s active", what)
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+func openPool(t *testing.T, url string) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), url)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// liveLatencies holds seats through one API and times the invalidation that
+// a viewer of another API's live seat map receives for each.
+func liveLatencies(t *testing.T, holdAPI, viewAPI string, s sale, n int) []time.Duration {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ws := "ws" + strings.TrimPrefix(viewAPI, "http") + "/v1/events/" + s.id + "/live"
+	conn, _, err := websocket.Dial(ctx, ws, nil)
+	require.NoError(t, err)
+	defer conn.CloseNow()
+	require.NoError(t, conn.Write(ctx, websocket.MessageText, []byte(`{"subscribe":"`+s.section+`"}`)))
+	msgs := make(chan string, 64)
+	go func() {
+		for {
+			_, m, err := conn.Read(ctx)
+			if err != nil {
+				close(msgs)
+				return
+			}
+			msgs <- string(m)
+		}
+	}()
+	next := func(within time.Duration) string {
+		select {
+		case m := <-msgs:
+			return m
+		case <-time.After(within):
+			return ""
+		}
+	}
+	require.Contains(t, next(10*time.Second), `"reset"`)
+	f := newFan(900)
+	seats := s.seats()
+	var out []time.Duration
+	for i := range n {
+		tok := f.session(holdAPI, fmt.Sprintf("viewer-probe-%d-%d", time.Now().UnixNano(), i))
+		require.NotEmpty(t, tok)
+		time.Sleep(300 * time.Millisecond) // past the hub's coalescing of the previous one
+		for len(msgs) > 0 {
+			<-msgs
+		}
+		var h struct {
+			HoldID string `json:"hold_id"`
+		}
+		t0 := time.Now()
+		st, typ := f.call(http.MethodPost, holdAPI+"/v1/holds", tok, "", map[string]any{"event_id": s.id, "seat_ids": []string{seats[i]}}, &h)
+		require.Equal(t, http.StatusCreated, st, typ)
+		for {
+			m := next(10 * time.Second)
+			require.NotEmpty(t, m, "the viewer on the other API hears the hold within 10 s")
+			if strings.Contains(m, `"invalidate"`) && strings.Contains(m, s.section) {
+				out = append(out, time.Since(t0))
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestSeveralAPIsAndWorkersShareOneSaleAndSurviveKillNineOfEachProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts eight processes")
+	}
+	c := startCluster(t, topology.Options{APIs: 2, Workers: 2, Log: testWriter{t}, Replica: replica,
+		Env: map[string]string{
+			// Every checkout of the test must end: a fan's hold outlives the kills.
+			"ENCORE_LOG_LEVEL": "warn",
+		}})
+	pool := openPool(t, c.DatabaseURL)
+	api1, api2 := c.APIs[0].URL, c.APIs[1].URL
+
+	// One relay and one admitter, however many workers.
+	requireExactlyOne(t, c, "outbox relay", "encore_outbox_relay_active")
+	metered := newSale(t, pool, 2, 10, true)
+	requireExactlyOne(t, c, "admitter", "encore_waitingroom_admitter_leader", `event="`+metered.id+`"`)
+
+	// A viewer on API 2 hears holds made on API 1.
+	probe := newSale(t, pool, 2, 10, false)
+	lat := liveLatencies(t, api1, api2, probe, 15)
+	t.Logf("invalidation latency across processes (hold on api1 answered -> viewer on api2 told), %d holds: p50 %v, max %v",
+		len(lat), lat[len(lat)/2], lat[len(lat)-1])
+
+	// The sale: fans hold through API 1 and check out through API 2 while
+	// an API, a worker and the Temporal server are each killed (SIGKILL)
+	// and restarted.
+	s := newSale(t, pool, 30, 20, false)
+	seats := s.seats()
+	const fans = 12
+	cards := make([]string, fans*40)
+	cc := &http.Client{Timeout: 10 * time.Second}
+	base := time.Now().UnixNano() % 1_000_000_000
+	for i := range cards {
+		var err error
+		cards[i], err = card(cc, c.PSPURL, base*1000+int64(i))
+		require.NoError(t, err)
+	}
+	var nextSeat, nextCard atomic.Int64
+	var mu sync.Mutex
+	var checkedOut []string
+	outcomes := map[string]int{}
+	stop := make(chan struct{})
+	run := fmt.Sprintf("top%d", time.Now().UnixNano())
+	fanStates := make([]*fan, fans)
+	var wg sync.WaitGroup
+	for g := range fans {
+		f := newFan(g)
+		fanStates[g] = f
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				k := int(nextCard.Add(1)) - 1
+				if k >= len(cards) {
+					return
+				}
+				user := fmt.Sprintf("%s-%d-%d", run, g, n)
+				f.from(g, n)
+				tok := f.session(api1, user)
+				if tok == "" {
+					continue
+				}
+				var h struct {
+					HoldID string `json:"hold_id"`
+				}
+				st, typ := 0, ""
+				for try := 0; try < 5; try++ {
+					j := int(nextSeat.Add(1)) - 1
+					if j >= len(seats) {
+						return
+					}
+					st, typ = f.until(http.MethodPost, api1+"/v1/holds", tok, user+"-hold-"+strconv.Itoa(try),
+						map[string]any{"event_id": s.id, "seat_ids": []string{seats[j]}}, &h)
+					if st != http.StatusConflict {
+						break
+					}
+				}
+				if st != http.StatusCreated {
+					mu.Lock()
+					outcomes[fmt.Sprintf("hold %d %s", st, typ)]++
+					mu.Unlock()
+					continue
+				}
+				st, typ = f.until(http.MethodPost, api2+"/v1/holds/"+h.HoldID+"/checkout", tok, user+"-checkout",
+					map[string]any{"payment_method": cards[k]}, nil)
+				mu.Lock()
+				if st == http.StatusOK {
+					checkedOut = append(checkedOut, h.HoldID)
+				} else {
+					outcomes[fmt.Sprintf("checkout %d %s", st, typ)]++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+
+	ctx := context.Background()
+	restarts := map[string]time.Duration{}
+	for _, p := range []*topology.Proc{c.APIs[0], c.Workers[0], c.Temporal} {
+		time.Sleep(6 * time.Second)
+		d, err := p.Restart(ctx)
+		require.NoError(t, err, "restart %s", p.Name)
+		restarts[p.Name] = d
+		t.Logf("%s killed (SIGKILL) and ready again after %v", p.Name, d.Round(time.Millisecond))
+	}
+	time.Sleep(8 * time.Second)
+	close(stop)
+	wg.Wait()
+	mu.Lock()
+	ids := slices.Clone(checkedOut)
+	t.Logf("%d bookings checked out; other outcomes: %v", len(ids), outcomes)
+	mu.Unlock()
+	require.GreaterOrEqual(t, len(ids), 20, "the sale went on through the kills")
+
+	// Every checked-out booking ends PAID or refunded.
+	var left map[string]int
+	require.Eventually(t, func() bool {
+		left = map[string]int{}
+		rows, err := pool.Query(ctx, `SELECT status, count(*) FROM reservations WHERE id = ANY($1) GROUP BY status`, ids)
+		require.NoError(t, err)
+		defer rows.Close()
+		done := 0
+		for rows.Next() {
+			var st string
+			var n int
+			require.NoError(t, rows.Scan(&st, &n))
+			left[st] = n
+			if st == "PAID" || st == "REFUNDED" {
+				done += n
+			}
+		}
+		return done == len(ids)
+	}, 4*time.Minute, time.Second, "every checked-out booking ends PAID or REFUNDED")
+	t.Logf("bookings by status: %v", left)
+
+	// The books: the inventory audit and the payment reconciliation.
+	st := store.New(pool, store.Options{})
+	report, err := st.Audit(ctx, "", 30*time.Second)
+	require.NoError(t, err)
+	require.Zero(t, report.Violations(), "audit: %s", report)
+	cfg := config.Default()
+	cfg.StripeAPIURL = c.PSPURL
+	cfg.DataDir = t.TempDir()
+	acts, err := system.BookingActivities(cfg, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	var mismatches []string
+	require.Eventually(t, func() bool {
+		rec, err := acts.ReconcilePayments(ctx, time.Hour)
+		require.NoError(t, err)
+		mismatches = rec.Mismatches
+		return len(rec.Mismatches) == 0 && rec.Captured >= left["PAID"]
+	}, time.Minute, 5*time.Second, "reconciliation: %v", mismatches)
+
+	// No fan went without an answer for longer than the restart that
+	// caused it (plus a retry's pause and a request's own time).
+	longestRestart := slices.Max(slices.Collect(func(yield func(time.Duration) bool) {
+		for _, d := range restarts {
+			if !yield(d) {
+				return
+			}
+		}
+	}))
+	var worst time.Duration
+	for i, f := range fanStates {
+		if f.worst > worst {
+			worst = f.worst
+		}
+		t.Logf("fan %d: %d failed requests, longest without an answer %v", i, f.errors, f.worst.Round(time.Millisecond))
+	}
+	t.Logf("restarts %v; longest a fan went without an answer: %v", restarts, worst)
+	require.LessOrEqual(t, worst, longestRestart+3*time.Second, "no fan sees errors for longer than a restart")
+
+	// After the kills, still exactly one relay and one admitter.
+	requireExactlyOne(t, c, "outbox relay", "encore_outbox_relay_active")
+	requireExactlyOne(t, c, "admitter", "encore_waitingroom_admitter_leader", `event="`+metered.id+`"`)
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// replica is nil until the replica is wired in.
+var replica func(ctx context.Context, primaryAdminURL, dir string) (string, error)
