@@ -40,7 +40,7 @@ type Config struct {
 	DevRedisPort    int    `env:"ENCORE_DEV_REDIS_PORT" default:"63799" doc:"encore dev: loopback port of the private Redis it starts (or reuses) when ENCORE_REDIS_URL is empty."`
 	DatabaseURL     Secret `env:"ENCORE_DATABASE_URL" default:"" doc:"PostgreSQL to use. Empty: encore dev starts (or installs) a private cluster under ENCORE_DATA_DIR on 127.0.0.1:54329."`
 	DatabaseName    string `env:"ENCORE_DATABASE_NAME" default:"encore" doc:"Database created inside the private cluster for Encore's own tables."`
-	RedisURL        Secret `env:"ENCORE_REDIS_URL" default:"" doc:"Redis to use. Empty: encore dev starts (or installs) a private Redis on 127.0.0.1:63799."`
+	RedisURL        Secret `env:"ENCORE_REDIS_URL" default:"" doc:"Redis to use: one server (redis://host:port/db), a Redis Cluster (redis+cluster://host:port?addr=host2:port2&addr=..., seed nodes; database 0 only) or the master Sentinel names (redis+sentinel://user:password@host:port/db?master_name=NAME&addr=host2:port2, the hosts being sentinels; sentinel_password=... if they need one); rediss instead of redis for TLS. Empty: encore dev starts (or installs) a private Redis on 127.0.0.1:63799."`
 	DBMaxConns      int32  `env:"ENCORE_DB_MAX_CONNS" default:"32" doc:"Connections in the buy-plane pool. Holds are short transactions: a few connections per core is plenty."`
 
 	HTTPAddr        string        `env:"ENCORE_HTTP_ADDR" default:"127.0.0.1:8080" doc:"Address of the fan API, /healthz and /readyz."`

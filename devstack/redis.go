@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/encore-tickets/encore/internal/redisurl"
 )
 
 // RedisURL is the URL of the local server on port.
@@ -33,13 +36,13 @@ func EnsureRedis(ctx context.Context, opts Options, preferredURL string) (*Servi
 	if preferredURL != "" {
 		err := pingRedis(ctx, preferredURL, 3*time.Second)
 		if err == nil {
-			log.printf("redis: using %s", redact(preferredURL))
+			log.printf("redis: using %s", redactRedis(preferredURL))
 			return &Service{Name: "redis", URL: preferredURL, log: log}, nil
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		log.printf("redis: %s does not answer (%v); using a local server", redact(preferredURL), err)
+		log.printf("redis: %s does not answer (%v); using a local server", redactRedis(preferredURL), err)
 	}
 
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
@@ -87,6 +90,9 @@ func redisClient(o *redis.Options, timeout time.Duration) *redis.Client {
 }
 
 func pingRedis(ctx context.Context, connURL string, timeout time.Duration) error {
+	if strings.Contains(strings.SplitN(connURL, "://", 2)[0], "+") {
+		return pingDeployment(ctx, connURL, timeout)
+	}
 	o, err := redis.ParseURL(connURL)
 	if err != nil {
 		return err
@@ -105,6 +111,33 @@ func pingRedis(ctx context.Context, connURL string, timeout time.Duration) error
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	return c.Ping(ctx).Err()
+}
+
+// pingDeployment pings a Redis Cluster or a Sentinel master (package
+// redisurl's forms): there is no single server to dial first.
+func pingDeployment(ctx context.Context, connURL string, timeout time.Duration) error {
+	c, err := redisurl.Open(connURL, redisurl.Timeouts{Dial: timeout, Read: timeout, Write: timeout})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return c.Ping(ctx).Err()
+}
+
+// redactRedis is redact with the sentinels' password of a Sentinel URL's
+// query hidden too.
+func redactRedis(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return redact(s)
+	}
+	if q := u.Query(); q.Has("sentinel_password") {
+		q.Set("sentinel_password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return redact(u.String())
 }
 
 // reuseRedis reports whether a Redis answers PING on port, waiting while it

@@ -75,7 +75,7 @@ func (l Limit) tolerance() time.Duration {
 
 // Limiter checks keys against one Limit.
 type Limiter struct {
-	rdb    redis.Scripter
+	rdb    redis.UniversalClient
 	prefix string
 	limit  Limit
 
@@ -84,7 +84,7 @@ type Limiter struct {
 }
 
 // New returns a limiter for keys under prefix (for example "rl:hold:").
-func New(rdb redis.Scripter, prefix string, limit Limit) *Limiter {
+func New(rdb redis.UniversalClient, prefix string, limit Limit) *Limiter {
 	return &Limiter{rdb: rdb, prefix: prefix, limit: limit, local: map[string]time.Time{}}
 }
 

@@ -59,13 +59,13 @@ func (e *ContendedError) Error() string {
 
 // Hints writes and clears seat hints under a key prefix.
 type Hints struct {
-	rdb    redis.Scripter
+	rdb    redis.UniversalClient
 	prefix string
 }
 
 // New returns hints stored under prefix (empty in production; tests isolate
 // themselves with their own).
-func New(rdb redis.Scripter, prefix string) *Hints { return &Hints{rdb: rdb, prefix: prefix} }
+func New(rdb redis.UniversalClient, prefix string) *Hints { return &Hints{rdb: rdb, prefix: prefix} }
 
 // Key is the hint key of one seat. The {event} hash tag keeps one event's
 // hints in one Redis Cluster slot, which the multi-key script needs.

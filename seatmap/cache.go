@@ -89,7 +89,7 @@ type CacheOptions struct {
 // database (a per-section generation counter), so a slow fill can never put
 // back a snapshot that an invalidation has just declared stale.
 type Cache struct {
-	rdb    *redis.Client
+	rdb    redis.UniversalClient
 	prefix string
 	load   Loader
 	opts   CacheOptions
@@ -112,7 +112,7 @@ type localEntry struct {
 }
 
 // NewCache builds a cache; every key and channel starts with prefix.
-func NewCache(rdb *redis.Client, prefix string, load Loader, opts CacheOptions) *Cache {
+func NewCache(rdb redis.UniversalClient, prefix string, load Loader, opts CacheOptions) *Cache {
 	if opts.TTL <= 0 {
 		opts.TTL = 2 * time.Second
 	}

@@ -42,7 +42,7 @@ type HubOptions struct {
 // Each viewer has a queue of QueueSize messages; a viewer whose queue is full
 // is disconnected and counted, never waited for.
 type Hub struct {
-	rdb    *redis.Client
+	rdb    redis.UniversalClient
 	prefix string
 	opts   HubOptions
 
@@ -75,7 +75,7 @@ type topic struct {
 }
 
 // NewHub builds a hub. Run must be running for messages to flow.
-func NewHub(rdb *redis.Client, prefix string, opts HubOptions) *Hub {
+func NewHub(rdb redis.UniversalClient, prefix string, opts HubOptions) *Hub {
 	if opts.MinInterval == 0 {
 		opts.MinInterval = 100 * time.Millisecond
 	}

@@ -21,15 +21,19 @@ import (
 // read-only pool. API is what the edge serves; run Hub.Run beside it.
 type BrowsePlane struct {
 	Reader *pgxpool.Pool
-	Cache  *seatmap.Cache
-	Hub    *seatmap.Hub
-	API    *api.Browse
+	// Fresh loads seat-map snapshots when Reader is its own server
+	// (ENCORE_READER_DATABASE_URL, perhaps a replica); nil otherwise.
+	Fresh *FreshLoader
+	Cache *seatmap.Cache
+	Hub   *seatmap.Hub
+	API   *api.Browse
 }
 
 // NewBrowsePlane opens the read-only pool: ENCORE_READER_DATABASE_URL as
 // given, or else the main database URL with every session switched to the
-// encore_reader role.
-func NewBrowsePlane(ctx context.Context, cfg config.Config, dbURL string, rdb *redis.Client, reg prometheus.Registerer,
+// encore_reader role. With a URL of its own, seat-map fills go through a
+// FreshLoader (a small read-only pool on the primary besides).
+func NewBrowsePlane(ctx context.Context, cfg config.Config, dbURL string, rdb redis.UniversalClient, reg prometheus.Registerer,
 	log *slog.Logger) (*BrowsePlane, error) {
 	url, role := cfg.ReaderDatabaseURL.Reveal(), ""
 	if url == "" {
@@ -41,19 +45,37 @@ func NewBrowsePlane(ctx context.Context, cfg config.Config, dbURL string, rdb *r
 		return nil, err
 	}
 	reader := store.NewReader(pool)
-	cache := seatmap.NewCache(rdb, "", reader.SectionSeats, seatmap.CacheOptions{TTL: cfg.SeatMapCacheTTL})
+	load, fresh := seatmap.Loader(reader.SectionSeats), (*FreshLoader)(nil)
+	if role == "" {
+		// Perhaps a replica: seat-map fills wait for it to replay the
+		// primary's position (replica.go, "Reading from a replica" in
+		// docs/ARCHITECTURE.md).
+		if fresh, err = openFreshLoader(ctx, dbURL, pool, store.PoolOptions{StatementTimeout: cfg.DBStatementTimeout,
+			LockTimeout: cfg.LockTimeout}); err != nil {
+			pool.Close()
+			return nil, err
+		}
+		fresh.Register(reg)
+		load = fresh.Load
+	}
+	cache := seatmap.NewCache(rdb, "", load, seatmap.CacheOptions{TTL: cfg.SeatMapCacheTTL})
 	hub := seatmap.NewHub(rdb, "", seatmap.HubOptions{Log: log.With("component", "seatmap")})
 	if cfg.SeatMapLocalTTL > 0 {
 		cache.UseLocal(hub, cfg.SeatMapLocalTTL)
 	}
 	cache.Register(reg)
 	hub.Register(reg)
-	return &BrowsePlane{Reader: pool, Cache: cache, Hub: hub,
+	return &BrowsePlane{Reader: pool, Fresh: fresh, Cache: cache, Hub: hub,
 		API: &api.Browse{Catalog: catalog.New(reader), Cache: cache, Hub: hub, Hotels: hotels.NewSearch(reader, 0)}}, nil
 }
 
-// Close closes the read-only pool.
-func (b *BrowsePlane) Close() { b.Reader.Close() }
+// Close closes the read-only pools.
+func (b *BrowsePlane) Close() {
+	b.Reader.Close()
+	if b.Fresh != nil {
+		b.Fresh.Primary.Close()
+	}
+}
 
 // NewRelay builds the outbox relay with the browse plane's handler
 // (inventory.changed: delete the snapshot, then publish the invalidation).

@@ -40,7 +40,7 @@ type Process struct {
 	Config   config.Config
 	Log      *slog.Logger
 	Pool     *pgxpool.Pool
-	Redis    *redis.Client
+	Redis    redis.UniversalClient
 	Registry *prometheus.Registry
 	Temporal client.Client
 	Store    *store.Store

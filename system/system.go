@@ -29,6 +29,7 @@ import (
 	"github.com/encore-tickets/encore/demo"
 	"github.com/encore-tickets/encore/devstack"
 	"github.com/encore-tickets/encore/holds"
+	"github.com/encore-tickets/encore/internal/redisurl"
 	"github.com/encore-tickets/encore/notify"
 	"github.com/encore-tickets/encore/payments"
 	"github.com/encore-tickets/encore/ratelimit"
@@ -156,7 +157,9 @@ func (i *Infra) RestartPostgres(ctx context.Context) error {
 
 // Connect opens the pool and the Redis client for an already running infra
 // (encore api and encore worker in production do not start servers).
-func Connect(ctx context.Context, cfg config.Config, dbURL, redisURL string) (*pgxpool.Pool, *redis.Client, error) {
+// redisURL may name one server, a Redis Cluster or a Sentinel master (see
+// package redisurl).
+func Connect(ctx context.Context, cfg config.Config, dbURL, redisURL string) (*pgxpool.Pool, redis.UniversalClient, error) {
 	if dbURL == "" || redisURL == "" {
 		return nil, nil, errors.New("ENCORE_DATABASE_URL and ENCORE_REDIS_URL are required (encore dev provides them itself)")
 	}
@@ -165,14 +168,14 @@ func Connect(ctx context.Context, cfg config.Config, dbURL, redisURL string) (*p
 	if err != nil {
 		return nil, nil, err
 	}
-	opt, err := redis.ParseURL(redisURL)
+	// Short timeouts: Redis is advice and admission, and must fail fast.
+	rdb, err := redisurl.Open(redisURL, redisurl.Timeouts{Dial: 500 * time.Millisecond,
+		Read: 300 * time.Millisecond, Write: 300 * time.Millisecond})
 	if err != nil {
 		pool.Close()
 		return nil, nil, fmt.Errorf("ENCORE_REDIS_URL: %w", err)
 	}
-	// Short timeouts: Redis is advice and admission, and must fail fast.
-	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = 500*time.Millisecond, 300*time.Millisecond, 300*time.Millisecond
-	return pool, redis.NewClient(opt), nil
+	return pool, rdb, nil
 }
 
 // MigrateAndSeed applies migrations and, when seed is true, the demo data.
@@ -201,7 +204,7 @@ func OpenStore(cfg config.Config, pool *pgxpool.Pool) *store.Store {
 }
 
 // BuyPlane is the hold service over its store, hints and limiter.
-func BuyPlane(cfg config.Config, st *store.Store, rdb *redis.Client, reg prometheus.Registerer, log *slog.Logger) *holds.Service {
+func BuyPlane(cfg config.Config, st *store.Store, rdb redis.UniversalClient, reg prometheus.Registerer, log *slog.Logger) *holds.Service {
 	svc := &holds.Service{
 		Store: st,
 		Limiter: ratelimit.New(rdb, "rl:hold:", ratelimit.Limit{Count: cfg.HoldRatePerMinute, Per: time.Minute,
@@ -276,7 +279,7 @@ func TicketKeyring(cfg config.Config) (*tickets.Keyring, error) {
 }
 
 // Checks are the readiness checks of the API.
-func Checks(pool *pgxpool.Pool, rdb *redis.Client, temporal func(context.Context) error) []api.Check {
+func Checks(pool *pgxpool.Pool, rdb redis.UniversalClient, temporal func(context.Context) error) []api.Check {
 	checks := []api.Check{
 		{Name: "postgres", Ping: pool.Ping},
 		{Name: "redis", Ping: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
@@ -355,7 +358,7 @@ func HTTPURL(addr string) string {
 // service's store (read-only counts) and Redis, makes it the service's
 // admission and registers its metrics. The edge serves it; RunAdmitter runs
 // in dev and worker.
-func AdmitPlane(cfg config.Config, rdb *redis.Client, st *store.Store, svc *holds.Service, reg *prometheus.Registry, log *slog.Logger) *waitingroom.Room {
+func AdmitPlane(cfg config.Config, rdb redis.UniversalClient, st *store.Store, svc *holds.Service, reg *prometheus.Registry, log *slog.Logger) *waitingroom.Room {
 	room := waitingroom.New(rdb, st, []byte(cfg.RoomPassSeed.Reveal()), waitingroom.Options{
 		Capacity: cfg.RoomCapacity, Batch: cfg.RoomBatch, Tick: cfg.RoomTick, PassTTL: cfg.RoomPassTTL,
 		JoinPerAccount: cfg.RoomJoinPerMinute, JoinPerIP: cfg.RoomJoinIPPerMinute,
@@ -370,7 +373,7 @@ func AdmitPlane(cfg config.Config, rdb *redis.Client, st *store.Store, svc *hold
 
 // SagaLoad builds the monitor of the booking saga's load, shared through
 // Redis, with the configured bounds, and registers its metrics.
-func SagaLoad(cfg config.Config, rdb *redis.Client, reg prometheus.Registerer, log *slog.Logger) *backpressure.Monitor {
+func SagaLoad(cfg config.Config, rdb redis.UniversalClient, reg prometheus.Registerer, log *slog.Logger) *backpressure.Monitor {
 	m := backpressure.New(rdb, "", backpressure.Bounds{MaxLatency: cfg.SagaMaxLatency,
 		MaxErrorRate: float64(cfg.SagaMaxErrorPercent) / 100, MaxInFlight: cfg.SagaMaxInFlight, MaxBacklog: cfg.SagaMaxBacklog,
 		RetryAfter: cfg.SagaRetryAfter}, log.With("component", "backpressure"))

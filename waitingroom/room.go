@@ -55,13 +55,6 @@ type Inventory interface {
 	HoldOutcomes(ctx context.Context, eventID string, userIDs []string) (map[string]store.HoldOutcome, error)
 }
 
-// Redis is the client the room needs (a *redis.Client or a cluster client).
-type Redis interface {
-	redis.Scripter
-	redis.Cmdable
-	Subscribe(ctx context.Context, channels ...string) *redis.PubSub
-}
-
 // Options configure a room. Zero values take the defaults noted.
 type Options struct {
 	Prefix string // prepended to every key (tests use testenv's prefix)
@@ -165,7 +158,7 @@ var (
 
 // Room is the waiting room of every metered event.
 type Room struct {
-	rdb      Redis
+	rdb      redis.UniversalClient
 	inv      Inventory
 	opts     Options
 	signer   *pass.Signer
@@ -194,9 +187,10 @@ type Room struct {
 	reconcileCursor                     map[string]int64
 }
 
-// New builds a room. key signs passes (see pass.KeyFromSeed); Redis is the
-// coordination store and inv the read-only view of inventory.
-func New(rdb Redis, inv Inventory, key []byte, opts Options) *Room {
+// New builds a room. key signs passes (see pass.KeyFromSeed); rdb, one
+// server, a cluster or a Sentinel master, is the coordination store and inv
+// the read-only view of inventory.
+func New(rdb redis.UniversalClient, inv Inventory, key []byte, opts Options) *Room {
 	opts.defaults()
 	priv := pass.KeyFromSeed(string(key))
 	r := &Room{rdb: rdb, inv: inv, opts: opts,

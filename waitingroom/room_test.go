@@ -104,7 +104,7 @@ func newRoom(t testing.TB, inv waitingroom.Inventory, opts waitingroom.Options) 
 	return newRoomOn(t, rdb, prefix+testenv.RandomSuffix()+":", inv, opts)
 }
 
-func newRoomOn(t testing.TB, rdb waitingroom.Redis, prefix string, inv waitingroom.Inventory, opts waitingroom.Options) *waitingroom.Room {
+func newRoomOn(t testing.TB, rdb redis.UniversalClient, prefix string, inv waitingroom.Inventory, opts waitingroom.Options) *waitingroom.Room {
 	t.Helper()
 	opts.Prefix = prefix
 	if opts.Tick == 0 {
