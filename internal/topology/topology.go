@@ -37,10 +37,10 @@ type Options struct {
 	// Durable runs PostgreSQL with fsync on, as encore dev does; off, it
 	// trades durability for speed, as the test servers do.
 	Durable bool
-	// Replica puts the browse plane of every API on a streaming read
-	// replica of the primary (ENCORE_READER_DATABASE_URL); set it to a
-	// function that starts one and returns its URL.
-	Replica func(ctx context.Context, primaryAdminURL, dir string) (string, error)
+	// Replica, when set, puts the browse plane of every API on a streaming
+	// read replica of the primary (ENCORE_READER_DATABASE_URL) that it
+	// starts, returning its superuser URL and how to stop it.
+	Replica func(ctx context.Context, primaryAdminURL, dir string) (url string, stop func(), err error)
 	// Env is added to every Encore process's environment (after the
 	// topology's own variables, so it wins).
 	Env map[string]string
@@ -109,9 +109,12 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	if opts.Replica != nil {
-		if c.ReaderURL, err = opts.Replica(ctx, c.AdminURL, filepath.Join(opts.Dir, "replica")); err != nil {
+		url, stop, err := opts.Replica(ctx, c.AdminURL, filepath.Join(opts.Dir, "replica"))
+		if err != nil {
 			return nil, fmt.Errorf("topology: replica: %w", err)
 		}
+		c.closers = append(c.closers, stop)
+		c.ReaderURL = url
 		if c.ReaderURL, err = databaseOf(c.ReaderURL, "encore"); err != nil {
 			return nil, err
 		}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/demo"
+	"github.com/encore-tickets/encore/devstack"
 	"github.com/encore-tickets/encore/internal/testenv"
 	"github.com/encore-tickets/encore/internal/topology"
 	"github.com/encore-tickets/encore/rehearsal"
@@ -298,7 +299,7 @@ func requireExactlyOne(t *testing.T, c *topology.Cluster, what, name string, wan
 	}
 }
 
-func openPool(t *testing.T, url string) *pgxpool.Pool {
+func openPool(t testing.TB, url string) *pgxpool.Pool {
 	t.Helper()
 	pool, err := pgxpool.New(context.Background(), url)
 	require.NoError(t, err)
@@ -376,7 +377,17 @@ func TestSeveralAPIsAndWorkersShareOneSaleAndSurviveKillNineOfEachProcess(t *tes
 			"ENCORE_LOG_LEVEL": "warn",
 		}})
 	pool := openPool(t, c.DatabaseURL)
+	reader := openPool(t, c.ReaderURL)
 	api1, api2 := c.APIs[0].URL, c.APIs[1].URL
+	// The browse plane reads the replica: an event is on sale there once
+	// the replica has replayed its creation.
+	replicated := func(s sale) {
+		require.Eventually(t, func() bool {
+			var n int
+			return reader.QueryRow(context.Background(), `SELECT count(*) FROM seats WHERE event_id = $1`, s.id).Scan(&n) == nil &&
+				n == s.rows*s.per
+		}, 10*time.Second, 20*time.Millisecond, "the replica has event %s", s.id)
+	}
 
 	// One relay and one admitter, however many workers.
 	requireExactlyOne(t, c, "outbox relay", "encore_outbox_relay_active")
@@ -385,6 +396,7 @@ func TestSeveralAPIsAndWorkersShareOneSaleAndSurviveKillNineOfEachProcess(t *tes
 
 	// A viewer on API 2 hears holds made on API 1.
 	probe := newSale(t, pool, 2, 10, false)
+	replicated(probe)
 	lat := liveLatencies(t, api1, api2, probe, 15)
 	t.Logf("invalidation latency across processes (hold on api1 answered -> viewer on api2 told), %d holds: p50 %v, max %v",
 		len(lat), lat[len(lat)/2], lat[len(lat)-1])
@@ -393,6 +405,7 @@ func TestSeveralAPIsAndWorkersShareOneSaleAndSurviveKillNineOfEachProcess(t *tes
 	// an API, a worker and the Temporal server are each killed (SIGKILL)
 	// and restarted.
 	s := newSale(t, pool, 30, 20, false)
+	replicated(s)
 	seats := s.seats()
 	const fans = 12
 	cards := make([]string, fans*40)
@@ -524,6 +537,33 @@ func TestSeveralAPIsAndWorkersShareOneSaleAndSurviveKillNineOfEachProcess(t *tes
 		return len(rec.Mismatches) == 0 && rec.Captured >= left["PAID"]
 	}, time.Minute, 5*time.Second, "reconciliation: %v", mismatches)
 
+	// The browse plane reads the replica, and its seat map shows every seat
+	// sold once the replica has replayed the sales.
+	var standby bool
+	require.NoError(t, reader.QueryRow(ctx, `SELECT pg_is_in_recovery()`).Scan(&standby))
+	require.True(t, standby, "ENCORE_READER_DATABASE_URL is the replica")
+	var sold int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM seats WHERE event_id = $1 AND status = 'SOLD'`, s.id).Scan(&sold))
+	require.Equal(t, left["PAID"], sold, "one seat a booking")
+	require.Eventually(t, func() bool {
+		var m struct {
+			Seats []struct {
+				Status string `json:"status"`
+			} `json:"seats"`
+		}
+		resp, err := http.Get(api2 + "/v1/events/" + s.id + "/sections/" + s.section + "/seats")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&m))
+		n := 0
+		for _, seat := range m.Seats {
+			if seat.Status == "SOLD" {
+				n++
+			}
+		}
+		return n == sold
+	}, 10*time.Second, 200*time.Millisecond, "the seat map on the replica shows the %d sold seats", sold)
+
 	// No fan went without an answer for longer than the restart that
 	// caused it (plus a retry's pause and a request's own time).
 	longestRestart := slices.Max(slices.Collect(func(yield func(time.Duration) bool) {
@@ -555,5 +595,26 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// replica is nil until the replica is wired in.
-var replica func(ctx context.Context, primaryAdminURL, dir string) (string, error)
+// replica starts a streaming read replica of the topology's PostgreSQL.
+func replica(ctx context.Context, primaryAdminURL, dir string) (string, func(), error) {
+	ports, err := topology.FreePorts(1)
+	if err != nil {
+		return "", nil, err
+	}
+	// PostgreSQL will not run as root, and the postgres user cannot enter a
+	// test's private temporary folder: the replica lives in a folder it can.
+	_ = dir
+	base, err := os.MkdirTemp("/var/tmp", "encore-replica-")
+	if err != nil {
+		return "", nil, err
+	}
+	if err := os.Chmod(base, 0o755); err != nil {
+		return "", nil, err
+	}
+	r, err := devstack.StartReplica(ctx, primaryAdminURL, filepath.Join(base, "data"), ports[0])
+	if err != nil {
+		_ = os.RemoveAll(base)
+		return "", nil, err
+	}
+	return r.URL(), func() { _ = r.Stop(); _ = os.RemoveAll(base) }, nil
+}
