@@ -108,3 +108,37 @@ func TestThePublicURLIsTheConfiguredOneOrTheListenAddressOnLoopback(t *testing.T
 		})
 	}
 }
+
+func TestAProductionProcessRefusesToStartHalfConfigured(t *testing.T) {
+	t.Parallel()
+	full := config.Default()
+	full.Env = config.Production
+	full.DatabaseURL, full.RedisURL, full.TemporalAddress = "postgres://db/encore", "redis://redis:6379/0", "temporal:7233"
+	for _, tc := range []struct {
+		name    string
+		command string
+		change  func(*config.Config)
+		missing []string
+	}{
+		{"everything set", "api", func(*config.Config) {}, nil},
+		{"no Temporal address", "worker", func(c *config.Config) { c.TemporalAddress = "" }, []string{"ENCORE_TEMPORAL_ADDRESS"}},
+		{"nothing set", "api", func(c *config.Config) { c.DatabaseURL, c.RedisURL, c.TemporalAddress = "", "", "" },
+			[]string{"ENCORE_DATABASE_URL", "ENCORE_REDIS_URL", "ENCORE_TEMPORAL_ADDRESS"}},
+		{"development provides them", "api", func(c *config.Config) { c.Env, c.TemporalAddress = config.Development, "" }, nil},
+		{"the gate needs none of them", "gate", func(c *config.Config) { c.TemporalAddress = "" }, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := full
+			tc.change(&c)
+			err := c.CheckDeployment(tc.command)
+			if tc.missing == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			for _, v := range tc.missing {
+				require.ErrorContains(t, err, v, "every missing variable is named at once")
+			}
+		})
+	}
+}

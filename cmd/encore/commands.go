@@ -81,6 +81,9 @@ func secured(command string, fn func(cmd *cobra.Command, args []string, cfg conf
 		if err := cfg.CheckSecrets(command); err != nil {
 			return err
 		}
+		if err := cfg.CheckDeployment(command); err != nil {
+			return err
+		}
 		return fn(cmd, args, cfg)
 	})
 }

@@ -272,3 +272,29 @@ func TestTheSourceReadsTheEnvironmentOnlyThroughConfig(t *testing.T) {
 	})
 	require.NoError(t, err)
 }
+
+// TestTheComposeEnvironmentPassesTheProductionStartUpChecks reads the api
+// and worker environment as compose would fill it from a generated env file
+// (every required ${VAR:?...} set to a fresh value, every ${VAR:-default}
+// left at its default) and runs the checks encore api and encore worker make
+// before any work: no unsafe secret, nothing half-configured.
+func TestTheComposeEnvironmentPassesTheProductionStartUpChecks(t *testing.T) {
+	required := regexp.MustCompile(`\$\{([A-Z0-9_]+):\?[^}]*\}`)
+	defaulted := regexp.MustCompile(`\$\{[A-Z0-9_]+:-([^}]*)\}`)
+	services := readCompose(t)
+	for name, command := range map[string]string{"encore-api": "api", "encore-worker": "worker"} {
+		env := map[string]string{}
+		for k, v := range services[name].Environment {
+			v = required.ReplaceAllStringFunc(v, func(m string) string {
+				// 64 hex characters: a valid key wherever one is parsed.
+				return strings.Repeat("ab", 32)
+			})
+			env[k] = defaulted.ReplaceAllString(v, "$1")
+		}
+		cfg, err := config.LoadFrom(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+		require.NoError(t, err, name)
+		require.Equal(t, config.Production, cfg.Env, "%s: production unless the env file says otherwise", name)
+		require.NoError(t, cfg.CheckSecrets(command), name)
+		require.NoError(t, cfg.CheckDeployment(command), name)
+	}
+}

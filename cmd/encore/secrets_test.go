@@ -70,9 +70,9 @@ type secretCommand struct {
 
 func secretCommands() []secretCommand {
 	return []secretCommand{
-		{"api", func(*testing.T) []string { return []string{"api"} }, "ENCORE_DATABASE_URL and ENCORE_REDIS_URL are required",
+		{"api", func(*testing.T) []string { return []string{"api"} }, "ENCORE_DATABASE_URL",
 			[]string{"ENCORE_SESSION_SECRET", "ENCORE_ROOM_PASS_SEED", "ENCORE_STRIPE_KEY", "ENCORE_STRIPE_WEBHOOK_SECRET", "ENCORE_TICKET_SEALING_KEY"}},
-		{"worker", func(*testing.T) []string { return []string{"worker"} }, "ENCORE_DATABASE_URL and ENCORE_REDIS_URL are required",
+		{"worker", func(*testing.T) []string { return []string{"worker"} }, "ENCORE_DATABASE_URL",
 			[]string{"ENCORE_ROOM_PASS_SEED", "ENCORE_STRIPE_KEY", "ENCORE_TICKET_SEALING_KEY"}},
 		{"gate", func(t *testing.T) []string {
 			return []string{"gate", "--db", filepath.Join(t.TempDir(), "ledger.db")}
@@ -178,11 +178,11 @@ func TestProductionRefusesTheDemoLoginAndStagingAllowsIt(t *testing.T) {
 			require.Equal(t, 1, code, errOut)
 			if tc.refused {
 				require.Contains(t, errOut, "ENCORE_DEMO_LOGIN is true")
-				require.NotContains(t, errOut, "ENCORE_DATABASE_URL and ENCORE_REDIS_URL are required")
+				require.NotContains(t, errOut, "half-configured")
 				return
 			}
 			require.NotContains(t, errOut, "ENCORE_DEMO_LOGIN")
-			require.Contains(t, errOut, "ENCORE_DATABASE_URL and ENCORE_REDIS_URL are required")
+			require.Contains(t, errOut, "half-configured")
 		})
 	}
 }
