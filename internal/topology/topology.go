@@ -95,7 +95,15 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	c.closers = append(c.closers, func() { _ = pg.StopNow() })
+	c.closers = append(c.closers, func() {
+		_ = pg.StopNow()
+		// PostgreSQL may live outside Dir (root cannot run it in a private
+		// folder): leave nothing of it behind.
+		if pg.DataDir != "" {
+			_ = os.RemoveAll(pg.DataDir)
+			_ = os.Remove(filepath.Dir(pg.DataDir))
+		}
+	})
 	rd, err := devstack.EnsureRedis(ctx, dev, "")
 	if err != nil {
 		return nil, err
