@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/encore-tickets/encore/internal/redisslot"
 )
 
 // gcraLua defines gcra(key, emission_ms, tolerance_ms): 0 when key may act
@@ -40,7 +42,14 @@ var gcra = redis.NewScript(gcraLua + `return gcra(KEYS[1], tonumber(ARGV[1]), to
 // Guarded is a Lua script whose body runs only when a key is within its
 // limit, so the check and the act cost one round trip; a refused call runs no
 // body and leaves the limit as it was.
-type Guarded struct{ script *redis.Script }
+//
+// One round trip needs the limit's key in the body's keys' hash slot: a
+// script touches one slot on a Redis Cluster. When it is not (an account's
+// limit before an event's seats), the check runs first and the body alone
+// after it, in two round trips. The order keeps the rule: a refused call
+// runs no body. On one server the split costs the same extra round trip;
+// it is kept there too so every deployment runs the same commands.
+type Guarded struct{ script, body *redis.Script }
 
 // NewGuarded wraps body, a Lua chunk that returns a list of integers. The
 // body finds its own keys in the local keys and its own arguments in the
@@ -50,6 +59,12 @@ func NewGuarded(body string) *Guarded {
 local wait = gcra(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]))
 if wait > 0 then return {wait} end
 local keys, argv = {unpack(KEYS, 2)}, {unpack(ARGV, 3)}
+local out = (function()
+` + body + `
+end)()
+table.insert(out, 1, 0)
+return out`), body: redis.NewScript(`
+local keys, argv = KEYS, ARGV
 local out = (function()
 ` + body + `
 end)()
@@ -109,8 +124,13 @@ func (l *Limiter) Guard(ctx context.Context, g *Guarded, key string, keys []stri
 		ok, wait = l.allowLocal(key, time.Now())
 		return ok, wait, nil, errNoRedis
 	}
-	out, err := g.script.Run(ctx, l.rdb, append([]string{l.prefix + key}, keys...),
-		append([]any{l.limit.emission().Milliseconds(), l.limit.tolerance().Milliseconds()}, args...)...).Int64Slice()
+	var out []int64
+	if limitKey := l.prefix + key; redisslot.Same(append([]string{limitKey}, keys...)...) {
+		out, err = g.script.Run(ctx, l.rdb, append([]string{limitKey}, keys...),
+			append([]any{l.limit.emission().Milliseconds(), l.limit.tolerance().Milliseconds()}, args...)...).Int64Slice()
+	} else {
+		out, err = l.guardApart(ctx, g, limitKey, keys, args)
+	}
 	if err == nil && len(out) == 0 {
 		err = errors.New("ratelimit: empty answer from a guarded script")
 	}
@@ -122,6 +142,18 @@ func (l *Limiter) Guard(ctx context.Context, g *Guarded, key string, keys []stri
 		return false, time.Duration(out[0]) * time.Millisecond, nil, nil
 	}
 	return true, 0, out[1:], nil
+}
+
+// guardApart is Guard in two round trips, for keys in another slot than the
+// limit's: the limit first, then the body only if it allowed. A Redis error
+// after the limit allowed leaves that turn taken, as a failed act does.
+func (l *Limiter) guardApart(ctx context.Context, g *Guarded, limitKey string, keys []string, args []any) ([]int64, error) {
+	ms, err := gcra.Run(ctx, l.rdb, []string{limitKey},
+		l.limit.emission().Milliseconds(), l.limit.tolerance().Milliseconds()).Int64()
+	if err != nil || ms > 0 {
+		return []int64{ms}, err
+	}
+	return g.body.Run(ctx, l.rdb, keys, args...).Int64Slice()
 }
 
 func (l *Limiter) allowLocal(key string, now time.Time) (bool, time.Duration) {
@@ -151,4 +183,11 @@ func (l *Limiter) allowLocal(key string, now time.Time) (bool, time.Duration) {
 // RetryAfterSeconds rounds a wait up to whole seconds for a Retry-After header.
 func RetryAfterSeconds(d time.Duration) int {
 	return int(math.Max(1, math.Ceil(d.Seconds())))
+}
+
+// Hashes are the SHA1s of the scripts a Guard with g may send (the limit
+// alone, the limit with the body, the body alone), for tests that watch
+// which ran.
+func (g *Guarded) Hashes() (limit, guarded, body string) {
+	return gcra.Hash(), g.script.Hash(), g.body.Hash()
 }

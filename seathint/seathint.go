@@ -95,14 +95,14 @@ func (h *Hints) Hold(ctx context.Context, eventID string, seatIDs []string, rese
 	return contended(seatIDs, taken)
 }
 
-// HoldWithin is Hold behind limiter in one round trip: when key may act now
-// (ok), the cart is hinted or *ContendedError returned; when not, nothing is
-// hinted and wait says for how long. A Redis error comes back with the
-// limiter's own answer (see ratelimit.Limiter.Guard) and no hint written.
+// HoldWithin is Hold behind limiter: when key may act now (ok), the cart is
+// hinted or *ContendedError returned; when not, nothing is hinted and wait
+// says for how long. A Redis error comes back with the limiter's own answer
+// (see ratelimit.Limiter.Guard) and no hint written.
 //
-// The limit's key is not in the event's hash slot, so on Redis Cluster the
-// script would be refused with CROSSSLOT: the answer is then the Redis error,
-// as above, and the database decides alone.
+// An account's limit is not in the event's hash slot, so the limit and the
+// hints take two round trips (ratelimit.Guarded), which a Redis Cluster
+// accepts; a limiter keyed inside the event's slot would take one.
 func (h *Hints) HoldWithin(ctx context.Context, limiter *ratelimit.Limiter, key, eventID string, seatIDs []string,
 	reservation string, ttl time.Duration) (ok bool, wait time.Duration, err error) {
 	if len(seatIDs) == 0 {
