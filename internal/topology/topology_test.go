@@ -116,7 +116,9 @@ func (s sale) seats() []string {
 type fan struct {
 	http      *http.Client
 	failSince time.Time
-	worst     time.Duration
+	// retryAfter is the last answer's Retry-After.
+	retryAfter time.Duration
+	worst      time.Duration
 	worstAt   time.Time
 	errors    int
 }
@@ -164,6 +166,10 @@ func (f *fan) call(method, url, token, key string, body any, out any) (int, stri
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
+	f.retryAfter = 0
+	if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
+		f.retryAfter = time.Duration(secs) * time.Second
+	}
 	if resp.StatusCode >= 500 {
 		f.failed()
 	} else {
@@ -199,16 +205,28 @@ func (f *fan) answered() {
 	}
 }
 
-// until retries a call until it is answered with something other than a
-// 5xx (at most a minute), as a fan's browser retries.
+// until retries a call, under the same idempotency key, until it is
+// answered with something other than a 5xx, a 429 or a request still in
+// progress (at most two minutes),
+// after the answer's Retry-After (at most a second here, so the test
+// measures how long the server failed, not how long the fan waited), else
+// 200 ms.
 func (f *fan) until(method, url, token, key string, body any, out any) (int, string) {
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		st, typ := f.call(method, url, token, key, body, out)
-		if (st != 0 && st < 500) || time.Now().After(deadline) {
+		// 409 request-in-progress: an earlier try under this key is still
+		// running (its answer was lost to a crash): ask again.
+		again := st == 0 || st >= 500 || st == http.StatusTooManyRequests ||
+			(st == http.StatusConflict && strings.HasSuffix(typ, "/request-in-progress"))
+		if !again || time.Now().After(deadline) {
 			return st, typ
 		}
-		time.Sleep(200 * time.Millisecond)
+		wait := 200 * time.Millisecond
+		if f.retryAfter > 0 {
+			wait = min(f.retryAfter, time.Second)
+		}
+		time.Sleep(wait)
 	}
 }
 
