@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/encore-tickets/encore/vocab"
 )
 
@@ -35,7 +37,16 @@ const SeatOrder = "row,number"
 // SectionSeats reads a section's seats in one query: ErrNotFound when the
 // section is not the event's, or the event is not published. A general-admission section has no seats.
 func (r *Reader) SectionSeats(ctx context.Context, eventID, sectionID string) (SectionSeats, error) {
-	rows, err := r.pool.Query(ctx, `
+	return SectionSeatsOn(ctx, r.pool, eventID, sectionID)
+}
+
+// SectionSeatsOn is SectionSeats on one connection of a reader pool (or a
+// transaction on one): the browse plane on a replica reads a section on the
+// connection it has just seen replay far enough.
+func SectionSeatsOn(ctx context.Context, q interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}, eventID, sectionID string) (SectionSeats, error) {
+	rows, err := q.Query(ctx, `
 		SELECT sec.kind, e.currency, s.id, s.row_label, s.number, s.status, s.base_price, s.x, s.y, s.category
 		FROM sections sec JOIN events e ON e.id = sec.event_id
 		LEFT JOIN seats s ON s.section_id = sec.id
