@@ -20,8 +20,11 @@
 package redisurl
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -182,7 +185,14 @@ func (t Target) NewClient(to Timeouts) redis.UniversalClient {
 		set(&o.DialTimeout, to.Dial)
 		set(&o.ReadTimeout, to.Read)
 		set(&o.WriteTimeout, to.Write)
-		return redis.NewClusterClient(&o)
+		// The state is also reloaded after a network error (below); the
+		// interval only bounds how stale a quiet client's view may grow.
+		if o.ClusterStateReloadInterval == 0 {
+			o.ClusterStateReloadInterval = 10 * time.Second
+		}
+		c := redis.NewClusterClient(&o)
+		c.AddHook(reloadOnNetError{c})
+		return c
 	case Sentinel:
 		o := *t.sentinel
 		set(&o.DialTimeout, to.Dial)
@@ -205,4 +215,42 @@ func Open(raw string, to Timeouts) (redis.UniversalClient, error) {
 		return nil, err
 	}
 	return t.NewClient(to), nil
+}
+
+// reloadOnNetError asks a cluster client to read the slot map again when a
+// node does not answer. go-redis reloads it on MOVED and otherwise only
+// every ClusterStateReloadInterval, but a master that died answers nothing,
+// let alone MOVED: after its replica took over, the client would keep
+// dialling the dead address for the whole interval, and the waiting room,
+// which fails closed, would admit nobody from that event meanwhile. The
+// reload itself is asynchronous and coalesced by go-redis.
+type reloadOnNetError struct{ c *redis.ClusterClient }
+
+func (h reloadOnNetError) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h reloadOnNetError) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		h.check(ctx, err)
+		return err
+	}
+}
+
+func (h reloadOnNetError) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		h.check(ctx, err)
+		return err
+	}
+}
+
+func (h reloadOnNetError) check(ctx context.Context, err error) {
+	if err == nil || errors.Is(err, redis.Nil) {
+		return
+	}
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		strings.HasPrefix(err.Error(), "CLUSTERDOWN") {
+		h.c.ReloadState(ctx)
+	}
 }
