@@ -10,8 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -261,25 +259,7 @@ func (e *e2e) cardToken(num string, copy int) string {
 // sandbox at pspURL, as a fan's browser would. A retry after a lost answer
 // gets the same card (the number and copy are the Idempotency-Key).
 func sandboxCard(c *http.Client, pspURL, number string, copy int) (string, error) {
-	form := url.Values{"type": {"card"}, "card[number]": {number}, "card[exp_month]": {"12"},
-		"card[exp_year]": {"2034"}, "card[cvc]": {"123"}}
-	req, err := http.NewRequest(http.MethodPost, pspURL+"/v1/payment_methods", strings.NewReader(form.Encode()))
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Authorization", "Bearer "+system.SandboxKey)
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Idempotency-Key", fmt.Sprintf("card-%s-%d", number, copy))
-	resp, err := c.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	var pm struct{ ID string }
-	if err := json.NewDecoder(resp.Body).Decode(&pm); err != nil || resp.StatusCode != http.StatusOK || pm.ID == "" {
-		return "", fmt.Errorf("create card: %d %v", resp.StatusCode, err)
-	}
-	return pm.ID, nil
+	return psp.NewCard(context.Background(), c, pspURL, system.SandboxKey, number, fmt.Sprintf("card-%s-%d", number, copy))
 }
 
 // waitStatus polls GET /v1/bookings/{id} until it reports want.

@@ -11,7 +11,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,6 +30,7 @@ import (
 	"github.com/encore-tickets/encore/devstack"
 	"github.com/encore-tickets/encore/internal/testenv"
 	"github.com/encore-tickets/encore/internal/topology"
+	"github.com/encore-tickets/encore/psp"
 	"github.com/encore-tickets/encore/rehearsal"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/system"
@@ -119,8 +119,8 @@ type fan struct {
 	// retryAfter is the last answer's Retry-After.
 	retryAfter time.Duration
 	worst      time.Duration
-	worstAt   time.Time
-	errors    int
+	worstAt    time.Time
+	errors     int
 }
 
 func newFan(i int) *fan {
@@ -236,29 +236,6 @@ func (f *fan) session(api, user string) string {
 		return ""
 	}
 	return s.Token
-}
-
-// card makes a card of the fan's own at the sandbox (the fraud rules count
-// accounts per card).
-func card(c *http.Client, pspURL string, n int64) (string, error) {
-	form := url.Values{"type": {"card"}, "card[number]": {rehearsal.VisaNumber(n)}, "card[exp_month]": {"12"},
-		"card[exp_year]": {"2034"}, "card[cvc]": {"123"}}
-	req, err := http.NewRequest(http.MethodPost, pspURL+"/v1/payment_methods", strings.NewReader(form.Encode()))
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Authorization", "Bearer "+system.SandboxKey)
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := c.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	var pm struct{ ID string }
-	if err := json.NewDecoder(resp.Body).Decode(&pm); err != nil || resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("card: %d %v", resp.StatusCode, err)
-	}
-	return pm.ID, nil
 }
 
 // metric sums the samples of a metric family on a process's /metrics whose
@@ -431,7 +408,7 @@ func TestSeveralAPIsAndWorkersShareOneSaleAndSurviveKillNineOfEachProcess(t *tes
 	base := time.Now().UnixNano() % 1_000_000_000
 	for i := range cards {
 		var err error
-		cards[i], err = card(cc, c.PSPURL, base*1000+int64(i))
+		cards[i], err = psp.NewCard(context.Background(), cc, c.PSPURL, system.SandboxKey, rehearsal.VisaNumber(base*1000+int64(i)), "")
 		require.NoError(t, err)
 	}
 	var nextSeat, nextCard atomic.Int64
