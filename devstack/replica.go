@@ -145,7 +145,10 @@ func StartReplica(ctx context.Context, primaryURL string, dir string, port int) 
 
 	start = time.Now()
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	_, err = runAs(sctx, r.as, bins.pgCtl, "start", "-D", dir, "-l", r.logFile, "-w", "-t", "90", "-s")
+	// The port and address on the command line too: they win over a
+	// postgresql.auto.conf copied from the primary.
+	_, err = runAs(sctx, r.as, bins.pgCtl, "start", "-D", dir, "-l", r.logFile, "-w", "-t", "90", "-s",
+		"-o", fmt.Sprintf("-p %d -h 127.0.0.1", port))
 	cancel()
 	if err != nil {
 		r.stopQuietly()
