@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"os/exec"
 	"regexp"
+	"runtime"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -194,4 +198,77 @@ func nextMessage(t *testing.T, v *seatmap.Viewer) seatmap.Message {
 		t.Fatal("no message for the viewer")
 		return seatmap.Message{}
 	}
+}
+
+// BenchmarkJoinsOnARedisCluster joins fans through Room.Join from 50
+// goroutines on a three-master cluster, for one event (one slot, so one
+// master does all the work) and for three events whose slots are on the
+// three masters, then runs redis-benchmark --cluster (SET, 50 clients) on
+// the same cluster as the ceiling of the same run.
+func BenchmarkJoinsOnARedisCluster(b *testing.B) {
+	cluster := startCluster(b)
+	rdb := openCluster(b, cluster)
+	ctx := context.Background()
+	inv := newFake()
+	room := newRoomOn(b, rdb, "bench:", inv, waitingroom.Options{})
+	one := inv.add(time.Now().Add(-time.Minute))
+	masters := map[string]string{}
+	for len(masters) < 3 {
+		ev := inv.add(time.Now().Add(-time.Minute))
+		m, err := cluster.MasterOf(ctx, "{"+ev+"}")
+		require.NoError(b, err)
+		if _, ok := masters[m]; !ok {
+			masters[m] = ev
+		}
+	}
+	var spread []string
+	for _, ev := range masters {
+		spread = append(spread, ev)
+	}
+	var seq atomic.Int64
+	for _, c := range []struct {
+		name   string
+		events []string
+	}{{"one event", []string{one}}, {"an event on each master", spread}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetParallelism(max(1, 50/runtime.GOMAXPROCS(0)))
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					i := seq.Add(1)
+					ev := c.events[int(i)%len(c.events)]
+					if _, err := room.Join(ctx, session.Identity{UserID: "u" + strconv.FormatInt(i, 10), DeviceID: "d"}, ev, 0); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "joins/s")
+			b.StopTimer()
+			if b.N >= 1000 {
+				b.ReportMetric(redisBenchmarkSET(b, cluster), "redis-benchmark-SET/s")
+			}
+		})
+	}
+}
+
+var requestsPerSecond = regexp.MustCompile(`SET: ([\d.]+) requests per second`)
+
+// redisBenchmarkSET is redis-benchmark --cluster's SET throughput with 50
+// clients on the cluster.
+func redisBenchmarkSET(b *testing.B, c *devstack.RedisCluster) float64 {
+	b.Helper()
+	bin, err := exec.LookPath("redis-benchmark")
+	if err != nil {
+		b.Logf("no redis-benchmark: %v", err)
+		return 0
+	}
+	host, port, _ := net.SplitHostPort(c.Addrs()[0])
+	out, err := exec.Command(bin, "--cluster", "-h", host, "-p", port, "-t", "set", "-n", "200000", "-c", "50", "-q").CombinedOutput()
+	require.NoError(b, err, "%s", out)
+	m := requestsPerSecond.FindSubmatch(out)
+	require.NotNil(b, m, "%s", out)
+	v, err := strconv.ParseFloat(string(m[1]), 64)
+	require.NoError(b, err)
+	return v
 }
