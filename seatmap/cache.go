@@ -440,6 +440,10 @@ func (c *Cache) Invalidate(ctx context.Context, eventID, sectionID string) error
 		return err
 	}
 	msg, _ := json.Marshal(Message{Type: "invalidate", EventID: eventID, SectionID: sectionID})
+	// Classic PUBLISH, not sharded SPUBLISH: a Redis Cluster forwards it to
+	// every node, so the hub's one connection, subscribed to sections of
+	// many events (many slots), hears them all from any node. Sharded
+	// Pub/Sub would need a connection per shard in every process.
 	if err := c.rdb.Publish(ctx, c.Channel(eventID, sectionID), msg).Err(); err != nil {
 		return err
 	}

@@ -132,6 +132,9 @@ func (r *Room) publish(ctx context.Context, eventID, kind string, users []string
 	}
 }
 
+// notifyChannel is one channel for every event: classic Pub/Sub, which a
+// Redis Cluster forwards to every node, so each process's one subscription
+// hears every event's admissions whichever node it sits on.
 func (r *Room) notifyChannel() string { return r.opts.Prefix + "wr:notify" }
 
 // settle ends the extension of leases whose holds have ended (paid,
