@@ -1,0 +1,143 @@
+package devstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RedisSentinel is a master, one replica and one sentinel watching them
+// under the name "encore", local redis-server processes for tests only:
+// no persistence, loopback only. Close stops them.
+type RedisSentinel struct {
+	dir                       string
+	master, replica, sentinel *clusterNode
+}
+
+// SentinelMaster is the master's name the sentinel knows.
+const SentinelMaster = "encore"
+
+// StartRedisSentinel starts the three processes on free ports under dir and
+// returns once the sentinel sees the master and its replica. The sentinel
+// counts a master down after downAfter without an answer (1s when 0).
+func StartRedisSentinel(ctx context.Context, dir string, downAfter time.Duration) (*RedisSentinel, error) {
+	if downAfter <= 0 {
+		downAfter = time.Second
+	}
+	server := findRedis(nil)
+	if server == "" {
+		return nil, &notFoundError{what: "redis-server", hint: "install it with " + installHint("redis-server", "redis")}
+	}
+	ports, err := clusterPorts(0, 3)
+	if err != nil {
+		return nil, err
+	}
+	s := &RedisSentinel{dir: dir}
+	start := func(port int, args ...string) (*clusterNode, error) {
+		d := filepath.Join(dir, strconv.Itoa(port))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+		cmd := exec.Command(server, append(args, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", d,
+			"--logfile", filepath.Join(d, "redis.log"))...)
+		cmd.Env = childEnv()
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			return nil, fmt.Errorf("redis sentinel: start on %d: %w", port, err)
+		}
+		n := &clusterNode{port: port, cmd: cmd, done: make(chan struct{})}
+		go func() {
+			_ = cmd.Wait()
+			close(n.done)
+		}()
+		return n, waitPing(ctx, n.addr(), 10*time.Second)
+	}
+	if s.master, err = start(ports[0], "--save", "", "--appendonly", "no"); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	if s.replica, err = start(ports[1], "--save", "", "--appendonly", "no", "--replicaof", "127.0.0.1", strconv.Itoa(ports[0])); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	// A sentinel rewrites its configuration file: it must be a file.
+	conf := filepath.Join(dir, "sentinel.conf")
+	body := fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 1\nsentinel down-after-milliseconds %s %d\nsentinel failover-timeout %s 10000\n",
+		SentinelMaster, ports[0], SentinelMaster, downAfter.Milliseconds(), SentinelMaster)
+	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	if s.sentinel, err = start(ports[2], conf, "--sentinel"); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	c := redis.NewSentinelClient(&redis.Options{Addr: s.sentinel.addr()})
+	defer c.Close()
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		replicas, err := c.Replicas(ctx, SentinelMaster).Result()
+		if err == nil && len(replicas) == 1 {
+			return s, nil
+		}
+		if time.Now().After(deadline) {
+			_ = s.Close()
+			return nil, fmt.Errorf("redis sentinel: the sentinel does not see the replica: %v", err)
+		}
+		if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
+			_ = s.Close()
+			return nil, err
+		}
+	}
+}
+
+// URL is the master as ENCORE_REDIS_URL names it through the sentinel.
+func (s *RedisSentinel) URL() string {
+	return "redis+sentinel://" + s.sentinel.addr() + "?master_name=" + SentinelMaster
+}
+
+// Master is the address of the master the sentinel reports now.
+func (s *RedisSentinel) Master(ctx context.Context) (string, error) {
+	c := redis.NewSentinelClient(&redis.Options{Addr: s.sentinel.addr()})
+	defer c.Close()
+	hp, err := c.GetMasterAddrByName(ctx, SentinelMaster).Result()
+	if err != nil {
+		return "", err
+	}
+	if len(hp) != 2 {
+		return "", errors.New("redis sentinel: no master")
+	}
+	return hp[0] + ":" + hp[1], nil
+}
+
+// KillMaster ends the first master with SIGKILL.
+func (s *RedisSentinel) KillMaster() error {
+	if err := s.master.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	<-s.master.done
+	return nil
+}
+
+// Close kills every process; the folder is the caller's.
+func (s *RedisSentinel) Close() error {
+	for _, n := range []*clusterNode{s.sentinel, s.replica, s.master} {
+		if n == nil {
+			continue
+		}
+		select {
+		case <-n.done:
+		default:
+			_ = n.cmd.Process.Signal(syscall.SIGKILL)
+			<-n.done
+		}
+	}
+	return nil
+}
