@@ -38,6 +38,12 @@
 // left running is simply reused by the next Ensure call. Shutdown stops the
 // servers whose data lives under Dir, whoever started them.
 //
+// For tests of Redis beyond one server, StartRedisCluster starts a Redis
+// Cluster (three masters with a replica each, cluster mode, joined with
+// redis-cli --cluster create) and StartRedisSentinel a master, a replica and
+// a sentinel, all as children of the calling process on free loopback ports,
+// without persistence, killed (SIGKILL, as a crash) by their Kill and Close.
+//
 // Tests usually pass Dir: ProjectDir(".encore", "test") (absolute, since
 // `go test` runs each package in its own folder) with ports of their own,
 // set Options.Fast (no fsync, no Redis persistence), and leave the servers
