@@ -168,9 +168,10 @@ func Connect(ctx context.Context, cfg config.Config, dbURL, redisURL string) (*p
 	if err != nil {
 		return nil, nil, err
 	}
-	// Short timeouts: Redis is advice and admission, and must fail fast.
+	// Short timeouts and one dial a connection: Redis is advice and
+	// admission, and must fail fast (each caller has its fallback).
 	rdb, err := redisurl.Open(redisURL, redisurl.Timeouts{Dial: 500 * time.Millisecond,
-		Read: 300 * time.Millisecond, Write: 300 * time.Millisecond})
+		Read: 300 * time.Millisecond, Write: 300 * time.Millisecond, DialAttempts: 1})
 	if err != nil {
 		pool.Close()
 		return nil, nil, fmt.Errorf("ENCORE_REDIS_URL: %w", err)

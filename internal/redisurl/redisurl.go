@@ -169,6 +169,11 @@ func (t Target) DB() int {
 // Timeouts override the URL's (zero keeps it).
 type Timeouts struct {
 	Dial, Read, Write time.Duration
+	// DialAttempts is how many times one connection is dialled before a
+	// command fails (go-redis's DialerRetries; its default of 5, with a
+	// 100 ms pause between, holds every call to a dead server for half a
+	// second). Zero keeps the URL's or go-redis's.
+	DialAttempts int
 }
 
 func set(dst *time.Duration, v time.Duration) {
@@ -185,6 +190,9 @@ func (t Target) NewClient(to Timeouts) redis.UniversalClient {
 		set(&o.DialTimeout, to.Dial)
 		set(&o.ReadTimeout, to.Read)
 		set(&o.WriteTimeout, to.Write)
+		if to.DialAttempts > 0 {
+			o.DialerRetries = to.DialAttempts
+		}
 		// The state is also reloaded after a network error (below); the
 		// interval only bounds how stale a quiet client's view may grow.
 		if o.ClusterStateReloadInterval == 0 {
@@ -198,12 +206,18 @@ func (t Target) NewClient(to Timeouts) redis.UniversalClient {
 		set(&o.DialTimeout, to.Dial)
 		set(&o.ReadTimeout, to.Read)
 		set(&o.WriteTimeout, to.Write)
+		if to.DialAttempts > 0 {
+			o.DialerRetries = to.DialAttempts
+		}
 		return redis.NewFailoverClient(&o)
 	default:
 		o := *t.single
 		set(&o.DialTimeout, to.Dial)
 		set(&o.ReadTimeout, to.Read)
 		set(&o.WriteTimeout, to.Write)
+		if to.DialAttempts > 0 {
+			o.DialerRetries = to.DialAttempts
+		}
 		return redis.NewClient(&o)
 	}
 }
