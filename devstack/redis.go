@@ -90,7 +90,7 @@ func redisClient(o *redis.Options, timeout time.Duration) *redis.Client {
 }
 
 func pingRedis(ctx context.Context, connURL string, timeout time.Duration) error {
-	if strings.Contains(strings.SplitN(connURL, "://", 2)[0], "+") {
+	if t, err := redisurl.Parse(connURL); err == nil && t.Kind != redisurl.Single {
 		return pingDeployment(ctx, connURL, timeout)
 	}
 	o, err := redis.ParseURL(connURL)

@@ -52,7 +52,7 @@ type FreshLoader struct {
 // NewFreshLoader wraps the browse plane's replica pool; primary is the
 // read-only pool on the primary.
 func NewFreshLoader(primary, replica *pgxpool.Pool) *FreshLoader {
-	return &FreshLoader{Primary: primary, Replica: replica, MaxWait: DefaultReplicaWait,
+	return &FreshLoader{Primary: primary, Replica: replica,
 		waits: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "encore_browse_replica_wait_seconds",
 			Help:    "How long a seat-map fill waited for the read replica to replay the primary's position.",
 			Buckets: []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .2, .5, 1}}),
@@ -80,7 +80,7 @@ func (l *FreshLoader) Load(ctx context.Context, eventID, sectionID string) (stor
 	if err := l.Primary.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&target); err != nil {
 		// The primary does not answer: the replica's seats are the best
 		// there are (and nothing commits meanwhile).
-		return store.NewReader(l.Replica).SectionSeats(ctx, eventID, sectionID)
+		return store.SectionSeatsOn(ctx, l.Replica, eventID, sectionID)
 	}
 	conn, err := l.Replica.Acquire(ctx)
 	if err != nil {
