@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -246,6 +247,9 @@ func (s *Service) Checkout(ctx context.Context, who session.Identity, holdID uui
 			if err == nil {
 				return res, nil
 			}
+			if err := firstAnswerUnknown(err); err != nil {
+				return saga.CheckoutResult{}, err
+			}
 		}
 		if hold.Status == vocab.ReservationExpired {
 			return saga.CheckoutResult{}, store.ErrHoldExpired
@@ -269,6 +273,20 @@ func (s *Service) Checkout(ctx context.Context, who session.Identity, holdID uui
 		return saga.CheckoutResult{}, err
 	}
 	return res, nil
+}
+
+// firstAnswerUnknown tells apart why a retried checkout found no first
+// answer. Temporal saying there is no such Update (or no workflow) means
+// this key never checked the hold out: nil, and the hold's state answers.
+// Anything else (Temporal restarting, slow, unreachable) says nothing about
+// the first try, and a 409 then would tell a fan whose seat is being paid
+// for that it is not theirs: ErrUnavailable, so the fan asks again.
+func firstAnswerUnknown(err error) error {
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return nil
+	}
+	return fmt.Errorf("%w: the first answer to this checkout: %w", ErrUnavailable, err)
 }
 
 // input is the booking workflow's input for a committed hold: the one

@@ -86,6 +86,16 @@ func (s *Service) Search(ctx context.Context, f store.BookingFilter) ([]store.Bo
 
 // Detail reads any booking for support staff.
 func (s *Service) Detail(ctx context.Context, id uuid.UUID) (Detail, error) {
+	// The step is asked before the rows are read: a step is only reached
+	// once the work before it is committed, so the rows are never behind
+	// the step shown beside them (a "paid" booking always lists its
+	// tickets).
+	var step vocab.Step
+	qctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if res, err := s.Temporal.QueryWorkflow(qctx, saga.BookingWorkflowID(id.String()), "", saga.QueryStep); err == nil {
+		_ = res.Get(&step)
+	}
 	v, err := s.Store.Booking(ctx, id, "")
 	if err != nil {
 		return Detail{}, err
@@ -94,13 +104,7 @@ func (s *Service) Detail(ctx context.Context, id uuid.UUID) (Detail, error) {
 	if err != nil {
 		return Detail{}, err
 	}
-	d := Detail{View: view(v), UserID: v.Hold.UserID, SupportDetail: sd, Flagged: v.Flagged}
-	qctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	if res, err := s.Temporal.QueryWorkflow(qctx, saga.BookingWorkflowID(id.String()), "", saga.QueryStep); err == nil {
-		_ = res.Get(&d.Step)
-	}
-	return d, nil
+	return Detail{View: view(v), UserID: v.Hold.UserID, SupportDetail: sd, Flagged: v.Flagged, Step: step}, nil
 }
 
 // staffTimeout bounds a support action waiting on the worker.

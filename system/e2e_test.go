@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -13,13 +14,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
-
-	"github.com/encore-tickets/encore/booking/saga"
-	"github.com/encore-tickets/encore/psp"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
 
+	"github.com/encore-tickets/encore/booking"
+	"github.com/encore-tickets/encore/booking/saga"
+	"github.com/encore-tickets/encore/psp"
+	"github.com/encore-tickets/encore/session"
+	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/vocab"
 )
 
@@ -456,4 +462,18 @@ func TestARetriedCheckoutGetsItsFirstAnswerAfterTheBookingWasPaid(t *testing.T) 
 	status, other := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, body, "Idempotency-Key", "a-new-attempt")
 	require.Equal(t, http.StatusConflict, status, "a new checkout of a paid booking is refused: %v", other)
 	require.Equal(t, "/problems/hold-not-pending", other["type"])
+
+	// While Temporal cannot say what the first try answered (restarting,
+	// unreachable), the retry is told to come back, not that the seat it is
+	// paying for is not its hold.
+	unreachable, err := client.NewLazyClient(client.Options{HostPort: "127.0.0.1:1", Logger: log.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+	require.NoError(t, err)
+	defer unreachable.Close()
+	svc := &booking.Service{Store: e.store, Temporal: unreachable}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err = svc.Checkout(ctx, session.Identity{UserID: "retrier_" + e.eventID}, uuid.MustParse(id),
+		booking.CheckoutRequest{PaymentMethod: body["payment_method"].(string)}, "lost-answer")
+	require.ErrorIs(t, err, booking.ErrUnavailable)
+	require.NotErrorIs(t, err, store.ErrNotPending)
 }
