@@ -358,7 +358,11 @@ func TestThousandSocketsGetPositionsAndPasses(t *testing.T) {
 	const n = 1000
 	inv := newFake()
 	// All fans come from 127.0.0.1: the many-accounts-per-IP signal is off.
-	r := newRoom(t, inv, waitingroom.Options{Tick: 100 * time.Millisecond, Heartbeat: 500 * time.Millisecond,
+	// A one-second heartbeat: a socket is closed as silent after twelve, a
+	// margin that holds for 1,000 clients on a loaded two-core machine under
+	// the race detector (half a second once did not, at load average 8).
+	const heartbeat = time.Second
+	r := newRoom(t, inv, waitingroom.Options{Tick: 100 * time.Millisecond, Heartbeat: heartbeat,
 		Capacity: n, Batch: 100, Risk: waitingroom.Risk{IPAccounts: 1 << 30, IPAccountsHigh: 1 << 30}})
 	e := newEdge(t, r)
 	ev := inv.add(time.Now().Add(-time.Minute))
@@ -379,7 +383,7 @@ func TestThousandSocketsGetPositionsAndPasses(t *testing.T) {
 			defer done.Done()
 			sem <- struct{}{}
 			go func() { time.Sleep(50 * time.Millisecond); <-sem }()
-			if err := runClient(ctx, wsURL+e.token(fan(i)), clients[i], 500*time.Millisecond, &connected); err != nil {
+			if err := runClient(ctx, wsURL+e.token(fan(i)), clients[i], heartbeat, &connected); err != nil {
 				errs <- fmt.Errorf("fan %d: %w", i, err)
 			}
 		}()
