@@ -13,6 +13,13 @@
 // turns it into 503 unavailable with Retry-After before anything is started
 // (a checkout reaches no workflow, a hold on an unmetered event takes no
 // seat).
+//
+// Refusing on failures and latency measured over a window would go on for
+// a whole window after the saga recovered, since refused calls measure
+// nothing. So while those two bounds refuse, each process still lets one
+// call through every Interval, and a quick answer to one of those starts
+// the measurement afresh: a restarted Temporal is back in business within
+// an Interval, not a Window.
 package backpressure
 
 import (
@@ -167,12 +174,14 @@ type Monitor struct {
 	// probe measures the saga's backlog (nil: not measured).
 	probe func(context.Context) (time.Duration, error)
 
-	mu       sync.Mutex
-	buckets  []bucket
-	inFlight int64
-	backlog  time.Duration // as last probed by this process
-	shared   Load          // every process, as last read
-	ownSent  Load          // this process's part of shared
+	mu        sync.Mutex
+	buckets   []bucket
+	sickSince time.Time // when Check found the error or latency bound passed (zero: it did not, last time)
+	lastProbe time.Time // when Check last let a call through past it
+	inFlight  int64
+	backlog   time.Duration // as last probed by this process
+	shared    Load          // every process, as last read
+	ownSent   Load          // this process's part of shared
 
 	duration prometheus.Histogram
 	calls    *prometheus.CounterVec
@@ -237,6 +246,13 @@ func (m *Monitor) end(start time.Time, failed bool) {
 	d := now.Sub(start)
 	m.mu.Lock()
 	m.inFlight--
+	if !failed && d <= m.bounds.MaxLatency && !m.sickSince.IsZero() && !start.Before(m.sickSince) {
+		// A call begun since the saga was judged failing or slow (a probe)
+		// was answered, and quickly: what the window holds is history.
+		for i := range m.buckets {
+			m.buckets[i] = bucket{}
+		}
+	}
 	b := m.bucketAt(now.Unix())
 	b.calls++
 	b.latencySum += d
@@ -283,7 +299,11 @@ func (m *Monitor) Load() Load {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := m.now()
+	return m.loadLocked(m.now())
+}
+
+// loadLocked is Load at now. m.mu held.
+func (m *Monitor) loadLocked(now time.Time) Load {
 	own := m.own(now)
 	l := m.shared
 	l.Calls += own.Calls - m.ownSent.Calls
@@ -302,22 +322,43 @@ func (m *Monitor) Check() error {
 	if m == nil {
 		return nil
 	}
-	l := m.Load()
+	m.mu.Lock()
+	now := m.now()
+	l := m.loadLocked(now)
 	reason := ""
 	switch {
 	case l.InFlight >= m.bounds.MaxInFlight:
 		reason = ReasonInFlight
 	case l.Backlog > m.bounds.MaxBacklog:
 		reason = ReasonBacklog
-	case l.Calls >= m.bounds.MinCalls && l.ErrorRate() > m.bounds.MaxErrorRate:
+	case m.judgedSick(l):
 		reason = ReasonErrors
-	case l.Calls >= m.bounds.MinCalls && l.MeanLatency() > m.bounds.MaxLatency:
-		reason = ReasonLatency
+		if l.ErrorRate() <= m.bounds.MaxErrorRate {
+			reason = ReasonLatency
+		}
+		if m.sickSince.IsZero() {
+			m.sickSince, m.lastProbe = now, now // the first probe waits an Interval
+		}
+		if now.Sub(m.lastProbe) >= m.bounds.Interval {
+			// One call an Interval goes through to find out whether the
+			// saga has recovered (see end).
+			m.lastProbe = now
+			m.mu.Unlock()
+			return nil
+		}
 	default:
+		m.sickSince = time.Time{}
+		m.mu.Unlock()
 		return nil
 	}
+	m.mu.Unlock()
 	m.shed.WithLabelValues(reason).Inc()
 	return &OverloadedError{Reason: reason, Load: l, RetryAfter: m.bounds.RetryAfter}
+}
+
+// judgedSick reports whether l's calls are past the error or latency bound.
+func (m *Monitor) judgedSick(l Load) bool {
+	return l.Calls >= m.bounds.MinCalls && (l.ErrorRate() > m.bounds.MaxErrorRate || l.MeanLatency() > m.bounds.MaxLatency)
 }
 
 // Sync publishes this process's load and reads every process's back.

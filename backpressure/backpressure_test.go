@@ -94,6 +94,46 @@ func TestFailingAndSlowCallsPastTheBoundsAreRefusedOnceThereAreEnough(t *testing
 	})
 }
 
+func TestOneCallAnIntervalFindsOutThatTheSagaRecovered(t *testing.T) {
+	const interval, slow = 300 * time.Millisecond, 100 * time.Millisecond
+	m := monitors(t, backpressure.Bounds{MinCalls: 10, MaxErrorRate: 0.5, MaxLatency: slow, Interval: interval}, 1)[0]
+	for range 10 {
+		m.Begin()(true) // Temporal is down
+	}
+	require.Equal(t, backpressure.ReasonErrors, overloaded(t, m.Check()).Reason, "refused at once")
+
+	// A probe that fails changes nothing: the next one waits an Interval.
+	time.Sleep(interval)
+	require.NoError(t, m.Check(), "one call goes through to probe")
+	m.Begin()(true)
+	require.Equal(t, backpressure.ReasonErrors, overloaded(t, m.Check()).Reason, "refused until the next probe")
+
+	// A slow answer is no recovery either.
+	time.Sleep(interval)
+	require.NoError(t, m.Check())
+	end := m.Begin()
+	time.Sleep(slow + 10*time.Millisecond)
+	end(false)
+	overloaded(t, m.Check())
+
+	// A quick answer ends the refusals at once, not when the failures
+	// leave the window ten seconds later.
+	time.Sleep(interval)
+	require.NoError(t, m.Check())
+	m.Begin()(false)
+	for range 5 {
+		require.NoError(t, m.Check(), "recovered")
+	}
+	require.EqualValues(t, 0, m.Load().Failures, "the failures before the recovery are history")
+	require.EqualValues(t, 1, m.Load().Calls)
+
+	// Failing again trips the bound again, once there are enough calls.
+	for range 9 {
+		m.Begin()(true)
+	}
+	require.Equal(t, backpressure.ReasonErrors, overloaded(t, m.Check()).Reason)
+}
+
 func TestEveryProcessSeesTheLoadOfTheWholeDeployment(t *testing.T) {
 	ctx := context.Background()
 	ms := monitors(t, backpressure.Bounds{MaxInFlight: 3, MinCalls: 4, MaxErrorRate: 0.5}, 2)

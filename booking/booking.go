@@ -275,13 +275,19 @@ func (s *Service) Checkout(ctx context.Context, who session.Identity, holdID uui
 	return res, nil
 }
 
-// firstAnswerUnknown tells apart why a retried checkout found no first
-// answer. Temporal saying there is no such Update (or no workflow) means
-// this key never checked the hold out: nil, and the hold's state answers.
-// Anything else (Temporal restarting, slow, unreachable) says nothing about
-// the first try, and a 409 then would tell a fan whose seat is being paid
-// for that it is not theirs: ErrUnavailable, so the fan asks again.
+// firstAnswerUnknown tells apart why a retried checkout got no result from
+// its first try. The first try's own failure (a declined card, an expired
+// hold) is the answer, as the first time. Temporal saying there is no such
+// Update (or no workflow) means this key never checked the hold out: nil,
+// and the hold's state answers. Anything else (Temporal restarting, slow,
+// unreachable) says nothing about the first try, and a 409 then would tell
+// a fan whose seat is being paid for that it is not theirs: ErrUnavailable,
+// so the fan asks again.
 func firstAnswerUnknown(err error) error {
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) {
+		return sagaError(err)
+	}
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		return nil

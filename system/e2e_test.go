@@ -390,6 +390,31 @@ func TestAnEventWhoseReferenceNamesAnotherBookingNeverSells(t *testing.T) {
 	require.Equal(t, "HELD", e.seatStatus(e.seat(10, 1)), "never sold on a mismatched reference")
 }
 
+// TestTheLastDeclinedCheckoutRetriedAfterTheHoldWasReleasedIsStillDeclined:
+// the third decline releases the hold; that checkout's answer lost and
+// retried under its key is the decline again, not a hold that is gone.
+func TestTheLastDeclinedCheckoutRetriedAfterTheHoldWasReleasedIsStillDeclined(t *testing.T) {
+	e := newE2E(t)
+	fan := e.fan("thrice-declined")
+	status, h := e.call(http.MethodPost, "/v1/holds", fan, map[string]any{"event_id": e.eventID, "seat_ids": []string{e.seat(11, 5)}})
+	require.Equal(t, http.StatusCreated, status)
+	id := h["hold_id"].(string)
+	declined := map[string]any{"payment_method": "pm_card_chargeDeclined"}
+	for i := range 3 {
+		status, res := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, declined, "Idempotency-Key", fmt.Sprint("try-", i))
+		require.Equal(t, http.StatusPaymentRequired, status, "%v", res)
+	}
+	require.Eventually(t, func() bool {
+		return e.count(`SELECT count(*) FROM reservations WHERE id = $1 AND status <> 'PENDING'`, id) == 1
+	}, 30*time.Second, 50*time.Millisecond, "the hold is released after the third decline")
+	status, again := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, declined, "Idempotency-Key", "try-2")
+	require.Equal(t, http.StatusPaymentRequired, status, "%v", again)
+	require.Equal(t, "/problems/payment-declined", again["type"])
+	require.Equal(t, "generic_decline", again["decline_code"])
+	status, other := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, declined, "Idempotency-Key", "try-3")
+	require.Equal(t, http.StatusConflict, status, "a new attempt on a released hold: %v", other)
+}
+
 func TestACheckoutKeyReusedForAnotherCardIsRefused(t *testing.T) {
 	e := newE2E(t)
 	fan := e.fan("reuser")

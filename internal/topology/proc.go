@@ -102,8 +102,19 @@ func (p *Proc) Stop() { p.Kill() }
 // Restart kills the process and starts it again, returning how long it was
 // gone: from the kill until it was ready again.
 func (p *Proc) Restart(ctx context.Context) (time.Duration, error) {
+	return p.RestartAfter(ctx, 0)
+}
+
+// RestartAfter is Restart with the process left dead for down first (an
+// outage longer than a supervisor's restart).
+func (p *Proc) RestartAfter(ctx context.Context, down time.Duration) (time.Duration, error) {
 	t0 := time.Now()
 	p.Kill()
+	select {
+	case <-ctx.Done():
+		return time.Since(t0), ctx.Err()
+	case <-time.After(down):
+	}
 	err := p.Start(ctx)
 	return time.Since(t0), err
 }

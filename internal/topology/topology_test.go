@@ -121,10 +121,12 @@ type fan struct {
 	worst      time.Duration
 	worstAt    time.Time
 	errors     int
+	// failures counts the failed requests by what they were answered.
+	failures map[string]int
 }
 
 func newFan(i int) *fan {
-	f := &fan{}
+	f := &fan{failures: map[string]int{}}
 	f.from(i, 0)
 	return f
 }
@@ -161,7 +163,7 @@ func (f *fan) call(method, url, token, key string, body any, out any) (int, stri
 	}
 	resp, err := f.http.Do(req)
 	if err != nil {
-		f.failed()
+		f.failed("no answer")
 		return 0, err.Error()
 	}
 	defer resp.Body.Close()
@@ -170,16 +172,16 @@ func (f *fan) call(method, url, token, key string, body any, out any) (int, stri
 	if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
 		f.retryAfter = time.Duration(secs) * time.Second
 	}
-	if resp.StatusCode >= 500 {
-		f.failed()
-	} else {
-		f.answered()
-	}
 	var p struct {
 		Type   string `json:"type"`
 		Detail string `json:"detail"`
 	}
 	_ = json.Unmarshal(raw, &p)
+	if resp.StatusCode >= 500 {
+		f.failed(fmt.Sprintf("%s %d %s", method, resp.StatusCode, p.Detail))
+	} else {
+		f.answered()
+	}
 	if resp.StatusCode == http.StatusTooManyRequests {
 		p.Type += " (" + p.Detail + ")"
 	}
@@ -189,8 +191,9 @@ func (f *fan) call(method, url, token, key string, body any, out any) (int, stri
 	return resp.StatusCode, p.Type
 }
 
-func (f *fan) failed() {
+func (f *fan) failed(what string) {
 	f.errors++
+	f.failures[what]++
 	if f.failSince.IsZero() {
 		f.failSince = time.Now()
 	}
@@ -491,9 +494,13 @@ func TestSeveralAPIsAndWorkersShareOneSaleAndSurviveKillNineOfEachProcess(t *tes
 
 	ctx := context.Background()
 	restarts := map[string]time.Duration{}
+	// Temporal stays dead for a while before its restart: long enough for
+	// the checkouts of every fan to fail and the saga's bounds to start
+	// refusing, which must end once it is back, not a window later.
+	down := map[*topology.Proc]time.Duration{c.Temporal: 6 * time.Second}
 	for _, p := range []*topology.Proc{c.APIs[0], c.Workers[0], c.Temporal} {
 		time.Sleep(6 * time.Second)
-		d, err := p.Restart(ctx)
+		d, err := p.RestartAfter(ctx, down[p])
 		require.NoError(t, err, "restart %s", p.Name)
 		restarts[p.Name] = d
 		t.Logf("%s killed (SIGKILL) and ready again after %v", p.Name, d.Round(time.Millisecond))
@@ -591,9 +598,11 @@ func TestSeveralAPIsAndWorkersShareOneSaleAndSurviveKillNineOfEachProcess(t *tes
 		if f.worst > worst {
 			worst = f.worst
 		}
-		t.Logf("fan %d: %d failed requests, longest without an answer %v", i, f.errors, f.worst.Round(time.Millisecond))
+		t.Logf("fan %d: %d failed requests, longest without an answer %v; failures: %v", i, f.errors, f.worst.Round(time.Millisecond), f.failures)
 	}
-	t.Logf("restarts %v; longest a fan went without an answer: %v", restarts, worst)
+	shed, _ := metric(t, c.APIs[1].AdminURL, "encore_saga_shed_total")
+	t.Logf("restarts %v; longest a fan went without an answer: %v; checkouts api2 refused past the saga's bounds: %.0f",
+		restarts, worst, shed)
 	require.LessOrEqual(t, worst, longestRestart+3*time.Second, "no fan sees errors for longer than a restart")
 
 	// After the kills, still exactly one relay and one admitter.
