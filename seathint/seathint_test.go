@@ -78,7 +78,7 @@ func TestARateLimitedCartIsHintedNothingInTheSameRoundTrip(t *testing.T) {
 
 func TestWithRedisDownTheLimitAnswersAndNothingIsHinted(t *testing.T) {
 	t.Parallel()
-	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 50 * time.Millisecond, MaxRetries: -1})
+	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 50 * time.Millisecond, MaxRetries: -1, DialerRetries: 1})
 	h := seathint.New(dead, "")
 	limiter := ratelimit.New(dead, "rl:", ratelimit.Limit{Count: 60, Per: time.Minute, Burst: 1})
 	ok, _, err := h.HoldWithin(context.Background(), limiter, "fan", "evt", []string{"s1"}, "res", time.Minute)

@@ -161,6 +161,11 @@ func TestAWalkRefundsTheNightOnceAtTheProvider(t *testing.T) {
 	id := e.holdStay(fan, prop, 15, 2)
 	intentID := e.checkout(fan, id, e.card())
 	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
+	// PAID is the sale; the capture follows it, and only captured money
+	// can be refunded.
+	require.Eventually(t, func() bool {
+		return e.count(`SELECT count(*) FROM payments WHERE reservation_id = $1 AND status = 'CAPTURED'`, id) == 1
+	}, 30*time.Second, 50*time.Millisecond, "the payment is captured")
 
 	walks := &hotels.Walks{Store: e.store, Mailer: system.Mailer(e.cfg), Payments: system.Payments(e.cfg),
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}

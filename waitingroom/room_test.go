@@ -776,6 +776,9 @@ func TestTheAdaptiveCapacitySurvivesAChangeOfAdmitter(t *testing.T) {
 	tick(t, a, ev, "a")
 	time.Sleep(60 * time.Millisecond)
 	tick(t, a, ev, "a") // adjusts: 40 -> 30
+	// Frozen at 30: a next tick more than a period later (a loaded machine)
+	// would lower it again.
+	a.SetAdaptive(&waitingroom.Controller{Period: time.Hour}, slow)
 	tick(t, a, ev, "a") // runs at 30
 	n, err := a.CapacityInForce(context.Background(), ev)
 	require.NoError(t, err)
