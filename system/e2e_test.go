@@ -330,9 +330,7 @@ func TestACheckoutWithoutACardLinksToTheHostedPage(t *testing.T) {
 func TestCheckoutOnAnExpiredHoldIsGone(t *testing.T) {
 	e := newE2E(t)
 	fan := e.fan("late")
-	status, h := e.call(http.MethodPost, "/v1/holds", fan, map[string]any{"event_id": e.eventID, "seat_ids": []string{e.seat(8, 1)}})
-	require.Equal(t, http.StatusCreated, status)
-	id := h["hold_id"].(string)
+	id := e.hold(fan, []string{e.seat(8, 1)})
 	_, err := e.store.Pool().Exec(context.Background(), `UPDATE reservations SET expires_at = now() - interval '1 second' WHERE id = $1`, id)
 	require.NoError(t, err)
 	status, p := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.card()})
@@ -396,13 +394,16 @@ func TestAnEventWhoseReferenceNamesAnotherBookingNeverSells(t *testing.T) {
 func TestTheLastDeclinedCheckoutRetriedAfterTheHoldWasReleasedIsStillDeclined(t *testing.T) {
 	e := newE2E(t)
 	fan := e.fan("thrice-declined")
-	status, h := e.call(http.MethodPost, "/v1/holds", fan, map[string]any{"event_id": e.eventID, "seat_ids": []string{e.seat(11, 5)}})
-	require.Equal(t, http.StatusCreated, status)
-	id := h["hold_id"].(string)
-	declined := map[string]any{"payment_method": "pm_card_chargeDeclined"}
+	id := e.hold(fan, []string{e.seat(11, 5)})
+	// A declining card no other test of this package pays with: the fraud
+	// rule counting accounts per card (an hour, the package's one
+	// database) would otherwise send later tests' fans to 3-D Secure.
+	declined := map[string]any{"payment_method": "pm_card_chargeDeclinedProcessingError"}
+	var last map[string]any
 	for i := range 3 {
-		status, res := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, declined, "Idempotency-Key", fmt.Sprint("try-", i))
-		require.Equal(t, http.StatusPaymentRequired, status, "%v", res)
+		var status int
+		status, last = e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, declined, "Idempotency-Key", fmt.Sprint("try-", i))
+		require.Equal(t, http.StatusPaymentRequired, status, "%v", last)
 	}
 	require.Eventually(t, func() bool {
 		return e.count(`SELECT count(*) FROM reservations WHERE id = $1 AND status <> 'PENDING'`, id) == 1
@@ -410,7 +411,7 @@ func TestTheLastDeclinedCheckoutRetriedAfterTheHoldWasReleasedIsStillDeclined(t 
 	status, again := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, declined, "Idempotency-Key", "try-2")
 	require.Equal(t, http.StatusPaymentRequired, status, "%v", again)
 	require.Equal(t, "/problems/payment-declined", again["type"])
-	require.Equal(t, "generic_decline", again["decline_code"])
+	require.Equal(t, last["decline_code"], again["decline_code"])
 	status, other := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, declined, "Idempotency-Key", "try-3")
 	require.Equal(t, http.StatusConflict, status, "a new attempt on a released hold: %v", other)
 }
@@ -418,9 +419,7 @@ func TestTheLastDeclinedCheckoutRetriedAfterTheHoldWasReleasedIsStillDeclined(t 
 func TestACheckoutKeyReusedForAnotherCardIsRefused(t *testing.T) {
 	e := newE2E(t)
 	fan := e.fan("reuser")
-	status, h := e.call(http.MethodPost, "/v1/holds", fan, map[string]any{"event_id": e.eventID, "seat_ids": []string{e.seat(11, 1)}})
-	require.Equal(t, http.StatusCreated, status)
-	id := h["hold_id"].(string)
+	id := e.hold(fan, []string{e.seat(11, 1)})
 	status, first := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": "pm_card_chargeDeclined"}, "Idempotency-Key", "pay")
 	require.Equal(t, http.StatusPaymentRequired, status, "%v", first)
 	status, again := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": "pm_card_chargeDeclined"}, "Idempotency-Key", "pay")
@@ -474,9 +473,7 @@ func TestAPaidBookingCostsTwoWorkflowTasks(t *testing.T) {
 func TestARetriedCheckoutGetsItsFirstAnswerAfterTheBookingWasPaid(t *testing.T) {
 	e := newE2E(t)
 	fan := e.fan("retrier")
-	status, h := e.call(http.MethodPost, "/v1/holds", fan, map[string]any{"event_id": e.eventID, "seat_ids": []string{e.seat(14, 1)}})
-	require.Equal(t, http.StatusCreated, status)
-	id := h["hold_id"].(string)
+	id := e.hold(fan, []string{e.seat(14, 1)})
 	body := map[string]any{"payment_method": e.card()}
 	status, first := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, body, "Idempotency-Key", "lost-answer")
 	require.Equal(t, http.StatusOK, status, "%v", first)

@@ -210,11 +210,17 @@ func (e *e2e) serve(h *holds.Service, b *booking.Service) string {
 }
 
 // holdAndCheckout places a hold on seats and checks out with pm.
-func (e *e2e) holdAndCheckout(token string, seats []string, pm string) (string, int, map[string]any) {
+// hold holds seats of the test's event for token and returns the hold's ID.
+func (e *e2e) hold(token string, seats []string) string {
 	e.t.Helper()
 	status, h := e.call(http.MethodPost, "/v1/holds", token, map[string]any{"event_id": e.eventID, "seat_ids": seats})
 	require.Equal(e.t, http.StatusCreated, status, "%v", h)
-	id := h["hold_id"].(string)
+	return h["hold_id"].(string)
+}
+
+func (e *e2e) holdAndCheckout(token string, seats []string, pm string) (string, int, map[string]any) {
+	e.t.Helper()
+	id := e.hold(token, seats)
 	status, co := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", token, map[string]any{"payment_method": pm})
 	return id, status, co
 }
