@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/payments"
@@ -44,6 +46,20 @@ func (e *e2e) paidBookings(n, row0 int) []string {
 	}
 	wg.Wait()
 	return ids
+}
+
+// strangers describes the tickets of the test's event whose bookings are not
+// among ids: for a failure's message.
+func (e *e2e) strangers(ids []string) string {
+	e.t.Helper()
+	rows, err := e.store.Pool().Query(context.Background(), `SELECT concat_ws(' ', r.id, r.status, r.user_id,
+			'held', r.created_at, 'ended', r.ended_at, 'ticket', t.status, t.issued_at, t.revoked_at, 'payment', p.status, p.updated_at)
+		FROM tickets t JOIN reservations r ON r.id = t.reservation_id LEFT JOIN payments p ON p.reservation_id = r.id
+		WHERE t.event_id = $1 AND NOT r.id::text = ANY($2)`, e.eventID, ids)
+	require.NoError(e.t, err)
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(e.t, err)
+	return strings.Join(out, "; ")
 }
 
 func TestCancellingAnEventRefundsEveryPaidBookingOnceStopsSalesAndResumesAfterAWorkerStop(t *testing.T) {
@@ -133,7 +149,9 @@ func TestCancellingAnEventRefundsEveryPaidBookingOnceStopsSalesAndResumesAfterAW
 	require.Zero(t, e.count(`SELECT count(*) FROM reservations WHERE event_id = $1 AND status = 'PAID'`, e.eventID))
 	require.Zero(t, e.count(`SELECT count(*) FROM reservations WHERE event_id = $1 AND status = 'PAID' AND ended_at > $2`, e.eventID, cancelledAt))
 	require.Zero(t, e.count(`SELECT count(*) FROM tickets WHERE event_id = $1 AND status = 'VALID'`, e.eventID))
-	require.Equal(t, n, e.count(`SELECT count(*) FROM tickets WHERE event_id = $1 AND status = 'REVOKED'`, e.eventID))
+	require.Equal(t, n, e.count(`SELECT count(*) FROM tickets WHERE event_id = $1 AND status = 'REVOKED'`, e.eventID),
+		"revoked tickets; those of bookings other than the %d paid before the cancel (committed %s): %s", n,
+		cancelledAt.Format(time.RFC3339Nano), e.strangers(ids))
 	// The next manifest export leaves them out, and a delta export since
 	// the last one names every one of them revoked for the gates.
 	after, err := e.store.ManifestTickets(context.Background(), e.eventID, time.Time{})
