@@ -54,7 +54,7 @@ func TestARateLimitedCartIsHintedNothingInTheSameRoundTrip(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := testenv.Redis(t)
 	h := seathint.New(rdb, prefix)
-	limiter := ratelimit.New(rdb, prefix+"rl:", ratelimit.Limit{Count: 1, Per: time.Minute, Burst: 1})
+	limiter := ratelimit.New(rdb, prefix+"rl:"+testenv.RandomSuffix()+":", ratelimit.Limit{Count: 1, Per: time.Minute, Burst: 1})
 	ctx := context.Background()
 	evt := "evt_" + testenv.RandomSuffix()
 	ok, _, err := h.HoldWithin(ctx, limiter, "fan", evt, []string{"s1", "s2"}, "res-a", time.Minute)

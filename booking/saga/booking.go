@@ -344,7 +344,14 @@ func (b *booking) onPendingEvent(ctx workflow.Context, ev PaymentEvent) error {
 		}
 		return b.sell(ctx)
 	case vocab.EventFailed:
-		// A 3-D Secure challenge failed: the fan may try again.
+		// A 3-D Secure challenge failed: the fan may try again. The same
+		// event follows every decline, and one arriving while a checkout
+		// runs (its own, or an earlier attempt's, late) must not end the
+		// hold under it: that checkout's answer decides the attempt.
+		if b.step != vocab.StepAwaitingPayment &&
+			workflow.GetVersion(ctx, versionFailedEventWaitsForCheckout, workflow.DefaultVersion, 1) == 1 {
+			return nil
+		}
 		b.step = vocab.StepAwaitingCheckout
 		if b.attempts >= b.in.MaxAttempts {
 			b.declinedOut = true

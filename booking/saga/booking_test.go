@@ -220,6 +220,26 @@ func (s *bookingSuite) TestDeclinesUpToTheAttemptLimitReleaseAtOnce() {
 	s.Equal(1, s.calls[saga.ActivityReleaseHold])
 }
 
+// The provider sends a payment-failed event after every decline; one that
+// arrives while the last attempt's authorisation runs must leave that
+// attempt to answer with its own decline.
+func (s *bookingSuite) TestAFailedPaymentEventDuringTheLastCheckoutLeavesItsDeclineAsTheAnswer() {
+	s.env.OnActivity(saga.ActivityAuthorise, mock.Anything, mock.Anything).After(30*time.Second).
+		Return(saga.AuthoriseResult{IntentID: "pi_1", Declined: true, DeclineCode: "processing_error"}, nil)
+	var tries []*outcome
+	for i := 1; i <= 3; i++ {
+		tries = append(tries, s.checkoutAfter(time.Duration(i)*time.Minute, "pm_card_chargeDeclinedProcessingError"))
+	}
+	s.paymentAfter(3*time.Minute+10*time.Second, vocab.EventFailed, total, "evt_failed_2")
+	s.start()
+	for i, o := range tries {
+		s.True(o.done, "try %d answered", i+1)
+		s.Equal(saga.ErrTypeDeclined, appErrType(o.err), "try %d: %v", i+1, o.err)
+	}
+	s.Equal(vocab.BookingFailed, s.result().Status)
+	s.Equal(1, s.calls[saga.ActivityReleaseHold])
+}
+
 func (s *bookingSuite) TestTimerFiringDuringAuthorisationVoidsThePayment() {
 	s.env.OnActivity(saga.ActivityAuthorise, mock.Anything, mock.Anything).After(15*time.Minute).
 		Return(saga.AuthoriseResult{IntentID: "pi_1", ClientSecret: "s", Status: vocab.IntentRequiresCapture}, nil)

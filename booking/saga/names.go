@@ -162,6 +162,11 @@ const (
 	// refunds everything, whatever the stays' window (before: the first
 	// night was kept as on a fan's cancel).
 	versionStaffWaivesPenalty = "staff-cancel-waives-stay-penalty"
+	// versionFailedEventWaitsForCheckout: a payment-failed event counts
+	// only while the fan holds a 3-D Secure challenge (before: one arriving
+	// during the last attempt's checkout released the hold under it, and
+	// that checkout answered hold-expired instead of its decline).
+	versionFailedEventWaitsForCheckout = "failed-event-waits-for-checkout"
 )
 
 // NotifyConfirmation is the kind of the message that confirms a sale; the

@@ -35,7 +35,10 @@ func Record(rdb *redis.Client) (*redis.Client, *Recorder) {
 	rec.keysOf = func(ctx context.Context, args []any) ([]string, error) {
 		return rdb.Do(ctx, append([]any{"COMMAND", "GETKEYS"}, args...)...).StringSlice()
 	}
-	c := redis.NewClient(rdb.Options())
+	// A new client of the same server, not a clone of rdb's options: go-redis
+	// writes to those while its connections start, so copying them races.
+	o := rdb.Options()
+	c := redis.NewClient(&redis.Options{Addr: o.Addr, Username: o.Username, Password: o.Password, DB: o.DB, Protocol: o.Protocol, TLSConfig: o.TLSConfig})
 	c.AddHook(rec)
 	return c, rec
 }
