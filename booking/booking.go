@@ -284,15 +284,11 @@ func (s *Service) Checkout(ctx context.Context, who session.Identity, holdID uui
 // a fan whose seat is being paid for that it is not theirs: ErrUnavailable,
 // so the fan asks again.
 func firstAnswerUnknown(err error) error {
-	var ae *temporal.ApplicationError
-	if errors.As(err, &ae) {
-		return sagaError(err)
-	}
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		return nil
 	}
-	return fmt.Errorf("%w: the first answer to this checkout: %w", ErrUnavailable, err)
+	return sagaError(err) // the saga's own failure, or ErrUnavailable
 }
 
 // input is the booking workflow's input for a committed hold: the one

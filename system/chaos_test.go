@@ -121,22 +121,17 @@ func TestChaosRunMatchesEveryCapturedPaymentToOneBookingOrRefund(t *testing.T) {
 	require.GreaterOrEqual(t, started.Load(), int64(150))
 
 	// Every checked-out booking ends PAID; then nothing is left in flight.
-	deadline := time.Now().Add(3 * time.Minute)
-	for time.Now().Before(deadline) {
-		pending := e.count(`SELECT count(*) FROM reservations r LEFT JOIN payments p ON p.reservation_id = r.id
+	inFlight := func() int {
+		return e.count(`SELECT count(*) FROM reservations r LEFT JOIN payments p ON p.reservation_id = r.id
 			WHERE r.event_id = $1 AND ((r.status = 'PENDING_PAYMENT' AND p.intent_id IS NOT NULL)
 			   OR (r.status = 'PAID' AND p.status <> 'CAPTURED')
 			   OR (r.status = 'PAID' AND NOT EXISTS (SELECT 1 FROM tickets t WHERE t.reservation_id = r.id)))`, e.eventID)
-		if pending == 0 {
-			break
-		}
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for time.Now().Before(deadline) && inFlight() > 0 {
 		time.Sleep(200 * time.Millisecond)
 	}
-	require.Zero(t, e.count(`SELECT count(*) FROM reservations r LEFT JOIN payments p ON p.reservation_id = r.id
-		WHERE r.event_id = $1 AND ((r.status = 'PENDING_PAYMENT' AND p.intent_id IS NOT NULL)
-		   OR (r.status = 'PAID' AND p.status <> 'CAPTURED')
-		   OR (r.status = 'PAID' AND NOT EXISTS (SELECT 1 FROM tickets t WHERE t.reservation_id = r.id)))`, e.eventID),
-		"bookings still in flight (tickets are issued after the capture)")
+	require.Zero(t, inFlight(), "bookings still in flight (tickets are issued after the capture)")
 	paid := e.count(`SELECT count(*) FROM reservations WHERE event_id = $1 AND status = 'PAID'`, e.eventID)
 	t.Logf("paid %d of %d holds (%d checkouts answered 200; a lost answer is retried and finds the booking paid)",
 		paid, started.Load(), checkedOut.Load())

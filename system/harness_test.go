@@ -209,7 +209,6 @@ func (e *e2e) serve(h *holds.Service, b *booking.Service) string {
 	return srv.URL
 }
 
-// holdAndCheckout places a hold on seats and checks out with pm.
 // hold holds seats of the test's event for token and returns the hold's ID.
 func (e *e2e) hold(token string, seats []string) string {
 	e.t.Helper()
@@ -218,6 +217,7 @@ func (e *e2e) hold(token string, seats []string) string {
 	return h["hold_id"].(string)
 }
 
+// holdAndCheckout places a hold on seats and checks out with pm.
 func (e *e2e) holdAndCheckout(token string, seats []string, pm string) (string, int, map[string]any) {
 	e.t.Helper()
 	id := e.hold(token, seats)

@@ -99,14 +99,9 @@ func (p *Proc) Kill() {
 // Stop is Kill for the end of a test: nothing here needs a clean shutdown.
 func (p *Proc) Stop() { p.Kill() }
 
-// Restart kills the process and starts it again, returning how long it was
-// gone: from the kill until it was ready again.
-func (p *Proc) Restart(ctx context.Context) (time.Duration, error) {
-	return p.RestartAfter(ctx, 0)
-}
-
-// RestartAfter is Restart with the process left dead for down first (an
-// outage longer than a supervisor's restart).
+// RestartAfter kills the process, leaves it dead for down (an outage longer
+// than a supervisor's restart, or none) and starts it again, returning how
+// long it was gone: from the kill until it was ready again.
 func (p *Proc) RestartAfter(ctx context.Context, down time.Duration) (time.Duration, error) {
 	t0 := time.Now()
 	p.Kill()
