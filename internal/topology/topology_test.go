@@ -42,6 +42,16 @@ var (
 	buildErr  error
 )
 
+// TestMain removes the built binary when the tests end: at 250 MB a build,
+// every run of the suite would otherwise leave one behind.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binary != "" {
+		_ = os.RemoveAll(filepath.Dir(binary))
+	}
+	os.Exit(code)
+}
+
 // encoreBinary builds cmd/encore once per test binary.
 func encoreBinary(tb testing.TB) string {
 	tb.Helper()
