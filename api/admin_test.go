@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/api"
+	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/hotels"
-	"github.com/encore-tickets/encore/internal/testenv"
 	"github.com/encore-tickets/encore/organiser"
 	"github.com/encore-tickets/encore/seatmap"
 	"github.com/encore-tickets/encore/session"

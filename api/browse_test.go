@@ -16,7 +16,7 @@ import (
 
 	"github.com/encore-tickets/encore/api"
 	"github.com/encore-tickets/encore/catalog"
-	"github.com/encore-tickets/encore/internal/testenv"
+	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/seatmap"
 	"github.com/encore-tickets/encore/store"
 )

@@ -10,9 +10,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/encore-tickets/encore/demo"
+	"github.com/encore-tickets/encore/dev/demo"
+	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/holds"
-	"github.com/encore-tickets/encore/internal/testenv"
 	"github.com/encore-tickets/encore/ratelimit"
 	"github.com/encore-tickets/encore/seathint"
 )

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/api"
+	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/hotels"
-	"github.com/encore-tickets/encore/internal/testenv"
 	"github.com/encore-tickets/encore/store"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/encore-tickets/encore/api"
 	"github.com/encore-tickets/encore/booking"
-	"github.com/encore-tickets/encore/demo"
+	"github.com/encore-tickets/encore/dev/demo"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/tickets"
 )

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/encore-tickets/encore/internal/testenv"
+	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/session"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/backpressure"
-	"github.com/encore-tickets/encore/internal/testenv"
+	"github.com/encore-tickets/encore/dev/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

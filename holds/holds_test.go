@@ -11,9 +11,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/encore-tickets/encore/demo"
+	"github.com/encore-tickets/encore/dev/demo"
+	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/holds"
-	"github.com/encore-tickets/encore/internal/testenv"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
 )

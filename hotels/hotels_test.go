@@ -16,10 +16,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/encore-tickets/encore/demo"
+	"github.com/encore-tickets/encore/dev/demo"
+	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/hotels"
-	"github.com/encore-tickets/encore/internal/testenv"
 	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/notify"
 	"github.com/encore-tickets/encore/session"

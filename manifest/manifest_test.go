@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/config"
-	"github.com/encore-tickets/encore/demo"
+	"github.com/encore-tickets/encore/dev/demo"
+	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/gate"
-	"github.com/encore-tickets/encore/internal/testenv"
 	"github.com/encore-tickets/encore/manifest"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/tickets"

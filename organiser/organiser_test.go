@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/catalog"
+	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/holds"
-	"github.com/encore-tickets/encore/internal/testenv"
 	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/organiser"
 	"github.com/encore-tickets/encore/seatmap"

@@ -11,9 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/encore-tickets/encore/dev/psp"
 	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/payments"
-	"github.com/encore-tickets/encore/psp"
 
 	"github.com/encore-tickets/encore/vocab"
 )

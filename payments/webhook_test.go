@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/encore-tickets/encore/dev/psp"
 	"github.com/encore-tickets/encore/payments"
-	"github.com/encore-tickets/encore/psp"
 )
 
 // FuzzParseWebhook: any body under any signature header either verifies and

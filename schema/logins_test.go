@@ -13,8 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/encore-tickets/encore/devstack"
-	"github.com/encore-tickets/encore/internal/testenv"
+	"github.com/encore-tickets/encore/dev/devstack"
+	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/schema"
 	"github.com/encore-tickets/encore/store"
 )

@@ -17,8 +17,8 @@ import (
 	"github.com/encore-tickets/encore/backpressure"
 	"github.com/encore-tickets/encore/booking"
 	"github.com/encore-tickets/encore/booking/saga"
+	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/holds"
-	"github.com/encore-tickets/encore/internal/testenv"
 	"github.com/encore-tickets/encore/vocab"
 )
 

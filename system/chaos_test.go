@@ -12,8 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/encore-tickets/encore/dev/psp"
 	"github.com/encore-tickets/encore/payments"
-	"github.com/encore-tickets/encore/psp"
 	"github.com/encore-tickets/encore/system"
 
 	"github.com/encore-tickets/encore/vocab"

@@ -23,7 +23,7 @@ import (
 
 	"github.com/encore-tickets/encore/booking"
 	"github.com/encore-tickets/encore/booking/saga"
-	"github.com/encore-tickets/encore/psp"
+	"github.com/encore-tickets/encore/dev/psp"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/vocab"

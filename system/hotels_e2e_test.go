@@ -15,8 +15,8 @@ import (
 
 	"github.com/encore-tickets/encore/booking"
 	"github.com/encore-tickets/encore/booking/saga"
+	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/hotels"
-	"github.com/encore-tickets/encore/internal/testenv"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/system"

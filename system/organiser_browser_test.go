@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/api"
-	"github.com/encore-tickets/encore/internal/testenv"
+	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/organiser"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/venues"

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/api"
-	"github.com/encore-tickets/encore/demo"
-	"github.com/encore-tickets/encore/internal/testenv"
+	"github.com/encore-tickets/encore/dev/demo"
+	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/rehearsal"
 	"github.com/encore-tickets/encore/system"
 	"github.com/encore-tickets/encore/waitingroom"

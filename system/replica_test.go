@@ -25,9 +25,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/config"
-	"github.com/encore-tickets/encore/demo"
-	"github.com/encore-tickets/encore/devstack"
-	"github.com/encore-tickets/encore/internal/testenv"
+	"github.com/encore-tickets/encore/dev/demo"
+	"github.com/encore-tickets/encore/dev/devstack"
+	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/seatmap"
 	"github.com/encore-tickets/encore/system"
 	"github.com/encore-tickets/encore/vocab"

@@ -3,7 +3,7 @@ package temporalclient_test
 import (
 	"testing"
 
-	"github.com/encore-tickets/encore/internal/testenv"
+	"github.com/encore-tickets/encore/dev/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

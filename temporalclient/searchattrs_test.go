@@ -10,9 +10,9 @@ import (
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/encore-tickets/encore/internal/testenv"
+	"github.com/encore-tickets/encore/dev/temporalserver"
+	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/temporalclient"
-	"github.com/encore-tickets/encore/temporalserver"
 )
 
 // A cluster Encore did not start knows none of the saga's search

@@ -9,7 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/encore-tickets/encore/devstack"
+	"github.com/encore-tickets/encore/dev/devstack"
 	"github.com/encore-tickets/encore/internal/redisurl"
 	"github.com/encore-tickets/encore/waitingroom"
 )

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/internal/redisslot"
-	"github.com/encore-tickets/encore/internal/testenv"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/waitingroom"
 )

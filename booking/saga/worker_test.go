@@ -15,9 +15,9 @@ import (
 
 	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/config"
-	"github.com/encore-tickets/encore/demo"
+	"github.com/encore-tickets/encore/dev/demo"
+	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/holds"
-	"github.com/encore-tickets/encore/internal/testenv"
 	"github.com/encore-tickets/encore/seathint"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/config"
-	"github.com/encore-tickets/encore/demo"
-	"github.com/encore-tickets/encore/drills"
+	"github.com/encore-tickets/encore/dev/demo"
+	"github.com/encore-tickets/encore/dev/drills"
 	"github.com/encore-tickets/encore/store"
 )
 

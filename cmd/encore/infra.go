@@ -14,17 +14,17 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/encore-tickets/encore/config"
-	"github.com/encore-tickets/encore/devstack"
+	"github.com/encore-tickets/encore/dev/devstack"
+	"github.com/encore-tickets/encore/dev/stack"
 	"github.com/encore-tickets/encore/schema"
 	"github.com/encore-tickets/encore/store"
-	"github.com/encore-tickets/encore/system"
 )
 
 // openDatabase connects a small pool to Encore's database for a one-shot
 // command: the configured one, or encore dev's private cluster (started for
 // the command and stopped by done when the command started it).
 func openDatabase(ctx context.Context, cfg config.Config) (*pgxpool.Pool, func(), error) {
-	inf, err := system.Provide(ctx, cfg, os.Stderr)
+	inf, err := stack.Provide(ctx, cfg, os.Stderr)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -51,7 +51,7 @@ func runMigrate(ctx context.Context, cfg config.Config, seed bool) error {
 	if err != nil {
 		return err
 	}
-	v, err := system.MigrateAndSeed(ctx, pool, seed)
+	v, err := stack.MigrateAndSeed(ctx, pool, seed)
 	if err != nil {
 		return err
 	}

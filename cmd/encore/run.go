@@ -10,10 +10,11 @@ import (
 
 	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/config"
-	"github.com/encore-tickets/encore/psp"
+	"github.com/encore-tickets/encore/dev/psp"
+	"github.com/encore-tickets/encore/dev/stack"
+	"github.com/encore-tickets/encore/dev/temporalserver"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/system"
-	"github.com/encore-tickets/encore/temporalserver"
 
 	"github.com/encore-tickets/encore/vocab"
 )
@@ -89,7 +90,7 @@ func devConfig(cfg config.Config, lookup func(string) (string, bool)) config.Con
 func runDev(ctx context.Context, cfg config.Config) error {
 	start := time.Now()
 	log := system.Logger(cfg, os.Stderr)
-	inf, err := system.Provide(ctx, cfg, os.Stderr)
+	inf, err := stack.Provide(ctx, cfg, os.Stderr)
 	if err != nil {
 		return err
 	}
@@ -102,7 +103,7 @@ func runDev(ctx context.Context, cfg config.Config) error {
 	if err != nil {
 		return err
 	}
-	v, err := system.MigrateAndSeed(ctx, pool, true)
+	v, err := stack.MigrateAndSeed(ctx, pool, true)
 	pool.Close()
 	if err != nil {
 		return err
@@ -144,7 +145,7 @@ func runDev(ctx context.Context, cfg config.Config) error {
 	defer p.Close()
 	// encore drill's switches, on the admin listener of a development
 	// stack only.
-	p.AdminHandlers["/drill/"] = system.DrillHandler(p, inf)
+	p.AdminHandlers["/drill/"] = stack.DrillHandler(p, inf)
 	wctx, cancelWorker := context.WithCancel(ctx)
 	defer cancelWorker()
 	stopWorker, err := p.RunWorker(wctx)

@@ -10,8 +10,9 @@ import (
 
 	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/config"
+	"github.com/encore-tickets/encore/dev/stack"
+	"github.com/encore-tickets/encore/dev/temporalserver"
 	"github.com/encore-tickets/encore/system"
-	"github.com/encore-tickets/encore/temporalserver"
 )
 
 func newTemporalCmd() *cobra.Command {
@@ -54,7 +55,7 @@ func runTemporal(ctx context.Context, cfg config.Config) error {
 	log := system.Logger(cfg, os.Stderr)
 	dbURL := cfg.DatabaseURL.Reveal()
 	if dbURL == "" {
-		inf, err := system.Provide(ctx, cfg, os.Stderr)
+		inf, err := stack.Provide(ctx, cfg, os.Stderr)
 		if err != nil {
 			return err
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/encore-tickets/encore/internal/testenv"
+	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/waitingroom/pass"
 )
 

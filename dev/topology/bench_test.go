@@ -13,8 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/encore-tickets/encore/internal/testenv"
-	"github.com/encore-tickets/encore/internal/topology"
+	"github.com/encore-tickets/encore/dev/testenv"
+	"github.com/encore-tickets/encore/dev/topology"
 )
 
 // BenchmarkBookingsAcrossProcesses measures paid bookings per second in the

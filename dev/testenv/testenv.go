@@ -29,7 +29,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/encore-tickets/encore/devstack"
+	"github.com/encore-tickets/encore/dev/devstack"
 	"github.com/encore-tickets/encore/schema"
 )
 

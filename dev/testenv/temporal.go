@@ -12,9 +12,9 @@ import (
 
 	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/config"
-	"github.com/encore-tickets/encore/devstack"
+	"github.com/encore-tickets/encore/dev/devstack"
+	"github.com/encore-tickets/encore/dev/temporalserver"
 	"github.com/encore-tickets/encore/temporalclient"
-	"github.com/encore-tickets/encore/temporalserver"
 )
 
 var (

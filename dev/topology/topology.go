@@ -22,7 +22,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/encore-tickets/encore/devstack"
+	"github.com/encore-tickets/encore/dev/devstack"
 )
 
 // Options shape a topology.

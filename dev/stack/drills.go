@@ -1,10 +1,12 @@
-package system
+package stack
 
 import (
 	"context"
 	"encoding/json"
 	"net/http"
 	"time"
+
+	"github.com/encore-tickets/encore/system"
 )
 
 // DrillHandler serves the switches that encore drill turns on a
@@ -16,7 +18,7 @@ import (
 //	POST /drill/relay    {"running": false|true}
 //	POST /drill/redis    {"running": false|true}
 //	POST /drill/postgres/restart
-func DrillHandler(p *Process, inf *Infra) http.Handler {
+func DrillHandler(p *system.Process, inf *Infra) http.Handler {
 	mux := http.NewServeMux()
 	switchOf := func(set func(ctx context.Context, on bool) error) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
