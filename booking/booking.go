@@ -4,7 +4,8 @@
 // a booking's status is and which provider events the saga must hear of; the
 // HTTP edge only decodes, calls and encodes.
 //
-// The saga itself (one Temporal workflow per booking) lives in booking/saga;
+// The saga itself (one Temporal workflow per booking) lives in workflows,
+// its side effects in activities;
 // this package starts it, updates it and signals it, and turns its
 // typed failures into the domain errors below.
 package booking
@@ -24,13 +25,13 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/encore-tickets/encore/backpressure"
-	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/fraud"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/vocab"
+	"github.com/encore-tickets/encore/workflows"
 )
 
 // Service runs the booking use case.
@@ -215,25 +216,25 @@ func (s *Service) updateContext(ctx context.Context) (context.Context, context.C
 // provider's client secret. The same Idempotency-Key replays the first
 // answer; the same key with another request is store.ErrKeyReused.
 func (s *Service) Checkout(ctx context.Context, who session.Identity, holdID uuid.UUID, req CheckoutRequest,
-	idemKey string) (saga.CheckoutResult, error) {
+	idemKey string) (workflows.CheckoutResult, error) {
 	if idemKey != "" {
 		sum := sha256.Sum256([]byte(holdID.String() + "\x00" + req.PaymentMethod + "\x00" + req.ReturnURL))
 		if err := s.Store.RememberKey(ctx, who.UserID, "checkout", idemKey, sum[:]); err != nil {
-			return saga.CheckoutResult{}, err
+			return workflows.CheckoutResult{}, err
 		}
 	}
 	hold, err := s.Store.GetHold(ctx, holdID, who.UserID)
 	if err != nil {
-		return saga.CheckoutResult{}, err
+		return workflows.CheckoutResult{}, err
 	}
 	uid := updateID("checkout", who.UserID, idemKey)
 	if hold.Status == vocab.ReservationPending {
 		// A hold taken in the instant before its event was cancelled: no
 		// checkout starts (and the saga's confirm would refuse it anyway).
 		if cancelled, err := s.Store.EventCancelled(ctx, hold.EventID); err != nil {
-			return saga.CheckoutResult{}, err
+			return workflows.CheckoutResult{}, err
 		} else if cancelled {
-			return saga.CheckoutResult{}, store.ErrNotOnSale
+			return workflows.CheckoutResult{}, store.ErrNotOnSale
 		}
 	}
 	if hold.Status != vocab.ReservationPending {
@@ -242,35 +243,35 @@ func (s *Service) Checkout(ctx context.Context, who session.Identity, holdID uui
 			// the checkout went on: the booking's workflow keeps the first
 			// answer under the same Update ID.
 			actx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			res, err := saga.CheckoutAgain(actx, s.Temporal, hold.ID.String(), uid)
+			res, err := workflows.CheckoutAgain(actx, s.Temporal, hold.ID.String(), uid)
 			cancel()
 			if err == nil {
 				return res, nil
 			}
 			if err := firstAnswerUnknown(err); err != nil {
-				return saga.CheckoutResult{}, err
+				return workflows.CheckoutResult{}, err
 			}
 		}
 		if hold.Status == vocab.ReservationExpired {
-			return saga.CheckoutResult{}, store.ErrHoldExpired
+			return workflows.CheckoutResult{}, store.ErrHoldExpired
 		}
-		return saga.CheckoutResult{}, store.ErrNotPending
+		return workflows.CheckoutResult{}, store.ErrNotPending
 	}
 	if err := s.Holds.SalesOpen(hold.EventID); err != nil {
-		return saga.CheckoutResult{}, err
+		return workflows.CheckoutResult{}, err
 	}
 	if err := s.Saga.Check(); err != nil {
-		return saga.CheckoutResult{}, err
+		return workflows.CheckoutResult{}, err
 	}
 	uctx, cancel := s.updateContext(ctx)
 	defer cancel()
 	end := s.Saga.Begin()
-	res, err := saga.Checkout(uctx, s.Temporal, s.input(hold), uid,
-		saga.CheckoutRequest{PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, IPRef: fraud.IPRef(s.IPSecret, req.IP), DeviceID: req.DeviceID})
+	res, err := workflows.Checkout(uctx, s.Temporal, s.input(hold), uid,
+		workflows.CheckoutRequest{PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, IPRef: fraud.IPRef(s.IPSecret, req.IP), DeviceID: req.DeviceID})
 	err = sagaError(err)
 	end(errors.Is(err, ErrUnavailable) && ctx.Err() == nil) // a fan who left is not the saga failing
 	if err != nil {
-		return saga.CheckoutResult{}, err
+		return workflows.CheckoutResult{}, err
 	}
 	return res, nil
 }
@@ -293,8 +294,8 @@ func firstAnswerUnknown(err error) error {
 
 // input is the booking workflow's input for a committed hold: the one
 // mapping from a hold to its saga.
-func (s *Service) input(h store.Hold) saga.BookingInput {
-	return saga.BookingInput{ReservationID: h.ID.String(), EventID: h.EventID, UserID: h.UserID, ExpiresAt: h.ExpiresAt,
+func (s *Service) input(h store.Hold) workflows.BookingInput {
+	return workflows.BookingInput{ReservationID: h.ID.String(), EventID: h.EventID, UserID: h.UserID, ExpiresAt: h.ExpiresAt,
 		LateEventGrace: s.LateEventGrace}
 }
 
@@ -314,8 +315,8 @@ func (s *Service) Cancel(ctx context.Context, who session.Identity, id uuid.UUID
 	}
 	uctx, cancel := s.updateContext(ctx)
 	defer cancel()
-	_, err = saga.Cancel(uctx, s.Temporal, id.String(), updateID("cancel", who.UserID, idemKey))
-	if errors.Is(err, saga.ErrNoBooking) && b.Hold.Status == vocab.ReservationPending {
+	_, err = workflows.Cancel(uctx, s.Temporal, id.String(), updateID("cancel", who.UserID, idemKey))
+	if errors.Is(err, workflows.ErrNoBooking) && b.Hold.Status == vocab.ReservationPending {
 		err = s.Release(ctx, who, id) // never checked out: no workflow to ask
 	}
 	if err != nil {
@@ -333,7 +334,7 @@ func (s *Service) Release(ctx context.Context, who session.Identity, id uuid.UUI
 	if err != nil || !released || s.Temporal == nil {
 		return err
 	}
-	if serr := saga.Release(ctx, s.Temporal, id.String()); serr != nil && !errors.Is(serr, saga.ErrNoBooking) {
+	if serr := workflows.Release(ctx, s.Temporal, id.String()); serr != nil && !errors.Is(serr, workflows.ErrNoBooking) {
 		s.Log.Warn("tell booking workflow of release", "hold", id, "err", serr)
 	}
 	return nil
@@ -344,7 +345,7 @@ func sagaError(err error) error {
 	var ae *temporal.ApplicationError
 	if errors.As(err, &ae) {
 		switch ae.Type() {
-		case saga.ErrTypeDeclined:
+		case workflows.ErrTypeDeclined:
 			d := &DeclinedError{Message: ae.Message()}
 			var code string
 			var left int
@@ -352,17 +353,17 @@ func sagaError(err error) error {
 				d.Code, d.AttemptsLeft = code, &left
 			}
 			return d
-		case saga.ErrTypeRefused:
+		case workflows.ErrTypeRefused:
 			return ErrRefused
-		case saga.ErrTypeHoldExpired:
+		case workflows.ErrTypeHoldExpired:
 			return store.ErrHoldExpired
-		case saga.ErrTypeNotPending:
+		case workflows.ErrTypeNotPending:
 			return store.ErrNotPending
-		case saga.ErrTypeBusy:
+		case workflows.ErrTypeBusy:
 			return ErrBusy
-		case saga.ErrTypeNotAllowed:
+		case workflows.ErrTypeNotAllowed:
 			return ErrNotCancellable
-		case saga.ErrTypeUnavailable:
+		case workflows.ErrTypeUnavailable:
 			return ErrUnavailable
 		}
 		return err
@@ -370,7 +371,7 @@ func sagaError(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, saga.ErrNoBooking):
+	case errors.Is(err, workflows.ErrNoBooking):
 		return ErrNotCancellable
 	case errors.Is(err, store.ErrHoldExpired), errors.Is(err, store.ErrNotPending):
 		return err

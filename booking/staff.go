@@ -11,11 +11,12 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
-	"github.com/encore-tickets/encore/booking/saga"
+	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/hotels"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/vocab"
+	"github.com/encore-tickets/encore/workflows"
 )
 
 // jobNamespace derives a cancellation's job ID from its event's ID: the
@@ -44,17 +45,17 @@ func (s *Service) CancelEvent(ctx context.Context, who session.Identity, eventID
 	}
 	// Tell the sagas of the released holds, so they end now.
 	for _, e := range c.Released {
-		if serr := saga.Release(ctx, s.Temporal, e.ReservationID.String()); serr != nil && !errors.Is(serr, saga.ErrNoBooking) {
+		if serr := workflows.Release(ctx, s.Temporal, e.ReservationID.String()); serr != nil && !errors.Is(serr, workflows.ErrNoBooking) {
 			s.Log.Warn("tell booking workflow of event cancellation", "hold", e.ReservationID, "err", serr)
 		}
 	}
 	// Started on every call: a submit whose start was lost after the commit
 	// is repaired by the next; the workflow ID makes the rest no-ops.
 	_, err = s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: saga.EventCancelWorkflowID(c.Job.ID), TaskQueue: saga.TaskQueue,
+		ID: workflows.EventCancelWorkflowID(c.Job.ID), TaskQueue: workflows.TaskQueue,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-	}, saga.EventCancellationWorkflowName, saga.EventCancelInput{JobID: c.Job.ID, EventID: eventID, Staff: c.Job.Actor,
+	}, workflows.EventCancellationWorkflowName, workflows.EventCancelInput{JobID: c.Job.ID, EventID: eventID, Staff: c.Job.Actor,
 		Reason: c.Job.Reason, Rate: s.CancelRate})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &started) {
@@ -93,7 +94,7 @@ func (s *Service) Detail(ctx context.Context, id uuid.UUID) (Detail, error) {
 	var step vocab.Step
 	qctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	if res, err := s.Temporal.QueryWorkflow(qctx, saga.BookingWorkflowID(id.String()), "", saga.QueryStep); err == nil {
+	if res, err := s.Temporal.QueryWorkflow(qctx, workflows.BookingWorkflowID(id.String()), "", workflows.QueryStep); err == nil {
 		_ = res.Get(&step)
 	}
 	v, err := s.Store.Booking(ctx, id, "")
@@ -124,7 +125,7 @@ func (s *Service) StaffRefund(ctx context.Context, who session.Identity, id uuid
 	if before.Hold.Status != vocab.ReservationPaid && before.Hold.Status != vocab.ReservationPending {
 		return View{}, store.ErrNotPending
 	}
-	if err := s.staffAction(ctx, "staff-refund-"+id.String(), saga.StaffInput{Action: saga.StaffRefund,
+	if err := s.staffAction(ctx, "staff-refund-"+id.String(), activities.StaffInput{Action: activities.StaffRefund,
 		BookingID: id.String(), Staff: who.UserID, Reason: reason}); err != nil {
 		return View{}, err
 	}
@@ -150,7 +151,7 @@ func (s *Service) Resend(ctx context.Context, who session.Identity, id uuid.UUID
 	if v.Hold.Status != vocab.ReservationPaid {
 		return store.ErrNotPending
 	}
-	if err := s.staffAction(ctx, "staff-resend-"+uuid.NewString(), saga.StaffInput{Action: saga.StaffResend,
+	if err := s.staffAction(ctx, "staff-resend-"+uuid.NewString(), activities.StaffInput{Action: activities.StaffResend,
 		BookingID: id.String(), Staff: who.UserID}); err != nil {
 		return err
 	}
@@ -160,14 +161,14 @@ func (s *Service) Resend(ctx context.Context, who session.Identity, id uuid.UUID
 
 // staffAction runs one action on the worker and waits for it. A second
 // refund of the same booking while the first runs joins it.
-func (s *Service) staffAction(ctx context.Context, workflowID string, in saga.StaffInput) error {
+func (s *Service) staffAction(ctx context.Context, workflowID string, in activities.StaffInput) error {
 	ctx, cancel := context.WithTimeout(ctx, staffTimeout)
 	defer cancel()
 	run, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: workflowID, TaskQueue: saga.TaskQueue,
+		ID: workflowID, TaskQueue: workflows.TaskQueue,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-	}, saga.StaffActionWorkflowName, in)
+	}, workflows.StaffActionWorkflowName, in)
 	if err != nil {
 		return sagaError(err)
 	}
@@ -175,7 +176,7 @@ func (s *Service) staffAction(ctx context.Context, workflowID string, in saga.St
 }
 
 // Walk walks hotel guests off an overbooked night through the saga's walk
-// workflow (saga.WalkGuests) and waits for it: relocated, refunded and told,
+// workflow (workflows.WalkGuests) and waits for it: relocated, refunded and told,
 // each step once. A second request for the same night while one runs joins
 // it; a later one walks only the rooms still missing.
 func (s *Service) Walk(ctx context.Context, req hotels.WalkRequest) ([]store.Walk, error) {
@@ -186,10 +187,10 @@ func (s *Service) Walk(ctx context.Context, req hotels.WalkRequest) ([]store.Wal
 	defer cancel()
 	night := req.Night.Format(time.DateOnly)
 	run, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: saga.WalkWorkflowID(req.PropertyID, night), TaskQueue: saga.TaskQueue,
+		ID: workflows.WalkWorkflowID(req.PropertyID, night), TaskQueue: workflows.TaskQueue,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-	}, saga.WalkWorkflowName, saga.WalkInput{PropertyID: req.PropertyID, Night: night, Rooms: req.Rooms})
+	}, workflows.WalkWorkflowName, activities.WalkInput{PropertyID: req.PropertyID, Night: night, Rooms: req.Rooms})
 	if err != nil {
 		return nil, sagaError(err)
 	}

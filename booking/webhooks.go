@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/payments"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/vocab"
+	"github.com/encore-tickets/encore/workflows"
 )
 
 // provider names the webhook source in the store.
@@ -111,9 +111,9 @@ func (s *Service) ReceiveWebhook(ctx context.Context, body []byte, signature str
 	}
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	err = saga.DeliverPayment(sctx, s.Temporal, saga.PaymentEvent{EventID: ev.ID, Type: ev.Type,
+	err = workflows.DeliverPayment(sctx, s.Temporal, workflows.PaymentEvent{EventID: ev.ID, Type: ev.Type,
 		IntentID: ev.IntentID, Status: ev.Status, Amount: ev.Amount, BookingID: bookingID, ClaimedBookingID: ev.BookingID})
-	if err != nil && !errors.Is(err, saga.ErrNoBooking) {
+	if err != nil && !errors.Is(err, workflows.ErrNoBooking) {
 		s.Log.Warn("deliver provider event", "event", ev.ID, "booking", bookingID, "err", err)
 		return Receipt{}, ErrNotDelivered
 	}

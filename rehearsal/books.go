@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/encore-tickets/encore/booking/saga"
+	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/store"
 )
 
@@ -15,17 +15,17 @@ import (
 // cannot be trusted to report its own double sales.
 type Books interface {
 	Audit(ctx context.Context, eventID string) (store.AuditReport, error)
-	Reconcile(ctx context.Context, since time.Time) (saga.ReconcileReport, error)
+	Reconcile(ctx context.Context, since time.Time) (activities.ReconcileReport, error)
 }
 
 // StackBooks are the Books of a stack: its store and the booking saga's
 // activities (whose Payments client reaches the provider). The
-// reconciliation is the saga's own (saga.Activities.ReconcilePayments), so
+// reconciliation is the saga's own (activities.Booking.ReconcilePayments), so
 // a rehearsal and the scheduled reconciliation never disagree on what a
 // mismatch is.
 type StackBooks struct {
 	Store      *store.Store
-	Activities *saga.Activities
+	Activities *activities.Booking
 	// SweepLag is how far past expiry a held seat may be before the audit
 	// counts it (ENCORE_SWEEP_LAG_ALLOWANCE).
 	SweepLag time.Duration
@@ -37,14 +37,14 @@ func (b StackBooks) Audit(ctx context.Context, eventID string) (store.AuditRepor
 }
 
 // Reconcile matches every payment the provider took since then.
-func (b StackBooks) Reconcile(ctx context.Context, since time.Time) (saga.ReconcileReport, error) {
+func (b StackBooks) Reconcile(ctx context.Context, since time.Time) (activities.ReconcileReport, error) {
 	return b.Activities.ReconcilePayments(ctx, time.Since(since))
 }
 
 // checked is what the books said.
 type checked struct {
 	audit      store.AuditReport
-	recon      saga.ReconcileReport
+	recon      activities.ReconcileReport
 	auditErr   error
 	reconErr   error
 	reconTries int

@@ -16,16 +16,16 @@ import (
 
 	"github.com/encore-tickets/encore/backpressure"
 	"github.com/encore-tickets/encore/booking"
-	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/vocab"
+	"github.com/encore-tickets/encore/workflows"
 )
 
 // requireNoWorkflow fails unless the hold has no booking workflow.
 func (e *e2e) requireNoWorkflow(id string) {
 	e.t.Helper()
-	_, err := e.temporal.DescribeWorkflowExecution(context.Background(), saga.BookingWorkflowID(id), "")
+	_, err := e.temporal.DescribeWorkflowExecution(context.Background(), workflows.BookingWorkflowID(id), "")
 	var nf *serviceerror.NotFound
 	require.ErrorAs(e.t, err, &nf, "hold %s has a booking workflow", id)
 }
@@ -172,7 +172,7 @@ func TestABurstOfHoldsThenCheckoutsEndsEveryBookingPaidOrClearlyRefused(t *testi
 
 	ctx := context.Background()
 	for _, id := range ids {
-		d, err := e.temporal.DescribeWorkflowExecution(ctx, saga.BookingWorkflowID(id), "")
+		d, err := e.temporal.DescribeWorkflowExecution(ctx, workflows.BookingWorkflowID(id), "")
 		require.NoError(t, err)
 		st := d.WorkflowExecutionInfo.Status.String()
 		require.Contains(t, []string{"Running", "Completed"}, st, "booking %s workflow", id)

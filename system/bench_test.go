@@ -15,7 +15,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/encore-tickets/encore/booking/saga"
+	"github.com/encore-tickets/encore/workflows"
 )
 
 func trivial(ctx workflow.Context) (string, error) { return "done", nil }
@@ -103,7 +103,7 @@ func BenchmarkBookingsEndToEnd(b *testing.B) {
 	rate := float64(b.N) / elapsed.Seconds()
 	// Workflow tasks per booking, from one booking's history.
 	tasks := 0
-	iter := e.temporal.GetWorkflowHistory(ctx, saga.BookingWorkflowID(ids[0]), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	iter := e.temporal.GetWorkflowHistory(ctx, workflows.BookingWorkflowID(ids[0]), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for iter.HasNext() {
 		ev, err := iter.Next()
 		require.NoError(b, err)

@@ -22,11 +22,11 @@ import (
 	"go.temporal.io/sdk/log"
 
 	"github.com/encore-tickets/encore/booking"
-	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/dev/psp"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/vocab"
+	"github.com/encore-tickets/encore/workflows"
 )
 
 // providerEvent fetches the sandbox's latest event of typ for intent.
@@ -220,7 +220,7 @@ func TestWebhooksWithABadSignatureOrAnUnknownPaymentAreRefused(t *testing.T) {
 // replaying.
 func TestRecordHistories(t *testing.T) {
 	if os.Getenv("ENCORE_RECORD_HISTORIES") == "" {
-		t.Skip("set ENCORE_RECORD_HISTORIES=1 to re-record booking/saga/testdata")
+		t.Skip("set ENCORE_RECORD_HISTORIES=1 to re-record workflows/testdata")
 	}
 	e := newE2E(t)
 	record := e.recordHistory
@@ -248,13 +248,13 @@ func TestRecordHistories(t *testing.T) {
 }
 
 // recordHistory waits for the booking's workflow to finish and writes its
-// history to booking/saga/testdata/name.json.
+// history to workflows/testdata/name.json.
 func (e *e2e) recordHistory(name, id string) {
 	t := e.t
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	require.NoError(t, e.temporal.GetWorkflow(ctx, saga.BookingWorkflowID(id), "").Get(ctx, nil))
-	iter := e.temporal.GetWorkflowHistory(ctx, saga.BookingWorkflowID(id), "", false, 0)
+	require.NoError(t, e.temporal.GetWorkflow(ctx, workflows.BookingWorkflowID(id), "").Get(ctx, nil))
+	iter := e.temporal.GetWorkflowHistory(ctx, workflows.BookingWorkflowID(id), "", false, 0)
 	var events []json.RawMessage
 	for iter.HasNext() {
 		ev, err := iter.Next()
@@ -264,7 +264,7 @@ func (e *e2e) recordHistory(name, id string) {
 		events = append(events, b)
 	}
 	out, _ := json.MarshalIndent(map[string]any{"events": events}, "", " ")
-	require.NoError(t, os.WriteFile(filepath.Join("..", "booking", "saga", "testdata", name+".json"), out, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join("..", "workflows", "testdata", name+".json"), out, 0o644))
 }
 
 // TestAHoldCostsTemporalNothingUntilCheckout: placing and releasing a hold
@@ -274,7 +274,7 @@ func TestAHoldCostsTemporalNothingUntilCheckout(t *testing.T) {
 	e := newE2E(t)
 	ctx := context.Background()
 	noWorkflow := func(id string) {
-		_, err := e.temporal.DescribeWorkflowExecution(ctx, saga.BookingWorkflowID(id), "")
+		_, err := e.temporal.DescribeWorkflowExecution(ctx, workflows.BookingWorkflowID(id), "")
 		var nf *serviceerror.NotFound
 		require.ErrorAs(t, err, &nf, "hold %s has a workflow", id)
 	}
@@ -299,7 +299,7 @@ func TestAHoldCostsTemporalNothingUntilCheckout(t *testing.T) {
 
 	id, status, co := e.holdAndCheckout(fan, []string{e.seat(6, 3)}, e.card())
 	require.Equal(t, http.StatusOK, status, "%v", co)
-	d, err := e.temporal.DescribeWorkflowExecution(ctx, saga.BookingWorkflowID(id), "")
+	d, err := e.temporal.DescribeWorkflowExecution(ctx, workflows.BookingWorkflowID(id), "")
 	require.NoError(t, err, "the checkout started the workflow")
 	require.NotNil(t, d.WorkflowExecutionInfo)
 	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
@@ -444,7 +444,7 @@ func TestAPaidBookingCostsTwoWorkflowTasks(t *testing.T) {
 	timerCancelled := false
 	tasks := func() int {
 		n := 0
-		iter := e.temporal.GetWorkflowHistory(context.Background(), saga.BookingWorkflowID(id), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		iter := e.temporal.GetWorkflowHistory(context.Background(), workflows.BookingWorkflowID(id), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 		for iter.HasNext() {
 			ev, err := iter.Next()
 			require.NoError(t, err)

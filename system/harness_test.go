@@ -20,9 +20,9 @@ import (
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 
+	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/api"
 	"github.com/encore-tickets/encore/booking"
-	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/dev/demo"
 	"github.com/encore-tickets/encore/dev/psp"
@@ -34,6 +34,7 @@ import (
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/system"
 	"github.com/encore-tickets/encore/tickets"
+	encworker "github.com/encore-tickets/encore/worker"
 
 	"github.com/encore-tickets/encore/vocab"
 )
@@ -50,7 +51,7 @@ type e2e struct {
 	pspURL   string
 	temporal client.Client
 	worker   sdkworker.Worker
-	deps     saga.Dependencies
+	deps     encworker.Dependencies
 	store    *store.Store
 	holds    *holds.Service
 	issuer   *session.Issuer
@@ -100,7 +101,7 @@ func newE2E(t testing.TB, opts ...e2eOption) *e2e {
 	e.store = e.holds.Store
 	acts, err := system.BookingActivities(e.cfg, e.store, log)
 	require.NoError(t, err)
-	e.deps = saga.Dependencies{Holds: &saga.HoldActivities{Service: e.holds}, Booking: acts}
+	e.deps = encworker.Dependencies{Holds: &activities.Holds{Service: e.holds}, Booking: acts}
 
 	e.temporal = testenv.TemporalClient(t, log)
 	e.startWorker()
@@ -128,7 +129,7 @@ func newE2E(t testing.TB, opts ...e2eOption) *e2e {
 func (e *e2e) startWorker() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.worker = saga.NewWorker(e.temporal, e.deps)
+	e.worker = encworker.New(e.temporal, e.deps)
 	require.NoError(e.t, e.worker.Start())
 }
 

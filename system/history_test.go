@@ -21,11 +21,11 @@ import (
 
 	"github.com/encore-tickets/encore/api"
 	"github.com/encore-tickets/encore/booking"
-	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/fraud"
 	"github.com/encore-tickets/encore/payloadcodec"
 	"github.com/encore-tickets/encore/temporalclient"
 	"github.com/encore-tickets/encore/vocab"
+	"github.com/encore-tickets/encore/workflows"
 )
 
 // TestAPaidBookingsHistoryHoldsNoClientSecretAndNoIPInClear books and pays
@@ -93,7 +93,7 @@ func TestAPaidBookingsHistoryHoldsNoClientSecretAndNoIPInClear(t *testing.T) {
 		require.NoError(t, err)
 		r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{DataConverter: c.DataConverter()})
 		require.NoError(t, err)
-		r.RegisterWorkflowWithOptions(saga.Booking, workflow.RegisterOptions{Name: saga.BookingWorkflowName})
+		r.RegisterWorkflowWithOptions(workflows.Booking, workflow.RegisterOptions{Name: workflows.BookingWorkflowName})
 		return r.ReplayWorkflowHistory(sdklog.NewStructuredLogger(log), history)
 	}
 	const newKey = "next:5f0e1d2c3b4a59687766554433221100ffeeddccbbaa99887766554433221100"
@@ -105,7 +105,7 @@ func bookingHistory(t *testing.T, e *e2e, id string) *historypb.History {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	iter := e.temporal.GetWorkflowHistory(ctx, saga.BookingWorkflowID(id), "", false, 0)
+	iter := e.temporal.GetWorkflowHistory(ctx, workflows.BookingWorkflowID(id), "", false, 0)
 	h := &historypb.History{}
 	for iter.HasNext() {
 		ev, err := iter.Next()

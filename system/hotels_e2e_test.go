@@ -13,14 +13,15 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 
+	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/booking"
-	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/hotels"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/system"
 	"github.com/encore-tickets/encore/vocab"
+	"github.com/encore-tickets/encore/workflows"
 )
 
 func TestAHotelOnlyBookingIsPaidWithAVoucherInTheConfirmation(t *testing.T) {
@@ -136,7 +137,7 @@ func TestCancellingAStayRefundsPerTheRatesPolicy(t *testing.T) {
 			if tc.keep == 0 {
 				asked = 0
 			}
-			r, err := system.Payments(e.cfg).RefundAmount(context.Background(), saga.StepKey(id, saga.StepKeyRefund), intentID, asked)
+			r, err := system.Payments(e.cfg).RefundAmount(context.Background(), activities.StepKey(id, activities.StepKeyRefund), intentID, asked)
 			require.NoError(t, err)
 			require.Equal(t, total-tc.keep, r.Amount)
 			require.Len(t, e.refundAmounts(intentID), 1, "refunded once")
@@ -195,7 +196,7 @@ func TestAWalkRefundsTheNightOnceAtTheProvider(t *testing.T) {
 // gone at the confirm (compensated).
 func TestRecordPackageHistories(t *testing.T) {
 	if os.Getenv("ENCORE_RECORD_HISTORIES") == "" {
-		t.Skip("set ENCORE_RECORD_HISTORIES=1 to re-record booking/saga/testdata")
+		t.Skip("set ENCORE_RECORD_HISTORIES=1 to re-record workflows/testdata")
 	}
 	e := newE2E(t, onlyEvents("payment_intent.succeeded"))
 	prop := e.hotel(30)
@@ -261,7 +262,7 @@ func TestTheWalkWorkflowRelocatesRefundsAndTellsTwoGuestsOnceWhenRunAgain(t *tes
 		require.Contains(t, mail, "has moved")
 		require.Contains(t, e.mailAbout(id+"-confirmation"), "To: "+emails[i], "so does a hotel-only booking's confirmation")
 	}
-	desc, err := e.temporal.DescribeWorkflowExecution(ctx, saga.WalkWorkflowID(prop, day(15)), "")
+	desc, err := e.temporal.DescribeWorkflowExecution(ctx, workflows.WalkWorkflowID(prop, day(15)), "")
 	require.NoError(t, err)
 	require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, desc.WorkflowExecutionInfo.Status)
 

@@ -15,10 +15,10 @@ import (
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 
+	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/api"
 	"github.com/encore-tickets/encore/backpressure"
 	"github.com/encore-tickets/encore/booking"
-	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/controls"
 	"github.com/encore-tickets/encore/holds"
@@ -31,6 +31,8 @@ import (
 	"github.com/encore-tickets/encore/venues"
 	"github.com/encore-tickets/encore/waitingroom"
 	"github.com/encore-tickets/encore/waitlist"
+	encworker "github.com/encore-tickets/encore/worker"
+	"github.com/encore-tickets/encore/workflows"
 )
 
 // Process is the one composition root: every plane of an Encore process,
@@ -54,7 +56,7 @@ type Process struct {
 	Room       *waitingroom.Room
 	Browse     *BrowsePlane
 	Tickets    *tickets.Wallet
-	Activities *saga.Activities
+	Activities *activities.Booking
 	// Sessions is the development issuer of the demo login (nil when off);
 	// Tokens verifies bearer tokens, set by ServeAPI.
 	Sessions *session.Issuer
@@ -170,14 +172,14 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisU
 	}
 	// Against a cluster Encore did not start, the namespace may lack the
 	// saga's search attributes: register them now, or refuse to run.
-	if err := temporalclient.EnsureNamespace(ctx, p.Temporal, cfg.TemporalNamespace, saga.SearchAttributes); err != nil {
+	if err := temporalclient.EnsureNamespace(ctx, p.Temporal, cfg.TemporalNamespace, workflows.SearchAttributes); err != nil {
 		p.Close()
 		return nil, err
 	}
-	p.Activities.Temporal = p.Temporal
-	p.Activities.Metrics = saga.NewMetrics(p.Registry)
+	p.Activities.Sagas = workflows.Sagas{Client: p.Temporal}
+	p.Activities.Metrics = activities.NewMetrics(p.Registry)
 	p.Saga.ProbeBacklog(func(ctx context.Context) (time.Duration, error) {
-		return saga.Backlog(ctx, p.Temporal, cfg.TemporalNamespace, saga.TaskQueue)
+		return workflows.Backlog(ctx, p.Temporal, cfg.TemporalNamespace, workflows.TaskQueue)
 	})
 	p.Bookings = &booking.Service{Holds: p.Holds, Store: p.Store, Temporal: p.Temporal, Log: log,
 		WebhookSecret: cfg.StripeWebhookSecret.Reveal(), Saga: p.Saga, IPSecret: []byte(cfg.FraudIPSecret.Reveal()),
@@ -271,10 +273,10 @@ func (p *Process) RunWorker(ctx context.Context) (stop func(), err error) {
 	if err := p.SetWorkerRunning(true); err != nil {
 		return nil, err
 	}
-	if err := saga.EnsureReconcileSchedule(ctx, p.Temporal, p.Config.ReconcileEvery, 24*time.Hour); err != nil {
+	if err := workflows.EnsureReconcileSchedule(ctx, p.Temporal, p.Config.ReconcileEvery, 24*time.Hour); err != nil {
 		p.Log.Warn("reconciliation schedule", "err", err)
 	}
-	if err := saga.EnsureAuditSchedule(ctx, p.Temporal, p.Config.AuditEvery); err != nil {
+	if err := workflows.EnsureAuditSchedule(ctx, p.Temporal, p.Config.AuditEvery); err != nil {
 		p.Log.Warn("inventory audit schedule", "err", err)
 	}
 	p.shareSagaLoad(ctx)
@@ -296,7 +298,7 @@ func (p *Process) SetWorkerRunning(on bool) error {
 	p.runMu.Lock()
 	defer p.runMu.Unlock()
 	if on && p.worker == nil {
-		w := saga.NewWorker(p.Temporal, saga.Dependencies{Holds: &saga.HoldActivities{Service: p.Holds}, Booking: p.Activities})
+		w := encworker.New(p.Temporal, encworker.Dependencies{Holds: &activities.Holds{Service: p.Holds}, Booking: p.Activities})
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}

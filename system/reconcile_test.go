@@ -10,21 +10,22 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
-	"github.com/encore-tickets/encore/booking/saga"
+	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/payments"
 	"github.com/encore-tickets/encore/vocab"
+	"github.com/encore-tickets/encore/workflows"
 )
 
 func TestReconciliationRepairsEachBrokenStateOnceAndReportsThemAsMetrics(t *testing.T) {
 	e := newE2E(t)
 	ctx := context.Background()
 	reg := prometheus.NewRegistry()
-	metrics := saga.NewMetrics(reg)
+	metrics := activities.NewMetrics(reg)
 	// Repairs wait for no grace here, and signal through the test's Temporal.
 	e.stopWorker()
 	acts := e.deps.Booking
-	acts.Temporal, acts.RepairGrace, acts.Metrics = e.temporal, -1, metrics
+	acts.Sagas, acts.RepairGrace, acts.Metrics = workflows.Sagas{Client: e.temporal}, -1, metrics
 	e.startWorker()
 	pay := acts.Payments
 	eur := money.Money{Amount: 4200, Currency: "EUR"}
@@ -52,12 +53,12 @@ func TestReconciliationRepairsEachBrokenStateOnceAndReportsThemAsMetrics(t *test
 	require.NoError(t, err)
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM webhook_events WHERE signalled_at IS NULL`))
 
-	reconcile := func() saga.ReconcileReport {
+	reconcile := func() activities.ReconcileReport {
 		t.Helper()
 		run, err := e.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "reconcile-" + uuid.NewString(),
-			TaskQueue: saga.TaskQueue}, saga.ReconcileWorkflowName, time.Hour)
+			TaskQueue: workflows.TaskQueue}, workflows.ReconcileWorkflowName, time.Hour)
 		require.NoError(t, err)
-		var rep saga.ReconcileReport
+		var rep activities.ReconcileReport
 		require.NoError(t, run.Get(ctx, &rep))
 		return rep
 	}

@@ -22,9 +22,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/api"
 	"github.com/encore-tickets/encore/backpressure"
-	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/internal/redisurl"
@@ -134,7 +134,7 @@ func Payments(cfg config.Config) *payments.Client {
 }
 
 // BookingActivities builds the saga's side effects.
-func BookingActivities(cfg config.Config, st *store.Store, log *slog.Logger) (*saga.Activities, error) {
+func BookingActivities(cfg config.Config, st *store.Store, log *slog.Logger) (*activities.Booking, error) {
 	keyring, err := TicketKeyring(cfg)
 	if err != nil {
 		return nil, err
@@ -143,7 +143,7 @@ func BookingActivities(cfg config.Config, st *store.Store, log *slog.Logger) (*s
 	if err != nil {
 		return nil, err
 	}
-	return &saga.Activities{Store: st, Payments: Payments(cfg), Keyring: keyring, Mailer: Mailer(cfg), Log: log,
+	return &activities.Booking{Store: st, Payments: Payments(cfg), Keyring: keyring, Mailer: Mailer(cfg), Log: log,
 		ReturnURL: public + "/v1/payments/return", PublicURL: public, IPSecret: []byte(cfg.FraudIPSecret.Reveal())}, nil
 }
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/encore-tickets/encore/booking/saga"
+	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/dev/demo"
 	"github.com/encore-tickets/encore/dev/drills"
@@ -57,7 +57,7 @@ Drills:` + names,
 				return fmt.Errorf("the stack's database: %w", err)
 			}
 			defer done()
-			books := &saga.Activities{Store: store.New(pool, store.Options{}), Payments: system.Payments(cfg),
+			books := &activities.Booking{Store: store.New(pool, store.Options{}), Payments: system.Payments(cfg),
 				Log: system.Logger(cfg, os.Stderr)}
 			count := func(ctx context.Context) (int, int, error) {
 				rep, err := books.Store.Audit(ctx, "", cfg.SweepLagAllowance)

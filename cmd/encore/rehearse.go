@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/encore-tickets/encore/booking/saga"
+	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/rehearsal"
 	"github.com/encore-tickets/encore/store"
@@ -86,7 +86,7 @@ func runRehearse(cmd *cobra.Command, cfg config.Config, c rehearsal.Config) erro
 	defer done()
 	log := system.Logger(cfg, os.Stderr)
 	c.Books = rehearsal.StackBooks{Store: store.New(pool, store.Options{}), SweepLag: cfg.SweepLagAllowance,
-		Activities: &saga.Activities{Store: store.New(pool, store.Options{}), Payments: system.Payments(cfg), Log: log}}
+		Activities: &activities.Booking{Store: store.New(pool, store.Options{}), Payments: system.Payments(cfg), Log: log}}
 	c.PSPKey = cfg.StripeKey.Reveal()
 	c.Progress = cmd.ErrOrStderr()
 	if fi, err := os.Stderr.Stat(); err == nil && c.Progress == os.Stderr {

@@ -8,13 +8,13 @@ import (
 	"os"
 	"time"
 
-	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/dev/psp"
 	"github.com/encore-tickets/encore/dev/stack"
 	"github.com/encore-tickets/encore/dev/temporalserver"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/system"
+	"github.com/encore-tickets/encore/workflows"
 
 	"github.com/encore-tickets/encore/vocab"
 )
@@ -48,7 +48,7 @@ func runWorker(ctx context.Context, cfg config.Config) error {
 		return err
 	}
 	defer stop()
-	log.Info("worker running", "task_queue", saga.TaskQueue)
+	log.Info("worker running", "task_queue", workflows.TaskQueue)
 	<-ctx.Done()
 	return nil
 }

@@ -8,11 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/dev/stack"
 	"github.com/encore-tickets/encore/dev/temporalserver"
 	"github.com/encore-tickets/encore/system"
+	"github.com/encore-tickets/encore/workflows"
 )
 
 func newTemporalCmd() *cobra.Command {
@@ -45,7 +45,7 @@ func embeddedTemporal(cfg config.Config, databaseURL string, log *slog.Logger) t
 		CodecEndpoint:    system.CodecEndpoint(cfg),
 		Namespace:        cfg.TemporalNamespace,
 		NumHistoryShards: cfg.TemporalShards,
-		SearchAttributes: saga.SearchAttributes,
+		SearchAttributes: workflows.SearchAttributes,
 		Logger:           log.With("component", "temporal-server"),
 	}
 }

@@ -10,11 +10,11 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/dev/devstack"
 	"github.com/encore-tickets/encore/dev/temporalserver"
 	"github.com/encore-tickets/encore/temporalclient"
+	"github.com/encore-tickets/encore/workflows"
 )
 
 var (
@@ -48,7 +48,7 @@ func Temporal(tb testing.TB) *temporalserver.Server {
 			MaxConns:               6,
 			VisibilityMaxConns:     3,
 			Logger:                 slog.New(slog.NewTextHandler(io.Discard, nil)),
-			SearchAttributes:       saga.SearchAttributes,
+			SearchAttributes:       workflows.SearchAttributes,
 		})
 		atExit(func() {
 			if temporalSrv != nil {

@@ -1,21 +1,18 @@
-// Package saga is Encore's booking saga: one workflow per checked-out hold,
-// started by the hold's first checkout, that adopts the hold, takes the
-// payment and sells or gives the seats back; and the payment reconciliation
-// that double-checks the money afterwards. Before checkout a hold is
-// PostgreSQL's alone (lazy expiry and the sweeper end it).
-//
-// Workflow functions (Booking, Reconcile) are thin and deterministic; their
-// logic lives in unexported structs. Every side effect is a method of
-// Activities or HoldActivities, structs holding their dependencies, which the
-// workflows call as method values on nil pointers so the compiler checks each
-// call's arguments and result. The client helpers (Checkout, Cancel, ...) are
-// how the API speaks to a booking; NewWorker and Register put it all on a
-// Temporal worker.
-package saga
+// Package workflows holds every Temporal workflow of Encore, deterministic
+// code only, one file a workflow: the booking saga of one checked-out hold
+// (adopt the hold, take the payment, sell or give the seats back, each money
+// step with its compensation), the payment reconciliation and inventory
+// audit that schedules run, the event cancellation job, support's staff
+// actions and hotel walks. Each workflow is a thin exported function over an
+// unexported struct where it has state. Side effects are activities (package
+// activities), called as method values on nil pointers so the compiler checks
+// each call's arguments and result. The names the histories record (task
+// queue, workflow IDs, signals, updates, queries, search attributes,
+// activity names) are in this file; client.go is how the API speaks to a
+// running booking.
+package workflows
 
 import enumspb "go.temporal.io/api/enums/v1"
-
-import "fmt"
 
 // Names shared by the API, the worker, support staff and the histories
 // Temporal has recorded. Changing one breaks running workflows and the replay
@@ -123,30 +120,6 @@ const (
 	ErrTypeNotAllowed  = "cancel-not-allowed"
 )
 
-// Non-retryable failures of activities, as ApplicationError types: retrying
-// cannot change their outcome.
-const (
-	ErrTypeInvalidID      = "invalid"
-	ErrTypeNotFound       = "not-found"
-	ErrTypeRejected       = "rejected"     // the provider refused the request itself
-	ErrTypeIntentMismatch = "mismatch"     // the intent names another booking
-	ErrTypeUnsellable     = "unsellable"   // the hold's nights are no longer held
-	ErrTypeAuditFailed    = "audit-failed" // the inventory audit found a broken rule
-)
-
-// Step-key names of the saga's money moves. The provider deduplicates a
-// request by its key, so a retried step never moves money twice; a changed
-// name would let a retry after a deploy charge again.
-const (
-	StepKeyAuthorise = "authorise"
-	// StepKeyConfirmAttempt names a later attempt's confirm with another
-	// card (its attempt number filled in): each card is a new request.
-	StepKeyConfirmAttempt = "authorise-%d"
-	StepKeyCapture        = "capture"
-	StepKeyVoid           = "void"
-	StepKeyRefund         = "refund"
-)
-
 // Change IDs of workflow.GetVersion: each names a change to the booking's
 // commands, so workflows started before it replay as they ran.
 const (
@@ -169,14 +142,6 @@ const (
 	versionFailedEventWaitsForCheckout = "failed-event-waits-for-checkout"
 )
 
-// NotifyConfirmation is the kind of the message that confirms a sale; the
-// database records it per booking so the fan gets it once.
-const NotifyConfirmation = "confirmation"
-
-// NotifyCancellation is the kind of the message that tells the fan staff or
-// the organiser cancelled the booking, with their reason.
-const NotifyCancellation = "cancellation"
-
 // EventCancelWorkflowID derives the cancellation job's workflow ID from the
 // job's, so a second submit finds the first job.
 func EventCancelWorkflowID(jobID string) string { return eventCancelWorkflowIDPrefix + jobID }
@@ -184,14 +149,6 @@ func EventCancelWorkflowID(jobID string) string { return eventCancelWorkflowIDPr
 // BookingWorkflowID derives the workflow ID from the reservation ID, so a
 // second start for the same hold is a no-op.
 func BookingWorkflowID(reservationID string) string { return bookingWorkflowIDPrefix + reservationID }
-
-// StepKey is the provider's idempotency key of one money step of a booking.
-func StepKey(bookingID, step string) string { return bookingID + ":" + step }
-
-// AttemptStepKey is the step key of checkout attempt n's confirm.
-func AttemptStepKey(bookingID string, attempt int) string {
-	return StepKey(bookingID, fmt.Sprintf(StepKeyConfirmAttempt, attempt))
-}
 
 // SearchAttributes are the saga's search attributes with their types, for
 // registering on a namespace (the embedded server does it itself; a real

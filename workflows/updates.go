@@ -1,11 +1,13 @@
-package saga
+package workflows
 
 import (
 	"time"
 
-	"github.com/encore-tickets/encore/vocab"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/encore-tickets/encore/activities"
+	"github.com/encore-tickets/encore/vocab"
 )
 
 // ThreeDSExtension is how much longer a hold lives, once, while a 3-D Secure
@@ -84,8 +86,8 @@ func (b *booking) checkout(ctx workflow.Context, req CheckoutRequest) (CheckoutR
 	b.attempts++
 	b.step = vocab.StepAuthorising
 
-	var fr FraudResult
-	if err := workflow.ExecuteLocalActivity(fraudCtx(ctx), a.FraudCheck, FraudInput{
+	var fr activities.FraudResult
+	if err := workflow.ExecuteLocalActivity(fraudCtx(ctx), a.FraudCheck, activities.FraudInput{
 		BookingID: b.in.ReservationID, UserID: b.hold.UserID, EventID: b.hold.EventID,
 		IP: req.IP, IPRef: req.IPRef, DeviceID: req.DeviceID, Card: req.PaymentMethod, Attempt: b.attempts,
 	}).Get(ctx, &fr); err != nil {
@@ -98,8 +100,8 @@ func (b *booking) checkout(ctx workflow.Context, req CheckoutRequest) (CheckoutR
 	}
 
 	b.armVoid() // registered before the authorisation it undoes
-	var ar AuthoriseResult
-	err := workflow.ExecuteLocalActivity(providerCtx(ctx, 45*time.Second), a.Authorise, AuthoriseInput{
+	var ar activities.AuthoriseResult
+	err := workflow.ExecuteLocalActivity(providerCtx(ctx, 45*time.Second), a.Authorise, activities.AuthoriseInput{
 		BookingID: b.in.ReservationID, Attempt: b.attempts, IntentID: b.intentID,
 		PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, Amount: b.hold.Total, StepUp: fr.Decision == vocab.FraudReview,
 	}).Get(ctx, &ar)

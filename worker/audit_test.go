@@ -1,4 +1,4 @@
-package saga_test
+package worker_test
 
 import (
 	"context"
@@ -9,9 +9,10 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/encore-tickets/encore/booking/saga"
+	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/workflows"
 )
 
 // runAudit runs the inventory audit workflow once, as its schedule does.
@@ -19,8 +20,8 @@ func runAudit(t *testing.T, c client.Client) (store.AuditReport, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: saga.AuditWorkflowID + "-" + testenv.RandomSuffix(),
-		TaskQueue: saga.TaskQueue}, saga.AuditWorkflowName)
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.AuditWorkflowID + "-" + testenv.RandomSuffix(),
+		TaskQueue: workflows.TaskQueue}, workflows.AuditWorkflowName)
 	require.NoError(t, err)
 	var rep store.AuditReport
 	err = run.Get(ctx, &rep)
@@ -51,7 +52,7 @@ func TestTheScheduledAuditFailsOnARoomNightWhoseCountersDriftedFromItsHolds(t *t
 	rep, err = runAudit(t, f.client)
 	var app *temporal.ApplicationError
 	require.ErrorAs(t, err, &app)
-	require.Equal(t, saga.ErrTypeAuditFailed, app.Type())
+	require.Equal(t, activities.ErrTypeAuditFailed, app.Type())
 	require.Contains(t, app.Error(), "room-nights miscounted: 1")
 
 	_, err = f.pool.Exec(ctx, `UPDATE room_nights SET sold = sold - 1 WHERE property_id = $1`, prop)
@@ -60,11 +61,11 @@ func TestTheScheduledAuditFailsOnARoomNightWhoseCountersDriftedFromItsHolds(t *t
 	require.NoError(t, err)
 
 	// The worker's schedule: created once, a second call is a no-op.
-	require.NoError(t, saga.EnsureAuditSchedule(ctx, f.client, 24*time.Hour))
-	require.NoError(t, saga.EnsureAuditSchedule(ctx, f.client, 24*time.Hour))
-	desc, err := f.client.ScheduleClient().GetHandle(ctx, saga.AuditScheduleID).Describe(ctx)
+	require.NoError(t, workflows.EnsureAuditSchedule(ctx, f.client, 24*time.Hour))
+	require.NoError(t, workflows.EnsureAuditSchedule(ctx, f.client, 24*time.Hour))
+	desc, err := f.client.ScheduleClient().GetHandle(ctx, workflows.AuditScheduleID).Describe(ctx)
 	require.NoError(t, err)
 	action, ok := desc.Schedule.Action.(*client.ScheduleWorkflowAction)
 	require.True(t, ok)
-	require.Equal(t, saga.AuditWorkflowName, action.Workflow)
+	require.Equal(t, workflows.AuditWorkflowName, action.Workflow)
 }

@@ -1,4 +1,4 @@
-package saga_test
+package worker_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
-	"github.com/encore-tickets/encore/booking/saga"
+	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/dev/demo"
 	"github.com/encore-tickets/encore/dev/testenv"
@@ -22,6 +22,8 @@ import (
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/system"
+	encworker "github.com/encore-tickets/encore/worker"
+	"github.com/encore-tickets/encore/workflows"
 
 	"github.com/encore-tickets/encore/vocab"
 )
@@ -30,10 +32,10 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 // deps are the worker's real activities (the payment client is never called
 // by these tests: no checkout happens).
-func deps(t *testing.T, svc *holds.Service) saga.Dependencies {
+func deps(t *testing.T, svc *holds.Service) encworker.Dependencies {
 	booking, err := system.BookingActivities(config.Default(), svc.Store, svc.Log)
 	require.NoError(t, err)
-	return saga.Dependencies{Holds: &saga.HoldActivities{Service: svc}, Booking: booking}
+	return encworker.Dependencies{Holds: &activities.Holds{Service: svc}, Booking: booking}
 }
 
 // workerFixture is a one-section event, the hold service over the real
@@ -61,7 +63,7 @@ func newWorkerFixture(t *testing.T) *workerFixture {
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	f.svc.Register(prometheus.NewRegistry())
 	f.client = testenv.TemporalClient(t, nil)
-	w := saga.NewWorker(f.client, deps(t, f.svc))
+	w := encworker.New(f.client, deps(t, f.svc))
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 	return f
@@ -79,10 +81,10 @@ func (f *workerFixture) hold(t *testing.T, seat string) (store.Hold, session.Ide
 // startWithoutCheckout starts a booking workflow with no checkout Update, as
 // bookings were started when a hold committed before checkout started them:
 // such workflows may still be running, and their timer and release must work.
-func startWithoutCheckout(t *testing.T, c client.Client, in saga.BookingInput) {
+func startWithoutCheckout(t *testing.T, c client.Client, in workflows.BookingInput) {
 	t.Helper()
-	_, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: saga.BookingWorkflowID(in.ReservationID),
-		TaskQueue: saga.TaskQueue}, saga.BookingWorkflowName, in)
+	_, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: workflows.BookingWorkflowID(in.ReservationID),
+		TaskQueue: workflows.TaskQueue}, workflows.BookingWorkflowName, in)
 	require.NoError(t, err)
 }
 
@@ -101,14 +103,14 @@ func TestTheBookingWorkflowExpiresAHoldInTheRealDatabase(t *testing.T) {
 	var expiresAt time.Time
 	require.NoError(t, pool.QueryRow(ctx, `UPDATE reservations SET expires_at = now() + interval '2 seconds' WHERE id = $1 RETURNING expires_at`, hold.ID).Scan(&expiresAt))
 
-	in := saga.BookingInput{ReservationID: hold.ID.String(), EventID: eventID, UserID: who.UserID, ExpiresAt: expiresAt,
+	in := workflows.BookingInput{ReservationID: hold.ID.String(), EventID: eventID, UserID: who.UserID, ExpiresAt: expiresAt,
 		LateEventGrace: time.Millisecond}
 	startWithoutCheckout(t, c, in)
 
-	var res saga.BookingResult
+	var res workflows.BookingResult
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	require.NoError(t, c.GetWorkflow(wctx, saga.BookingWorkflowID(hold.ID.String()), "").Get(wctx, &res))
+	require.NoError(t, c.GetWorkflow(wctx, workflows.BookingWorkflowID(hold.ID.String()), "").Get(wctx, &res))
 	require.Equal(t, vocab.BookingExpired, res.Status)
 
 	var status vocab.ReservationStatus
@@ -125,14 +127,14 @@ func TestAReleaseSignalEndsTheHoldAsCancelled(t *testing.T) {
 	f := newWorkerFixture(t)
 	c := f.client
 	hold, who := f.hold(t, demo.SeatID(f.eventID+"_a", 0, 2))
-	id := saga.BookingWorkflowID(hold.ID.String())
-	startWithoutCheckout(t, c, saga.BookingInput{ReservationID: hold.ID.String(), EventID: f.eventID,
+	id := workflows.BookingWorkflowID(hold.ID.String())
+	startWithoutCheckout(t, c, workflows.BookingInput{ReservationID: hold.ID.String(), EventID: f.eventID,
 		UserID: who.UserID, ExpiresAt: hold.ExpiresAt, LateEventGrace: time.Millisecond})
-	require.NoError(t, c.SignalWorkflow(ctx, id, "", saga.SignalRelease, nil))
-	var res saga.BookingResult
+	require.NoError(t, c.SignalWorkflow(ctx, id, "", workflows.SignalRelease, nil))
+	var res workflows.BookingResult
 	require.NoError(t, c.GetWorkflow(ctx, id, "").Get(ctx, &res))
 	require.Equal(t, vocab.BookingCancelled, res.Status)
-	resp, err := c.QueryWorkflow(ctx, id, "", saga.QueryStep)
+	resp, err := c.QueryWorkflow(ctx, id, "", workflows.QueryStep)
 	require.NoError(t, err)
 	var step vocab.Step
 	require.NoError(t, resp.Get(&step))
@@ -146,14 +148,14 @@ func TestTheBacklogIsTheAgeOfTheOldestWorkflowTaskNoWorkerTook(t *testing.T) {
 	c := testenv.TemporalClient(t, nil)
 	ctx := context.Background()
 	queue := "unpolled-" + testenv.RandomSuffix()
-	idle, err := saga.Backlog(ctx, c, srv.Namespace(), queue)
+	idle, err := workflows.Backlog(ctx, c, srv.Namespace(), queue)
 	require.NoError(t, err)
 	require.Zero(t, idle, "nothing waits on a new queue")
 
-	_, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue}, saga.BookingWorkflowName, saga.BookingInput{})
+	_, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue}, workflows.BookingWorkflowName, workflows.BookingInput{})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
-		age, err := saga.Backlog(ctx, c, srv.Namespace(), queue)
+		age, err := workflows.Backlog(ctx, c, srv.Namespace(), queue)
 		return err == nil && age >= time.Second
 	}, 20*time.Second, 200*time.Millisecond, "the waiting task ages")
 }

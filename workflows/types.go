@@ -1,4 +1,4 @@
-package saga
+package workflows
 
 import (
 	"time"
@@ -79,90 +79,4 @@ type PaymentEvent struct {
 	// itself carries (the intent's booking_id metadata); the two must match.
 	BookingID        string
 	ClaimedBookingID string
-}
-
-// AuthoriseInput asks for one authorisation attempt.
-type AuthoriseInput struct {
-	BookingID     string
-	Attempt       int
-	IntentID      string // empty on the first attempt
-	PaymentMethod string
-	ReturnURL     string
-	Amount        money.Money
-	StepUp        bool // fraud review: ask for 3-D Secure
-}
-
-// AuthoriseResult is an attempt's outcome. A decline is a result, not an
-// error: the fan may try another card.
-type AuthoriseResult struct {
-	IntentID      string
-	ClientSecret  string
-	Status        vocab.IntentStatus
-	NextActionURL string
-	Declined      bool
-	DeclineCode   string
-}
-
-// CaptureResult is a capture's outcome.
-type CaptureResult struct{ Status vocab.IntentStatus }
-
-// FraudInput is one checkout attempt to score. IP is set only for a
-// checkout sent before IPRef existed (see CheckoutRequest).
-type FraudInput struct {
-	BookingID, UserID, EventID, IP, IPRef, DeviceID, Card string
-	Attempt                                               int
-}
-
-// FraudResult is the decision.
-type FraudResult struct {
-	Decision vocab.FraudDecision
-	Score    int
-	Reasons  []string
-}
-
-// HoldInfo is what the saga adopts from the committed hold.
-type HoldInfo struct {
-	Status    vocab.BookingStatus
-	UserID    string
-	EventID   string
-	ExpiresAt time.Time
-	Total     money.Money
-	CancelBy  time.Time
-	// StayFreeUntil and StayPenalty are the stays' cancellation terms
-	// (store.BookingInfo); zero without stays.
-	StayFreeUntil time.Time
-	StayPenalty   int64
-}
-
-// ReconcileReport lists captured payments without exactly one booking or
-// refund, and the repairs reconciliation makes.
-type ReconcileReport struct {
-	Checked    int
-	Captured   int
-	Mismatches []string
-	// Repairs are the broken states found that reconciliation repairs on
-	// its own, each in its own step.
-	Repairs []Repair
-	// Repaired counts the repairs made, by kind.
-	Repaired map[vocab.RepairKind]int
-}
-
-// Repair is one broken state to put right.
-type Repair struct {
-	Kind      vocab.RepairKind
-	IntentID  string
-	BookingID string
-	// Amount is what a refund gives back (minor units).
-	Amount int64
-	// Provider and EventID name a stored webhook event to signal again.
-	Provider, EventID string
-}
-
-// StepKey is the repair's idempotency key at the provider: a repair run
-// twice (a retried activity, the next scheduled run) moves money once.
-func (r Repair) StepKey() string {
-	if r.Kind == vocab.RepairUndeliveredWebhook {
-		return "reconcile:" + string(r.Kind) + ":" + r.EventID
-	}
-	return "reconcile:" + string(r.Kind) + ":" + r.IntentID
 }

@@ -1,4 +1,4 @@
-package saga
+package workflows
 
 import (
 	"errors"
@@ -6,13 +6,14 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/vocab"
 )
 
 // isUnsellable says the confirm found the hold's nights no longer held.
 func isUnsellable(err error) bool {
 	var app *temporal.ApplicationError
-	return errors.As(err, &app) && app.Type() == ErrTypeUnsellable
+	return errors.As(err, &app) && app.Type() == activities.ErrTypeUnsellable
 }
 
 // unsellable compensates a confirm that could not sell the hold: the store

@@ -1,4 +1,4 @@
-package saga
+package activities
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 // refund step key: a cancellation past the stays' free window, less its
 // penalty. Nights already refunded by walks are not refunded again (they
 // come off amount). An uncaptured authorisation is voided instead.
-func (a *Activities) RefundPart(ctx context.Context, bookingID, intentID string, amount int64) error {
+func (a *Booking) RefundPart(ctx context.Context, bookingID, intentID string, amount int64) error {
 	id, captured, err := a.captured(ctx, bookingID, intentID)
 	if err != nil || !captured {
 		return err

@@ -1,17 +1,21 @@
-package saga
+package workflows
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
-	"github.com/encore-tickets/encore/vocab"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/encore-tickets/encore/activities"
+	"github.com/encore-tickets/encore/payments"
+	"github.com/encore-tickets/encore/vocab"
 )
 
 func startOptions(in BookingInput) client.StartWorkflowOptions {
@@ -146,6 +150,45 @@ func EnsureReconcileSchedule(ctx context.Context, c client.Client, every, lookba
 	})
 	if errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
 		return nil
+	}
+	return err
+}
+
+// Sagas is how activities reach running booking sagas (activities.Sagas)
+// over Client: support's cancel through the booking's own saga, and the
+// provider events reconciliation hands over again.
+type Sagas struct{ Client client.Client }
+
+var _ activities.Sagas = Sagas{}
+
+// StaffCancel sends the staff-cancel Update to a running booking and waits
+// for its answer.
+func (s Sagas) StaffCancel(ctx context.Context, bookingID, updateID, staff, reason string) error {
+	h, err := s.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: BookingWorkflowID(bookingID), UpdateID: updateID, UpdateName: UpdateStaffCancel,
+		Args: []any{StaffCancelRequest{Staff: staff, Reason: reason}}, WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = h.Get(ctx, nil)
+	}
+	var nf *serviceerror.NotFound
+	var ae *temporal.ApplicationError
+	switch {
+	case errors.As(err, &nf):
+		return activities.ErrNoSaga
+	case errors.As(err, &ae) && ae.Type() == ErrTypeNotPending:
+		return fmt.Errorf("%w: %w", activities.ErrSettled, err)
+	}
+	return err
+}
+
+// DeliverPayment hands a stored provider event to the booking the database
+// records for its intent.
+func (s Sagas) DeliverPayment(ctx context.Context, bookingID string, ev payments.WebhookEvent) error {
+	err := DeliverPayment(ctx, s.Client, PaymentEvent{EventID: ev.ID, Type: ev.Type, IntentID: ev.IntentID,
+		Status: ev.Status, Amount: ev.Amount, BookingID: bookingID, ClaimedBookingID: ev.BookingID})
+	if errors.Is(err, ErrNoBooking) {
+		return activities.ErrNoSaga
 	}
 	return err
 }

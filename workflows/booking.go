@@ -1,13 +1,15 @@
-package saga
+package workflows
 
 import (
 	"context"
 	"errors"
 	"time"
 
-	"github.com/encore-tickets/encore/vocab"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/encore-tickets/encore/activities"
+	"github.com/encore-tickets/encore/vocab"
 )
 
 // The workflows call activities as method values on these nil pointers: the
@@ -15,8 +17,8 @@ import (
 // runs the registered method of the real struct (a nil receiver is never
 // called).
 var (
-	a *Activities
-	h *HoldActivities
+	a *activities.Booking
+	h *activities.Holds
 )
 
 // Booking is the booking saga of one hold, started with its first checkout
@@ -38,7 +40,7 @@ func Booking(ctx workflow.Context, in BookingInput) (BookingResult, error) {
 
 type booking struct {
 	in       BookingInput
-	hold     HoldInfo
+	hold     activities.HoldInfo
 	loaded   bool // the hold has been adopted from the database
 	deadline time.Time
 	step     vocab.Step
@@ -390,7 +392,7 @@ func (b *booking) sell(ctx workflow.Context) error {
 		return nil
 	}
 	b.step = vocab.StepCapturing
-	var captured CaptureResult
+	var captured activities.CaptureResult
 	err := workflow.ExecuteLocalActivity(providerCtx(ctx, time.Hour), a.Capture, b.in.ReservationID, b.intentID).Get(ctx, &captured)
 	if err != nil {
 		// The authorisation could not be captured within the hour: undo the
@@ -415,7 +417,7 @@ func (b *booking) sell(ctx workflow.Context) error {
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 2 * time.Second, MaximumInterval: time.Minute, MaximumAttempts: 8},
 	})
 	// A failing notification never blocks or undoes a sale.
-	if err := workflow.ExecuteLocalActivity(nctx, a.Notify, b.in.ReservationID, NotifyConfirmation).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteLocalActivity(nctx, a.Notify, b.in.ReservationID, activities.NotifyConfirmation).Get(ctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("confirmation not sent", "error", err)
 	}
 	b.step = vocab.StepPaid

@@ -1,4 +1,4 @@
-package saga
+package activities
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 )
 
 func TestTheProviderSendsTheFanBackOnlyToTheAppsOwnOriginOrALoopbackHost(t *testing.T) {
-	a := &Activities{ReturnURL: "https://tickets.example/v1/payments/return", PublicURL: "https://tickets.example"}
+	a := &Booking{ReturnURL: "https://tickets.example/v1/payments/return", PublicURL: "https://tickets.example"}
 	for _, tc := range []struct{ requested, want string }{
 		{"", a.ReturnURL},
 		{"https://tickets.example/#/booking/b1", "https://tickets.example/#/booking/b1"},

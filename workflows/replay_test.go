@@ -1,4 +1,4 @@
-package saga_test
+package workflows_test
 
 import (
 	"io"
@@ -11,9 +11,9 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/encore-tickets/encore/booking/saga"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/temporalclient"
+	"github.com/encore-tickets/encore/workflows"
 )
 
 // TestRecordedHistoriesReplay replays histories recorded on the embedded
@@ -32,7 +32,7 @@ func TestRecordedHistoriesReplay(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{DataConverter: codec.DataConverter()})
 			require.NoError(t, err)
-			r.RegisterWorkflowWithOptions(saga.Booking, workflow.RegisterOptions{Name: saga.BookingWorkflowName})
+			r.RegisterWorkflowWithOptions(workflows.Booking, workflow.RegisterOptions{Name: workflows.BookingWorkflowName})
 			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), f))
 		})
 	}

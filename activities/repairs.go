@@ -1,4 +1,4 @@
-package saga
+package activities
 
 import (
 	"context"
@@ -22,7 +22,7 @@ const repairGrace = 15 * time.Minute
 // delivery before reconciliation signals it again.
 const webhookGrace = time.Minute
 
-func (a *Activities) grace() time.Duration {
+func (a *Booking) grace() time.Duration {
 	if a.RepairGrace > 0 {
 		return a.RepairGrace
 	}
@@ -78,7 +78,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 }
 
 // publishReconcile sets the mismatch gauges from a finished match.
-func (a *Activities) publishReconcile(rep ReconcileReport) {
+func (a *Booking) publishReconcile(rep ReconcileReport) {
 	if a.Metrics == nil {
 		return
 	}
@@ -118,7 +118,7 @@ func (m *Metrics) FollowSaga(ctx context.Context, st *store.Store, every time.Du
 }
 
 // publishAudit sets the audit's gauges.
-func (a *Activities) publishAudit(rep store.AuditReport, h store.SagaHealth) {
+func (a *Booking) publishAudit(rep store.AuditReport, h store.SagaHealth) {
 	if a.Metrics == nil {
 		return
 	}
@@ -134,7 +134,7 @@ func (a *Activities) publishAudit(rep store.AuditReport, h store.SagaHealth) {
 
 // UndeliveredWebhooks lists the stored provider events that never reached
 // their booking (at most 500 a run), as repairs.
-func (a *Activities) UndeliveredWebhooks(ctx context.Context) ([]Repair, error) {
+func (a *Booking) UndeliveredWebhooks(ctx context.Context) ([]Repair, error) {
 	evs, err := a.Store.UnsignalledWebhooks(ctx, webhookGrace, 500)
 	if err != nil {
 		return nil, err
@@ -152,7 +152,7 @@ func (a *Activities) UndeliveredWebhooks(ctx context.Context) ([]Repair, error) 
 // Repair puts one broken state right, under the repair's step key, and
 // reports whether it changed anything (a state already put right, by the
 // saga or an earlier run, is left alone).
-func (a *Activities) Repair(ctx context.Context, r Repair) (bool, error) {
+func (a *Booking) Repair(ctx context.Context, r Repair) (bool, error) {
 	var done bool
 	var err error
 	switch r.Kind {
@@ -177,7 +177,7 @@ func (a *Activities) Repair(ctx context.Context, r Repair) (bool, error) {
 	return done, err
 }
 
-func (a *Activities) voidLeaked(ctx context.Context, r Repair) (bool, error) {
+func (a *Booking) voidLeaked(ctx context.Context, r Repair) (bool, error) {
 	in, err := a.Payments.Retrieve(ctx, r.IntentID)
 	if err != nil {
 		return false, err
@@ -189,7 +189,7 @@ func (a *Activities) voidLeaked(ctx context.Context, r Repair) (bool, error) {
 	return err == nil, err
 }
 
-func (a *Activities) refundOrphan(ctx context.Context, r Repair) (bool, error) {
+func (a *Booking) refundOrphan(ctx context.Context, r Repair) (bool, error) {
 	if r.Amount <= 0 {
 		return false, nil
 	}
@@ -197,8 +197,8 @@ func (a *Activities) refundOrphan(ctx context.Context, r Repair) (bool, error) {
 	return err == nil, err
 }
 
-func (a *Activities) resignal(ctx context.Context, r Repair) (bool, error) {
-	if a.Temporal == nil {
+func (a *Booking) resignal(ctx context.Context, r Repair) (bool, error) {
+	if a.Sagas == nil {
 		return false, errors.New("reconcile: no Temporal client to signal bookings with")
 	}
 	w, err := a.Store.StoredWebhookEvent(ctx, r.Provider, r.EventID)
@@ -219,9 +219,8 @@ func (a *Activities) resignal(ctx context.Context, r Repair) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	err = DeliverPayment(ctx, a.Temporal, PaymentEvent{EventID: ev.ID, Type: ev.Type, IntentID: ev.IntentID,
-		Status: ev.Status, Amount: ev.Amount, BookingID: id.String(), ClaimedBookingID: ev.BookingID})
-	if err != nil && !errors.Is(err, ErrNoBooking) {
+	err = a.Sagas.DeliverPayment(ctx, id.String(), ev)
+	if err != nil && !errors.Is(err, ErrNoSaga) {
 		return false, err
 	}
 	return true, a.Store.MarkWebhookSignalled(ctx, r.Provider, r.EventID)

@@ -1,4 +1,4 @@
-package saga
+package workflows
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/vocab"
 )
@@ -21,12 +22,12 @@ import (
 // voids authorisations that outlived their booking, refunds money captured
 // without a PAID booking, and signals again the stored provider events that
 // never reached their booking. A schedule runs it.
-func Reconcile(ctx workflow.Context, lookback time.Duration) (ReconcileReport, error) {
+func Reconcile(ctx workflow.Context, lookback time.Duration) (activities.ReconcileReport, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
 	})
-	var rep ReconcileReport
+	var rep activities.ReconcileReport
 	if err := workflow.ExecuteActivity(ctx, a.ReconcilePayments, lookback).Get(ctx, &rep); err != nil {
 		return rep, err
 	}
@@ -34,7 +35,7 @@ func Reconcile(ctx workflow.Context, lookback time.Duration) (ReconcileReport, e
 	if workflow.GetVersion(ctx, changeReconcileRepairs, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return rep, nil
 	}
-	var undelivered []Repair
+	var undelivered []activities.Repair
 	if err := workflow.ExecuteActivity(ctx, a.UndeliveredWebhooks).Get(ctx, &undelivered); err != nil {
 		return rep, err
 	}
@@ -73,28 +74,7 @@ func AuditInventory(ctx workflow.Context) (store.AuditReport, error) {
 		return rep, err
 	}
 	if rep.Violations() > 0 {
-		return rep, temporal.NewNonRetryableApplicationError("inventory audit: "+rep.String(), ErrTypeAuditFailed, nil, rep)
-	}
-	return rep, nil
-}
-
-// auditSweeperLag is how long past its expiry a HELD seat may wait for the
-// sweeper before the audit counts it.
-const auditSweeperLag = 5 * time.Minute
-
-// paidTicketsGrace is how long a PAID booking may wait for its tickets
-// before the audit counts it (the saga issues them seconds after capture).
-const paidTicketsGrace = 10 * time.Minute
-
-// AuditStore counts the violations of the inventory rules over the whole
-// database (store.Store.Audit), logging any at error level.
-func (a *Activities) AuditStore(ctx context.Context) (store.AuditReport, error) {
-	rep, err := a.Store.Audit(ctx, "", auditSweeperLag)
-	if err != nil {
-		return rep, err
-	}
-	if rep.Violations() > 0 && a.Log != nil {
-		a.Log.Error("inventory audit found violations", "report", rep.String())
+		return rep, temporal.NewNonRetryableApplicationError("inventory audit: "+rep.String(), activities.ErrTypeAuditFailed, nil, rep)
 	}
 	return rep, nil
 }

@@ -1,4 +1,4 @@
-package saga
+package activities
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/encore-tickets/encore/fraud"
@@ -27,7 +26,7 @@ import (
 // Activities are the booking saga's side effects, each a method, with the
 // dependencies they share. Every exported method is an activity (Register
 // lists them); helpers stay unexported.
-type Activities struct {
+type Booking struct {
 	Store    *store.Store
 	Payments *payments.Client
 	Keyring  *tickets.Keyring
@@ -42,9 +41,10 @@ type Activities struct {
 	// PublicURL is the API's base URL as fans reach it (ENCORE_PUBLIC_URL):
 	// the base of links in emails. Empty: emails carry no link.
 	PublicURL string
-	// Temporal signals bookings the provider events reconciliation finds
-	// undelivered.
-	Temporal client.Client
+	// Sagas reach running booking sagas: support's cancel goes through the
+	// booking's own saga, and reconciliation hands it the provider events
+	// it finds undelivered.
+	Sagas Sagas
 	// RepairGrace is how old a payment must be before reconciliation
 	// repairs it (0: 15 minutes; negative: at once, for tests).
 	RepairGrace time.Duration
@@ -68,7 +68,7 @@ const maxFingerprints = 100_000
 // Without a payment method (the hosted page) or a card behind it there is
 // nothing to count; an unknown payment method is refused by the
 // authorisation, not here.
-func (a *Activities) cardKey(ctx context.Context, paymentMethod string) (string, error) {
+func (a *Booking) cardKey(ctx context.Context, paymentMethod string) (string, error) {
 	if paymentMethod == "" {
 		return "", nil
 	}
@@ -105,7 +105,7 @@ func parseID(s string) (uuid.UUID, error) {
 
 // LoadBooking adopts the committed hold: the database's expiry and total are
 // the truth the saga runs on.
-func (a *Activities) LoadBooking(ctx context.Context, bookingID string) (HoldInfo, error) {
+func (a *Booking) LoadBooking(ctx context.Context, bookingID string) (HoldInfo, error) {
 	id, err := parseID(bookingID)
 	if err != nil {
 		return HoldInfo{}, err
@@ -122,7 +122,7 @@ func (a *Activities) LoadBooking(ctx context.Context, bookingID string) (HoldInf
 }
 
 // ExtendHold extends the hold once for a 3-D Secure challenge.
-func (a *Activities) ExtendHold(ctx context.Context, bookingID string, d time.Duration) (time.Time, error) {
+func (a *Booking) ExtendHold(ctx context.Context, bookingID string, d time.Duration) (time.Time, error) {
 	id, err := parseID(bookingID)
 	if err != nil {
 		return time.Time{}, err
@@ -131,7 +131,7 @@ func (a *Activities) ExtendHold(ctx context.Context, bookingID string, d time.Du
 }
 
 // FraudCheck scores the attempt and records the decision.
-func (a *Activities) FraudCheck(ctx context.Context, in FraudInput) (FraudResult, error) {
+func (a *Booking) FraudCheck(ctx context.Context, in FraudInput) (FraudResult, error) {
 	id, err := parseID(in.BookingID)
 	if err != nil {
 		return FraudResult{}, err
@@ -158,7 +158,7 @@ func (a *Activities) FraudCheck(ctx context.Context, in FraudInput) (FraudResult
 // Authorise creates the booking's intent (first attempt) or confirms it with
 // another card, under the attempt's step key. A lost answer is resolved by
 // looking the payment up before deciding.
-func (a *Activities) Authorise(ctx context.Context, in AuthoriseInput) (AuthoriseResult, error) {
+func (a *Booking) Authorise(ctx context.Context, in AuthoriseInput) (AuthoriseResult, error) {
 	id, err := parseID(in.BookingID)
 	if err != nil {
 		return AuthoriseResult{}, err
@@ -237,7 +237,7 @@ func (a *Activities) Authorise(ctx context.Context, in AuthoriseInput) (Authoris
 
 // lookup finds the intent after a lost answer: by ID when known, else by the
 // booking it names.
-func (a *Activities) lookup(ctx context.Context, in AuthoriseInput) (payments.Intent, bool, error) {
+func (a *Booking) lookup(ctx context.Context, in AuthoriseInput) (payments.Intent, bool, error) {
 	if in.IntentID != "" {
 		it, err := a.Payments.Retrieve(ctx, in.IntentID)
 		return it, err == nil, err
@@ -248,7 +248,7 @@ func (a *Activities) lookup(ctx context.Context, in AuthoriseInput) (payments.In
 // ConfirmSale turns the hold into a sale (false: the hold ended first). A
 // hold whose nights are no longer held fails without retrying
 // (ErrTypeUnsellable): nothing was sold and no retry can sell it.
-func (a *Activities) ConfirmSale(ctx context.Context, bookingID string) (bool, error) {
+func (a *Booking) ConfirmSale(ctx context.Context, bookingID string) (bool, error) {
 	id, err := parseID(bookingID)
 	if err != nil {
 		return false, err
@@ -265,7 +265,7 @@ func (a *Activities) ConfirmSale(ctx context.Context, bookingID string) (bool, e
 
 // Capture takes the authorised money under the capture step key; a lost
 // answer is resolved by reading the intent.
-func (a *Activities) Capture(ctx context.Context, bookingID, intentID string) (CaptureResult, error) {
+func (a *Booking) Capture(ctx context.Context, bookingID, intentID string) (CaptureResult, error) {
 	id, err := parseID(bookingID)
 	if err != nil {
 		return CaptureResult{}, err
@@ -292,7 +292,7 @@ func (a *Activities) Capture(ctx context.Context, bookingID, intentID string) (C
 
 // Void releases an uncaptured authorisation; money already captured is
 // refunded instead. Idempotent.
-func (a *Activities) Void(ctx context.Context, bookingID, intentID string) error {
+func (a *Booking) Void(ctx context.Context, bookingID, intentID string) error {
 	id, err := parseID(bookingID)
 	if err != nil {
 		return err
@@ -329,7 +329,7 @@ func (a *Activities) Void(ctx context.Context, bookingID, intentID string) error
 
 // Refund returns captured money under the refund step key (an uncaptured
 // authorisation is voided instead).
-func (a *Activities) Refund(ctx context.Context, bookingID, intentID string) error {
+func (a *Booking) Refund(ctx context.Context, bookingID, intentID string) error {
 	id, captured, err := a.captured(ctx, bookingID, intentID)
 	if err != nil || !captured {
 		return err
@@ -343,7 +343,7 @@ func (a *Activities) Refund(ctx context.Context, bookingID, intentID string) err
 
 // captured reports whether the booking's intent was captured, so there is
 // money to refund; an uncaptured authorisation is voided here instead.
-func (a *Activities) captured(ctx context.Context, bookingID, intentID string) (uuid.UUID, bool, error) {
+func (a *Booking) captured(ctx context.Context, bookingID, intentID string) (uuid.UUID, bool, error) {
 	id, err := parseID(bookingID)
 	if err != nil {
 		return id, false, err
@@ -359,7 +359,7 @@ func (a *Activities) captured(ctx context.Context, bookingID, intentID string) (
 }
 
 // CancelSale undoes a sale: tickets revoked, seats back.
-func (a *Activities) CancelSale(ctx context.Context, bookingID string) error {
+func (a *Booking) CancelSale(ctx context.Context, bookingID string) error {
 	id, err := parseID(bookingID)
 	if err != nil {
 		return err
@@ -374,7 +374,7 @@ func (a *Activities) CancelSale(ctx context.Context, bookingID string) error {
 // IssueTickets creates one ticket per seat (or general-admission unit), each
 // with its own sealed QR secret. A retry adds nothing: the unique key absorbs
 // it, and the stored tickets are returned.
-func (a *Activities) IssueTickets(ctx context.Context, bookingID string) ([]string, error) {
+func (a *Booking) IssueTickets(ctx context.Context, bookingID string) ([]string, error) {
 	id, err := parseID(bookingID)
 	if err != nil {
 		return nil, err
@@ -416,7 +416,7 @@ func (a *Activities) IssueTickets(ctx context.Context, bookingID string) ([]stri
 }
 
 // Notify sends the fan one message of kind for the booking, once.
-func (a *Activities) Notify(ctx context.Context, bookingID, kind string) error {
+func (a *Booking) Notify(ctx context.Context, bookingID, kind string) error {
 	id, err := parseID(bookingID)
 	if err != nil {
 		return err
@@ -432,7 +432,7 @@ func (a *Activities) Notify(ctx context.Context, bookingID, kind string) error {
 
 // sendConfirmation sends the booking's confirmation (kind says why: the
 // sale, or a resend by support staff) and logs it.
-func (a *Activities) sendConfirmation(ctx context.Context, id uuid.UUID, bookingID, kind string) error {
+func (a *Booking) sendConfirmation(ctx context.Context, id uuid.UUID, bookingID, kind string) error {
 	b, err := a.Store.Booking(ctx, id, "")
 	if err != nil {
 		return err
@@ -464,7 +464,7 @@ func (a *Activities) sendConfirmation(ctx context.Context, id uuid.UUID, booking
 }
 
 // FlagPayment records a reason for staff to look at the payment.
-func (a *Activities) FlagPayment(ctx context.Context, bookingID, reason string) error {
+func (a *Booking) FlagPayment(ctx context.Context, bookingID, reason string) error {
 	id, err := parseID(bookingID)
 	if err != nil {
 		return err
@@ -476,7 +476,7 @@ func (a *Activities) FlagPayment(ctx context.Context, bookingID, reason string) 
 // ReconcilePayments matches the provider's payments of the lookback window
 // with bookings and refunds: every captured payment must belong to exactly
 // one PAID booking, or be refunded in full.
-func (a *Activities) ReconcilePayments(ctx context.Context, lookback time.Duration) (ReconcileReport, error) {
+func (a *Booking) ReconcilePayments(ctx context.Context, lookback time.Duration) (ReconcileReport, error) {
 	type seen struct {
 		in      payments.Intent
 		refunds []payments.Refund
@@ -559,7 +559,7 @@ func (a *Activities) ReconcilePayments(ctx context.Context, lookback time.Durati
 // API's own origin (PublicURL), or on a loopback host (a development
 // stack), else the configured ReturnURL. Anything else would make the
 // provider's redirect an open redirect to another site.
-func (a *Activities) returnTo(requested string) string {
+func (a *Booking) returnTo(requested string) string {
 	if requested == "" {
 		return a.ReturnURL
 	}

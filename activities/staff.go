@@ -1,0 +1,184 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/encore-tickets/encore/notify"
+	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/vocab"
+)
+
+// Staff actions of StaffAction.
+const (
+	StaffRefund = "refund"
+	StaffResend = "resend"
+)
+
+// StaffInput is one staff action on one booking.
+type StaffInput struct {
+	Action    string // StaffRefund or StaffResend
+	BookingID string
+	Staff     string
+	Reason    string
+	// JobID, when set, is the cancellation job the refund belongs to: the
+	// booking's Update is deduplicated per job, and the job's counters move.
+	JobID string
+}
+
+// PaidBookingsPage lists up to limit paid bookings of the event after the
+// cursor, in ID order.
+func (a *Booking) PaidBookingsPage(ctx context.Context, eventID, cursor string, limit int) ([]string, error) {
+	after := uuid.Nil
+	if cursor != "" {
+		var err error
+		if after, err = parseID(cursor); err != nil {
+			return nil, err
+		}
+	}
+	ids, err := a.Store.PaidBookingsAfter(ctx, eventID, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id.String()
+	}
+	return out, nil
+}
+
+// RecordJobItem records one booking's outcome in the job's counters, once.
+func (a *Booking) RecordJobItem(ctx context.Context, jobID, bookingID string, ok bool, detail string) error {
+	id, err := parseID(bookingID)
+	if err != nil {
+		return err
+	}
+	return a.Store.RecordJobItem(ctx, jobID, id, ok, detail)
+}
+
+// FinishJob marks the job done (or failed if any booking failed).
+func (a *Booking) FinishJob(ctx context.Context, jobID string) error {
+	_, err := a.Store.FinishJob(ctx, jobID)
+	return err
+}
+
+// StaffAction performs one staff action. A refund goes through the
+// booking's own workflow (the staff-cancel Update: seats back, tickets
+// revoked, refunded under the booking's refund step key); a booking whose
+// workflow has ended is cancelled and refunded here by the same activities
+// and step key, so either way the money moves once. The fan is told why.
+// A resend sends the confirmation again.
+func (a *Booking) StaffAction(ctx context.Context, in StaffInput) (vocab.BookingStatus, error) {
+	id, err := parseID(in.BookingID)
+	if err != nil {
+		return "", err
+	}
+	if in.Action == StaffResend {
+		return "", a.sendConfirmation(ctx, id, in.BookingID, "resend")
+	}
+	if in.Action != StaffRefund {
+		return "", temporal.NewNonRetryableApplicationError("unknown staff action "+in.Action, ErrTypeInvalidID, nil)
+	}
+	if err := a.Store.MarkStaffCancel(ctx, id, in.Staff, in.Reason); err != nil {
+		return "", err
+	}
+	updateID := "staff-cancel-" + in.BookingID
+	if in.JobID != "" {
+		updateID = "job-" + in.JobID + "-" + in.BookingID
+	}
+	err = a.Sagas.StaffCancel(ctx, in.BookingID, updateID, in.Staff, in.Reason)
+	switch {
+	case errors.Is(err, ErrNoSaga):
+		if err := a.refundClosed(ctx, id, in.BookingID); err != nil {
+			return "", err
+		}
+	case errors.Is(err, ErrSettled):
+		// Already ended (the fan cancelled, or an earlier attempt did it):
+		// the booking is settled however it ended.
+	case err != nil:
+		return "", err
+	}
+	b, err := a.Store.Booking(ctx, id, "")
+	if err != nil {
+		return "", err
+	}
+	if b.Hold.Status == vocab.ReservationPaid {
+		return "", errors.New("the booking is still paid")
+	}
+	if b.PaymentStatus == vocab.PaymentRefunded || b.PaymentStatus == vocab.PaymentVoided {
+		if err := a.notifyCancellation(ctx, id, in.BookingID, in.Reason); err != nil {
+			a.Log.Warn("cancellation email not sent", "booking", in.BookingID, "error", err)
+		}
+	}
+	if in.JobID != "" {
+		if err := a.Store.RecordJobItem(ctx, in.JobID, id, true, ""); err != nil {
+			return "", err
+		}
+	}
+	if b.PaymentStatus == vocab.PaymentRefunded {
+		return vocab.BookingRefunded, nil
+	}
+	return vocab.BookingStatus(b.Hold.Status), nil
+}
+
+// refundClosed cancels and refunds a paid booking whose workflow has ended
+// (past the event's cancellation deadline) with the workflow's own
+// activities: the sale undone, then the refund under the same step key.
+func (a *Booking) refundClosed(ctx context.Context, id uuid.UUID, bookingID string) error {
+	b, err := a.Store.Booking(ctx, id, "")
+	if err != nil {
+		return err
+	}
+	if b.Hold.Status == vocab.ReservationPending {
+		// Never checked out: no money to return, only the seats.
+		if _, err := a.Store.Release(ctx, id, ""); err != nil && !errors.Is(err, store.ErrNotPending) {
+			return err
+		}
+		return nil
+	}
+	if err := a.CancelSale(ctx, bookingID); err != nil {
+		return err
+	}
+	if b.IntentID == "" || b.PaymentStatus == vocab.PaymentRefunded || b.PaymentStatus == vocab.PaymentVoided {
+		return nil
+	}
+	return a.Refund(ctx, bookingID, b.IntentID)
+}
+
+func (a *Booking) notifyCancellation(ctx context.Context, id uuid.UUID, bookingID, reason string) error {
+	if done, err := a.Store.Notified(ctx, id, NotifyCancellation); err != nil || done {
+		return err
+	}
+	to, err := a.recipient(ctx, id)
+	if err != nil {
+		return err
+	}
+	body := fmt.Sprintf("Your booking %s has been cancelled and refunded in full.\nReason: %s\n", bookingID, reason)
+	if err := a.Mailer.Send(ctx, notify.Message{To: to, Subject: "Your Encore booking was cancelled", Body: body,
+		Key: bookingID + "-" + NotifyCancellation}); err != nil {
+		return err
+	}
+	if err := a.Store.LogNotification(ctx, id, NotifyCancellation, to); err != nil {
+		return err
+	}
+	return a.Store.MarkNotified(ctx, id, NotifyCancellation)
+}
+
+func (a *Booking) recipient(ctx context.Context, id uuid.UUID) (string, error) {
+	to, err := a.Store.FanEmail(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if to == "" {
+		b, err := a.Store.LoadBooking(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		to = b.UserID + "@fans.invalid" // the token had no email: nowhere real to send to
+	}
+	return to, nil
+}
