@@ -46,8 +46,8 @@ func newDialProcess(t *testing.T, e *e2e, roomPrefix, mapPrefix string) *dialPro
 	p.room = waitingroom.New(rdb, e.store, []byte("controls-test-pass-seed"), waitingroom.Options{Prefix: roomPrefix,
 		Capacity: 5, Batch: 100, Tick: 100 * time.Millisecond, JoinPerAccount: 1000, JoinPerIP: 100_000, LookupPerIP: 100_000,
 		HoldPerIP: 100_000, Log: log})
-	p.room.SetControls(p.dials)
-	p.holds.Admission = p.room
+	p.room.Capacity().SetControls(p.dials)
+	p.holds.Admission = p.room.Passes()
 	reader := store.NewReader(e.store.Pool())
 	cache := seatmap.NewCache(rdb, mapPrefix, reader.SectionSeats, seatmap.CacheOptions{})
 	cache.SetTTLFor(func(eventID string, def time.Duration) time.Duration { return p.dials.For(eventID).CacheTTL(def) })
@@ -177,7 +177,7 @@ func TestTheOperatorsDialsAreInForceInEveryProcessWithinTwoSecondsAndAudited(t *
 	fans := make([]session.Identity, 8)
 	for i := range fans {
 		fans[i] = session.Identity{UserID: "dial-fan-" + string(rune('a'+i)) + suffix, DeviceID: "dev-" + string(rune('a'+i))}
-		_, err := b.room.Join(ctx, fans[i], flash, 0)
+		_, err := b.room.Line().Join(ctx, fans[i], flash, 0)
 		require.NoError(t, err)
 	}
 	tickOnce := func(r *waitingroom.Room, owner string) waitingroom.TickResult {
@@ -185,7 +185,7 @@ func TestTheOperatorsDialsAreInForceInEveryProcessWithinTwoSecondsAndAudited(t *
 		var res waitingroom.TickResult
 		within(t, 5*time.Second, "a tick", func() bool {
 			var err error
-			res, err = r.Tick(ctx, flash, owner)
+			res, err = r.Admitter().Tick(ctx, flash, owner)
 			require.NoError(t, err)
 			return res.Ran
 		})
@@ -210,7 +210,7 @@ func TestTheOperatorsDialsAreInForceInEveryProcessWithinTwoSecondsAndAudited(t *
 	})
 
 	t.Run("the adaptive controller moves capacity only inside the operator's band", func(t *testing.T) {
-		b.room.SetAdaptive(&waitingroom.Controller{Period: 50 * time.Millisecond}, slowCheckout{})
+		b.room.Capacity().SetAdaptive(&waitingroom.Controller{Period: 50 * time.Millisecond}, slowCheckout{})
 		status, body := e.callAtJSON(a.url, "PATCH", flashPath, otto, map[string]any{"admission_capacity": 8, "admission_capacity_min": 7})
 		require.Equal(t, 200, status, "%v", body)
 		within(t, 2*time.Second, "the band", func() bool { return b.dials.For(flash).CapacityMin != nil })
@@ -227,7 +227,7 @@ func TestTheOperatorsDialsAreInForceInEveryProcessWithinTwoSecondsAndAudited(t *
 		var admitted session.Identity
 		var st waitingroom.State
 		for _, f := range fans {
-			s, err := b.room.Status(ctx, f, flash)
+			s, err := b.room.Line().Status(ctx, f, flash)
 			require.NoError(t, err)
 			if s.Status == waitingroom.StatusAdmitted {
 				admitted, st = f, s
@@ -235,12 +235,12 @@ func TestTheOperatorsDialsAreInForceInEveryProcessWithinTwoSecondsAndAudited(t *
 			}
 		}
 		require.NotEmpty(t, admitted.UserID, "three fans were admitted")
-		require.NoError(t, a.room.Check(ctx, admitted, flash, st.Pass))
+		require.NoError(t, a.room.Passes().Check(ctx, admitted, flash, st.Pass))
 		status, body := e.callAtJSON(a.url, "POST", "/v1/admin/events/"+flash+"/admissions/revoke", otto,
 			map[string]any{"user_id": admitted.UserID, "reason": "scalper"})
 		require.Equal(t, 200, status, "%v", body)
 		require.Equal(t, true, body["revoked"])
-		require.ErrorIs(t, b.room.Check(ctx, admitted, flash, st.Pass), holds.ErrQueueRequired)
+		require.ErrorIs(t, b.room.Passes().Check(ctx, admitted, flash, st.Pass), holds.ErrQueueRequired)
 		acts, err := e.store.ListAdminActions(ctx, store.AuditFilter{Action: "admission.revoke", Target: flash + "/" + admitted.UserID})
 		require.NoError(t, err)
 		require.Len(t, acts, 1)

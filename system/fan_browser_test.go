@@ -46,9 +46,9 @@ func withFlashSale(id *string) stackOption {
 		room.Register(prometheus.NewRegistry())
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
-		go func() { room.RunAdmitter(ctx, ""); close(done) }()
+		go func() { room.Admitter().Run(ctx, ""); close(done) }()
 		t.Cleanup(func() { cancel(); <-done; room.Close() })
-		e.holds.Admission = room
+		e.holds.Admission = room.Passes()
 		a.Room = room
 	}
 }

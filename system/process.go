@@ -128,7 +128,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisU
 	p.Dials.Register(p.Registry)
 	p.Holds.Dials = p.Dials
 	p.Room = AdmitPlane(cfg, rdb, p.Store, p.Holds, p.Registry, log)
-	p.Room.SetControls(p.Dials)
+	p.Room.Capacity().SetControls(p.Dials)
 	public, err := cfg.EffectivePublicURL()
 	if err != nil {
 		p.Close()
@@ -138,7 +138,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisU
 		TTL: cfg.RoomPassTTL, Log: log.With("component", "waitlist")}
 	p.Waitlist.Register(p.Registry)
 	if cfg.RoomAdaptive {
-		p.Room.SetAdaptive(nil, &waitingroom.StandardSignals{Saga: p.Saga, Payments: p.Store})
+		p.Room.Capacity().SetAdaptive(nil, &waitingroom.StandardSignals{Saga: p.Saga, Payments: p.Store})
 	}
 	if p.Browse, err = NewBrowsePlane(ctx, cfg, dbURL, rdb, p.Registry, log); err != nil {
 		p.Close()
@@ -285,7 +285,7 @@ func (p *Process) RunWorker(ctx context.Context) (stop func(), err error) {
 	p.relay = NewRelay(p.Config, p.Store, p.Browse.Cache, p.Registry, p.Log)
 	p.relayCtx = ctx
 	p.SetRelayRunning(true)
-	go p.Room.RunAdmitter(ctx, "")
+	go p.Room.Admitter().Run(ctx, "")
 	go p.Waitlist.Run(ctx)
 	go p.Activities.Metrics.FollowSaga(ctx, p.Store, 15*time.Second)
 	return func() { _ = p.SetWorkerRunning(false) }, nil

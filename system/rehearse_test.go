@@ -49,9 +49,9 @@ func withRehearsalSale(id, admin *string) stackOption {
 		*admin = metrics.URL
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
-		go func() { room.RunAdmitter(ctx, ""); close(done) }()
+		go func() { room.Admitter().Run(ctx, ""); close(done) }()
 		t.Cleanup(func() { cancel(); <-done; room.Close() })
-		e.holds.Admission = room
+		e.holds.Admission = room.Passes()
 		a.Room = room
 	}
 }

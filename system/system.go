@@ -243,8 +243,8 @@ func HTTPURL(addr string) string {
 
 // AdmitPlane builds the waiting room of metered events over the hold
 // service's store (read-only counts) and Redis, makes it the service's
-// admission and registers its metrics. The edge serves it; RunAdmitter runs
-// in dev and worker.
+// admission (its Passes) and registers its metrics. The edge serves it; its
+// Admitter runs in dev and worker.
 func AdmitPlane(cfg config.Config, rdb redis.UniversalClient, st *store.Store, svc *holds.Service, reg *prometheus.Registry, log *slog.Logger) *waitingroom.Room {
 	room := waitingroom.New(rdb, st, []byte(cfg.RoomPassSeed.Reveal()), waitingroom.Options{
 		Capacity: cfg.RoomCapacity, Batch: cfg.RoomBatch, Tick: cfg.RoomTick, PassTTL: cfg.RoomPassTTL,
@@ -254,7 +254,7 @@ func AdmitPlane(cfg config.Config, rdb redis.UniversalClient, st *store.Store, s
 		Log:  log.With("component", "waitingroom"),
 	})
 	room.Register(reg)
-	svc.Admission = room
+	svc.Admission = room.Passes()
 	return room
 }
 

@@ -60,7 +60,7 @@ func TestSeatsThatComeBackAreOfferedInOrderAndAnUnusedOfferPassesToTheNextFan(t 
 	offers := &waitlist.Offers{Store: e.store, Room: room, Mailer: notify.Mailbox{Dir: e.mailbox},
 		PublicURL: "http://127.0.0.1:8080", TTL: 3 * time.Second, Log: log}
 	offers.Register(prometheus.NewRegistry())
-	hs := &holds.Service{Store: e.store, Log: log, Admission: room}
+	hs := &holds.Service{Store: e.store, Log: log, Admission: room.Passes()}
 	hs.Register(prometheus.NewRegistry())
 	srv := httptest.NewServer((&api.Server{Holds: hs, Room: room, Waitlist: offers, Sessions: e.issuer, Log: log}).Handler())
 	t.Cleanup(srv.Close)
@@ -159,7 +159,7 @@ func TestSeatsThatComeBackAreOfferedInOrderAndAnUnusedOfferPassesToTheNextFan(t 
 	}
 	require.NotEmpty(t, offer.Pass)
 	require.WithinDuration(t, time.Now().Add(3*time.Second), offer.PassExpiresAt, 2*time.Second)
-	require.NoError(t, room.Check(ctx, ann.id, ev, offer.Pass), "the offer's pass admits ann")
+	require.NoError(t, room.Passes().Check(ctx, ann.id, ev, offer.Pass), "the offer's pass admits ann")
 	mail, err := os.ReadFile(filepath.Join(e.mailbox, "waitlist-offer-"+firstEntryID(t, e, ev, ann.id.UserID)+".eml"))
 	require.NoError(t, err, "the offer is emailed")
 	require.Contains(t, string(mail), "ann@fans.example")
@@ -171,11 +171,11 @@ func TestSeatsThatComeBackAreOfferedInOrderAndAnUnusedOfferPassesToTheNextFan(t 
 	r := round()
 	require.Len(t, r.Ended, 1)
 	require.Equal(t, []string{"ben", "cat"}, offeredTo(r))
-	require.Error(t, room.Check(ctx, ann.id, ev, offer.Pass))
+	require.Error(t, room.Passes().Check(ctx, ann.id, ev, offer.Pass))
 
 	// ben holds his seat with the offer's pass (over HTTP, as the app
 	// does); the round after records the offer as used.
-	benState, err := room.Status(ctx, ben.id, ev)
+	benState, err := room.Line().Status(ctx, ben.id, ev)
 	require.NoError(t, err)
 	require.Equal(t, waitingroom.StatusOffered, benState.Status)
 	status, _, body = e.callAt(srv.URL, "POST", "/v1/holds", ben.token, map[string]any{"event_id": ev, "seat_ids": []string{seat(1)}},

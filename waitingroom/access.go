@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/encore-tickets/encore/ratelimit"
 	"github.com/encore-tickets/encore/session"
@@ -34,9 +35,38 @@ type ChallengeRequiredError struct {
 
 func (e *ChallengeRequiredError) Error() string { return "waitingroom: " + e.Detail }
 
-func (r *Room) allow(ctx context.Context, l *ratelimit.Limiter, name, key string) error {
-	if ok, wait := l.Allow(ctx, key); !ok {
-		r.m.limit(name)
+// limits are the admit plane's rate limits in Redis (GCRA, package
+// ratelimit), per account or per IP address and per path, each refusal
+// counted by the limit's name.
+type limits struct {
+	joinAccount, joinIP, statusAccount  *ratelimit.Limiter
+	holdIP, checkoutAccount, checkoutIP *ratelimit.Limiter
+	lookupIP                            *ratelimit.Limiter
+	m                                   *metrics
+}
+
+// newLimits builds the limits of opts: per minute, in bursts of a sixth
+// (at least 1).
+func newLimits(rdb redis.UniversalClient, opts Options, m *metrics) *limits {
+	per := func(n int) ratelimit.Limit { return ratelimit.Limit{Count: n, Per: time.Minute, Burst: max(n/6, 1)} }
+	rl := func(name string, n int) *ratelimit.Limiter {
+		return ratelimit.New(rdb, opts.Prefix+"rl:wr:"+name+":", per(n))
+	}
+	return &limits{
+		joinAccount:     rl("join-acct", opts.JoinPerAccount),
+		joinIP:          rl("join-ip", opts.JoinPerIP),
+		statusAccount:   rl("status-acct", opts.StatusPerAccount),
+		holdIP:          rl("hold-ip", opts.HoldPerIP),
+		checkoutAccount: rl("checkout-acct", opts.CheckoutPerAccount),
+		checkoutIP:      rl("checkout-ip", opts.CheckoutPerIP),
+		lookupIP:        rl("lookup-ip", opts.LookupPerIP),
+		m:               m,
+	}
+}
+
+func (l *limits) allow(ctx context.Context, lim *ratelimit.Limiter, name, key string) error {
+	if ok, wait := lim.Allow(ctx, key); !ok {
+		l.m.limit(name)
 		return &RateLimitedError{Limit: name, Wait: wait}
 	}
 	return nil
@@ -48,36 +78,36 @@ func (r *Room) allow(ctx context.Context, l *ratelimit.Limiter, name, key string
 func (r *Room) Admit(ctx context.Context, who session.Identity, eventID, ip string, proof Proof) (State, error) {
 	// The per-IP limits come before the event lookup: a flood of joins, or
 	// of made-up event IDs, is refused before it can reach the database.
-	if err := r.allow(ctx, r.joinIP, "join-ip", eventID+"|"+ip); err != nil {
+	if err := r.limits.allow(ctx, r.limits.joinIP, "join-ip", eventID+"|"+ip); err != nil {
 		return State{}, err
 	}
-	if _, err := r.lookupGate(ctx, eventID, ip); err != nil {
+	if _, err := r.gates.lookup(ctx, eventID, ip); err != nil {
 		return State{}, err
 	}
-	if err := r.allow(ctx, r.joinAccount, "join-account", eventID+"|"+who.UserID); err != nil {
+	if err := r.limits.allow(ctx, r.limits.joinAccount, "join-account", eventID+"|"+who.UserID); err != nil {
 		return State{}, err
 	}
-	risk, err := r.riskScore(ctx, who, eventID, ip)
+	risk, err := r.friction.score(ctx, who, eventID, ip)
 	if err != nil {
 		return State{}, err
 	}
-	if risk >= r.opts.Risk.Threshold {
+	if risk >= r.friction.risk.Threshold {
 		if proof.Challenge == "" {
 			r.m.challenge("issued")
 			return State{}, &ChallengeRequiredError{Detail: "solve the proof-of-work challenge and join again",
-				Challenge: r.newChallenge(who.UserID, eventID)}
+				Challenge: r.friction.newChallenge(who.UserID, eventID)}
 		}
-		if err := r.verifyProof(ctx, proof, who.UserID, eventID); err != nil {
+		if err := r.friction.verifyProof(ctx, proof, who.UserID, eventID); err != nil {
 			if errors.Is(err, ErrUnavailable) {
 				return State{}, err
 			}
 			r.m.challenge("failed")
 			return State{}, &ChallengeRequiredError{Detail: "the proof of work was not valid; solve this challenge",
-				Challenge: r.newChallenge(who.UserID, eventID)}
+				Challenge: r.friction.newChallenge(who.UserID, eventID)}
 		}
 		r.m.challenge("solved")
 	}
-	return r.Join(ctx, who, eventID, 0)
+	return r.line.Join(ctx, who, eventID, 0)
 }
 
 // Poll is the polling fallback's heartbeat: it keeps who's place and answers
@@ -85,16 +115,14 @@ func (r *Room) Admit(ctx context.Context, who session.Identity, eventID, ip stri
 // the caller's address: a poll for an event the room has not cached is
 // charged to its lookup limit before the database is read.
 func (r *Room) Poll(ctx context.Context, who session.Identity, eventID, ip string) (State, error) {
-	if err := r.allow(ctx, r.statusAccount, "status-account", eventID+"|"+who.UserID); err != nil {
+	if err := r.limits.allow(ctx, r.limits.statusAccount, "status-account", eventID+"|"+who.UserID); err != nil {
 		return State{}, err
 	}
-	if _, err := r.lookupGate(ctx, eventID, ip); err != nil {
+	if _, err := r.gates.lookup(ctx, eventID, ip); err != nil {
 		return State{}, err
 	}
-	if r.regular.beat(eventID+"|"+who.UserID, time.Now(), r.opts.Risk.Regular) {
-		r.flag(ctx, eventID, who.UserID, flagRegular)
-	}
-	return r.Status(ctx, who, eventID)
+	r.friction.beat(ctx, eventID, who.UserID, time.Now())
+	return r.line.Status(ctx, who, eventID)
 }
 
 // Socket is an admitted queue socket, ready to be served once the edge has
@@ -113,7 +141,7 @@ func (r *Room) OpenSocket(ctx context.Context, who session.Identity, eventID, ip
 	if err != nil {
 		return nil, err
 	}
-	g, err := r.gate(ctx, eventID)
+	g, err := r.gates.get(ctx, eventID)
 	if err != nil {
 		return nil, err
 	}
@@ -125,23 +153,23 @@ func (r *Room) OriginPatterns() []string { return r.opts.OriginPatterns }
 
 // ServeSocket pushes states on an upgraded connection until it ends.
 func (r *Room) ServeSocket(conn *websocket.Conn, s *Socket) {
-	r.serveSocket(conn, s.who, s.gate, s.first)
+	r.hub.serve(conn, s.who, s.gate, s.first)
 }
 
 // LimitHold limits hold attempts per client address, before the request
 // reaches the hold service (which limits per account itself).
 func (r *Room) LimitHold(ctx context.Context, ip string) error {
-	return r.allow(ctx, r.holdIP, "hold-ip", ip)
+	return r.limits.allow(ctx, r.limits.holdIP, "hold-ip", ip)
 }
 
 // LimitCheckout limits checkouts per client address and, when the caller is
 // known, per account.
 func (r *Room) LimitCheckout(ctx context.Context, ip, userID string) error {
-	if err := r.allow(ctx, r.checkoutIP, "checkout-ip", ip); err != nil {
+	if err := r.limits.allow(ctx, r.limits.checkoutIP, "checkout-ip", ip); err != nil {
 		return err
 	}
 	if userID == "" {
 		return nil
 	}
-	return r.allow(ctx, r.checkoutAccount, "checkout-account", userID)
+	return r.limits.allow(ctx, r.limits.checkoutAccount, "checkout-account", userID)
 }

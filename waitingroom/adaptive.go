@@ -2,10 +2,15 @@ package waitingroom
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"strconv"
+	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/encore-tickets/encore/backpressure"
 	"github.com/encore-tickets/encore/controls"
@@ -51,12 +56,12 @@ type Controller struct {
 	Period        time.Duration // how often to adjust (10s, as the design's 7.7 sets)
 }
 
-func (c *Controller) defaults(base int, o Options) {
+func (c *Controller) defaults(base, lo, hi int) {
 	if c.Min <= 0 {
-		c.Min = o.MinCapacity
+		c.Min = lo
 	}
 	if c.Max <= 0 {
-		c.Max = o.MaxCapacity
+		c.Max = hi
 	}
 	if c.Step <= 0 {
 		c.Step = max(base/10, 1)
@@ -94,6 +99,33 @@ func (c Controller) Next(capacity int, s Signals, full bool) int {
 	return min(max(capacity, c.Min), c.Max)
 }
 
+// Capacity is the admission capacity of every metered event: the
+// configured one, the operator's dials over it (capacity, adaptive bounds,
+// admission paused) and, in the adaptive mode, the Controller's steering
+// within those bounds. It is apart from the Admitter, which only asks it
+// for the number, because the operator's API asks it too, and because its
+// state (the controller's last value per event) outlives any one admitter:
+// it is kept in Redis beside the event's line.
+type Capacity struct {
+	rdb  redis.UniversalClient
+	keys keyspace
+	log  *slog.Logger
+
+	base, lo, hi int // the configured capacity and adaptive band (Options)
+
+	mu         sync.Mutex
+	adaptive   bool
+	controller *Controller
+	states     map[string]*capacityState // event -> this admitter's steering
+	signals    SignalSource
+	dials      *controls.Watcher
+}
+
+func newCapacity(rdb redis.UniversalClient, keys keyspace, opts Options) *Capacity {
+	return &Capacity{rdb: rdb, keys: keys, log: opts.Log, base: opts.Capacity, lo: opts.MinCapacity, hi: opts.MaxCapacity,
+		states: map[string]*capacityState{}}
+}
+
 // capacityState is one event's capacity as this admitter steers it.
 type capacityState struct {
 	capacity   int
@@ -104,85 +136,112 @@ type capacityState struct {
 
 // SetAdaptive turns the adaptive mode on with the given controller and
 // signal source (nil: the controller's defaults, or no signals at all).
-func (r *Room) SetAdaptive(c *Controller, src SignalSource) {
-	r.controllerMu.Lock()
-	defer r.controllerMu.Unlock()
-	if c == nil {
-		c = &Controller{}
+func (c *Capacity) SetAdaptive(ctl *Controller, src SignalSource) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ctl == nil {
+		ctl = &Controller{}
 	}
-	c.defaults(r.opts.Capacity, r.opts)
-	r.controller = c
-	r.signals = src
-	r.opts.Adaptive = true
+	ctl.defaults(c.base, c.lo, c.hi)
+	c.controller = ctl
+	c.signals = src
+	c.adaptive = true
+}
+
+// isAdaptive reports whether the adaptive mode is on.
+func (c *Capacity) isAdaptive() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.adaptive
 }
 
 // SetControls makes the room follow the operator's dials: the admission
 // capacity and its adaptive bounds, and admission paused.
-func (r *Room) SetControls(w *controls.Watcher) { r.dials = w }
+func (c *Capacity) SetControls(w *controls.Watcher) { c.dials = w }
+
+// paused reports whether the operator paused the event's admission.
+func (c *Capacity) paused(eventID string) bool { return c.dials.For(eventID).AdmissionPaused }
+
+// InForce is the admission capacity the event's admitter last used (0
+// while admission is paused), or what this process would use when no
+// admitter has ticked yet.
+func (c *Capacity) InForce(ctx context.Context, eventID string) (int, error) {
+	v, err := c.rdb.HGet(ctx, c.keys.event(eventID).state, "cap").Int()
+	if err == nil {
+		return v, nil
+	}
+	if !errors.Is(err, redis.Nil) {
+		return 0, unavailable(err)
+	}
+	if c.paused(eventID) {
+		return 0, nil
+	}
+	return c.current(ctx, eventID), nil
+}
 
 // bounds are the event's capacity (the operator's, or the configured one)
 // and the band the adaptive mode may move it within.
-func (r *Room) bounds(eventID string) (d controls.Dials, base, lo, hi int) {
-	d = r.dials.For(eventID)
-	lo, hi = r.opts.MinCapacity, r.opts.MaxCapacity
-	r.controllerMu.Lock()
-	if r.controller != nil {
-		lo, hi = r.controller.Min, r.controller.Max
+func (c *Capacity) bounds(eventID string) (d controls.Dials, base, lo, hi int) {
+	d = c.dials.For(eventID)
+	lo, hi = c.lo, c.hi
+	c.mu.Lock()
+	if c.controller != nil {
+		lo, hi = c.controller.Min, c.controller.Max
 	}
-	r.controllerMu.Unlock()
-	base, lo, hi = d.Capacity(r.opts.Capacity, lo, hi)
+	c.mu.Unlock()
+	base, lo, hi = d.Capacity(c.base, lo, hi)
 	return d, base, lo, hi
 }
 
-// capacity is the capacity in force for the event. Without the adaptive
+// current is the capacity in force for the event. Without the adaptive
 // mode it is the operator's or the configured capacity. With it, it is
 // the controller's last value, kept in Redis beside the event's line so a
 // new admitter (another process taking the lease) carries on from it
 // rather than starting over; a change of the operator's dials starts the
 // controller again from the operator's capacity.
-func (r *Room) capacity(ctx context.Context, eventID string) int {
-	d, base, lo, hi := r.bounds(eventID)
-	r.controllerMu.Lock()
-	adaptive := r.opts.Adaptive && r.controller != nil
-	st := r.controllers[eventID]
-	r.controllerMu.Unlock()
+func (c *Capacity) current(ctx context.Context, eventID string) int {
+	d, base, lo, hi := c.bounds(eventID)
+	c.mu.Lock()
+	adaptive := c.adaptive && c.controller != nil
+	st := c.states[eventID]
+	c.mu.Unlock()
 	if !adaptive {
 		return base
 	}
 	if st == nil || st.version != d.Version {
 		st = &capacityState{capacity: base, version: d.Version, lastAdjust: time.Now()}
-		if v, err := r.rdb.HMGet(ctx, r.keys(eventID).state, "acap", "acapv").Result(); err == nil && len(v) == 2 {
-			c, _ := strconv.Atoi(fmt.Sprint(v[0]))
+		if v, err := c.rdb.HMGet(ctx, c.keys.event(eventID).state, "acap", "acapv").Result(); err == nil && len(v) == 2 {
+			n, _ := strconv.Atoi(fmt.Sprint(v[0]))
 			ver, _ := strconv.ParseInt(fmt.Sprint(v[1]), 10, 64)
-			if c > 0 && v[1] != nil && ver == d.Version {
-				st.capacity = c
+			if n > 0 && v[1] != nil && ver == d.Version {
+				st.capacity = n
 			}
 		}
-		r.controllerMu.Lock()
-		r.controllers[eventID] = st
-		r.controllerMu.Unlock()
+		c.mu.Lock()
+		c.states[eventID] = st
+		c.mu.Unlock()
 	}
-	r.controllerMu.Lock()
-	defer r.controllerMu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	st.capacity = min(max(st.capacity, lo), hi)
 	return st.capacity
 }
 
 // observe feeds a tick's result to the adaptive mode and, once a period,
 // moves capacity within the operator's bounds.
-func (r *Room) observe(ctx context.Context, eventID string, res TickResult, capacity int) {
-	r.controllerMu.Lock()
-	st := r.controllers[eventID]
-	if st == nil || !r.opts.Adaptive || r.controller == nil {
-		r.controllerMu.Unlock()
+func (c *Capacity) observe(ctx context.Context, eventID string, res TickResult, capacity int) {
+	c.mu.Lock()
+	st := c.states[eventID]
+	if st == nil || !c.adaptive || c.controller == nil {
+		c.mu.Unlock()
 		return
 	}
 	if float64(res.Active) >= 0.9*float64(capacity) {
 		st.full = true
 	}
-	c, src := *r.controller, r.signals
-	due := time.Since(st.lastAdjust) >= c.Period
-	r.controllerMu.Unlock()
+	ctl, src := *c.controller, c.signals
+	due := time.Since(st.lastAdjust) >= ctl.Period
+	c.mu.Unlock()
 	if !due {
 		return
 	}
@@ -193,24 +252,24 @@ func (r *Room) observe(ctx context.Context, eventID string, res TickResult, capa
 		s, err = src.Signals(sctx)
 		cancel()
 		if err != nil {
-			r.opts.Log.Warn("waiting room: adaptive signals", "err", err)
+			c.log.Warn("waiting room: adaptive signals", "err", err)
 			s = Signals{}
 		}
 	}
-	_, _, lo, hi := r.bounds(eventID)
-	c.Min, c.Max = lo, hi
-	r.controllerMu.Lock()
-	next := c.Next(st.capacity, s, st.full)
+	_, _, lo, hi := c.bounds(eventID)
+	ctl.Min, ctl.Max = lo, hi
+	c.mu.Lock()
+	next := ctl.Next(st.capacity, s, st.full)
 	if next != st.capacity {
-		r.opts.Log.Info("waiting room: capacity adjusted", "event", eventID, "from", st.capacity, "to", next,
+		c.log.Info("waiting room: capacity adjusted", "event", eventID, "from", st.capacity, "to", next,
 			"checkout_latency", s.CheckoutLatency, "checkout_error_rate", s.CheckoutErrorRate, "payment_error_rate", s.PaymentErrorRate)
 	}
 	st.capacity, st.full, st.lastAdjust = next, false, time.Now()
 	version := st.version
-	r.controllerMu.Unlock()
+	c.mu.Unlock()
 	// Keep the controller's state where the next admitter finds it.
-	if err := r.rdb.HSet(ctx, r.keys(eventID).state, "acap", next, "acapv", version).Err(); err != nil {
-		r.opts.Log.Debug("waiting room: save adaptive capacity", "err", err)
+	if err := c.rdb.HSet(ctx, c.keys.event(eventID).state, "acap", next, "acapv", version).Err(); err != nil {
+		c.log.Debug("waiting room: save adaptive capacity", "err", err)
 	}
 }
 

@@ -5,10 +5,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"os"
-	"strconv"
-	"strings"
+	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/encore-tickets/encore/store"
 )
 
 // Admitted is one fan let into checkout by a tick.
@@ -40,45 +44,78 @@ func NewOwner() string {
 	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b))
 }
 
-func (r *Room) admitterTTL() time.Duration { return r.opts.AdmitterLease }
+// Admitter lets fans in from the head of every metered event's line, once
+// per tick, wherever it runs: every process may run one, and per event only
+// the elected one (a short Redis lease) admits. It holds what the loop
+// needs between ticks (the metered events, the settlement cursor, the last
+// sell-out notice) and asks Capacity how many may be inside checkout.
+type Admitter struct {
+	rdb      redis.UniversalClient
+	keys     keyspace
+	inv      Inventory
+	gates    *gateCache
+	capacity *Capacity
+	notices  *notices
+	m        *metrics
+	log      *slog.Logger
+
+	tick       time.Duration // admission tick
+	lease      time.Duration // how long an elected admitter keeps an event without ticking
+	batch      int           // most fans admitted per tick
+	passTTL    time.Duration // admission window
+	cleanupCap int           // most stale entries or expired leases removed per tick
+
+	mu         sync.Mutex
+	events     []store.Gate // the metered events, cached (meteredEvents)
+	eventsAt   time.Time
+	cursor     map[string]int64 // event -> settle's next offset into held
+	lastNotify sync.Map         // event -> time of the last sold-out broadcast
+}
+
+func newAdmitter(rdb redis.UniversalClient, keys keyspace, inv Inventory, opts Options, gates *gateCache, capacity *Capacity,
+	n *notices, m *metrics) *Admitter {
+	return &Admitter{rdb: rdb, keys: keys, inv: inv, gates: gates, capacity: capacity, notices: n, m: m, log: opts.Log,
+		tick: opts.Tick, lease: opts.AdmitterLease, batch: opts.Batch, passTTL: opts.PassTTL, cleanupCap: opts.CleanupCap,
+		cursor: map[string]int64{}}
+}
 
 // Tick runs one admission tick for the event as owner, if owner is (or
 // becomes) the event's elected admitter. Free inventory is read first; if it
 // cannot be read, the tick admits nobody (fail closed).
-func (r *Room) Tick(ctx context.Context, eventID, owner string) (TickResult, error) {
-	g, err := r.gate(ctx, eventID)
+func (a *Admitter) Tick(ctx context.Context, eventID, owner string) (TickResult, error) {
+	g, err := a.gates.get(ctx, eventID)
 	if err != nil {
 		return TickResult{}, err
 	}
-	k := r.keys(eventID)
-	lead, err := leadScript.Run(ctx, r.rdb, []string{k.admitter}, owner, r.admitterTTL().Milliseconds()).Int64()
+	k := a.keys.event(eventID)
+	lead, err := leadScript.Run(ctx, a.rdb, []string{k.admitter}, owner, a.lease.Milliseconds()).Int64()
 	if err != nil {
-		r.m.tickError()
+		a.m.tickError()
 		return TickResult{}, unavailable(err)
 	}
-	r.m.leader(eventID, lead == 1)
+	a.m.leader(eventID, lead == 1)
 	if lead != 1 {
 		return TickResult{Status: -1}, nil
 	}
 	free := int64(-1)
-	if time.Now().After(g.OnsaleAt.Add(-r.opts.Tick)) {
-		if free, err = r.inv.FreeUnits(ctx, eventID); err != nil {
-			r.opts.Log.Warn("waiting room: free inventory unknown, admitting nobody this tick", "event", eventID, "err", err)
+	if time.Now().After(g.OnsaleAt.Add(-a.tick)) {
+		if free, err = a.inv.FreeUnits(ctx, eventID); err != nil {
+			a.log.Warn("waiting room: free inventory unknown, admitting nobody this tick", "event", eventID, "err", err)
 			free = -1
 		}
 	}
-	capacity := r.capacity(ctx, eventID)
-	paused := r.dials.For(eventID).AdmissionPaused
+	capacity := a.capacity.current(ctx, eventID)
+	paused := a.capacity.paused(eventID)
 	if paused {
 		// The operator paused admission: the line keeps its order and its
 		// heartbeats, and nobody new goes in until it is resumed.
 		capacity = 0
 	}
-	raw, err := tickScript.Run(ctx, r.rdb, k.tick(), owner, r.admitterTTL().Milliseconds(), r.opts.Tick.Milliseconds(),
-		g.OnsaleAt.UnixMilli(), capacity, r.opts.Batch, r.opts.PassTTL.Milliseconds(), r.opts.CleanupCap, free,
-		(3 * r.opts.Tick).Milliseconds()).Slice()
+	raw, err := tickScript.Run(ctx, a.rdb, k.tick(), owner, a.lease.Milliseconds(), a.tick.Milliseconds(),
+		g.OnsaleAt.UnixMilli(), capacity, a.batch, a.passTTL.Milliseconds(), a.cleanupCap, free,
+		(3 * a.tick).Milliseconds()).Slice()
 	if err != nil {
-		r.m.tickError()
+		a.m.tickError()
 		return TickResult{}, unavailable(err)
 	}
 	res := TickResult{Status: toInt(raw[0]), Slot: toInt(raw[1]), At: time.UnixMilli(toInt(raw[2])),
@@ -91,11 +128,11 @@ func (r *Room) Tick(ctx context.Context, eventID, owner string) (TickResult, err
 		res.Admitted = append(res.Admitted, Admitted{UserID: u, JoinedAt: time.UnixMilli(toInt(raw[i+1]))})
 	}
 	if res.Ran {
-		r.m.tick(eventID, res, capacity)
+		a.m.tick(eventID, res, capacity)
 		if !paused {
-			r.observe(ctx, eventID, res, capacity)
+			a.capacity.observe(ctx, eventID, res, capacity)
 		}
-		r.notifyTick(ctx, eventID, res)
+		a.notifyTick(ctx, eventID, res)
 	}
 	return res, nil
 }
@@ -103,49 +140,34 @@ func (r *Room) Tick(ctx context.Context, eventID, owner string) (TickResult, err
 // notifyTick tells every process's sockets about admissions at once (and
 // about a sold-out event, at most every few seconds). The periodic position
 // refresh would find both anyway; this only makes them immediate.
-func (r *Room) notifyTick(ctx context.Context, eventID string, res TickResult) {
+func (a *Admitter) notifyTick(ctx context.Context, eventID string, res TickResult) {
 	if len(res.Admitted) > 0 {
 		users := make([]string, len(res.Admitted))
-		for i, a := range res.Admitted {
-			users[i] = a.UserID
+		for i, in := range res.Admitted {
+			users[i] = in.UserID
 		}
-		r.publish(ctx, eventID, "admitted", users)
+		a.notices.publish(ctx, eventID, "admitted", users)
 	}
 	if res.SoldOut {
-		last, _ := r.lastNotify.Load(eventID)
+		last, _ := a.lastNotify.Load(eventID)
 		if t, ok := last.(time.Time); !ok || time.Since(t) > 5*time.Second {
-			r.lastNotify.Store(eventID, time.Now())
-			r.publish(ctx, eventID, "soldout", nil)
+			a.lastNotify.Store(eventID, time.Now())
+			a.notices.publish(ctx, eventID, "soldout", nil)
 		}
 	} else {
-		r.lastNotify.Delete(eventID)
+		a.lastNotify.Delete(eventID)
 	}
 }
-
-func (r *Room) publish(ctx context.Context, eventID, kind string, users []string) {
-	msg := eventID + "\n" + kind
-	if len(users) > 0 {
-		msg += "\n" + strings.Join(users, "\n")
-	}
-	if err := r.rdb.Publish(ctx, r.notifyChannel(), msg).Err(); err != nil {
-		r.opts.Log.Debug("waiting room: publish", "err", err)
-	}
-}
-
-// notifyChannel is one channel for every event: classic Pub/Sub, which a
-// Redis Cluster forwards to every node, so each process's one subscription
-// hears every event's admissions whichever node it sits on.
-func (r *Room) notifyChannel() string { return r.opts.Prefix + "wr:notify" }
 
 // settle ends the extension of leases whose holds have ended (paid,
 // released or expired) and records strikes: holds that expired without any
 // purchase. It reads up to 500 held fans per call, round robin.
-func (r *Room) settle(ctx context.Context, eventID string) error {
-	k := r.keys(eventID)
-	r.admitterMu.Lock()
-	cursor := r.reconcileCursor[eventID]
-	r.admitterMu.Unlock()
-	users, err := r.rdb.ZRange(ctx, k.held, cursor, cursor+499).Result()
+func (a *Admitter) settle(ctx context.Context, eventID string) error {
+	k := a.keys.event(eventID)
+	a.mu.Lock()
+	cursor := a.cursor[eventID]
+	a.mu.Unlock()
+	users, err := a.rdb.ZRange(ctx, k.held, cursor, cursor+499).Result()
 	if err != nil {
 		return unavailable(err)
 	}
@@ -153,13 +175,13 @@ func (r *Room) settle(ctx context.Context, eventID string) error {
 	if len(users) < 500 {
 		next = 0
 	}
-	r.admitterMu.Lock()
-	r.reconcileCursor[eventID] = next
-	r.admitterMu.Unlock()
+	a.mu.Lock()
+	a.cursor[eventID] = next
+	a.mu.Unlock()
 	if len(users) == 0 {
 		return nil
 	}
-	outcomes, err := r.inv.HoldOutcomes(ctx, eventID, users)
+	outcomes, err := a.inv.HoldOutcomes(ctx, eventID, users)
 	if err != nil {
 		return err
 	}
@@ -183,49 +205,49 @@ func (r *Room) settle(ctx context.Context, eventID string) error {
 		}
 		args = append(args, u, ended, strikes)
 	}
-	n, err := settleScript.Run(ctx, r.rdb, []string{k.lease, k.li, k.held, k.strikes}, args...).Int64()
+	n, err := settleScript.Run(ctx, a.rdb, []string{k.lease, k.li, k.held, k.strikes}, args...).Int64()
 	if err != nil {
 		return unavailable(err)
 	}
-	r.m.settled(n)
+	a.m.settled(n)
 	return nil
 }
 
 // Settle runs one settlement pass over the event's held fans (tests and
 // operators; the admitter runs it every few ticks).
-func (r *Room) Settle(ctx context.Context, eventID string) error { return r.settle(ctx, eventID) }
+func (a *Admitter) Settle(ctx context.Context, eventID string) error { return a.settle(ctx, eventID) }
 
 // meteredEvents lists the events that need an admitter, cached 10 seconds.
-func (r *Room) meteredEvents(ctx context.Context) ([]string, error) {
-	r.admitterMu.Lock()
-	defer r.admitterMu.Unlock()
-	if time.Since(r.admitterEventsAt) > 10*time.Second {
-		evs, err := r.inv.MeteredEvents(ctx, 24*time.Hour)
+func (a *Admitter) meteredEvents(ctx context.Context) ([]string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if time.Since(a.eventsAt) > 10*time.Second {
+		evs, err := a.inv.MeteredEvents(ctx, 24*time.Hour)
 		if err != nil {
-			if r.admitterEvents == nil {
+			if a.events == nil {
 				return nil, err
 			}
-			r.opts.Log.Warn("waiting room: list metered events, using the last list", "err", err)
+			a.log.Warn("waiting room: list metered events, using the last list", "err", err)
 		} else {
-			r.admitterEvents, r.admitterEventsAt = evs, time.Now()
+			a.events, a.eventsAt = evs, time.Now()
 		}
 	}
-	ids := make([]string, len(r.admitterEvents))
-	for i, g := range r.admitterEvents {
+	ids := make([]string, len(a.events))
+	for i, g := range a.events {
 		ids[i] = g.EventID
 	}
 	return ids, nil
 }
 
-// RunAdmitter runs admission ticks for every metered event until ctx ends.
-// Every process may run it: per event, only the elected one admits. Ticks
+// Run runs admission ticks for every metered event until ctx ends. Every
+// process may run it: per event, only the elected one admits. Ticks
 // are aligned to the Redis-time slots the script fences on, a tenth of a
 // tick into each slot, so clock skew between hosts does not skip slots.
-func (r *Room) RunAdmitter(ctx context.Context, owner string) {
+func (a *Admitter) Run(ctx context.Context, owner string) {
 	if owner == "" {
 		owner = NewOwner()
 	}
-	tick := r.opts.Tick
+	tick := a.tick
 	settleEvery := max(int64(2*time.Second/tick), 1)
 	var n int64
 	for {
@@ -237,33 +259,27 @@ func (r *Room) RunAdmitter(ctx context.Context, owner string) {
 		case <-time.After(next.Sub(now)):
 		}
 		n++
-		events, err := r.meteredEvents(ctx)
+		events, err := a.meteredEvents(ctx)
 		if err != nil {
-			r.opts.Log.Warn("waiting room: list metered events", "err", err)
+			a.log.Warn("waiting room: list metered events", "err", err)
 			continue
 		}
 		for _, ev := range events {
 			tctx, cancel := context.WithTimeout(ctx, tick)
-			res, err := r.Tick(tctx, ev, owner)
+			res, err := a.Tick(tctx, ev, owner)
 			if err != nil {
 				if ctx.Err() == nil {
-					r.opts.Log.Warn("waiting room: tick", "event", ev, "err", err)
+					a.log.Warn("waiting room: tick", "event", ev, "err", err)
 				}
 				cancel()
 				continue
 			}
 			if res.Ran && n%settleEvery == 0 {
-				if err := r.settle(tctx, ev); err != nil && ctx.Err() == nil {
-					r.opts.Log.Warn("waiting room: settle holds", "event", ev, "err", err)
+				if err := a.settle(tctx, ev); err != nil && ctx.Err() == nil {
+					a.log.Warn("waiting room: settle holds", "event", ev, "err", err)
 				}
 			}
 			cancel()
 		}
 	}
-}
-
-// LeaseCount is the number of active leases of an event (tests, operators).
-func (r *Room) LeaseCount(ctx context.Context, eventID string) (int64, error) {
-	n, err := r.rdb.ZCount(ctx, r.keys(eventID).lease, "("+strconv.FormatInt(time.Now().UnixMilli(), 10), "+inf").Result()
-	return n, unavailable(err)
 }

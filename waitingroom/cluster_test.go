@@ -87,13 +87,13 @@ func TestTheWaitingRoomHintsRateLimitsAndLiveInvalidationsRunOnARedisClusterAndS
 		first, second := fan(100*n+1), fan(100*n+2)
 		_, err := room.Admit(ctx, first, event, "198.51.100.1", waitingroom.Proof{})
 		require.NoError(t, err)
-		_, err = room.Join(ctx, second, event, 0)
+		_, err = room.Line().Join(ctx, second, event, 0)
 		require.NoError(t, err)
 		require.Subset(t, users(tick(t, room, event, "admitter")), []string{first.UserID, second.UserID})
-		st, err := room.Status(ctx, first, event)
+		st, err := room.Line().Status(ctx, first, event)
 		require.NoError(t, err)
 		require.Equal(t, waitingroom.StatusAdmitted, st.Status)
-		require.NoError(t, room.Check(ctx, first, event, st.Pass), "the pass names the lease on the cluster")
+		require.NoError(t, room.Passes().Check(ctx, first, event, st.Pass), "the pass names the lease on the cluster")
 
 		seats := []string{fmt.Sprintf("r%d-1", n), fmt.Sprintf("r%d-2", n)}
 		ok, _, err := hints.HoldWithin(ctx, limiter, first.UserID, event, seats, "res-"+first.UserID, time.Minute)
@@ -151,7 +151,7 @@ func TestTheWaitingRoomHintsRateLimitsAndLiveInvalidationsRunOnARedisClusterAndS
 	// The client learns the new master on its first errors: allow it that.
 	var lastErr error
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if lastErr = room.Check(ctx, before, event, beforePass); lastErr == nil {
+		if lastErr = room.Passes().Check(ctx, before, event, beforePass); lastErr == nil {
 			break
 		}
 	}
@@ -200,7 +200,7 @@ func nextMessage(t *testing.T, v *seatmap.Viewer) seatmap.Message {
 	}
 }
 
-// BenchmarkJoinsOnARedisCluster joins fans through Room.Join from 50
+// BenchmarkJoinsOnARedisCluster joins fans through Line.Join from 50
 // goroutines on a three-master cluster, for one event (one slot, so one
 // master does all the work) and for three events whose slots are on the
 // three masters, then runs redis-benchmark --cluster (SET, 50 clients) on
@@ -237,7 +237,7 @@ func BenchmarkJoinsOnARedisCluster(b *testing.B) {
 				for pb.Next() {
 					i := seq.Add(1)
 					ev := c.events[int(i)%len(c.events)]
-					if _, err := room.Join(ctx, session.Identity{UserID: "u" + strconv.FormatInt(i, 10), DeviceID: "d"}, ev, 0); err != nil {
+					if _, err := room.Line().Join(ctx, session.Identity{UserID: "u" + strconv.FormatInt(i, 10), DeviceID: "d"}, ev, 0); err != nil {
 						b.Error(err)
 						return
 					}

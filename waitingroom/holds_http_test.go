@@ -64,7 +64,7 @@ func newBuyStack(t *testing.T, sections []demo.Section, opts ...waitingroom.Opti
 		Store:     st,
 		Hints:     seathint.New(rdb, prefix),
 		Limiter:   ratelimit.New(rdb, prefix+"rl:", ratelimit.Limit{Count: 1000, Per: time.Minute, Burst: 1000}),
-		Admission: room,
+		Admission: room.Passes(),
 		Log:       log,
 	}
 	svc.Register(prometheus.NewRegistry())
@@ -162,7 +162,7 @@ func TestMeteredHoldNeedsAPassFromTheRoom(t *testing.T) {
 	// Released: settling shortens the lease back to the admission window, and
 	// the pass still works inside it.
 	require.Equal(t, http.StatusNoContent, s.do("DELETE", "/v1/holds/"+holdID, asha, nil).status)
-	require.NoError(t, s.room.Settle(context.Background(), s.eventID))
+	require.NoError(t, s.room.Admitter().Settle(context.Background(), s.eventID))
 	score, err = rdb.ZScore(context.Background(), s.room.Options().Prefix+"wr:{"+s.eventID+"}:lease", asha.UserID).Result()
 	require.NoError(t, err)
 	require.Less(t, score, float64(time.Now().Add(5*time.Minute+time.Second).UnixMilli()))
@@ -215,7 +215,7 @@ func TestSoldOutFromTheDatabase(t *testing.T) {
 	rep = s.do("GET", "/v1/events/"+s.eventID+"/queue", cy, nil)
 	require.Equal(t, http.StatusOK, rep.status)
 	require.Equal(t, "sold_out", rep.body["status"])
-	wl, err := s.room.Waitlist(context.Background(), s.eventID)
+	wl, err := s.room.Line().Waitlist(context.Background(), s.eventID)
 	require.NoError(t, err)
 	require.Equal(t, []string{cy.UserID}, wl)
 

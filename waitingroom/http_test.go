@@ -113,10 +113,10 @@ func TestHTTPJoinPollAndPass(t *testing.T) {
 	require.NoError(t, err)
 	require.WithinDuration(t, time.Now().Add(5*time.Minute), exp, 5*time.Second)
 	// The pass verifies with the public key alone.
-	c, err := pass.NewVerifier(r.PublicKey()).Verify(rep.body["pass"].(string), time.Now())
+	c, err := pass.NewVerifier(r.Passes().PublicKey()).Verify(rep.body["pass"].(string), time.Now())
 	require.NoError(t, err)
 	require.NoError(t, c.Bound(asha.UserID, asha.DeviceID, ev))
-	require.NoError(t, r.Check(context.Background(), asha, ev, rep.body["pass"].(string)))
+	require.NoError(t, r.Passes().Check(context.Background(), asha, ev, rep.body["pass"].(string)))
 
 	// A join while admitted answers the pass again.
 	rep = e.do("POST", path, &asha)
@@ -258,23 +258,23 @@ func TestRedisDownFailsClosed(t *testing.T) {
 	var valid string
 	if addr != "127.0.0.1:1" {
 		valid = admitOne(t, r, ev, asha).Pass
-		require.NoError(t, r.Check(context.Background(), asha, ev, valid))
+		require.NoError(t, r.Passes().Check(context.Background(), asha, ev, valid))
 	}
 	kill()
 
 	ctx := context.Background()
-	_, err := r.Join(ctx, bo, ev, 0)
+	_, err := r.Line().Join(ctx, bo, ev, 0)
 	require.ErrorIs(t, err, waitingroom.ErrUnavailable)
-	_, err = r.Status(ctx, asha, ev)
+	_, err = r.Line().Status(ctx, asha, ev)
 	require.ErrorIs(t, err, waitingroom.ErrUnavailable)
-	_, err = r.Tick(ctx, ev, "a")
+	_, err = r.Admitter().Tick(ctx, ev, "a")
 	require.ErrorIs(t, err, waitingroom.ErrUnavailable)
 	if valid != "" {
-		err = r.Check(ctx, asha, ev, valid)
+		err = r.Passes().Check(ctx, asha, ev, valid)
 		require.ErrorIs(t, err, waitingroom.ErrUnavailable, "a valid pass does not get in without its lease check")
 		require.NotErrorIs(t, err, holds.ErrQueueRequired)
 	}
-	require.Error(t, r.Extend(ctx, asha, ev, time.Now().Add(time.Minute)))
+	require.Error(t, r.Passes().Extend(ctx, asha, ev, time.Now().Add(time.Minute)))
 
 	path := "/v1/events/" + ev + "/queue"
 	for _, tc := range []struct{ name, method, path string }{
@@ -407,14 +407,14 @@ func TestThousandSocketsGetPositionsAndPasses(t *testing.T) {
 	start := time.Now()
 	actx, stop := context.WithCancel(ctx)
 	defer stop()
-	go r.RunAdmitter(actx, "test-admitter")
+	go r.Admitter().Run(actx, "test-admitter")
 	done.Wait()
 	close(errs)
 	for err := range errs {
 		require.NoError(t, err)
 	}
 	t.Logf("1,000 sockets admitted in %s", time.Since(start).Round(time.Millisecond))
-	v := r.Verifier()
+	v := r.Passes().Verifier()
 	for i, c := range clients {
 		tok, _ := c.pass.Load().(string)
 		require.NotEmpty(t, tok, "fan %d got no pass", i)
@@ -457,7 +457,7 @@ func TestSocketToldSoldOutAtOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, `{"status":"sold_out","waitlisted":true}`, string(msg))
 	require.Less(t, time.Since(start), 5*time.Second, "told at once, not at the next minute-long refresh")
-	wl, err := r.Waitlist(ctx, ev)
+	wl, err := r.Line().Waitlist(ctx, ev)
 	require.NoError(t, err)
 	require.Contains(t, wl, bo.UserID)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -49,8 +50,22 @@ type writeJob struct {
 	reason  string
 }
 
+// hub holds this process's queue sockets and the goroutines that push to
+// them; it reads the fans' states from the line and tells friction their
+// heartbeats.
 type hub struct {
-	r       *Room
+	line      *Line
+	gates     *gateCache
+	friction  *friction
+	notices   *notices
+	m         *metrics
+	log       *slog.Logger
+	heartbeat time.Duration // the clients' heartbeat interval
+
+	ctx       context.Context // ends with close: every socket and goroutine of the hub
+	cancel    context.CancelFunc
+	closeOnce sync.Once
+
 	mu      sync.Mutex
 	events  map[string]map[string][]*client // event -> user -> sockets
 	next    int
@@ -59,13 +74,15 @@ type hub struct {
 	startMu sync.Once
 }
 
-func newHub(r *Room) *hub {
-	return &hub{r: r, events: map[string]map[string][]*client{}, writes: make(chan writeJob, 8192)}
+func newHub(line *Line, gates *gateCache, f *friction, n *notices, m *metrics, opts Options) *hub {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &hub{line: line, gates: gates, friction: f, notices: n, m: m, log: opts.Log, heartbeat: opts.Heartbeat,
+		ctx: ctx, cancel: cancel, events: map[string]map[string][]*client{}, writes: make(chan writeJob, 8192)}
 }
 
 func (h *hub) start() {
 	h.startMu.Do(func() {
-		ctx := h.r.hubCtx
+		ctx := h.ctx
 		for i := 0; i < 16; i++ {
 			go h.writer(ctx)
 		}
@@ -73,9 +90,6 @@ func (h *hub) start() {
 		go h.subscriber(ctx)
 	})
 }
-
-// Count is the number of sockets this process holds.
-func (r *Room) SocketCount() int64 { return r.hub.count.Load() }
 
 func (h *hub) add(c *client) {
 	h.start()
@@ -90,7 +104,7 @@ func (h *hub) add(c *client) {
 	}
 	users[c.who.UserID] = append(users[c.who.UserID], c)
 	h.count.Add(1)
-	h.r.m.socket(1)
+	h.m.socket(1)
 }
 
 func (h *hub) remove(c *client) {
@@ -116,7 +130,15 @@ func (h *hub) remove(c *client) {
 		delete(h.events, c.event)
 	}
 	h.count.Add(-1)
-	h.r.m.socket(-1)
+	h.m.socket(-1)
+}
+
+// close ends the hub's goroutines and closes every socket it holds.
+func (h *hub) close() {
+	h.closeOnce.Do(func() {
+		h.cancel()
+		h.closeAll()
+	})
 }
 
 func (h *hub) closeAll() {
@@ -169,7 +191,7 @@ func (h *hub) eventIDs() []string {
 // refresher pushes every socket its state once per heartbeat interval, one
 // bucket per step, and closes sockets whose client went silent.
 func (h *hub) refresher(ctx context.Context) {
-	step := max(h.r.opts.Heartbeat/buckets, 10*time.Millisecond)
+	step := max(h.heartbeat/buckets, 10*time.Millisecond)
 	t := time.NewTicker(step)
 	defer t.Stop()
 	for b := 0; ; b = (b + 1) % buckets {
@@ -189,14 +211,13 @@ func (h *hub) refresh(ctx context.Context, event string, clients []*client) {
 	if len(clients) == 0 {
 		return
 	}
-	r := h.r
-	g, err := r.gate(ctx, event)
+	g, err := h.gates.get(ctx, event)
 	if err != nil {
 		return // unknown or the database is down: push nothing, sockets stay
 	}
 	now := time.Now()
-	aliveWithin := 3 * r.opts.Heartbeat
-	silentAfter := 12 * r.opts.Heartbeat
+	aliveWithin := 3 * h.heartbeat
+	silentAfter := 12 * h.heartbeat
 	reqs := make([]statusReq, 0, len(clients))
 	live := clients[:0:0]
 	for _, c := range clients {
@@ -212,10 +233,10 @@ func (h *hub) refresh(ctx context.Context, event string, clients []*client) {
 		return
 	}
 	sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	res, err := r.statuses(sctx, g, reqs)
+	res, err := h.line.statuses(sctx, g, reqs)
 	cancel()
 	if err != nil {
-		r.opts.Log.Debug("waiting room: refresh sockets", "event", event, "err", err)
+		h.log.Debug("waiting room: refresh sockets", "event", event, "err", err)
 		return // fail closed: nobody is told they are admitted
 	}
 	for i, c := range live {
@@ -277,7 +298,7 @@ func (h *hub) writer(ctx context.Context) {
 
 // subscriber listens for admissions and sell-outs and pushes them at once.
 func (h *hub) subscriber(ctx context.Context) {
-	ps := h.r.rdb.Subscribe(ctx, h.r.notifyChannel())
+	ps := h.notices.subscribe(ctx)
 	defer ps.Close()
 	ch := ps.Channel(redis.WithChannelSize(4096))
 	for {
@@ -305,14 +326,14 @@ func (h *hub) subscriber(ctx context.Context) {
 	}
 }
 
-// register adds an accepted socket, sends its first state, and reads its
+// serve adds an accepted socket, sends its first state, and reads its
 // heartbeats until it closes. It returns when the socket is done.
-func (r *Room) serveSocket(conn *websocket.Conn, who session.Identity, g store.Gate, first State) {
+func (h *hub) serve(conn *websocket.Conn, who session.Identity, g store.Gate, first State) {
 	c := &client{who: who, event: g.EventID, conn: conn}
 	c.lastBeat.Store(time.Now().UnixNano())
 	conn.SetReadLimit(1024)
 	payload, _ := json.Marshal(first)
-	wctx, cancel := context.WithTimeout(r.hubCtx, 5*time.Second)
+	wctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
 	err := conn.Write(wctx, websocket.MessageText, payload)
 	cancel()
 	if err != nil {
@@ -323,11 +344,10 @@ func (r *Room) serveSocket(conn *websocket.Conn, who session.Identity, g store.G
 		_ = conn.Close(websocket.StatusNormalClosure, "admitted")
 		return
 	}
-	r.hub.add(c)
-	defer r.hub.remove(c)
-	key := g.EventID + "|" + who.UserID
+	h.add(c)
+	defer h.remove(c)
 	for {
-		_, _, err := conn.Read(r.hubCtx)
+		_, _, err := conn.Read(h.ctx)
 		if err != nil {
 			_ = conn.CloseNow()
 			return
@@ -335,8 +355,6 @@ func (r *Room) serveSocket(conn *websocket.Conn, who session.Identity, g store.G
 		// Any message is a heartbeat ({"type":"heartbeat"} by convention).
 		now := time.Now()
 		c.lastBeat.Store(now.UnixNano())
-		if r.regular.beat(key, now, r.opts.Risk.Regular) {
-			r.flag(r.hubCtx, g.EventID, who.UserID, flagRegular)
-		}
+		h.friction.beat(h.ctx, g.EventID, who.UserID, now)
 	}
 }

@@ -9,8 +9,13 @@ type keys struct {
 	flags, notify                              string
 }
 
-func (r *Room) keys(eventID string) keys {
-	b := r.opts.Prefix + "wr:{" + eventID + "}:"
+// keyspace is the room's key prefix (Options.Prefix): every part of the
+// room names its keys through it, so they all agree on them.
+type keyspace string
+
+// event returns the event's keys.
+func (p keyspace) event(eventID string) keys {
+	b := string(p) + "wr:{" + eventID + "}:"
 	return keys{base: b,
 		q: b + "q", hb: b + "hb", seq: b + "seq", meta: b + "meta", pre: b + "pre",
 		lease: b + "lease", li: b + "li", held: b + "held", strikes: b + "strikes",
@@ -34,3 +39,8 @@ func (k keys) status() []string {
 func (k keys) tick() []string {
 	return []string{k.q, k.hb, k.lease, k.meta, k.state, k.admitter, k.soldout, k.li}
 }
+
+// notify is one channel for every event: classic Pub/Sub, which a Redis
+// Cluster forwards to every node, so each process's one subscription hears
+// every event's admissions whichever node it sits on.
+func (p keyspace) notify() string { return string(p) + "wr:notify" }

@@ -53,7 +53,7 @@ func BenchmarkJoin(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			i := n.Add(1)
-			if _, err := r.Join(context.Background(), session.Identity{UserID: "u" + strconv.FormatInt(i, 10), DeviceID: "d"}, ev, 0); err != nil {
+			if _, err := r.Line().Join(context.Background(), session.Identity{UserID: "u" + strconv.FormatInt(i, 10), DeviceID: "d"}, ev, 0); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -69,7 +69,7 @@ func BenchmarkAdmit(b *testing.B) {
 	b.ResetTimer()
 	admitted := 0
 	for admitted < b.N {
-		res, err := r.Tick(context.Background(), ev, "bench")
+		res, err := r.Admitter().Tick(context.Background(), ev, "bench")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -92,7 +92,7 @@ func fill(tb testing.TB, r *waitingroom.Room, ev string, n int) time.Duration {
 				if i > int64(n) {
 					return
 				}
-				if _, err := r.Join(context.Background(), session.Identity{UserID: "u" + strconv.FormatInt(i, 10), DeviceID: "d"}, ev, 0); err != nil {
+				if _, err := r.Line().Join(context.Background(), session.Identity{UserID: "u" + strconv.FormatInt(i, 10), DeviceID: "d"}, ev, 0); err != nil {
 					tb.Error(err)
 					return
 				}
@@ -168,7 +168,7 @@ func TestLoadJoinsAndAdmissions(t *testing.T) {
 	start := time.Now()
 	admitted, ticks := 0, 0
 	for admitted < n {
-		res, err := r.Tick(context.Background(), ev, "load")
+		res, err := r.Admitter().Tick(context.Background(), ev, "load")
 		require.NoError(t, err)
 		if res.Ran {
 			ticks++

@@ -4,8 +4,10 @@ import "github.com/prometheus/client_golang/prometheus"
 
 // metrics are the room's Prometheus series: queue depth, admissions per tick,
 // active leases against capacity, stale entries dropped, and the time from
-// join to admission. A nil *metrics records nothing.
+// join to admission. Every part of the room shares one *metrics, which
+// records nothing until Register fills it in (nor when nil).
 type metrics struct {
+	on           bool
 	queueDepth   *prometheus.GaugeVec
 	admitted     *prometheus.CounterVec
 	perTick      prometheus.Histogram
@@ -25,7 +27,7 @@ type metrics struct {
 
 // Register creates the room's metrics on reg.
 func (r *Room) Register(reg prometheus.Registerer) {
-	m := &metrics{
+	m := metrics{on: true,
 		queueDepth: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "encore_waitingroom_queue_depth",
 			Help: "Fans in line, by event (stale entries not yet dropped included)."}, []string{"event"}),
 		admitted: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "encore_waitingroom_admitted_total",
@@ -59,23 +61,26 @@ func (r *Room) Register(reg prometheus.Registerer) {
 	}
 	reg.MustRegister(m.queueDepth, m.admitted, m.perTick, m.leases, m.capacity, m.stale, m.joinToAdmit,
 		m.joinResults, m.sockets, m.soldOut, m.tickErrors, m.challenges, m.limited, m.leasesEnded, m.admitterRole)
-	r.m = m
+	*r.m = m
 }
 
+// off reports whether m records nothing (not registered).
+func (m *metrics) off() bool { return m == nil || !m.on }
+
 func (m *metrics) joins(result string) {
-	if m != nil {
+	if !m.off() {
 		m.joinResults.WithLabelValues(result).Inc()
 	}
 }
 
 func (m *metrics) depth(event string, n int64) {
-	if m != nil {
+	if !m.off() {
 		m.queueDepth.WithLabelValues(event).Set(float64(n))
 	}
 }
 
 func (m *metrics) tick(event string, res TickResult, capacity int) {
-	if m == nil {
+	if m.off() {
 		return
 	}
 	m.queueDepth.WithLabelValues(event).Set(float64(res.Depth))
@@ -95,7 +100,7 @@ func (m *metrics) tick(event string, res TickResult, capacity int) {
 }
 
 func (m *metrics) leader(event string, yes bool) {
-	if m == nil {
+	if m.off() {
 		return
 	}
 	v := 0.0
@@ -106,31 +111,31 @@ func (m *metrics) leader(event string, yes bool) {
 }
 
 func (m *metrics) tickError() {
-	if m != nil {
+	if !m.off() {
 		m.tickErrors.Inc()
 	}
 }
 
 func (m *metrics) challenge(outcome string) {
-	if m != nil {
+	if !m.off() {
 		m.challenges.WithLabelValues(outcome).Inc()
 	}
 }
 
 func (m *metrics) limit(name string) {
-	if m != nil {
+	if !m.off() {
 		m.limited.WithLabelValues(name).Inc()
 	}
 }
 
 func (m *metrics) socket(delta float64) {
-	if m != nil {
+	if !m.off() {
 		m.sockets.Add(delta)
 	}
 }
 
 func (m *metrics) settled(n int64) {
-	if m != nil {
+	if !m.off() {
 		m.leasesEnded.Add(float64(n))
 	}
 }

@@ -10,12 +10,15 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"math"
 	"math/bits"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/encore-tickets/encore/session"
 )
@@ -67,15 +70,33 @@ func (r *Risk) defaults() {
 
 const flagRegular = 1 // account flag bit: machine-regular timing
 
-// riskScore records the join against the IP address and device and scores it.
-func (r *Room) riskScore(ctx context.Context, who session.Identity, eventID, ip string) (float64, error) {
-	k := r.keys(eventID)
-	res, err := riskScript.Run(ctx, r.rdb, []string{k.ip(ip), k.device(who.DeviceID), k.flags}, who.UserID, 3600).Int64Slice()
+// friction is the room's defence against bots, no third party involved: it
+// scores joins by the Risk signals (per event, in Redis), watches the
+// timing of polls and heartbeats in this process's memory, and issues and
+// verifies the proof-of-work challenges a risky join must solve. It holds
+// the thresholds, the key challenges are signed with and the timing record.
+type friction struct {
+	rdb     redis.UniversalClient
+	keys    keyspace
+	risk    Risk
+	powKey  []byte
+	regular *regularity
+	log     *slog.Logger
+}
+
+func newFriction(rdb redis.UniversalClient, keys keyspace, risk Risk, secret []byte, log *slog.Logger) *friction {
+	return &friction{rdb: rdb, keys: keys, risk: risk, powKey: powKeyFrom(secret), regular: newRegularity(200_000), log: log}
+}
+
+// score records the join against the IP address and device and scores it.
+func (f *friction) score(ctx context.Context, who session.Identity, eventID, ip string) (float64, error) {
+	k := f.keys.event(eventID)
+	res, err := riskScript.Run(ctx, f.rdb, []string{k.ip(ip), k.device(who.DeviceID), k.flags}, who.UserID, 3600).Int64Slice()
 	if err != nil {
 		return 0, unavailable(err)
 	}
 	ipAccounts, devAccounts, flags := res[0], res[1], res[2]
-	risk := r.opts.Risk
+	risk := f.risk
 	var scores []float64
 	switch {
 	case ipAccounts >= int64(risk.IPAccountsHigh):
@@ -102,18 +123,26 @@ func combine(scores ...float64) float64 {
 
 // flag marks an account (machine-regular timing) so its next join is
 // challenged.
-func (r *Room) flag(ctx context.Context, eventID, userID string, bit int) {
-	k := r.keys(eventID)
-	if err := flagScript.Run(ctx, r.rdb, []string{k.flags}, userID, bit, 24*3600).Err(); err != nil {
-		r.opts.Log.Debug("waiting room: flag account", "err", err)
+func (f *friction) flag(ctx context.Context, eventID, userID string, bit int) {
+	k := f.keys.event(eventID)
+	if err := flagScript.Run(ctx, f.rdb, []string{k.flags}, userID, bit, 24*3600).Err(); err != nil {
+		f.log.Debug("waiting room: flag account", "err", err)
 	}
 }
 
-// MarkSuspicious flags an account for the event (as machine-regular timing
-// does), so its next join must solve a challenge.
-func (r *Room) MarkSuspicious(ctx context.Context, eventID, userID string) error {
-	k := r.keys(eventID)
-	return unavailable(flagScript.Run(ctx, r.rdb, []string{k.flags}, userID, flagRegular, 24*3600).Err())
+// mark flags an account as machine-regular timing does, and says whether
+// it could (Room.MarkSuspicious).
+func (f *friction) mark(ctx context.Context, eventID, userID string) error {
+	k := f.keys.event(eventID)
+	return unavailable(flagScript.Run(ctx, f.rdb, []string{k.flags}, userID, flagRegular, 24*3600).Err())
+}
+
+// beat records a poll or heartbeat of the account at t and flags the
+// account once its timing has become machine-regular.
+func (f *friction) beat(ctx context.Context, eventID, userID string, t time.Time) {
+	if f.regular.beat(eventID+"|"+userID, t, f.risk.Regular) {
+		f.flag(ctx, eventID, userID, flagRegular)
+	}
 }
 
 // regularity watches the intervals between an account's polls or
@@ -208,19 +237,19 @@ func powKeyFrom(secret []byte) []byte {
 }
 
 // newChallenge issues a stateless challenge bound to the user and event.
-func (r *Room) newChallenge(userID, eventID string) Challenge {
+func (f *friction) newChallenge(userID, eventID string) Challenge {
 	nonce := make([]byte, 12)
 	_, _ = rand.Read(nonce)
-	exp := time.Now().Add(r.opts.Risk.ChallengeTTL)
-	body, _ := json.Marshal(challengeBody{Event: eventID, User: userID, Exp: exp.Unix(), Bits: r.opts.Risk.Difficulty,
+	exp := time.Now().Add(f.risk.ChallengeTTL)
+	body, _ := json.Marshal(challengeBody{Event: eventID, User: userID, Exp: exp.Unix(), Bits: f.risk.Difficulty,
 		Nonce: hex.EncodeToString(nonce)})
 	payload := base64.RawURLEncoding.EncodeToString(body)
-	return Challenge{Token: payload + "." + r.powSign(payload), Difficulty: r.opts.Risk.Difficulty,
+	return Challenge{Token: payload + "." + f.powSign(payload), Difficulty: f.risk.Difficulty,
 		Algorithm: "sha256-leading-zero-bits", ExpiresAt: exp.UTC().Format(time.RFC3339)}
 }
 
-func (r *Room) powSign(payload string) string {
-	m := hmac.New(sha256.New, r.powKey)
+func (f *friction) powSign(payload string) string {
+	m := hmac.New(sha256.New, f.powKey)
 	m.Write([]byte(payload))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
@@ -228,9 +257,9 @@ func (r *Room) powSign(payload string) string {
 var errBadProof = errors.New("waitingroom: the proof of work does not solve a valid challenge")
 
 // verifyProof checks a solution and spends the challenge (one use).
-func (r *Room) verifyProof(ctx context.Context, p Proof, userID, eventID string) error {
+func (f *friction) verifyProof(ctx context.Context, p Proof, userID, eventID string) error {
 	payload, sig, ok := strings.Cut(p.Challenge, ".")
-	if !ok || len(p.Challenge) > 512 || len(p.Solution) > 64 || !hmac.Equal([]byte(sig), []byte(r.powSign(payload))) {
+	if !ok || len(p.Challenge) > 512 || len(p.Solution) > 64 || !hmac.Equal([]byte(sig), []byte(f.powSign(payload))) {
 		return errBadProof
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(payload)
@@ -244,7 +273,7 @@ func (r *Room) verifyProof(ctx context.Context, p Proof, userID, eventID string)
 	if LeadingZeroBits(p.Challenge, p.Solution) < b.Bits {
 		return errBadProof
 	}
-	ok, err = r.rdb.SetNX(ctx, r.keys(eventID).proof(b.Nonce), 1, time.Until(time.Unix(b.Exp, 0))+time.Second).Result()
+	ok, err = f.rdb.SetNX(ctx, f.keys.event(eventID).proof(b.Nonce), 1, time.Until(time.Unix(b.Exp, 0))+time.Second).Result()
 	if err != nil {
 		return unavailable(err)
 	}

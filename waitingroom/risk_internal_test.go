@@ -47,13 +47,13 @@ func TestRiskCombines(t *testing.T) {
 }
 
 func TestProofOfWork(t *testing.T) {
-	r := &Room{powKey: powKeyFrom([]byte("k")), opts: Options{Risk: Risk{Difficulty: 12, ChallengeTTL: time.Minute}}}
-	c := r.newChallenge("asha", "evt")
+	f := &friction{powKey: powKeyFrom([]byte("k")), risk: Risk{Difficulty: 12, ChallengeTTL: time.Minute}}
+	c := f.newChallenge("asha", "evt")
 	sol, err := Solve(context.Background(), c)
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, LeadingZeroBits(c.Token, sol), 12)
 	// Tampered challenges do not verify (before any Redis call).
-	require.ErrorIs(t, r.verifyProof(context.Background(), Proof{Challenge: c.Token + "x", Solution: sol}, "asha", "evt"), errBadProof)
-	require.ErrorIs(t, r.verifyProof(context.Background(), Proof{Challenge: c.Token, Solution: sol}, "bo", "evt"), errBadProof)
-	require.ErrorIs(t, r.verifyProof(context.Background(), Proof{Challenge: c.Token, Solution: sol}, "asha", "other"), errBadProof)
+	require.ErrorIs(t, f.verifyProof(context.Background(), Proof{Challenge: c.Token + "x", Solution: sol}, "asha", "evt"), errBadProof)
+	require.ErrorIs(t, f.verifyProof(context.Background(), Proof{Challenge: c.Token, Solution: sol}, "bo", "evt"), errBadProof)
+	require.ErrorIs(t, f.verifyProof(context.Background(), Proof{Challenge: c.Token, Solution: sol}, "asha", "other"), errBadProof)
 }

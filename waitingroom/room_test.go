@@ -141,7 +141,7 @@ func tick(t testing.TB, r *waitingroom.Room, event, owner string) waitingroom.Ti
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		res, err := r.Tick(context.Background(), event, owner)
+		res, err := r.Admitter().Tick(context.Background(), event, owner)
 		require.NoError(t, err)
 		if res.Ran {
 			return res
@@ -161,7 +161,7 @@ func users(res waitingroom.TickResult) []string {
 
 func join(t testing.TB, r *waitingroom.Room, who session.Identity, event string) waitingroom.State {
 	t.Helper()
-	st, err := r.Join(context.Background(), who, event, 0)
+	st, err := r.Line().Join(context.Background(), who, event, 0)
 	require.NoError(t, err)
 	return st
 }
@@ -307,7 +307,7 @@ func TestRejoinKeepsPlace(t *testing.T) {
 				for i := 9; i >= 0; i-- {
 					st := join(t, r, fan(i), ev)
 					require.Equal(t, places[fan(i).UserID], st.Position, "rejoin %d of %s", round, fan(i).UserID)
-					st, err := r.Status(context.Background(), fan(i), ev)
+					st, err := r.Line().Status(context.Background(), fan(i), ev)
 					require.NoError(t, err)
 					require.Equal(t, places[fan(i).UserID], st.Position)
 				}
@@ -412,7 +412,7 @@ func TestTwoAdmittersNeverAdmitTwiceInOneTick(t *testing.T) {
 			defer wg.Done()
 			deadline := time.Now().Add(3 * time.Second)
 			for time.Now().Before(deadline) {
-				res, err := r.Tick(context.Background(), ev, owner)
+				res, err := r.Admitter().Tick(context.Background(), ev, owner)
 				if err != nil {
 					t.Error(err)
 					return
@@ -463,7 +463,7 @@ func TestCapacityNeverExceededUnderConcurrentTicks(t *testing.T) {
 			owner := fmt.Sprintf("admitter-%d", a)
 			deadline := time.Now().Add(1500 * time.Millisecond)
 			for time.Now().Before(deadline) {
-				res, err := r.Tick(context.Background(), ev, owner)
+				res, err := r.Admitter().Tick(context.Background(), ev, owner)
 				if err != nil {
 					t.Error(err)
 					return
@@ -476,7 +476,7 @@ func TestCapacityNeverExceededUnderConcurrentTicks(t *testing.T) {
 					total += len(res.Admitted)
 					mu.Unlock()
 				}
-				n, err := r.LeaseCount(context.Background(), ev)
+				n, err := r.Passes().LeaseCount(context.Background(), ev)
 				if err != nil {
 					t.Error(err)
 					return
@@ -489,7 +489,7 @@ func TestCapacityNeverExceededUnderConcurrentTicks(t *testing.T) {
 	}
 	wg.Wait()
 	require.Equal(t, capacity, total, "exactly capacity fans were admitted")
-	n, err := r.LeaseCount(context.Background(), ev)
+	n, err := r.Passes().LeaseCount(context.Background(), ev)
 	require.NoError(t, err)
 	require.EqualValues(t, capacity, n)
 }
@@ -499,7 +499,7 @@ func admitOne(t *testing.T, r *waitingroom.Room, ev string, who session.Identity
 	t.Helper()
 	join(t, r, who, ev)
 	for i := 0; i < 50; i++ {
-		st, err := r.Status(context.Background(), who, ev)
+		st, err := r.Line().Status(context.Background(), who, ev)
 		require.NoError(t, err)
 		if st.Status == waitingroom.StatusAdmitted {
 			return st
@@ -519,9 +519,9 @@ func TestPassesRefused(t *testing.T) {
 	st := admitOne(t, r, ev, asha)
 	require.NotEmpty(t, st.Pass)
 	require.WithinDuration(t, time.Now().Add(5*time.Minute), st.PassExpiresAt, 5*time.Second)
-	require.NoError(t, r.Check(context.Background(), asha, ev, st.Pass), "a valid pass with its lease admits")
+	require.NoError(t, r.Passes().Check(context.Background(), asha, ev, st.Pass), "a valid pass with its lease admits")
 
-	valid, err := r.Verifier().Verify(st.Pass, time.Now())
+	valid, err := r.Passes().Verifier().Verify(st.Pass, time.Now())
 	require.NoError(t, err)
 	key := pass.KeyFromSeed(testSecret)
 	sign := func(key []byte, c pass.Claims) string {
@@ -555,7 +555,7 @@ func TestPassesRefused(t *testing.T) {
 		{"valid", asha, ev, st.Pass, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := r.Check(context.Background(), tc.who, tc.event, tc.pass)
+			err := r.Passes().Check(context.Background(), tc.who, tc.event, tc.pass)
 			if tc.expect == nil {
 				require.NoError(t, err)
 			} else {
@@ -568,7 +568,7 @@ func TestPassesRefused(t *testing.T) {
 		revoked, err := r.Revoke(context.Background(), ev, asha.UserID)
 		require.NoError(t, err)
 		require.True(t, revoked)
-		require.ErrorIs(t, r.Check(context.Background(), asha, ev, st.Pass), holds.ErrQueueRequired)
+		require.ErrorIs(t, r.Passes().Check(context.Background(), asha, ev, st.Pass), holds.ErrQueueRequired)
 	})
 }
 
@@ -577,7 +577,7 @@ func TestAdmittedOnAnotherDevice(t *testing.T) {
 	r := newRoom(t, inv, waitingroom.Options{})
 	ev := inv.add(time.Now().Add(-time.Minute))
 	admitOne(t, r, ev, fan(1))
-	_, err := r.Status(context.Background(), session.Identity{UserID: fan(1).UserID, DeviceID: "laptop"}, ev)
+	_, err := r.Line().Status(context.Background(), session.Identity{UserID: fan(1).UserID, DeviceID: "laptop"}, ev)
 	require.ErrorIs(t, err, waitingroom.ErrAdmittedElsewhere)
 }
 
@@ -590,39 +590,39 @@ func TestExtendKeepsLeaseForTheHoldAndSettleShortensIt(t *testing.T) {
 	rdb, _ := testenv.Redis(t)
 	leaseKey := r.Options().Prefix + "wr:{" + ev + "}:lease"
 	until := time.Now().Add(10 * time.Minute)
-	require.NoError(t, r.Extend(context.Background(), who, ev, until))
+	require.NoError(t, r.Passes().Extend(context.Background(), who, ev, until))
 	score, err := rdb.ZScore(context.Background(), leaseKey, who.UserID).Result()
 	require.NoError(t, err)
 	require.EqualValues(t, until.UnixMilli(), int64(score))
-	require.NoError(t, r.Check(context.Background(), who, ev, st.Pass))
+	require.NoError(t, r.Passes().Check(context.Background(), who, ev, st.Pass))
 
 	// The hold is still pending: settling changes nothing.
 	inv.outcomes[who.UserID] = store.HoldOutcome{Holding: true}
-	require.NoError(t, r.Settle(context.Background(), ev))
+	require.NoError(t, r.Admitter().Settle(context.Background(), ev))
 	score, _ = rdb.ZScore(context.Background(), leaseKey, who.UserID).Result()
 	require.EqualValues(t, until.UnixMilli(), int64(score))
 
 	// The hold was released: the lease falls back to the admission window,
 	// so the fan may choose again.
 	inv.outcomes[who.UserID] = store.HoldOutcome{}
-	require.NoError(t, r.Settle(context.Background(), ev))
+	require.NoError(t, r.Admitter().Settle(context.Background(), ev))
 	score, _ = rdb.ZScore(context.Background(), leaseKey, who.UserID).Result()
 	require.Less(t, int64(score), time.Now().Add(61*time.Second).UnixMilli())
-	require.NoError(t, r.Check(context.Background(), who, ev, st.Pass))
+	require.NoError(t, r.Passes().Check(context.Background(), who, ev, st.Pass))
 
 	// Another hold, paid: the fan's place in checkout goes to the next fan
 	// at once.
-	require.NoError(t, r.Extend(context.Background(), who, ev, until))
+	require.NoError(t, r.Passes().Extend(context.Background(), who, ev, until))
 	inv.outcomes[who.UserID] = store.HoldOutcome{Paid: true}
-	require.NoError(t, r.Settle(context.Background(), ev))
+	require.NoError(t, r.Admitter().Settle(context.Background(), ev))
 	_, err = rdb.ZScore(context.Background(), leaseKey, who.UserID).Result()
 	require.ErrorIs(t, err, redis.Nil, "a buyer's lease ends when they have paid")
-	n, err := r.LeaseCount(context.Background(), ev)
+	n, err := r.Passes().LeaseCount(context.Background(), ev)
 	require.NoError(t, err)
 	require.Zero(t, n)
 
 	// Extend without a lease does nothing.
-	require.NoError(t, r.Extend(context.Background(), who, ev, until))
+	require.NoError(t, r.Passes().Extend(context.Background(), who, ev, until))
 	_, err = rdb.ZScore(context.Background(), leaseKey, who.UserID).Result()
 	require.ErrorIs(t, err, redis.Nil)
 }
@@ -636,11 +636,11 @@ func TestRepeatedExpiryLowersPriority(t *testing.T) {
 	bad, good := fan(1), fan(2)
 	for _, who := range []session.Identity{bad, good} {
 		admitOne(t, r, ev, who)
-		require.NoError(t, r.Extend(context.Background(), who, ev, time.Now().Add(time.Minute)))
+		require.NoError(t, r.Passes().Extend(context.Background(), who, ev, time.Now().Add(time.Minute)))
 	}
 	inv.outcomes[bad.UserID] = store.HoldOutcome{Expired: 2}
 	inv.outcomes[good.UserID] = store.HoldOutcome{Expired: 1} // the first expiry is forgiven
-	require.NoError(t, r.Settle(context.Background(), ev))
+	require.NoError(t, r.Admitter().Settle(context.Background(), ev))
 	for _, who := range []session.Identity{bad, good} {
 		_, revokeErr := r.Revoke(context.Background(), ev, who.UserID)
 		require.NoError(t, revokeErr)
@@ -667,11 +667,11 @@ func TestSoldOutTellsFansAndRecordsInterest(t *testing.T) {
 	res := tick(t, r, ev, "a")
 	require.True(t, res.SoldOut)
 	require.Empty(t, res.Admitted)
-	st, err := r.Status(context.Background(), fan(1), ev)
+	st, err := r.Line().Status(context.Background(), fan(1), ev)
 	require.NoError(t, err)
 	require.Equal(t, waitingroom.StatusSoldOut, st.Status)
 	require.Equal(t, waitingroom.StatusSoldOut, join(t, r, fan(2), ev).Status)
-	wl, err := r.Waitlist(context.Background(), ev)
+	wl, err := r.Line().Waitlist(context.Background(), ev)
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{fan(1).UserID, fan(2).UserID}, wl)
 
@@ -704,10 +704,10 @@ func TestAdmissionsNeverExceedFreeUnits(t *testing.T) {
 func TestUnknownAndUnmeteredEventsHaveNoRoom(t *testing.T) {
 	inv := newFake()
 	r := newRoom(t, inv, waitingroom.Options{})
-	_, err := r.Join(context.Background(), fan(1), "evt_nope", 0)
+	_, err := r.Line().Join(context.Background(), fan(1), "evt_nope", 0)
 	require.ErrorIs(t, err, waitingroom.ErrNoRoom)
 	inv.gates["evt_open"] = store.Gate{EventID: "evt_open", Metered: false}
-	_, err = r.Join(context.Background(), fan(1), "evt_open", 0)
+	_, err = r.Line().Join(context.Background(), fan(1), "evt_open", 0)
 	require.ErrorIs(t, err, waitingroom.ErrNoRoom)
 }
 
@@ -744,7 +744,7 @@ func (f fixedSignals) Signals(context.Context) (waitingroom.Signals, error) { re
 func TestAdaptiveModeLowersCapacityUnderSlowCheckout(t *testing.T) {
 	inv := newFake()
 	r := newRoom(t, inv, waitingroom.Options{Capacity: 40, Batch: 100})
-	r.SetAdaptive(&waitingroom.Controller{Period: 50 * time.Millisecond},
+	r.Capacity().SetAdaptive(&waitingroom.Controller{Period: 50 * time.Millisecond},
 		fixedSignals{waitingroom.Signals{CheckoutLatency: 5 * time.Second}})
 	ev := inv.add(time.Now().Add(-time.Minute))
 	for i := 0; i < 100; i++ {
@@ -753,7 +753,7 @@ func TestAdaptiveModeLowersCapacityUnderSlowCheckout(t *testing.T) {
 	tick(t, r, ev, "a")
 	time.Sleep(60 * time.Millisecond)
 	tick(t, r, ev, "a") // adjusts: 40 -> 30
-	n, err := r.LeaseCount(context.Background(), ev)
+	n, err := r.Passes().LeaseCount(context.Background(), ev)
 	require.NoError(t, err)
 	require.EqualValues(t, 40, n, "the first tick filled the room")
 	_, revokeErr := r.Revoke(context.Background(), ev, fan(0).UserID)
@@ -768,7 +768,7 @@ func TestTheAdaptiveCapacitySurvivesAChangeOfAdmitter(t *testing.T) {
 	prefix += testenv.RandomSuffix() + ":"
 	slow := fixedSignals{waitingroom.Signals{CheckoutLatency: 5 * time.Second}}
 	a := newRoomOn(t, rdb, prefix, inv, waitingroom.Options{Capacity: 40, Batch: 100})
-	a.SetAdaptive(&waitingroom.Controller{Period: 50 * time.Millisecond}, slow)
+	a.Capacity().SetAdaptive(&waitingroom.Controller{Period: 50 * time.Millisecond}, slow)
 	ev := inv.add(time.Now().Add(-time.Minute))
 	for i := 0; i < 100; i++ {
 		join(t, a, fan(i), ev)
@@ -778,7 +778,7 @@ func TestTheAdaptiveCapacitySurvivesAChangeOfAdmitter(t *testing.T) {
 	tick(t, a, ev, "a") // adjusts: 40 -> 30
 	// Frozen at 30: a next tick more than a period later (a loaded machine)
 	// would lower it again.
-	a.SetAdaptive(&waitingroom.Controller{Period: time.Hour}, slow)
+	a.Capacity().SetAdaptive(&waitingroom.Controller{Period: time.Hour}, slow)
 	tick(t, a, ev, "a") // runs at 30
 	n, err := a.CapacityInForce(context.Background(), ev)
 	require.NoError(t, err)
@@ -787,7 +787,7 @@ func TestTheAdaptiveCapacitySurvivesAChangeOfAdmitter(t *testing.T) {
 	// Another process's room takes the admitter lease once a stops ticking;
 	// its controller goes on from 30 instead of starting again at 40.
 	b := newRoomOn(t, rdb, prefix, inv, waitingroom.Options{Capacity: 40, Batch: 100})
-	b.SetAdaptive(&waitingroom.Controller{Period: time.Hour}, slow)
+	b.Capacity().SetAdaptive(&waitingroom.Controller{Period: time.Hour}, slow)
 	res := tick(t, b, ev, "b")
 	require.Empty(t, res.Admitted)
 	n, err = b.CapacityInForce(context.Background(), ev)

@@ -36,12 +36,12 @@ func TestTheWaitingRoomFollowsTheMasterSentinelPromotesAfterTheOldOneDies(t *tes
 	event := inv.add(time.Now().Add(-time.Minute))
 	room := newRoomOn(t, rdb, "sen:", inv, waitingroom.Options{Capacity: 100, Batch: 100})
 	first := fan(1)
-	_, err = room.Join(ctx, first, event, 0)
+	_, err = room.Line().Join(ctx, first, event, 0)
 	require.NoError(t, err)
 	require.Equal(t, []string{first.UserID}, users(tick(t, room, event, "admitter")))
-	st, err := room.Status(ctx, first, event)
+	st, err := room.Line().Status(ctx, first, event)
 	require.NoError(t, err)
-	require.NoError(t, room.Check(ctx, first, event, st.Pass))
+	require.NoError(t, room.Passes().Check(ctx, first, event, st.Pass))
 
 	old, err := s.Master(ctx)
 	require.NoError(t, err)
@@ -54,7 +54,7 @@ func TestTheWaitingRoomFollowsTheMasterSentinelPromotesAfterTheOldOneDies(t *tes
 	}, 30*time.Second, 100*time.Millisecond, "the sentinel promoted the replica")
 	var lastErr error
 	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if lastErr = room.Check(ctx, first, event, st.Pass); lastErr == nil {
+		if lastErr = room.Passes().Check(ctx, first, event, st.Pass); lastErr == nil {
 			break
 		}
 	}
@@ -62,7 +62,7 @@ func TestTheWaitingRoomFollowsTheMasterSentinelPromotesAfterTheOldOneDies(t *tes
 	t.Logf("the room worked again %s after the kill", time.Since(start).Round(time.Millisecond))
 
 	second := fan(2)
-	_, err = room.Join(ctx, second, event, 0)
+	_, err = room.Line().Join(ctx, second, event, 0)
 	require.NoError(t, err)
 	require.Equal(t, []string{second.UserID}, users(tick(t, room, event, "admitter")))
 }

@@ -9,7 +9,7 @@
 // The list lives in PostgreSQL (store/waitlist.go: the order, the
 // arithmetic of free and promised units, all in one transaction under a
 // lock per event, so any number of workers may run rounds); Redis only
-// carries the admission (waitingroom.Room.Offer).
+// carries the admission (waitingroom.Passes.Offer).
 package waitlist
 
 import (
@@ -78,7 +78,7 @@ func (o *Offers) Round(ctx context.Context, eventID string) (store.WaitlistRound
 		if o.Room == nil {
 			return nil
 		}
-		_, err := o.Room.Offer(ctx, session.Identity{UserID: w.UserID, DeviceID: w.DeviceID}, eventID, w.ID, until)
+		_, err := o.Room.Passes().Offer(ctx, session.Identity{UserID: w.UserID, DeviceID: w.DeviceID}, eventID, w.ID, until)
 		return err
 	})
 	o.count("offered", len(round.Offered))
@@ -93,7 +93,7 @@ func (o *Offers) Round(ctx context.Context, eventID string) (store.WaitlistRound
 		}
 		// The fan did not hold: their pass is refused from now on, so the
 		// seats are the next fan's alone.
-		if _, err := o.Room.Revoke(ctx, eventID, w.UserID); err != nil {
+		if _, err := o.Room.Passes().Revoke(ctx, eventID, w.UserID); err != nil {
 			o.log().Warn("waitlist: end a lapsed offer's admission", "event", eventID, "err", err)
 		}
 	}
