@@ -110,7 +110,7 @@ func (a *Booking) LoadBooking(ctx context.Context, bookingID string) (HoldInfo, 
 	if err != nil {
 		return HoldInfo{}, err
 	}
-	b, err := a.Store.LoadBooking(ctx, id)
+	b, err := a.Store.Bookings.LoadBooking(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return HoldInfo{}, temporal.NewNonRetryableApplicationError("no such hold", ErrTypeNotFound, err)
 	}
@@ -127,7 +127,7 @@ func (a *Booking) ExtendHold(ctx context.Context, bookingID string, d time.Durat
 	if err != nil {
 		return time.Time{}, err
 	}
-	return a.Store.ExtendHold(ctx, id, d)
+	return a.Store.Holds.ExtendHold(ctx, id, d)
 }
 
 // FraudCheck scores the attempt and records the decision.
@@ -144,12 +144,12 @@ func (a *Booking) FraudCheck(ctx context.Context, in FraudInput) (FraudResult, e
 	if ip == "" && in.IP != "" {
 		ip = fraud.IPRef(a.IPSecret, in.IP)
 	}
-	sig, err := a.Store.FraudSignals(ctx, in.UserID, in.EventID, ip, in.DeviceID, card)
+	sig, err := a.Store.Bookings.FraudSignals(ctx, in.UserID, in.EventID, ip, in.DeviceID, card)
 	if err != nil {
 		return FraudResult{}, err
 	}
 	r := fraud.Score(sig)
-	if err := a.Store.RecordFraud(ctx, id, in.Attempt, r.Decision, r.Score, r.Reasons, in.UserID, ip, in.DeviceID, card); err != nil {
+	if err := a.Store.Bookings.RecordFraud(ctx, id, in.Attempt, r.Decision, r.Score, r.Reasons, in.UserID, ip, in.DeviceID, card); err != nil {
 		return FraudResult{}, err
 	}
 	return FraudResult{Decision: r.Decision, Score: r.Score, Reasons: r.Reasons}, nil
@@ -194,7 +194,7 @@ func (a *Booking) Authorise(ctx context.Context, in AuthoriseInput) (AuthoriseRe
 		}
 		res := AuthoriseResult{IntentID: intentID, Declined: true, DeclineCode: declined.DeclineCode, Status: vocab.IntentRequiresPaymentMethod}
 		if intentID != "" {
-			if err := a.Store.SavePayment(ctx, id, intentID, in.Amount, vocab.PaymentPending, in.Attempt); err != nil {
+			if err := a.Store.Bookings.SavePayment(ctx, id, intentID, in.Amount, vocab.PaymentPending, in.Attempt); err != nil {
 				return AuthoriseResult{}, err
 			}
 		}
@@ -228,7 +228,7 @@ func (a *Booking) Authorise(ctx context.Context, in AuthoriseInput) (AuthoriseRe
 	case vocab.IntentRequiresCapture:
 		status = vocab.PaymentAuthorised
 	}
-	if err := a.Store.SavePayment(ctx, id, intent.ID, in.Amount, status, in.Attempt); err != nil {
+	if err := a.Store.Bookings.SavePayment(ctx, id, intent.ID, in.Amount, status, in.Attempt); err != nil {
 		return AuthoriseResult{}, err
 	}
 	return AuthoriseResult{IntentID: intent.ID, ClientSecret: intent.ClientSecret, Status: intent.Status,
@@ -253,7 +253,7 @@ func (a *Booking) ConfirmSale(ctx context.Context, bookingID string) (bool, erro
 	if err != nil {
 		return false, err
 	}
-	ok, waited, err := a.Store.ConfirmSaleTimed(ctx, id)
+	ok, waited, err := a.Store.Bookings.ConfirmSaleTimed(ctx, id)
 	if errors.Is(err, store.ErrUnsellable) {
 		return false, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeUnsellable, err)
 	}
@@ -287,7 +287,7 @@ func (a *Booking) Capture(ctx context.Context, bookingID, intentID string) (Capt
 	if it.Status != vocab.IntentSucceeded {
 		return CaptureResult{}, fmt.Errorf("capture left the intent %s", it.Status)
 	}
-	return CaptureResult{Status: it.Status}, a.Store.SetPaymentStatus(ctx, id, vocab.PaymentCaptured, "")
+	return CaptureResult{Status: it.Status}, a.Store.Bookings.SetPaymentStatus(ctx, id, vocab.PaymentCaptured, "")
 }
 
 // Void releases an uncaptured authorisation; money already captured is
@@ -315,7 +315,7 @@ func (a *Booking) Void(ctx context.Context, bookingID, intentID string) error {
 	}
 	switch it.Status {
 	case vocab.IntentCanceled:
-		return a.Store.SetPaymentStatus(ctx, id, vocab.PaymentVoided, "")
+		return a.Store.Bookings.SetPaymentStatus(ctx, id, vocab.PaymentVoided, "")
 	case vocab.IntentSucceeded:
 		return a.Refund(ctx, bookingID, intentID)
 	}
@@ -324,7 +324,7 @@ func (a *Booking) Void(ctx context.Context, bookingID, intentID string) error {
 			return err
 		}
 	}
-	return a.Store.SetPaymentStatus(ctx, id, vocab.PaymentVoided, "")
+	return a.Store.Bookings.SetPaymentStatus(ctx, id, vocab.PaymentVoided, "")
 }
 
 // Refund returns captured money under the refund step key (an uncaptured
@@ -338,7 +338,7 @@ func (a *Booking) Refund(ctx context.Context, bookingID, intentID string) error 
 	if err != nil {
 		return err
 	}
-	return a.Store.SetPaymentStatus(ctx, id, vocab.PaymentRefunded, r.ID)
+	return a.Store.Bookings.SetPaymentStatus(ctx, id, vocab.PaymentRefunded, r.ID)
 }
 
 // captured reports whether the booking's intent was captured, so there is
@@ -364,7 +364,7 @@ func (a *Booking) CancelSale(ctx context.Context, bookingID string) error {
 	if err != nil {
 		return err
 	}
-	_, err = a.Store.CancelPaid(ctx, id)
+	_, err = a.Store.Bookings.CancelPaid(ctx, id)
 	if errors.Is(err, store.ErrNotPending) {
 		return nil
 	}
@@ -379,11 +379,11 @@ func (a *Booking) IssueTickets(ctx context.Context, bookingID string) ([]string,
 	if err != nil {
 		return nil, err
 	}
-	b, err := a.Store.LoadBooking(ctx, id)
+	b, err := a.Store.Bookings.LoadBooking(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	units, err := a.Store.BookingUnits(ctx, id)
+	units, err := a.Store.Bookings.BookingUnits(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -401,10 +401,10 @@ func (a *Booking) IssueTickets(ctx context.Context, bookingID string) ([]string,
 		rows = append(rows, store.TicketRow{ID: tid, ReservationID: id, EventID: b.EventID, SectionID: u.SectionID,
 			SeatID: u.SeatID, Unit: u.Unit, UserID: b.UserID, SecretSealed: sealed})
 	}
-	if err := a.Store.InsertTickets(ctx, rows); err != nil {
+	if err := a.Store.Tickets.InsertTickets(ctx, rows); err != nil {
 		return nil, err
 	}
-	issued, err := a.Store.TicketsOfReservation(ctx, id)
+	issued, err := a.Store.Tickets.TicketsOfReservation(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -421,19 +421,19 @@ func (a *Booking) Notify(ctx context.Context, bookingID, kind string) error {
 	if err != nil {
 		return err
 	}
-	if done, err := a.Store.Notified(ctx, id, kind); err != nil || done {
+	if done, err := a.Store.Bookings.Notified(ctx, id, kind); err != nil || done {
 		return err
 	}
 	if err := a.sendConfirmation(ctx, id, bookingID, kind); err != nil {
 		return err
 	}
-	return a.Store.MarkNotified(ctx, id, kind)
+	return a.Store.Bookings.MarkNotified(ctx, id, kind)
 }
 
 // sendConfirmation sends the booking's confirmation (kind says why: the
 // sale, or a resend by support staff) and logs it.
 func (a *Booking) sendConfirmation(ctx context.Context, id uuid.UUID, bookingID, kind string) error {
-	b, err := a.Store.Booking(ctx, id, "")
+	b, err := a.Store.Bookings.Booking(ctx, id, "")
 	if err != nil {
 		return err
 	}
@@ -460,7 +460,7 @@ func (a *Booking) sendConfirmation(ctx context.Context, id uuid.UUID, bookingID,
 	if err := a.Mailer.Send(ctx, notify.Message{To: to, Subject: "Your Encore tickets", Body: body, Key: key}); err != nil {
 		return err
 	}
-	return a.Store.LogNotification(ctx, id, kind, to)
+	return a.Store.Bookings.LogNotification(ctx, id, kind, to)
 }
 
 // FlagPayment records a reason for staff to look at the payment.
@@ -470,7 +470,7 @@ func (a *Booking) FlagPayment(ctx context.Context, bookingID, reason string) err
 		return err
 	}
 	a.Log.Warn("payment flagged", "booking", bookingID, "reason", reason)
-	return a.Store.FlagPayment(ctx, id, reason)
+	return a.Store.Bookings.FlagPayment(ctx, id, reason)
 }
 
 // ReconcilePayments matches the provider's payments of the lookback window
@@ -492,7 +492,7 @@ func (a *Booking) ReconcilePayments(ctx context.Context, lookback time.Duration)
 	for i, s := range all {
 		ids[i] = s.in.ID
 	}
-	rows, err := a.Store.PaymentsForReconciliation(ctx, ids)
+	rows, err := a.Store.Bookings.PaymentsForReconciliation(ctx, ids)
 	if err != nil {
 		return ReconcileReport{}, err
 	}

@@ -103,7 +103,7 @@ func (m *Metrics) FollowSaga(ctx context.Context, st *store.Store, every time.Du
 	defer t.Stop()
 	for {
 		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		h, err := st.SagaHealth(qctx, paidTicketsGrace)
+		h, err := st.Bookings.SagaHealth(qctx, paidTicketsGrace)
 		cancel()
 		if err == nil {
 			m.noTickets.Set(float64(h.PaidWithoutTickets))
@@ -135,7 +135,7 @@ func (a *Booking) publishAudit(rep store.AuditReport, h store.SagaHealth) {
 // UndeliveredWebhooks lists the stored provider events that never reached
 // their booking (at most 500 a run), as repairs.
 func (a *Booking) UndeliveredWebhooks(ctx context.Context) ([]Repair, error) {
-	evs, err := a.Store.UnsignalledWebhooks(ctx, webhookGrace, 500)
+	evs, err := a.Store.Bookings.UnsignalledWebhooks(ctx, webhookGrace, 500)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +201,7 @@ func (a *Booking) resignal(ctx context.Context, r Repair) (bool, error) {
 	if a.Sagas == nil {
 		return false, errors.New("reconcile: no Temporal client to signal bookings with")
 	}
-	w, err := a.Store.StoredWebhookEvent(ctx, r.Provider, r.EventID)
+	w, err := a.Store.Bookings.StoredWebhookEvent(ctx, r.Provider, r.EventID)
 	if errors.Is(err, store.ErrNotFound) {
 		return false, nil
 	}
@@ -212,7 +212,7 @@ func (a *Booking) resignal(ctx context.Context, r Repair) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	id, _, err := a.Store.BookingByIntent(ctx, ev.IntentID)
+	id, _, err := a.Store.Bookings.BookingByIntent(ctx, ev.IntentID)
 	if errors.Is(err, store.ErrNotFound) {
 		return false, nil // no booking will ever hear of it: staff see it in the log
 	}
@@ -223,5 +223,5 @@ func (a *Booking) resignal(ctx context.Context, r Repair) (bool, error) {
 	if err != nil && !errors.Is(err, ErrNoSaga) {
 		return false, err
 	}
-	return true, a.Store.MarkWebhookSignalled(ctx, r.Provider, r.EventID)
+	return true, a.Store.Bookings.MarkWebhookSignalled(ctx, r.Provider, r.EventID)
 }

@@ -40,7 +40,7 @@ func (a *Booking) PaidBookingsPage(ctx context.Context, eventID, cursor string, 
 			return nil, err
 		}
 	}
-	ids, err := a.Store.PaidBookingsAfter(ctx, eventID, after, limit)
+	ids, err := a.Store.Jobs.PaidBookingsAfter(ctx, eventID, after, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -57,12 +57,12 @@ func (a *Booking) RecordJobItem(ctx context.Context, jobID, bookingID string, ok
 	if err != nil {
 		return err
 	}
-	return a.Store.RecordJobItem(ctx, jobID, id, ok, detail)
+	return a.Store.Jobs.RecordJobItem(ctx, jobID, id, ok, detail)
 }
 
 // FinishJob marks the job done (or failed if any booking failed).
 func (a *Booking) FinishJob(ctx context.Context, jobID string) error {
-	_, err := a.Store.FinishJob(ctx, jobID)
+	_, err := a.Store.Jobs.FinishJob(ctx, jobID)
 	return err
 }
 
@@ -83,7 +83,7 @@ func (a *Booking) StaffAction(ctx context.Context, in StaffInput) (vocab.Booking
 	if in.Action != StaffRefund {
 		return "", temporal.NewNonRetryableApplicationError("unknown staff action "+in.Action, ErrTypeInvalidID, nil)
 	}
-	if err := a.Store.MarkStaffCancel(ctx, id, in.Staff, in.Reason); err != nil {
+	if err := a.Store.Bookings.MarkStaffCancel(ctx, id, in.Staff, in.Reason); err != nil {
 		return "", err
 	}
 	updateID := "staff-cancel-" + in.BookingID
@@ -102,7 +102,7 @@ func (a *Booking) StaffAction(ctx context.Context, in StaffInput) (vocab.Booking
 	case err != nil:
 		return "", err
 	}
-	b, err := a.Store.Booking(ctx, id, "")
+	b, err := a.Store.Bookings.Booking(ctx, id, "")
 	if err != nil {
 		return "", err
 	}
@@ -115,7 +115,7 @@ func (a *Booking) StaffAction(ctx context.Context, in StaffInput) (vocab.Booking
 		}
 	}
 	if in.JobID != "" {
-		if err := a.Store.RecordJobItem(ctx, in.JobID, id, true, ""); err != nil {
+		if err := a.Store.Jobs.RecordJobItem(ctx, in.JobID, id, true, ""); err != nil {
 			return "", err
 		}
 	}
@@ -129,13 +129,13 @@ func (a *Booking) StaffAction(ctx context.Context, in StaffInput) (vocab.Booking
 // (past the event's cancellation deadline) with the workflow's own
 // activities: the sale undone, then the refund under the same step key.
 func (a *Booking) refundClosed(ctx context.Context, id uuid.UUID, bookingID string) error {
-	b, err := a.Store.Booking(ctx, id, "")
+	b, err := a.Store.Bookings.Booking(ctx, id, "")
 	if err != nil {
 		return err
 	}
 	if b.Hold.Status == vocab.ReservationPending {
 		// Never checked out: no money to return, only the seats.
-		if _, err := a.Store.Release(ctx, id, ""); err != nil && !errors.Is(err, store.ErrNotPending) {
+		if _, err := a.Store.Holds.Release(ctx, id, ""); err != nil && !errors.Is(err, store.ErrNotPending) {
 			return err
 		}
 		return nil
@@ -150,7 +150,7 @@ func (a *Booking) refundClosed(ctx context.Context, id uuid.UUID, bookingID stri
 }
 
 func (a *Booking) notifyCancellation(ctx context.Context, id uuid.UUID, bookingID, reason string) error {
-	if done, err := a.Store.Notified(ctx, id, NotifyCancellation); err != nil || done {
+	if done, err := a.Store.Bookings.Notified(ctx, id, NotifyCancellation); err != nil || done {
 		return err
 	}
 	to, err := a.recipient(ctx, id)
@@ -162,19 +162,19 @@ func (a *Booking) notifyCancellation(ctx context.Context, id uuid.UUID, bookingI
 		Key: bookingID + "-" + NotifyCancellation}); err != nil {
 		return err
 	}
-	if err := a.Store.LogNotification(ctx, id, NotifyCancellation, to); err != nil {
+	if err := a.Store.Bookings.LogNotification(ctx, id, NotifyCancellation, to); err != nil {
 		return err
 	}
-	return a.Store.MarkNotified(ctx, id, NotifyCancellation)
+	return a.Store.Bookings.MarkNotified(ctx, id, NotifyCancellation)
 }
 
 func (a *Booking) recipient(ctx context.Context, id uuid.UUID) (string, error) {
-	to, err := a.Store.FanEmail(ctx, id)
+	to, err := a.Store.Bookings.FanEmail(ctx, id)
 	if err != nil {
 		return "", err
 	}
 	if to == "" {
-		b, err := a.Store.LoadBooking(ctx, id)
+		b, err := a.Store.Bookings.LoadBooking(ctx, id)
 		if err != nil {
 			return "", err
 		}

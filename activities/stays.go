@@ -15,16 +15,16 @@ func (a *Booking) RefundPart(ctx context.Context, bookingID, intentID string, am
 	if err != nil || !captured {
 		return err
 	}
-	walked, err := a.Store.WalkRefunds(ctx, id)
+	walked, err := a.Store.Hotels.WalkRefunds(ctx, id)
 	if err != nil {
 		return err
 	}
 	if amount -= walked; amount <= 0 {
-		return a.Store.SetPaymentStatus(ctx, id, vocab.PaymentRefunded, "")
+		return a.Store.Bookings.SetPaymentStatus(ctx, id, vocab.PaymentRefunded, "")
 	}
 	r, err := a.Payments.RefundAmount(ctx, StepKey(bookingID, StepKeyRefund), intentID, amount)
 	if err != nil {
 		return err
 	}
-	return a.Store.SetPaymentStatus(ctx, id, vocab.PaymentRefunded, r.ID)
+	return a.Store.Bookings.SetPaymentStatus(ctx, id, vocab.PaymentRefunded, r.ID)
 }

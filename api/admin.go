@@ -413,7 +413,7 @@ func (s *Server) listAudit(c *gin.Context) {
 		}
 		f.Limit = n
 	}
-	actions, err := s.Admin.Store.ListAdminActions(c.Request.Context(), f)
+	actions, err := s.Admin.Store.Orgs.ListAdminActions(c.Request.Context(), f)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -465,7 +465,7 @@ func (s *Server) setOverbooking(c *gin.Context) {
 		return
 	}
 	ctx, property := c.Request.Context(), c.Param("property_id")
-	before, err := s.Admin.Store.RoomNightCounters(ctx, property, req.RoomType, night)
+	before, err := s.Admin.Store.Hotels.RoomNightCounters(ctx, property, req.RoomType, night)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -477,7 +477,7 @@ func (s *Server) setOverbooking(c *gin.Context) {
 		writeProblem(c, Invalid(FieldError{"walk_risk", err.Error()}))
 		return
 	}
-	after, err := s.Admin.Store.SetOverbooking(ctx, property, req.RoomType, night, limit)
+	after, err := s.Admin.Store.Hotels.SetOverbooking(ctx, property, req.RoomType, night, limit)
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -280,7 +280,7 @@ func TestAPromotionOfTwoUsesPerAccountAllowsTwoLiveUsesAndGivesOneBackOnRelease(
 	for range 2 {
 		r = hold("twice")
 		require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
-		ok, err := s.st.ConfirmSale(ctx, uuid.MustParse(r.Body["hold_id"].(string)))
+		ok, err := s.st.Bookings.ConfirmSale(ctx, uuid.MustParse(r.Body["hold_id"].(string)))
 		require.NoError(t, err)
 		require.True(t, ok)
 	}
@@ -377,7 +377,7 @@ func TestTheSalesReportCountsSoldHeldBlockedRevenueAndRefundsAsJSONAndCSV(t *tes
 	hold("f4", map[string]any{"seat_ids": []string{prefix + "balcony-B-1"}})
 	refunded := hold("f5", map[string]any{"seat_ids": []string{prefix + "balcony-C-1"}})
 	for _, h := range append(sold, refunded) {
-		ok, err := s.st.ConfirmSale(ctx, h)
+		ok, err := s.st.Bookings.ConfirmSale(ctx, h)
 		require.NoError(t, err)
 		require.True(t, ok)
 	}

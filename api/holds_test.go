@@ -282,7 +282,7 @@ func TestIdempotencyRecordsOlderThanADayAreIgnoredAndPurged(t *testing.T) {
 	require.NotEqual(t, first.Body["hold_id"], again.Body["hold_id"])
 	_, err = s.pool.Exec(context.Background(), `UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = 'old-key'`)
 	require.NoError(t, err)
-	n, err := s.holds.Store.PurgeIdempotency(context.Background())
+	n, err := s.holds.Store.Holds.PurgeIdempotency(context.Background())
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, n, int64(1))
 }
@@ -365,7 +365,7 @@ func TestSweeperEndsExpiredHoldsAndGivesEverythingBack(t *testing.T) {
 	require.Equal(t, http.StatusCreated, ga.Status)
 	_, err = s.pool.Exec(context.Background(), `UPDATE reservations SET expires_at = now() - interval '1 minute' WHERE event_id = $1`, s.eventID)
 	require.NoError(t, err)
-	rep, err := s.holds.Store.Audit(context.Background(), s.eventID, 0)
+	rep, err := s.holds.Store.Holds.Audit(context.Background(), s.eventID, 0)
 	require.NoError(t, err)
 	require.EqualValues(t, 2, rep.HeldPastExpiry, "the audit sees seats held past expiry before the sweep")
 
@@ -437,7 +437,7 @@ func TestTheAuditCatchesASeatSoldWithoutPayment(t *testing.T) {
 	require.Equal(t, http.StatusCreated, h.Status)
 	_, err := s.pool.Exec(context.Background(), `UPDATE seats SET status = 'SOLD' WHERE reservation_id = $1`, h.Body["hold_id"])
 	require.NoError(t, err)
-	rep, err := s.holds.Store.Audit(context.Background(), s.eventID, time.Minute)
+	rep, err := s.holds.Store.Holds.Audit(context.Background(), s.eventID, time.Minute)
 	require.NoError(t, err)
 	require.EqualValues(t, 1, rep.SoldWithoutPaid)
 }

@@ -24,7 +24,7 @@ func hotelStack(t *testing.T) (*stack, string, func(int) string) {
 	prop := "prop_api_" + testenv.RandomSuffix()
 	now := time.Now().UTC()
 	first := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
-	require.NoError(t, s.holds.Store.CreateProperty(ctx, store.PropertySpec{ID: prop, Name: "API Hotel", City: "City" + prop,
+	require.NoError(t, s.holds.Store.Hotels.CreateProperty(ctx, store.PropertySpec{ID: prop, Name: "API Hotel", City: "City" + prop,
 		Currency: "EUR", RoomTypes: []store.RoomTypeSpec{{ID: "double", Name: "Double", MaxGuests: 2, Allotment: 2, Price: 9900}}}, first, 5))
 	rpool, err := store.OpenReader(ctx, testenv.DatabaseURL(t), store.ReaderRole, store.PoolOptions{MaxConns: 2})
 	require.NoError(t, err)

@@ -60,7 +60,7 @@ func (s *Server) myBookings(c *gin.Context) {
 		return
 	}
 	who := identity(c)
-	ids, next, err := s.Bookings.Store.BookingsOfUser(c.Request.Context(), who.UserID, after, limit)
+	ids, next, err := s.Bookings.Store.Bookings.BookingsOfUser(c.Request.Context(), who.UserID, after, limit)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -83,7 +83,7 @@ func (s *Server) myTickets(c *gin.Context) {
 	if !ok {
 		return
 	}
-	rows, next, err := s.Tickets.Store.TicketsOfUser(c.Request.Context(), identity(c).UserID, after, limit)
+	rows, next, err := s.Tickets.Store.Tickets.TicketsOfUser(c.Request.Context(), identity(c).UserID, after, limit)
 	if err != nil {
 		s.fail(c, err)
 		return

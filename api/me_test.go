@@ -25,7 +25,7 @@ func meStack(t *testing.T) (*qrStack, uuid.UUID) {
 	t.Helper()
 	s := newQRStack(t)
 	ctx := context.Background()
-	first, err := s.store.GetTicket(ctx, s.ticketID, s.owner)
+	first, err := s.store.Tickets.GetTicket(ctx, s.ticketID, s.owner)
 	require.NoError(t, err)
 	second := uuid.New()
 	_, err = s.store.Pool().Exec(ctx, `INSERT INTO reservations (id, user_id, event_id, status, expires_at, ended_at, total, currency, created_at)
@@ -39,7 +39,7 @@ func meStack(t *testing.T) (*qrStack, uuid.UUID) {
 		rows = append(rows, store.TicketRow{ID: tickets.NewTicketID(), ReservationID: second, EventID: first.EventID,
 			SectionID: first.SectionID, SeatID: seat, Unit: 1, UserID: s.owner, SecretSealed: first.SecretSealed})
 	}
-	require.NoError(t, s.store.InsertTickets(ctx, rows))
+	require.NoError(t, s.store.Tickets.InsertTickets(ctx, rows))
 	_, err = s.store.Pool().Exec(ctx, `UPDATE tickets SET issued_at = now() + interval '1 second' WHERE reservation_id = $1`, second)
 	require.NoError(t, err)
 

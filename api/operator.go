@@ -52,7 +52,7 @@ func (s *Server) controlsBody(c *gin.Context, d controls.Dials) controlsBody {
 }
 
 func (s *Server) getControls(c *gin.Context) {
-	d, err := s.Operator.Store.EventControls(c.Request.Context(), c.Param("event_id"))
+	d, err := s.Operator.Store.Catalogue.EventControls(c.Request.Context(), c.Param("event_id"))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -71,7 +71,7 @@ func (s *Server) patchControls(c *gin.Context) {
 		return
 	}
 	id := identity(c)
-	d, err := s.Operator.Store.UpdateControls(c.Request.Context(), c.Param("event_id"), id.UserID, id.Org, p)
+	d, err := s.Operator.Store.Catalogue.UpdateControls(c.Request.Context(), c.Param("event_id"), id.UserID, id.Org, p)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -106,7 +106,7 @@ func (s *Server) revokeAdmission(c *gin.Context) {
 		return
 	}
 	ctx, eventID := c.Request.Context(), c.Param("event_id")
-	if _, err := s.Operator.Store.EventControls(ctx, eventID); err != nil {
+	if _, err := s.Operator.Store.Catalogue.EventControls(ctx, eventID); err != nil {
 		s.fail(c, err) // an unknown event is 404
 		return
 	}
@@ -116,7 +116,7 @@ func (s *Server) revokeAdmission(c *gin.Context) {
 		return
 	}
 	id := identity(c)
-	if err := s.Operator.Store.RecordAdminAction(ctx, store.AdminAction{Actor: id.UserID, OrgID: id.Org,
+	if err := s.Operator.Store.Orgs.RecordAdminAction(ctx, store.AdminAction{Actor: id.UserID, OrgID: id.Org,
 		Action: "admission.revoke", Target: eventID + "/" + req.UserID, Reason: req.Reason}); err != nil {
 		s.fail(c, err)
 		return

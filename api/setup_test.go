@@ -156,7 +156,7 @@ func (s *stack) count(sql string, args ...any) int {
 // requireAuditClean runs the invariant audit on this event.
 func (s *stack) requireAuditClean() {
 	s.t.Helper()
-	rep, err := s.holds.Store.Audit(context.Background(), s.eventID, 30*time.Second)
+	rep, err := s.holds.Store.Holds.Audit(context.Background(), s.eventID, 30*time.Second)
 	require.NoError(s.t, err)
 	require.Zero(s.t, rep.Violations(), rep.String())
 }

@@ -65,7 +65,7 @@ func newQRStack(t *testing.T) *qrStack {
 	sealed, err := kr.Seal(secret, id)
 	require.NoError(t, err)
 	st := store.New(pool, store.Options{})
-	require.NoError(t, st.InsertTickets(ctx, []store.TicketRow{{ID: id, ReservationID: booking, EventID: eventID,
+	require.NoError(t, st.Tickets.InsertTickets(ctx, []store.TicketRow{{ID: id, ReservationID: booking, EventID: eventID,
 		SectionID: section, SeatID: seat, Unit: 1, UserID: owner, SecretSealed: sealed}}))
 
 	issuer := session.NewIssuer("qr-test-secret")
@@ -139,7 +139,7 @@ func TestTicketQRIsTheOwnersOnly(t *testing.T) {
 	}
 
 	t.Run("revoked", func(t *testing.T) {
-		_, err := s.store.RevokeTickets(context.Background(), s.booking)
+		_, err := s.store.Tickets.RevokeTickets(context.Background(), s.booking)
 		require.NoError(t, err)
 		resp, body := s.get(t, s.owner, path)
 		require.Equal(t, http.StatusNotFound, resp.StatusCode)

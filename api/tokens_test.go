@@ -154,7 +154,7 @@ func TestAFanCannotReadOrTouchAnotherFansHoldBookingOrTicket(t *testing.T) {
 	ticketID := tickets.NewTicketID()
 	sealed, err := kr.Seal(secret, ticketID)
 	require.NoError(t, err)
-	require.NoError(t, st.InsertTickets(ctx, []store.TicketRow{{ID: ticketID, ReservationID: uuid.MustParse(holdID),
+	require.NoError(t, st.Tickets.InsertTickets(ctx, []store.TicketRow{{ID: ticketID, ReservationID: uuid.MustParse(holdID),
 		EventID: s.eventID, SectionID: s.eventID + "_a", SeatID: s.seat("a", 0, 1), Unit: 1,
 		UserID: "owner_" + s.eventID, SecretSealed: sealed}}))
 

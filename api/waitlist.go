@@ -44,7 +44,7 @@ func (s *Server) joinWaitlist(c *gin.Context) {
 		return
 	}
 	who := identity(c)
-	w, created, err := s.Waitlist.Store.JoinWaitlist(c.Request.Context(), store.WaitlistJoin{EventID: eventID,
+	w, created, err := s.Waitlist.Store.Waitlists.JoinWaitlist(c.Request.Context(), store.WaitlistJoin{EventID: eventID,
 		UserID: who.UserID, DeviceID: who.DeviceID, Email: who.Email, SectionID: req.SectionID, Quantity: qty})
 	if err != nil {
 		s.fail(c, err)
@@ -59,7 +59,7 @@ func (s *Server) joinWaitlist(c *gin.Context) {
 
 // leaveWaitlist takes the caller off the event's waitlist: 204 either way.
 func (s *Server) leaveWaitlist(c *gin.Context) {
-	if _, err := s.Waitlist.Store.LeaveWaitlist(c.Request.Context(), c.Param("event_id"), identity(c).UserID); err != nil {
+	if _, err := s.Waitlist.Store.Waitlists.LeaveWaitlist(c.Request.Context(), c.Param("event_id"), identity(c).UserID); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -69,7 +69,7 @@ func (s *Server) leaveWaitlist(c *gin.Context) {
 // myWaitlist lists the caller's waitlist places, newest first, each with
 // its status, position while waiting, and offer expiry once offered.
 func (s *Server) myWaitlist(c *gin.Context) {
-	entries, err := s.Waitlist.Store.MyWaitlist(c.Request.Context(), identity(c).UserID)
+	entries, err := s.Waitlist.Store.Waitlists.MyWaitlist(c.Request.Context(), identity(c).UserID)
 	if err != nil {
 		s.fail(c, err)
 		return

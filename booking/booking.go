@@ -185,7 +185,7 @@ func view(v store.BookingView) View {
 
 // Get reads who's booking.
 func (s *Service) Get(ctx context.Context, who session.Identity, id uuid.UUID) (View, error) {
-	v, err := s.Store.Booking(ctx, id, who.UserID)
+	v, err := s.Store.Bookings.Booking(ctx, id, who.UserID)
 	if err != nil {
 		return View{}, err
 	}
@@ -219,11 +219,11 @@ func (s *Service) Checkout(ctx context.Context, who session.Identity, holdID uui
 	idemKey string) (workflows.CheckoutResult, error) {
 	if idemKey != "" {
 		sum := sha256.Sum256([]byte(holdID.String() + "\x00" + req.PaymentMethod + "\x00" + req.ReturnURL))
-		if err := s.Store.RememberKey(ctx, who.UserID, "checkout", idemKey, sum[:]); err != nil {
+		if err := s.Store.Holds.RememberKey(ctx, who.UserID, "checkout", idemKey, sum[:]); err != nil {
 			return workflows.CheckoutResult{}, err
 		}
 	}
-	hold, err := s.Store.GetHold(ctx, holdID, who.UserID)
+	hold, err := s.Store.Holds.GetHold(ctx, holdID, who.UserID)
 	if err != nil {
 		return workflows.CheckoutResult{}, err
 	}
@@ -231,7 +231,7 @@ func (s *Service) Checkout(ctx context.Context, who session.Identity, holdID uui
 	if hold.Status == vocab.ReservationPending {
 		// A hold taken in the instant before its event was cancelled: no
 		// checkout starts (and the saga's confirm would refuse it anyway).
-		if cancelled, err := s.Store.EventCancelled(ctx, hold.EventID); err != nil {
+		if cancelled, err := s.Store.Jobs.EventCancelled(ctx, hold.EventID); err != nil {
 			return workflows.CheckoutResult{}, err
 		} else if cancelled {
 			return workflows.CheckoutResult{}, store.ErrNotOnSale
@@ -303,13 +303,13 @@ func (s *Service) input(h store.Hold) workflows.BookingInput {
 // released (by the database alone when it was never checked out, so no
 // workflow exists), a paid booking refunded.
 func (s *Service) Cancel(ctx context.Context, who session.Identity, id uuid.UUID, idemKey string) (View, error) {
-	b, err := s.Store.Booking(ctx, id, who.UserID)
+	b, err := s.Store.Bookings.Booking(ctx, id, who.UserID)
 	if err != nil {
 		return View{}, err
 	}
 	if idemKey != "" {
 		sum := sha256.Sum256([]byte(id.String()))
-		if err := s.Store.RememberKey(ctx, who.UserID, "cancel", idemKey, sum[:]); err != nil {
+		if err := s.Store.Holds.RememberKey(ctx, who.UserID, "cancel", idemKey, sum[:]); err != nil {
 			return View{}, err
 		}
 	}

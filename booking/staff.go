@@ -39,7 +39,7 @@ func (s *Service) CancelEvent(ctx context.Context, who session.Identity, eventID
 		org = who.Org
 	}
 	jobID := "job-" + uuid.NewSHA1(jobNamespace, []byte(eventID)).String()
-	c, err := s.Store.CancelEvent(ctx, eventID, org, who.UserID, reason, jobID)
+	c, err := s.Store.Jobs.CancelEvent(ctx, eventID, org, who.UserID, reason, jobID)
 	if err != nil {
 		return store.Job{}, err
 	}
@@ -66,7 +66,7 @@ func (s *Service) CancelEvent(ctx context.Context, who session.Identity, eventID
 
 // Job reads a job's progress.
 func (s *Service) Job(ctx context.Context, id string) (store.Job, error) {
-	return s.Store.Job(ctx, id)
+	return s.Store.Jobs.Job(ctx, id)
 }
 
 // Detail is a booking as support staff see it.
@@ -82,7 +82,7 @@ type Detail struct {
 
 // Search finds bookings for support staff, newest first.
 func (s *Service) Search(ctx context.Context, f store.BookingFilter) ([]store.BookingSummary, error) {
-	return s.Store.SearchBookings(ctx, f)
+	return s.Store.Bookings.SearchBookings(ctx, f)
 }
 
 // Detail reads any booking for support staff.
@@ -97,11 +97,11 @@ func (s *Service) Detail(ctx context.Context, id uuid.UUID) (Detail, error) {
 	if res, err := s.Temporal.QueryWorkflow(qctx, workflows.BookingWorkflowID(id.String()), "", workflows.QueryStep); err == nil {
 		_ = res.Get(&step)
 	}
-	v, err := s.Store.Booking(ctx, id, "")
+	v, err := s.Store.Bookings.Booking(ctx, id, "")
 	if err != nil {
 		return Detail{}, err
 	}
-	sd, err := s.Store.BookingSupportDetail(ctx, id)
+	sd, err := s.Store.Bookings.BookingSupportDetail(ctx, id)
 	if err != nil {
 		return Detail{}, err
 	}
@@ -115,7 +115,7 @@ const staffTimeout = 2 * time.Minute
 // through its workflow, recording the staff member and reason on the
 // booking and in the audit log.
 func (s *Service) StaffRefund(ctx context.Context, who session.Identity, id uuid.UUID, reason string) (View, error) {
-	before, err := s.Store.Booking(ctx, id, "")
+	before, err := s.Store.Bookings.Booking(ctx, id, "")
 	if err != nil {
 		return View{}, err
 	}
@@ -129,13 +129,13 @@ func (s *Service) StaffRefund(ctx context.Context, who session.Identity, id uuid
 		BookingID: id.String(), Staff: who.UserID, Reason: reason}); err != nil {
 		return View{}, err
 	}
-	after, err := s.Store.Booking(ctx, id, "")
+	after, err := s.Store.Bookings.Booking(ctx, id, "")
 	if err != nil {
 		return View{}, err
 	}
 	b, _ := json.Marshal(view(before))
 	a, _ := json.Marshal(view(after))
-	if err := s.Store.RecordAdminAction(ctx, store.AdminAction{Actor: who.UserID, OrgID: who.Org, Action: "booking.refund",
+	if err := s.Store.Orgs.RecordAdminAction(ctx, store.AdminAction{Actor: who.UserID, OrgID: who.Org, Action: "booking.refund",
 		Target: "booking:" + id.String(), Reason: reason, Before: b, After: a}); err != nil {
 		return View{}, err
 	}
@@ -144,7 +144,7 @@ func (s *Service) StaffRefund(ctx context.Context, who session.Identity, id uuid
 
 // Resend sends the booking's confirmation email again.
 func (s *Service) Resend(ctx context.Context, who session.Identity, id uuid.UUID) error {
-	v, err := s.Store.Booking(ctx, id, "")
+	v, err := s.Store.Bookings.Booking(ctx, id, "")
 	if err != nil {
 		return err
 	}
@@ -155,7 +155,7 @@ func (s *Service) Resend(ctx context.Context, who session.Identity, id uuid.UUID
 		BookingID: id.String(), Staff: who.UserID}); err != nil {
 		return err
 	}
-	return s.Store.RecordAdminAction(ctx, store.AdminAction{Actor: who.UserID, OrgID: who.Org, Action: "booking.resend",
+	return s.Store.Orgs.RecordAdminAction(ctx, store.AdminAction{Actor: who.UserID, OrgID: who.Org, Action: "booking.resend",
 		Target: "booking:" + id.String()})
 }
 

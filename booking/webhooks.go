@@ -77,7 +77,7 @@ func (s *Service) ReceiveWebhook(ctx context.Context, body []byte, signature str
 	var bookingID string
 	var recorded vocab.PaymentStatus
 	if ev.IntentID != "" {
-		id, status, err := s.Store.BookingByIntent(ctx, ev.IntentID)
+		id, status, err := s.Store.Bookings.BookingByIntent(ctx, ev.IntentID)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			return Receipt{}, ErrUnknownPayment
@@ -86,7 +86,7 @@ func (s *Service) ReceiveWebhook(ctx context.Context, body []byte, signature str
 		}
 		bookingID, recorded = id.String(), status
 	}
-	dup, signalled, err := s.Store.StoreWebhook(ctx, provider, ev.ID, string(ev.Type), ev.IntentID, ev.Fingerprint, ev.Raw)
+	dup, signalled, err := s.Store.Bookings.StoreWebhook(ctx, provider, ev.ID, string(ev.Type), ev.IntentID, ev.Fingerprint, ev.Raw)
 	if errors.Is(err, store.ErrWebhookConflict) {
 		s.Log.Error("ALERT: webhook event ID reused with different content", "event", ev.ID, "type", ev.Type)
 		if s.webhookConflicts != nil {
@@ -99,7 +99,7 @@ func (s *Service) ReceiveWebhook(ctx context.Context, body []byte, signature str
 	}
 	receipt := Receipt{Received: true, Duplicate: dup}
 	if (dup && signalled) || bookingID == "" || !SagaActsOn(ev, recorded) {
-		_ = s.Store.MarkWebhookSignalled(ctx, provider, ev.ID)
+		_ = s.Store.Bookings.MarkWebhookSignalled(ctx, provider, ev.ID)
 		return receipt, nil
 	}
 	if ev.BookingID != bookingID {
@@ -120,6 +120,6 @@ func (s *Service) ReceiveWebhook(ctx context.Context, body []byte, signature str
 	if s.webhookLag != nil && !ev.Created.IsZero() {
 		s.webhookLag.Observe(max(time.Since(ev.Created).Seconds(), 0))
 	}
-	_ = s.Store.MarkWebhookSignalled(ctx, provider, ev.ID)
+	_ = s.Store.Bookings.MarkWebhookSignalled(ctx, provider, ev.ID)
 	return receipt, nil
 }

@@ -197,7 +197,7 @@ func (s *Service) Hold(ctx context.Context, who session.Identity, cart Cart, ide
 		SectionID: cart.SectionID, Quantity: cart.Quantity, Adjacent: cart.Adjacent, PromoCode: cart.PromoCode,
 		Stays: cart.Stays, FanEmail: who.Email, IdempotencyKey: idemKey, RequestHash: reqHash,
 	}
-	hold, stored, err := s.Store.CreateHold(ctx, req)
+	hold, stored, err := s.Store.Holds.CreateHold(ctx, req)
 	if errors.Is(err, store.ErrReservationIDTaken) {
 		// The key was forgotten after 24 hours and is used afresh: a new ID,
 		// without hints (the database decides alone for this rare retry).
@@ -206,7 +206,7 @@ func (s *Service) Hold(ctx context.Context, who session.Identity, cart Cart, ide
 			hinted = false
 		}
 		req.ReservationID = uuid.New()
-		hold, stored, err = s.Store.CreateHold(ctx, req)
+		hold, stored, err = s.Store.Holds.CreateHold(ctx, req)
 	}
 	if err != nil || stored != nil {
 		// Duplicates share the reservation ID and so the hints: only a
@@ -243,7 +243,7 @@ func (s *Service) Hold(ctx context.Context, who session.Identity, cart Cart, ide
 func (s *Service) check(ctx context.Context, who session.Identity, cart Cart, idemKey string, reqHash []byte,
 	pass string, id uuid.UUID) (store.EventLimits, *store.StoredResponse, error) {
 	if idemKey != "" {
-		prev, err := s.Store.LookupIdempotent(ctx, who.UserID, idemKey, reqHash)
+		prev, err := s.Store.Holds.LookupIdempotent(ctx, who.UserID, idemKey, reqHash)
 		if err != nil || prev != nil {
 			return store.EventLimits{}, prev, err
 		}
@@ -254,7 +254,7 @@ func (s *Service) check(ctx context.Context, who session.Identity, cart Cart, id
 	if err := s.SalesOpen(cart.EventID); err != nil {
 		return store.EventLimits{}, nil, err
 	}
-	ev, err := s.Store.PreCheck(ctx, who.UserID, cart.EventID, cart.Units())
+	ev, err := s.Store.Holds.PreCheck(ctx, who.UserID, cart.EventID, cart.Units())
 	var pending *store.PendingCheckoutError
 	if errors.As(err, &pending) && pending.HoldID == id.String() {
 		// A duplicate of a request that committed after our lookup: the
@@ -299,7 +299,7 @@ func (s *Service) hint(ctx context.Context, who session.Identity, cart Cart, id 
 	var contended *seathint.ContendedError
 	switch {
 	case errors.As(err, &contended):
-		alts, aerr := s.Store.Alternatives(ctx, cart.EventID, contended.SeatIDs, cart.SeatIDs, len(cart.SeatIDs))
+		alts, aerr := s.Store.Holds.Alternatives(ctx, cart.EventID, contended.SeatIDs, cart.SeatIDs, len(cart.SeatIDs))
 		if aerr != nil {
 			s.Log.Warn("alternatives", "err", aerr)
 		}
@@ -327,7 +327,7 @@ func (s *Service) keep(ctx context.Context, who session.Identity, idemKey string
 	// Saving must not depend on the fan still waiting: the hold committed.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
 	defer cancel()
-	kept, err := s.Store.SaveHoldResponse(sctx, who.UserID, idemKey, h.ID, body)
+	kept, err := s.Store.Holds.SaveHoldResponse(sctx, who.UserID, idemKey, h.ID, body)
 	if err != nil {
 		s.Log.Warn("save hold answer for replays; a replay renders it from the hold", "hold", h.ID, "err", err)
 		return body, nil
@@ -343,7 +343,7 @@ func (s *Service) replay(ctx context.Context, who session.Identity, idemKey stri
 	if prev.Body != nil {
 		return Answer{Body: prev.Body, Replayed: true}, nil
 	}
-	h, err := s.Store.GetHold(ctx, prev.ReservationID, who.UserID)
+	h, err := s.Store.Holds.GetHold(ctx, prev.ReservationID, who.UserID)
 	if err != nil {
 		return Answer{}, err
 	}
@@ -355,7 +355,7 @@ func (s *Service) replay(ctx context.Context, who session.Identity, idemKey stri
 	if err != nil {
 		return Answer{}, err
 	}
-	kept, err := s.Store.SaveHoldResponse(ctx, who.UserID, idemKey, prev.ReservationID, body)
+	kept, err := s.Store.Holds.SaveHoldResponse(ctx, who.UserID, idemKey, prev.ReservationID, body)
 	if err != nil {
 		s.Log.Warn("save replayed hold answer", "hold", prev.ReservationID, "err", err)
 		return Answer{Body: body, Replayed: true}, nil
@@ -366,7 +366,7 @@ func (s *Service) replay(ctx context.Context, who session.Identity, idemKey stri
 // Get reads a hold of userID (any account's when userID is empty); another
 // account's hold is store.ErrNotFound.
 func (s *Service) Get(ctx context.Context, id uuid.UUID, userID string) (store.Hold, error) {
-	return s.Store.GetHold(ctx, id, userID)
+	return s.Store.Holds.GetHold(ctx, id, userID)
 }
 
 // idempotencyNamespace scopes reservation IDs derived from idempotency keys.
@@ -418,9 +418,9 @@ func resultLabel(err error, replayed bool) string {
 // harmless no-op, unless it was paid: a paid booking is cancelled under the
 // event's policy, never released (store.ErrNotPending).
 func (s *Service) Release(ctx context.Context, who session.Identity, id uuid.UUID) (released bool, err error) {
-	ended, err := s.Store.Release(ctx, id, who.UserID)
+	ended, err := s.Store.Holds.Release(ctx, id, who.UserID)
 	if errors.Is(err, store.ErrNotPending) {
-		hold, gerr := s.Store.GetHold(ctx, id, who.UserID)
+		hold, gerr := s.Store.Holds.GetHold(ctx, id, who.UserID)
 		if gerr == nil && hold.Status != vocab.ReservationPaid {
 			return false, nil
 		}
@@ -448,7 +448,7 @@ func (s *Service) afterEnd(ctx context.Context, e store.Ended) {
 func (s *Service) Sweep(ctx context.Context, batch int) (int, error) {
 	total := 0
 	for {
-		ended, err := s.Store.SweepExpired(ctx, batch)
+		ended, err := s.Store.Holds.SweepExpired(ctx, batch)
 		if err != nil {
 			return total, err
 		}
@@ -479,7 +479,7 @@ func (s *Service) RunSweeper(ctx context.Context, interval time.Duration, batch 
 		}
 		if time.Since(lastPurge) > time.Minute {
 			lastPurge = time.Now()
-			if _, err := s.Store.PurgeIdempotency(ctx); err != nil && ctx.Err() == nil {
+			if _, err := s.Store.Holds.PurgeIdempotency(ctx); err != nil && ctx.Err() == nil {
 				s.Log.Warn("purge idempotency records", "err", err)
 			}
 		}
@@ -488,7 +488,7 @@ func (s *Service) RunSweeper(ctx context.Context, interval time.Duration, batch 
 
 // Expire ends a hold whose time is up (the booking workflow's timer).
 func (s *Service) Expire(ctx context.Context, id uuid.UUID) error {
-	ended, err := s.Store.Expire(ctx, id)
+	ended, err := s.Store.Holds.Expire(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -499,7 +499,7 @@ func (s *Service) Expire(ctx context.Context, id uuid.UUID) error {
 // Cancel ends a pending hold on the booking workflow's behalf (the owner was
 // checked when the release was asked for).
 func (s *Service) Cancel(ctx context.Context, id uuid.UUID) error {
-	ended, err := s.Store.Release(ctx, id, "")
+	ended, err := s.Store.Holds.Release(ctx, id, "")
 	if err != nil {
 		return err
 	}

@@ -92,7 +92,7 @@ func TestAHoldCommittedButNeverAnsweredIsRenderedFromTheReservationOnReplay(t *t
 			cart := holds.Cart{EventID: eventID, SeatIDs: []string{demo.SeatID(eventID+"_a", 4, 1+2*i), demo.SeatID(eventID+"_a", 4, 2+2*i)}}
 			// The transaction commits and the process stops before the
 			// body is saved: only the store's half of a hold ran.
-			committed, stored, err := svc.Store.CreateHold(ctx, store.HoldRequest{
+			committed, stored, err := svc.Store.Holds.CreateHold(ctx, store.HoldRequest{
 				ReservationID: uuid.New(), UserID: who.UserID, EventID: eventID, SeatIDs: cart.SeatIDs,
 				IdempotencyKey: "crash", RequestHash: hash(tc.name),
 			})
@@ -107,7 +107,7 @@ func TestAHoldCommittedButNeverAnsweredIsRenderedFromTheReservationOnReplay(t *t
 			require.True(t, replay.Replayed)
 			require.Equal(t, string(want), string(replay.Body), "the answer the fan would have had")
 
-			saved, err := svc.Store.LookupIdempotent(ctx, who.UserID, "crash", hash(tc.name))
+			saved, err := svc.Store.Holds.LookupIdempotent(ctx, who.UserID, "crash", hash(tc.name))
 			require.NoError(t, err)
 			require.Equal(t, string(want), string(saved.Body), "kept for the next replay")
 		})
@@ -121,7 +121,7 @@ func TestASavedAnswerIsNeverOverwritten(t *testing.T) {
 	cart := holds.Cart{EventID: eventID, SeatIDs: []string{demo.SeatID(eventID+"_a", 3, 1)}}
 	first, err := svc.Hold(ctx, who, cart, "once", hash("once"), "")
 	require.NoError(t, err)
-	kept, err := svc.Store.SaveHoldResponse(ctx, who.UserID, "once", first.Hold.ID, []byte(`{"other":true}`))
+	kept, err := svc.Store.Holds.SaveHoldResponse(ctx, who.UserID, "once", first.Hold.ID, []byte(`{"other":true}`))
 	require.NoError(t, err)
 	require.Equal(t, string(first.Body), string(kept), "a late second render gets the first bytes back")
 }
@@ -133,7 +133,7 @@ func TestAHoldRecordsTheEmailOfTheFansTokenAndNothingWhenItHasNone(t *testing.T)
 		who := session.Identity{UserID: "fan-" + testenv.RandomSuffix(), Email: email}
 		a, err := svc.Hold(ctx, who, holds.Cart{EventID: eventID, SeatIDs: []string{demo.SeatID(eventID+"_a", 1, i+1)}}, "", nil, "")
 		require.NoError(t, err)
-		got, err := svc.Store.FanEmail(ctx, a.Hold.ID)
+		got, err := svc.Store.Bookings.FanEmail(ctx, a.Hold.ID)
 		require.NoError(t, err)
 		require.Equal(t, email, got)
 		require.NotContains(t, string(a.Body), "example.com", "the email is not part of the hold's answer")

@@ -20,7 +20,7 @@ func (s *Service) holdStays(ctx context.Context, who session.Identity, cart Cart
 		return Answer{}, err
 	}
 	if idemKey != "" {
-		prev, err := s.Store.LookupIdempotent(ctx, who.UserID, idemKey, reqHash)
+		prev, err := s.Store.Holds.LookupIdempotent(ctx, who.UserID, idemKey, reqHash)
 		if err != nil {
 			return Answer{}, err
 		}
@@ -30,10 +30,10 @@ func (s *Service) holdStays(ctx context.Context, who session.Identity, cart Cart
 	}
 	req := store.HoldRequest{ReservationID: reservationID(who.UserID, idemKey), UserID: who.UserID,
 		Stays: cart.Stays, FanEmail: who.Email, IdempotencyKey: idemKey, RequestHash: reqHash}
-	hold, stored, err := s.Store.CreateStayHold(ctx, req)
+	hold, stored, err := s.Store.Hotels.CreateStayHold(ctx, req)
 	if errors.Is(err, store.ErrReservationIDTaken) {
 		req.ReservationID = uuid.New()
-		hold, stored, err = s.Store.CreateStayHold(ctx, req)
+		hold, stored, err = s.Store.Hotels.CreateStayHold(ctx, req)
 	}
 	if err != nil {
 		return Answer{}, err

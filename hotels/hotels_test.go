@@ -48,12 +48,12 @@ func newFixture(t testing.TB, allotment, limit int) *fixture {
 	f := &fixture{store: st, city: "City" + sfx, main: "prop_main_" + sfx, other: "prop_other_" + sfx,
 		first: time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)}
 	ctx := context.Background()
-	require.NoError(t, st.CreateProperty(ctx, store.PropertySpec{ID: f.main, Name: "Main " + sfx, City: f.city, Currency: "EUR",
+	require.NoError(t, st.Hotels.CreateProperty(ctx, store.PropertySpec{ID: f.main, Name: "Main " + sfx, City: f.city, Currency: "EUR",
 		RoomTypes: []store.RoomTypeSpec{
 			{ID: "double", Name: "Double", MaxGuests: 2, Allotment: allotment, OverbookLimit: limit, Price: 10000},
 			{ID: "family", Name: "Family", MaxGuests: 4, Allotment: 3, Price: 20000},
 		}}, f.first, 10))
-	require.NoError(t, st.CreateProperty(ctx, store.PropertySpec{ID: f.other, Name: "Other " + sfx, City: f.city, Currency: "EUR", MinStay: 2,
+	require.NoError(t, st.Hotels.CreateProperty(ctx, store.PropertySpec{ID: f.other, Name: "Other " + sfx, City: f.city, Currency: "EUR", MinStay: 2,
 		RoomTypes: []store.RoomTypeSpec{{ID: "double", Name: "Double", MaxGuests: 2, Allotment: 10, Price: 15000}}}, f.first, 10))
 	f.svc = &holds.Service{Store: st, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	return f
@@ -73,14 +73,14 @@ func (f *fixture) hold(t testing.TB, user string, cart holds.Cart) (store.Hold, 
 
 func (f *fixture) counters(t testing.TB, prop, roomType string, night int) store.RoomNight {
 	t.Helper()
-	rn, err := f.store.RoomNightCounters(context.Background(), prop, roomType, f.night(night))
+	rn, err := f.store.Hotels.RoomNightCounters(context.Background(), prop, roomType, f.night(night))
 	require.NoError(t, err)
 	return rn
 }
 
 func (f *fixture) requireAuditClean(t testing.TB) {
 	t.Helper()
-	rep, err := f.store.Audit(context.Background(), "", time.Hour)
+	rep, err := f.store.Holds.Audit(context.Background(), "", time.Hour)
 	require.NoError(t, err)
 	require.Zero(t, rep.RoomNightsOverLimit, rep.String())
 	require.Zero(t, rep.RoomNightsMiscounted, rep.String())
@@ -166,7 +166,7 @@ func TestAHotelOnlyHoldLivesFifteenMinutesAndGivesItsNightsBack(t *testing.T) {
 		expire(h.ID)
 		h2, err := f.hold(t, "next", holds.Cart{Stays: []store.StayRequest{stay}})
 		require.NoError(t, err)
-		got, err := f.store.GetHold(ctx, h.ID, "")
+		got, err := f.store.Holds.GetHold(ctx, h.ID, "")
 		require.NoError(t, err)
 		require.Equal(t, "EXPIRED", string(got.Status))
 		require.Equal(t, 2, f.counters(t, f.main, "double", 0).Held)
@@ -238,13 +238,13 @@ func TestAPackageHoldIsAllOrNothing(t *testing.T) {
 		require.LessOrEqual(t, h.ExpiresAt.Sub(h.CreatedAt), store.StayHoldTTL+time.Second)
 		require.Equal(t, 1, f.counters(t, f.main, "family", 0).Held)
 
-		ok, err := f.store.ConfirmSale(ctx, h.ID)
+		ok, err := f.store.Bookings.ConfirmSale(ctx, h.ID)
 		require.NoError(t, err)
 		require.True(t, ok)
 		rn := f.counters(t, f.main, "family", 0)
 		require.Equal(t, [2]int{0, 1}, [2]int{rn.Held, rn.Sold}, "sold with the seats in one transaction")
 		require.Equal(t, "SOLD", seatStatus(seat(5)))
-		b, err := f.store.Booking(ctx, h.ID, "fan3")
+		b, err := f.store.Bookings.Booking(ctx, h.ID, "fan3")
 		require.NoError(t, err)
 		require.Len(t, b.Vouchers, 1)
 		require.Equal(t, f.main, b.Vouchers[0].PropertyID)
@@ -252,12 +252,12 @@ func TestAPackageHoldIsAllOrNothing(t *testing.T) {
 
 		// A failure after payment (the capture never succeeds, or the fan
 		// cancels) undoes the sale: every part at once.
-		_, err = f.store.CancelPaid(ctx, h.ID)
+		_, err = f.store.Bookings.CancelPaid(ctx, h.ID)
 		require.NoError(t, err)
 		rn = f.counters(t, f.main, "family", 0)
 		require.Equal(t, [2]int{0, 0}, [2]int{rn.Held, rn.Sold})
 		require.Equal(t, "AVAILABLE", seatStatus(seat(5)))
-		b, err = f.store.Booking(ctx, h.ID, "fan3")
+		b, err = f.store.Bookings.Booking(ctx, h.ID, "fan3")
 		require.NoError(t, err)
 		require.Equal(t, "VOID", b.Vouchers[0].Status)
 	})
@@ -316,7 +316,7 @@ func TestAWalkRelocatesRefundsAndTellsTwoGuestsOnceEvenWhenRetried(t *testing.T)
 	for i := range 4 {
 		h, err := f.hold(t, "guest"+string(rune('a'+i)), holds.Cart{Stays: []store.StayRequest{f.stay(f.main, "double", 0, 2, 1)}})
 		require.NoError(t, err)
-		ok, err := f.store.ConfirmSale(ctx, h.ID)
+		ok, err := f.store.Bookings.ConfirmSale(ctx, h.ID)
 		require.NoError(t, err)
 		require.True(t, ok)
 		paid = append(paid, h.ID)
@@ -350,7 +350,7 @@ func TestAWalkRelocatesRefundsAndTellsTwoGuestsOnceEvenWhenRetried(t *testing.T)
 	var n int
 	require.NoError(t, f.store.Pool().QueryRow(ctx, `SELECT count(*) FROM walks WHERE from_property = $1`, f.main).Scan(&n))
 	require.Equal(t, 2, n)
-	walked, err := f.store.GetHold(ctx, paid[3], "")
+	walked, err := f.store.Holds.GetHold(ctx, paid[3], "")
 	require.NoError(t, err)
 	require.Equal(t, int64(2*10000), walked.Stays[0].Total.Amount, "a walked booking still shows the nights it paid for")
 	f.requireAuditClean(t)

@@ -17,13 +17,13 @@ func TestAStayBookingCarriesItsCancellationTermsAndPassesTheFraudCheckWithoutAnE
 	require.NoError(t, err)
 	_, err = f.store.Pool().Exec(ctx, `UPDATE properties SET free_cancel_days = 2 WHERE id = $1`, f.main)
 	require.NoError(t, err)
-	b, err := f.store.LoadBooking(ctx, h.ID)
+	b, err := f.store.Bookings.LoadBooking(ctx, h.ID)
 	require.NoError(t, err)
 	require.True(t, b.CancelBy.Equal(f.night(3)), "cancellable until check-in, got %v", b.CancelBy)
 	require.True(t, b.StayFreeUntil.Equal(f.night(1)), "free until two days before, got %v", b.StayFreeUntil)
 	require.Equal(t, int64(2*10000), b.StayPenalty, "the first night of two rooms")
 
-	sig, err := f.store.FraudSignals(ctx, "terms", "", "", "", "")
+	sig, err := f.store.Bookings.FraudSignals(ctx, "terms", "", "", "", "")
 	require.NoError(t, err, "a hotel-only booking has no event and no purchase limit")
 	require.Zero(t, sig.Limit)
 }
@@ -37,15 +37,15 @@ func TestAConfirmWhoseNightsAreNoLongerHeldSellsNothing(t *testing.T) {
 		f.main, f.night(1))
 	require.NoError(t, err)
 
-	ok, err := f.store.ConfirmSale(ctx, h.ID)
+	ok, err := f.store.Bookings.ConfirmSale(ctx, h.ID)
 	require.ErrorIs(t, err, store.ErrUnsellable)
 	require.False(t, ok)
-	got, err := f.store.GetHold(ctx, h.ID, "")
+	got, err := f.store.Holds.GetHold(ctx, h.ID, "")
 	require.NoError(t, err)
 	require.Equal(t, "PENDING_PAYMENT", string(got.Status))
 	require.Equal(t, 1, f.counters(t, f.main, "double", 0).Held, "the other night is untouched")
 
-	_, err = f.store.Release(ctx, h.ID, "")
+	_, err = f.store.Holds.Release(ctx, h.ID, "")
 	require.NoError(t, err)
 	for n := range 2 {
 		c := f.counters(t, f.main, "double", n)

@@ -84,7 +84,7 @@ func (w *Walks) Relocate(ctx context.Context, req WalkRequest) ([]store.Walk, er
 	if comp <= 0 {
 		comp = 1
 	}
-	return w.Store.WalkBookings(ctx, req.PropertyID, req.Night, req.Rooms, comp)
+	return w.Store.Hotels.WalkBookings(ctx, req.PropertyID, req.Night, req.Rooms, comp)
 }
 
 // Tell emails the walked guest, unless that was done: the address is the
@@ -95,13 +95,13 @@ func (w *Walks) Tell(ctx context.Context, wk *store.Walk) error {
 	}
 	if wk.Outcome == store.WalkCancelled {
 		// The booking's cancellation told the guest (and refunded them).
-		if err := w.Store.MarkWalkNotified(ctx, wk.ReservationID); err != nil {
+		if err := w.Store.Hotels.MarkWalkNotified(ctx, wk.ReservationID); err != nil {
 			return err
 		}
 		wk.Notified = true
 		return nil
 	}
-	to, err := w.Store.FanEmail(ctx, wk.ReservationID)
+	to, err := w.Store.Bookings.FanEmail(ctx, wk.ReservationID)
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func (w *Walks) Tell(ctx context.Context, wk *store.Walk) error {
 	if err := w.Mailer.Send(ctx, walkMessage(to, *wk)); err != nil {
 		return fmt.Errorf("hotels: tell guest of booking %s: %w", wk.ReservationID, err)
 	}
-	if err := w.Store.MarkWalkNotified(ctx, wk.ReservationID); err != nil {
+	if err := w.Store.Hotels.MarkWalkNotified(ctx, wk.ReservationID); err != nil {
 		return err
 	}
 	wk.Notified = true
@@ -133,7 +133,7 @@ func (w *Walks) PayRefund(ctx context.Context, wk *store.Walk) error {
 	if err != nil {
 		return fmt.Errorf("hotels: refund walk %d: %w", wk.ID, err)
 	}
-	if err := w.Store.MarkWalkRefunded(ctx, wk.ID, r.ID); err != nil {
+	if err := w.Store.Hotels.MarkWalkRefunded(ctx, wk.ID, r.ID); err != nil {
 		return err
 	}
 	wk.RefundID = r.ID

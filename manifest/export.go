@@ -40,7 +40,7 @@ func Export(ctx context.Context, st *store.Store, kr *tickets.Keyring, keys Keys
 	if opt.Since > 0 {
 		kind, since = KindDelta, time.UnixMicro(opt.Since).Add(-Overlap)
 	}
-	snap, err := st.ManifestTickets(ctx, opt.EventID, since)
+	snap, err := st.Tickets.ManifestTickets(ctx, opt.EventID, since)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, Header{}, fmt.Errorf("manifest: no event %q", opt.EventID)
 	}

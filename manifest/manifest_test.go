@@ -100,7 +100,7 @@ func (v *venue) book(user string, n int) (uuid.UUID, []issued) {
 			SeatID: seat, Unit: 1, UserID: user, SecretSealed: sealed})
 		out = append(out, issued{ID: tid, SeatID: seat, Secret: secret})
 	}
-	require.NoError(v.t, v.store.InsertTickets(ctx, rows))
+	require.NoError(v.t, v.store.Tickets.InsertTickets(ctx, rows))
 	return id, out
 }
 
@@ -110,7 +110,7 @@ func (v *venue) cancel(id uuid.UUID, revoke bool) {
 	v.t.Helper()
 	ctx := context.Background()
 	if revoke {
-		ids, err := v.store.RevokeTickets(ctx, id)
+		ids, err := v.store.Tickets.RevokeTickets(ctx, id)
 		require.NoError(v.t, err)
 		require.NotEmpty(v.t, ids)
 	}
@@ -140,9 +140,9 @@ func TestInsertTicketsIsIdempotent(t *testing.T) {
 		retry = append(retry, store.TicketRow{ID: tickets.NewTicketID(), ReservationID: id, EventID: v.eventID,
 			SectionID: v.section, SeatID: tk.SeatID, Unit: 1, UserID: "fan_idem", SecretSealed: sealed})
 	}
-	require.NoError(t, v.store.InsertTickets(ctx, retry))
-	require.NoError(t, v.store.InsertTickets(ctx, retry))
-	got, err := v.store.TicketsOfReservation(ctx, id)
+	require.NoError(t, v.store.Tickets.InsertTickets(ctx, retry))
+	require.NoError(t, v.store.Tickets.InsertTickets(ctx, retry))
+	got, err := v.store.Tickets.TicketsOfReservation(ctx, id)
 	require.NoError(t, err)
 	require.Len(t, got, 2)
 	for i, tk := range got {
@@ -159,24 +159,24 @@ func TestInsertTicketsIsIdempotent(t *testing.T) {
 	_, err = v.pool.Exec(ctx, `INSERT INTO reservations (id, user_id, event_id, status, expires_at, ended_at, total, currency)
 		VALUES ($1, 'fan_idem', $2, 'CANCELLED', now(), now(), 0, 'EUR')`, other, v.eventID)
 	require.NoError(t, err)
-	err = v.store.InsertTickets(ctx, []store.TicketRow{{ID: tickets.NewTicketID(), ReservationID: other, EventID: v.eventID,
+	err = v.store.Tickets.InsertTickets(ctx, []store.TicketRow{{ID: tickets.NewTicketID(), ReservationID: other, EventID: v.eventID,
 		SectionID: v.section, SeatID: first[0].SeatID, Unit: 1, UserID: "fan_idem", SecretSealed: []byte{1}}})
 	var conflict *store.TicketConflictError
 	require.ErrorAs(t, err, &conflict)
 	require.Equal(t, "tickets_one_valid_per_seat", conflict.Constraint)
 
 	// Owner only.
-	tk, err := v.store.GetTicket(ctx, first[0].ID, "fan_idem")
+	tk, err := v.store.Tickets.GetTicket(ctx, first[0].ID, "fan_idem")
 	require.NoError(t, err)
 	require.Equal(t, first[0].SeatID, tk.SeatID)
-	_, err = v.store.GetTicket(ctx, first[0].ID, "someone_else")
+	_, err = v.store.Tickets.GetTicket(ctx, first[0].ID, "someone_else")
 	require.ErrorIs(t, err, store.ErrNotFound)
 
 	// Revoking twice revokes once.
-	ids, err := v.store.RevokeTickets(ctx, id)
+	ids, err := v.store.Tickets.RevokeTickets(ctx, id)
 	require.NoError(t, err)
 	require.Len(t, ids, 2)
-	ids, err = v.store.RevokeTickets(ctx, id)
+	ids, err = v.store.Tickets.RevokeTickets(ctx, id)
 	require.NoError(t, err)
 	require.Empty(t, ids)
 }

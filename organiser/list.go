@@ -18,7 +18,7 @@ func (s *Service) List(ctx context.Context, scope venues.Scope, before *store.Ev
 		return nil, err
 	}
 	limit = min(max(limit, 1), MaxListed)
-	evs, err := s.store.OrganiserEvents(ctx, scope.Org, before, limit)
+	evs, err := s.store.Catalogue.OrganiserEvents(ctx, scope.Org, before, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +36,7 @@ func (s *Service) Promotions(ctx context.Context, scope venues.Scope, eventID st
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.store.Promotions(ctx, ev.EventID)
+	out, err := s.store.Promotions.Promotions(ctx, ev.EventID)
 	if out == nil {
 		out = []store.Promotion{}
 	}

@@ -178,7 +178,7 @@ func (s *Service) CreateAs(ctx context.Context, scope venues.Scope, id string, f
 	if len(e) > 0 {
 		return Event{}, e.err()
 	}
-	venue, err := s.store.Venue(ctx, *f.VenueID, scope.Filter())
+	venue, err := s.store.Catalogue.Venue(ctx, *f.VenueID, scope.Filter())
 	if errors.Is(err, store.ErrNotFound) {
 		return Event{}, venues.Invalid("venue_id", "no such venue of this organisation")
 	}
@@ -198,7 +198,7 @@ func (s *Service) CreateAs(ctx context.Context, scope venues.Scope, id string, f
 	if len(e) > 0 {
 		return Event{}, e.err()
 	}
-	if err := s.store.CreateDraftEvent(ctx, ev); err != nil {
+	if err := s.store.Catalogue.CreateDraftEvent(ctx, ev); err != nil {
 		return Event{}, err
 	}
 	return s.Get(ctx, scope, id)
@@ -210,7 +210,7 @@ func (s *Service) Get(ctx context.Context, scope venues.Scope, id string) (Event
 	if err := scope.Check(); err != nil {
 		return Event{}, err
 	}
-	ev, err := s.store.OrganiserEvent(ctx, id, scope.Filter())
+	ev, err := s.store.Catalogue.OrganiserEvent(ctx, id, scope.Filter())
 	if err != nil {
 		return Event{}, err
 	}
@@ -224,7 +224,7 @@ func (s *Service) Patch(ctx context.Context, scope venues.Scope, id string, f Ev
 	if err := scope.Check(); err != nil {
 		return Event{}, err
 	}
-	current, err := s.store.OrganiserEvent(ctx, id, scope.Filter())
+	current, err := s.store.Catalogue.OrganiserEvent(ctx, id, scope.Filter())
 	if err != nil {
 		return Event{}, err
 	}
@@ -232,7 +232,7 @@ func (s *Service) Patch(ctx context.Context, scope venues.Scope, id string, f Ev
 	if f.VenueID != nil {
 		venueID = *f.VenueID
 	}
-	venue, err := s.store.Venue(ctx, venueID, scope.Filter())
+	venue, err := s.store.Catalogue.Venue(ctx, venueID, scope.Filter())
 	if errors.Is(err, store.ErrNotFound) {
 		return Event{}, venues.Invalid("venue_id", "no such venue of this organisation")
 	}
@@ -242,7 +242,7 @@ func (s *Service) Patch(ctx context.Context, scope venues.Scope, id string, f Ev
 	if venue.OrgID != current.OrgID {
 		return Event{}, venues.Invalid("venue_id", "the venue belongs to another organisation than the event")
 	}
-	updated, err := s.store.UpdateEvent(ctx, id, scope.Filter(), func(ev *store.OrganiserEvent) error {
+	updated, err := s.store.Catalogue.UpdateEvent(ctx, id, scope.Filter(), func(ev *store.OrganiserEvent) error {
 		before := *ev
 		var e errList
 		apply(ev, f, &e)
@@ -271,7 +271,7 @@ func (s *Service) Publish(ctx context.Context, scope venues.Scope, id string) (E
 	if err := scope.Check(); err != nil {
 		return Event{}, err
 	}
-	updated, err := s.store.UpdateEvent(ctx, id, scope.Filter(), func(ev *store.OrganiserEvent) error {
+	updated, err := s.store.Catalogue.UpdateEvent(ctx, id, scope.Filter(), func(ev *store.OrganiserEvent) error {
 		switch ev.Status {
 		case vocab.EventCancelled:
 			return fmt.Errorf("%w: the event is cancelled", venues.ErrConflict)
@@ -344,7 +344,7 @@ func (s *Service) setBlocked(ctx context.Context, scope venues.Scope, eventID st
 	if actor == "" {
 		actor = "unknown"
 	}
-	changed, err := s.store.SetSeatsBlocked(ctx, eventID, scope.Filter(), ids, action, reason, actor)
+	changed, err := s.store.Catalogue.SetSeatsBlocked(ctx, eventID, scope.Filter(), ids, action, reason, actor)
 	var conflict *store.SeatConflictError
 	var inv *store.InvalidError
 	switch {

@@ -249,7 +249,7 @@ func TestHoldsAreRefusedOutsideTheSaleWindow(t *testing.T) {
 			seat := balcony(ev, "B", 2)
 			_, err = e.hold(ev, seat)
 			// The deciding transaction refuses too, not only the early check.
-			_, _, txErr := e.st.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: "fan-tx",
+			_, _, txErr := e.st.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: "fan-tx",
 				EventID: ev.EventID, SeatIDs: []string{balcony(ev, "B", 3)}})
 			if !tc.refused {
 				require.NoError(t, err)
@@ -281,7 +281,7 @@ func TestABlockedSeatIsNeverHeldAndAHeldOrSoldSeatKeepsItsBuyer(t *testing.T) {
 	changed, err := e.svc.Block(ctx, e.scope, ev.EventID, organiser.SeatChange{SeatIDs: []string{camera}, Reason: "camera platform"})
 	require.NoError(t, err)
 	require.Equal(t, []string{camera}, changed.Changed)
-	log, err := e.st.SeatBlocks(ctx, ev.EventID)
+	log, err := e.st.Catalogue.SeatBlocks(ctx, ev.EventID)
 	require.NoError(t, err)
 	require.Len(t, log, 1)
 	require.Equal(t, store.SeatBlock{SeatID: camera, Action: vocab.SeatBlock, Reason: "camera platform",
@@ -319,7 +319,7 @@ func TestABlockedSeatIsNeverHeldAndAHeldOrSoldSeatKeepsItsBuyer(t *testing.T) {
 	require.NoError(t, err)
 	_, err = e.hold(ev, camera)
 	require.NoError(t, err)
-	log, err = e.st.SeatBlocks(ctx, ev.EventID)
+	log, err = e.st.Catalogue.SeatBlocks(ctx, ev.EventID)
 	require.NoError(t, err)
 	require.Len(t, log, 2)
 	require.Equal(t, "platform moved", log[1].Reason)

@@ -84,7 +84,7 @@ func (s *Service) CreatePromotion(ctx context.Context, scope venues.Scope, event
 	if len(e) > 0 {
 		return store.Promotion{}, e.err()
 	}
-	out, err := s.store.AddPromotion(ctx, p, store.AdminAction{Actor: actorOf(scope), OrgID: ev.OrgID,
+	out, err := s.store.Promotions.AddPromotion(ctx, p, store.AdminAction{Actor: actorOf(scope), OrgID: ev.OrgID,
 		Action: "promotion.create", Target: eventID + "/" + p.Code})
 	if errors.Is(err, store.ErrPromotionExists) {
 		return store.Promotion{}, fmt.Errorf("%w: the code %s is taken", venues.ErrConflict, p.Code)
@@ -100,7 +100,7 @@ func (s *Service) DisablePromotion(ctx context.Context, scope venues.Scope, even
 	if err != nil {
 		return store.Promotion{}, err
 	}
-	return s.store.DisablePromotion(ctx, ev.EventID, code, store.AdminAction{Actor: actorOf(scope), OrgID: ev.OrgID,
+	return s.store.Promotions.DisablePromotion(ctx, ev.EventID, code, store.AdminAction{Actor: actorOf(scope), OrgID: ev.OrgID,
 		Action: "promotion.disable", Target: eventID + "/" + code})
 }
 
@@ -122,5 +122,5 @@ func (s *Service) Audit(ctx context.Context, scope venues.Scope, org, action, ta
 	if after != nil {
 		a.After, _ = json.Marshal(after)
 	}
-	return s.store.RecordAdminAction(ctx, a)
+	return s.store.Orgs.RecordAdminAction(ctx, a)
 }

@@ -105,7 +105,7 @@ func (r *Relay) Register(reg prometheus.Registerer) {
 		func() float64 {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
-			a, err := r.store.OldestUnpublishedAge(ctx)
+			a, err := r.store.Jobs.OldestUnpublishedAge(ctx)
 			if err != nil {
 				return math.NaN() // unknown, never a reassuring zero
 			}
@@ -164,7 +164,7 @@ func (r *Relay) Run(ctx context.Context) {
 	for ctx.Err() == nil {
 		pause := r.opts.Interval
 		if lease == nil {
-			l, err := r.store.AcquireRelayLease(ctx)
+			l, err := r.store.Jobs.AcquireRelayLease(ctx)
 			if err != nil && ctx.Err() == nil {
 				r.opts.Log.Warn("outbox: acquire relay lease", "err", err)
 			}
@@ -255,7 +255,7 @@ func (r *Relay) drain(ctx context.Context, lease *store.RelayLease) (int, error)
 // reports how many rows it published and whether it was active. For tests
 // and tools; Run is the loop.
 func (r *Relay) RunOnce(ctx context.Context) (int, bool, error) {
-	lease, err := r.store.AcquireRelayLease(ctx)
+	lease, err := r.store.Jobs.AcquireRelayLease(ctx)
 	if err != nil || lease == nil {
 		return 0, false, err
 	}

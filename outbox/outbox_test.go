@@ -171,7 +171,7 @@ func TestUnhandledTopicsWaitAndShowInTheAge(t *testing.T) {
 	require.Equal(t, "e/s0", rec.rows[0].Key)
 	// The waiting rows' age grows past 10ms (PostgreSQL's clock: poll it).
 	require.Eventually(t, func() bool {
-		age, err := st.OldestUnpublishedAge(context.Background())
+		age, err := st.Jobs.OldestUnpublishedAge(context.Background())
 		require.NoError(t, err)
 		return age > 10*time.Millisecond
 	}, 10*time.Second, 5*time.Millisecond, "the unhandled rows show in the age")
@@ -209,7 +209,7 @@ func TestOneRowPerHoldInvalidatesEverySectionItNames(t *testing.T) {
 		}}
 	require.NoError(t, demo.Create(ctx, pool, ev))
 	st := store.New(pool, store.Options{})
-	_, _, err := st.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: "fan_" + eventID, EventID: eventID,
+	_, _, err := st.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: "fan_" + eventID, EventID: eventID,
 		SeatIDs: []string{demo.SeatID(eventID+"_a", 0, 1), demo.SeatID(eventID+"_b", 0, 1), demo.SeatID(eventID+"_b", 0, 2)}})
 	require.NoError(t, err)
 	var rows int

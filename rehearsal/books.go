@@ -33,7 +33,7 @@ type StackBooks struct {
 
 // Audit runs the inventory audit on one event.
 func (b StackBooks) Audit(ctx context.Context, eventID string) (store.AuditReport, error) {
-	return b.Store.Audit(ctx, eventID, b.SweepLag)
+	return b.Store.Holds.Audit(ctx, eventID, b.SweepLag)
 }
 
 // Reconcile matches every payment the provider took since then.

@@ -80,7 +80,7 @@ func (e *env) cache(opts seatmap.CacheOptions) *seatmap.Cache {
 func (e *env) hold(seatID string) store.Hold {
 	e.t.Helper()
 	st := store.New(e.pool, store.Options{})
-	h, _, err := st.CreateHold(context.Background(), store.HoldRequest{
+	h, _, err := st.Holds.CreateHold(context.Background(), store.HoldRequest{
 		ReservationID: uuid.New(), UserID: "fan_" + testenv.RandomSuffix(), EventID: e.eventID, SeatIDs: []string{seatID},
 	})
 	require.NoError(e.t, err)

@@ -35,7 +35,7 @@ type AuditFilter struct {
 }
 
 // RecordAdminAction appends a to the audit log on its own.
-func (s *Store) RecordAdminAction(ctx context.Context, a AdminAction) error {
+func (s *Orgs) RecordAdminAction(ctx context.Context, a AdminAction) error {
 	return recordAdminAction(ctx, s.pool, a)
 }
 
@@ -66,7 +66,7 @@ func nullJSON(b json.RawMessage) any {
 }
 
 // ListAdminActions returns the newest actions first.
-func (s *Store) ListAdminActions(ctx context.Context, f AuditFilter) ([]AdminAction, error) {
+func (s *Orgs) ListAdminActions(ctx context.Context, f AuditFilter) ([]AdminAction, error) {
 	if f.Limit <= 0 || f.Limit > 500 {
 		f.Limit = 100
 	}

@@ -41,7 +41,7 @@ func (r AuditReport) String() string {
 
 // Audit runs the invariant queries over the whole database (or one event
 // when eventID is not empty) in one consistent snapshot.
-func (s *Store) Audit(ctx context.Context, eventID string, sweeperLag time.Duration) (AuditReport, error) {
+func (s *Holds) Audit(ctx context.Context, eventID string, sweeperLag time.Duration) (AuditReport, error) {
 	var r AuditReport
 	err := s.pool.QueryRow(ctx, `
 		WITH live AS (
@@ -71,5 +71,5 @@ func (s *Store) Audit(ctx context.Context, eventID string, sweeperLag time.Durat
 		return r, err
 	}
 	// Room-nights belong to no event: audited whole every time.
-	return r, s.auditRoomNights(ctx, &r)
+	return r, s.st.Hotels.auditRoomNights(ctx, &r)
 }

@@ -20,7 +20,7 @@ type Gate struct {
 }
 
 // EventGate returns the published event's gate, or ErrNotFound.
-func (s *Store) EventGate(ctx context.Context, eventID string) (Gate, error) {
+func (s *Holds) EventGate(ctx context.Context, eventID string) (Gate, error) {
 	g := Gate{EventID: eventID}
 	err := s.pool.QueryRow(ctx, `SELECT metered, onsale_at FROM events WHERE id = $1 AND status = 'PUBLISHED'`, eventID).Scan(&g.Metered, &g.OnsaleAt)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -31,7 +31,7 @@ func (s *Store) EventGate(ctx context.Context, eventID string) (Gate, error) {
 
 // MeteredEvents lists metered events whose sale opens before now+horizon and
 // whose show has not started: the events that need an admitter.
-func (s *Store) MeteredEvents(ctx context.Context, horizon time.Duration) ([]Gate, error) {
+func (s *Holds) MeteredEvents(ctx context.Context, horizon time.Duration) ([]Gate, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, metered, onsale_at FROM events
 		WHERE metered AND status = 'PUBLISHED' AND onsale_at <= now() + $1::interval AND starts_at > now() ORDER BY id`, horizon.String())
 	if err != nil {
@@ -46,7 +46,7 @@ func (s *Store) MeteredEvents(ctx context.Context, horizon time.Duration) ([]Gat
 // FreeUnits is the event's remaining inventory minus its active holds: seats
 // that are AVAILABLE or held by an expired hold (lazy expiry), plus
 // general-admission places not taken by a sale or a live hold.
-func (s *Store) FreeUnits(ctx context.Context, eventID string) (int64, error) {
+func (s *Holds) FreeUnits(ctx context.Context, eventID string) (int64, error) {
 	var n int64
 	err := s.pool.QueryRow(ctx, `
 		SELECT
@@ -73,7 +73,7 @@ type HoldOutcome struct {
 
 // HoldOutcomes reports, for each user, how their holds on the event stand.
 // Users without any reservation are reported with the zero outcome.
-func (s *Store) HoldOutcomes(ctx context.Context, eventID string, userIDs []string) (map[string]HoldOutcome, error) {
+func (s *Holds) HoldOutcomes(ctx context.Context, eventID string, userIDs []string) (map[string]HoldOutcome, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT u.id,
 		       coalesce(bool_or(r.status = 'PENDING_PAYMENT' AND r.expires_at > now()), false),
@@ -108,7 +108,7 @@ type PaymentHealth struct {
 }
 
 // PaymentHealth reads payment outcomes over the last window.
-func (s *Store) PaymentHealth(ctx context.Context, window time.Duration) (PaymentHealth, error) {
+func (s *Bookings) PaymentHealth(ctx context.Context, window time.Duration) (PaymentHealth, error) {
 	var h PaymentHealth
 	err := s.pool.QueryRow(ctx, `
 		SELECT count(*) FILTER (WHERE status NOT IN ('PENDING', 'REQUIRES_ACTION')),

@@ -37,7 +37,7 @@ type BookingInfo struct {
 }
 
 // LoadBooking reads a reservation for the saga.
-func (s *Store) LoadBooking(ctx context.Context, id uuid.UUID) (BookingInfo, error) {
+func (s *Bookings) LoadBooking(ctx context.Context, id uuid.UUID) (BookingInfo, error) {
 	var b BookingInfo
 	var status string
 	// A hotel-only booking has no event, and a package may be cancelled
@@ -70,7 +70,7 @@ func (s *Store) LoadBooking(ctx context.Context, id uuid.UUID) (BookingInfo, err
 
 // ExtendHold moves a pending hold's expiry by d, once (the 3-D Secure
 // extension). It returns the expiry in force afterwards.
-func (s *Store) ExtendHold(ctx context.Context, id uuid.UUID, d time.Duration) (time.Time, error) {
+func (s *Holds) ExtendHold(ctx context.Context, id uuid.UUID, d time.Duration) (time.Time, error) {
 	var at time.Time
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		var status string
@@ -89,7 +89,7 @@ func (s *Store) ExtendHold(ctx context.Context, id uuid.UUID, d time.Duration) (
 }
 
 // SavePayment records the booking's intent and its status.
-func (s *Store) SavePayment(ctx context.Context, id uuid.UUID, intentID string, amount money.Money, status vocab.PaymentStatus, attempts int) error {
+func (s *Bookings) SavePayment(ctx context.Context, id uuid.UUID, intentID string, amount money.Money, status vocab.PaymentStatus, attempts int) error {
 	var intent *string
 	if intentID != "" {
 		intent = &intentID
@@ -107,7 +107,7 @@ func (s *Store) SavePayment(ctx context.Context, id uuid.UUID, intentID string, 
 
 // SetPaymentStatus moves the booking's payment to status (and records the
 // refund when there is one).
-func (s *Store) SetPaymentStatus(ctx context.Context, id uuid.UUID, status vocab.PaymentStatus, refundID string) error {
+func (s *Bookings) SetPaymentStatus(ctx context.Context, id uuid.UUID, status vocab.PaymentStatus, refundID string) error {
 	var refund *string
 	if refundID != "" {
 		refund = &refundID
@@ -120,7 +120,7 @@ func (s *Store) SetPaymentStatus(ctx context.Context, id uuid.UUID, status vocab
 // FlagPayment records why a booking failed or needs a person (a mismatch,
 // a refusal, declines to the limit). A booking without a payment yet gets a
 // FAILED payment row carrying the reason.
-func (s *Store) FlagPayment(ctx context.Context, id uuid.UUID, reason string) error {
+func (s *Bookings) FlagPayment(ctx context.Context, id uuid.UUID, reason string) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO payments (reservation_id, amount, currency, status, flagged)
 		SELECT id, total, currency, 'FAILED', $2 FROM reservations WHERE id = $1
 		ON CONFLICT (reservation_id) DO UPDATE SET flagged = $2, updated_at = now()`, id, reason)
@@ -129,7 +129,7 @@ func (s *Store) FlagPayment(ctx context.Context, id uuid.UUID, reason string) er
 
 // BookingByIntent finds the booking a provider intent belongs to, and the
 // payment's status as recorded.
-func (s *Store) BookingByIntent(ctx context.Context, intentID string) (uuid.UUID, vocab.PaymentStatus, error) {
+func (s *Bookings) BookingByIntent(ctx context.Context, intentID string) (uuid.UUID, vocab.PaymentStatus, error) {
 	var id uuid.UUID
 	var status string
 	err := s.pool.QueryRow(ctx, `SELECT reservation_id, status FROM payments WHERE intent_id = $1`, intentID).Scan(&id, &status)
@@ -144,7 +144,7 @@ func (s *Store) BookingByIntent(ctx context.Context, intentID string) (uuid.UUID
 // expired is refused (ok false) and nothing changes. A hold whose nights are
 // no longer held is ErrUnsellable, and nothing changes either: the seats and
 // the stays are sold together or not at all.
-func (s *Store) ConfirmSale(ctx context.Context, id uuid.UUID) (bool, error) {
+func (s *Bookings) ConfirmSale(ctx context.Context, id uuid.UUID) (bool, error) {
 	ok, _, err := s.ConfirmSaleTimed(ctx, id)
 	return ok, err
 }
@@ -152,7 +152,7 @@ func (s *Store) ConfirmSale(ctx context.Context, id uuid.UUID) (bool, error) {
 // ConfirmSaleTimed is ConfirmSale that also returns, when this call made
 // the sale, how long after its checkout began (zero on a retried confirm,
 // or without a checkout), read in the same statement that sells.
-func (s *Store) ConfirmSaleTimed(ctx context.Context, id uuid.UUID) (bool, time.Duration, error) {
+func (s *Bookings) ConfirmSaleTimed(ctx context.Context, id uuid.UUID) (bool, time.Duration, error) {
 	ok := false
 	var sinceCheckout time.Duration
 	err := s.tx(ctx, func(tx pgx.Tx) error {
@@ -237,7 +237,7 @@ func (s *Store) ConfirmSaleTimed(ctx context.Context, id uuid.UUID) (bool, time.
 // CancelPaid undoes a sale (the fan cancelled within policy, or a capture
 // could never succeed): reservation CANCELLED, seats back, tickets revoked.
 // A booking already cancelled is a no-op.
-func (s *Store) CancelPaid(ctx context.Context, id uuid.UUID) (Ended, error) {
+func (s *Bookings) CancelPaid(ctx context.Context, id uuid.UUID) (Ended, error) {
 	var ended Ended
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		var status string
@@ -268,7 +268,7 @@ type Unit struct {
 }
 
 // BookingUnits lists the units of a paid booking, one per future ticket.
-func (s *Store) BookingUnits(ctx context.Context, id uuid.UUID) ([]Unit, error) {
+func (s *Bookings) BookingUnits(ctx context.Context, id uuid.UUID) ([]Unit, error) {
 	rows, err := s.pool.Query(ctx, `SELECT section_id, coalesce(seat_id, ''), quantity FROM reservation_items
 		WHERE reservation_id = $1 AND live ORDER BY id`, id)
 	if err != nil {
@@ -291,7 +291,7 @@ func (s *Store) BookingUnits(ctx context.Context, id uuid.UUID) ([]Unit, error) 
 
 // FanEmail is the email address the fan's token carried when the
 // reservation was created; empty when it carried none.
-func (s *Store) FanEmail(ctx context.Context, id uuid.UUID) (string, error) {
+func (s *Bookings) FanEmail(ctx context.Context, id uuid.UUID) (string, error) {
 	var email *string
 	err := s.pool.QueryRow(ctx, `SELECT fan_email FROM reservations WHERE id = $1`, id).Scan(&email)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -304,14 +304,14 @@ func (s *Store) FanEmail(ctx context.Context, id uuid.UUID) (string, error) {
 }
 
 // Notified reports whether a notification of kind went out for the booking.
-func (s *Store) Notified(ctx context.Context, id uuid.UUID, kind string) (bool, error) {
+func (s *Bookings) Notified(ctx context.Context, id uuid.UUID, kind string) (bool, error) {
 	var n int
 	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM notifications WHERE reservation_id = $1 AND kind = $2`, id, kind).Scan(&n)
 	return n > 0, err
 }
 
 // MarkNotified records a sent notification.
-func (s *Store) MarkNotified(ctx context.Context, id uuid.UUID, kind string) error {
+func (s *Bookings) MarkNotified(ctx context.Context, id uuid.UUID, kind string) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO notifications (reservation_id, kind) VALUES ($1, $2) ON CONFLICT DO NOTHING`, id, kind)
 	return err
 }
@@ -325,7 +325,7 @@ type FraudSignals struct {
 
 // FraudSignals counts recent checkouts by account, IP, device and card. A
 // hotel-only booking has no event, hence no purchase limit (0).
-func (s *Store) FraudSignals(ctx context.Context, userID, eventID, ip, device, card string) (FraudSignals, error) {
+func (s *Bookings) FraudSignals(ctx context.Context, userID, eventID, ip, device, card string) (FraudSignals, error) {
 	var f FraudSignals
 	var created time.Time
 	err := s.pool.QueryRow(ctx, `SELECT
@@ -343,7 +343,7 @@ func (s *Store) FraudSignals(ctx context.Context, userID, eventID, ip, device, c
 }
 
 // RecordFraud stores a decision (idempotent per attempt).
-func (s *Store) RecordFraud(ctx context.Context, id uuid.UUID, attempt int, decision vocab.FraudDecision, score int, reasons []string, userID, ip, device, card string) error {
+func (s *Bookings) RecordFraud(ctx context.Context, id uuid.UUID, attempt int, decision vocab.FraudDecision, score int, reasons []string, userID, ip, device, card string) error {
 	body, _ := json.Marshal(reasons)
 	_, err := s.pool.Exec(ctx, `INSERT INTO fraud_decisions (reservation_id, attempt, decision, score, reasons, user_id, ip, device_id, card)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (reservation_id, attempt) DO NOTHING`,
@@ -357,7 +357,7 @@ var ErrWebhookConflict = errors.New("store: webhook event ID reused with differe
 // StoreWebhook stores a verified provider event. It returns duplicate=true
 // for a redelivery of the same content, and signalled reports whether it was
 // already handed to its workflow.
-func (s *Store) StoreWebhook(ctx context.Context, provider, eventID, typ, intentID string, fingerprint, payload []byte) (duplicate, signalled bool, err error) {
+func (s *Bookings) StoreWebhook(ctx context.Context, provider, eventID, typ, intentID string, fingerprint, payload []byte) (duplicate, signalled bool, err error) {
 	tag, err := s.pool.Exec(ctx, `INSERT INTO webhook_events (provider, event_id, fingerprint, type, intent_id, payload)
 		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`, provider, eventID, fingerprint, typ, intentID, json.RawMessage(payload))
 	if err != nil {
@@ -379,7 +379,7 @@ func (s *Store) StoreWebhook(ctx context.Context, provider, eventID, typ, intent
 }
 
 // MarkWebhookSignalled records that the event reached its workflow.
-func (s *Store) MarkWebhookSignalled(ctx context.Context, provider, eventID string) error {
+func (s *Bookings) MarkWebhookSignalled(ctx context.Context, provider, eventID string) error {
 	_, err := s.pool.Exec(ctx, `UPDATE webhook_events SET signalled_at = now() WHERE provider = $1 AND event_id = $2`, provider, eventID)
 	return err
 }
@@ -403,8 +403,8 @@ type TicketRef struct {
 }
 
 // Booking reads a booking for its owner.
-func (s *Store) Booking(ctx context.Context, id uuid.UUID, userID string) (BookingView, error) {
-	h, err := s.GetHold(ctx, id, userID)
+func (s *Bookings) Booking(ctx context.Context, id uuid.UUID, userID string) (BookingView, error) {
+	h, err := s.st.Holds.GetHold(ctx, id, userID)
 	if err != nil {
 		return BookingView{}, err
 	}
@@ -438,12 +438,12 @@ func (s *Store) Booking(ctx context.Context, id uuid.UUID, userID string) (Booki
 	if err := rows.Err(); err != nil {
 		return BookingView{}, err
 	}
-	v.Vouchers, err = s.Vouchers(ctx, id)
+	v.Vouchers, err = s.st.Hotels.Vouchers(ctx, id)
 	return v, err
 }
 
 // PaymentsForReconciliation maps intent IDs to their bookings' states.
-func (s *Store) PaymentsForReconciliation(ctx context.Context, intentIDs []string) (map[string]ReconRow, error) {
+func (s *Bookings) PaymentsForReconciliation(ctx context.Context, intentIDs []string) (map[string]ReconRow, error) {
 	rows, err := s.pool.Query(ctx, `SELECT p.intent_id, r.id, r.status, p.status, p.amount, coalesce(p.refund_id, ''),
 		coalesce((SELECT array_agg(w.refund_id) FROM walks w WHERE w.reservation_id = r.id AND w.refund_id IS NOT NULL), '{}')
 		FROM payments p JOIN reservations r ON r.id = p.reservation_id WHERE p.intent_id = ANY($1)`, intentIDs)

@@ -22,7 +22,7 @@ func scanDials(row pgx.Row) (controls.Dials, error) {
 
 // EventControls returns an event's dials (the defaults when nobody has
 // touched them), or ErrNotFound for an unknown event.
-func (s *Store) EventControls(ctx context.Context, eventID string) (controls.Dials, error) {
+func (s *Catalogue) EventControls(ctx context.Context, eventID string) (controls.Dials, error) {
 	d, err := scanDials(s.pool.QueryRow(ctx, `SELECT `+controlsColumns+` FROM event_controls WHERE event_id = $1`, eventID))
 	if errors.Is(err, pgx.ErrNoRows) {
 		var exists bool
@@ -41,7 +41,7 @@ func (s *Store) EventControls(ctx context.Context, eventID string) (controls.Dia
 // they changed. Updates serialise on one advisory lock (UpdateControls), so
 // a change with a lower seq never commits after one with a higher seq and a
 // watcher that remembers the highest seq it saw misses none.
-func (s *Store) ControlsChangedSince(ctx context.Context, seq int64) ([]controls.Dials, error) {
+func (s *Catalogue) ControlsChangedSince(ctx context.Context, seq int64) ([]controls.Dials, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+controlsColumns+` FROM event_controls WHERE seq > $1 ORDER BY seq`, seq)
 	if err != nil {
 		return nil, err
@@ -57,7 +57,7 @@ const controlsLock = 0x656e636f7265 // "encore"
 // made it and why, in the admin audit log in the same transaction. It
 // returns the dials now in force; a bad patch is a *controls.ValidationError
 // and writes nothing.
-func (s *Store) UpdateControls(ctx context.Context, eventID, actor, orgID string, p controls.Patch) (controls.Dials, error) {
+func (s *Catalogue) UpdateControls(ctx context.Context, eventID, actor, orgID string, p controls.Patch) (controls.Dials, error) {
 	var out controls.Dials
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(controlsLock)); err != nil {

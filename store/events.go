@@ -32,7 +32,7 @@ type EventSpec struct {
 }
 
 // CreateEvent inserts the event, its venue, sections and seats if missing.
-func (s *Store) CreateEvent(ctx context.Context, e EventSpec) error {
+func (s *Catalogue) CreateEvent(ctx context.Context, e EventSpec) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO venues (id, name, city) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING`,
 			e.VenueID, e.VenueName, e.City); err != nil {
@@ -85,7 +85,7 @@ func (s *Store) CreateEvent(ctx context.Context, e EventSpec) error {
 }
 
 // CreatePromotion inserts a promotion code if missing.
-func (s *Store) CreatePromotion(ctx context.Context, code, eventID string, discountBps, maxUses int) error {
+func (s *Promotions) CreatePromotion(ctx context.Context, code, eventID string, discountBps, maxUses int) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO promotions (code, event_id, discount_bps, max_uses)
 		VALUES ($1, $2, $3, $4) ON CONFLICT (code) DO NOTHING`, code, eventID, discountBps, maxUses)
 	return err

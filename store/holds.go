@@ -97,7 +97,7 @@ type EventLimits struct {
 // PreCheck runs the cheap, lock-free refusals before any hint or lock: event
 // on sale, no other live pending checkout, purchase limit. CreateHold checks
 // each again inside its transaction; this only refuses doomed carts early.
-func (s *Store) PreCheck(ctx context.Context, userID, eventID string, want int) (EventLimits, error) {
+func (s *Holds) PreCheck(ctx context.Context, userID, eventID string, want int) (EventLimits, error) {
 	var limit, owned, ttl int
 	var metered bool
 	var sale saleWindow
@@ -138,7 +138,7 @@ func (s *Store) PreCheck(ctx context.Context, userID, eventID string, want int) 
 // returns a stored response instead of a hold, nothing was executed. The
 // answer's body is not written here: the caller renders it after commit and
 // keeps it with SaveHoldResponse.
-func (s *Store) CreateHold(ctx context.Context, req HoldRequest) (Hold, *StoredResponse, error) {
+func (s *Holds) CreateHold(ctx context.Context, req HoldRequest) (Hold, *StoredResponse, error) {
 	return retryLazyExpiry(func() (Hold, *StoredResponse, error) { return s.createHold(ctx, req) })
 }
 
@@ -190,7 +190,7 @@ type checks struct {
 // items, the outbox row and the key's record; then the commit. Rare paths
 // (an expired hold to end, best-available seats, lazy expiry, a promotion)
 // add round trips of their own.
-func (s *Store) createHold(ctx context.Context, req HoldRequest) (Hold, *StoredResponse, error) {
+func (s *Holds) createHold(ctx context.Context, req HoldRequest) (Hold, *StoredResponse, error) {
 	first := &pgx.Batch{}
 	first.BeginTx(pgx.TxOptions{})
 	s.queueTimeouts(first)
@@ -231,7 +231,7 @@ func (b begun) Begin(context.Context) (pgx.Tx, error) { return b.tx, nil }
 
 // queueTimeouts bounds the transaction that b begins as Store.tx bounds every
 // other, in the same round trip.
-func (s *Store) queueTimeouts(b *pgx.Batch) {
+func (s *Holds) queueTimeouts(b *pgx.Batch) {
 	b.Queue(`SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true)`,
 		strconv.FormatInt(s.opts.LockTimeout.Milliseconds(), 10),
 		strconv.FormatInt(s.opts.StatementTimeout.Milliseconds(), 10))
@@ -847,6 +847,6 @@ func scanSurge(rows pgx.Rows, ev eventTerms) (map[string]int, error) {
 
 // Alternatives offers free seats near the given unavailable ones, outside any
 // transaction (the hint path refuses before one starts).
-func (s *Store) Alternatives(ctx context.Context, eventID string, unavailable, exclude []string, n int) ([]string, error) {
+func (s *Holds) Alternatives(ctx context.Context, eventID string, unavailable, exclude []string, n int) ([]string, error) {
 	return alternatives(ctx, s.pool, eventID, unavailable, exclude, n)
 }

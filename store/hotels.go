@@ -34,7 +34,7 @@ type RoomTypeSpec struct {
 // CreateProperty inserts the property, its room types and their nights from
 // first for nights nights, idempotently: rows already there (and their
 // counters) are left alone.
-func (s *Store) CreateProperty(ctx context.Context, p PropertySpec, first time.Time, nights int) error {
+func (s *Hotels) CreateProperty(ctx context.Context, p PropertySpec, first time.Time, nights int) error {
 	return s.tx(ctx, func(tx pgx.Tx) error {
 		var venue *string
 		if p.VenueID != "" {
@@ -67,7 +67,7 @@ func (s *Store) CreateProperty(ctx context.Context, p PropertySpec, first time.T
 
 // SetOverbooking sets the overbooking limit of one room-night. A limit
 // below what is already held and sold is refused (the CHECK), never applied.
-func (s *Store) SetOverbooking(ctx context.Context, propertyID, roomType string, night time.Time, limit int) (RoomNight, error) {
+func (s *Hotels) SetOverbooking(ctx context.Context, propertyID, roomType string, night time.Time, limit int) (RoomNight, error) {
 	if limit < 0 {
 		return RoomNight{}, &InvalidError{Field: "limit", Message: "must not be negative"}
 	}
@@ -220,7 +220,7 @@ const (
 // refund of its own, nothing moved): the caller cancels and refunds the
 // booking whole. It returns every walk of that night, the earlier ones
 // included.
-func (s *Store) WalkBookings(ctx context.Context, propertyID string, night time.Time, count int, compensationNights int) ([]Walk, error) {
+func (s *Hotels) WalkBookings(ctx context.Context, propertyID string, night time.Time, count int, compensationNights int) ([]Walk, error) {
 	var out []Walk
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		out = out[:0]
@@ -325,20 +325,20 @@ func walkOne(ctx context.Context, tx pgx.Tx, id uuid.UUID, from string, night ti
 }
 
 // MarkWalkNotified records that the guest of a walk was told.
-func (s *Store) MarkWalkNotified(ctx context.Context, id uuid.UUID) error {
+func (s *Hotels) MarkWalkNotified(ctx context.Context, id uuid.UUID) error {
 	_, err := s.pool.Exec(ctx, `UPDATE walks SET notified_at = coalesce(notified_at, now()) WHERE reservation_id = $1`, id)
 	return err
 }
 
 // WalkRefunds is what the booking's walks refunded (their nights' prices).
-func (s *Store) WalkRefunds(ctx context.Context, id uuid.UUID) (int64, error) {
+func (s *Hotels) WalkRefunds(ctx context.Context, id uuid.UUID) (int64, error) {
 	var n int64
 	err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(refund), 0)::bigint FROM walks WHERE reservation_id = $1`, id).Scan(&n)
 	return n, err
 }
 
 // MarkWalkRefunded records the provider's refund of a walk's night.
-func (s *Store) MarkWalkRefunded(ctx context.Context, walkID int64, refundID string) error {
+func (s *Hotels) MarkWalkRefunded(ctx context.Context, walkID int64, refundID string) error {
 	_, err := s.pool.Exec(ctx, `UPDATE walks SET refund_id = $2 WHERE id = $1 AND refund_id IS NULL`, walkID, refundID)
 	return err
 }

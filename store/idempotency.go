@@ -33,7 +33,7 @@ var errNoStoredAnswer = errors.New("store: idempotency record has neither a body
 // and is younger than 24 hours: ErrKeyReused when its request differs. It is
 // the cheap, lock-free check before any work; CreateHold checks again under
 // the key's lock.
-func (s *Store) LookupIdempotent(ctx context.Context, userID, key string, hash []byte) (*StoredResponse, error) {
+func (s *Holds) LookupIdempotent(ctx context.Context, userID, key string, hash []byte) (*StoredResponse, error) {
 	return lookupIdempotent(ctx, s.pool, userID, idemScopeHold, key, hash)
 }
 
@@ -41,7 +41,7 @@ func (s *Store) LookupIdempotent(ctx context.Context, userID, key string, hash [
 // returns the answer that is kept: body, or the one a concurrent replay saved
 // first, so every answer to the key is the same bytes. It runs after the hold
 // committed; if it never runs, a replay renders the body from the hold.
-func (s *Store) SaveHoldResponse(ctx context.Context, userID, key string, reservationID uuid.UUID, body []byte) ([]byte, error) {
+func (s *Holds) SaveHoldResponse(ctx context.Context, userID, key string, reservationID uuid.UUID, body []byte) ([]byte, error) {
 	var kept []byte
 	err := s.pool.QueryRow(ctx, `UPDATE idempotency_keys SET response_bytes = coalesce(response_bytes, $5)
 		WHERE user_id = $1 AND scope = $2 AND key = $3 AND reservation_id = $4
@@ -57,7 +57,7 @@ func (s *Store) SaveHoldResponse(ctx context.Context, userID, key string, reserv
 // RememberKey records which request an Idempotency-Key of scope belongs to,
 // for endpoints whose answers are replayed elsewhere (a workflow Update ID):
 // the same key with another request is ErrKeyReused.
-func (s *Store) RememberKey(ctx context.Context, userID, scope, key string, hash []byte) error {
+func (s *Holds) RememberKey(ctx context.Context, userID, scope, key string, hash []byte) error {
 	if _, err := s.pool.Exec(ctx, `INSERT INTO idempotency_keys (user_id, scope, key, request_hash, response_status, response_body)
 		VALUES ($1, $2, $3, $4, 0, '{}') ON CONFLICT (user_id, scope, key) DO NOTHING`, userID, scope, key, hash); err != nil {
 		return inputError(err)

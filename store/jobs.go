@@ -57,7 +57,7 @@ type EventCancellation struct {
 // first, as ConfirmSale locks it before a reservation, so a sale either
 // commits before (and is counted) or is refused. org "" skips the
 // organisation check (admins). A second call returns the first job.
-func (s *Store) CancelEvent(ctx context.Context, eventID, org, actor, reason, jobID string) (EventCancellation, error) {
+func (s *Jobs) CancelEvent(ctx context.Context, eventID, org, actor, reason, jobID string) (EventCancellation, error) {
 	var out EventCancellation
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		out = EventCancellation{}
@@ -136,13 +136,13 @@ func jobOfEvent(ctx context.Context, tx pgx.Tx, eventID string) (Job, error) {
 }
 
 // Job reads a job.
-func (s *Store) Job(ctx context.Context, id string) (Job, error) {
+func (s *Jobs) Job(ctx context.Context, id string) (Job, error) {
 	return scanJob(s.pool.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = $1`, id))
 }
 
 // EventCancelled reports whether the event is cancelled (false for an
 // unknown event: other checks refuse those).
-func (s *Store) EventCancelled(ctx context.Context, eventID string) (bool, error) {
+func (s *Jobs) EventCancelled(ctx context.Context, eventID string) (bool, error) {
 	var cancelled bool
 	err := s.pool.QueryRow(ctx, `SELECT status = 'CANCELLED' FROM events WHERE id = $1`, eventID).Scan(&cancelled)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -153,7 +153,7 @@ func (s *Store) EventCancelled(ctx context.Context, eventID string) (bool, error
 
 // PaidBookingsAfter pages through an event's paid bookings in ID order:
 // up to limit IDs greater than after (uuid.Nil: from the start).
-func (s *Store) PaidBookingsAfter(ctx context.Context, eventID string, after uuid.UUID, limit int) ([]uuid.UUID, error) {
+func (s *Jobs) PaidBookingsAfter(ctx context.Context, eventID string, after uuid.UUID, limit int) ([]uuid.UUID, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id FROM reservations WHERE event_id = $1 AND status = 'PAID' AND id > $2
 		ORDER BY id LIMIT $3`, eventID, after, limit)
 	if err != nil {
@@ -164,7 +164,7 @@ func (s *Store) PaidBookingsAfter(ctx context.Context, eventID string, after uui
 
 // RecordJobItem records the outcome of one booking of a job and moves the
 // job's counters, once per booking: a retried step counts nothing twice.
-func (s *Store) RecordJobItem(ctx context.Context, jobID string, bookingID uuid.UUID, ok bool, detail string) error {
+func (s *Jobs) RecordJobItem(ctx context.Context, jobID string, bookingID uuid.UUID, ok bool, detail string) error {
 	return s.tx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `INSERT INTO job_items (job_id, booking_id, ok, detail) VALUES ($1, $2, $3, $4)
 			ON CONFLICT DO NOTHING`, jobID, bookingID, ok, detail)
@@ -181,14 +181,14 @@ func (s *Store) RecordJobItem(ctx context.Context, jobID string, bookingID uuid.
 }
 
 // FinishJob ends a job: done, or failed when any item failed.
-func (s *Store) FinishJob(ctx context.Context, jobID string) (Job, error) {
+func (s *Jobs) FinishJob(ctx context.Context, jobID string) (Job, error) {
 	return scanJob(s.pool.QueryRow(ctx, `UPDATE jobs SET status = CASE WHEN failed > 0 THEN 'failed' ELSE 'done' END,
 		finished_at = coalesce(finished_at, now()) WHERE id = $1 RETURNING `+jobColumns, jobID))
 }
 
 // MarkStaffCancel records on the booking who cancelled it outside the fan's
 // policy, and why.
-func (s *Store) MarkStaffCancel(ctx context.Context, id uuid.UUID, staff, reason string) error {
+func (s *Bookings) MarkStaffCancel(ctx context.Context, id uuid.UUID, staff, reason string) error {
 	tag, err := s.pool.Exec(ctx, `UPDATE reservations SET cancelled_by = $2, cancel_reason = $3 WHERE id = $1`, id, staff, reason)
 	if err == nil && tag.RowsAffected() == 0 {
 		return ErrNotFound
@@ -197,13 +197,13 @@ func (s *Store) MarkStaffCancel(ctx context.Context, id uuid.UUID, staff, reason
 }
 
 // LogNotification records one message sent about a booking.
-func (s *Store) LogNotification(ctx context.Context, id uuid.UUID, kind, recipient string) error {
+func (s *Bookings) LogNotification(ctx context.Context, id uuid.UUID, kind, recipient string) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO notification_log (reservation_id, kind, recipient) VALUES ($1, $2, $3)`, id, kind, recipient)
 	return err
 }
 
 // EnsureUsers creates the accounts that do not exist yet.
-func (s *Store) EnsureUsers(ctx context.Context, ids ...string) error {
+func (s *Orgs) EnsureUsers(ctx context.Context, ids ...string) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO users (id) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING`, ids)
 	return err
 }

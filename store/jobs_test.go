@@ -18,38 +18,38 @@ func TestCancellingAnEventStopsSalesReleasesHoldsAndCountsThePaidBookingsOnce(t 
 	ctx := context.Background()
 	st := store.New(testenv.DB(t), store.Options{})
 	ev := "evt_cx_" + testenv.RandomSuffix()
-	require.NoError(t, st.CreateEvent(ctx, store.EventSpec{ID: ev, Title: "C", VenueID: "ven_cx", VenueName: "V", City: "C",
+	require.NoError(t, st.Catalogue.CreateEvent(ctx, store.EventSpec{ID: ev, Title: "C", VenueID: "ven_cx", VenueName: "V", City: "C",
 		StartsAt: time.Now().AddDate(0, 1, 0), OnsaleAt: time.Now().Add(-time.Hour), Currency: "EUR",
 		Sections: []store.SectionSpec{{ID: "sec_" + ev, Name: "A", Rows: 2, PerRow: 5, BasePrice: 1000}}}))
 	hold := func(user, seat string) uuid.UUID {
-		h, _, err := st.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: user, EventID: ev, SeatIDs: []string{seat}})
+		h, _, err := st.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: user, EventID: ev, SeatIDs: []string{seat}})
 		require.NoError(t, err)
 		return h.ID
 	}
 	paid := hold("paid", "sec_"+ev+"-A-1")
-	ok, err := st.ConfirmSale(ctx, paid)
+	ok, err := st.Bookings.ConfirmSale(ctx, paid)
 	require.NoError(t, err)
 	require.True(t, ok)
 	pending := hold("pending", "sec_"+ev+"-A-2")
 
-	c, err := st.CancelEvent(ctx, ev, "org_other", "olga", "ill", "job-x-"+ev)
+	c, err := st.Jobs.CancelEvent(ctx, ev, "org_other", "olga", "ill", "job-x-"+ev)
 	require.ErrorIs(t, err, store.ErrOtherOrg, "another organisation's event")
-	c, err = st.CancelEvent(ctx, ev, "", "olga", "ill", "job-"+ev)
+	c, err = st.Jobs.CancelEvent(ctx, ev, "", "olga", "ill", "job-"+ev)
 	require.NoError(t, err)
 	require.True(t, c.Started)
 	require.Equal(t, 1, c.Job.Total)
 	require.Len(t, c.Released, 1)
 
 	// A second submit returns the first job.
-	again, err := st.CancelEvent(ctx, ev, "", "olga", "again", "job-other-"+ev)
+	again, err := st.Jobs.CancelEvent(ctx, ev, "", "olga", "again", "job-other-"+ev)
 	require.NoError(t, err)
 	require.False(t, again.Started)
 	require.Equal(t, "job-"+ev, again.Job.ID)
 
 	// No hold, and no confirm of a hold, succeeds now.
-	_, _, err = st.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: "late", EventID: ev, SeatIDs: []string{"sec_" + ev + "-A-4"}})
+	_, _, err = st.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: "late", EventID: ev, SeatIDs: []string{"sec_" + ev + "-A-4"}})
 	require.True(t, errors.Is(err, store.ErrNotOnSale), "%v", err)
-	ok, err = st.ConfirmSale(ctx, pending)
+	ok, err = st.Bookings.ConfirmSale(ctx, pending)
 	require.NoError(t, err)
 	require.False(t, ok)
 	// A hold taken in the instant before the cancel committed (its check saw
@@ -60,23 +60,23 @@ func TestCancellingAnEventStopsSalesReleasesHoldsAndCountsThePaidBookingsOnce(t 
 	window := hold("window", "sec_"+ev+"-A-3")
 	_, err = pool.Exec(ctx, `UPDATE events SET status = 'CANCELLED' WHERE id = $1`, ev)
 	require.NoError(t, err)
-	ok, err = st.ConfirmSale(ctx, window)
+	ok, err = st.Bookings.ConfirmSale(ctx, window)
 	require.NoError(t, err)
 	require.False(t, ok)
-	h, err := st.GetHold(ctx, window, "")
+	h, err := st.Holds.GetHold(ctx, window, "")
 	require.NoError(t, err)
 	require.Equal(t, vocab.ReservationCancelled, h.Status)
-	cancelled, err := st.EventCancelled(ctx, ev)
+	cancelled, err := st.Jobs.EventCancelled(ctx, ev)
 	require.NoError(t, err)
 	require.True(t, cancelled)
 
 	// Paging finds the paid booking; counting it twice counts once.
-	ids, err := st.PaidBookingsAfter(ctx, ev, uuid.Nil, 10)
+	ids, err := st.Jobs.PaidBookingsAfter(ctx, ev, uuid.Nil, 10)
 	require.NoError(t, err)
 	require.Equal(t, []uuid.UUID{paid}, ids)
-	require.NoError(t, st.RecordJobItem(ctx, c.Job.ID, paid, true, ""))
-	require.NoError(t, st.RecordJobItem(ctx, c.Job.ID, paid, true, ""))
-	j, err := st.FinishJob(ctx, c.Job.ID)
+	require.NoError(t, st.Jobs.RecordJobItem(ctx, c.Job.ID, paid, true, ""))
+	require.NoError(t, st.Jobs.RecordJobItem(ctx, c.Job.ID, paid, true, ""))
+	j, err := st.Jobs.FinishJob(ctx, c.Job.ID)
 	require.NoError(t, err)
 	require.Equal(t, store.JobDone, j.Status)
 	require.Equal(t, 1, j.Done)

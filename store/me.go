@@ -35,7 +35,7 @@ func ParsePageCursor(s string) (PageCursor, bool) {
 // BookingsOfUser lists the IDs of a fan's bookings (reservations), newest
 // first, after the cursor; next is the cursor of the following page, nil on
 // the last.
-func (s *Store) BookingsOfUser(ctx context.Context, userID string, after *PageCursor, limit int) ([]uuid.UUID, *PageCursor, error) {
+func (s *Bookings) BookingsOfUser(ctx context.Context, userID string, after *PageCursor, limit int) ([]uuid.UUID, *PageCursor, error) {
 	var at *time.Time
 	var id *uuid.UUID
 	if after != nil {
@@ -77,7 +77,7 @@ func (s *Store) BookingsOfUser(ctx context.Context, userID string, after *PageCu
 
 // TicketsOfUser lists a fan's tickets, newest first, after the cursor; next
 // is the cursor of the following page, nil on the last.
-func (s *Store) TicketsOfUser(ctx context.Context, userID string, after *PageCursor, limit int) ([]Ticket, *PageCursor, error) {
+func (s *Tickets) TicketsOfUser(ctx context.Context, userID string, after *PageCursor, limit int) ([]Ticket, *PageCursor, error) {
 	var at *time.Time
 	var id *string
 	if after != nil {

@@ -41,7 +41,7 @@ func SectionPrefix(eventID string) string {
 // layout into its sections and seats, each priced by its category, in one
 // transaction. The caller has checked the venue is the organiser's and every
 // category has a price. ErrEventExists when the ID is taken.
-func (s *Store) CreateDraftEvent(ctx context.Context, e OrganiserEvent) error {
+func (s *Catalogue) CreateDraftEvent(ctx context.Context, e OrganiserEvent) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL statement_timeout = '2min'`); err != nil {
 			return err
@@ -104,7 +104,7 @@ func copyLayout(ctx context.Context, tx pgx.Tx, eventID, venueID string) error {
 
 // RepairEventLayout copies the event's venue layout again: the sections and
 // seats missing are added, the rest is left as it is.
-func (s *Store) RepairEventLayout(ctx context.Context, eventID string) error {
+func (s *Catalogue) RepairEventLayout(ctx context.Context, eventID string) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var venueID string
 		if err := tx.QueryRow(ctx, `SELECT venue_id FROM events WHERE id = $1`, eventID).Scan(&venueID); err != nil {
@@ -145,7 +145,7 @@ func scanOrganiserEvent(row pgx.Row) (OrganiserEvent, error) {
 
 // OrganiserEvent reads an event of org (any organisation when org is
 // empty), or ErrNotFound.
-func (s *Store) OrganiserEvent(ctx context.Context, id, org string) (OrganiserEvent, error) {
+func (s *Catalogue) OrganiserEvent(ctx context.Context, id, org string) (OrganiserEvent, error) {
 	return scanOrganiserEvent(s.pool.QueryRow(ctx, `SELECT `+organiserEventColumns+`
 		FROM events e WHERE e.id = $1 AND ($2 = '' OR e.org_id = $2)`, id, org))
 }
@@ -160,7 +160,7 @@ type EventCursor struct {
 // OrganiserEvents lists the events of org (every organisation's when org is
 // empty), drafts included, newest first: those created before the cursor
 // when one is given, at most limit.
-func (s *Store) OrganiserEvents(ctx context.Context, org string, before *EventCursor, limit int) ([]OrganiserEvent, error) {
+func (s *Catalogue) OrganiserEvents(ctx context.Context, org string, before *EventCursor, limit int) ([]OrganiserEvent, error) {
 	var at *time.Time
 	var id string
 	if before != nil {
@@ -180,7 +180,7 @@ func (s *Store) OrganiserEvents(ctx context.Context, org string, before *EventCu
 // (re-pricing its sections and seats) and, when the venue changed, a fresh
 // copy of the new venue's layout. Only a DRAFT may change prices or venue,
 // which change must check: a DRAFT has no holds.
-func (s *Store) UpdateEvent(ctx context.Context, id, org string, change func(*OrganiserEvent) error) (OrganiserEvent, error) {
+func (s *Catalogue) UpdateEvent(ctx context.Context, id, org string, change func(*OrganiserEvent) error) (OrganiserEvent, error) {
 	var out OrganiserEvent
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL statement_timeout = '2min'; SET LOCAL lock_timeout = '5s'`); err != nil {
@@ -265,7 +265,7 @@ func (e *SeatConflictError) Error() string {
 // maps. A seat already in the wanted state is logged and left; a HELD or
 // SOLD seat refuses the whole request (*SeatConflictError); an unknown seat
 // is an *InvalidError. It returns the seats whose status changed.
-func (s *Store) SetSeatsBlocked(ctx context.Context, eventID, org string, seatIDs []string, action vocab.SeatAction,
+func (s *Catalogue) SetSeatsBlocked(ctx context.Context, eventID, org string, seatIDs []string, action vocab.SeatAction,
 	reason, actor string) ([]string, error) {
 	var changed []string
 	err := s.tx(ctx, func(tx pgx.Tx) error {
@@ -344,7 +344,7 @@ type SeatBlock struct {
 }
 
 // SeatBlocks lists an event's block log, oldest first.
-func (s *Store) SeatBlocks(ctx context.Context, eventID string) ([]SeatBlock, error) {
+func (s *Catalogue) SeatBlocks(ctx context.Context, eventID string) ([]SeatBlock, error) {
 	rows, err := s.pool.Query(ctx, `SELECT seat_id, action, reason, actor, at FROM seat_blocks
 		WHERE event_id = $1 ORDER BY id`, eventID)
 	if err != nil {

@@ -32,7 +32,7 @@ var ErrPromotionExists = errors.New("store: promotion code exists")
 
 // AddPromotion writes p and its audit record a (a.After is set to p) in one
 // transaction; ErrPromotionExists when the code is taken.
-func (s *Store) AddPromotion(ctx context.Context, p Promotion, a AdminAction) (Promotion, error) {
+func (s *Promotions) AddPromotion(ctx context.Context, p Promotion, a AdminAction) (Promotion, error) {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO promotions (code, event_id, discount_bps, amount_off, max_uses, per_user, starts_at, ends_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
@@ -56,7 +56,7 @@ func (s *Store) AddPromotion(ctx context.Context, p Promotion, a AdminAction) (P
 // (holds already taken keep their price) and records a, with the promotion
 // before and after, in the same transaction. Disabling a disabled code
 // changes nothing and records nothing. ErrNotFound for an unknown code.
-func (s *Store) DisablePromotion(ctx context.Context, eventID, code string, a AdminAction) (Promotion, error) {
+func (s *Promotions) DisablePromotion(ctx context.Context, eventID, code string, a AdminAction) (Promotion, error) {
 	var out Promotion
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		before, err := promotion(ctx, tx, eventID, code, "FOR UPDATE")
@@ -96,7 +96,7 @@ func promotion(ctx context.Context, tx pgx.Tx, eventID, code string, lock ...str
 }
 
 // Promotions lists an event's codes, disabled ones too, oldest first.
-func (s *Store) Promotions(ctx context.Context, eventID string) ([]Promotion, error) {
+func (s *Promotions) Promotions(ctx context.Context, eventID string) ([]Promotion, error) {
 	rows, err := s.pool.Query(ctx, `SELECT code, event_id, discount_bps, amount_off, max_uses, per_user, used, starts_at,
 		ends_at, disabled_at FROM promotions WHERE event_id = $1 ORDER BY created_at, code`, eventID)
 	if err != nil {

@@ -31,7 +31,7 @@ type RelayLease struct {
 
 // AcquireRelayLease tries to become the active relay. It returns nil and no
 // error when another relay holds the lease.
-func (s *Store) AcquireRelayLease(ctx context.Context) (*RelayLease, error) {
+func (s *Jobs) AcquireRelayLease(ctx context.Context) (*RelayLease, error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -83,7 +83,7 @@ func (l *RelayLease) Release() {
 
 // OldestUnpublishedAge is how long the oldest unpublished row has waited
 // (zero when none waits): the relay's freshness, as the database sees it.
-func (s *Store) OldestUnpublishedAge(ctx context.Context) (time.Duration, error) {
+func (s *Jobs) OldestUnpublishedAge(ctx context.Context) (time.Duration, error) {
 	var secs float64
 	err := s.pool.QueryRow(ctx, `SELECT coalesce(extract(epoch FROM now() - created_at), 0)::float8 FROM outbox
 		WHERE published_at IS NULL ORDER BY id LIMIT 1`).Scan(&secs)

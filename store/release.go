@@ -84,17 +84,17 @@ func endLocked(ctx context.Context, tx pgx.Tx, id uuid.UUID, to vocab.Reservatio
 // Release ends a pending hold at its owner's request (CANCELLED). It locks the
 // reservation row first. A hold already ended returns ErrNotPending; someone
 // else's hold is ErrNotFound.
-func (s *Store) Release(ctx context.Context, id uuid.UUID, userID string) (Ended, error) {
+func (s *Holds) Release(ctx context.Context, id uuid.UUID, userID string) (Ended, error) {
 	return s.end(ctx, id, userID, vocab.ReservationCancelled)
 }
 
 // Expire ends a pending hold whose time is up (the workflow's timer and the
 // sweeper both come here). It refuses a hold that has not expired yet.
-func (s *Store) Expire(ctx context.Context, id uuid.UUID) (Ended, error) {
+func (s *Holds) Expire(ctx context.Context, id uuid.UUID) (Ended, error) {
 	return s.end(ctx, id, "", vocab.ReservationExpired)
 }
 
-func (s *Store) end(ctx context.Context, id uuid.UUID, userID string, to vocab.ReservationStatus) (Ended, error) {
+func (s *Holds) end(ctx context.Context, id uuid.UUID, userID string, to vocab.ReservationStatus) (Ended, error) {
 	var ended Ended
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		var owner, status string
@@ -127,7 +127,7 @@ func (s *Store) end(ctx context.Context, id uuid.UUID, userID string, to vocab.R
 
 // SweepExpired ends up to limit expired holds in one transaction, skipping
 // rows another transaction has locked, and returns what it released.
-func (s *Store) SweepExpired(ctx context.Context, limit int) ([]Ended, error) {
+func (s *Holds) SweepExpired(ctx context.Context, limit int) ([]Ended, error) {
 	var out []Ended
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		out = out[:0]
@@ -154,7 +154,7 @@ func (s *Store) SweepExpired(ctx context.Context, limit int) ([]Ended, error) {
 }
 
 // PurgeIdempotency deletes stored responses older than 24 hours.
-func (s *Store) PurgeIdempotency(ctx context.Context) (int64, error) {
+func (s *Holds) PurgeIdempotency(ctx context.Context) (int64, error) {
 	tag, err := s.pool.Exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < now() - $1::interval`, idempotencyTTL.String())
 	return tag.RowsAffected(), err
 }
@@ -163,7 +163,7 @@ func (s *Store) PurgeIdempotency(ctx context.Context) (int64, error) {
 // before the sweeper ends it (lazy expiry). Another user's hold is not found.
 // Items come in seat ID byte order whatever the database's collation, the
 // order CreateHold returns them in, so both render alike.
-func (s *Store) GetHold(ctx context.Context, id uuid.UUID, userID string) (Hold, error) {
+func (s *Holds) GetHold(ctx context.Context, id uuid.UUID, userID string) (Hold, error) {
 	var h Hold
 	var promo *string
 	var status string

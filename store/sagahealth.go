@@ -20,7 +20,7 @@ type SagaHealth struct {
 
 // SagaHealth measures the saga's health; grace is how long a paid booking
 // may wait for its tickets.
-func (s *Store) SagaHealth(ctx context.Context, grace time.Duration) (SagaHealth, error) {
+func (s *Bookings) SagaHealth(ctx context.Context, grace time.Duration) (SagaHealth, error) {
 	var h SagaHealth
 	var oldest float64
 	err := s.pool.QueryRow(ctx, `
@@ -47,7 +47,7 @@ type StoredWebhook struct {
 // UnsignalledWebhooks are stored events received more than olderThan ago
 // that never reached their booking (delivery failed after they were
 // stored, or the process died in between), oldest first.
-func (s *Store) UnsignalledWebhooks(ctx context.Context, olderThan time.Duration, limit int) ([]StoredWebhook, error) {
+func (s *Bookings) UnsignalledWebhooks(ctx context.Context, olderThan time.Duration, limit int) ([]StoredWebhook, error) {
 	rows, err := s.pool.Query(ctx, `SELECT provider, event_id, payload::text, received_at FROM webhook_events
 		WHERE signalled_at IS NULL AND received_at < now() - make_interval(secs => $1)
 		ORDER BY received_at LIMIT $2`, olderThan.Seconds(), limit)
@@ -64,7 +64,7 @@ func (s *Store) UnsignalledWebhooks(ctx context.Context, olderThan time.Duration
 }
 
 // StoredWebhookEvent is one stored event, or ErrNotFound.
-func (s *Store) StoredWebhookEvent(ctx context.Context, provider, eventID string) (StoredWebhook, error) {
+func (s *Bookings) StoredWebhookEvent(ctx context.Context, provider, eventID string) (StoredWebhook, error) {
 	var w StoredWebhook
 	var payload string
 	err := s.pool.QueryRow(ctx, `SELECT provider, event_id, payload::text, received_at FROM webhook_events

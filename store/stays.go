@@ -78,11 +78,11 @@ func (e *RoomUnavailableError) Error() string { return "store: room unavailable:
 // nothing, in one transaction, under the same idempotency key machinery as
 // CreateHold (a stored response is returned instead of a hold, nothing
 // executed). The hold has no event and lives StayHoldTTL.
-func (s *Store) CreateStayHold(ctx context.Context, req HoldRequest) (Hold, *StoredResponse, error) {
+func (s *Hotels) CreateStayHold(ctx context.Context, req HoldRequest) (Hold, *StoredResponse, error) {
 	return retryLazyExpiry(func() (Hold, *StoredResponse, error) { return s.createStayHold(ctx, req) })
 }
 
-func (s *Store) createStayHold(ctx context.Context, req HoldRequest) (Hold, *StoredResponse, error) {
+func (s *Hotels) createStayHold(ctx context.Context, req HoldRequest) (Hold, *StoredResponse, error) {
 	var (
 		hold   Hold
 		stored *StoredResponse
@@ -437,7 +437,7 @@ func holdStays(ctx context.Context, q interface {
 }
 
 // Vouchers lists a booking's vouchers, one per stay.
-func (s *Store) Vouchers(ctx context.Context, id uuid.UUID) ([]Voucher, error) {
+func (s *Hotels) Vouchers(ctx context.Context, id uuid.UUID) ([]Voucher, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, property_id, room_type, checkin, checkout, confirmation, status
 		FROM vouchers WHERE reservation_id = $1 ORDER BY stay`, id)
 	if err != nil {
@@ -463,7 +463,7 @@ type RoomNight struct {
 }
 
 // RoomNightCounters reads one night's counters (tests, the CLI, walks).
-func (s *Store) RoomNightCounters(ctx context.Context, propertyID, roomType string, night time.Time) (RoomNight, error) {
+func (s *Hotels) RoomNightCounters(ctx context.Context, propertyID, roomType string, night time.Time) (RoomNight, error) {
 	rn := RoomNight{PropertyID: propertyID, RoomType: roomType}
 	err := s.pool.QueryRow(ctx, `SELECT night, allotment, overbook_limit, held, sold, price FROM room_nights
 		WHERE property_id = $1 AND room_type = $2 AND night = $3`, propertyID, roomType, night).
@@ -477,7 +477,7 @@ func (s *Store) RoomNightCounters(ctx context.Context, propertyID, roomType stri
 // auditRoomNights counts the room-night violations: nights sold past their
 // allotment plus limit, and nights whose held or sold counter differs from
 // the live nights of pending or paid reservations.
-func (s *Store) auditRoomNights(ctx context.Context, r *AuditReport) error {
+func (s *Hotels) auditRoomNights(ctx context.Context, r *AuditReport) error {
 	return s.pool.QueryRow(ctx, `
 		WITH live AS (
 			SELECT n.property_id, n.room_type, n.night,

@@ -23,11 +23,68 @@ type Options struct {
 	StatementTimeout time.Duration // default 5s
 }
 
-// Store runs the buy plane's SQL on one pool.
+// Store is the buy plane's data layer on one pool: one repository a
+// domain, each with its SQL in the files beside it, all sharing the pool
+// and the transaction timeouts.
 type Store struct {
+	base
+	// Holds: seat holds and their inventory (pre-checks, the deciding
+	// transaction, release and expiry, idempotency keys, the inventory
+	// audit).
+	Holds *Holds
+	// Bookings: bookings and their payments, provider events, fraud
+	// signals, support's search.
+	Bookings *Bookings
+	// Tickets: issued tickets and the gate manifest's rows.
+	Tickets *Tickets
+	// Catalogue: venues, events, seat blocks and an event's controls.
+	Catalogue *Catalogue
+	// Promotions: promotion codes.
+	Promotions *Promotions
+	// Hotels: properties, stays and walks.
+	Hotels *Hotels
+	// Orgs: users, organisations' audit of admin actions.
+	Orgs *Orgs
+	// Jobs: event cancellation jobs and the outbox relay's lease.
+	Jobs *Jobs
+	// Waitlists: sold-out events' waitlists and their offers.
+	Waitlists *Waitlists
+}
+
+// base is what every repository shares: the pool, the timeouts, and the
+// Store, through which one repository's transaction reaches another's.
+type base struct {
 	pool *pgxpool.Pool
 	opts Options
+	st   *Store
 }
+
+// Holds is the repository of seat holds and their inventory.
+type Holds struct{ base }
+
+// Bookings is the repository of bookings and payments.
+type Bookings struct{ base }
+
+// Tickets is the repository of issued tickets.
+type Tickets struct{ base }
+
+// Catalogue is the repository of venues and events.
+type Catalogue struct{ base }
+
+// Promotions is the repository of promotion codes.
+type Promotions struct{ base }
+
+// Hotels is the repository of properties, stays and walks.
+type Hotels struct{ base }
+
+// Orgs is the repository of users and the admin audit.
+type Orgs struct{ base }
+
+// Jobs is the repository of background jobs and the relay lease.
+type Jobs struct{ base }
+
+// Waitlists is the repository of waitlists and offers.
+type Waitlists struct{ base }
 
 // New wraps a pool.
 func New(pool *pgxpool.Pool, opts Options) *Store {
@@ -37,11 +94,17 @@ func New(pool *pgxpool.Pool, opts Options) *Store {
 	if opts.StatementTimeout <= 0 {
 		opts.StatementTimeout = 5 * time.Second
 	}
-	return &Store{pool: pool, opts: opts}
+	s := &Store{}
+	b := base{pool: pool, opts: opts, st: s}
+	s.base = b
+	s.Holds, s.Bookings, s.Tickets = &Holds{b}, &Bookings{b}, &Tickets{b}
+	s.Catalogue, s.Promotions, s.Hotels = &Catalogue{b}, &Promotions{b}, &Hotels{b}
+	s.Orgs, s.Jobs, s.Waitlists = &Orgs{b}, &Jobs{b}, &Waitlists{b}
+	return s
 }
 
 // Pool exposes the pool for health checks.
-func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+func (s *base) Pool() *pgxpool.Pool { return s.pool }
 
 // PoolOptions shape a pool. Every pool is built by OpenPool, so every
 // connection carries a statement_timeout and lock_timeout: a runaway query
@@ -104,7 +167,7 @@ func Open(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error
 }
 
 // tx runs fn in a transaction with the store's timeouts.
-func (s *Store) tx(ctx context.Context, fn func(pgx.Tx) error) error {
+func (s *base) tx(ctx context.Context, fn func(pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// One round trip for both settings; SET LOCAL ends with the transaction.
 		if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d; SET LOCAL statement_timeout = %d",

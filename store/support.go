@@ -32,7 +32,7 @@ type BookingSummary struct {
 }
 
 // SearchBookings finds bookings for support staff, newest first.
-func (s *Store) SearchBookings(ctx context.Context, f BookingFilter) ([]BookingSummary, error) {
+func (s *Bookings) SearchBookings(ctx context.Context, f BookingFilter) ([]BookingSummary, error) {
 	if f.Limit <= 0 || f.Limit > 200 {
 		f.Limit = 50
 	}
@@ -85,7 +85,7 @@ type SupportDetail struct {
 
 // BookingSupportDetail reads a booking's fraud decisions, staff
 // cancellation and messages sent.
-func (s *Store) BookingSupportDetail(ctx context.Context, id uuid.UUID) (SupportDetail, error) {
+func (s *Bookings) BookingSupportDetail(ctx context.Context, id uuid.UUID) (SupportDetail, error) {
 	var d SupportDetail
 	var by, reason *string
 	err := s.pool.QueryRow(ctx, `SELECT coalesce(fan_email, ''), created_at, cancelled_by, cancel_reason FROM reservations WHERE id = $1`, id).

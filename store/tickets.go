@@ -52,7 +52,7 @@ func (e *TicketConflictError) Error() string {
 // a saga step that is retried, even with freshly generated IDs and secrets,
 // leaves exactly one ticket per seat or unit. Read the issued tickets back
 // with TicketsOfReservation.
-func (s *Store) InsertTickets(ctx context.Context, rows []TicketRow) error {
+func (s *Tickets) InsertTickets(ctx context.Context, rows []TicketRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -112,7 +112,7 @@ func scanTicket(row pgx.CollectableRow) (Ticket, error) {
 
 // GetTicket returns a ticket to its owner; anyone else's ticket, like a
 // missing one, is ErrNotFound.
-func (s *Store) GetTicket(ctx context.Context, ticketID, userID string) (Ticket, error) {
+func (s *Tickets) GetTicket(ctx context.Context, ticketID, userID string) (Ticket, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+ticketColumns+` FROM tickets t JOIN reservations r ON r.id = t.reservation_id
 		WHERE t.id = $1 AND t.user_id = $2`, ticketID, userID)
 	if err != nil {
@@ -126,7 +126,7 @@ func (s *Store) GetTicket(ctx context.Context, ticketID, userID string) (Ticket,
 }
 
 // TicketsOfReservation lists a booking's tickets in seat order.
-func (s *Store) TicketsOfReservation(ctx context.Context, reservationID uuid.UUID) ([]Ticket, error) {
+func (s *Tickets) TicketsOfReservation(ctx context.Context, reservationID uuid.UUID) ([]Ticket, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+ticketColumns+` FROM tickets t JOIN reservations r ON r.id = t.reservation_id
 		WHERE t.reservation_id = $1 ORDER BY t.section_id, t.seat_id, t.unit`, reservationID)
 	if err != nil {
@@ -139,7 +139,7 @@ func (s *Store) TicketsOfReservation(ctx context.Context, reservationID uuid.UUI
 // refunded) and returns their IDs; revoking twice revokes nothing more.
 // revoked_at is the statement's clock, the closest to the commit that the
 // manifest's delta export looks for.
-func (s *Store) RevokeTickets(ctx context.Context, reservationID uuid.UUID) ([]string, error) {
+func (s *Tickets) RevokeTickets(ctx context.Context, reservationID uuid.UUID) ([]string, error) {
 	var ids []string
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `UPDATE tickets SET status = 'REVOKED', revoked_at = clock_timestamp()
@@ -174,7 +174,7 @@ type ManifestSnapshot struct {
 // ManifestTickets reads an event's tickets for the manifest. A zero since
 // is a full export (Revoked holds only tickets of unpaid bookings); otherwise
 // a delta since that instant.
-func (s *Store) ManifestTickets(ctx context.Context, eventID string, since time.Time) (ManifestSnapshot, error) {
+func (s *Tickets) ManifestTickets(ctx context.Context, eventID string, since time.Time) (ManifestSnapshot, error) {
 	var snap ManifestSnapshot
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL statement_timeout = '60s'`); err != nil {

@@ -40,7 +40,7 @@ type VenueSeat struct {
 // ImportVenue writes the venue, its sections and its seats in one
 // transaction, the seats streamed with COPY: all of it or nothing.
 // ErrVenueExists when the ID is taken.
-func (s *Store) ImportVenue(ctx context.Context, v VenueImport) error {
+func (s *Catalogue) ImportVenue(ctx context.Context, v VenueImport) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// A large layout takes a few seconds to stream: the bound is the
 		// import's, not a hold's.
@@ -121,7 +121,7 @@ type VenueSummary struct {
 
 // Venue reads a venue of org (any organisation when org is empty), or
 // ErrNotFound.
-func (s *Store) Venue(ctx context.Context, id, org string) (VenueSummary, error) {
+func (s *Catalogue) Venue(ctx context.Context, id, org string) (VenueSummary, error) {
 	var v VenueSummary
 	err := s.pool.QueryRow(ctx, `SELECT v.id, v.org_id, v.name, v.city, v.timezone, v.created_at,
 		coalesce((SELECT array_agg(DISTINCT category ORDER BY category) FROM venue_sections WHERE venue_id = v.id), '{}'),
@@ -137,7 +137,7 @@ func (s *Store) Venue(ctx context.Context, id, org string) (VenueSummary, error)
 
 // Venues lists the venues of org (every organisation's when org is empty),
 // newest first, at most limit.
-func (s *Store) Venues(ctx context.Context, org string, limit int) ([]VenueSummary, error) {
+func (s *Catalogue) Venues(ctx context.Context, org string, limit int) ([]VenueSummary, error) {
 	rows, err := s.pool.Query(ctx, `SELECT v.id, v.org_id, v.name, v.city, v.timezone, v.created_at,
 		coalesce((SELECT array_agg(DISTINCT category ORDER BY category) FROM venue_sections WHERE venue_id = v.id), '{}'),
 		(SELECT count(*) FROM venue_sections WHERE venue_id = v.id),

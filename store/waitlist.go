@@ -57,7 +57,7 @@ type WaitlistJoin struct {
 // they already have (created false): joining twice keeps the first place.
 // An unknown event is ErrNotFound; a section the event does not have is an
 // *InvalidError on section_id.
-func (s *Store) JoinWaitlist(ctx context.Context, j WaitlistJoin) (WaitlistEntry, bool, error) {
+func (s *Waitlists) JoinWaitlist(ctx context.Context, j WaitlistJoin) (WaitlistEntry, bool, error) {
 	var out WaitlistEntry
 	created := false
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -101,7 +101,7 @@ func (s *Store) JoinWaitlist(ctx context.Context, j WaitlistJoin) (WaitlistEntry
 	return out, created, err
 }
 
-func (s *Store) waitlistPosition(ctx context.Context, w WaitlistEntry) (int, error) {
+func (s *Waitlists) waitlistPosition(ctx context.Context, w WaitlistEntry) (int, error) {
 	if w.Status != vocab.WaitlistWaiting {
 		return 0, nil
 	}
@@ -112,7 +112,7 @@ func (s *Store) waitlistPosition(ctx context.Context, w WaitlistEntry) (int, err
 }
 
 // MyWaitlist lists the fan's waitlist places, newest first (at most 100).
-func (s *Store) MyWaitlist(ctx context.Context, userID string) ([]WaitlistEntry, error) {
+func (s *Waitlists) MyWaitlist(ctx context.Context, userID string) ([]WaitlistEntry, error) {
 	out, err := collectWaitlist(s.pool.Query(ctx, `SELECT `+waitlistColumns+` FROM waitlist_entries
 		WHERE user_id = $1 ORDER BY id DESC LIMIT 100`, userID))
 	if err != nil {
@@ -128,14 +128,14 @@ func (s *Store) MyWaitlist(ctx context.Context, userID string) ([]WaitlistEntry,
 
 // LeaveWaitlist takes the fan off the event's waitlist (an offer they hold
 // passes on at the next round). It reports whether they were on it.
-func (s *Store) LeaveWaitlist(ctx context.Context, eventID, userID string) (bool, error) {
+func (s *Waitlists) LeaveWaitlist(ctx context.Context, eventID, userID string) (bool, error) {
 	tag, err := s.pool.Exec(ctx, `UPDATE waitlist_entries SET status = 'LEFT'
 		WHERE event_id = $1 AND user_id = $2 AND status IN ('WAITING', 'OFFERED')`, eventID, userID)
 	return tag.RowsAffected() > 0, err
 }
 
 // WaitlistedEvents are the events with fans waiting or holding offers.
-func (s *Store) WaitlistedEvents(ctx context.Context) ([]string, error) {
+func (s *Waitlists) WaitlistedEvents(ctx context.Context) ([]string, error) {
 	rows, err := s.pool.Query(ctx, `SELECT DISTINCT event_id FROM waitlist_entries WHERE status IN ('WAITING', 'OFFERED')`)
 	if err != nil {
 		return nil, err
@@ -162,7 +162,7 @@ type WaitlistRound struct {
 // admit is called for each offer before it is recorded (it makes the
 // fan's admission and must be idempotent); an error from it ends the round
 // with the offers made so far.
-func (s *Store) OfferWaitlist(ctx context.Context, eventID string, ttl time.Duration,
+func (s *Waitlists) OfferWaitlist(ctx context.Context, eventID string, ttl time.Duration,
 	admit func(WaitlistEntry, time.Time) error) (WaitlistRound, error) {
 	var round WaitlistRound
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -254,14 +254,14 @@ func (s *Store) OfferWaitlist(ctx context.Context, eventID string, ttl time.Dura
 }
 
 // OffersToTell are live offers whose fan has not been told yet.
-func (s *Store) OffersToTell(ctx context.Context, eventID string) ([]WaitlistEntry, error) {
+func (s *Waitlists) OffersToTell(ctx context.Context, eventID string) ([]WaitlistEntry, error) {
 	return collectWaitlist(s.pool.Query(ctx, `SELECT `+waitlistColumns+` FROM waitlist_entries
 		WHERE event_id = $1 AND status = 'OFFERED' AND notified_at IS NULL AND offer_expires_at > now()
 		ORDER BY id`, eventID))
 }
 
 // OfferTold records that the fan was told of the offer.
-func (s *Store) OfferTold(ctx context.Context, id int64) error {
+func (s *Waitlists) OfferTold(ctx context.Context, id int64) error {
 	_, err := s.pool.Exec(ctx, `UPDATE waitlist_entries SET notified_at = now() WHERE id = $1`, id)
 	return err
 }

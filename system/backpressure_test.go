@@ -180,7 +180,7 @@ func TestABurstOfHoldsThenCheckoutsEndsEveryBookingPaidOrClearlyRefused(t *testi
 	rep, err := e.deps.Booking.ReconcilePayments(ctx, time.Hour)
 	require.NoError(t, err)
 	require.Empty(t, rep.Mismatches)
-	audit, err := e.store.Audit(ctx, e.eventID, time.Minute)
+	audit, err := e.store.Holds.Audit(ctx, e.eventID, time.Minute)
 	require.NoError(t, err)
 	require.Zero(t, audit.Violations(), audit.String())
 	require.EqualValues(t, paid.Load(), e.count(`SELECT count(DISTINCT reservation_id) FROM tickets WHERE event_id = $1`, e.eventID))

@@ -73,7 +73,7 @@ func TestCancellingAnEventRefundsEveryPaidBookingOnceStopsSalesAndResumesAfterAW
 	require.Eventually(t, func() bool {
 		return e.count(`SELECT count(*) FROM tickets WHERE event_id = $1 AND status = 'VALID'`, e.eventID) == n
 	}, time.Minute, 100*time.Millisecond, "every booking's ticket is issued")
-	before, err := e.store.ManifestTickets(context.Background(), e.eventID, time.Time{})
+	before, err := e.store.Tickets.ManifestTickets(context.Background(), e.eventID, time.Time{})
 	require.NoError(t, err)
 	require.Len(t, before.Valid, n, "the gate's manifest lists every ticket before the cancel")
 
@@ -154,10 +154,10 @@ func TestCancellingAnEventRefundsEveryPaidBookingOnceStopsSalesAndResumesAfterAW
 		cancelledAt.Format(time.RFC3339Nano), e.strangers(ids))
 	// The next manifest export leaves them out, and a delta export since
 	// the last one names every one of them revoked for the gates.
-	after, err := e.store.ManifestTickets(context.Background(), e.eventID, time.Time{})
+	after, err := e.store.Tickets.ManifestTickets(context.Background(), e.eventID, time.Time{})
 	require.NoError(t, err)
 	require.Empty(t, after.Valid)
-	delta, err := e.store.ManifestTickets(context.Background(), e.eventID, before.AsOf)
+	delta, err := e.store.Tickets.ManifestTickets(context.Background(), e.eventID, before.AsOf)
 	require.NoError(t, err)
 	require.Len(t, delta.Revoked, n)
 	require.Equal(t, n, e.count(`SELECT count(*) FROM payments p JOIN reservations r ON r.id = p.reservation_id
@@ -192,7 +192,7 @@ func TestCancellingAnEventRefundsEveryPaidBookingOnceStopsSalesAndResumesAfterAW
 		e.eventID).Scan(&spread))
 	require.GreaterOrEqual(t, spread, float64(n/20-1), "the refunds took %.1fs", spread)
 	e.requireReconciled()
-	audit, err := e.store.Audit(context.Background(), e.eventID, time.Minute)
+	audit, err := e.store.Holds.Audit(context.Background(), e.eventID, time.Minute)
 	require.NoError(t, err)
 	require.Zero(t, audit.Violations(), audit.String())
 }

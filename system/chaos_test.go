@@ -144,7 +144,7 @@ func TestChaosRunMatchesEveryCapturedPaymentToOneBookingOrRefund(t *testing.T) {
 	t.Logf("reconciliation: %d intents, %d captured", rep.Checked, rep.Captured)
 	require.Empty(t, rep.Mismatches)
 	require.GreaterOrEqual(t, rep.Captured, paid)
-	audit, err := e.store.Audit(context.Background(), e.eventID, time.Minute)
+	audit, err := e.store.Holds.Audit(context.Background(), e.eventID, time.Minute)
 	require.NoError(t, err)
 	require.Zero(t, audit.Violations(), audit.String())
 	require.Zero(t, e.count(`SELECT count(*) FROM (SELECT seat_id FROM tickets WHERE event_id = $1 AND status = 'VALID' AND seat_id IS NOT NULL GROUP BY seat_id HAVING count(*) > 1) x`, e.eventID))

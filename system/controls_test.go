@@ -40,10 +40,10 @@ func newDialProcess(t *testing.T, e *e2e, roomPrefix, mapPrefix string) *dialPro
 	log := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelError}))
 	rdb, _ := testenv.Redis(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &dialProcess{dials: controls.NewWatcher(e.store, 500*time.Millisecond, log)}
+	p := &dialProcess{dials: controls.NewWatcher(e.store.Catalogue, 500*time.Millisecond, log)}
 	p.holds = &holds.Service{Store: e.store, Log: log, Dials: p.dials}
 	p.holds.Register(prometheus.NewRegistry())
-	p.room = waitingroom.New(rdb, e.store, []byte("controls-test-pass-seed"), waitingroom.Options{Prefix: roomPrefix,
+	p.room = waitingroom.New(rdb, e.store.Holds, []byte("controls-test-pass-seed"), waitingroom.Options{Prefix: roomPrefix,
 		Capacity: 5, Batch: 100, Tick: 100 * time.Millisecond, JoinPerAccount: 1000, JoinPerIP: 100_000, LookupPerIP: 100_000,
 		HoldPerIP: 100_000, Log: log})
 	p.room.Capacity().SetControls(p.dials)
@@ -156,7 +156,7 @@ func TestTheOperatorsDialsAreInForceInEveryProcessWithinTwoSecondsAndAudited(t *
 	})
 
 	t.Run("every change is in the admin audit log with who, why, before and after", func(t *testing.T) {
-		acts, err := e.store.ListAdminActions(ctx, store.AuditFilter{Action: "event.controls", Target: e.eventID})
+		acts, err := e.store.Orgs.ListAdminActions(ctx, store.AuditFilter{Action: "event.controls", Target: e.eventID})
 		require.NoError(t, err)
 		require.Len(t, acts, 2)
 		pause := acts[1]
@@ -241,7 +241,7 @@ func TestTheOperatorsDialsAreInForceInEveryProcessWithinTwoSecondsAndAudited(t *
 		require.Equal(t, 200, status, "%v", body)
 		require.Equal(t, true, body["revoked"])
 		require.ErrorIs(t, b.room.Passes().Check(ctx, admitted, flash, st.Pass), holds.ErrQueueRequired)
-		acts, err := e.store.ListAdminActions(ctx, store.AuditFilter{Action: "admission.revoke", Target: flash + "/" + admitted.UserID})
+		acts, err := e.store.Orgs.ListAdminActions(ctx, store.AuditFilter{Action: "admission.revoke", Target: flash + "/" + admitted.UserID})
 		require.NoError(t, err)
 		require.Len(t, acts, 1)
 		status, body = e.callAtJSON(a.url, "POST", "/v1/admin/events/"+flash+"/admissions/revoke", otto, map[string]any{})

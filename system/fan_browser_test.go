@@ -38,7 +38,7 @@ func withFlashSale(id *string) stackOption {
 			StartsAt: time.Now().AddDate(0, 1, 0), OnsaleAt: time.Now().Add(-time.Hour), Metered: true,
 			Sections: []demo.Section{{ID: "sec_" + (*id)[4:], Name: "Floor", Rows: 4, PerRow: 10, BasePrice: 5000}}}))
 		rdb, prefix := testenv.Redis(t)
-		room := waitingroom.New(rdb, e.store, []byte("flash-sale-pass-seed-for-tests-only"), waitingroom.Options{
+		room := waitingroom.New(rdb, e.store.Holds, []byte("flash-sale-pass-seed-for-tests-only"), waitingroom.Options{
 			Prefix: prefix + "wr" + testenv.RandomSuffix() + ":", Capacity: 1, MinCapacity: 1, MaxCapacity: 1,
 			// A fan who releases a hold keeps their place until their
 			// admission window ends (a buyer's ends when they have paid).

@@ -292,7 +292,7 @@ func TestAPackageWhoseHotelCannotHonourThePaidNightIsCancelledWholeAndRefundedOn
 	e := newE2E(t)
 	ctx := context.Background()
 	prop := "prp_" + testenv.RandomSuffix()
-	require.NoError(t, e.store.CreateProperty(ctx, store.PropertySpec{ID: prop, Name: "The only hotel", City: "Lonely " + prop,
+	require.NoError(t, e.store.Hotels.CreateProperty(ctx, store.PropertySpec{ID: prop, Name: "The only hotel", City: "Lonely " + prop,
 		Currency: "EUR", FreeCancelDays: 2, RoomTypes: []store.RoomTypeSpec{{ID: "double", Name: "Double", MaxGuests: 2,
 			Allotment: 1, Price: nightPrice}}}, today(), 30))
 	email := "package-" + e.eventID + "@guests.example"
@@ -329,7 +329,7 @@ func TestAPackageWhoseHotelCannotHonourThePaidNightIsCancelledWholeAndRefundedOn
 	require.Equal(t, walks, again)
 	require.Equal(t, []int64{total}, e.refundAmounts(intentID))
 	e.requireReconciled()
-	audit, err := e.store.Audit(ctx, e.eventID, time.Minute)
+	audit, err := e.store.Holds.Audit(ctx, e.eventID, time.Minute)
 	require.NoError(t, err)
 	require.Zero(t, audit.Violations(), audit.String())
 }

@@ -25,7 +25,7 @@ const nightPrice = 12000
 func (e *e2e) hotel(freeCancelDays int) string {
 	e.t.Helper()
 	id := "prp_" + testenv.RandomSuffix()
-	require.NoError(e.t, e.store.CreateProperty(context.Background(), store.PropertySpec{ID: id, Name: "Hotel " + id, City: "C",
+	require.NoError(e.t, e.store.Hotels.CreateProperty(context.Background(), store.PropertySpec{ID: id, Name: "Hotel " + id, City: "C",
 		Currency: "EUR", FreeCancelDays: freeCancelDays,
 		RoomTypes: []store.RoomTypeSpec{{ID: "double", Name: "Double", MaxGuests: 2, Allotment: 5, Price: nightPrice}}},
 		today(), 60))
@@ -63,7 +63,7 @@ func (e *e2e) checkout(fan, id, card string) string {
 // nightCounters reads held and sold of property's night n days from today.
 func (e *e2e) nightCounters(property string, n int) (held, sold int) {
 	e.t.Helper()
-	rn, err := e.store.RoomNightCounters(context.Background(), property, "double", today().AddDate(0, 0, n))
+	rn, err := e.store.Hotels.RoomNightCounters(context.Background(), property, "double", today().AddDate(0, 0, n))
 	require.NoError(e.t, err)
 	return rn.Held, rn.Sold
 }

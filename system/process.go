@@ -124,7 +124,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisU
 	p.Saga = SagaLoad(cfg, rdb, p.Registry, log)
 	p.Holds = BuyPlane(cfg, p.Store, rdb, p.Registry, log)
 	p.Holds.Saga = p.Saga
-	p.Dials = controls.NewWatcher(p.Store, cfg.ControlsPoll, log.With("component", "controls"))
+	p.Dials = controls.NewWatcher(p.Store.Catalogue, cfg.ControlsPoll, log.With("component", "controls"))
 	p.Dials.Register(p.Registry)
 	p.Holds.Dials = p.Dials
 	p.Room = AdmitPlane(cfg, rdb, p.Store, p.Holds, p.Registry, log)
@@ -138,7 +138,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisU
 		TTL: cfg.RoomPassTTL, Log: log.With("component", "waitlist")}
 	p.Waitlist.Register(p.Registry)
 	if cfg.RoomAdaptive {
-		p.Room.Capacity().SetAdaptive(nil, &waitingroom.StandardSignals{Saga: p.Saga, Payments: p.Store})
+		p.Room.Capacity().SetAdaptive(nil, &waitingroom.StandardSignals{Saga: p.Saga, Payments: p.Store.Bookings})
 	}
 	if p.Browse, err = NewBrowsePlane(ctx, cfg, dbURL, rdb, p.Registry, log); err != nil {
 		p.Close()

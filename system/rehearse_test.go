@@ -38,7 +38,7 @@ func withRehearsalSale(id, admin *string) stackOption {
 				{ID: "sec_" + (*id)[4:] + "_floor", Name: "Floor", General: true, Capacity: 10, BasePrice: 3000, Category: "standing"},
 			}}))
 		rdb, prefix := testenv.Redis(t)
-		room := waitingroom.New(rdb, e.store, []byte("rehearsal-pass-seed-for-tests-only"), waitingroom.Options{
+		room := waitingroom.New(rdb, e.store.Holds, []byte("rehearsal-pass-seed-for-tests-only"), waitingroom.Options{
 			Prefix: prefix + "wr" + testenv.RandomSuffix() + ":", Capacity: 20, MinCapacity: 20, MaxCapacity: 20, Batch: 5,
 			Tick: 200 * time.Millisecond, PassTTL: time.Minute})
 		reg := prometheus.NewRegistry()

@@ -246,7 +246,7 @@ func HTTPURL(addr string) string {
 // admission (its Passes) and registers its metrics. The edge serves it; its
 // Admitter runs in dev and worker.
 func AdmitPlane(cfg config.Config, rdb redis.UniversalClient, st *store.Store, svc *holds.Service, reg *prometheus.Registry, log *slog.Logger) *waitingroom.Room {
-	room := waitingroom.New(rdb, st, []byte(cfg.RoomPassSeed.Reveal()), waitingroom.Options{
+	room := waitingroom.New(rdb, st.Holds, []byte(cfg.RoomPassSeed.Reveal()), waitingroom.Options{
 		Capacity: cfg.RoomCapacity, Batch: cfg.RoomBatch, Tick: cfg.RoomTick, PassTTL: cfg.RoomPassTTL,
 		JoinPerAccount: cfg.RoomJoinPerMinute, JoinPerIP: cfg.RoomJoinIPPerMinute,
 		HoldPerIP: cfg.RoomJoinIPPerMinute, CheckoutPerIP: cfg.RoomJoinIPPerMinute,

@@ -47,7 +47,7 @@ func TestAFanOfASoldOutSaleJoinsTheWaitlistAndTheSeatsThatComeBackOpenOnTheirSea
 	var first uuid.UUID
 	for i := 0; i < len(seats); i += 4 {
 		id := uuid.New()
-		_, _, err := e.store.CreateHold(ctx, store.HoldRequest{ReservationID: id, UserID: fmt.Sprintf("buyer-%d-%s", i, flash),
+		_, _, err := e.store.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: id, UserID: fmt.Sprintf("buyer-%d-%s", i, flash),
 			EventID: flash, SeatIDs: seats[i:min(i+4, len(seats))]})
 		require.NoError(t, err)
 		if i == 0 {
@@ -67,7 +67,7 @@ func TestAFanOfASoldOutSaleJoinsTheWaitlistAndTheSeatsThatComeBackOpenOnTheirSea
 
 	// The first buyer lets their four seats go: the next round offers two
 	// to the fan, whose open page takes them to the seat map with a pass.
-	_, err = e.store.Release(ctx, first, "buyer-0-"+flash)
+	_, err = e.store.Holds.Release(ctx, first, "buyer-0-"+flash)
 	require.NoError(t, err)
 	round, err := offers.Round(ctx, flash)
 	require.NoError(t, err)

@@ -44,14 +44,14 @@ func TestSeatsThatComeBackAreOfferedInOrderAndAnUnusedOfferPassesToTheNextFan(t 
 	seat := func(n int) string { return demo.SeatID(section, 0, n) }
 	buy := func(user string, seats ...string) uuid.UUID {
 		id := uuid.New()
-		_, _, err := e.store.CreateHold(ctx, store.HoldRequest{ReservationID: id, UserID: user, EventID: ev, SeatIDs: seats})
+		_, _, err := e.store.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: id, UserID: user, EventID: ev, SeatIDs: seats})
 		require.NoError(t, err)
 		return id
 	}
 	first := buy("buyer-1-"+ev, seat(1), seat(2))
 	buy("buyer-2-"+ev, seat(3), seat(4))
 
-	room := waitingroom.New(rdb, e.store, []byte("waitlist-test-pass-seed"), waitingroom.Options{
+	room := waitingroom.New(rdb, e.store.Holds, []byte("waitlist-test-pass-seed"), waitingroom.Options{
 		Prefix: prefix + "wl" + testenv.RandomSuffix() + ":", Capacity: 10, Tick: 100 * time.Millisecond,
 		JoinPerAccount: 1000, JoinPerIP: 100_000, LookupPerIP: 100_000, HoldPerIP: 100_000,
 		Risk: waitingroom.Risk{Threshold: 2}, Log: log})
@@ -144,7 +144,7 @@ func TestSeatsThatComeBackAreOfferedInOrderAndAnUnusedOfferPassesToTheNextFan(t 
 
 	// The first buyer's two seats come back: ann, first in line, is
 	// offered both; ben and cat wait (nothing is left for them).
-	_, err = e.store.Release(ctx, first, "buyer-1-"+ev)
+	_, err = e.store.Holds.Release(ctx, first, "buyer-1-"+ev)
 	require.NoError(t, err)
 	require.Equal(t, []string{"ann"}, offeredTo(round()))
 	var offer struct {

@@ -31,7 +31,7 @@ func (w *Wallet) Current(ctx context.Context, userID, ticketID string, now time.
 	if !ValidID(ticketID) {
 		return "", time.Time{}, store.ErrNotFound
 	}
-	t, err := w.Store.GetTicket(ctx, ticketID, userID)
+	t, err := w.Store.Tickets.GetTicket(ctx, ticketID, userID)
 	if err != nil {
 		return "", time.Time{}, err
 	}

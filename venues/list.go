@@ -15,5 +15,5 @@ func (s *Service) List(ctx context.Context, scope Scope) ([]store.VenueSummary, 
 	if err := scope.Check(); err != nil {
 		return nil, err
 	}
-	return s.store.Venues(ctx, scope.Org, MaxListed)
+	return s.store.Catalogue.Venues(ctx, scope.Org, MaxListed)
 }

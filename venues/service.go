@@ -64,7 +64,7 @@ func (s *Service) ImportAs(ctx context.Context, scope Scope, id string, v Venue)
 		}
 		imp.Sections[i] = out
 	}
-	if err := s.store.ImportVenue(ctx, imp); err != nil {
+	if err := s.store.Catalogue.ImportVenue(ctx, imp); err != nil {
 		var inv *store.InvalidError
 		if errors.As(err, &inv) {
 			return Imported{}, Invalid(inv.Field, "%s", inv.Message)
@@ -80,7 +80,7 @@ func (s *Service) Get(ctx context.Context, scope Scope, id string) (store.VenueS
 	if err := scope.Check(); err != nil {
 		return store.VenueSummary{}, err
 	}
-	return s.store.Venue(ctx, id, scope.Filter())
+	return s.store.Catalogue.Venue(ctx, id, scope.Filter())
 }
 
 // NewID is a fresh identifier with a type prefix: "ven_k3x...", 16 random

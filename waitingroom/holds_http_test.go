@@ -58,7 +58,7 @@ func newBuyStack(t *testing.T, sections []demo.Section, opts ...waitingroom.Opti
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	room := newRoomOn(t, rdb, prefix, st, o)
+	room := newRoomOn(t, rdb, prefix, st.Holds, o)
 	log := quietLog()
 	svc := &holds.Service{
 		Store:     st,
@@ -186,7 +186,7 @@ func TestSoldOutFromTheDatabase(t *testing.T) {
 		{ID: "a", Name: "A", Rows: 1, PerRow: 2, BasePrice: 5000},
 		{ID: "ga", Name: "Floor", General: true, Capacity: 1, BasePrice: 2000},
 	})
-	free, err := s.st.FreeUnits(context.Background(), s.eventID)
+	free, err := s.st.Holds.FreeUnits(context.Background(), s.eventID)
 	require.NoError(t, err)
 	require.EqualValues(t, 3, free)
 
@@ -195,7 +195,7 @@ func TestSoldOutFromTheDatabase(t *testing.T) {
 	rep := s.do("POST", "/v1/holds", asha, map[string]any{"event_id": s.eventID,
 		"seat_ids": []string{demo.SeatID(s.eventID+"_a", 0, 1), demo.SeatID(s.eventID+"_a", 0, 2)}}, "X-Admission-Pass", pass)
 	require.Equal(t, http.StatusCreated, rep.status, string(rep.raw))
-	free, err = s.st.FreeUnits(context.Background(), s.eventID)
+	free, err = s.st.Holds.FreeUnits(context.Background(), s.eventID)
 	require.NoError(t, err)
 	require.EqualValues(t, 1, free, "held seats are not free")
 
@@ -203,7 +203,7 @@ func TestSoldOutFromTheDatabase(t *testing.T) {
 	rep = s.do("POST", "/v1/holds", bo, map[string]any{"event_id": s.eventID, "section_id": s.eventID + "_ga", "quantity": 1},
 		"X-Admission-Pass", pass)
 	require.Equal(t, http.StatusCreated, rep.status, string(rep.raw))
-	free, err = s.st.FreeUnits(context.Background(), s.eventID)
+	free, err = s.st.Holds.FreeUnits(context.Background(), s.eventID)
 	require.NoError(t, err)
 	require.Zero(t, free)
 
@@ -219,7 +219,7 @@ func TestSoldOutFromTheDatabase(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{cy.UserID}, wl)
 
-	outcomes, err := s.st.HoldOutcomes(context.Background(), s.eventID, []string{asha.UserID, cy.UserID})
+	outcomes, err := s.st.Holds.HoldOutcomes(context.Background(), s.eventID, []string{asha.UserID, cy.UserID})
 	require.NoError(t, err)
 	require.Equal(t, store.HoldOutcome{Holding: true}, outcomes[asha.UserID])
 	require.Equal(t, store.HoldOutcome{}, outcomes[cy.UserID])
@@ -245,7 +245,7 @@ func TestStandardSignalsReadTheSagaAndThePayments(t *testing.T) {
 	load := backpressure.New(rdb, prefix, backpressure.Bounds{}, slog.Default())
 	load.Begin()(true)
 	load.Begin()(false)
-	src := &waitingroom.StandardSignals{Saga: load, Payments: s.st}
+	src := &waitingroom.StandardSignals{Saga: load, Payments: s.st.Bookings}
 	sig, err := src.Signals(ctx)
 	require.NoError(t, err)
 	require.Greater(t, sig.CheckoutLatency, time.Duration(0))

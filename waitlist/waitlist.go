@@ -74,7 +74,7 @@ func (o *Offers) count(outcome string, n int) {
 // too), free seats go to the next fans, and every fan with an offer not yet
 // told is emailed.
 func (o *Offers) Round(ctx context.Context, eventID string) (store.WaitlistRound, error) {
-	round, err := o.Store.OfferWaitlist(ctx, eventID, o.ttl(), func(w store.WaitlistEntry, until time.Time) error {
+	round, err := o.Store.Waitlists.OfferWaitlist(ctx, eventID, o.ttl(), func(w store.WaitlistEntry, until time.Time) error {
 		if o.Room == nil {
 			return nil
 		}
@@ -106,7 +106,7 @@ func (o *Offers) tell(ctx context.Context, eventID string) error {
 	if o.Mailer == nil {
 		return nil
 	}
-	todo, err := o.Store.OffersToTell(ctx, eventID)
+	todo, err := o.Store.Waitlists.OffersToTell(ctx, eventID)
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func (o *Offers) tell(ctx context.Context, eventID string) error {
 				continue // told at the next round
 			}
 		}
-		if err := o.Store.OfferTold(ctx, w.ID); err != nil {
+		if err := o.Store.Waitlists.OfferTold(ctx, w.ID); err != nil {
 			return err
 		}
 	}
@@ -144,7 +144,7 @@ func (o *Offers) Run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		events, err := o.Store.WaitlistedEvents(ctx)
+		events, err := o.Store.Waitlists.WaitlistedEvents(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
 				o.log().Warn("waitlist: list events", "err", err)

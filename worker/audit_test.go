@@ -39,7 +39,7 @@ func TestTheScheduledAuditFailsOnARoomNightWhoseCountersDriftedFromItsHolds(t *t
 	ctx := context.Background()
 	prop := "prp_" + testenv.RandomSuffix()
 	night := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, 3)
-	require.NoError(t, f.svc.Store.CreateProperty(ctx, store.PropertySpec{ID: prop, Name: "Audit Hotel", City: "A", Currency: "EUR",
+	require.NoError(t, f.svc.Store.Hotels.CreateProperty(ctx, store.PropertySpec{ID: prop, Name: "Audit Hotel", City: "A", Currency: "EUR",
 		FreeCancelDays: 1, RoomTypes: []store.RoomTypeSpec{{ID: "double", Name: "Double", MaxGuests: 2, Allotment: 2, Price: 9000}}},
 		night, 1))
 

@@ -60,7 +60,7 @@ Drills:` + names,
 			books := &activities.Booking{Store: store.New(pool, store.Options{}), Payments: system.Payments(cfg),
 				Log: system.Logger(cfg, os.Stderr)}
 			count := func(ctx context.Context) (int, int, error) {
-				rep, err := books.Store.Audit(ctx, "", cfg.SweepLagAllowance)
+				rep, err := books.Store.Holds.Audit(ctx, "", cfg.SweepLagAllowance)
 				if err != nil {
 					return 0, 0, err
 				}

@@ -77,7 +77,7 @@ func TestEveryDrillPassesOnADevelopmentStack(t *testing.T) {
 	defer closeDB()
 	st := store.New(pool, store.Options{})
 	target.Audit = func(ctx context.Context) (int, int, error) {
-		rep, err := st.Audit(ctx, "", time.Minute)
+		rep, err := st.Holds.Audit(ctx, "", time.Minute)
 		return int(rep.SeatsWithManyOwners), 0, err
 	}
 

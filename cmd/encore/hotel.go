@@ -78,7 +78,7 @@ func runSetOverbooking(ctx context.Context, cfg config.Config, o overbookingOpti
 	st := store.New(pool, store.Options{})
 	limit := o.limit
 	if !byLimit {
-		rn, err := st.RoomNightCounters(ctx, o.property, o.roomType, night)
+		rn, err := st.Hotels.RoomNightCounters(ctx, o.property, o.roomType, night)
 		if err != nil {
 			return err
 		}
@@ -88,7 +88,7 @@ func runSetOverbooking(ctx context.Context, cfg config.Config, o overbookingOpti
 		fmt.Printf("allotment %d, show rate %.3f, walk risk at most %.3f: limit %d (risk %.4f)\n", rn.Allotment, o.showRate,
 			o.walkRisk, limit, hotels.WalkRisk(rn.Allotment, rn.Allotment+limit, o.showRate))
 	}
-	rn, err := st.SetOverbooking(ctx, o.property, o.roomType, night, limit)
+	rn, err := st.Hotels.SetOverbooking(ctx, o.property, o.roomType, night, limit)
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("no room-night %s %s %s", o.property, o.roomType, o.night)
 	}

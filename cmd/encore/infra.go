@@ -98,7 +98,7 @@ func runAudit(ctx context.Context, cfg config.Config, event string) error {
 		return err
 	}
 	defer done()
-	rep, err := store.New(pool, store.Options{}).Audit(ctx, event, cfg.SweepLagAllowance)
+	rep, err := store.New(pool, store.Options{}).Holds.Audit(ctx, event, cfg.SweepLagAllowance)
 	if err != nil {
 		return err
 	}

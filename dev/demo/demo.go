@@ -42,7 +42,7 @@ func rowLabel(row int) string {
 
 // Create inserts the event, its venue, sections and seats if missing.
 func Create(ctx context.Context, pool *pgxpool.Pool, e Event) error {
-	return store.New(pool, store.Options{}).CreateEvent(ctx, e)
+	return store.New(pool, store.Options{}).Catalogue.CreateEvent(ctx, e)
 }
 
 // Demo IDs.
@@ -179,10 +179,10 @@ func Seed(ctx context.Context, pool *pgxpool.Pool, now time.Time) error {
 	}
 	// Roles come with the token (the demo login mints any): these rows only
 	// make the staff known accounts.
-	if err := store.New(pool, store.Options{}).EnsureUsers(ctx, DemoStaff...); err != nil {
+	if err := store.New(pool, store.Options{}).Orgs.EnsureUsers(ctx, DemoStaff...); err != nil {
 		return err
 	}
-	return store.New(pool, store.Options{}).CreatePromotion(ctx, DemoPromo, DemoNightID, 1000, 500)
+	return store.New(pool, store.Options{}).Promotions.CreatePromotion(ctx, DemoPromo, DemoNightID, 1000, 500)
 }
 
 // seedLayoutEvent imports the event's venue unless it is there, then drafts
@@ -192,7 +192,7 @@ func Seed(ctx context.Context, pool *pgxpool.Pool, now time.Time) error {
 func seedLayoutEvent(ctx context.Context, pool *pgxpool.Pool, e LayoutEvent) error {
 	st := store.New(pool, store.Options{})
 	scope := venues.Admin(venues.DemoOrg, "demo")
-	if _, err := st.Venue(ctx, e.VenueID, ""); errors.Is(err, store.ErrNotFound) {
+	if _, err := st.Catalogue.Venue(ctx, e.VenueID, ""); errors.Is(err, store.ErrNotFound) {
 		v, err := e.Venue()
 		if err != nil {
 			return err
@@ -222,7 +222,7 @@ func seedLayoutEvent(ctx context.Context, pool *pgxpool.Pool, e LayoutEvent) err
 	case venueID != e.VenueID || complete:
 		return nil
 	}
-	return st.RepairEventLayout(ctx, e.ID)
+	return st.Catalogue.RepairEventLayout(ctx, e.ID)
 }
 
 // complete reports whether e's sections and numbered seats all exist.

@@ -49,7 +49,7 @@ func SeedHotels(ctx context.Context, pool *pgxpool.Pool, now time.Time) error {
 	s := store.New(pool, store.Options{})
 	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
 	for _, p := range DemoHotels() {
-		if err := s.CreateProperty(ctx, p, today, HotelNights); err != nil {
+		if err := s.Hotels.CreateProperty(ctx, p, today, HotelNights); err != nil {
 			return fmt.Errorf("demo: seed %s: %w", p.ID, err)
 		}
 	}

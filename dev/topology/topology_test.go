@@ -548,7 +548,7 @@ func TestSeveralAPIsAndWorkersShareOneSaleAndSurviveKillNineOfEachProcess(t *tes
 
 	// The books: the inventory audit and the payment reconciliation.
 	st := store.New(pool, store.Options{})
-	report, err := st.Audit(ctx, "", 30*time.Second)
+	report, err := st.Holds.Audit(ctx, "", 30*time.Second)
 	require.NoError(t, err)
 	require.Zero(t, report.Violations(), "audit: %s", report)
 	cfg := config.Default()
