@@ -14,68 +14,9 @@ import (
 	"github.com/encore-tickets/encore/dev/temporalserver"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/system"
-	"github.com/encore-tickets/encore/workflows"
 
 	"github.com/encore-tickets/encore/vocab"
 )
-
-func runAPI(ctx context.Context, cfg config.Config) error {
-	log := system.Logger(cfg, os.Stderr)
-	p, err := system.New(ctx, cfg, log, cfg.DatabaseURL.Reveal(), cfg.RedisURL.Reveal(), temporalAddress(cfg))
-	if err != nil {
-		return err
-	}
-	defer p.Close()
-	warnSuperuser(ctx, cfg, p, log)
-	addr, done, err := p.ServeAPI(ctx)
-	if err != nil {
-		return err
-	}
-	log.Info("api listening", "url", system.HTTPURL(addr))
-	return <-done
-}
-
-func runWorker(ctx context.Context, cfg config.Config) error {
-	log := system.Logger(cfg, os.Stderr)
-	p, err := system.New(ctx, cfg, log, cfg.DatabaseURL.Reveal(), cfg.RedisURL.Reveal(), temporalAddress(cfg))
-	if err != nil {
-		return err
-	}
-	defer p.Close()
-	warnSuperuser(ctx, cfg, p, log)
-	stop, err := p.RunWorker(ctx)
-	if err != nil {
-		return err
-	}
-	defer stop()
-	log.Info("worker running", "task_queue", workflows.TaskQueue)
-	<-ctx.Done()
-	return nil
-}
-
-// warnSuperuser says loudly, once at start, that a production process
-// connects as a database superuser: every grant is then moot.
-func warnSuperuser(ctx context.Context, cfg config.Config, p *system.Process, log *slog.Logger) {
-	if cfg.Development() {
-		return
-	}
-	super, err := store.IsSuperuser(ctx, p.Pool)
-	if err != nil {
-		log.Warn("could not check whether the database login is a superuser", "err", err)
-		return
-	}
-	if super {
-		log.Warn("DATABASE LOGIN IS A SUPERUSER: ENCORE_DATABASE_URL should connect as encore_app, which may only " +
-			"read and write rows; create it with encore db logins (see README, Running in production)")
-	}
-}
-
-func temporalAddress(cfg config.Config) string {
-	if cfg.TemporalAddress != "" {
-		return cfg.TemporalAddress
-	}
-	return cfg.TemporalListenAddr
-}
 
 // devConfig is cfg as encore dev runs it: the demo login on unless
 // ENCORE_DEMO_LOGIN says otherwise (its default is off, for production).
