@@ -151,10 +151,6 @@ type Answer struct {
 	Replayed bool
 }
 
-// saveTimeout bounds keeping a first answer's body; past it a replay renders
-// the body from the hold instead.
-const saveTimeout = 2 * time.Second
-
 // Hold places a hold for who and renders its answer once. A request whose
 // Idempotency-Key already answered gets that answer back (Replayed), nothing
 // re-executed; otherwise it fails with a domain error.
@@ -183,7 +179,7 @@ func (s *Service) Hold(ctx context.Context, who session.Identity, cart Cart, ide
 			return Answer{}, err
 		}
 		if prev != nil {
-			return s.replay(ctx, who, idemKey, prev)
+			return s.replay(ctx, who, prev)
 		}
 	}
 	hinted := false
@@ -197,6 +193,8 @@ func (s *Service) Hold(ctx context.Context, who session.Identity, cart Cart, ide
 		SectionID: cart.SectionID, Quantity: cart.Quantity, Adjacent: cart.Adjacent, PromoCode: cart.PromoCode,
 		Stays: cart.Stays, FanEmail: who.Email, IdempotencyKey: idemKey, RequestHash: reqHash,
 	}
+	var r renderer
+	req.Render = r.render
 	hold, stored, err := s.Store.Holds.CreateHold(ctx, req)
 	if errors.Is(err, store.ErrReservationIDTaken) {
 		// The key was forgotten after 24 hours and is used afresh: a new ID,
@@ -222,9 +220,9 @@ func (s *Service) Hold(ctx context.Context, who session.Identity, cart Cart, ide
 		if err != nil {
 			return Answer{}, err
 		}
-		return s.replay(ctx, who, idemKey, stored)
+		return s.replay(ctx, who, stored)
 	}
-	body, err := s.keep(ctx, who, idemKey, hold)
+	body, err := r.answer(hold)
 	if err != nil {
 		return Answer{}, err
 	}
@@ -316,30 +314,34 @@ func (s *Service) hint(ctx context.Context, who session.Identity, cart Cart, id 
 	return true, nil
 }
 
-// keep renders a just-committed hold's answer and, under an Idempotency-Key,
-// saves those bytes for replays. A failed save is only logged: the hold
-// stands, and a replay renders the same bytes from it.
-func (s *Service) keep(ctx context.Context, who session.Identity, idemKey string, h store.Hold) ([]byte, error) {
-	body, err := Encode(h)
-	if err != nil || idemKey == "" {
-		return body, err
-	}
-	// Saving must not depend on the fan still waiting: the hold committed.
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
-	defer cancel()
-	kept, err := s.Store.Holds.SaveHoldResponse(sctx, who.UserID, idemKey, h.ID, body)
-	if err != nil {
-		s.Log.Warn("save hold answer for replays; a replay renders it from the hold", "hold", h.ID, "err", err)
-		return body, nil
-	}
-	return kept, nil
+// renderer renders a hold's answer inside the hold's transaction (as
+// store.HoldRequest.Render), so the key's record commits with the bytes;
+// answer gives the committed hold's bytes back without rendering twice.
+type renderer struct {
+	hold store.Hold
+	body []byte
 }
 
-// replay answers a request whose key already placed a hold. The saved bytes
-// are returned as they are; when the process stopped between the hold's
-// commit and saving them, the answer is rendered from the hold now, by the
-// same encoder, and saved for the next replay.
-func (s *Service) replay(ctx context.Context, who session.Identity, idemKey string, prev *store.StoredResponse) (Answer, error) {
+func (r *renderer) render(h store.Hold) ([]byte, error) {
+	body, err := Encode(h)
+	r.hold, r.body = h, body
+	return body, err
+}
+
+// answer is the answer of the committed hold h: the bytes rendered in its
+// transaction, or, without an Idempotency-Key (nothing rendered), h's.
+func (r *renderer) answer(h store.Hold) ([]byte, error) {
+	if r.body != nil && r.hold.ID == h.ID {
+		return r.body, nil
+	}
+	return Encode(h)
+}
+
+// replay answers a request whose key already placed a hold: the bytes its
+// transaction kept. A record without bytes (written before answers were
+// kept in the hold's transaction) is rendered from the hold by the same
+// encoder, which gives the same bytes every time.
+func (s *Service) replay(ctx context.Context, who session.Identity, prev *store.StoredResponse) (Answer, error) {
 	if prev.Body != nil {
 		return Answer{Body: prev.Body, Replayed: true}, nil
 	}
@@ -355,12 +357,7 @@ func (s *Service) replay(ctx context.Context, who session.Identity, idemKey stri
 	if err != nil {
 		return Answer{}, err
 	}
-	kept, err := s.Store.Holds.SaveHoldResponse(ctx, who.UserID, idemKey, prev.ReservationID, body)
-	if err != nil {
-		s.Log.Warn("save replayed hold answer", "hold", prev.ReservationID, "err", err)
-		return Answer{Body: body, Replayed: true}, nil
-	}
-	return Answer{Body: kept, Replayed: true}, nil
+	return Answer{Body: body, Replayed: true}, nil
 }
 
 // Get reads a hold of userID (any account's when userID is empty); another

@@ -3,6 +3,7 @@ package holds_test
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"io"
 	"log/slog"
 	"testing"
@@ -48,6 +49,7 @@ func hash(s string) []byte {
 }
 
 func TestAReplayedAnswerIsTheFirstAnswersBytes(t *testing.T) {
+	t.Parallel()
 	svc, eventID := newService(t)
 	ctx := context.Background()
 	cases := []struct {
@@ -58,6 +60,8 @@ func TestAReplayedAnswerIsTheFirstAnswersBytes(t *testing.T) {
 		{"adjacent best available", holds.Cart{EventID: eventID, SectionID: eventID + "_a", Quantity: 3, Adjacent: true}},
 		{"general admission", holds.Cart{EventID: eventID, SectionID: eventID + "_ga", Quantity: 2}},
 	}
+	// Serial: the carts share the event's seats, and best available must
+	// not take the named seats before they are held.
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			who := session.Identity{UserID: "fan-" + testenv.RandomSuffix()}
@@ -73,6 +77,7 @@ func TestAReplayedAnswerIsTheFirstAnswersBytes(t *testing.T) {
 }
 
 func TestAHoldCommittedButNeverAnsweredIsRenderedFromTheReservationOnReplay(t *testing.T) {
+	t.Parallel()
 	svc, eventID := newService(t)
 	ctx := context.Background()
 	cases := []struct {
@@ -88,10 +93,11 @@ func TestAHoldCommittedButNeverAnsweredIsRenderedFromTheReservationOnReplay(t *t
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			who := session.Identity{UserID: "fan-" + testenv.RandomSuffix()}
 			cart := holds.Cart{EventID: eventID, SeatIDs: []string{demo.SeatID(eventID+"_a", 4, 1+2*i), demo.SeatID(eventID+"_a", 4, 2+2*i)}}
-			// The transaction commits and the process stops before the
-			// body is saved: only the store's half of a hold ran.
+			// A key record without its answer's bytes, as holds committed
+			// before answers were kept in the hold's transaction left it.
 			committed, stored, err := svc.Store.Holds.CreateHold(ctx, store.HoldRequest{
 				ReservationID: uuid.New(), UserID: who.UserID, EventID: eventID, SeatIDs: cart.SeatIDs,
 				IdempotencyKey: "crash", RequestHash: hash(tc.name),
@@ -107,26 +113,44 @@ func TestAHoldCommittedButNeverAnsweredIsRenderedFromTheReservationOnReplay(t *t
 			require.True(t, replay.Replayed)
 			require.Equal(t, string(want), string(replay.Body), "the answer the fan would have had")
 
-			saved, err := svc.Store.Holds.LookupIdempotent(ctx, who.UserID, "crash", hash(tc.name))
+			again, err := svc.Hold(ctx, who, cart, "crash", hash(tc.name), "")
 			require.NoError(t, err)
-			require.Equal(t, string(want), string(saved.Body), "kept for the next replay")
+			require.Equal(t, string(want), string(again.Body), "every replay renders the same bytes")
 		})
 	}
 }
 
-func TestASavedAnswerIsNeverOverwritten(t *testing.T) {
+func TestAHoldsAnswerCommitsWithTheHoldOrNotAtAll(t *testing.T) {
+	t.Parallel()
 	svc, eventID := newService(t)
 	ctx := context.Background()
 	who := session.Identity{UserID: "fan-" + testenv.RandomSuffix()}
 	cart := holds.Cart{EventID: eventID, SeatIDs: []string{demo.SeatID(eventID+"_a", 3, 1)}}
 	first, err := svc.Hold(ctx, who, cart, "once", hash("once"), "")
 	require.NoError(t, err)
-	kept, err := svc.Store.Holds.SaveHoldResponse(ctx, who.UserID, "once", first.Hold.ID, []byte(`{"other":true}`))
+	kept, err := svc.Store.Holds.LookupIdempotent(ctx, who.UserID, "once", hash("once"))
 	require.NoError(t, err)
-	require.Equal(t, string(first.Body), string(kept), "a late second render gets the first bytes back")
+	require.Equal(t, string(first.Body), string(kept.Body), "the key's record holds the bytes the fan was answered")
+
+	// An answer that cannot be made rolls the hold back with it: no seat
+	// is taken and no key is recorded.
+	seat := demo.SeatID(eventID+"_a", 3, 2)
+	other := "fan-" + testenv.RandomSuffix()
+	_, _, err = svc.Store.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: other,
+		EventID: eventID, SeatIDs: []string{seat}, IdempotencyKey: "broken", RequestHash: hash("broken"),
+		Render: func(store.Hold) ([]byte, error) { return nil, errors.New("cannot render") }})
+	require.ErrorContains(t, err, "cannot render")
+	none, err := svc.Store.Holds.LookupIdempotent(ctx, other, "broken", hash("broken"))
+	require.NoError(t, err)
+	require.Nil(t, none, "no key record without its answer")
+	again, err := svc.Hold(ctx, session.Identity{UserID: "fan-" + testenv.RandomSuffix()},
+		holds.Cart{EventID: eventID, SeatIDs: []string{seat}}, "", nil, "")
+	require.NoError(t, err, "the seat was never taken")
+	require.Equal(t, []string{seat}, []string{again.Hold.Items[0].SeatID})
 }
 
 func TestAHoldRecordsTheEmailOfTheFansTokenAndNothingWhenItHasNone(t *testing.T) {
+	t.Parallel()
 	svc, eventID := newService(t)
 	ctx := context.Background()
 	for i, email := range []string{"asha@example.com", ""} {

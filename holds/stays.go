@@ -25,11 +25,13 @@ func (s *Service) holdStays(ctx context.Context, who session.Identity, cart Cart
 			return Answer{}, err
 		}
 		if prev != nil {
-			return s.replay(ctx, who, idemKey, prev)
+			return s.replay(ctx, who, prev)
 		}
 	}
 	req := store.HoldRequest{ReservationID: reservationID(who.UserID, idemKey), UserID: who.UserID,
 		Stays: cart.Stays, FanEmail: who.Email, IdempotencyKey: idemKey, RequestHash: reqHash}
+	var r renderer
+	req.Render = r.render
 	hold, stored, err := s.Store.Hotels.CreateStayHold(ctx, req)
 	if errors.Is(err, store.ErrReservationIDTaken) {
 		req.ReservationID = uuid.New()
@@ -39,9 +41,9 @@ func (s *Service) holdStays(ctx context.Context, who session.Identity, cart Cart
 		return Answer{}, err
 	}
 	if stored != nil {
-		return s.replay(ctx, who, idemKey, stored)
+		return s.replay(ctx, who, stored)
 	}
-	body, err := s.keep(ctx, who, idemKey, hold)
+	body, err := r.answer(hold)
 	if err != nil {
 		return Answer{}, err
 	}

@@ -39,6 +39,11 @@ type HoldRequest struct {
 	// Idempotency: empty Key means none. Hash identifies the request body.
 	IdempotencyKey string
 	RequestHash    []byte
+	// Render makes the hold's answer under an Idempotency-Key. It runs
+	// inside the hold's transaction, once the hold is complete, and its
+	// bytes are written with the key's record: the answer commits with the
+	// hold or not at all, and every replay answers these same bytes.
+	Render func(Hold) ([]byte, error)
 }
 
 // Item is one frozen line of a hold.
@@ -134,10 +139,9 @@ func (s *Holds) PreCheck(ctx context.Context, userID, eventID string, want int) 
 // idempotency key's lock and lookup, the fan's pending checkout and limit, the
 // seats (one conditional UPDATE whose predicate is the rule), the promotion
 // (locked row, per-user key), frozen prices, items, one inventory.changed
-// outbox row naming every section taken from, and the key's record. When it
-// returns a stored response instead of a hold, nothing was executed. The
-// answer's body is not written here: the caller renders it after commit and
-// keeps it with SaveHoldResponse.
+// outbox row naming every section taken from, and the key's record with the
+// answer req.Render made of the hold. When it returns a stored response
+// instead of a hold, nothing was executed.
 func (s *Holds) CreateHold(ctx context.Context, req HoldRequest) (Hold, *StoredResponse, error) {
 	return retryLazyExpiry(func() (Hold, *StoredResponse, error) { return s.createHold(ctx, req) })
 }
@@ -279,8 +283,11 @@ func takeCart(ctx context.Context, tx pgx.Tx, req HoldRequest, c checks) (Hold, 
 		return Hold{}, err
 	}
 	queueHoldOutbox(b, *hold, unitSections(units))
-	if req.IdempotencyKey != "" {
-		queueKeyRecord(b, req)
+	if len(req.Stays) == 0 {
+		// The hold is complete: its answer goes in the same round trip.
+		if err := queueKeyRecord(b, req, *hold); err != nil {
+			return Hold{}, err
+		}
 	}
 	if err := sendHoldBatch(ctx, tx, b, *hold); err != nil {
 		return Hold{}, err
@@ -288,6 +295,13 @@ func takeCart(ctx context.Context, tx pgx.Tx, req HoldRequest, c checks) (Hold, 
 	if len(req.Stays) > 0 {
 		// A package: every night too, or nothing (the transaction rolls back).
 		if err := takePackageStays(ctx, tx, req, hold, c.terms); err != nil {
+			return Hold{}, err
+		}
+		b = &pgx.Batch{}
+		if err := queueKeyRecord(b, req, *hold); err != nil {
+			return Hold{}, err
+		}
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return Hold{}, err
 		}
 	}

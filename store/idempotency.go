@@ -37,23 +37,6 @@ func (s *Holds) LookupIdempotent(ctx context.Context, userID, key string, hash [
 	return lookupIdempotent(ctx, s.pool, userID, idemScopeHold, key, hash)
 }
 
-// SaveHoldResponse keeps body as the answer of the hold that key created, and
-// returns the answer that is kept: body, or the one a concurrent replay saved
-// first, so every answer to the key is the same bytes. It runs after the hold
-// committed; if it never runs, a replay renders the body from the hold.
-func (s *Holds) SaveHoldResponse(ctx context.Context, userID, key string, reservationID uuid.UUID, body []byte) ([]byte, error) {
-	var kept []byte
-	err := s.pool.QueryRow(ctx, `UPDATE idempotency_keys SET response_bytes = coalesce(response_bytes, $5)
-		WHERE user_id = $1 AND scope = $2 AND key = $3 AND reservation_id = $4
-		RETURNING response_bytes`, userID, idemScopeHold, key, reservationID, body).Scan(&kept)
-	if errors.Is(err, pgx.ErrNoRows) {
-		// Purged, or the key was reused for another hold after 24 hours:
-		// nothing replays this answer any more, so it stands alone.
-		return body, nil
-	}
-	return kept, err
-}
-
 // RememberKey records which request an Idempotency-Key of scope belongs to,
 // for endpoints whose answers are replayed elsewhere (a workflow Update ID):
 // the same key with another request is ErrKeyReused.
@@ -143,17 +126,28 @@ func queueClaimKey(b *pgx.Batch, req HoldRequest, prev **StoredResponse) {
 	})
 }
 
-// queueKeyRecord binds the key to this request and reservation in the hold's
-// own transaction, so a duplicate can never start a second hold. The body is
-// not known yet: it is rendered and saved after commit. A hold's answer is
-// always a creation, hence the fixed status.
-func queueKeyRecord(b *pgx.Batch, req HoldRequest) {
-	b.Queue(`INSERT INTO idempotency_keys (user_id, scope, key, request_hash, response_status, reservation_id)
-		VALUES ($1, $2, $3, $4, 201, $5)
+// queueKeyRecord records the key's hold and its answer, rendered from the
+// complete hold by req.Render, in the hold's transaction: nothing without a
+// key, and a record without bytes without a Render (a replay then renders
+// the answer from the hold).
+func queueKeyRecord(b *pgx.Batch, req HoldRequest, hold Hold) error {
+	if req.IdempotencyKey == "" {
+		return nil
+	}
+	var body []byte
+	if req.Render != nil {
+		var err error
+		if body, err = req.Render(hold); err != nil {
+			return err
+		}
+	}
+	b.Queue(`INSERT INTO idempotency_keys (user_id, scope, key, request_hash, response_status, reservation_id, response_bytes)
+		VALUES ($1, $2, $3, $4, 201, $5, $6)
 		ON CONFLICT (user_id, scope, key) DO UPDATE SET request_hash = EXCLUDED.request_hash,
-			response_status = EXCLUDED.response_status, response_body = NULL, response_bytes = NULL,
+			response_status = EXCLUDED.response_status, response_body = NULL, response_bytes = EXCLUDED.response_bytes,
 			reservation_id = EXCLUDED.reservation_id, created_at = now()`,
-		req.UserID, idemScopeHold, req.IdempotencyKey, req.RequestHash, req.ReservationID)
+		req.UserID, idemScopeHold, req.IdempotencyKey, req.RequestHash, req.ReservationID, body)
+	return nil
 }
 
 // idempotencyLockKey is the advisory lock of one (user, scope, key). A hash

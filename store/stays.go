@@ -129,8 +129,8 @@ func (s *Hotels) createStayHold(ctx context.Context, req HoldRequest) (Hold, *St
 		}
 		b = &pgx.Batch{}
 		b.Queue(`UPDATE reservations SET total = $2 WHERE id = $1`, req.ReservationID, hold.Total.Amount)
-		if req.IdempotencyKey != "" {
-			queueKeyRecord(b, req)
+		if err := queueKeyRecord(b, req, hold); err != nil {
+			return err
 		}
 		return tx.SendBatch(ctx, b).Close()
 	})
