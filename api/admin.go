@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -20,13 +21,19 @@ import (
 
 // Admin is the organiser and admin API under /v1/admin: venues, events,
 // seat blocks, promotions, sales, the audit log, and hotel overbooking.
-// Every mutating route leaves an admin audit record.
+// Every mutating route leaves an admin audit record. Its routes call these
+// services only; the data layer is theirs.
 type Admin struct {
 	Venues *venues.Service
+	// Events runs the organiser's events and keeps the admin audit log.
 	Events *organiser.Service
 	// Sales reads from the browse plane's read-only pool.
 	Sales *organiser.Sales
-	// Store holds the audit log and the hotels' counters.
+	// Overbooking sets hotel room-nights' overbooking limits; nil: one
+	// over Store.
+	Overbooking *hotels.Overbooking
+	// Store is only what a nil Overbooking is built over, so callers that
+	// wire the API with a store alone keep working; no handler reads it.
 	Store *store.Store
 	// Walks walks hotel bookings (booking.Service.Walk, through the walk
 	// workflow); nil serves no walk route.
@@ -37,28 +44,40 @@ type Admin struct {
 // checked per request (ownEvent).
 var organiserRoles = []session.Role{session.Organiser, session.Admin}
 
-// adminRoutes is the /v1/admin part of the route table.
-func (s *Server) adminRoutes() []route {
-	on := s.Admin != nil
-	own := []gin.HandlerFunc{s.ownEvent}
-	admin := []session.Role{session.Admin}
-	return []route{
-		{method: http.MethodPost, path: "/v1/admin/venues", roles: organiserRoles, deadline: importDeadline, handler: s.createVenue, enabled: on},
-		{method: http.MethodGet, path: "/v1/admin/venues", roles: organiserRoles, handler: s.listVenues, enabled: on},
-		{method: http.MethodGet, path: "/v1/admin/events", roles: organiserRoles, handler: s.listEvents, enabled: on},
-		{method: http.MethodPost, path: "/v1/admin/events", roles: organiserRoles, deadline: importDeadline, handler: s.createEvent, enabled: on},
-		{method: http.MethodGet, path: "/v1/admin/events/:event_id", roles: organiserRoles, after: own, handler: s.adminEvent, enabled: on},
-		{method: http.MethodPatch, path: "/v1/admin/events/:event_id", roles: organiserRoles, after: own, handler: s.patchEvent, enabled: on},
-		{method: http.MethodPost, path: "/v1/admin/events/:event_id/publish", roles: organiserRoles, after: own, handler: s.publishEvent, enabled: on},
-		{method: http.MethodPost, path: "/v1/admin/events/:event_id/seats/block", roles: organiserRoles, after: own, handler: s.blockSeats(true), enabled: on},
-		{method: http.MethodPost, path: "/v1/admin/events/:event_id/seats/unblock", roles: organiserRoles, after: own, handler: s.blockSeats(false), enabled: on},
-		{method: http.MethodPost, path: "/v1/admin/events/:event_id/promotions", roles: organiserRoles, after: own, handler: s.createPromotion, enabled: on},
-		{method: http.MethodGet, path: "/v1/admin/events/:event_id/promotions", roles: organiserRoles, after: own, handler: s.listPromotions, enabled: on},
-		{method: http.MethodDelete, path: "/v1/admin/events/:event_id/promotions/:code", roles: organiserRoles, after: own, handler: s.disablePromotion, enabled: on},
-		{method: http.MethodGet, path: "/v1/admin/events/:event_id/sales", roles: organiserRoles, after: own, handler: s.salesReport, enabled: on && s.Admin.Sales != nil},
-		{method: http.MethodGet, path: "/v1/admin/audit", roles: organiserRoles, handler: s.listAudit, enabled: on},
-		{method: http.MethodPut, path: "/v1/admin/properties/:property_id/overbooking", roles: admin, handler: s.setOverbooking, enabled: on},
-		{method: http.MethodPost, path: "/v1/admin/properties/:property_id/walks", roles: admin, deadline: staffDeadline, handler: s.walkRooms, enabled: on && s.Admin.Walks != nil},
+// adminHandlers serve the organiser's venues, events, seat blocks,
+// promotions, sales report and audit log.
+type adminHandlers struct {
+	venues   *venues.Service
+	events   *organiser.Service
+	sales    *organiser.Sales
+	audit    auditTrail
+	problems problems
+}
+
+// newAdminHandlers builds the organiser routes' handlers over a; a nil a
+// (no organiser API) builds handlers whose routes are not served.
+func newAdminHandlers(a *Admin, p problems) *adminHandlers {
+	h := &adminHandlers{problems: p, audit: auditTrail{log: p.log}}
+	if a != nil {
+		h.venues, h.events, h.sales, h.audit.events = a.Venues, a.Events, a.Sales, a.Events
+	}
+	return h
+}
+
+// auditTrail records a change a service committed without a transaction of
+// its own to share (organiser.Service.Audit), for the organiser and the
+// hotel routes alike.
+type auditTrail struct {
+	events *organiser.Service
+	log    *slog.Logger
+}
+
+// record writes the audit record of a change already made. A failure is
+// logged: the change stands.
+func (a auditTrail) record(c *gin.Context, org, action, target, reason string, before, after any) {
+	if err := a.events.Audit(context.WithoutCancel(c.Request.Context()), scope(c), org, action, target, reason,
+		before, after); err != nil {
+		a.log.Error("admin audit record not written", "action", action, "target", target, "err", err)
 	}
 }
 
@@ -86,10 +105,10 @@ func forbidden(c *gin.Context, detail string) {
 // ownEvent loads the path's event and refuses a caller who may not manage
 // its organisation: 403, not 404, so an organiser is told plainly the
 // event is not theirs.
-func (s *Server) ownEvent(c *gin.Context) {
-	ev, err := s.Admin.Events.Get(c.Request.Context(), venues.Admin("", ""), c.Param("event_id"))
+func (h *adminHandlers) ownEvent(c *gin.Context) {
+	ev, err := h.events.Get(c.Request.Context(), venues.Admin("", ""), c.Param("event_id"))
 	if err != nil {
-		s.fail(c, err)
+		h.problems.fail(c, err)
 		c.Abort()
 		return
 	}
@@ -108,15 +127,6 @@ func pathEvent(c *gin.Context) organiser.Event {
 	return ev
 }
 
-// audit records a change already committed by a service without a
-// transaction of its own to share. A failure is logged: the change stands.
-func (s *Server) audit(c *gin.Context, org, action, target, reason string, before, after any) {
-	if err := s.Admin.Events.Audit(context.WithoutCancel(c.Request.Context()), scope(c), org, action, target, reason,
-		before, after); err != nil {
-		s.Log.Error("admin audit record not written", "action", action, "target", target, "err", err)
-	}
-}
-
 // orgless refuses an organiser whose token names no organisation: they
 // can manage nothing.
 func orgless(c *gin.Context) bool {
@@ -128,7 +138,7 @@ func orgless(c *gin.Context) bool {
 	return true
 }
 
-func (s *Server) createVenue(c *gin.Context) {
+func (h *adminHandlers) createVenue(c *gin.Context) {
 	if orgless(c) {
 		return
 	}
@@ -147,62 +157,62 @@ func (s *Server) createVenue(c *gin.Context) {
 		v, err = venues.ParseJSON(body)
 	}
 	if err != nil {
-		s.failAdmin(c, err)
+		h.failAdmin(c, err)
 		return
 	}
-	imp, err := s.Admin.Venues.Import(c.Request.Context(), sc, v)
+	imp, err := h.venues.Import(c.Request.Context(), sc, v)
 	if err != nil {
-		s.failAdmin(c, err)
+		h.failAdmin(c, err)
 		return
 	}
-	s.audit(c, sc.Org, "venue.create", imp.VenueID, "", nil, gin.H{"venue_id": imp.VenueID, "name": v.Name,
+	h.audit.record(c, sc.Org, "venue.create", imp.VenueID, "", nil, gin.H{"venue_id": imp.VenueID, "name": v.Name,
 		"city": v.City, "timezone": v.Timezone, "sections": imp.Sections, "seats": imp.Seats})
 	c.JSON(http.StatusCreated, imp)
 }
 
 // failAdmin answers a service error; errors that are neither typed nor
 // from infrastructure (an unreadable body) are the request's.
-func (s *Server) failAdmin(c *gin.Context, err error) {
+func (h *adminHandlers) failAdmin(c *gin.Context, err error) {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		writeProblem(c, Invalid(FieldError{"body", "too large"}))
 		return
 	}
-	s.fail(c, err)
+	h.problems.fail(c, err)
 }
 
-func (s *Server) createEvent(c *gin.Context) {
+func (h *adminHandlers) createEvent(c *gin.Context) {
 	if orgless(c) {
 		return
 	}
 	f, err := organiser.DecodeEventFields(c.Request.Body)
 	if err != nil {
-		s.failAdmin(c, err)
+		h.failAdmin(c, err)
 		return
 	}
 	sc := scope(c)
 	if f.VenueID != nil {
 		// A venue of another organisation is refused as such, not as unknown.
-		if v, err := s.Admin.Venues.Get(c.Request.Context(), venues.Admin("", ""), *f.VenueID); err == nil && !identity(c).CanManage(v.OrgID) {
+		if v, err := h.venues.Get(c.Request.Context(), venues.Admin("", ""), *f.VenueID); err == nil && !identity(c).CanManage(v.OrgID) {
 			forbidden(c, "the venue belongs to another organisation")
 			return
 		}
 	}
-	ev, err := s.Admin.Events.Create(c.Request.Context(), sc, f)
+	ev, err := h.events.Create(c.Request.Context(), sc, f)
 	if err != nil {
-		s.failAdmin(c, err)
+		h.failAdmin(c, err)
 		return
 	}
-	s.audit(c, ev.OrgID, "event.create", ev.EventID, "", nil, ev)
+	h.audit.record(c, ev.OrgID, "event.create", ev.EventID, "", nil, ev)
 	c.JSON(http.StatusCreated, ev)
 }
 
-func (s *Server) adminEvent(c *gin.Context) { c.JSON(http.StatusOK, pathEvent(c)) }
+func (h *adminHandlers) adminEvent(c *gin.Context) { c.JSON(http.StatusOK, pathEvent(c)) }
 
 // listEvents is GET /v1/admin/events: the caller's organisation's events
 // (an admin's: ?org=, else every organisation's), drafts included, newest
 // first, limit a page (50 unless given, at most 200); next_cursor pages on.
-func (s *Server) listEvents(c *gin.Context) {
+func (h *adminHandlers) listEvents(c *gin.Context) {
 	if orgless(c) {
 		return
 	}
@@ -223,9 +233,9 @@ func (s *Server) listEvents(c *gin.Context) {
 			return
 		}
 	}
-	evs, err := s.Admin.Events.List(c.Request.Context(), scope(c), before, limit)
+	evs, err := h.events.List(c.Request.Context(), scope(c), before, limit)
 	if err != nil {
-		s.failAdmin(c, err)
+		h.failAdmin(c, err)
 		return
 	}
 	var next *string
@@ -259,13 +269,13 @@ func decodeEventCursor(s string) (*store.EventCursor, bool) {
 // listVenues is GET /v1/admin/venues: the caller's organisation's venues
 // (an admin's: ?org=, else every organisation's) with their price
 // categories, newest first.
-func (s *Server) listVenues(c *gin.Context) {
+func (h *adminHandlers) listVenues(c *gin.Context) {
 	if orgless(c) {
 		return
 	}
-	vs, err := s.Admin.Venues.List(c.Request.Context(), scope(c))
+	vs, err := h.venues.List(c.Request.Context(), scope(c))
 	if err != nil {
-		s.failAdmin(c, err)
+		h.failAdmin(c, err)
 		return
 	}
 	out := make([]gin.H, len(vs))
@@ -276,35 +286,40 @@ func (s *Server) listVenues(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"venues": out})
 }
 
-func (s *Server) patchEvent(c *gin.Context) {
+func (h *adminHandlers) patchEvent(c *gin.Context) {
 	f, err := organiser.DecodeEventFields(c.Request.Body)
 	if err != nil {
-		s.failAdmin(c, err)
+		h.failAdmin(c, err)
 		return
 	}
 	before := pathEvent(c)
-	ev, err := s.Admin.Events.Patch(c.Request.Context(), scope(c), before.EventID, f)
+	ev, err := h.events.Patch(c.Request.Context(), scope(c), before.EventID, f)
 	if err != nil {
-		s.failAdmin(c, err)
+		h.failAdmin(c, err)
 		return
 	}
-	s.audit(c, ev.OrgID, "event.patch", ev.EventID, "", before, ev)
+	h.audit.record(c, ev.OrgID, "event.patch", ev.EventID, "", before, ev)
 	c.JSON(http.StatusOK, ev)
 }
 
-func (s *Server) publishEvent(c *gin.Context) {
+func (h *adminHandlers) publishEvent(c *gin.Context) {
 	before := pathEvent(c)
-	ev, err := s.Admin.Events.Publish(c.Request.Context(), scope(c), before.EventID)
+	ev, err := h.events.Publish(c.Request.Context(), scope(c), before.EventID)
 	if err != nil {
-		s.failAdmin(c, err)
+		h.failAdmin(c, err)
 		return
 	}
-	s.audit(c, ev.OrgID, "event.publish", ev.EventID, "", gin.H{"status": before.Status}, gin.H{"status": ev.Status})
+	h.audit.record(c, ev.OrgID, "event.publish", ev.EventID, "", gin.H{"status": before.Status}, gin.H{"status": ev.Status})
 	c.JSON(http.StatusOK, ev)
 }
 
-func (s *Server) blockSeats(block bool) gin.HandlerFunc {
-	change, action := s.Admin.blockFunc(block)
+// blockSeats is the block (block true) or unblock route of an event's
+// seats: the same body and audit, a different service call and action.
+func (h *adminHandlers) blockSeats(block bool) gin.HandlerFunc {
+	action := "seats.unblock"
+	if block {
+		action = "seats.block"
+	}
 	return func(c *gin.Context) {
 		var req organiser.SeatChange
 		if fe := decodeJSON(c, &req); fe != nil {
@@ -312,35 +327,29 @@ func (s *Server) blockSeats(block bool) gin.HandlerFunc {
 			return
 		}
 		ev := pathEvent(c)
+		change := h.events.Unblock
+		if block {
+			change = h.events.Block
+		}
 		out, err := change(c.Request.Context(), scope(c), ev.EventID, req)
 		if err != nil {
-			s.failAdmin(c, err)
+			h.failAdmin(c, err)
 			return
 		}
-		s.audit(c, ev.OrgID, action, ev.EventID, strings.TrimSpace(req.Reason), gin.H{"seat_ids": req.SeatIDs}, out)
+		h.audit.record(c, ev.OrgID, action, ev.EventID, strings.TrimSpace(req.Reason), gin.H{"seat_ids": req.SeatIDs}, out)
 		c.JSON(http.StatusOK, out)
 	}
 }
 
-func (a *Admin) blockFunc(block bool) (func(context.Context, venues.Scope, string, organiser.SeatChange) (organiser.SeatChanged, error), string) {
-	if a == nil {
-		return nil, ""
-	}
-	if block {
-		return a.Events.Block, "seats.block"
-	}
-	return a.Events.Unblock, "seats.unblock"
-}
-
-func (s *Server) createPromotion(c *gin.Context) {
+func (h *adminHandlers) createPromotion(c *gin.Context) {
 	var req organiser.PromotionRequest
 	if fe := decodeJSON(c, &req); fe != nil {
 		writeProblem(c, Invalid(*fe))
 		return
 	}
-	p, err := s.Admin.Events.CreatePromotion(c.Request.Context(), scope(c), pathEvent(c).EventID, req)
+	p, err := h.events.CreatePromotion(c.Request.Context(), scope(c), pathEvent(c).EventID, req)
 	if err != nil {
-		s.failAdmin(c, err)
+		h.failAdmin(c, err)
 		return
 	}
 	c.JSON(http.StatusCreated, p)
@@ -348,28 +357,28 @@ func (s *Server) createPromotion(c *gin.Context) {
 
 // listPromotions is GET /v1/admin/events/{id}/promotions: every code of
 // the event, disabled ones too, oldest first.
-func (s *Server) listPromotions(c *gin.Context) {
-	ps, err := s.Admin.Events.Promotions(c.Request.Context(), scope(c), pathEvent(c).EventID)
+func (h *adminHandlers) listPromotions(c *gin.Context) {
+	ps, err := h.events.Promotions(c.Request.Context(), scope(c), pathEvent(c).EventID)
 	if err != nil {
-		s.failAdmin(c, err)
+		h.failAdmin(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"promotions": ps})
 }
 
-func (s *Server) disablePromotion(c *gin.Context) {
-	p, err := s.Admin.Events.DisablePromotion(c.Request.Context(), scope(c), pathEvent(c).EventID, c.Param("code"))
+func (h *adminHandlers) disablePromotion(c *gin.Context) {
+	p, err := h.events.DisablePromotion(c.Request.Context(), scope(c), pathEvent(c).EventID, c.Param("code"))
 	if err != nil {
-		s.failAdmin(c, err)
+		h.failAdmin(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, p)
 }
 
-func (s *Server) salesReport(c *gin.Context) {
-	r, err := s.Admin.Sales.Report(c.Request.Context(), venues.Admin("", identity(c).UserID), pathEvent(c).EventID)
+func (h *adminHandlers) salesReport(c *gin.Context) {
+	r, err := h.sales.Report(c.Request.Context(), venues.Admin("", identity(c).UserID), pathEvent(c).EventID)
 	if err != nil {
-		s.fail(c, err)
+		h.problems.fail(c, err)
 		return
 	}
 	switch c.Query("format") {
@@ -386,17 +395,14 @@ func (s *Server) salesReport(c *gin.Context) {
 }
 
 // listAudit is GET /v1/admin/audit: newest first, 100 a page; next_before
-// pages on. An organiser sees only their organisation's records.
-func (s *Server) listAudit(c *gin.Context) {
-	id := identity(c)
-	f := store.AuditFilter{Actor: c.Query("actor"), Action: c.Query("action"), Target: c.Query("target"), Limit: 100}
-	if !id.Has(session.Admin) {
-		if id.Org == "" {
-			forbidden(c, "an organiser without an organisation has no records")
-			return
-		}
-		f.OrgID = id.Org
+// pages on. An organiser sees only their organisation's records
+// (organiser.Service.AuditLog).
+func (h *adminHandlers) listAudit(c *gin.Context) {
+	if id := identity(c); !id.Has(session.Admin) && id.Org == "" {
+		forbidden(c, "an organiser without an organisation has no records")
+		return
 	}
+	f := store.AuditFilter{Actor: c.Query("actor"), Action: c.Query("action"), Target: c.Query("target"), Limit: 100}
 	if b := c.Query("before"); b != "" {
 		n, err := strconv.ParseInt(b, 10, 64)
 		if err != nil || n < 1 {
@@ -413,9 +419,10 @@ func (s *Server) listAudit(c *gin.Context) {
 		}
 		f.Limit = n
 	}
-	actions, err := s.Admin.Store.Orgs.ListAdminActions(c.Request.Context(), f)
+	// The scope confines an organiser to their organisation's records.
+	actions, err := h.events.AuditLog(c.Request.Context(), scope(c), f)
 	if err != nil {
-		s.fail(c, err)
+		h.problems.fail(c, err)
 		return
 	}
 	var next *int64
@@ -426,102 +433,4 @@ func (s *Server) listAudit(c *gin.Context) {
 		actions = []store.AdminAction{}
 	}
 	c.JSON(http.StatusOK, gin.H{"actions": actions, "next_before": next})
-}
-
-// overbookingRequest is PUT /v1/admin/properties/{id}/overbooking: the
-// limit itself, or the walk risk accepted at a show rate.
-type overbookingRequest struct {
-	RoomType string   `json:"room_type"`
-	Night    string   `json:"night"`
-	Limit    *int     `json:"limit"`
-	WalkRisk *float64 `json:"walk_risk"`
-	ShowRate *float64 `json:"show_rate"`
-}
-
-func (s *Server) setOverbooking(c *gin.Context) {
-	var req overbookingRequest
-	if fe := decodeJSON(c, &req); fe != nil {
-		writeProblem(c, Invalid(*fe))
-		return
-	}
-	night, err := time.Parse(time.DateOnly, req.Night)
-	var errs []FieldError
-	if req.RoomType == "" {
-		errs = append(errs, FieldError{"room_type", "required"})
-	}
-	if err != nil {
-		errs = append(errs, FieldError{"night", "required: a date, YYYY-MM-DD"})
-	}
-	switch {
-	case (req.Limit == nil) == (req.WalkRisk == nil):
-		errs = append(errs, FieldError{"limit", "exactly one of limit and walk_risk (with show_rate)"})
-	case req.Limit != nil && (*req.Limit < 0 || *req.Limit > 10000):
-		errs = append(errs, FieldError{"limit", "0 to 10000"})
-	case req.WalkRisk != nil && req.ShowRate == nil:
-		errs = append(errs, FieldError{"show_rate", "required with walk_risk"})
-	}
-	if len(errs) > 0 {
-		writeProblem(c, Invalid(errs...))
-		return
-	}
-	ctx, property := c.Request.Context(), c.Param("property_id")
-	before, err := s.Admin.Store.Hotels.RoomNightCounters(ctx, property, req.RoomType, night)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	limit := 0
-	if req.Limit != nil {
-		limit = *req.Limit
-	} else if limit, err = hotels.OverbookLimit(before.Allotment, *req.ShowRate, *req.WalkRisk); err != nil {
-		writeProblem(c, Invalid(FieldError{"walk_risk", err.Error()}))
-		return
-	}
-	after, err := s.Admin.Store.Hotels.SetOverbooking(ctx, property, req.RoomType, night, limit)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	s.audit(c, "", "hotel.overbooking", property+"/"+req.RoomType+"/"+req.Night, "", roomNightView(before), roomNightView(after))
-	c.JSON(http.StatusOK, roomNightView(after))
-}
-
-func roomNightView(rn store.RoomNight) gin.H {
-	return gin.H{"property_id": rn.PropertyID, "room_type": rn.RoomType, "night": rn.Night.Format(time.DateOnly),
-		"allotment": rn.Allotment, "overbook_limit": rn.OverbookLimit, "held": rn.Held, "sold": rn.Sold}
-}
-
-// Walker walks hotel guests off an overbooked night.
-type Walker interface {
-	Walk(ctx context.Context, req hotels.WalkRequest) ([]store.Walk, error)
-}
-
-func (s *Server) walkRooms(c *gin.Context) {
-	var req struct {
-		Night string `json:"night"`
-		Rooms int    `json:"rooms"`
-	}
-	if fe := decodeJSON(c, &req); fe != nil {
-		writeProblem(c, Invalid(*fe))
-		return
-	}
-	night, err := time.Parse(time.DateOnly, req.Night)
-	if err != nil {
-		writeProblem(c, Invalid(FieldError{"night", "required: a date, YYYY-MM-DD"}))
-		return
-	}
-	property := c.Param("property_id")
-	walks, err := s.Admin.Walks.Walk(c.Request.Context(), hotels.WalkRequest{PropertyID: property, Night: night, Rooms: req.Rooms})
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	out := make([]gin.H, len(walks))
-	for i, w := range walks {
-		out[i] = gin.H{"booking_id": w.ReservationID, "outcome": w.Outcome, "from_property": w.FromProperty, "to_property": w.ToProperty,
-			"to_room_type": w.ToRoomType, "rooms": w.Rooms, "refund": w.Refund, "compensation": w.Compensation,
-			"currency": w.Currency, "notified": w.Notified}
-	}
-	s.audit(c, "", "hotel.walk", property+"/"+req.Night, "", nil, gin.H{"rooms": req.Rooms, "walks": out})
-	c.JSON(http.StatusOK, gin.H{"walks": out})
 }

@@ -33,7 +33,15 @@ func parseTime(v string, end bool) (*time.Time, bool) {
 	return &t, true
 }
 
-func (s *Server) search(c *gin.Context) {
+// browseHandlers serve the browse plane: search, the event page, seat-map
+// snapshots and the live seat-map socket. No login, never the buy plane's
+// pool.
+type browseHandlers struct {
+	browse   *Browse
+	problems problems
+}
+
+func (h *browseHandlers) search(c *gin.Context) {
 	q := catalog.Query{Text: c.Query("q"), City: strings.TrimSpace(c.Query("city")),
 		Genre: strings.TrimSpace(c.Query("genre")), Cursor: c.Query("cursor")}
 	var errs []FieldError
@@ -63,37 +71,37 @@ func (s *Server) search(c *gin.Context) {
 		writeProblem(c, Invalid(errs...))
 		return
 	}
-	page, err := s.Browse.Catalog.Search(c.Request.Context(), q)
+	page, err := h.browse.Catalog.Search(c.Request.Context(), q)
 	if err != nil {
-		s.fail(c, err)
+		h.problems.fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, page)
 }
 
-func (s *Server) suggest(c *gin.Context) {
+func (h *browseHandlers) suggest(c *gin.Context) {
 	q := c.Query("q")
 	if len(q) > 100 || !storableText(q) {
 		writeProblem(c, Invalid(FieldError{"q", "at most 100 characters of UTF-8 text without NUL"}))
 		return
 	}
-	out, err := s.Browse.Catalog.Suggest(c.Request.Context(), q)
+	out, err := h.browse.Catalog.Suggest(c.Request.Context(), q)
 	if err != nil {
-		s.fail(c, err)
+		h.problems.fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"suggestions": out})
 }
 
-func (s *Server) event(c *gin.Context) {
+func (h *browseHandlers) event(c *gin.Context) {
 	id := c.Param("event_id")
 	if !idPattern.MatchString(id) {
 		writeProblem(c, NewProblem(http.StatusNotFound, ProbNotFound, "no such event"))
 		return
 	}
-	d, err := s.Browse.Catalog.Event(c.Request.Context(), id)
+	d, err := h.browse.Catalog.Event(c.Request.Context(), id)
 	if err != nil {
-		s.fail(c, err)
+		h.problems.fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, d)
@@ -110,7 +118,7 @@ func etagMatches(header, etag string) bool {
 	return false
 }
 
-func (s *Server) seats(f seatmap.Format) gin.HandlerFunc {
+func (h *browseHandlers) seats(f seatmap.Format) gin.HandlerFunc {
 	contentType := "application/json"
 	if f == seatmap.FormatBitmap {
 		contentType = "application/octet-stream"
@@ -121,9 +129,9 @@ func (s *Server) seats(f seatmap.Format) gin.HandlerFunc {
 			writeProblem(c, NewProblem(http.StatusNotFound, ProbNotFound, "no such event or section"))
 			return
 		}
-		e, err := s.Browse.Cache.Get(c.Request.Context(), eventID, sectionID, f)
+		e, err := h.browse.Cache.Get(c.Request.Context(), eventID, sectionID, f)
 		if err != nil {
-			s.fail(c, err)
+			h.problems.fail(c, err)
 			return
 		}
 		h := c.Writer.Header()
@@ -139,7 +147,7 @@ func (s *Server) seats(f seatmap.Format) gin.HandlerFunc {
 	}
 }
 
-func (s *Server) live(c *gin.Context) {
+func (h *browseHandlers) live(c *gin.Context) {
 	eventID := c.Param("event_id")
 	if !idPattern.MatchString(eventID) {
 		writeProblem(c, NewProblem(http.StatusNotFound, ProbNotFound, "no such event"))
@@ -147,19 +155,19 @@ func (s *Server) live(c *gin.Context) {
 	}
 	// The event must exist before the upgrade; its sections are the only
 	// ones a subscription may name.
-	known, err := s.Browse.Catalog.Sections(c.Request.Context(), eventID)
+	known, err := h.browse.Catalog.Sections(c.Request.Context(), eventID)
 	if errors.Is(err, store.ErrNotFound) {
 		writeProblem(c, NewProblem(http.StatusNotFound, ProbNotFound, "no such event"))
 		return
 	}
 	if err != nil {
-		s.fail(c, err)
+		h.problems.fail(c, err)
 		return
 	}
-	opts := s.Browse.Live
+	opts := h.browse.Live
 	opts.KnownSection = known
-	if d := s.Browse.Dials; d != nil {
+	if d := h.browse.Dials; d != nil {
 		opts.Pushing = func() bool { return d.For(eventID).LivePush }
 	}
-	s.Browse.Hub.ServeLive(c.Writer, c.Request, eventID, opts)
+	h.browse.Hub.ServeLive(c.Writer, c.Request, eventID, opts)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"github.com/encore-tickets/encore/booking"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/vocab"
 )
@@ -112,7 +113,17 @@ func cartHash(c holds.Cart) []byte {
 	return h[:]
 }
 
-func (s *Server) createHold(c *gin.Context) {
+// holdHandlers serve holds and their checkout: a hold taken, read and
+// released, then paid for through the booking use case.
+type holdHandlers struct {
+	holds *holds.Service
+	// bookings releases a hold (its saga told) and checks it out; nil:
+	// holds released by the hold use case alone, no checkout route.
+	bookings *booking.Service
+	problems problems
+}
+
+func (h *holdHandlers) createHold(c *gin.Context) {
 	body, err := readBody(c)
 	if err != nil {
 		writeProblem(c, Invalid(FieldError{"body", "larger than 16 KiB or unreadable"}))
@@ -128,9 +139,9 @@ func (s *Server) createHold(c *gin.Context) {
 		writeProblem(c, Invalid(*fe))
 		return
 	}
-	ans, err := s.Holds.Hold(c.Request.Context(), identity(c), cart, key, cartHash(cart), c.GetHeader("X-Admission-Pass"))
+	ans, err := h.holds.Hold(c.Request.Context(), identity(c), cart, key, cartHash(cart), c.GetHeader("X-Admission-Pass"))
 	if err != nil {
-		s.fail(c, err)
+		h.problems.fail(c, err)
 		return
 	}
 	if ans.Replayed {
@@ -144,49 +155,78 @@ func (s *Server) createHold(c *gin.Context) {
 // jsonContentType is what gin's c.JSON sends, for bodies rendered elsewhere.
 const jsonContentType = "application/json; charset=utf-8"
 
-func (s *Server) getHold(c *gin.Context) {
+func (h *holdHandlers) getHold(c *gin.Context) {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
 		notFound(c, "hold")
 		return
 	}
-	hold, err := s.Holds.Get(c.Request.Context(), id, identity(c).UserID)
+	hold, err := h.holds.Get(c.Request.Context(), id, identity(c).UserID)
 	if err != nil {
-		s.fail(c, err)
+		h.problems.fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, holds.NewView(hold))
 }
 
-func (s *Server) deleteHold(c *gin.Context) {
+func (h *holdHandlers) deleteHold(c *gin.Context) {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
 		notFound(c, "hold")
 		return
 	}
-	if s.Bookings != nil {
-		err = s.Bookings.Release(c.Request.Context(), identity(c), id)
+	if h.bookings != nil {
+		err = h.bookings.Release(c.Request.Context(), identity(c), id)
 	} else {
-		_, err = s.Holds.Release(c.Request.Context(), identity(c), id)
+		_, err = h.holds.Release(c.Request.Context(), identity(c), id)
 	}
 	if err != nil {
-		s.fail(c, err)
+		h.problems.fail(c, err)
 		return
 	}
 	c.Status(http.StatusNoContent)
 }
 
-// limitHold limits hold attempts per client address ahead of
-// authentication, so an anonymous flood is limited too.
-func (s *Server) limitHold(c *gin.Context) {
-	if err := s.Room.LimitHold(c.Request.Context(), clientIP(c.Request)); err != nil {
-		s.fail(c, err)
-	}
+// CheckoutRequest is the body of POST /v1/holds/{hold_id}/checkout.
+type CheckoutRequest struct {
+	PaymentMethod string `json:"payment_method,omitempty"`
+	ReturnURL     string `json:"return_url,omitempty"`
 }
 
-// limitCheckout limits checkouts per client address and account.
-func (s *Server) limitCheckout(c *gin.Context) {
-	if err := s.Room.LimitCheckout(c.Request.Context(), clientIP(c.Request), identity(c).UserID); err != nil {
-		s.fail(c, err)
+var paymentMethodPattern = regexp.MustCompile(`^pm_[A-Za-z0-9_]{1,100}$`)
+
+// checkout pays for a hold: the booking saga authorises the payment and
+// sells the seats on the provider's verified event.
+func (h *holdHandlers) checkout(c *gin.Context) {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		notFound(c, "hold")
+		return
 	}
+	var req CheckoutRequest
+	if fe := decodeJSON(c, &req); fe != nil && fe.Message != "a JSON object is required" {
+		writeProblem(c, Invalid(*fe))
+		return
+	}
+	if req.PaymentMethod != "" && !paymentMethodPattern.MatchString(req.PaymentMethod) {
+		writeProblem(c, Invalid(FieldError{"payment_method", "a payment method ID such as pm_card_visa"}))
+		return
+	}
+	if len(req.ReturnURL) > 2000 {
+		writeProblem(c, Invalid(FieldError{"return_url", "at most 2000 characters"}))
+		return
+	}
+	key, fe := idempotencyKey(c)
+	if fe != nil {
+		writeProblem(c, Invalid(*fe))
+		return
+	}
+	who := identity(c)
+	res, err := h.bookings.Checkout(c.Request.Context(), who, id, booking.CheckoutRequest{
+		PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, IP: clientIP(c.Request), DeviceID: who.DeviceID}, key)
+	if err != nil {
+		h.problems.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, res)
 }

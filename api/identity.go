@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/mail"
 	"net/netip"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -66,68 +63,6 @@ func requireRole(roles []session.Role) gin.HandlerFunc {
 func me(c *gin.Context) {
 	id := identity(c)
 	c.JSON(http.StatusOK, gin.H{"user_id": id.UserID, "device_id": id.DeviceID, "email": id.Email, "roles": id.Roles, "org": id.Org})
-}
-
-// createSession is the demo login: a token of the development issuer for
-// whoever and whatever roles the body names.
-func (s *Server) createSession(c *gin.Context) {
-	var req struct {
-		UserID   string   `json:"user_id"`
-		DeviceID string   `json:"device_id"`
-		Email    string   `json:"email"`
-		Roles    []string `json:"roles"`
-		Org      string   `json:"org"`
-	}
-	if err := decodeJSON(c, &req); err != nil {
-		writeProblem(c, Invalid(*err))
-		return
-	}
-	const idRule = "letters, digits, '_', '-', '.', ':' (at most 100)"
-	var errs []FieldError
-	if !idPattern.MatchString(req.UserID) {
-		errs = append(errs, FieldError{"user_id", "required: " + idRule})
-	}
-	if !idPattern.MatchString(req.DeviceID) {
-		errs = append(errs, FieldError{"device_id", "required: " + idRule})
-	}
-	if req.Email != "" {
-		if a, err := mail.ParseAddress(req.Email); err != nil || a.Name != "" || a.Address != req.Email || len(req.Email) > 254 {
-			errs = append(errs, FieldError{"email", "one plain address, such as fan@example.com"})
-		}
-	}
-	roles := make([]session.Role, 0, len(req.Roles))
-	for _, r := range req.Roles {
-		if !slices.Contains(session.Roles, session.Role(r)) {
-			errs = append(errs, FieldError{"roles", fmt.Sprintf("%q is not a role: fan, organiser, support, operator or admin", r)})
-			break
-		}
-		roles = append(roles, session.Role(r))
-	}
-	if req.Org != "" && !idPattern.MatchString(req.Org) {
-		errs = append(errs, FieldError{"org", idRule})
-	}
-	if len(errs) > 0 {
-		writeProblem(c, Invalid(errs...))
-		return
-	}
-	token, err := s.Sessions.Mint(session.Identity{UserID: req.UserID, DeviceID: req.DeviceID, Email: req.Email,
-		Roles: roles, Org: req.Org}, time.Now())
-	if err != nil {
-		writeProblem(c, s.problemFor(err))
-		return
-	}
-	c.JSON(http.StatusCreated, gin.H{"token": token})
-}
-
-// devDiscovery is the development issuer's OpenID Connect discovery
-// document.
-func (s *Server) devDiscovery(c *gin.Context) { c.JSON(http.StatusOK, s.Sessions.Discovery()) }
-
-// devJWKS is the development issuer's key set: the one its own verifier
-// holds.
-func (s *Server) devJWKS(c *gin.Context) {
-	c.Header("Cache-Control", "public, max-age=300")
-	c.Data(http.StatusOK, "application/json", s.Sessions.JWKS())
 }
 
 // tokenFromQuery lets a browser's WebSocket, which cannot set headers, send

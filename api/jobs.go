@@ -28,14 +28,14 @@ func decodeReason(c *gin.Context) (string, bool) {
 }
 
 // cancelEvent cancels an event and answers with the job that refunds it.
-func (s *Server) cancelEvent(c *gin.Context) {
+func (h *supportHandlers) cancelEvent(c *gin.Context) {
 	reason, ok := decodeReason(c)
 	if !ok {
 		return
 	}
-	job, err := s.Bookings.CancelEvent(c.Request.Context(), identity(c), c.Param("event_id"), reason)
+	job, err := h.bookings.CancelEvent(c.Request.Context(), identity(c), c.Param("event_id"), reason)
 	if err != nil {
-		s.fail(c, err)
+		h.problems.fail(c, err)
 		return
 	}
 	c.JSON(http.StatusAccepted, gin.H{"job_id": job.ID, "status": job.Status, "total": job.Total})
@@ -43,10 +43,10 @@ func (s *Server) cancelEvent(c *gin.Context) {
 
 // getJob answers a job's progress. Its organiser's staff, support and
 // admins may read it.
-func (s *Server) getJob(c *gin.Context) {
-	job, err := s.Bookings.Job(c.Request.Context(), c.Param("job_id"))
+func (h *supportHandlers) getJob(c *gin.Context) {
+	job, err := h.bookings.Job(c.Request.Context(), c.Param("job_id"))
 	if err != nil {
-		s.fail(c, err)
+		h.problems.fail(c, err)
 		return
 	}
 	if who := identity(c); !who.CanManage(job.OrgID) && !who.Has("support") {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/encore-tickets/encore/booking"
 	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/tickets"
+	"github.com/encore-tickets/encore/waitlist"
 )
 
 // TicketItem is one ticket of GET /v1/me/tickets.
@@ -53,39 +55,38 @@ func cursorString(c *store.PageCursor) *string {
 	return &s
 }
 
+// meHandlers serve the fan's own lists: bookings, tickets and waitlist
+// places (me, who the token says the caller is, is identity.go's).
+type meHandlers struct {
+	bookings *booking.Service
+	tickets  *tickets.Wallet
+	waitlist *waitlist.Offers
+	problems problems
+}
+
 // myBookings lists the caller's bookings, newest first.
-func (s *Server) myBookings(c *gin.Context) {
+func (h *meHandlers) myBookings(c *gin.Context) {
 	limit, after, ok := pageParams(c)
 	if !ok {
 		return
 	}
-	who := identity(c)
-	ids, next, err := s.Bookings.Store.Bookings.BookingsOfUser(c.Request.Context(), who.UserID, after, limit)
+	out, next, err := h.bookings.Mine(c.Request.Context(), identity(c), after, limit)
 	if err != nil {
-		s.fail(c, err)
+		h.problems.fail(c, err)
 		return
-	}
-	out := make([]booking.View, 0, len(ids))
-	for _, id := range ids {
-		v, err := s.Bookings.Get(c.Request.Context(), who, id)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		out = append(out, v)
 	}
 	c.JSON(http.StatusOK, gin.H{"bookings": out, "next_cursor": cursorString(next)})
 }
 
 // myTickets lists the caller's tickets, newest first.
-func (s *Server) myTickets(c *gin.Context) {
+func (h *meHandlers) myTickets(c *gin.Context) {
 	limit, after, ok := pageParams(c)
 	if !ok {
 		return
 	}
-	rows, next, err := s.Tickets.Store.Tickets.TicketsOfUser(c.Request.Context(), identity(c).UserID, after, limit)
+	rows, next, err := h.tickets.Mine(c.Request.Context(), identity(c).UserID, after, limit)
 	if err != nil {
-		s.fail(c, err)
+		h.problems.fail(c, err)
 		return
 	}
 	out := make([]TicketItem, len(rows))
@@ -94,4 +95,18 @@ func (s *Server) myTickets(c *gin.Context) {
 			SeatID: t.SeatID, Status: string(t.Status), IssuedAt: t.IssuedAt}
 	}
 	c.JSON(http.StatusOK, gin.H{"tickets": out, "next_cursor": cursorString(next)})
+}
+
+// myWaitlist lists the caller's waitlist places, newest first, each with
+// its status, position while waiting, and offer expiry once offered.
+func (h *meHandlers) myWaitlist(c *gin.Context) {
+	entries, err := h.waitlist.Mine(c.Request.Context(), identity(c).UserID)
+	if err != nil {
+		h.problems.fail(c, err)
+		return
+	}
+	if entries == nil {
+		entries = []store.WaitlistEntry{}
+	}
+	c.JSON(http.StatusOK, gin.H{"entries": entries})
 }

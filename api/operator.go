@@ -1,21 +1,29 @@
 package api
 
 import (
+	"log/slog"
 	"net/http"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/encore-tickets/encore/controls"
+	"github.com/encore-tickets/encore/organiser"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/waitingroom"
 )
 
-// Operator is what the operator routes act on: the event's dials in the
-// database, this process's watcher of them (so a change is in force here
-// at once, and within its poll interval in every other process), and the
-// waiting room for revocations.
+// Operator is what the operator routes act on: the event's dials and its
+// admissions (organiser.Controls), and this process's watcher of the dials
+// (so a change is in force here at once, and within its poll interval in
+// every other process).
 type Operator struct {
+	// Controls reads and changes the dials and revokes admissions; nil:
+	// one over Store and the server's waiting room.
+	Controls *organiser.Controls
+	// Store is only what a nil Controls is built over, so callers that
+	// wire the API with a store alone keep working; no handler reads it.
 	Store *store.Store
 	Dials *controls.Watcher
 }
@@ -23,14 +31,31 @@ type Operator struct {
 // operatorRoles may turn an event's dials and revoke admissions.
 var operatorRoles = []session.Role{session.Operator, session.Admin}
 
-// operatorRoutes is the operator's part of the route table.
-func (s *Server) operatorRoutes() []route {
-	on := s.Operator != nil
-	return []route{
-		{method: http.MethodGet, path: "/v1/admin/events/:event_id/controls", roles: operatorRoles, handler: s.getControls, enabled: on},
-		{method: http.MethodPatch, path: "/v1/admin/events/:event_id/controls", roles: operatorRoles, handler: s.patchControls, enabled: on},
-		{method: http.MethodPost, path: "/v1/admin/events/:event_id/admissions/revoke", roles: operatorRoles, handler: s.revokeAdmission, enabled: on && s.Room != nil},
+// operatorHandlers serve the operator's dials and revocations.
+type operatorHandlers struct {
+	controls *organiser.Controls
+	dials    *controls.Watcher
+	// room answers the capacity in force in this process (nil: not told).
+	room     *waitingroom.Room
+	log      *slog.Logger
+	problems problems
+}
+
+// newOperatorHandlers builds the operator routes' handlers over o (nil:
+// routes not served) and the server's waiting room (nil: none).
+func newOperatorHandlers(o *Operator, room *waitingroom.Room, p problems) *operatorHandlers {
+	h := &operatorHandlers{room: room, log: p.log, problems: p}
+	if o == nil {
+		return h
 	}
+	h.controls, h.dials = o.Controls, o.Dials
+	if h.controls == nil {
+		h.controls = &organiser.Controls{Store: o.Store}
+		if room != nil {
+			h.controls.Room = room
+		}
+	}
+	return h
 }
 
 // controlsBody is the dials as the routes answer them, with the capacity
@@ -41,26 +66,26 @@ type controlsBody struct {
 	CapacityInForce *int `json:"admission_capacity_in_force,omitempty"`
 }
 
-func (s *Server) controlsBody(c *gin.Context, d controls.Dials) controlsBody {
+func (h *operatorHandlers) controlsBody(c *gin.Context, d controls.Dials) controlsBody {
 	b := controlsBody{Dials: d}
-	if s.Room != nil {
-		if n, err := s.Room.CapacityInForce(c.Request.Context(), d.EventID); err == nil {
+	if h.room != nil {
+		if n, err := h.room.CapacityInForce(c.Request.Context(), d.EventID); err == nil {
 			b.CapacityInForce = &n
 		}
 	}
 	return b
 }
 
-func (s *Server) getControls(c *gin.Context) {
-	d, err := s.Operator.Store.Catalogue.EventControls(c.Request.Context(), c.Param("event_id"))
+func (h *operatorHandlers) getControls(c *gin.Context) {
+	d, err := h.controls.Dials(c.Request.Context(), c.Param("event_id"))
 	if err != nil {
-		s.fail(c, err)
+		h.problems.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, s.controlsBody(c, d))
+	c.JSON(http.StatusOK, h.controlsBody(c, d))
 }
 
-func (s *Server) patchControls(c *gin.Context) {
+func (h *operatorHandlers) patchControls(c *gin.Context) {
 	var p controls.Patch
 	if fe := decodeJSON(c, &p); fe != nil {
 		writeProblem(c, Invalid(*fe))
@@ -71,19 +96,19 @@ func (s *Server) patchControls(c *gin.Context) {
 		return
 	}
 	id := identity(c)
-	d, err := s.Operator.Store.Catalogue.UpdateControls(c.Request.Context(), c.Param("event_id"), id.UserID, id.Org, p)
+	d, err := h.controls.Change(c.Request.Context(), c.Param("event_id"), id.UserID, id.Org, p)
 	if err != nil {
-		s.fail(c, err)
+		h.problems.fail(c, err)
 		return
 	}
 	// In force in this process before the answer; the others follow
 	// within their poll interval.
-	if s.Operator.Dials != nil {
-		if err := s.Operator.Dials.Refresh(c.Request.Context()); err != nil {
-			s.Log.Warn("controls: refresh after change", "err", err)
+	if h.dials != nil {
+		if err := h.dials.Refresh(c.Request.Context()); err != nil {
+			h.log.Warn("controls: refresh after change", "err", err)
 		}
 	}
-	c.JSON(http.StatusOK, s.controlsBody(c, d))
+	c.JSON(http.StatusOK, h.controlsBody(c, d))
 }
 
 type revokeRequest struct {
@@ -93,8 +118,9 @@ type revokeRequest struct {
 
 // revokeAdmission ends a fan's admission to a metered event at once (a
 // scalper's account, a fan admitted by mistake): every pass minted for it
-// is refused from now on, and the action is in the admin audit log.
-func (s *Server) revokeAdmission(c *gin.Context) {
+// is refused from now on, and the action is in the admin audit log
+// (organiser.Controls.Revoke). An unknown event is 404.
+func (h *operatorHandlers) revokeAdmission(c *gin.Context) {
 	var req revokeRequest
 	if fe := decodeJSON(c, &req); fe != nil {
 		writeProblem(c, Invalid(*fe))
@@ -105,20 +131,10 @@ func (s *Server) revokeAdmission(c *gin.Context) {
 		writeProblem(c, Invalid(FieldError{"user_id", "required: the fan's user ID"}))
 		return
 	}
-	ctx, eventID := c.Request.Context(), c.Param("event_id")
-	if _, err := s.Operator.Store.Catalogue.EventControls(ctx, eventID); err != nil {
-		s.fail(c, err) // an unknown event is 404
-		return
-	}
-	revoked, err := s.Room.Revoke(ctx, eventID, req.UserID)
+	eventID, id := c.Param("event_id"), identity(c)
+	revoked, err := h.controls.Revoke(c.Request.Context(), eventID, req.UserID, id.UserID, id.Org, req.Reason)
 	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	id := identity(c)
-	if err := s.Operator.Store.Orgs.RecordAdminAction(ctx, store.AdminAction{Actor: id.UserID, OrgID: id.Org,
-		Action: "admission.revoke", Target: eventID + "/" + req.UserID, Reason: req.Reason}); err != nil {
-		s.fail(c, err)
+		h.problems.fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"event_id": eventID, "user_id": req.UserID, "revoked": revoked})

@@ -21,7 +21,16 @@ import (
 // A proof of work comes as the headers X-Queue-Challenge and
 // X-Queue-Solution, or on the socket as ?pow_challenge= and ?pow_solution=.
 
-func (s *Server) queueEvent(c *gin.Context) (string, bool) {
+// queueHandlers serve the admit plane: the waiting room's line, its socket,
+// and its per-address limits of the buy plane's hot paths.
+type queueHandlers struct {
+	room     *waitingroom.Room
+	problems problems
+}
+
+// queueEvent is the path's event ID; a refusal has been written when ok is
+// false.
+func queueEvent(c *gin.Context) (string, bool) {
 	id := c.Param("event_id")
 	if !idPattern.MatchString(id) {
 		writeProblem(c, Invalid(FieldError{Field: "event_id", Message: "not an event ID"}))
@@ -44,27 +53,27 @@ func firstNonEmpty(a, b string) string {
 	return b
 }
 
-func (s *Server) joinQueue(c *gin.Context) {
-	eventID, ok := s.queueEvent(c)
+func (h *queueHandlers) joinQueue(c *gin.Context) {
+	eventID, ok := queueEvent(c)
 	if !ok {
 		return
 	}
-	st, err := s.Room.Admit(c.Request.Context(), identity(c), eventID, clientIP(c.Request), proofOf(c))
+	st, err := h.room.Admit(c.Request.Context(), identity(c), eventID, clientIP(c.Request), proofOf(c))
 	if err != nil {
-		s.fail(c, err)
+		h.problems.fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, st)
 }
 
-func (s *Server) pollQueue(c *gin.Context) {
-	eventID, ok := s.queueEvent(c)
+func (h *queueHandlers) pollQueue(c *gin.Context) {
+	eventID, ok := queueEvent(c)
 	if !ok {
 		return
 	}
-	st, err := s.Room.Poll(c.Request.Context(), identity(c), eventID, clientIP(c.Request))
+	st, err := h.room.Poll(c.Request.Context(), identity(c), eventID, clientIP(c.Request))
 	if err != nil {
-		s.fail(c, err)
+		h.problems.fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, st)
@@ -72,21 +81,36 @@ func (s *Server) pollQueue(c *gin.Context) {
 
 // queueSocket joins (or keeps the place of) the fan with the same checks as
 // POST, then upgrades. Refusals are plain HTTP problems before the upgrade.
-func (s *Server) queueSocket(c *gin.Context) {
-	eventID, ok := s.queueEvent(c)
+func (h *queueHandlers) queueSocket(c *gin.Context) {
+	eventID, ok := queueEvent(c)
 	if !ok {
 		return
 	}
-	sock, err := s.Room.OpenSocket(c.Request.Context(), identity(c), eventID, clientIP(c.Request), proofOf(c))
+	sock, err := h.room.OpenSocket(c.Request.Context(), identity(c), eventID, clientIP(c.Request), proofOf(c))
 	if err != nil {
-		s.fail(c, err)
+		h.problems.fail(c, err)
 		return
 	}
 	conn, err := websocket.Accept(c.Writer, c.Request, &websocket.AcceptOptions{
-		OriginPatterns: s.Room.OriginPatterns(), CompressionMode: websocket.CompressionDisabled})
+		OriginPatterns: h.room.OriginPatterns(), CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		return // Accept wrote the response
 	}
 	c.Abort()
-	s.Room.ServeSocket(conn, sock)
+	h.room.ServeSocket(conn, sock)
+}
+
+// limitHold limits hold attempts per client address ahead of
+// authentication, so an anonymous flood is limited too.
+func (h *queueHandlers) limitHold(c *gin.Context) {
+	if err := h.room.LimitHold(c.Request.Context(), clientIP(c.Request)); err != nil {
+		h.problems.fail(c, err)
+	}
+}
+
+// limitCheckout limits checkouts per client address and account.
+func (h *queueHandlers) limitCheckout(c *gin.Context) {
+	if err := h.room.LimitCheckout(c.Request.Context(), clientIP(c.Request), identity(c).UserID); err != nil {
+		h.problems.fail(c, err)
+	}
 }

@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -38,19 +37,39 @@ type route struct {
 	enabled bool
 }
 
-// routes is every route the edge serves, in one table.
+// routes is every route the edge serves, in one table. It builds the
+// handler groups from the server's fields: each holds only the use cases
+// its routes call, and a route whose plane is not wired is not served.
 func (s *Server) routes() []route {
-	holds, bookings, room, browse := s.Holds != nil, s.Bookings != nil, s.Room != nil, s.Browse != nil
+	holdsOn, bookings, room, browse := s.Holds != nil, s.Bookings != nil, s.Room != nil, s.Browse != nil
+	admin, operator := s.Admin != nil, s.Operator != nil
+	p := problems{log: s.Log}
+	var (
+		auth    = &signIn{tokens: s.Tokens, sessions: s.Sessions, clientID: s.ClientID, log: s.Log, problems: p}
+		mine    = &meHandlers{bookings: s.Bookings, tickets: s.Tickets, waitlist: s.Waitlist, problems: p}
+		browser = &browseHandlers{browse: s.Browse, problems: p}
+		hotel   = newHotelHandlers(s.Browse, s.Admin, p)
+		queue   = &queueHandlers{room: s.Room, problems: p}
+		waiting = &waitlistHandlers{offers: s.Waitlist, problems: p}
+		hold    = &holdHandlers{holds: s.Holds, bookings: s.Bookings, problems: p}
+		booked  = &bookingHandlers{bookings: s.Bookings, tickets: s.Tickets, problems: p}
+		support = &supportHandlers{bookings: s.Bookings, problems: p}
+		webhook = &webhookHandlers{bookings: s.Bookings, problems: p}
+		org     = newAdminHandlers(s.Admin, p)
+		ops     = newOperatorHandlers(s.Operator, s.Room, p)
+	)
 	var limitHold, limitCheckout []gin.HandlerFunc
 	if room {
-		limitHold, limitCheckout = []gin.HandlerFunc{s.limitHold}, []gin.HandlerFunc{s.limitCheckout}
+		limitHold, limitCheckout = []gin.HandlerFunc{queue.limitHold}, []gin.HandlerFunc{queue.limitCheckout}
 	}
 	// Sockets: no deadline, and the shared socket cap before anything else.
 	socket := []gin.HandlerFunc{s.capSocket}
 	staff := []session.Role{session.Support, session.Admin}
-	app := fanApp(s.signInOrigins()...)
+	adminOnly := []session.Role{session.Admin}
+	own := []gin.HandlerFunc{org.ownEvent}
+	app := fanApp(auth.signInOrigins()...)
 	cors := []gin.HandlerFunc{anyOrigin}
-	return append([]route{
+	return []route{
 		// The fan web app and the organiser app, embedded (package webapp);
 		// me.go: the fan's own lists.
 		{method: http.MethodGet, path: "/", handler: app, enabled: true},
@@ -59,8 +78,8 @@ func (s *Server) routes() []route {
 		{method: http.MethodHead, path: "/app/*file", handler: app, enabled: true},
 		{method: http.MethodGet, path: "/organiser/*file", handler: app, enabled: true},
 		{method: http.MethodHead, path: "/organiser/*file", handler: app, enabled: true},
-		{method: http.MethodGet, path: "/v1/me/bookings", access: fan, handler: s.myBookings, enabled: bookings},
-		{method: http.MethodGet, path: "/v1/me/tickets", access: fan, handler: s.myTickets, enabled: s.Tickets != nil},
+		{method: http.MethodGet, path: "/v1/me/bookings", access: fan, handler: mine.myBookings, enabled: bookings},
+		{method: http.MethodGet, path: "/v1/me/tickets", access: fan, handler: mine.myTickets, enabled: s.Tickets != nil},
 
 		// Operations.
 		{method: http.MethodGet, path: "/healthz", handler: healthz, enabled: true},
@@ -68,57 +87,81 @@ func (s *Server) routes() []route {
 
 		// Identity. The demo login and its development issuer exist only
 		// while ENCORE_DEMO_LOGIN is on.
-		{method: http.MethodPost, path: "/v1/sessions", handler: s.createSession, enabled: s.Sessions != nil},
-		{method: http.MethodGet, path: session.DevIssuerPath + "/.well-known/openid-configuration", before: cors, handler: s.devDiscovery, enabled: s.Sessions != nil},
-		{method: http.MethodGet, path: session.DevIssuerPath + "/jwks.json", before: cors, handler: s.devJWKS, enabled: s.Sessions != nil},
+		{method: http.MethodPost, path: "/v1/sessions", handler: auth.createSession, enabled: s.Sessions != nil},
+		{method: http.MethodGet, path: session.DevIssuerPath + "/.well-known/openid-configuration", before: cors, handler: auth.devDiscovery, enabled: s.Sessions != nil},
+		{method: http.MethodGet, path: session.DevIssuerPath + "/jwks.json", before: cors, handler: auth.devJWKS, enabled: s.Sessions != nil},
 		// Its authorization code flow with PKCE and how the web app signs in (signin.go).
-		{method: http.MethodGet, path: session.DevIssuerPath + "/authorize", handler: s.devAuthorizePage, enabled: s.Sessions != nil},
-		{method: http.MethodPost, path: session.DevIssuerPath + "/authorize", handler: s.devAuthorize, enabled: s.Sessions != nil},
-		{method: http.MethodPost, path: session.DevIssuerPath + "/token", before: cors, handler: s.devToken, enabled: s.Sessions != nil},
-		{method: http.MethodGet, path: "/v1/auth/config", handler: s.authConfig, enabled: true},
+		{method: http.MethodGet, path: session.DevIssuerPath + "/authorize", handler: auth.devAuthorizePage, enabled: s.Sessions != nil},
+		{method: http.MethodPost, path: session.DevIssuerPath + "/authorize", handler: auth.devAuthorize, enabled: s.Sessions != nil},
+		{method: http.MethodPost, path: session.DevIssuerPath + "/token", before: cors, handler: auth.devToken, enabled: s.Sessions != nil},
+		{method: http.MethodGet, path: "/v1/auth/config", handler: auth.authConfig, enabled: true},
 		{method: http.MethodGet, path: "/v1/me", access: fan, handler: me, enabled: true},
 
 		// Browse plane.
-		{method: http.MethodGet, path: "/v1/events", handler: s.search, enabled: browse},
-		{method: http.MethodGet, path: "/v1/events/suggest", handler: s.suggest, enabled: browse},
-		{method: http.MethodGet, path: "/v1/events/:event_id", handler: s.event, enabled: browse},
-		{method: http.MethodGet, path: "/v1/events/:event_id/sections/:section_id/seats", handler: s.seats(seatmap.FormatJSON), enabled: browse},
-		{method: http.MethodGet, path: "/v1/events/:event_id/sections/:section_id/seats.bin", handler: s.seats(seatmap.FormatBitmap), enabled: browse},
-		{method: http.MethodGet, path: "/v1/events/:event_id/live", before: socket, deadline: noDeadline, handler: s.live, enabled: browse},
-		{method: http.MethodGet, path: "/v1/hotels/search", handler: s.searchHotels, enabled: browse && s.Browse.Hotels != nil},
+		{method: http.MethodGet, path: "/v1/events", handler: browser.search, enabled: browse},
+		{method: http.MethodGet, path: "/v1/events/suggest", handler: browser.suggest, enabled: browse},
+		{method: http.MethodGet, path: "/v1/events/:event_id", handler: browser.event, enabled: browse},
+		{method: http.MethodGet, path: "/v1/events/:event_id/sections/:section_id/seats", handler: browser.seats(seatmap.FormatJSON), enabled: browse},
+		{method: http.MethodGet, path: "/v1/events/:event_id/sections/:section_id/seats.bin", handler: browser.seats(seatmap.FormatBitmap), enabled: browse},
+		{method: http.MethodGet, path: "/v1/events/:event_id/live", before: socket, deadline: noDeadline, handler: browser.live, enabled: browse},
+		{method: http.MethodGet, path: "/v1/hotels/search", handler: hotel.searchHotels, enabled: browse && s.Browse.Hotels != nil},
 
 		// Admit plane.
-		{method: http.MethodPost, path: "/v1/events/:event_id/queue", access: fan, handler: s.joinQueue, enabled: room},
-		{method: http.MethodGet, path: "/v1/events/:event_id/queue", access: fan, handler: s.pollQueue, enabled: room},
-		{method: http.MethodGet, path: "/v1/events/:event_id/queue/ws", access: fanSocket, before: socket, deadline: noDeadline, handler: s.queueSocket, enabled: room},
+		{method: http.MethodPost, path: "/v1/events/:event_id/queue", access: fan, handler: queue.joinQueue, enabled: room},
+		{method: http.MethodGet, path: "/v1/events/:event_id/queue", access: fan, handler: queue.pollQueue, enabled: room},
+		{method: http.MethodGet, path: "/v1/events/:event_id/queue/ws", access: fanSocket, before: socket, deadline: noDeadline, handler: queue.queueSocket, enabled: room},
 		// The waitlist of sold-out events (waitlist.go).
-		{method: http.MethodPost, path: "/v1/events/:event_id/waitlist", access: fan, handler: s.joinWaitlist, enabled: s.Waitlist != nil},
-		{method: http.MethodDelete, path: "/v1/events/:event_id/waitlist", access: fan, handler: s.leaveWaitlist, enabled: s.Waitlist != nil},
-		{method: http.MethodGet, path: "/v1/me/waitlist", access: fan, handler: s.myWaitlist, enabled: s.Waitlist != nil},
+		{method: http.MethodPost, path: "/v1/events/:event_id/waitlist", access: fan, handler: waiting.joinWaitlist, enabled: s.Waitlist != nil},
+		{method: http.MethodDelete, path: "/v1/events/:event_id/waitlist", access: fan, handler: waiting.leaveWaitlist, enabled: s.Waitlist != nil},
+		{method: http.MethodGet, path: "/v1/me/waitlist", access: fan, handler: mine.myWaitlist, enabled: s.Waitlist != nil},
 
 		// Buy plane.
-		{method: http.MethodPost, path: "/v1/holds", access: fan, before: limitHold, handler: s.createHold, enabled: holds},
-		{method: http.MethodGet, path: "/v1/holds/:id", access: fan, handler: s.getHold, enabled: holds},
-		{method: http.MethodDelete, path: "/v1/holds/:id", access: fan, handler: s.deleteHold, enabled: holds},
-		{method: http.MethodPost, path: "/v1/holds/:id/checkout", access: fan, after: limitCheckout, deadline: updateDeadline, handler: s.checkout, enabled: bookings},
-		{method: http.MethodGet, path: "/v1/bookings/:id", access: fan, handler: s.getBooking, enabled: bookings},
-		{method: http.MethodPost, path: "/v1/bookings/:id/cancel", access: fan, deadline: updateDeadline, handler: s.cancelBooking, enabled: bookings},
-		{method: http.MethodGet, path: "/v1/tickets/:ticket_id/qr", access: fan, handler: s.ticketQR, enabled: s.Tickets != nil},
+		{method: http.MethodPost, path: "/v1/holds", access: fan, before: limitHold, handler: hold.createHold, enabled: holdsOn},
+		{method: http.MethodGet, path: "/v1/holds/:id", access: fan, handler: hold.getHold, enabled: holdsOn},
+		{method: http.MethodDelete, path: "/v1/holds/:id", access: fan, handler: hold.deleteHold, enabled: holdsOn},
+		{method: http.MethodPost, path: "/v1/holds/:id/checkout", access: fan, after: limitCheckout, deadline: updateDeadline, handler: hold.checkout, enabled: bookings},
+		{method: http.MethodGet, path: "/v1/bookings/:id", access: fan, handler: booked.getBooking, enabled: bookings},
+		{method: http.MethodPost, path: "/v1/bookings/:id/cancel", access: fan, deadline: updateDeadline, handler: booked.cancelBooking, enabled: bookings},
+		{method: http.MethodGet, path: "/v1/tickets/:ticket_id/qr", access: fan, handler: booked.ticketQR, enabled: s.Tickets != nil},
 
 		// Event cancellation and support staff.
-		{method: http.MethodPost, path: "/v1/admin/events/:event_id/cancel", roles: []session.Role{session.Organiser, session.Admin}, deadline: staffDeadline, handler: s.cancelEvent, enabled: bookings},
-		{method: http.MethodGet, path: "/v1/admin/jobs/:job_id", roles: []session.Role{session.Organiser, session.Support, session.Admin}, handler: s.getJob, enabled: bookings},
-		{method: http.MethodGet, path: "/v1/admin/bookings", roles: staff, handler: s.searchBookings, enabled: bookings},
-		{method: http.MethodGet, path: "/v1/admin/bookings/:booking_id", roles: staff, handler: s.supportBooking, enabled: bookings},
-		{method: http.MethodPost, path: "/v1/admin/bookings/:booking_id/refund", roles: staff, deadline: staffDeadline, handler: s.supportRefund, enabled: bookings},
-		{method: http.MethodPost, path: "/v1/admin/bookings/:booking_id/resend", roles: staff, deadline: staffDeadline, handler: s.supportResend, enabled: bookings},
+		{method: http.MethodPost, path: "/v1/admin/events/:event_id/cancel", roles: []session.Role{session.Organiser, session.Admin}, deadline: staffDeadline, handler: support.cancelEvent, enabled: bookings},
+		{method: http.MethodGet, path: "/v1/admin/jobs/:job_id", roles: []session.Role{session.Organiser, session.Support, session.Admin}, handler: support.getJob, enabled: bookings},
+		{method: http.MethodGet, path: "/v1/admin/bookings", roles: staff, handler: support.searchBookings, enabled: bookings},
+		{method: http.MethodGet, path: "/v1/admin/bookings/:booking_id", roles: staff, handler: support.supportBooking, enabled: bookings},
+		{method: http.MethodPost, path: "/v1/admin/bookings/:booking_id/refund", roles: staff, deadline: staffDeadline, handler: support.supportRefund, enabled: bookings},
+		{method: http.MethodPost, path: "/v1/admin/bookings/:booking_id/resend", roles: staff, deadline: staffDeadline, handler: support.supportResend, enabled: bookings},
 
 		// The payment provider.
-		{method: http.MethodPost, path: "/v1/webhooks/stripe", handler: s.stripeWebhook, enabled: bookings},
+		{method: http.MethodPost, path: "/v1/webhooks/stripe", handler: webhook.stripeWebhook, enabled: bookings},
 		{method: http.MethodGet, path: "/v1/payments/return", handler: paymentReturn, enabled: bookings},
 		{method: http.MethodPost, path: "/v1/payments/return", handler: paymentReturn, enabled: bookings},
-	}, append(s.adminRoutes(), // Organisers and admins (admin.go).
-		s.operatorRoutes()...)...) // Operators (operator.go).
+
+		// Organisers and admins (admin.go): venues, events, seat blocks,
+		// promotions, sales, the audit log; hotels' overbooking and walks
+		// (hotels.go).
+		{method: http.MethodPost, path: "/v1/admin/venues", roles: organiserRoles, deadline: importDeadline, handler: org.createVenue, enabled: admin},
+		{method: http.MethodGet, path: "/v1/admin/venues", roles: organiserRoles, handler: org.listVenues, enabled: admin},
+		{method: http.MethodGet, path: "/v1/admin/events", roles: organiserRoles, handler: org.listEvents, enabled: admin},
+		{method: http.MethodPost, path: "/v1/admin/events", roles: organiserRoles, deadline: importDeadline, handler: org.createEvent, enabled: admin},
+		{method: http.MethodGet, path: "/v1/admin/events/:event_id", roles: organiserRoles, after: own, handler: org.adminEvent, enabled: admin},
+		{method: http.MethodPatch, path: "/v1/admin/events/:event_id", roles: organiserRoles, after: own, handler: org.patchEvent, enabled: admin},
+		{method: http.MethodPost, path: "/v1/admin/events/:event_id/publish", roles: organiserRoles, after: own, handler: org.publishEvent, enabled: admin},
+		{method: http.MethodPost, path: "/v1/admin/events/:event_id/seats/block", roles: organiserRoles, after: own, handler: org.blockSeats(true), enabled: admin},
+		{method: http.MethodPost, path: "/v1/admin/events/:event_id/seats/unblock", roles: organiserRoles, after: own, handler: org.blockSeats(false), enabled: admin},
+		{method: http.MethodPost, path: "/v1/admin/events/:event_id/promotions", roles: organiserRoles, after: own, handler: org.createPromotion, enabled: admin},
+		{method: http.MethodGet, path: "/v1/admin/events/:event_id/promotions", roles: organiserRoles, after: own, handler: org.listPromotions, enabled: admin},
+		{method: http.MethodDelete, path: "/v1/admin/events/:event_id/promotions/:code", roles: organiserRoles, after: own, handler: org.disablePromotion, enabled: admin},
+		{method: http.MethodGet, path: "/v1/admin/events/:event_id/sales", roles: organiserRoles, after: own, handler: org.salesReport, enabled: admin && s.Admin.Sales != nil},
+		{method: http.MethodGet, path: "/v1/admin/audit", roles: organiserRoles, handler: org.listAudit, enabled: admin},
+		{method: http.MethodPut, path: "/v1/admin/properties/:property_id/overbooking", roles: adminOnly, handler: hotel.setOverbooking, enabled: admin},
+		{method: http.MethodPost, path: "/v1/admin/properties/:property_id/walks", roles: adminOnly, deadline: staffDeadline, handler: hotel.walkRooms, enabled: admin && s.Admin.Walks != nil},
+
+		// Operators (operator.go): an event's dials and revocations.
+		{method: http.MethodGet, path: "/v1/admin/events/:event_id/controls", roles: operatorRoles, handler: ops.getControls, enabled: operator},
+		{method: http.MethodPatch, path: "/v1/admin/events/:event_id/controls", roles: operatorRoles, handler: ops.patchControls, enabled: operator},
+		{method: http.MethodPost, path: "/v1/admin/events/:event_id/admissions/revoke", roles: operatorRoles, handler: ops.revokeAdmission, enabled: operator && room},
+	}
 }
 
 // staffDeadline bounds a staff action that waits on the worker (a refund,

@@ -47,7 +47,11 @@ type Browse struct {
 }
 
 // Server holds the use cases the edge serves. A nil plane serves no routes:
-// tests and single-plane processes build only what they need.
+// tests and single-plane processes build only what they need. Handler
+// builds the handler groups from these fields (routes.go), each holding
+// only the use cases its routes call; the server itself keeps what every
+// route shares: authentication, the client address, deadlines, the socket
+// cap, panics and readiness.
 type Server struct {
 	Holds    *holds.Service
 	Bookings *booking.Service

@@ -2,12 +2,15 @@ package api
 
 import (
 	"crypto/rand"
+	"fmt"
 	"html/template"
+	"log/slog"
 	"net/http"
 	"net/mail"
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -17,37 +20,51 @@ import (
 // SignInScopes are the scopes the web app asks the issuer for.
 const SignInScopes = "openid email profile"
 
+// signIn serves how fans sign in: the web app's sign-in configuration and,
+// while the demo login is on, the development issuer (its demo login, its
+// OpenID Connect discovery, keys, authorization page and token endpoint).
+// Verifying a caller's token is the server's (authenticate).
+type signIn struct {
+	// tokens verifies the configured issuer's tokens (nil: sessions').
+	tokens *session.Verifier
+	// sessions is the development issuer; nil in production.
+	sessions *session.Issuer
+	clientID string
+	log      *slog.Logger
+	problems problems
+}
+
 // issuerURL is the issuer whose tokens the API accepts: the configured
 // OpenID Connect issuer's, else the development issuer's.
-func (s *Server) issuerURL() string {
+func (s *signIn) issuerURL() string {
 	switch {
-	case s.Tokens != nil:
-		return s.Tokens.Issuer()
-	case s.Sessions != nil:
-		return s.Sessions.URL()
+	case s.tokens != nil:
+		return s.tokens.Issuer()
+	case s.sessions != nil:
+		return s.sessions.URL()
 	}
 	return ""
 }
 
 // audience is the audience the API's tokens must name.
-func (s *Server) audience() string {
+func (s *signIn) audience() string {
 	switch {
-	case s.Tokens != nil:
-		return s.Tokens.Audience()
-	case s.Sessions != nil:
-		return s.Sessions.Verifier().Audience()
+	case s.tokens != nil:
+		return s.tokens.Audience()
+	case s.sessions != nil:
+		return s.sessions.Verifier().Audience()
 	}
 	return ""
 }
 
 // redirectSignIn reports whether the web app signs fans in by redirect to
 // the issuer: a client ID is configured and there is an issuer.
-func (s *Server) redirectSignIn() bool { return s.ClientID != "" && s.issuerURL() != "" }
+func (s *signIn) redirectSignIn() bool { return s.clientID != "" && s.issuerURL() != "" }
 
 // signInOrigins are the origins the web app must fetch from beyond its own
 // for redirect sign-in: the issuer's (its discovery document and token
 // endpoint), for the app's connect-src.
-func (s *Server) signInOrigins() []string {
+func (s *signIn) signInOrigins() []string {
 	if !s.redirectSignIn() {
 		return nil
 	}
@@ -58,13 +75,75 @@ func (s *Server) signInOrigins() []string {
 	return []string{u.Scheme + "://" + u.Host}
 }
 
+// createSession is the demo login: a token of the development issuer for
+// whoever and whatever roles the body names.
+func (s *signIn) createSession(c *gin.Context) {
+	var req struct {
+		UserID   string   `json:"user_id"`
+		DeviceID string   `json:"device_id"`
+		Email    string   `json:"email"`
+		Roles    []string `json:"roles"`
+		Org      string   `json:"org"`
+	}
+	if err := decodeJSON(c, &req); err != nil {
+		writeProblem(c, Invalid(*err))
+		return
+	}
+	const idRule = "letters, digits, '_', '-', '.', ':' (at most 100)"
+	var errs []FieldError
+	if !idPattern.MatchString(req.UserID) {
+		errs = append(errs, FieldError{"user_id", "required: " + idRule})
+	}
+	if !idPattern.MatchString(req.DeviceID) {
+		errs = append(errs, FieldError{"device_id", "required: " + idRule})
+	}
+	if req.Email != "" {
+		if a, err := mail.ParseAddress(req.Email); err != nil || a.Name != "" || a.Address != req.Email || len(req.Email) > 254 {
+			errs = append(errs, FieldError{"email", "one plain address, such as fan@example.com"})
+		}
+	}
+	roles := make([]session.Role, 0, len(req.Roles))
+	for _, r := range req.Roles {
+		if !slices.Contains(session.Roles, session.Role(r)) {
+			errs = append(errs, FieldError{"roles", fmt.Sprintf("%q is not a role: fan, organiser, support, operator or admin", r)})
+			break
+		}
+		roles = append(roles, session.Role(r))
+	}
+	if req.Org != "" && !idPattern.MatchString(req.Org) {
+		errs = append(errs, FieldError{"org", idRule})
+	}
+	if len(errs) > 0 {
+		writeProblem(c, Invalid(errs...))
+		return
+	}
+	token, err := s.sessions.Mint(session.Identity{UserID: req.UserID, DeviceID: req.DeviceID, Email: req.Email,
+		Roles: roles, Org: req.Org}, time.Now())
+	if err != nil {
+		writeProblem(c, s.problems.problemFor(err))
+		return
+	}
+	c.JSON(http.StatusCreated, gin.H{"token": token})
+}
+
+// devDiscovery is the development issuer's OpenID Connect discovery
+// document.
+func (s *signIn) devDiscovery(c *gin.Context) { c.JSON(http.StatusOK, s.sessions.Discovery()) }
+
+// devJWKS is the development issuer's key set: the one its own verifier
+// holds.
+func (s *signIn) devJWKS(c *gin.Context) {
+	c.Header("Cache-Control", "public, max-age=300")
+	c.Data(http.StatusOK, "application/json", s.sessions.JWKS())
+}
+
 // authConfig tells the web app how to sign fans in: the demo form, or the
 // OpenID Connect redirect to the issuer with the app's public client ID
 // (client_id empty: redirect sign-in is off). Nothing in it is secret.
-func (s *Server) authConfig(c *gin.Context) {
-	out := gin.H{"demo_login": s.Sessions != nil, "issuer": "", "client_id": "", "audience": s.audience(), "scopes": SignInScopes}
+func (s *signIn) authConfig(c *gin.Context) {
+	out := gin.H{"demo_login": s.sessions != nil, "issuer": "", "client_id": "", "audience": s.audience(), "scopes": SignInScopes}
 	if s.redirectSignIn() {
-		out["issuer"], out["client_id"] = s.issuerURL(), s.ClientID
+		out["issuer"], out["client_id"] = s.issuerURL(), s.clientID
 	}
 	c.Header("Cache-Control", "no-cache")
 	c.JSON(http.StatusOK, out)
@@ -125,8 +204,8 @@ type authorizeView struct {
 
 // devAuthorizePage is GET /dev/oidc/authorize: the sign-in page of an
 // authorization request, or the request's error.
-func (s *Server) devAuthorizePage(c *gin.Context) {
-	req, aerr := s.Sessions.CheckAuthRequest(c.Query)
+func (s *signIn) devAuthorizePage(c *gin.Context) {
+	req, aerr := s.sessions.CheckAuthRequest(c.Query)
 	if aerr != nil {
 		s.authorizeFailed(c, req, aerr)
 		return
@@ -138,14 +217,14 @@ func (s *Server) devAuthorizePage(c *gin.Context) {
 // the request again (the form is the client's to tamper with), then sends
 // the browser back to the client with a one-time code, or with
 // access_denied when the user cancelled.
-func (s *Server) devAuthorize(c *gin.Context) {
+func (s *signIn) devAuthorize(c *gin.Context) {
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, 16<<10)
 	if err := c.Request.ParseForm(); err != nil {
 		s.authorizeFailed(c, session.AuthRequest{}, &session.AuthError{Code: "invalid_request", Description: "the form is larger than 16 KiB or unreadable"})
 		return
 	}
 	get := c.Request.PostForm.Get
-	req, aerr := s.Sessions.CheckAuthRequest(get)
+	req, aerr := s.sessions.CheckAuthRequest(get)
 	if aerr != nil {
 		s.authorizeFailed(c, req, aerr)
 		return
@@ -179,7 +258,7 @@ func (s *Server) devAuthorize(c *gin.Context) {
 		// One sign-in, one device, as a real issuer's "sid" is one login
 		// session: a waiting-room admission binds to it.
 		DeviceID: "web-" + rand.Text()}
-	code, err := s.Sessions.Authorize(req, id)
+	code, err := s.sessions.Authorize(req, id)
 	if err != nil {
 		aerr, ok := err.(*session.AuthError)
 		if !ok {
@@ -194,7 +273,7 @@ func (s *Server) devAuthorize(c *gin.Context) {
 // authorizeFailed answers an authorization error: back to the client's
 // redirect URI when it was checked (RFC 6749 section 4.1.2.1), else a page
 // that says what is wrong and redirects nowhere.
-func (s *Server) authorizeFailed(c *gin.Context, req session.AuthRequest, aerr *session.AuthError) {
+func (s *signIn) authorizeFailed(c *gin.Context, req session.AuthRequest, aerr *session.AuthError) {
 	if aerr.Redirect {
 		redirectBack(c, req, url.Values{"error": {aerr.Code}, "error_description": {aerr.Description}})
 		return
@@ -220,7 +299,7 @@ func redirectBack(c *gin.Context, req session.AuthRequest, params url.Values) {
 	c.Redirect(http.StatusSeeOther, u.String())
 }
 
-func (s *Server) renderAuthorize(c *gin.Context, status int, req session.AuthRequest, get func(string) string, v authorizeView) {
+func (s *signIn) renderAuthorize(c *gin.Context, status int, req session.AuthRequest, get func(string) string, v authorizeView) {
 	u, _ := url.Parse(req.RedirectURI)
 	origin := u.Scheme + "://" + u.Host
 	v.Client, v.Origin, v.Action, v.Roles = req.ClientID, origin, session.DevIssuerPath+"/authorize", session.Roles
@@ -233,7 +312,7 @@ func (s *Server) renderAuthorize(c *gin.Context, status int, req session.AuthReq
 	c.Status(status)
 	c.Header("Content-Type", "text/html; charset=utf-8")
 	if err := authorizePage.Execute(c.Writer, v); err != nil {
-		s.Log.Error("render the development sign-in page", "err", err)
+		s.log.Error("render the development sign-in page", "err", err)
 	}
 }
 
@@ -257,7 +336,7 @@ func pageHeaders(c *gin.Context, redirectOrigin string) {
 
 // devToken is POST /dev/oidc/token: a code exchanged for an access token
 // (for the API) and an ID token (for the client), or OAuth's JSON error.
-func (s *Server) devToken(c *gin.Context) {
+func (s *signIn) devToken(c *gin.Context) {
 	c.Header("Cache-Control", "no-store")
 	c.Header("Pragma", "no-cache")
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, 16<<10)
@@ -266,7 +345,7 @@ func (s *Server) devToken(c *gin.Context) {
 			"error_description": "send the parameters form-encoded (application/x-www-form-urlencoded), at most 16 KiB"})
 		return
 	}
-	out, aerr := s.Sessions.Exchange(c.Request.PostForm.Get)
+	out, aerr := s.sessions.Exchange(c.Request.PostForm.Get)
 	if aerr != nil {
 		c.JSON(http.StatusBadRequest, gin.H{"error": aerr.Code, "error_description": aerr.Description})
 		return

@@ -6,13 +6,22 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"github.com/encore-tickets/encore/booking"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/vocab"
 )
 
+// supportHandlers serve support staff and event cancellation: booking
+// search and detail, refunds outside the fan's policy, confirmations sent
+// again, an event cancelled and its refund job followed.
+type supportHandlers struct {
+	bookings *booking.Service
+	problems problems
+}
+
 // searchBookings finds bookings for support staff, newest first; cursor is
 // the last booking ID of the previous page.
-func (s *Server) searchBookings(c *gin.Context) {
+func (h *supportHandlers) searchBookings(c *gin.Context) {
 	f := store.BookingFilter{UserID: c.Query("user"), Email: c.Query("email"), EventID: c.Query("event"), Status: c.Query("status")}
 	if f.Status != "" && !validReservationStatus(f.Status) {
 		writeProblem(c, Invalid(FieldError{"status", "PENDING_PAYMENT, PAID, EXPIRED or CANCELLED"}))
@@ -32,9 +41,9 @@ func (s *Server) searchBookings(c *gin.Context) {
 		}
 		f.Before = id
 	}
-	rows, err := s.Bookings.Search(c.Request.Context(), f)
+	rows, err := h.bookings.Search(c.Request.Context(), f)
 	if err != nil {
-		s.fail(c, err)
+		h.problems.fail(c, err)
 		return
 	}
 	out := gin.H{"bookings": rows}
@@ -55,22 +64,22 @@ func validReservationStatus(s string) bool {
 	return false
 }
 
-func (s *Server) supportBooking(c *gin.Context) {
+func (h *supportHandlers) supportBooking(c *gin.Context) {
 	id, err := uuid.Parse(c.Param("booking_id"))
 	if err != nil {
 		notFound(c, "booking")
 		return
 	}
-	d, err := s.Bookings.Detail(c.Request.Context(), id)
+	d, err := h.bookings.Detail(c.Request.Context(), id)
 	if err != nil {
-		s.fail(c, err)
+		h.problems.fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, d)
 }
 
 // supportRefund refunds a booking outside the fan's policy.
-func (s *Server) supportRefund(c *gin.Context) {
+func (h *supportHandlers) supportRefund(c *gin.Context) {
 	id, err := uuid.Parse(c.Param("booking_id"))
 	if err != nil {
 		notFound(c, "booking")
@@ -80,23 +89,23 @@ func (s *Server) supportRefund(c *gin.Context) {
 	if !ok {
 		return
 	}
-	v, err := s.Bookings.StaffRefund(c.Request.Context(), identity(c), id, reason)
+	v, err := h.bookings.StaffRefund(c.Request.Context(), identity(c), id, reason)
 	if err != nil {
-		s.fail(c, err)
+		h.problems.fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, v)
 }
 
 // supportResend sends the confirmation email again.
-func (s *Server) supportResend(c *gin.Context) {
+func (h *supportHandlers) supportResend(c *gin.Context) {
 	id, err := uuid.Parse(c.Param("booking_id"))
 	if err != nil {
 		notFound(c, "booking")
 		return
 	}
-	if err := s.Bookings.Resend(c.Request.Context(), identity(c), id); err != nil {
-		s.fail(c, err)
+	if err := h.bookings.Resend(c.Request.Context(), identity(c), id); err != nil {
+		h.problems.fail(c, err)
 		return
 	}
 	c.JSON(http.StatusAccepted, gin.H{"status": "sent"})

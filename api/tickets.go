@@ -16,15 +16,15 @@ const qrPixels = 320
 // {"payload","expires_at"}, or with ?format=png the QR image. Another fan's
 // ticket is 404, as a missing one is; so is a ticket of a refunded or
 // cancelled booking.
-func (s *Server) ticketQR(c *gin.Context) {
+func (h *bookingHandlers) ticketQR(c *gin.Context) {
 	format := c.Query("format")
 	if format != "" && format != "json" && format != "png" {
 		writeProblem(c, Invalid(FieldError{Field: "format", Message: "json (the default) or png"}))
 		return
 	}
-	payload, expires, err := s.Tickets.Current(c.Request.Context(), identity(c).UserID, c.Param("ticket_id"), time.Now())
+	payload, expires, err := h.tickets.Current(c.Request.Context(), identity(c).UserID, c.Param("ticket_id"), time.Now())
 	if err != nil {
-		s.fail(c, err)
+		h.problems.fail(c, err)
 		return
 	}
 	c.Header("Cache-Control", "no-store")

@@ -6,6 +6,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/waitlist"
 )
 
 // waitlistRequest is POST /v1/events/{event_id}/waitlist: how many seats the
@@ -15,9 +16,16 @@ type waitlistRequest struct {
 	Quantity  *int   `json:"quantity"`
 }
 
+// waitlistHandlers serve joining and leaving a sold-out event's waitlist
+// (a fan's places are meHandlers').
+type waitlistHandlers struct {
+	offers   *waitlist.Offers
+	problems problems
+}
+
 // joinWaitlist puts the caller on a sold-out event's waitlist: 201 with
 // their place, or 200 with the place they already had.
-func (s *Server) joinWaitlist(c *gin.Context) {
+func (h *waitlistHandlers) joinWaitlist(c *gin.Context) {
 	var req waitlistRequest
 	if fe := decodeJSON(c, &req); fe != nil {
 		writeProblem(c, Invalid(*fe))
@@ -44,10 +52,10 @@ func (s *Server) joinWaitlist(c *gin.Context) {
 		return
 	}
 	who := identity(c)
-	w, created, err := s.Waitlist.Store.Waitlists.JoinWaitlist(c.Request.Context(), store.WaitlistJoin{EventID: eventID,
+	w, created, err := h.offers.Join(c.Request.Context(), store.WaitlistJoin{EventID: eventID,
 		UserID: who.UserID, DeviceID: who.DeviceID, Email: who.Email, SectionID: req.SectionID, Quantity: qty})
 	if err != nil {
-		s.fail(c, err)
+		h.problems.fail(c, err)
 		return
 	}
 	status := http.StatusOK
@@ -58,24 +66,10 @@ func (s *Server) joinWaitlist(c *gin.Context) {
 }
 
 // leaveWaitlist takes the caller off the event's waitlist: 204 either way.
-func (s *Server) leaveWaitlist(c *gin.Context) {
-	if _, err := s.Waitlist.Store.Waitlists.LeaveWaitlist(c.Request.Context(), c.Param("event_id"), identity(c).UserID); err != nil {
-		s.fail(c, err)
+func (h *waitlistHandlers) leaveWaitlist(c *gin.Context) {
+	if _, err := h.offers.Leave(c.Request.Context(), c.Param("event_id"), identity(c).UserID); err != nil {
+		h.problems.fail(c, err)
 		return
 	}
 	c.Status(http.StatusNoContent)
-}
-
-// myWaitlist lists the caller's waitlist places, newest first, each with
-// its status, position while waiting, and offer expiry once offered.
-func (s *Server) myWaitlist(c *gin.Context) {
-	entries, err := s.Waitlist.Store.Waitlists.MyWaitlist(c.Request.Context(), identity(c).UserID)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	if entries == nil {
-		entries = []store.WaitlistEntry{}
-	}
-	c.JSON(http.StatusOK, gin.H{"entries": entries})
 }

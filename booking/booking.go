@@ -192,6 +192,26 @@ func (s *Service) Get(ctx context.Context, who session.Identity, id uuid.UUID) (
 	return view(v), nil
 }
 
+// Mine lists who's bookings, newest first: a page of at most limit after
+// the cursor, each as Get shows it (so the fan's list and a booking's own
+// page never disagree); next is the following page's cursor, nil on the
+// last.
+func (s *Service) Mine(ctx context.Context, who session.Identity, after *store.PageCursor, limit int) ([]View, *store.PageCursor, error) {
+	ids, next, err := s.Store.Bookings.BookingsOfUser(ctx, who.UserID, after, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]View, 0, len(ids))
+	for _, id := range ids {
+		v, err := s.Get(ctx, who, id)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, v)
+	}
+	return out, next, nil
+}
+
 // updateNamespace scopes workflow Update IDs derived from idempotency keys.
 var updateNamespace = uuid.MustParse("0f7c3c1e-8d2b-4a51-9e1a-6b5d2f7c9a10")
 

@@ -22,6 +22,7 @@ import (
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/controls"
 	"github.com/encore-tickets/encore/holds"
+	"github.com/encore-tickets/encore/hotels"
 	"github.com/encore-tickets/encore/organiser"
 	"github.com/encore-tickets/encore/outbox"
 	"github.com/encore-tickets/encore/session"
@@ -231,13 +232,13 @@ func (p *Process) API() *api.Server {
 // sales report over the browse plane's read-only pool.
 func (p *Process) adminAPI() *api.Admin {
 	return &api.Admin{Venues: venues.NewService(p.Store), Events: organiser.NewService(p.Store),
-		Sales: &organiser.Sales{Reader: store.NewReader(p.Browse.Reader)}, Store: p.Store,
+		Sales: &organiser.Sales{Reader: store.NewReader(p.Browse.Reader)}, Overbooking: &hotels.Overbooking{Store: p.Store},
 		Walks: p.Bookings}
 }
 
 // operatorAPI is the operator's dials and revocations.
 func (p *Process) operatorAPI() *api.Operator {
-	return &api.Operator{Store: p.Store, Dials: p.Dials}
+	return &api.Operator{Controls: &organiser.Controls{Store: p.Store, Room: p.Room}, Dials: p.Dials}
 }
 
 // ServeAPI runs the fan API, the live seat-map hub and the admin listener

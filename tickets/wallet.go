@@ -45,3 +45,11 @@ func (w *Wallet) Current(ctx context.Context, userID, ticketID string, now time.
 	payload, expiresAt = Payload(t.ID, secret, now)
 	return payload, expiresAt, nil
 }
+
+// Mine lists userID's tickets, newest first: a page of at most limit after
+// the cursor; next is the following page's cursor, nil on the last. The
+// rows carry their sealed secrets: a list shows none of them, a code is
+// Current's, one ticket at a time.
+func (w *Wallet) Mine(ctx context.Context, userID string, after *store.PageCursor, limit int) ([]store.Ticket, *store.PageCursor, error) {
+	return w.Store.Tickets.TicketsOfUser(ctx, userID, after, limit)
+}
