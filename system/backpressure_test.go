@@ -17,6 +17,7 @@ import (
 	"github.com/encore-tickets/encore/backpressure"
 	"github.com/encore-tickets/encore/booking"
 	"github.com/encore-tickets/encore/dev/testenv"
+	"github.com/encore-tickets/encore/dev/testenv/temporaltest"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/vocab"
 	"github.com/encore-tickets/encore/workflows"
@@ -43,7 +44,7 @@ func TestACheckoutWhoseWorkflowCannotStartAnswers503AndLeavesTheHoldIntact(t *te
 	e := newE2E(t)
 	// A process whose Temporal refuses every start: its namespace does not
 	// exist on the server.
-	broken, err := client.NewLazyClient(client.Options{HostPort: testenv.Temporal(t).FrontendAddress(), Namespace: "no-such-namespace"})
+	broken, err := client.NewLazyClient(client.Options{HostPort: temporaltest.Temporal(t).FrontendAddress(), Namespace: "no-such-namespace"})
 	require.NoError(t, err)
 	t.Cleanup(broken.Close)
 	sick := e.serve(e.holds, &booking.Service{Holds: e.holds, Store: e.store, Temporal: broken, Log: slog.Default()})

@@ -27,6 +27,7 @@ import (
 	"github.com/encore-tickets/encore/dev/demo"
 	"github.com/encore-tickets/encore/dev/psp"
 	"github.com/encore-tickets/encore/dev/testenv"
+	"github.com/encore-tickets/encore/dev/testenv/temporaltest"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/rehearsal"
 	"github.com/encore-tickets/encore/seathint"
@@ -103,7 +104,7 @@ func newE2E(t testing.TB, opts ...e2eOption) *e2e {
 	require.NoError(t, err)
 	e.deps = encworker.Dependencies{Holds: &activities.Holds{Service: e.holds}, Booking: acts}
 
-	e.temporal = testenv.TemporalClient(t, log)
+	e.temporal = temporaltest.TemporalClient(t, log)
 	e.startWorker()
 	t.Cleanup(func() { e.stopWorker() })
 

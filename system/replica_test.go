@@ -28,6 +28,7 @@ import (
 	"github.com/encore-tickets/encore/dev/demo"
 	"github.com/encore-tickets/encore/dev/devstack"
 	"github.com/encore-tickets/encore/dev/testenv"
+	"github.com/encore-tickets/encore/dev/testenv/temporaltest"
 	"github.com/encore-tickets/encore/seatmap"
 	"github.com/encore-tickets/encore/system"
 	"github.com/encore-tickets/encore/vocab"
@@ -90,7 +91,7 @@ func TestOnAReplicaHoldsAndBookingsWriteThePrimaryWhileBrowseReadsComeFromTheRep
 	e := newE2E(t)
 	e.stopWorker() // the process below runs every workflow and activity
 	_, repURL := startReplica(t)
-	srv := testenv.Temporal(t)
+	srv := temporaltest.Temporal(t)
 	ctx, cancel := context.WithCancel(context.Background())
 
 	cfg := e.cfg

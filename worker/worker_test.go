@@ -17,6 +17,7 @@ import (
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/dev/demo"
 	"github.com/encore-tickets/encore/dev/testenv"
+	"github.com/encore-tickets/encore/dev/testenv/temporaltest"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/seathint"
 	"github.com/encore-tickets/encore/session"
@@ -62,7 +63,7 @@ func newWorkerFixture(t *testing.T) *workerFixture {
 	f.svc = &holds.Service{Store: store.New(f.pool, store.Options{}), Hints: seathint.New(f.rdb, f.prefix),
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	f.svc.Register(prometheus.NewRegistry())
-	f.client = testenv.TemporalClient(t, nil)
+	f.client = temporaltest.TemporalClient(t, nil)
 	w := encworker.New(f.client, deps(t, f.svc))
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
@@ -144,8 +145,8 @@ func TestAReleaseSignalEndsTheHoldAsCancelled(t *testing.T) {
 // TestTheBacklogIsTheAgeOfTheOldestWorkflowTaskNoWorkerTook: a workflow
 // started on a queue nobody polls waits, and its age is the backlog.
 func TestTheBacklogIsTheAgeOfTheOldestWorkflowTaskNoWorkerTook(t *testing.T) {
-	srv := testenv.Temporal(t)
-	c := testenv.TemporalClient(t, nil)
+	srv := temporaltest.Temporal(t)
+	c := temporaltest.TemporalClient(t, nil)
 	ctx := context.Background()
 	queue := "unpolled-" + testenv.RandomSuffix()
 	idle, err := workflows.Backlog(ctx, c, srv.Namespace(), queue)

@@ -1,4 +1,8 @@
-package testenv
+// Package temporaltest gives a test package its own embedded Temporal
+// server over the test cluster's PostgreSQL. It is apart from testenv so
+// that only the packages whose tests run workflows link the Temporal server
+// (a test binary with it is some 290 MB, and links for seconds).
+package temporaltest
 
 import (
 	"context"
@@ -13,6 +17,7 @@ import (
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/dev/devstack"
 	"github.com/encore-tickets/encore/dev/temporalserver"
+	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/temporalclient"
 	"github.com/encore-tickets/encore/workflows"
 )
@@ -28,14 +33,9 @@ var (
 // registered), started on first use and stopped when the package's tests end.
 func Temporal(tb testing.TB) *temporalserver.Server {
 	tb.Helper()
-	requireMain(tb)
+	admin := testenv.AdminURL(tb)
 	temporalOnce.Do(func() {
-		admin, _, err := servers()
-		if err != nil {
-			temporalErr = err
-			return
-		}
-		name := "temporal_" + packageTag() + "_" + RandomSuffix()
+		name := "temporal_" + testenv.PackageTag() + "_" + testenv.RandomSuffix()
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		temporalSrv, temporalErr = temporalserver.Start(ctx, temporalserver.Config{
@@ -50,7 +50,7 @@ func Temporal(tb testing.TB) *temporalserver.Server {
 			Logger:                 slog.New(slog.NewTextHandler(io.Discard, nil)),
 			SearchAttributes:       workflows.SearchAttributes,
 		})
-		atExit(func() {
+		testenv.AtExit(func() {
 			if temporalSrv != nil {
 				_ = temporalSrv.Stop()
 			}
@@ -61,7 +61,7 @@ func Temporal(tb testing.TB) *temporalserver.Server {
 		})
 	})
 	if temporalErr != nil {
-		tb.Fatalf("testenv: Temporal: %v", temporalErr)
+		tb.Fatalf("temporaltest: Temporal: %v", temporalErr)
 	}
 	return temporalSrv
 }
@@ -78,13 +78,13 @@ func TemporalClient(tb testing.TB, log *slog.Logger) client.Client {
 	cfg.TemporalNamespace = srv.Namespace()
 	opts, err := temporalclient.Options(cfg, srv.FrontendAddress(), log)
 	if err != nil {
-		tb.Fatalf("testenv: Temporal client options: %v", err)
+		tb.Fatalf("temporaltest: Temporal client options: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {
-		tb.Fatalf("testenv: dial Temporal: %v", err)
+		tb.Fatalf("temporaltest: dial Temporal: %v", err)
 	}
 	tb.Cleanup(c.Close)
 	return c
