@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,17 +16,45 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
+// clock is the time the monitors of a test read: a test moves it on
+// instead of sleeping, so the bounds on time (latency, the probe interval,
+// a stopped process's last report) are tested exactly and at once.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
 // monitors are processes of one deployment sharing their load in the test's
-// Redis under a key of their own.
-func monitors(t *testing.T, b backpressure.Bounds, n int) []*backpressure.Monitor {
+// Redis under a key of their own, reading the time from one clock.
+func monitors(t *testing.T, b backpressure.Bounds, n int) ([]*backpressure.Monitor, *clock) {
 	t.Helper()
-	rdb, prefix := testenv.Redis(t)
-	prefix += testenv.RandomSuffix() + ":"
+	rdb, prefix := testenv.RedisPrefix(t)
+	clk := &clock{t: time.Now()}
 	out := make([]*backpressure.Monitor, n)
 	for i := range out {
 		out[i] = backpressure.New(rdb, prefix, b, slog.Default())
+		out[i].SetClock(clk.Now)
 	}
-	return out
+	return out, clk
+}
+
+// monitor is a single process's monitor.
+func monitor(t *testing.T, b backpressure.Bounds) (*backpressure.Monitor, *clock) {
+	t.Helper()
+	ms, clk := monitors(t, b, 1)
+	return ms[0], clk
 }
 
 func overloaded(t *testing.T, err error) *backpressure.OverloadedError {
@@ -36,6 +65,7 @@ func overloaded(t *testing.T, err error) *backpressure.OverloadedError {
 }
 
 func TestANilMonitorAdmitsEverything(t *testing.T) {
+	t.Parallel()
 	var m *backpressure.Monitor
 	m.Begin()(true)
 	require.NoError(t, m.Check())
@@ -43,7 +73,8 @@ func TestANilMonitorAdmitsEverything(t *testing.T) {
 }
 
 func TestCallsWaitingOnTheSagaPastTheBoundAreRefusedWithRetryAfter(t *testing.T) {
-	m := monitors(t, backpressure.Bounds{MaxInFlight: 2, RetryAfter: 7 * time.Second}, 1)[0]
+	t.Parallel()
+	m, _ := monitor(t, backpressure.Bounds{MaxInFlight: 2, RetryAfter: 7 * time.Second})
 	first, second := m.Begin(), m.Begin()
 	o := overloaded(t, m.Check())
 	require.Equal(t, backpressure.ReasonInFlight, o.Reason)
@@ -57,6 +88,7 @@ func TestCallsWaitingOnTheSagaPastTheBoundAreRefusedWithRetryAfter(t *testing.T)
 }
 
 func TestFailingAndSlowCallsPastTheBoundsAreRefusedOnceThereAreEnough(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		calls   int
@@ -70,7 +102,8 @@ func TestFailingAndSlowCallsPastTheBoundsAreRefusedOnceThereAreEnough(t *testing
 		{"all answered is fine", 20, 0, "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := monitors(t, backpressure.Bounds{MinCalls: 10, MaxErrorRate: 0.5}, 1)[0]
+			t.Parallel()
+			m, _ := monitor(t, backpressure.Bounds{MinCalls: 10, MaxErrorRate: 0.5})
 			for i := range tc.calls {
 				m.Begin()(i < tc.failed)
 			}
@@ -82,10 +115,11 @@ func TestFailingAndSlowCallsPastTheBoundsAreRefusedOnceThereAreEnough(t *testing
 		})
 	}
 	t.Run("slow calls are refused", func(t *testing.T) {
-		m := monitors(t, backpressure.Bounds{MinCalls: 2, MaxLatency: 20 * time.Millisecond}, 1)[0]
+		t.Parallel()
+		m, clk := monitor(t, backpressure.Bounds{MinCalls: 2, MaxLatency: 20 * time.Millisecond})
 		for range 2 {
 			end := m.Begin()
-			time.Sleep(30 * time.Millisecond)
+			clk.Advance(30 * time.Millisecond) // the saga takes 30ms to answer
 			end(false)
 		}
 		o := overloaded(t, m.Check())
@@ -95,32 +129,33 @@ func TestFailingAndSlowCallsPastTheBoundsAreRefusedOnceThereAreEnough(t *testing
 }
 
 func TestOneCallAnIntervalFindsOutThatTheSagaRecovered(t *testing.T) {
-	// The probe interval is long beside the steps between two checks, so a
-	// loaded machine's pauses cannot let an extra probe through.
+	t.Parallel()
+	// Time moves only when the test moves it: between two checks none
+	// passes, however loaded the machine, so no extra probe gets through.
 	const interval, slow = 2 * time.Second, 100 * time.Millisecond
-	m := monitors(t, backpressure.Bounds{MinCalls: 10, MaxErrorRate: 0.5, MaxLatency: slow, Interval: interval}, 1)[0]
+	m, clk := monitor(t, backpressure.Bounds{MinCalls: 10, MaxErrorRate: 0.5, MaxLatency: slow, Interval: interval})
 	for range 10 {
 		m.Begin()(true) // Temporal is down
 	}
 	require.Equal(t, backpressure.ReasonErrors, overloaded(t, m.Check()).Reason, "refused at once")
 
 	// A probe that fails changes nothing: the next one waits an Interval.
-	time.Sleep(interval)
+	clk.Advance(interval)
 	require.NoError(t, m.Check(), "one call goes through to probe")
 	m.Begin()(true)
 	require.Equal(t, backpressure.ReasonErrors, overloaded(t, m.Check()).Reason, "refused until the next probe")
 
 	// A slow answer is no recovery either.
-	time.Sleep(interval)
+	clk.Advance(interval)
 	require.NoError(t, m.Check())
 	end := m.Begin()
-	time.Sleep(slow + 10*time.Millisecond)
+	clk.Advance(slow + 10*time.Millisecond)
 	end(false)
 	overloaded(t, m.Check())
 
 	// A quick answer ends the refusals at once, not when the failures
 	// leave the window ten seconds later.
-	time.Sleep(interval)
+	clk.Advance(interval)
 	require.NoError(t, m.Check())
 	m.Begin()(false)
 	for range 5 {
@@ -137,8 +172,9 @@ func TestOneCallAnIntervalFindsOutThatTheSagaRecovered(t *testing.T) {
 }
 
 func TestEveryProcessSeesTheLoadOfTheWholeDeployment(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	ms := monitors(t, backpressure.Bounds{MaxInFlight: 3, MinCalls: 4, MaxErrorRate: 0.5}, 2)
+	ms, _ := monitors(t, backpressure.Bounds{MaxInFlight: 3, MinCalls: 4, MaxErrorRate: 0.5}, 2)
 	busy, quiet := ms[0], ms[1]
 	for range 4 {
 		busy.Begin()(true) // Temporal is not answering this process
@@ -164,22 +200,24 @@ func TestEveryProcessSeesTheLoadOfTheWholeDeployment(t *testing.T) {
 }
 
 func TestAStoppedProcessLoadIsForgotten(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	ms := monitors(t, backpressure.Bounds{MaxInFlight: 1, Interval: 50 * time.Millisecond}, 2)
+	ms, clk := monitors(t, backpressure.Bounds{MaxInFlight: 1, Interval: 50 * time.Millisecond}, 2)
 	stopped, alive := ms[0], ms[1]
 	stopped.Begin() // never ends: the process died mid-call
 	require.NoError(t, stopped.Sync(ctx))
 	require.NoError(t, alive.Sync(ctx))
 	require.Error(t, alive.Check())
-	time.Sleep(200 * time.Millisecond) // three intervals without a report
+	clk.Advance(200 * time.Millisecond) // past three intervals without a report
 	require.NoError(t, alive.Sync(ctx))
 	require.NoError(t, alive.Check())
 	require.Equal(t, 1, alive.Load().Processes)
 }
 
 func TestABacklogPastTheBoundIsRefusedAndAFailedProbeIsNotMistakenForOne(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	m := monitors(t, backpressure.Bounds{MaxBacklog: 5 * time.Second}, 1)[0]
+	m, _ := monitor(t, backpressure.Bounds{MaxBacklog: 5 * time.Second})
 	backlog, probeErr := 12*time.Second, error(nil)
 	m.ProbeBacklog(func(context.Context) (time.Duration, error) { return backlog, probeErr })
 	require.NoError(t, m.Sync(ctx))

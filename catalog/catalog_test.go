@@ -88,6 +88,7 @@ func TestSearchRanksAndFilters(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			page, err := f.svc.Search(ctx, tc.query)
 			require.NoError(t, err)
 			require.Equal(t, tc.want, ids(page, f.tag))
@@ -130,6 +131,7 @@ func TestSearchPagesWithACursor(t *testing.T) {
 }
 
 func TestSuggestAnswersAThreeLetterPrefix(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	cases := []struct {
@@ -144,6 +146,7 @@ func TestSuggestAnswersAThreeLetterPrefix(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.prefix, func(t *testing.T) {
+			t.Parallel()
 			start := time.Now()
 			got, err := f.svc.Suggest(ctx, tc.prefix)
 			took := time.Since(start)
@@ -220,6 +223,7 @@ func TestDraftAndCancelledEventsAreNeitherFoundNorShown(t *testing.T) {
 	ctx := context.Background()
 	pool := testenv.DB(t)
 	f.svc.DetailTTL = 0
+	// Serial: both statuses are set on the one event in turn.
 	for _, status := range []string{"DRAFT", "CANCELLED"} {
 		t.Run(status, func(t *testing.T) {
 			_, err := pool.Exec(ctx, `UPDATE events SET status = $2 WHERE id = $1`, f.tag+"_title", status)

@@ -96,6 +96,7 @@ func TestThePublicURLIsTheConfiguredOneOrTheListenAddressOnLoopback(t *testing.T
 		{name: "another scheme", public: "ftp://tickets.example", listen: ":8080", err: "ENCORE_PUBLIC_URL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			c := config.Default()
 			c.PublicURL, c.HTTPAddr = tc.public, tc.listen
 			got, err := c.EffectivePublicURL()
@@ -128,6 +129,7 @@ func TestAProductionProcessRefusesToStartHalfConfigured(t *testing.T) {
 		{"the gate needs none of them", "gate", func(c *config.Config) { c.TemporalAddress = "" }, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			c := full
 			tc.change(&c)
 			err := c.CheckDeployment(tc.command)

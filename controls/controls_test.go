@@ -20,6 +20,7 @@ func patch(t *testing.T, body string) controls.Patch {
 func ptr(n int) *int { return &n }
 
 func TestAPatchChangesOnlyTheDialsItNames(t *testing.T) {
+	t.Parallel()
 	d := controls.Defaults("evt_x")
 	d.AdmissionCapacity = ptr(50)
 	got, err := patch(t, `{"sales_paused":true,"seatmap_cache_ttl_ms":0}`).Apply(d)
@@ -35,6 +36,7 @@ func TestAPatchChangesOnlyTheDialsItNames(t *testing.T) {
 }
 
 func TestABadPatchNamesEveryBadMemberAndAppliesNothing(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, body string
 		fields     []string
@@ -46,6 +48,7 @@ func TestABadPatchNamesEveryBadMemberAndAppliesNothing(t *testing.T) {
 		{"capacity outside its bounds", `{"admission_capacity":5,"admission_capacity_min":10}`, []string{"admission_capacity"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := patch(t, tc.body).Apply(controls.Defaults("evt_x"))
 			var verr *controls.ValidationError
 			require.ErrorAs(t, err, &verr)
@@ -61,6 +64,7 @@ func TestABadPatchNamesEveryBadMemberAndAppliesNothing(t *testing.T) {
 }
 
 func TestTheOperatorsCapacityMovesTheAdaptiveBand(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name             string
 		d                controls.Dials
@@ -72,6 +76,7 @@ func TestTheOperatorsCapacityMovesTheAdaptiveBand(t *testing.T) {
 		{"explicit bounds", controls.Dials{AdmissionCapacity: ptr(50), CapacityMin: ptr(40), CapacityMax: ptr(60)}, 50, 40, 60},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			c, lo, hi := tc.d.Capacity(100, 10, 400)
 			require.Equal(t, []int{tc.capacity, tc.lo, tc.hi}, []int{c, lo, hi})
 		})
@@ -79,6 +84,7 @@ func TestTheOperatorsCapacityMovesTheAdaptiveBand(t *testing.T) {
 }
 
 func TestTheCacheTTLDialOverridesTheDefault(t *testing.T) {
+	t.Parallel()
 	require.Equal(t, 2*time.Second, controls.Defaults("e").CacheTTL(2*time.Second))
 	require.Equal(t, 250*time.Millisecond, controls.Dials{SeatmapCacheTTLms: ptr(250)}.CacheTTL(2*time.Second))
 }

@@ -253,6 +253,8 @@ func TestEachRejectedScanNamesItsReason(t *testing.T) {
 			require.Contains(t, r.Detail, "north-1")
 		}},
 	}
+	// Serial, as are the subtests below: the skew cases change the
+	// ledger, the expiry one the clock, and the metrics count every scan.
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			code, r := g.Scan(tc.payload, "south-2")
@@ -315,6 +317,7 @@ func TestBadRequestsAreProblems(t *testing.T) {
 		"two objects":     `{"payload":"x","gate_id":"n"}{}`,
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			resp, err := http.Post(g.URL+"/v1/scan", "application/json", strings.NewReader(body))
 			require.NoError(t, err)
 			defer resp.Body.Close()
@@ -332,6 +335,7 @@ func TestLedgerFailureFailsClosed(t *testing.T) {
 	g := gate.StartForTest(t, gate.TestOptions{Manifest: sealed(t, keys, manifest.Header{EventID: "evt_fc"}, ts),
 		Keys: &keys, Now: clk.Now, Store: gate.StoreOptions{BusyTimeout: 100 * time.Millisecond}})
 
+	// Serial: the second step closes the ledger the first scans.
 	t.Run("another process holds the write lock past the busy timeout", func(t *testing.T) {
 		db, err := sql.Open("sqlite3", gate.DSN(g.DBPath(), gate.StoreOptions{}))
 		require.NoError(t, err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/dev/demo"
@@ -41,7 +42,12 @@ type fixture struct {
 
 func newFixture(t testing.TB, allotment, limit int) *fixture {
 	t.Helper()
-	pool := testenv.DB(t)
+	return newFixtureOn(t, testenv.DB(t), allotment, limit)
+}
+
+// newFixtureOn is newFixture in the database of pool.
+func newFixtureOn(t testing.TB, pool *pgxpool.Pool, allotment, limit int) *fixture {
+	t.Helper()
 	sfx := testenv.RandomSuffix()
 	st := store.New(pool, store.Options{})
 	now := time.Now().UTC()
@@ -87,6 +93,7 @@ func (f *fixture) requireAuditClean(t testing.TB) {
 }
 
 func TestFiftyGuestsOnTheLastRoomsNeverPassAllotmentPlusLimit(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, 6, 2) // 8 rooms can be sold
 	ctx := context.Background()
 	// All but three rooms are gone already.
@@ -126,6 +133,7 @@ func TestFiftyGuestsOnTheLastRoomsNeverPassAllotmentPlusLimit(t *testing.T) {
 }
 
 func TestAThreeNightStayWithTheMiddleNightFullIsRefusedNamingThatNight(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, 2, 0)
 	// Night 1 is full.
 	_, err := f.hold(t, "first", holds.Cart{Stays: []store.StayRequest{f.stay(f.main, "double", 1, 1, 2)}})
@@ -145,6 +153,7 @@ func TestAThreeNightStayWithTheMiddleNightFullIsRefusedNamingThatNight(t *testin
 }
 
 func TestAHotelOnlyHoldLivesFifteenMinutesAndGivesItsNightsBack(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, 2, 0)
 	stay := f.stay(f.main, "double", 0, 2, 2)
@@ -162,6 +171,7 @@ func TestAHotelOnlyHoldLivesFifteenMinutesAndGivesItsNightsBack(t *testing.T) {
 		require.NoError(t, err)
 	}
 
+	// The steps are serial: each starts from the hold the one before left.
 	t.Run("lazy expiry: the next guest gets the nights of an expired hold", func(t *testing.T) {
 		expire(h.ID)
 		h2, err := f.hold(t, "next", holds.Cart{Stays: []store.StayRequest{stay}})
@@ -192,6 +202,7 @@ func TestAHotelOnlyHoldLivesFifteenMinutesAndGivesItsNightsBack(t *testing.T) {
 }
 
 func TestAPackageHoldIsAllOrNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, 1, 0)
 	eventID := "evt_" + testenv.RandomSuffix()
@@ -207,6 +218,7 @@ func TestAPackageHoldIsAllOrNothing(t *testing.T) {
 		return s
 	}
 
+	// The steps are serial: they share the room type's one room.
 	t.Run("a seat taken: no room-night is held", func(t *testing.T) {
 		_, err := f.hold(t, "rival", holds.Cart{EventID: eventID, SeatIDs: []string{seat(1)}})
 		require.NoError(t, err)
@@ -265,6 +277,7 @@ func TestAPackageHoldIsAllOrNothing(t *testing.T) {
 }
 
 func TestSearchShowsEachNightsAvailabilityAndPriceUnderTheStayRules(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, 4, 1)
 	_, err := f.hold(t, "early", holds.Cart{Stays: []store.StayRequest{f.stay(f.main, "double", 1, 1, 2)}})
@@ -310,6 +323,7 @@ func TestSearchShowsEachNightsAvailabilityAndPriceUnderTheStayRules(t *testing.T
 }
 
 func TestAWalkRelocatesRefundsAndTellsTwoGuestsOnceEvenWhenRetried(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, 2, 2) // 4 rooms sold on an allotment of 2
 	var paid []uuid.UUID

@@ -10,6 +10,7 @@ import (
 )
 
 func TestWalkRiskIsTheExactBinomialTail(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name           string
 		allotment, n   int
@@ -23,12 +24,14 @@ func TestWalkRiskIsTheExactBinomialTail(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			require.InDelta(t, c.want, hotels.WalkRisk(c.allotment, c.n, c.showRate), c.tolerance)
 		})
 	}
 }
 
 func TestTheNormalApproximationOfTheExampleIsAboutThreePercent(t *testing.T) {
+	t.Parallel()
 	n, q, N := 210.0, 0.92, 200.0
 	mean, sd := n*q, math.Sqrt(n*q*(1-q))
 	require.InDelta(t, 193.2, mean, 1e-9)
@@ -39,6 +42,7 @@ func TestTheNormalApproximationOfTheExampleIsAboutThreePercent(t *testing.T) {
 }
 
 func TestTheLimitIsTheLargestWhoseWalkRiskStaysUnderTheTarget(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name      string
 		allotment int
@@ -51,6 +55,7 @@ func TestTheLimitIsTheLargestWhoseWalkRiskStaysUnderTheTarget(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			got, err := hotels.OverbookLimit(c.allotment, c.showRate, c.risk)
 			require.NoError(t, err)
 			require.Equal(t, c.want, got)

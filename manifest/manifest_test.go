@@ -298,6 +298,7 @@ func TestTamperedExpiredAndWrongKeyManifestsAreRefused(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := manifest.Open(tc.data, tc.keys, tc.now)
 			require.ErrorContains(t, err, tc.want)
 		})
@@ -310,6 +311,7 @@ func TestTamperedExpiredAndWrongKeyManifestsAreRefused(t *testing.T) {
 	require.ErrorAs(t, err, &wrong)
 
 	t.Run("every single flipped bit is refused", func(t *testing.T) {
+		t.Parallel()
 		for i := range data {
 			b := bytes.Clone(data)
 			b[i] ^= 1 << (i % 8)

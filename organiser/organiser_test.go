@@ -41,9 +41,14 @@ type env struct {
 // balcony of 140) for a fresh organisation.
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvOn(t, testenv.DB(t), testenv.DatabaseURL(t))
+}
+
+// newEnvOn is newEnv in the database of pool, at url.
+func newEnvOn(t *testing.T, pool *pgxpool.Pool, url string) *env {
+	t.Helper()
 	ctx := context.Background()
-	pool := testenv.DB(t)
-	rpool, err := store.OpenReader(ctx, testenv.DatabaseURL(t), store.ReaderRole, store.PoolOptions{MaxConns: 2})
+	rpool, err := store.OpenReader(ctx, url, store.ReaderRole, store.PoolOptions{MaxConns: 2})
 	require.NoError(t, err)
 	t.Cleanup(rpool.Close)
 	st := store.New(pool, store.Options{})
@@ -89,7 +94,11 @@ func balcony(ev organiser.Event, row string, n int) string {
 }
 
 func TestADraftIsCopiedFromTheVenueAndFansSeeItOnlyOncePublished(t *testing.T) {
-	e := newEnv(t)
+	t.Parallel()
+	// A database of its own: the test searches every published event by
+	// its title, which a run before (-count) published too.
+	pool, url := testenv.FreshDB(t)
+	e := newEnvOn(t, pool, url)
 	ctx := context.Background()
 	cat := catalog.New(e.reader)
 	cat.DetailTTL = 0
@@ -157,6 +166,7 @@ func TestADraftIsCopiedFromTheVenueAndFansSeeItOnlyOncePublished(t *testing.T) {
 }
 
 func TestAPublishedEventChangesOnlyWhatFansDoNotDependOn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	ev, err := e.svc.Create(ctx, e.scope, e.fields("Draft Days"))
@@ -192,7 +202,11 @@ func TestAPublishedEventChangesOnlyWhatFansDoNotDependOn(t *testing.T) {
 }
 
 func TestCreateNamesEveryBadFieldAtOnce(t *testing.T) {
-	e := newEnv(t)
+	t.Parallel()
+	// A database of its own: the test counts every event, and the other
+	// tests create theirs meanwhile.
+	pool, url := testenv.FreshDB(t)
+	e := newEnvOn(t, pool, url)
 	ctx := context.Background()
 	f := e.fields("Bad")
 	f.Prices = map[string]money.Money{"standing": {Amount: 3000, Currency: "USD"}, "vip": eur(9000)}
@@ -216,6 +230,7 @@ func TestCreateNamesEveryBadFieldAtOnce(t *testing.T) {
 }
 
 func TestHoldsAreRefusedOutsideTheSaleWindow(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	now := time.Now()
@@ -236,6 +251,7 @@ func TestHoldsAreRefusedOutsideTheSaleWindow(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			f := e.fields(tc.name)
 			f.OnsaleAt, f.OffsaleAt = &tc.onsale, &tc.offsale
 			ev, err := e.svc.Create(ctx, e.scope, f)
@@ -270,6 +286,7 @@ func TestHoldsAreRefusedOutsideTheSaleWindow(t *testing.T) {
 }
 
 func TestABlockedSeatIsNeverHeldAndAHeldOrSoldSeatKeepsItsBuyer(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	ev, err := e.svc.Create(ctx, e.scope, e.fields("Blocks"))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/dev/demo"
@@ -39,9 +40,8 @@ func (r *recorder) handler(name string) outbox.Handler {
 // per-topic handlers and ordering across topics.
 const topicOther = "test.other"
 
-func insertRows(t *testing.T, n int, topics ...string) []int64 {
+func insertRows(t *testing.T, pool *pgxpool.Pool, n int, topics ...string) []int64 {
 	t.Helper()
-	pool := testenv.DB(t)
 	var ids []int64
 	for i := range n {
 		var id int64
@@ -54,18 +54,21 @@ func insertRows(t *testing.T, n int, topics ...string) []int64 {
 	return ids
 }
 
-func drainAll(t *testing.T) {
+// outboxDB is a database of the test's own: a relay takes a database-wide
+// lease and publishes every row of the outbox, so tests that run relays
+// cannot share one database and run in parallel.
+func outboxDB(t *testing.T) *pgxpool.Pool {
 	t.Helper()
-	_, err := testenv.DB(t).Exec(context.Background(), `UPDATE outbox SET published_at = now() WHERE published_at IS NULL`)
-	require.NoError(t, err)
+	pool, _ := testenv.FreshDB(t)
+	return pool
 }
 
 // Three relays run at once over 500 rows of two topics: exactly one is
 // active at any time, every row is handled once, in ID order, and marked.
 func TestOneActiveRelayPublishesInIDOrder(t *testing.T) {
-	drainAll(t)
-	pool := testenv.DB(t)
-	ids := insertRows(t, 500, store.TopicInventoryChanged, topicOther)
+	t.Parallel()
+	pool := outboxDB(t)
+	ids := insertRows(t, pool, 500, store.TopicInventoryChanged, topicOther)
 	rec := &recorder{}
 	ctx, cancel := context.WithCancel(context.Background())
 	var relays []*outbox.Relay
@@ -117,7 +120,7 @@ func TestOneActiveRelayPublishesInIDOrder(t *testing.T) {
 	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox WHERE published_at IS NULL`).Scan(&left))
 	require.Zero(t, left)
 	// The standby takes over once the active relay stops.
-	more := insertRows(t, 3, topicOther)
+	more := insertRows(t, pool, 3, topicOther)
 	n, err := runOnce(t, relays[1])
 	require.NoError(t, err)
 	require.Equal(t, len(more), n)
@@ -126,9 +129,9 @@ func TestOneActiveRelayPublishesInIDOrder(t *testing.T) {
 // A failing handler stops the relay at that row, keeping the order: the row
 // and everything after it wait, and go out in order once it succeeds.
 func TestAFailingRowHoldsBackTheRest(t *testing.T) {
-	drainAll(t)
-	pool := testenv.DB(t)
-	ids := insertRows(t, 5, topicOther)
+	t.Parallel()
+	pool := outboxDB(t)
+	ids := insertRows(t, pool, 5, topicOther)
 	var seen []int64
 	failures := 2
 	r := outbox.New(store.New(pool, store.Options{}), outbox.Options{})
@@ -155,10 +158,10 @@ func TestAFailingRowHoldsBackTheRest(t *testing.T) {
 // Rows of a topic nobody handles wait (they show in the age), and do not
 // block the topics that are handled.
 func TestUnhandledTopicsWaitAndShowInTheAge(t *testing.T) {
-	drainAll(t)
-	pool := testenv.DB(t)
-	insertRows(t, 2, "booking.paid")
-	ids := insertRows(t, 2, store.TopicInventoryChanged)
+	t.Parallel()
+	pool := outboxDB(t)
+	insertRows(t, pool, 2, "booking.paid")
+	ids := insertRows(t, pool, 2, store.TopicInventoryChanged)
 	rec := &recorder{}
 	st := store.New(pool, store.Options{})
 	r := outbox.New(st, outbox.Options{})
@@ -182,23 +185,22 @@ func TestUnhandledTopicsWaitAndShowInTheAge(t *testing.T) {
 // the pass is retried (bounded) until r holds the lease.
 func runOnce(t *testing.T, r *outbox.Relay) (int, error) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		n, active, err := r.RunOnce(context.Background())
-		if active || time.Now().After(deadline) {
-			require.True(t, active, "the relay never got the lease")
-			return n, err
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var n int
+	var err error
+	require.Eventually(t, func() bool {
+		var active bool
+		n, active, err = r.RunOnce(context.Background())
+		return active
+	}, 10*time.Second, 20*time.Millisecond, "the relay never got the lease")
+	return n, err
 }
 
 // A hold writes one inventory.changed row naming every section it took
 // from; the relay invalidates each of them, and still reads the per-section
 // rows that releases, expiries and older holds write.
 func TestOneRowPerHoldInvalidatesEverySectionItNames(t *testing.T) {
-	drainAll(t)
-	pool := testenv.DB(t)
+	t.Parallel()
+	pool := outboxDB(t)
 	ctx := context.Background()
 	eventID := "evt_" + testenv.RandomSuffix()
 	ev := demo.Event{ID: eventID, Title: "Outbox", VenueID: "ven_outbox", VenueName: "Outbox Hall", City: "O",

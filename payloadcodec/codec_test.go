@@ -32,6 +32,7 @@ func payload(t *testing.T, v any) *commonpb.Payload {
 }
 
 func TestAnEncodedPayloadHoldsNeitherTheValueNorItsEncodingInClear(t *testing.T) {
+	t.Parallel()
 	c := mustParse(t, keyA)
 	secret := "pi_123_secret_abc"
 	enc, err := c.Encode([]*commonpb.Payload{payload(t, map[string]string{"client_secret": secret})})
@@ -50,6 +51,7 @@ func TestAnEncodedPayloadHoldsNeitherTheValueNorItsEncodingInClear(t *testing.T)
 }
 
 func TestTheSameValueEncryptsDifferentlyEachTime(t *testing.T) {
+	t.Parallel()
 	c := mustParse(t, keyA)
 	p := payload(t, "same")
 	one, err := c.Encode([]*commonpb.Payload{p})
@@ -60,6 +62,7 @@ func TestTheSameValueEncryptsDifferentlyEachTime(t *testing.T) {
 }
 
 func TestAPlainPayloadPassesThroughDecodeUnchanged(t *testing.T) {
+	t.Parallel()
 	p := payload(t, "written before encryption")
 	dec, err := mustParse(t, keyA).Decode([]*commonpb.Payload{p})
 	require.NoError(t, err)
@@ -67,6 +70,7 @@ func TestAPlainPayloadPassesThroughDecodeUnchanged(t *testing.T) {
 }
 
 func TestAPayloadWrittenWithKeyADecodesAfterRotationToBThenA(t *testing.T) {
+	t.Parallel()
 	enc, err := mustParse(t, keyA).Encode([]*commonpb.Payload{payload(t, "old")})
 	require.NoError(t, err)
 
@@ -86,6 +90,7 @@ func TestAPayloadWrittenWithKeyADecodesAfterRotationToBThenA(t *testing.T) {
 }
 
 func TestAnAlteredPayloadDoesNotDecode(t *testing.T) {
+	t.Parallel()
 	c := mustParse(t, keyA)
 	cases := map[string]func(p *commonpb.Payload){
 		"flipped byte": func(p *commonpb.Payload) { p.Data[len(p.Data)-1] ^= 1 },
@@ -94,6 +99,7 @@ func TestAnAlteredPayloadDoesNotDecode(t *testing.T) {
 	}
 	for name, alter := range cases {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			enc, err := c.Encode([]*commonpb.Payload{payload(t, "x")})
 			require.NoError(t, err)
 			alter(enc[0])
@@ -104,6 +110,7 @@ func TestAnAlteredPayloadDoesNotDecode(t *testing.T) {
 }
 
 func TestAKeyListThatDoesNotParseIsRefused(t *testing.T) {
+	t.Parallel()
 	for _, spec := range []string{"", " , ", "nokey", ":00", "a:short", "a:" + strings.Repeat("0", 62), keyA + "," + keyA} {
 		_, err := payloadcodec.Parse(spec)
 		require.Error(t, err, "%q", spec)

@@ -50,6 +50,7 @@ func post(t *testing.T, url, namespace string, payloads []*commonpb.Payload) (in
 }
 
 func TestTheCodecEndpointDecodesWhatTheCodecEncrypted(t *testing.T) {
+	t.Parallel()
 	srv, c := codecServer(t)
 	enc, err := c.Encode([]*commonpb.Payload{payload(t, "198.51.100.7")})
 	require.NoError(t, err)
@@ -62,6 +63,7 @@ func TestTheCodecEndpointDecodesWhatTheCodecEncrypted(t *testing.T) {
 }
 
 func TestTheCodecEndpointEncryptsWhatTheUISends(t *testing.T) {
+	t.Parallel()
 	srv, c := codecServer(t)
 	status, _, enc := post(t, srv.URL+"/codec/encode", "default", []*commonpb.Payload{payload(t, "signal input")})
 	require.Equal(t, http.StatusOK, status)
@@ -74,6 +76,7 @@ func TestTheCodecEndpointEncryptsWhatTheUISends(t *testing.T) {
 }
 
 func TestTheCodecEndpointAnswersTheUIsPreflight(t *testing.T) {
+	t.Parallel()
 	srv, _ := codecServer(t)
 	cases := []struct {
 		origin string
@@ -102,6 +105,7 @@ func TestTheCodecEndpointAnswersTheUIsPreflight(t *testing.T) {
 }
 
 func TestTheCodecEndpointRefusesWhatItCannotOrMayNotDecodeWith4xx(t *testing.T) {
+	t.Parallel()
 	srv, c := codecServer(t)
 	fromB, err := mustParse(t, keyB).Encode([]*commonpb.Payload{payload(t, "x")})
 	require.NoError(t, err)
@@ -122,12 +126,14 @@ func TestTheCodecEndpointRefusesWhatItCannotOrMayNotDecodeWith4xx(t *testing.T) 
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			status, _, _ := post(t, srv.URL+"/codec/decode", tc.namespace, tc.payloads)
 			require.Equal(t, tc.status, status)
 		})
 	}
 
 	t.Run("not json", func(t *testing.T) {
+		t.Parallel()
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/codec/decode", bytes.NewReader([]byte("{")))
 		req.Header.Set("X-Namespace", "default")
 		resp, err := http.DefaultClient.Do(req)
@@ -136,6 +142,7 @@ func TestTheCodecEndpointRefusesWhatItCannotOrMayNotDecodeWith4xx(t *testing.T) 
 		require.Equal(t, http.StatusBadRequest, resp.StatusCode)
 	})
 	t.Run("another origin", func(t *testing.T) {
+		t.Parallel()
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/codec/decode", bytes.NewReader([]byte(`{"payloads":[]}`)))
 		req.Header.Set("X-Namespace", "default")
 		req.Header.Set("Origin", "http://evil.example")

@@ -72,9 +72,11 @@ var sameCardAs = map[string]string{"pm_card_us": "pm_card_visa"}
 var fingerprintShape = regexp.MustCompile(`^[0-9A-Za-z]{16}$`)
 
 func TestEveryDocumentedTestCardHasAFingerprint(t *testing.T) {
+	t.Parallel()
 	c := payments.New(payments.Config{APIKey: key, BaseURL: sandbox(t)})
 	for _, tc := range documentedCards {
 		t.Run(tc.pm, func(t *testing.T) {
+			t.Parallel()
 			fp, err := c.CardFingerprint(context.Background(), tc.pm)
 			require.NoError(t, err)
 			require.Regexp(t, fingerprintShape, fp)
@@ -83,6 +85,7 @@ func TestEveryDocumentedTestCardHasAFingerprint(t *testing.T) {
 }
 
 func TestTheSameCardYieldsTheSameFingerprintOnEveryRetrieval(t *testing.T) {
+	t.Parallel()
 	base := sandbox(t)
 	ctx := context.Background()
 	tests := []struct {
@@ -97,6 +100,7 @@ func TestTheSameCardYieldsTheSameFingerprintOnEveryRetrieval(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			// Two clients stand for two fans' sessions sharing one card.
 			first, err := payments.New(payments.Config{APIKey: key, BaseURL: base}).CardFingerprint(ctx, tc.first)
 			require.NoError(t, err)
@@ -108,6 +112,7 @@ func TestTheSameCardYieldsTheSameFingerprintOnEveryRetrieval(t *testing.T) {
 }
 
 func TestDistinctCardsYieldDistinctFingerprints(t *testing.T) {
+	t.Parallel()
 	c := payments.New(payments.Config{APIKey: key, BaseURL: sandbox(t)})
 	ctx := context.Background()
 	seen := map[string]string{} // fingerprint -> payment method
@@ -125,6 +130,7 @@ func TestDistinctCardsYieldDistinctFingerprints(t *testing.T) {
 }
 
 func TestAnUnknownPaymentMethodIsAClearError(t *testing.T) {
+	t.Parallel()
 	c := payments.New(payments.Config{APIKey: key, BaseURL: sandbox(t)})
 	tests := []struct {
 		name string
@@ -135,6 +141,7 @@ func TestAnUnknownPaymentMethodIsAClearError(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			fp, err := c.CardFingerprint(context.Background(), tc.pm)
 			require.Empty(t, fp)
 			var r *payments.RejectedError
@@ -148,6 +155,7 @@ func TestAnUnknownPaymentMethodIsAClearError(t *testing.T) {
 }
 
 func TestABusyProviderIsRetryableNotARefusal(t *testing.T) {
+	t.Parallel()
 	c := payments.New(payments.Config{APIKey: key, BaseURL: sandbox(t), Fault: "server_error"})
 	_, err := c.CardFingerprint(context.Background(), "pm_card_visa")
 	require.Error(t, err)
@@ -225,6 +233,7 @@ func TestACardCreatedFromANumberHasTheFingerprintOfThatNumber(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			first, err := c.CardFingerprint(ctx, method(t, tc.first))
 			require.NoError(t, err)
 			require.Regexp(t, fingerprintShape, first)

@@ -34,6 +34,7 @@ func FuzzParseWebhook(f *testing.F) {
 }
 
 func TestASuccessCarryingTheSagasCaptureMetadataIsKnownAsItsOwn(t *testing.T) {
+	t.Parallel()
 	const secret = "whsec_test"
 	for _, tc := range []struct {
 		name     string
@@ -45,6 +46,7 @@ func TestASuccessCarryingTheSagasCaptureMetadataIsKnownAsItsOwn(t *testing.T) {
 		{"another value", `{"booking_id":"b","captured_by":"dashboard"}`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			body := []byte(`{"id":"evt_s","object":"event","type":"payment_intent.succeeded","api_version":"2026-03-25.dahlia","data":{"object":{"id":"pi_1","object":"payment_intent","amount":100,"amount_received":100,"currency":"eur","metadata":` + tc.metadata + `}}}`)
 			ev, err := payments.ParseWebhook(body, psp.Sign(body, secret, time.Now()), secret)
 			require.NoError(t, err)

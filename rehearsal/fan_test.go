@@ -11,6 +11,7 @@ import (
 )
 
 func TestAProofOfWorkSolutionHasTheAskedZeroBits(t *testing.T) {
+	t.Parallel()
 	c := challenge{Token: "tok.en", Difficulty: 12}
 	sol, ok := solve(context.Background(), c)
 	require.True(t, ok)
@@ -19,6 +20,7 @@ func TestAProofOfWorkSolutionHasTheAskedZeroBits(t *testing.T) {
 }
 
 func TestLeadingZeroBitsCountsAcrossBytes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		b    []byte
 		want int
@@ -28,6 +30,7 @@ func TestLeadingZeroBitsCountsAcrossBytes(t *testing.T) {
 }
 
 func TestEveryFanRanksTheSameBestSeatsFirst(t *testing.T) {
+	t.Parallel()
 	seats := []seatView{
 		{ID: "A-1", Row: "A", Number: 1, Status: "AVAILABLE"}, {ID: "A-2", Row: "A", Number: 2, Status: "SOLD"},
 		{ID: "A-3", Row: "A", Number: 3, Status: "AVAILABLE"}, {ID: "A-4", Row: "A", Number: 4, Status: "AVAILABLE"},
@@ -42,6 +45,7 @@ func TestEveryFanRanksTheSameBestSeatsFirst(t *testing.T) {
 }
 
 func TestAFanWantsOneToMostSeatsMostlyTwo(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	seen := map[int]int{}
 	for range 10_000 {
@@ -56,6 +60,7 @@ func TestAFanWantsOneToMostSeatsMostlyTwo(t *testing.T) {
 }
 
 func TestOwnCardNumbersAreLuhnValidAndDistinct(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for n := int64(0); n < 1000; n++ {
 		num := VisaNumber(987654321000 + n)
@@ -79,6 +84,7 @@ func TestOwnCardNumbersAreLuhnValidAndDistinct(t *testing.T) {
 }
 
 func TestTheMetricsOfTheEventAndTheProcessAreRead(t *testing.T) {
+	t.Parallel()
 	body := []byte(`# HELP encore_waitingroom_queue_depth Fans in line.
 # TYPE encore_waitingroom_queue_depth gauge
 encore_waitingroom_queue_depth{event="evt_a"} 1234

@@ -11,6 +11,7 @@ import (
 // pair by pair: C concordant, D discordant, n1 and n2 the pairs tied in x
 // and in y, n0 = n(n-1)/2.
 func TestKendallTauBMatchesHandComputedCases(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		x, y []float64
@@ -32,6 +33,7 @@ func TestKendallTauBMatchesHandComputedCases(t *testing.T) {
 		{"four points, two swaps", []float64{1, 2, 3, 4}, []float64{2, 1, 4, 3}, 1.0 / 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			tau, ok := KendallTauB(tc.x, tc.y)
 			require.True(t, ok)
 			require.InDelta(t, tc.want, tau, 1e-12)
@@ -40,6 +42,7 @@ func TestKendallTauBMatchesHandComputedCases(t *testing.T) {
 }
 
 func TestKendallTauBIsUndefinedWithoutTwoDistinctRanks(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		x, y []float64
@@ -51,6 +54,7 @@ func TestKendallTauBIsUndefinedWithoutTwoDistinctRanks(t *testing.T) {
 		{"lengths differ", []float64{1, 2, 3}, []float64{1, 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			_, ok := KendallTauB(tc.x, tc.y)
 			require.False(t, ok)
 		})

@@ -36,6 +36,7 @@ func recorded() *run {
 }
 
 func TestTheReportEmbedsEveryPlotAndTheSummaryTable(t *testing.T) {
+	t.Parallel()
 	rn := recorded()
 	dir := t.TempDir()
 	s := rn.summarize(time.Now(), &checked{reconTries: 1})
@@ -63,6 +64,7 @@ func TestTheReportEmbedsEveryPlotAndTheSummaryTable(t *testing.T) {
 }
 
 func TestTheSummaryIsComputedFromWhatWasRecorded(t *testing.T) {
+	t.Parallel()
 	s := recorded().summarize(time.Now(), nil)
 	require.EqualValues(t, 11, s.BookingsPaid)
 	require.NotNil(t, s.FairnessKendallTau)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestPercentileIsTheNearestRank(t *testing.T) {
+	t.Parallel()
 	hundred := make([]float64, 100)
 	for i := range hundred {
 		hundred[i] = float64(i + 1)
@@ -29,16 +30,19 @@ func TestPercentileIsTheNearestRank(t *testing.T) {
 		{"no values is zero", nil, 50, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			require.Equal(t, tc.want, percentile(tc.sorted, tc.p))
 		})
 	}
 }
 
 func TestMillisSortsDurationsInMilliseconds(t *testing.T) {
+	t.Parallel()
 	require.Equal(t, []float64{0.5, 2, 1500}, millis([]time.Duration{1500 * time.Millisecond, 500 * time.Microsecond, 2 * time.Millisecond}))
 }
 
 func TestLatencyPercentilesAreTakenPerBucketSkippingEmptyOnes(t *testing.T) {
+	t.Parallel()
 	ts := []timed{
 		{at: 100 * time.Millisecond, took: 10 * time.Millisecond},
 		{at: 900 * time.Millisecond, took: 30 * time.Millisecond},
@@ -51,6 +55,7 @@ func TestLatencyPercentilesAreTakenPerBucketSkippingEmptyOnes(t *testing.T) {
 }
 
 func TestBucketsAreAboutFortyOverTheRunBetweenOneAndTenSeconds(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		run, want time.Duration
 	}{{10 * time.Second, time.Second}, {200 * time.Second, 5 * time.Second}, {2 * time.Hour, 10 * time.Second}} {
@@ -59,6 +64,7 @@ func TestBucketsAreAboutFortyOverTheRunBetweenOneAndTenSeconds(t *testing.T) {
 }
 
 func TestQueueSocketsFitInTheOpenFileLimitBesideTheHTTPConnections(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name                               string
 		limit                              uint64
@@ -69,6 +75,7 @@ func TestQueueSocketsFitInTheOpenFileLimitBesideTheHTTPConnections(t *testing.T)
 		{"no room at all", 500, 1_000, 64, 100, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			require.Equal(t, tc.want, socketBudget(tc.limit, tc.fans, tc.concurrency, tc.addresses))
 		})
 	}

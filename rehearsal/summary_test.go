@@ -15,6 +15,7 @@ var contractFields = []string{"fans", "admitted", "holds", "bookings_paid", "goo
 	"hold_p99_ms", "hold_to_paid_p99_ms", "double_sales", "unmatched_captures", "fairness_kendall_tau", "sold_out_after_s"}
 
 func TestSummaryJSONCarriesEveryContractFieldByItsName(t *testing.T) {
+	t.Parallel()
 	tau, soldOut := 0.9, 42.0
 	s := &Summary{Fans: 40, Admitted: 30, Holds: 20, BookingsPaid: 10, GoodputPerS: 1.5, HoldP50MS: 12, HoldP99MS: 80,
 		HoldToPaidP99MS: 3000, DoubleSales: 0, UnmatchedCaptures: 0, FairnessKendallTau: &tau, SoldOutAfterS: &soldOut}
@@ -34,6 +35,7 @@ func TestSummaryJSONCarriesEveryContractFieldByItsName(t *testing.T) {
 }
 
 func TestAnUndefinedTauOrANeverSoldOutSaleIsNullNotMissing(t *testing.T) {
+	t.Parallel()
 	raw, err := json.Marshal(&Summary{})
 	require.NoError(t, err)
 	var got map[string]any
@@ -46,6 +48,7 @@ func TestAnUndefinedTauOrANeverSoldOutSaleIsNullNotMissing(t *testing.T) {
 }
 
 func TestASummaryFailsOnABrokenRule(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		s      Summary
@@ -60,6 +63,7 @@ func TestASummaryFailsOnABrokenRule(t *testing.T) {
 		{"a reconciliation that could not run", Summary{BooksChecked: true, ReconcileError: "provider down"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			require.Equal(t, tc.failed, tc.s.Failed())
 		})
 	}

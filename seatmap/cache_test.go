@@ -102,6 +102,8 @@ type countingLoader struct {
 
 func (l *countingLoader) Load(ctx context.Context, eventID, sectionID string) (store.SectionSeats, error) {
 	l.calls.Add(1)
+	// A slow query is the scenario, not a wait for something: callers keep
+	// arriving while the load takes its time.
 	time.Sleep(l.delay)
 	return l.load(ctx, eventID, sectionID)
 }
@@ -110,6 +112,8 @@ func (l *countingLoader) Load(ctx context.Context, eventID, sectionID string) (s
 // with its own cache and so its own in-process collapsing): the fill lease
 // lets one of them read the database; the rest wait for its result.
 func TestThousandConcurrentMissesCauseAHandfulOfQueries(t *testing.T) {
+	// Not parallel: a thousand callers load the machine enough on their
+	// own; beside the package's other tests the reader's statements time out.
 	cases := []struct {
 		processes, callersEach int
 		format                 seatmap.Format
@@ -119,6 +123,7 @@ func TestThousandConcurrentMissesCauseAHandfulOfQueries(t *testing.T) {
 		{8, 125, seatmap.FormatJSON},
 	}
 	e := newEnv(t, 100, 500)
+	// Serial: the cases count the queries of the env's one reader pool.
 	for i, tc := range cases {
 		t.Run(fmt.Sprintf("%dx%d_%s", tc.processes, tc.callersEach, tc.format), func(t *testing.T) {
 			ctx := context.Background()
@@ -242,6 +247,7 @@ func TestUnknownSectionIsNotFound(t *testing.T) {
 // watched, and every process drops its copy the moment the invalidation
 // arrives: the next read sees the change.
 func TestLocalCopiesAreDroppedByTheInvalidation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 2, 10)
 	ctx := context.Background()
 	var caches []*seatmap.Cache

@@ -143,10 +143,12 @@ func with(c jwt.MapClaims, k string, v any) jwt.MapClaims {
 }
 
 func TestATokenOfEachPinnedAlgorithmVerifiesAndYieldsItsClaims(t *testing.T) {
+	t.Parallel()
 	ti := newTestIssuer(t)
 	v := ti.verifier(time.Hour)
 	for _, kid := range []string{"rsa-1", "ec-1", "ed-1"} {
 		t.Run(kid, func(t *testing.T) {
+			t.Parallel()
 			c := ti.claims("auth0|asha")
 			c["email"] = "asha@example.com"
 			c["roles"] = []string{"organiser", "wizard", "admin", "organiser"}
@@ -161,6 +163,7 @@ func TestATokenOfEachPinnedAlgorithmVerifiesAndYieldsItsClaims(t *testing.T) {
 }
 
 func TestATokenWithoutRolesIsAFansAndAMalformedEmailIsDropped(t *testing.T) {
+	t.Parallel()
 	ti := newTestIssuer(t)
 	v := ti.verifier(time.Hour)
 	c := ti.claims("bo")
@@ -175,6 +178,7 @@ func TestATokenWithoutRolesIsAFansAndAMalformedEmailIsDropped(t *testing.T) {
 }
 
 func TestForgedOrStaleTokensAreRefused(t *testing.T) {
+	t.Parallel()
 	ti := newTestIssuer(t)
 	v := ti.verifier(time.Hour)
 	good := ti.claims("mallory")
@@ -232,6 +236,7 @@ func TestForgedOrStaleTokensAreRefused(t *testing.T) {
 	}
 	for name, token := range cases {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			_, err := v.Verify(context.Background(), token)
 			require.ErrorIs(t, err, session.ErrInvalid)
 			status, typ := me(token)
@@ -261,6 +266,7 @@ func flipLast(seg string) string {
 }
 
 func TestUnknownKeyIDsRefetchTheKeySetAtMostOncePerInterval(t *testing.T) {
+	t.Parallel()
 	ti := newTestIssuer(t)
 	v := ti.verifier(time.Hour)
 	require.EqualValues(t, 1, ti.fetches.Load(), "the key set is fetched once at start")
@@ -284,6 +290,7 @@ func TestUnknownKeyIDsRefetchTheKeySetAtMostOncePerInterval(t *testing.T) {
 }
 
 func TestARotatedInKeyVerifiesAfterARefetchAndTheRotatedOutOneNoLonger(t *testing.T) {
+	t.Parallel()
 	ti := newTestIssuer(t)
 	v := ti.verifier(time.Hour)
 	oldToken := ti.sign("ed-1", ti.claims("asha"))
@@ -304,6 +311,7 @@ func TestARotatedInKeyVerifiesAfterARefetchAndTheRotatedOutOneNoLonger(t *testin
 }
 
 func TestDiscoveryRefusesADocumentOfAnotherIssuerAndPlainHTTPOffLoopback(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]string{"issuer": "https://elsewhere.example", "jwks_uri": "https://elsewhere.example/keys"})
 	}))
@@ -315,6 +323,7 @@ func TestDiscoveryRefusesADocumentOfAnotherIssuerAndPlainHTTPOffLoopback(t *test
 }
 
 func TestTheDevelopmentIssuersTokensVerifyWithItsPublishedKeySet(t *testing.T) {
+	t.Parallel()
 	var dev *session.Issuer
 	var fetches atomic.Int64
 	mux := http.NewServeMux()
@@ -354,6 +363,7 @@ func TestTheDevelopmentIssuersTokensVerifyWithItsPublishedKeySet(t *testing.T) {
 }
 
 func TestRolesAndOrganiserScope(t *testing.T) {
+	t.Parallel()
 	cases := map[string]struct {
 		id        session.Identity
 		org       string
@@ -368,6 +378,7 @@ func TestRolesAndOrganiserScope(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			require.Equal(t, c.canManage, c.id.CanManage(c.org))
 		})
 	}

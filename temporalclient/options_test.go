@@ -138,6 +138,7 @@ func serveFrontend(t *testing.T, p pki) (string, *frontend) {
 }
 
 func TestTheConfiguredClientConnectsOnlyOverMutualTLSAndSendsTheAPIKey(t *testing.T) {
+	t.Parallel()
 	p := newPKI(t)
 	addr, fe := serveFrontend(t, p)
 	cases := []struct {
@@ -164,6 +165,7 @@ func TestTheConfiguredClientConnectsOnlyOverMutualTLSAndSendsTheAPIKey(t *testin
 		}, false},
 		{"plain text", func(c *config.Config) {}, false},
 	}
+	// Serial: the check after the loop reads what the calls sent.
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := config.Default()
@@ -185,6 +187,7 @@ func TestTheConfiguredClientConnectsOnlyOverMutualTLSAndSendsTheAPIKey(t *testin
 }
 
 func TestAnAPIKeyAloneImpliesTLS(t *testing.T) {
+	t.Parallel()
 	cfg := config.Default()
 	tlsConfig, err := temporalclient.TLS(cfg, "127.0.0.1:7233")
 	require.NoError(t, err)
@@ -197,17 +200,20 @@ func TestAnAPIKeyAloneImpliesTLS(t *testing.T) {
 }
 
 func TestTLSSettingsThatCannotWorkAreRefused(t *testing.T) {
+	t.Parallel()
 	p := newPKI(t)
+	dir := t.TempDir()
 	cases := map[string]func(c *config.Config){
 		"a certificate without its key": func(c *config.Config) { c.TemporalTLSCert = p.cert },
 		"a key without its certificate": func(c *config.Config) { c.TemporalTLSKey = p.key },
-		"a missing CA file":             func(c *config.Config) { c.TemporalTLSCA = filepath.Join(t.TempDir(), "none.pem") },
+		"a missing CA file":             func(c *config.Config) { c.TemporalTLSCA = filepath.Join(dir, "none.pem") },
 		"a CA file without PEM":         func(c *config.Config) { c.TemporalTLSCA = p.key },
 		"a certificate of another key":  func(c *config.Config) { c.TemporalTLSCert, c.TemporalTLSKey = p.cert, p.otherKey },
 		"codec keys that do not parse":  func(c *config.Config) { c.TemporalCodecKeys = "k:short" },
 	}
 	for name, set := range cases {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			cfg := config.Default()
 			set(&cfg)
 			_, err := temporalclient.Options(cfg, "127.0.0.1:7233", nil)
@@ -217,6 +223,7 @@ func TestTLSSettingsThatCannotWorkAreRefused(t *testing.T) {
 }
 
 func TestEveryClientEncryptsPayloads(t *testing.T) {
+	t.Parallel()
 	opts, err := temporalclient.Options(config.Default(), "127.0.0.1:7233", nil)
 	require.NoError(t, err)
 	p, err := opts.DataConverter.ToPayload(map[string]string{"ip": "198.51.100.7"})

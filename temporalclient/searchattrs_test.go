@@ -18,6 +18,7 @@ import (
 // A cluster Encore did not start knows none of the saga's search
 // attributes; the server below is started without them, as such a cluster.
 func TestEnsureNamespaceRegistersMissingSearchAttributesOnceAndRefusesWhatCannotWork(t *testing.T) {
+	t.Parallel()
 	srv := temporalserver.StartForTest(t, testenv.DatabaseURL(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -27,9 +27,11 @@ type env struct {
 	svc  *venues.Service
 }
 
+// newEnv is a database of the test's own (the tests count every row an
+// import writes, so parallel tests must not share one) and the service on it.
 func newEnv(t *testing.T) env {
 	t.Helper()
-	pool := testenv.DB(t)
+	pool, _ := testenv.FreshDB(t)
 	_, err := schema.Migrate(context.Background(), pool)
 	require.NoError(t, err)
 	return env{pool: pool, svc: venues.NewService(store.New(pool, store.Options{}))}
@@ -51,6 +53,7 @@ func (e env) rows(t *testing.T) [3]int {
 var scope = venues.Organiser("org_test", "tester")
 
 func TestTheExampleLayoutFilesAreTheGeneratorsOutput(t *testing.T) {
+	t.Parallel()
 	arena, err := venues.EncodeJSON(venues.ArenaVenue())
 	require.NoError(t, err)
 	club, err := venues.EncodeCSV(venues.ClubVenue().Layout)
@@ -63,6 +66,7 @@ func TestTheExampleLayoutFilesAreTheGeneratorsOutput(t *testing.T) {
 }
 
 func TestTheExampleArenaHas20000SeatsOnArcs(t *testing.T) {
+	t.Parallel()
 	f, err := venues.Examples.Open(venues.ArenaFile)
 	require.NoError(t, err)
 	v, err := venues.ParseJSON(f)
@@ -87,6 +91,7 @@ func TestTheExampleArenaHas20000SeatsOnArcs(t *testing.T) {
 }
 
 func TestImportWritesTheExampleArenaAndTheClubFromJSONAndCSV(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	open := func(name string) fs.File {
@@ -113,6 +118,7 @@ func TestImportWritesTheExampleArenaAndTheClubFromJSONAndCSV(t *testing.T) {
 		{"the club from CSV", clubCSV, 2, 140},
 		{"the club from JSON", clubFromJSON, 2, 140},
 	} {
+		// Serial: the check after the loop reads what the imports wrote.
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
 			imp, err := e.svc.Import(ctx, scope, tc.venue)
@@ -154,6 +160,7 @@ func bigLayout(sections int) venues.Venue {
 }
 
 func TestA100000SeatLayoutImportsInOneTransactionAndOneMoreIsRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	v := bigLayout(20)
@@ -196,6 +203,7 @@ floor,general,standing,,,,,100
 `
 
 func TestBadLayoutsNameEveryErrorByPathOrLineAndWriteNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	meta := venues.CSVMeta{Name: "Hall", City: "Ghent", Timezone: "Europe/Brussels"}
@@ -258,6 +266,7 @@ func TestBadLayoutsNameEveryErrorByPathOrLineAndWriteNothing(t *testing.T) {
 			errors: []bad{{"line 3, column seat", "duplicate seat"}, {"line 4, column seat", "whole number"},
 				{"line 5, column kind", "neither"}, {"line 4, column row", "missing row label"}}},
 	}
+	// Serial: each case counts the rows before and after its import.
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			before := e.rows(t)
@@ -295,6 +304,7 @@ func TestBadLayoutsNameEveryErrorByPathOrLineAndWriteNothing(t *testing.T) {
 }
 
 func TestImportNeedsAnOrganisationAndAKnownTimeZone(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	v, err := venues.ParseJSON(strings.NewReader(goodJSON))
 	require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestTheCancelProgressBarFillsWithHandledBookings(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		job  store.Job
 		want string

@@ -39,6 +39,8 @@ func breakEnvironment(t *testing.T) {
 }
 
 func TestEveryCommandDocumentsItselfAndItsFlags(t *testing.T) {
+	// Serial: t.Setenv changes the process's environment; the subtests run
+	// in parallel with each other under it.
 	breakEnvironment(t)
 	paths := commandPaths(newRootCmd(), nil)
 	var names []string
@@ -52,6 +54,7 @@ func TestEveryCommandDocumentsItselfAndItsFlags(t *testing.T) {
 	}
 	for _, path := range paths {
 		t.Run("encore "+strings.Join(path, " "), func(t *testing.T) {
+			t.Parallel()
 			root := newRootCmd()
 			cmd, _, err := root.Find(path)
 			require.NoError(t, err)
@@ -75,6 +78,8 @@ func TestEveryCommandDocumentsItselfAndItsFlags(t *testing.T) {
 }
 
 func TestCommandLineMistakesExitTwoWithUsage(t *testing.T) {
+	// Serial: t.Setenv changes the process's environment; the subtests run
+	// in parallel with each other under it.
 	breakEnvironment(t) // none of these gets as far as loading the configuration
 	for _, tc := range []struct {
 		args []string
@@ -99,6 +104,7 @@ func TestCommandLineMistakesExitTwoWithUsage(t *testing.T) {
 		{[]string{"manifest", "inspect"}, "accepts 1 arg(s), received 0"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			t.Parallel()
 			code, out, errOut := run(t, newRootCmd(), tc.args...)
 			require.Equal(t, 2, code, errOut)
 			require.Empty(t, out)
@@ -109,12 +115,15 @@ func TestCommandLineMistakesExitTwoWithUsage(t *testing.T) {
 }
 
 func TestConfigPrintsTheConfigurationTable(t *testing.T) {
+	t.Parallel()
 	code, out, errOut := run(t, newRootCmd(), "config")
 	require.Equal(t, 0, code, errOut)
 	require.Equal(t, config.Table(), out)
 }
 
 func TestABadEnvironmentFailsTheCommandNamingTheVariable(t *testing.T) {
+	// Serial: t.Setenv changes the process's environment, which every
+	// command reads.
 	breakEnvironment(t)
 	code, out, errOut := run(t, newRootCmd(), "config")
 	require.Equal(t, 1, code)
@@ -124,8 +133,10 @@ func TestABadEnvironmentFailsTheCommandNamingTheVariable(t *testing.T) {
 }
 
 func TestTestInfraWithoutACommandIsAnError(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"testinfra"}, {"testinfra", "--"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			t.Parallel()
 			code, _, errOut := run(t, newRootCmd(), args...)
 			require.Equal(t, 1, code)
 			require.Contains(t, errOut, "testinfra: give a command after --")
@@ -148,6 +159,7 @@ func probe(t *testing.T, root *cobra.Command, path []string, err error) *[]strin
 }
 
 func TestTestInfraPassesEverythingAfterTheDashesUnchanged(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want []string
@@ -165,6 +177,7 @@ func TestTestInfraPassesEverythingAfterTheDashesUnchanged(t *testing.T) {
 		{[]string{"testinfra", "go", "test", "-run", "X"}, []string{"go", "test", "-run", "X"}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			t.Parallel()
 			root := newRootCmd()
 			got := probe(t, root, []string{"testinfra"}, nil)
 			code, _, errOut := run(t, root, tc.args...)
@@ -175,6 +188,7 @@ func TestTestInfraPassesEverythingAfterTheDashesUnchanged(t *testing.T) {
 }
 
 func TestExitCodes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		err  error
@@ -186,6 +200,7 @@ func TestExitCodes(t *testing.T) {
 		{"a failure of the work", errors.New("database down"), 1, "encore: database down"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			root := newRootCmd()
 			probe(t, root, []string{"testinfra"}, tc.err)
 			code, _, errOut := run(t, root, "testinfra", "--", "true")

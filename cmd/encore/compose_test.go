@@ -47,6 +47,7 @@ func readCompose(t *testing.T) map[string]composeService {
 // cluster on PostgreSQL with its UI, PostgreSQL, Redis, and encore api and
 // encore worker built from this repository with the infrastructure they need.
 func TestComposeFileDescribesTheProductionTopology(t *testing.T) {
+	t.Parallel()
 	f := struct{ Services map[string]composeService }{readCompose(t)}
 	for _, name := range []string{"postgresql", "redis", "temporal", "temporal-ui", "encore-api", "encore-worker"} {
 		require.Contains(t, f.Services, name)
@@ -89,6 +90,7 @@ var loginOf = regexp.MustCompile(`^postgres(?:ql)?://([^:@/]+)[:@]`)
 // and that api and worker run in production with every secret they check
 // taken from the environment file rather than written here.
 func TestComposeServicesConnectWithLeastPrivilege(t *testing.T) {
+	t.Parallel()
 	services := readCompose(t)
 	superuser := services["postgresql"].Environment["POSTGRES_USER"]
 	require.NotEmpty(t, superuser)
@@ -135,6 +137,7 @@ func TestComposeServicesConnectWithLeastPrivilege(t *testing.T) {
 // last USER must be a numeric uid other than 0, so the platform can verify
 // it without the image's /etc/passwd.
 func TestTheImageRunsAsANonRootUser(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile(filepath.Join("..", "..", "Dockerfile"))
 	require.NoError(t, err)
 	user := ""
@@ -168,6 +171,7 @@ func TestTheImageRunsAsANonRootUser(t *testing.T) {
 // each with a health check and a restart policy, as are the stores, the
 // sandbox, Prometheus and Grafana, whose mounted files exist.
 func TestEveryComposeServiceIsReadyBeforeItsDependentsAndRestarts(t *testing.T) {
+	t.Parallel()
 	services := readCompose(t)
 	oneShot := map[string]bool{"temporal-schema": true, "temporal-namespace": true, "encore-logins": true, "encore-migrate": true}
 	for _, name := range []string{"postgresql", "redis", "temporal-schema", "temporal", "temporal-namespace", "temporal-ui",
@@ -221,6 +225,7 @@ func TestEveryComposeServiceIsReadyBeforeItsDependentsAndRestarts(t *testing.T) 
 // process in the compose file (jobs and the sandbox too), so a typo in a
 // variable name cannot silently leave a default in force.
 func TestEveryEncoreServiceSetsOnlyVariablesTheConfigReads(t *testing.T) {
+	t.Parallel()
 	known := map[string]bool{}
 	for _, fld := range reflect.VisibleFields(reflect.TypeOf(config.Config{})) {
 		known[fld.Tag.Get("env")] = true
@@ -242,6 +247,7 @@ func TestEveryEncoreServiceSetsOnlyVariablesTheConfigReads(t *testing.T) {
 // anywhere else would have no default, no documentation and no check. The
 // test harness's own variables (ENCORE_TEST_*) are the one exception.
 func TestTheSourceReadsTheEnvironmentOnlyThroughConfig(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join("..", "..")
 	read := regexp.MustCompile(`os\.(?:Getenv|LookupEnv)\("(ENCORE_[A-Z0-9_]+)"\)`)
 	known := map[string]bool{}
@@ -279,6 +285,7 @@ func TestTheSourceReadsTheEnvironmentOnlyThroughConfig(t *testing.T) {
 // left at its default) and runs the checks encore api and encore worker make
 // before any work: no unsafe secret, nothing half-configured.
 func TestTheComposeEnvironmentPassesTheProductionStartUpChecks(t *testing.T) {
+	t.Parallel()
 	required := regexp.MustCompile(`\$\{([A-Z0-9_]+):\?[^}]*\}`)
 	defaulted := regexp.MustCompile(`\$\{[A-Z0-9_]+:-([^}]*)\}`)
 	services := readCompose(t)

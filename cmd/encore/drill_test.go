@@ -30,6 +30,7 @@ func freePort(t *testing.T) int {
 // and payment sandbox: the drills stop and restart them), and plays every
 // drill against it in a shortened form.
 func TestEveryDrillPassesOnADevelopmentStack(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a whole development stack")
 	}
@@ -81,6 +82,7 @@ func TestEveryDrillPassesOnADevelopmentStack(t *testing.T) {
 		return int(rep.SeatsWithManyOwners), 0, err
 	}
 
+	// Serial: the drills stop and restart parts of the one stack in turn.
 	for _, d := range drills.All {
 		t.Run(d.Name, func(t *testing.T) {
 			r, err := target.Run(ctx, d)
@@ -95,6 +97,7 @@ func TestEveryDrillPassesOnADevelopmentStack(t *testing.T) {
 }
 
 func TestDrillsRefuseATargetOffLoopback(t *testing.T) {
+	t.Parallel()
 	target := drills.Target{API: "http://10.1.2.3:8080", Admin: "http://127.0.0.1:9090", PSP: "http://127.0.0.1:12111"}
 	_, err := target.Run(context.Background(), drills.All[0])
 	require.ErrorContains(t, err, "not a loopback address")

@@ -22,11 +22,14 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 func TestTheOrganiserCommandsImportAVenueAndCreatePublishAndBlockAnEvent(t *testing.T) {
+	// Serial: t.Setenv changes the process's environment.
 	if os.Getenv("ENCORE_TEST_REDIS_URL") == "" {
 		t.Skip("ENCORE_TEST_REDIS_URL is not set")
 	}
-	pool := testenv.DB(t)
-	t.Setenv("ENCORE_DATABASE_URL", testenv.DatabaseURL(t))
+	// A database of its own: the test counts every venue, and a run before
+	// (-count) imported some.
+	pool, dbURL := testenv.FreshDB(t)
+	t.Setenv("ENCORE_DATABASE_URL", dbURL)
 	t.Setenv("ENCORE_REDIS_URL", os.Getenv("ENCORE_TEST_REDIS_URL"))
 	dir := t.TempDir()
 	club, err := venues.EncodeCSV(venues.ClubVenue().Layout)
@@ -96,6 +99,7 @@ func TestTheOrganiserCommandsImportAVenueAndCreatePublishAndBlockAnEvent(t *test
 }
 
 func TestTheSalesCommandPrintsAnEventsReportAsJSONAndCSV(t *testing.T) {
+	// Serial: t.Setenv changes the process's environment.
 	if os.Getenv("ENCORE_TEST_REDIS_URL") == "" {
 		t.Skip("ENCORE_TEST_REDIS_URL is not set")
 	}

@@ -10,6 +10,7 @@ import (
 )
 
 func TestProbeExitsZeroOnlyOnATwoHundredAnswer(t *testing.T) {
+	t.Parallel()
 	status := http.StatusOK
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(status) }))
 	t.Cleanup(srv.Close)

@@ -84,6 +84,7 @@ func secretCommands() []secretCommand {
 }
 
 func TestProductionCommandsRefuseUnsafeSecretsNamingTheVariable(t *testing.T) {
+	// Serial, subtests too: t.Setenv changes the process's environment.
 	for _, c := range secretCommands() {
 		var checked []string
 		for _, s := range config.DevSecrets() {
@@ -154,6 +155,7 @@ func TestProductionCommandsRefuseUnsafeSecretsNamingTheVariable(t *testing.T) {
 }
 
 func TestTheDefaultEnvironmentIsProduction(t *testing.T) {
+	// Serial: t.Setenv changes the process's environment.
 	require.Equal(t, config.Production, config.Default().Env)
 	t.Setenv("ENCORE_ENV", "qa")
 	code, _, errOut := run(t, newRootCmd(), "api")
@@ -162,6 +164,7 @@ func TestTheDefaultEnvironmentIsProduction(t *testing.T) {
 }
 
 func TestProductionRefusesTheDemoLoginAndStagingAllowsIt(t *testing.T) {
+	// Serial, subtests too: t.Setenv changes the process's environment.
 	for _, tc := range []struct {
 		env, issuer string
 		refused     bool
@@ -188,6 +191,7 @@ func TestProductionRefusesTheDemoLoginAndStagingAllowsIt(t *testing.T) {
 }
 
 func TestTheGateRequiresAVerifyKeyInProduction(t *testing.T) {
+	// Serial, subtests too: t.Setenv changes the process's environment.
 	for _, tc := range []struct {
 		name  string
 		args  func(dir string) []string
@@ -227,6 +231,7 @@ func TestTheGateRequiresAVerifyKeyInProduction(t *testing.T) {
 }
 
 func TestKeysGeneratePrintsAFreshUsableSetAndTheGateVerifyKey(t *testing.T) {
+	t.Parallel()
 	first, second := generated(t), generated(t)
 	code, out, _ := run(t, newRootCmd(), "keys", "generate")
 	require.Equal(t, 0, code)

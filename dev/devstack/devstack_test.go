@@ -45,11 +45,20 @@ func (l *logBuf) String() string {
 	return l.b.String()
 }
 
-// freePort returns the first port from base on that nothing listens on.
+// handedOut holds the ports freePort has returned in this process: the
+// tests run in parallel, and a port handed to one test but not yet listened
+// on must not go to another.
+var handedOut sync.Map
+
+// freePort returns the first port from base on that nothing listens on and
+// no other test of this process was given.
 func freePort(t *testing.T, base int) int {
 	t.Helper()
 	for p := base; p < base+200; p++ {
 		if portOpen(p) {
+			continue
+		}
+		if _, taken := handedOut.LoadOrStore(p, t.Name()); taken {
 			continue
 		}
 		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
@@ -57,6 +66,9 @@ func freePort(t *testing.T, base int) int {
 			continue
 		}
 		l.Close()
+		// Handed back after the test's own clean-ups (LIFO), which stop
+		// what it started on the port.
+		t.Cleanup(func() { handedOut.Delete(p) })
 		return p
 	}
 	t.Fatalf("no free port from %d", base)
@@ -121,6 +133,7 @@ func pgQueryInt(t *testing.T, url, sql string) int {
 }
 
 func TestMissingProgramsGiveAClearError(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	opts := Options{
 		Dir:          filepath.Join(t.TempDir(), ".encore"),
@@ -152,6 +165,7 @@ func TestMissingProgramsGiveAClearError(t *testing.T) {
 }
 
 func TestPostgresStartReuseStopRestart(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	log := newLog(t)
 	opts := Options{Dir: reachableDir(t), PostgresPort: freePort(t, 55432), AllowInstall: true, Log: log}
@@ -222,6 +236,7 @@ func TestPostgresStartReuseStopRestart(t *testing.T) {
 }
 
 func TestPostgresPreferredURL(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	opts := Options{Dir: reachableDir(t), PostgresPort: freePort(t, 55440), AllowInstall: true, Log: newLog(t)}
 	shutdownAtEnd(t, opts)
@@ -253,6 +268,7 @@ func TestPostgresPreferredURL(t *testing.T) {
 }
 
 func TestPostgresConcurrentEnsure(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	opts := Options{Dir: reachableDir(t), PostgresPort: freePort(t, 55450), AllowInstall: true, Fast: true}
 	shutdownAtEnd(t, opts)
@@ -304,6 +320,7 @@ func TestPostgresConcurrentEnsure(t *testing.T) {
 }
 
 func TestPostgresStalePidFileAfterCrash(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	log := newLog(t)
 	opts := Options{Dir: reachableDir(t), PostgresPort: freePort(t, 55460), AllowInstall: true, Fast: true, Log: log}
@@ -335,6 +352,7 @@ func TestPostgresStalePidFileAfterCrash(t *testing.T) {
 }
 
 func TestPostgresPrivateParentFolder(t *testing.T) {
+	t.Parallel()
 	if !isRoot() {
 		t.Skip("only root runs PostgreSQL as another user")
 	}
@@ -367,6 +385,7 @@ func TestPostgresPrivateParentFolder(t *testing.T) {
 }
 
 func TestEnsureAndDropDatabase(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	opts := Options{Dir: reachableDir(t), PostgresPort: freePort(t, 55475), AllowInstall: true, Fast: true, Log: newLog(t)}
 	shutdownAtEnd(t, opts)
@@ -406,6 +425,7 @@ func TestEnsureAndDropDatabase(t *testing.T) {
 }
 
 func TestWithDatabase(t *testing.T) {
+	t.Parallel()
 	u, err := withDatabase("postgres://u:p@h:5/postgres?sslmode=disable", "app")
 	require.NoError(t, err)
 	require.Equal(t, "postgres://u:p@h:5/app?sslmode=disable", u)
@@ -417,6 +437,7 @@ func TestWithDatabase(t *testing.T) {
 }
 
 func TestRedisStartReuseStopRestart(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	log := newLog(t)
 	opts := Options{Dir: reachableDir(t), RedisPort: freePort(t, 63800), AllowInstall: true, Log: log}
@@ -468,6 +489,7 @@ func TestRedisStartReuseStopRestart(t *testing.T) {
 }
 
 func TestRedisFastHasNoPersistence(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	opts := Options{Dir: reachableDir(t), RedisPort: freePort(t, 63810), AllowInstall: true, Fast: true, Log: newLog(t)}
 	shutdownAtEnd(t, opts)
@@ -490,6 +512,7 @@ func TestRedisFastHasNoPersistence(t *testing.T) {
 }
 
 func TestRedisConcurrentAndPreferred(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	opts := Options{Dir: reachableDir(t), RedisPort: freePort(t, 63820), AllowInstall: true, Fast: true}
 	shutdownAtEnd(t, opts)
@@ -547,6 +570,7 @@ func TestRedisConcurrentAndPreferred(t *testing.T) {
 // TestHelperEnsureProcess is run as a child process by
 // TestConcurrentProcesses; it is skipped otherwise.
 func TestHelperEnsureProcess(t *testing.T) {
+	t.Parallel()
 	dir := os.Getenv("DEVSTACK_HELPER_DIR")
 	if dir == "" {
 		t.Skip("helper process of TestConcurrentProcesses")
@@ -565,6 +589,7 @@ func TestHelperEnsureProcess(t *testing.T) {
 }
 
 func TestConcurrentProcesses(t *testing.T) {
+	t.Parallel()
 	testContext(t)
 	dirA, dirB := reachableDir(t), reachableDir(t)
 	pgPort, redisPort := freePort(t, 55510), freePort(t, 63910)

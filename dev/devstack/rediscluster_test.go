@@ -8,6 +8,7 @@ import (
 )
 
 func TestAClusterURLThatAnswersIsUsedAsItIsAndNeverStopped(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	c, err := StartRedisCluster(ctx, ClusterOptions{Dir: t.TempDir(), Log: t.Logf})
 	require.NoError(t, err)

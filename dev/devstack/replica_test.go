@@ -31,6 +31,7 @@ func replicaPrimary(t *testing.T, ctx context.Context) string {
 }
 
 func TestAReplicaStreamsThePrimarysWritesAndRefusesItsOwn(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	primary := replicaPrimary(t, ctx)
 	name := "devstack_replica_" + time.Now().Format("150405") + "_" + randomHex(t)
@@ -79,6 +80,7 @@ func TestAReplicaStreamsThePrimarysWritesAndRefusesItsOwn(t *testing.T) {
 }
 
 func TestAReplicaOfARemotePrimaryIsRefused(t *testing.T) {
+	t.Parallel()
 	_, err := StartReplica(testContext(t), "postgres://postgres@db.example.com:5432/postgres", t.TempDir(), 55999)
 	require.ErrorContains(t, err, "not on the loopback interface")
 }

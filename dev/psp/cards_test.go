@@ -22,6 +22,7 @@ func sortedCardIDs() []string {
 }
 
 func TestEveryTestCardIsDocumentedAndRetrievableWithAFingerprint(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile("doc.go")
 	require.NoError(t, err)
 	e := newEnv(t, Config{}, 0)
@@ -29,6 +30,7 @@ func TestEveryTestCardIsDocumentedAndRetrievableWithAFingerprint(t *testing.T) {
 	for _, id := range sortedCardIDs() {
 		card := testCards[id]
 		t.Run(id, func(t *testing.T) {
+			t.Parallel()
 			require.Regexp(t, `\b`+id+`\b`, string(doc), "every test card is listed in the package documentation")
 			require.Len(t, card.Number, map[bool]int{true: 15, false: 16}[card.Brand == "amex"], "the card number is Stripe's")
 			require.Equal(t, card.Last4, card.Number[len(card.Number)-4:], "last4 comes from the card number")
@@ -47,6 +49,7 @@ func TestEveryTestCardIsDocumentedAndRetrievableWithAFingerprint(t *testing.T) {
 }
 
 func TestTestCardsShareAFingerprintExactlyWhenTheyShareACardNumber(t *testing.T) {
+	t.Parallel()
 	ids := sortedCardIDs()
 	for i, a := range ids {
 		for _, b := range ids[i+1:] {
@@ -61,6 +64,7 @@ func TestTestCardsShareAFingerprintExactlyWhenTheyShareACardNumber(t *testing.T)
 }
 
 func TestOnlyPmCardUsIsAnotherNameForAnExistingCard(t *testing.T) {
+	t.Parallel()
 	byNumber := map[string][]string{}
 	for _, id := range sortedCardIDs() {
 		byNumber[testCards[id].Number] = append(byNumber[testCards[id].Number], id)
@@ -75,6 +79,7 @@ func TestOnlyPmCardUsIsAnotherNameForAnExistingCard(t *testing.T) {
 }
 
 func TestAFingerprintIsStableAcrossSandboxInstances(t *testing.T) {
+	t.Parallel()
 	ctx := ctxT(t)
 	first, err := newEnv(t, Config{}, 0).sc.V1PaymentMethods.Retrieve(ctx, "pm_card_visa", nil)
 	require.NoError(t, err)
@@ -84,6 +89,7 @@ func TestAFingerprintIsStableAcrossSandboxInstances(t *testing.T) {
 }
 
 func TestTheFingerprintIsTheSameWhereverTheCardIsRendered(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, 0)
 	ctx := ctxT(t)
 	tests := []struct {
@@ -96,6 +102,7 @@ func TestTheFingerprintIsTheSameWhereverTheCardIsRendered(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			pm, err := e.sc.V1PaymentMethods.Retrieve(ctx, tc.pm, nil)
 			require.NoError(t, err)
 			want := pm.Card.Fingerprint
@@ -126,6 +133,7 @@ func TestTheFingerprintIsTheSameWhereverTheCardIsRendered(t *testing.T) {
 }
 
 func TestAnUnknownPaymentMethodIsResourceMissing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{}, 0)
 	_, err := e.sc.V1PaymentMethods.Retrieve(ctxT(t), "pm_card_nope", nil)
 	var se *stripe.Error

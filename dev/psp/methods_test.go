@@ -82,6 +82,7 @@ func TestACreatedCardIsConfirmedAndCapturedWhereverItIsAttached(t *testing.T) {
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			number := fanCard(i + 1)
 			p := cardParams(number)
 			p.Card.ExpMonth, p.Card.ExpYear = stripe.Int64(3), stripe.Int64(2031)
@@ -161,6 +162,7 @@ func TestACreatedCardWithATestCardsNumberBehavesLikeThatTestCard(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.like, func(t *testing.T) {
+			t.Parallel()
 			created := e.createCard(t, testCards[tc.like].Number)
 			fixed, err := e.sc.V1PaymentMethods.Retrieve(ctxT(t), tc.like, nil)
 			require.NoError(t, err)
@@ -181,6 +183,7 @@ func TestEveryTestCardNumberCanBeCreated(t *testing.T) {
 	e := newEnv(t, Config{}, 0)
 	for _, id := range sortedCardIDs() {
 		t.Run(id, func(t *testing.T) {
+			t.Parallel()
 			pm := e.createCard(t, testCards[id].Number)
 			require.Equal(t, testCards[id].fingerprint(), pm.Card.Fingerprint)
 		})
@@ -241,6 +244,7 @@ func TestAnyOtherNumberIsASuccessfulCardBrandedByItsPrefix(t *testing.T) {
 	for _, tc := range tests {
 		number := withCheckDigit(tc.prefix)
 		t.Run(number, func(t *testing.T) {
+			t.Parallel()
 			pm := e.createCard(t, number)
 			require.Equal(t, tc.brand, pm.Card.Brand)
 			require.Equal(t, number[len(number)-4:], pm.Card.Last4)
@@ -295,6 +299,7 @@ func TestAnUnusableCardIsAStripeShapedErrorNamingItsParameter(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			p := &stripe.PaymentMethodCreateParams{Card: &stripe.PaymentMethodCreateCardParams{}}
 			if tc.card.typ != "" {
 				p.Type = stripe.String(tc.card.typ)
@@ -335,6 +340,7 @@ func TestACardExpiringThisMonthOrInTwoDigitYearsIsTaken(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			p := cardParams(fanCard(7))
 			p.Card.ExpMonth, p.Card.ExpYear = stripe.Int64(tc.month), stripe.Int64(tc.year)
 			pm, err := e.sc.V1PaymentMethods.Create(ctxT(t), p)
@@ -413,6 +419,7 @@ func TestACreatedCardSurvivesARestartWithoutItsNumberBeingStored(t *testing.T) {
 	}
 	for _, life := range lives {
 		t.Run(life.name, func(t *testing.T) {
+			t.Parallel()
 			e2 := newEnv(t, Config{StatePath: life.path}, 0)
 			got, err := e2.sc.V1PaymentMethods.Retrieve(ctx, pm.ID, nil)
 			require.NoError(t, err)

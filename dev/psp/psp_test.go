@@ -113,6 +113,7 @@ func TestDeclines(t *testing.T) {
 		{"pm_card_chargeDeclinedExpiredCard", "expired_card", "expired_card"},
 	} {
 		t.Run(tc.pm, func(t *testing.T) {
+			t.Parallel()
 			pi, err := e.sc.V1PaymentIntents.Create(ctx, manualIntent(2500, nil))
 			require.NoError(t, err)
 			_, err = e.sc.V1PaymentIntents.Confirm(ctx, pi.ID, &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String(tc.pm)})
@@ -185,6 +186,7 @@ func TestThreeDSecure(t *testing.T) {
 
 	for _, action := range []string{"complete", "fail"} {
 		t.Run(action, func(t *testing.T) {
+			t.Parallel()
 			p := manualIntent(3000, nil)
 			p.PaymentMethod = stripe.String("pm_card_threeDSecure2Required")
 			p.Confirm = stripe.Bool(true)

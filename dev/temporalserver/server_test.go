@@ -87,6 +87,7 @@ func startWorker(t *testing.T, c client.Client, taskQueue string) func() {
 }
 
 func TestServerEndToEndAndRestart(t *testing.T) {
+	t.Parallel()
 	dbURL := testDatabaseURL(t)
 	suffix := randomSuffix(t)
 	cfg := Config{
@@ -228,6 +229,7 @@ func TestServerEndToEndAndRestart(t *testing.T) {
 }
 
 func TestStartForTest(t *testing.T) {
+	t.Parallel()
 	dbURL := testDatabaseURL(t)
 	began := time.Now()
 	s := StartForTest(t, dbURL, func(c *Config) { c.SearchAttributes = testSearchAttributes })

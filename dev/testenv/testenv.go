@@ -10,6 +10,14 @@
 //
 // A package that uses testenv calls Main from its TestMain, which removes what
 // the package created when its tests end.
+//
+// Tests are parallel by default (t.Parallel), so each test keeps to state of
+// its own. What is shared is per package: DB's database and Redis's key
+// prefix. Per test: rows under IDs of the test's own (RandomSuffix in every
+// ID, as the fixtures do), Redis keys under a prefix of its own
+// (RedisPrefix), and, for a test that needs a whole database to itself (a
+// database-wide lock, a count or drain of a whole table, fixed IDs),
+// FreshDB.
 package testenv
 
 import (
@@ -203,7 +211,8 @@ func DB(tb testing.TB) *pgxpool.Pool {
 
 // Redis returns a client and this package's key prefix. Every key a package's
 // code writes must start with the prefix; the keys are deleted when the
-// package's tests end.
+// package's tests end. A test that wants keys of its own (so parallel tests
+// never see each other's) uses RedisPrefix.
 func Redis(tb testing.TB) (*redis.Client, string) {
 	tb.Helper()
 	requireMain(tb)
@@ -235,4 +244,13 @@ func Redis(tb testing.TB) (*redis.Client, string) {
 		tb.Fatalf("testenv: Redis: %v", redisErr)
 	}
 	return redisClient, redisPrefix
+}
+
+// RedisPrefix returns the client and a key prefix of the calling test's own,
+// under the package's (so the package's clean-up still deletes its keys):
+// parallel tests, and the same test under -count, never share a key.
+func RedisPrefix(tb testing.TB) (*redis.Client, string) {
+	tb.Helper()
+	rdb, prefix := Redis(tb)
+	return rdb, prefix + RandomSuffix() + ":"
 }

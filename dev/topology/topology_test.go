@@ -239,6 +239,9 @@ func (f *fan) until(method, url, token, key string, body any, out any) (int, str
 		if f.retryAfter > 0 {
 			wait = min(f.retryAfter, time.Second)
 		}
+		// The fan's pause before it tries again is the client behaviour the
+		// test plays (a browser honouring Retry-After), not a wait for an
+		// event: without it the fans would hammer a failing process.
 		time.Sleep(wait)
 	}
 }
@@ -302,6 +305,8 @@ func requireExactlyOne(t *testing.T, c *topology.Cluster, what, name string, wan
 	t.Helper()
 	require.Eventually(t, func() bool { return activeEverywhere(t, c, name, want...) == 1 }, 60*time.Second, 200*time.Millisecond,
 		"one %s active", what)
+	// Time passing is what is checked here: the gauge stays 1 for three
+	// seconds, not that it reaches 1.
 	for range 10 {
 		require.Equal(t, 1.0, activeEverywhere(t, c, name, want...), "exactly one %s active", what)
 		time.Sleep(300 * time.Millisecond)
@@ -353,7 +358,9 @@ func liveLatencies(t *testing.T, holdAPI, viewAPI string, s sale, n int) []time.
 	for i := range n {
 		tok := f.session(holdAPI, fmt.Sprintf("viewer-probe-%d-%d", time.Now().UnixNano(), i))
 		require.NotEmpty(t, tok)
-		time.Sleep(300 * time.Millisecond) // past the hub's coalescing of the previous one
+		// Time passing is the point: past the hub's coalescing window the
+		// next invalidation is sent at once, not held back behind the last.
+		time.Sleep(300 * time.Millisecond)
 		for len(msgs) > 0 {
 			<-msgs
 		}
@@ -377,6 +384,7 @@ func liveLatencies(t *testing.T, holdAPI, viewAPI string, s sale, n int) []time.
 }
 
 func TestSeveralAPIsAndWorkersShareOneSaleAndSurviveKillNineOfEachProcess(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts eight processes")
 	}
@@ -509,6 +517,9 @@ func TestSeveralAPIsAndWorkersShareOneSaleAndSurviveKillNineOfEachProcess(t *tes
 	// the checkouts of every fan to fail and the saga's bounds to start
 	// refusing, which must end once it is back, not a window later.
 	down := map[*topology.Proc]time.Duration{c.Temporal: 6 * time.Second}
+	// The sleeps below are the sale's schedule, not waits for an event: the
+	// sale runs under load for a while before each kill and after the last
+	// restart, so every kill lands mid-sale and the recovery is exercised.
 	for _, p := range []*topology.Proc{c.APIs[0], c.Workers[0], c.Temporal} {
 		time.Sleep(6 * time.Second)
 		d, err := p.RestartAfter(ctx, down[p])

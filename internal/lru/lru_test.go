@@ -9,6 +9,7 @@ import (
 )
 
 func TestTheCacheNeverHoldsMoreThanItsCapacity(t *testing.T) {
+	t.Parallel()
 	c := New[string, int](3)
 	now := time.Now()
 	for i := range 100 {
@@ -23,6 +24,7 @@ func TestTheCacheNeverHoldsMoreThanItsCapacity(t *testing.T) {
 }
 
 func TestTheLeastRecentlyUsedEntryIsEvictedFirst(t *testing.T) {
+	t.Parallel()
 	c := New[string, int](2)
 	now := time.Now()
 	c.Add("a", 1, time.Time{})
@@ -36,6 +38,7 @@ func TestTheLeastRecentlyUsedEntryIsEvictedFirst(t *testing.T) {
 }
 
 func TestAnExpiredEntryIsMissedButPeekStillSeesIt(t *testing.T) {
+	t.Parallel()
 	c := New[string, int](2)
 	now := time.Now()
 	c.Add("a", 1, now.Add(time.Second))

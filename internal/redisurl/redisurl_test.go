@@ -44,6 +44,7 @@ func TestEachURLFormNamesItsDeploymentOrSaysWhatIsWrong(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			got, err := redisurl.Parse(c.url)
 			if c.err != "" {
 				require.ErrorContains(t, err, c.err)
