@@ -1,8 +1,6 @@
 package api
 
 import (
-	"net/http"
-
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
@@ -25,11 +23,7 @@ func (h *bookingHandlers) getBooking(c *gin.Context) {
 		return
 	}
 	v, err := h.bookings.Get(c.Request.Context(), identity(c), id)
-	if err != nil {
-		h.problems.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, v)
+	h.problems.answer(c, v, err)
 }
 
 func (h *bookingHandlers) cancelBooking(c *gin.Context) {
@@ -44,9 +38,5 @@ func (h *bookingHandlers) cancelBooking(c *gin.Context) {
 		return
 	}
 	v, err := h.bookings.Cancel(c.Request.Context(), identity(c), id, key)
-	if err != nil {
-		h.problems.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, v)
+	h.problems.answer(c, v, err)
 }

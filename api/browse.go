@@ -72,11 +72,7 @@ func (h *browseHandlers) search(c *gin.Context) {
 		return
 	}
 	page, err := h.browse.Catalog.Search(c.Request.Context(), q)
-	if err != nil {
-		h.problems.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, page)
+	h.problems.answer(c, page, err)
 }
 
 func (h *browseHandlers) suggest(c *gin.Context) {
@@ -86,11 +82,7 @@ func (h *browseHandlers) suggest(c *gin.Context) {
 		return
 	}
 	out, err := h.browse.Catalog.Suggest(c.Request.Context(), q)
-	if err != nil {
-		h.problems.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"suggestions": out})
+	h.problems.answer(c, gin.H{"suggestions": out}, err)
 }
 
 func (h *browseHandlers) event(c *gin.Context) {
@@ -100,11 +92,7 @@ func (h *browseHandlers) event(c *gin.Context) {
 		return
 	}
 	d, err := h.browse.Catalog.Event(c.Request.Context(), id)
-	if err != nil {
-		h.problems.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, d)
+	h.problems.answer(c, d, err)
 }
 
 // etagMatches implements If-None-Match for strong validators.

@@ -224,9 +224,5 @@ func (h *holdHandlers) checkout(c *gin.Context) {
 	who := identity(c)
 	res, err := h.bookings.Checkout(c.Request.Context(), who, id, booking.CheckoutRequest{
 		PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, IP: clientIP(c.Request), DeviceID: who.DeviceID}, key)
-	if err != nil {
-		h.problems.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, res)
+	h.problems.answer(c, res, err)
 }

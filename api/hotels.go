@@ -86,11 +86,7 @@ func (h *hotelHandlers) searchHotels(c *gin.Context) {
 		return
 	}
 	res, err := h.search.Find(c.Request.Context(), q)
-	if err != nil {
-		h.problems.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, res)
+	h.problems.answer(c, res, err)
 }
 
 // overbookingRequest is PUT /v1/admin/properties/{id}/overbooking: the

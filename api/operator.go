@@ -133,9 +133,5 @@ func (h *operatorHandlers) revokeAdmission(c *gin.Context) {
 	}
 	eventID, id := c.Param("event_id"), identity(c)
 	revoked, err := h.controls.Revoke(c.Request.Context(), eventID, req.UserID, id.UserID, id.Org, req.Reason)
-	if err != nil {
-		h.problems.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"event_id": eventID, "user_id": req.UserID, "revoked": revoked})
+	h.problems.answer(c, gin.H{"event_id": eventID, "user_id": req.UserID, "revoked": revoked}, err)
 }

@@ -321,6 +321,17 @@ func (ps problems) problemFor(err error) *Problem {
 	}
 }
 
+// answer writes v as 200 OK or, when err is set, err's problem (fail): the
+// end of a handler whose one outcome is a value or an error. v is
+// evaluated either way, so it must be safe to build on failure.
+func (ps problems) answer(c *gin.Context, v any, err error) {
+	if err != nil {
+		ps.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
 // fail answers err as its problem; a client that left gets nothing.
 func (ps problems) fail(c *gin.Context, err error) {
 	// A client that left cancels the request's context; the request's own

@@ -1,8 +1,6 @@
 package api
 
 import (
-	"net/http"
-
 	"github.com/coder/websocket"
 	"github.com/gin-gonic/gin"
 
@@ -59,11 +57,7 @@ func (h *queueHandlers) joinQueue(c *gin.Context) {
 		return
 	}
 	st, err := h.room.Admit(c.Request.Context(), identity(c), eventID, clientIP(c.Request), proofOf(c))
-	if err != nil {
-		h.problems.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, st)
+	h.problems.answer(c, st, err)
 }
 
 func (h *queueHandlers) pollQueue(c *gin.Context) {
@@ -72,11 +66,7 @@ func (h *queueHandlers) pollQueue(c *gin.Context) {
 		return
 	}
 	st, err := h.room.Poll(c.Request.Context(), identity(c), eventID, clientIP(c.Request))
-	if err != nil {
-		h.problems.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, st)
+	h.problems.answer(c, st, err)
 }
 
 // queueSocket joins (or keeps the place of) the fan with the same checks as

@@ -71,11 +71,7 @@ func (h *supportHandlers) supportBooking(c *gin.Context) {
 		return
 	}
 	d, err := h.bookings.Detail(c.Request.Context(), id)
-	if err != nil {
-		h.problems.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, d)
+	h.problems.answer(c, d, err)
 }
 
 // supportRefund refunds a booking outside the fan's policy.
@@ -90,11 +86,7 @@ func (h *supportHandlers) supportRefund(c *gin.Context) {
 		return
 	}
 	v, err := h.bookings.StaffRefund(c.Request.Context(), identity(c), id, reason)
-	if err != nil {
-		h.problems.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, v)
+	h.problems.answer(c, v, err)
 }
 
 // supportResend sends the confirmation email again.

@@ -27,11 +27,7 @@ func (h *webhookHandlers) stripeWebhook(c *gin.Context) {
 		return
 	}
 	receipt, err := h.bookings.ReceiveWebhook(c.Request.Context(), body, c.GetHeader("Stripe-Signature"))
-	if err != nil {
-		h.problems.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, receipt)
+	h.problems.answer(c, receipt, err)
 }
 
 // paymentReturn is where the provider sends the fan's browser after a 3-D

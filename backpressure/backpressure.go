@@ -35,6 +35,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/encore-tickets/encore/internal/defaults"
 )
 
 // Bounds are when the saga counts as overloaded. Zero fields take the
@@ -65,30 +67,14 @@ type Bounds struct {
 }
 
 func (b Bounds) withDefaults() Bounds {
-	if b.MaxLatency <= 0 {
-		b.MaxLatency = 5 * time.Second
-	}
-	if b.MaxErrorRate <= 0 {
-		b.MaxErrorRate = 0.5
-	}
-	if b.MinCalls <= 0 {
-		b.MinCalls = 10
-	}
-	if b.MaxInFlight <= 0 {
-		b.MaxInFlight = 256
-	}
-	if b.MaxBacklog <= 0 {
-		b.MaxBacklog = 10 * time.Second
-	}
-	if b.RetryAfter <= 0 {
-		b.RetryAfter = 5 * time.Second
-	}
-	if b.Window <= 0 {
-		b.Window = 10 * time.Second
-	}
-	if b.Interval <= 0 {
-		b.Interval = time.Second
-	}
+	defaults.Fill(&b.MaxLatency, 5*time.Second)
+	defaults.Fill(&b.MaxErrorRate, 0.5)
+	defaults.Fill(&b.MinCalls, 10)
+	defaults.Fill(&b.MaxInFlight, 256)
+	defaults.Fill(&b.MaxBacklog, 10*time.Second)
+	defaults.Fill(&b.RetryAfter, 5*time.Second)
+	defaults.Fill(&b.Window, 10*time.Second)
+	defaults.Fill(&b.Interval, time.Second)
 	return b
 }
 

@@ -24,6 +24,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/encore-tickets/encore/internal/defaults"
 	"github.com/encore-tickets/encore/store"
 )
 
@@ -67,18 +68,10 @@ type Relay struct {
 
 // New builds a relay over the buy plane's store (the outbox lives there).
 func New(st *store.Store, opts Options) *Relay {
-	if opts.Interval <= 0 {
-		opts.Interval = 50 * time.Millisecond
-	}
-	if opts.StandbyInterval <= 0 {
-		opts.StandbyInterval = 2 * time.Second
-	}
-	if opts.Batch <= 0 {
-		opts.Batch = 100
-	}
-	if opts.MaxBackoff <= 0 {
-		opts.MaxBackoff = 5 * time.Second
-	}
+	defaults.Fill(&opts.Interval, 50*time.Millisecond)
+	defaults.Fill(&opts.StandbyInterval, 2*time.Second)
+	defaults.Fill(&opts.Batch, 100)
+	defaults.Fill(&opts.MaxBackoff, 5*time.Second)
 	if opts.Log == nil {
 		opts.Log = slog.Default()
 	}

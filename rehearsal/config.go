@@ -1,6 +1,7 @@
 package rehearsal
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -102,36 +103,16 @@ func Defaults() Config {
 // zero is a valid mix).
 func (c Config) withDefaults() Config {
 	d := Defaults()
-	if c.API == "" {
-		c.API = d.API
-	}
-	if c.PSPKey == "" {
-		c.PSPKey = d.PSPKey
-	}
-	if c.OpensIn == 0 {
-		c.OpensIn = d.OpensIn
-	}
-	if c.HoldTTL == 0 {
-		c.HoldTTL = d.HoldTTL
-	}
-	if c.Drain == 0 {
-		c.Drain = d.Drain
-	}
-	if c.Think == 0 {
-		c.Think = d.Think
-	}
-	if c.MaxSeats == 0 {
-		c.MaxSeats = d.MaxSeats
-	}
-	if c.Concurrency == 0 {
-		c.Concurrency = d.Concurrency
-	}
-	if c.FansPerAddress == 0 {
-		c.FansPerAddress = d.FansPerAddress
-	}
-	if c.Out == "" {
-		c.Out = d.Out
-	}
+	c.API = cmp.Or(c.API, d.API)
+	c.PSPKey = cmp.Or(c.PSPKey, d.PSPKey)
+	c.OpensIn = cmp.Or(c.OpensIn, d.OpensIn)
+	c.HoldTTL = cmp.Or(c.HoldTTL, d.HoldTTL)
+	c.Drain = cmp.Or(c.Drain, d.Drain)
+	c.Think = cmp.Or(c.Think, d.Think)
+	c.MaxSeats = cmp.Or(c.MaxSeats, d.MaxSeats)
+	c.Concurrency = cmp.Or(c.Concurrency, d.Concurrency)
+	c.FansPerAddress = cmp.Or(c.FansPerAddress, d.FansPerAddress)
+	c.Out = cmp.Or(c.Out, d.Out)
 	return c
 }
 

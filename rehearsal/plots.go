@@ -122,6 +122,22 @@ func addLine(p *plot.Plot, name string, c color.Color, dashed bool, xs, ys []flo
 	return nil
 }
 
+// addScatter adds one dot a point, named in the legend; no points, no
+// dots.
+func addScatter(p *plot.Plot, name string, c color.Color, radius vg.Length, pts plotter.XYs) error {
+	if len(pts) == 0 {
+		return nil
+	}
+	sc, err := plotter.NewScatter(pts)
+	if err != nil {
+		return err
+	}
+	sc.GlyphStyle.Color, sc.GlyphStyle.Radius, sc.GlyphStyle.Shape = c, radius, draw.CircleGlyph{}
+	p.Add(sc)
+	p.Legend.Add(name, sc)
+	return nil
+}
+
 // markOpening draws a dashed vertical line at the opening, when the sale
 // opened during the rehearsal.
 func markOpening(p *plot.Plot, opened float64) {
@@ -135,6 +151,14 @@ func markOpening(p *plot.Plot, opened float64) {
 	}
 	l.Color, l.Dashes = grey, []vg.Length{vg.Points(2), vg.Points(2)}
 	p.Add(l)
+}
+
+// saveTimeline writes a plot over the rehearsal's time to path: its axes
+// made drawable and the opening marked.
+func saveTimeline(p *plot.Plot, opened float64, path string) error {
+	ensureRange(p)
+	markOpening(p, opened)
+	return p.Save(plotWidth, plotHeight, path)
 }
 
 // ensureRange gives an empty plot axes to draw.
@@ -229,9 +253,7 @@ func plotHoldLatency(path string, holds []timed, width time.Duration, opened flo
 			return err
 		}
 	}
-	ensureRange(p)
-	markOpening(p, opened)
-	return p.Save(plotWidth, plotHeight, path)
+	return saveTimeline(p, opened, path)
 }
 
 func plotGoodput(path string, bs []booking, width time.Duration, opened float64) error {
@@ -244,9 +266,7 @@ func plotGoodput(path string, bs []booking, width time.Duration, opened float64)
 	if err := addLine(p, "paid bookings a second", green, false, at, rate); err != nil {
 		return err
 	}
-	ensureRange(p)
-	markOpening(p, opened)
-	return p.Save(plotWidth, plotHeight, path)
+	return saveTimeline(p, opened, path)
 }
 
 func plotSagaLag(path string, bs []booking, width time.Duration, opened float64) error {
@@ -255,14 +275,8 @@ func plotSagaLag(path string, bs []booking, width time.Duration, opened float64)
 	for _, b := range bs {
 		pts = append(pts, plotter.XY{X: b.checkoutAt.Seconds(), Y: (b.paidAt - b.checkoutAt).Seconds()})
 	}
-	if len(pts) > 0 {
-		sc, err := plotter.NewScatter(pts)
-		if err != nil {
-			return err
-		}
-		sc.GlyphStyle.Color, sc.GlyphStyle.Radius, sc.GlyphStyle.Shape = blue, vg.Points(1.5), draw.CircleGlyph{}
-		p.Add(sc)
-		p.Legend.Add("a booking", sc)
+	if err := addScatter(p, "a booking", blue, vg.Points(1.5), pts); err != nil {
+		return err
 	}
 	lags := make([]timed, len(bs))
 	for i, b := range bs {
@@ -275,9 +289,7 @@ func plotSagaLag(path string, bs []booking, width time.Duration, opened float64)
 	if err := addLine(p, "p99", red, false, at, p99); err != nil {
 		return err
 	}
-	ensureRange(p)
-	markOpening(p, opened)
-	return p.Save(plotWidth, plotHeight, path)
+	return saveTimeline(p, opened, path)
 }
 
 func plotErrors(path string, failures map[string]map[string]int) error {
@@ -327,14 +339,8 @@ func plotFairness(path string, bs []booking, opened float64) error {
 	}
 	p := newPlot(title, "place in the queue", "checkout answered, seconds after opening")
 	p.Legend.Left = true
-	if len(pts) > 0 {
-		sc, err := plotter.NewScatter(pts)
-		if err != nil {
-			return err
-		}
-		sc.GlyphStyle.Color, sc.GlyphStyle.Radius, sc.GlyphStyle.Shape = purple, vg.Points(2), draw.CircleGlyph{}
-		p.Add(sc)
-		p.Legend.Add("a paid fan", sc)
+	if err := addScatter(p, "a paid fan", purple, vg.Points(2), pts); err != nil {
+		return err
 	}
 	ensureRange(p)
 	return p.Save(plotWidth, plotHeight, path)

@@ -89,23 +89,19 @@ func (r *recorder) failureSaying(call, name, detail string) {
 	m[name]++
 }
 
-func (r *recorder) hold(t timed) {
-	r.mu.Lock()
-	r.holdLat = append(r.holdLat, t)
-	r.mu.Unlock()
+// appendLocked appends v to the recorder's list *to under its mutex: the
+// fans' goroutines record concurrently.
+func appendLocked[T any](mu *sync.Mutex, to *[]T, v T) {
+	mu.Lock()
+	*to = append(*to, v)
+	mu.Unlock()
 }
 
-func (r *recorder) checkout(t timed) {
-	r.mu.Lock()
-	r.checkouts = append(r.checkouts, t)
-	r.mu.Unlock()
-}
+func (r *recorder) hold(t timed) { appendLocked(&r.mu, &r.holdLat, t) }
 
-func (r *recorder) paid(b booking) {
-	r.mu.Lock()
-	r.bookings = append(r.bookings, b)
-	r.mu.Unlock()
-}
+func (r *recorder) checkout(t timed) { appendLocked(&r.mu, &r.checkouts, t) }
+
+func (r *recorder) paid(b booking) { appendLocked(&r.mu, &r.bookings, b) }
 
 func (r *recorder) sample(s sample) {
 	r.mu.Lock()

@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/encore-tickets/encore/internal/defaults"
 	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/vocab"
@@ -113,18 +114,10 @@ type localEntry struct {
 
 // NewCache builds a cache; every key and channel starts with prefix.
 func NewCache(rdb redis.UniversalClient, prefix string, load Loader, opts CacheOptions) *Cache {
-	if opts.TTL <= 0 {
-		opts.TTL = 2 * time.Second
-	}
-	if opts.LeaseTTL <= 0 {
-		opts.LeaseTTL = 5 * time.Second
-	}
-	if opts.Wait <= 0 {
-		opts.Wait = time.Second
-	}
-	if opts.Poll <= 0 {
-		opts.Poll = 15 * time.Millisecond
-	}
+	defaults.Fill(&opts.TTL, 2*time.Second)
+	defaults.Fill(&opts.LeaseTTL, 5*time.Second)
+	defaults.Fill(&opts.Wait, time.Second)
+	defaults.Fill(&opts.Poll, 15*time.Millisecond)
 	c := &Cache{rdb: rdb, prefix: prefix, load: load, opts: opts}
 	counter := func(name, help string) prometheus.Counter {
 		return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})

@@ -55,7 +55,10 @@ func newEnv(t testing.TB, rows, perRow int) *env {
 	pool := testenv.DB(t)
 	rdb, prefix := testenv.Redis(t)
 	qc := &queryCounter{}
-	rpool, err := store.OpenReader(ctx, testenv.DatabaseURL(t), store.ReaderRole, store.PoolOptions{MaxConns: 4, Tracer: qc})
+	rpool, err := store.OpenReader(ctx, testenv.DatabaseURL(t), store.ReaderRole, store.PoolOptions{MaxConns: 4, Tracer: qc,
+		// The tests count queries, not time: a loaded machine must not
+		// time a snapshot's read out under them.
+		StatementTimeout: 30 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(rpool.Close)
 	id := "evt_" + testenv.RandomSuffix()

@@ -629,14 +629,10 @@ func takeSeats(ctx context.Context, tx pgx.Tx, req HoldRequest, taken []takenSea
 		}
 		// Which seats did not move, and are any of them held by a hold that
 		// has expired? Those are ended now; then one more round.
-		rows, err := tx.Query(ctx, `SELECT DISTINCT r.id FROM seats s JOIN reservations r ON r.id = s.reservation_id
+		stale, err := queryIDs(ctx, tx, `SELECT DISTINCT r.id FROM seats s JOIN reservations r ON r.id = s.reservation_id
 			WHERE s.event_id = $1 AND s.id = ANY($2) AND s.status = 'HELD'
 			  AND r.status = 'PENDING_PAYMENT' AND r.expires_at <= now() AND r.id <> $3`,
 			req.EventID, req.SeatIDs, req.ReservationID)
-		if err != nil {
-			return nil, false, err
-		}
-		stale, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 		if err != nil {
 			return nil, false, err
 		}
@@ -669,7 +665,7 @@ func takeSeats(ctx context.Context, tx pgx.Tx, req HoldRequest, taken []takenSea
 				return nil, false, err
 			}
 		}
-		rows, err = tx.Query(ctx, updateSeatsSQL, req.EventID, req.SeatIDs, req.ReservationID)
+		rows, err := tx.Query(ctx, updateSeatsSQL, req.EventID, req.SeatIDs, req.ReservationID)
 		if err != nil {
 			return nil, false, err
 		}

@@ -234,15 +234,11 @@ func (s *Hotels) WalkBookings(ctx context.Context, propertyID string, night time
 			return err
 		}
 		if need := count - already; need > 0 {
-			rows, err := tx.Query(ctx, `SELECT r.id FROM reservations r
+			ids, err := queryIDs(ctx, tx, `SELECT r.id FROM reservations r
 				WHERE r.status = 'PAID' AND NOT EXISTS (SELECT 1 FROM walks w WHERE w.reservation_id = r.id)
 				  AND EXISTS (SELECT 1 FROM reservation_nights n WHERE n.reservation_id = r.id AND n.live
 				              AND n.property_id = $1 AND n.night = $2)
 				ORDER BY r.ended_at DESC, r.id LIMIT $3 FOR UPDATE OF r`, propertyID, night, need)
-			if err != nil {
-				return err
-			}
-			ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 			if err != nil {
 				return err
 			}

@@ -80,11 +80,7 @@ func (s *Jobs) CancelEvent(ctx context.Context, eventID, org, actor, reason, job
 		if err := tx.QueryRow(ctx, `UPDATE events SET status = 'CANCELLED' WHERE id = $1 RETURNING now()`, eventID).Scan(&out.CancelledAt); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `SELECT id FROM reservations WHERE event_id = $1 AND status = 'PENDING_PAYMENT' ORDER BY id FOR UPDATE`, eventID)
-		if err != nil {
-			return err
-		}
-		pending, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+		pending, err := queryIDs(ctx, tx, `SELECT id FROM reservations WHERE event_id = $1 AND status = 'PENDING_PAYMENT' ORDER BY id FOR UPDATE`, eventID)
 		if err != nil {
 			return err
 		}
@@ -154,12 +150,8 @@ func (s *Jobs) EventCancelled(ctx context.Context, eventID string) (bool, error)
 // PaidBookingsAfter pages through an event's paid bookings in ID order:
 // up to limit IDs greater than after (uuid.Nil: from the start).
 func (s *Jobs) PaidBookingsAfter(ctx context.Context, eventID string, after uuid.UUID, limit int) ([]uuid.UUID, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id FROM reservations WHERE event_id = $1 AND status = 'PAID' AND id > $2
+	return queryIDs(ctx, s.pool, `SELECT id FROM reservations WHERE event_id = $1 AND status = 'PAID' AND id > $2
 		ORDER BY id LIMIT $3`, eventID, after, limit)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 }
 
 // RecordJobItem records the outcome of one booking of a job and moves the

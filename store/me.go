@@ -32,6 +32,17 @@ func ParsePageCursor(s string) (PageCursor, bool) {
 	return PageCursor{At: time.UnixMicro(n), ID: id}, true
 }
 
+// cutPage cuts rows, read with one more than limit, to a page; next is the
+// cursor after its last row, nil when no row was left over (the last page).
+func cutPage[T any](rows []T, limit int, cursor func(last T) PageCursor) (page []T, next *PageCursor) {
+	if len(rows) <= limit {
+		return rows, nil
+	}
+	rows = rows[:limit]
+	c := cursor(rows[limit-1])
+	return rows, &c
+}
+
 // BookingsOfUser lists the IDs of a fan's bookings (reservations), newest
 // first, after the cursor; next is the cursor of the following page, nil on
 // the last.
@@ -62,12 +73,7 @@ func (s *Bookings) BookingsOfUser(ctx context.Context, userID string, after *Pag
 	if err != nil {
 		return nil, nil, err
 	}
-	var next *PageCursor
-	if len(got) > limit {
-		got = got[:limit]
-		last := got[limit-1]
-		next = &PageCursor{At: last.At, ID: last.ID.String()}
-	}
+	got, next := cutPage(got, limit, func(last row) PageCursor { return PageCursor{At: last.At, ID: last.ID.String()} })
 	ids := make([]uuid.UUID, len(got))
 	for i, r := range got {
 		ids[i] = r.ID
@@ -93,11 +99,6 @@ func (s *Tickets) TicketsOfUser(ctx context.Context, userID string, after *PageC
 	if err != nil {
 		return nil, nil, err
 	}
-	var next *PageCursor
-	if len(got) > limit {
-		got = got[:limit]
-		last := got[limit-1]
-		next = &PageCursor{At: last.IssuedAt, ID: last.ID}
-	}
+	got, next := cutPage(got, limit, func(last Ticket) PageCursor { return PageCursor{At: last.IssuedAt, ID: last.ID} })
 	return got, next, nil
 }

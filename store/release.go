@@ -131,13 +131,9 @@ func (s *Holds) SweepExpired(ctx context.Context, limit int) ([]Ended, error) {
 	var out []Ended
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		out = out[:0]
-		rows, err := tx.Query(ctx, `SELECT id FROM reservations
+		ids, err := queryIDs(ctx, tx, `SELECT id FROM reservations
 			WHERE status = 'PENDING_PAYMENT' AND expires_at <= now()
 			ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED`, limit)
-		if err != nil {
-			return err
-		}
-		ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 		if err != nil {
 			return err
 		}

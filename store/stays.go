@@ -286,14 +286,10 @@ func takeStay(ctx context.Context, tx pgx.Tx, id uuid.UUID, st StayRequest) ([]t
 		if round > 0 {
 			return nil, roomUnavailable(ctx, tx, st, nights)
 		}
-		rows, err = tx.Query(ctx, `SELECT DISTINCT r.id FROM reservation_nights n JOIN reservations r ON r.id = n.reservation_id
+		stale, err := queryIDs(ctx, tx, `SELECT DISTINCT r.id FROM reservation_nights n JOIN reservations r ON r.id = n.reservation_id
 			WHERE n.property_id = $1 AND n.room_type = $2 AND n.night >= $3 AND n.night < $4 AND n.live
 			  AND r.status = 'PENDING_PAYMENT' AND r.expires_at <= now() AND r.id <> $5
 			ORDER BY r.id`, st.PropertyID, st.RoomType, st.Checkin, st.Checkout, id)
-		if err != nil {
-			return nil, err
-		}
-		stale, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 		if err != nil {
 			return nil, err
 		}

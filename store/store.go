@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -176,6 +177,18 @@ func (s *base) tx(ctx context.Context, fn func(pgx.Tx) error) error {
 		}
 		return fn(tx)
 	})
+}
+
+// queryIDs runs a query whose one column is a UUID (reservations' ids, in
+// the main) and returns that column of every row.
+func queryIDs(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, sql string, args ...any) ([]uuid.UUID, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 }
 
 // Domain errors. The API maps each to one problem type.

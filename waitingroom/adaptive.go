@@ -14,6 +14,7 @@ import (
 
 	"github.com/encore-tickets/encore/backpressure"
 	"github.com/encore-tickets/encore/controls"
+	"github.com/encore-tickets/encore/internal/defaults"
 	"github.com/encore-tickets/encore/store"
 )
 
@@ -57,30 +58,18 @@ type Controller struct {
 }
 
 func (c *Controller) defaults(base, lo, hi int) {
-	if c.Min <= 0 {
-		c.Min = lo
-	}
-	if c.Max <= 0 {
-		c.Max = hi
-	}
-	if c.Step <= 0 {
-		c.Step = max(base/10, 1)
-	}
+	defaults.Fill(&c.Min, lo)
+	defaults.Fill(&c.Max, hi)
+	defaults.Fill(&c.Step, max(base/10, 1))
 	if c.Decrease <= 0 || c.Decrease >= 1 {
 		c.Decrease = 0.75
 	}
 	if c.Headroom <= 0 || c.Headroom > 1 {
 		c.Headroom = 0.5
 	}
-	if c.LatencyTarget <= 0 {
-		c.LatencyTarget = 750 * time.Millisecond
-	}
-	if c.ErrorTarget <= 0 {
-		c.ErrorTarget = 0.2
-	}
-	if c.Period <= 0 {
-		c.Period = 10 * time.Second
-	}
+	defaults.Fill(&c.LatencyTarget, 750*time.Millisecond)
+	defaults.Fill(&c.ErrorTarget, 0.2)
+	defaults.Fill(&c.Period, 10*time.Second)
 }
 
 // Next applies the rule once.

@@ -154,7 +154,8 @@ func (l *Line) Join(ctx context.Context, who session.Identity, eventID string, e
 	l.m.depth(eventID, depth)
 	switch code {
 	case 2:
-		return l.admittedState(ctx, who, eventID)
+		// Already admitted: the pass, as a status poll answers it.
+		return l.Status(ctx, who, eventID)
 	case 3:
 		return State{Status: StatusSoldOut, Waitlisted: true}, nil
 	}
@@ -252,18 +253,6 @@ func (l *Line) statuses(ctx context.Context, g store.Gate, reqs []statusReq) ([]
 		}
 	}
 	return out, nil
-}
-
-func (l *Line) admittedState(ctx context.Context, who session.Identity, eventID string) (State, error) {
-	g, err := l.gates.get(ctx, eventID)
-	if err != nil {
-		return State{}, err
-	}
-	sts, err := l.statuses(ctx, g, []statusReq{{who: who, alive: true}})
-	if err != nil {
-		return State{}, err
-	}
-	return sts[0].state, sts[0].err
 }
 
 // Waitlist lists the fans who were told the event is sold out, oldest first.

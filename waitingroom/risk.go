@@ -20,6 +20,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/encore-tickets/encore/internal/defaults"
 	"github.com/encore-tickets/encore/session"
 )
 
@@ -45,27 +46,13 @@ type Risk struct {
 }
 
 func (r *Risk) defaults() {
-	if r.IPAccounts <= 0 {
-		r.IPAccounts = 50
-	}
-	if r.IPAccountsHigh <= 0 {
-		r.IPAccountsHigh = 200
-	}
-	if r.DeviceAccounts <= 0 {
-		r.DeviceAccounts = 4
-	}
-	if r.Regular <= 0 {
-		r.Regular = 2 * time.Millisecond
-	}
-	if r.Threshold <= 0 {
-		r.Threshold = 0.7
-	}
-	if r.Difficulty <= 0 {
-		r.Difficulty = 20
-	}
-	if r.ChallengeTTL <= 0 {
-		r.ChallengeTTL = 2 * time.Minute
-	}
+	defaults.Fill(&r.IPAccounts, 50)
+	defaults.Fill(&r.IPAccountsHigh, 200)
+	defaults.Fill(&r.DeviceAccounts, 4)
+	defaults.Fill(&r.Regular, 2*time.Millisecond)
+	defaults.Fill(&r.Threshold, 0.7)
+	defaults.Fill(&r.Difficulty, 20)
+	defaults.Fill(&r.ChallengeTTL, 2*time.Minute)
 }
 
 const flagRegular = 1 // account flag bit: machine-regular timing

@@ -137,15 +137,22 @@ var ErrNoBooking = errors.New("saga: no running booking workflow")
 // EnsureReconcileSchedule creates the schedule that runs Reconcile every
 // interval over the last lookback, if it does not exist yet.
 func EnsureReconcileSchedule(ctx context.Context, c client.Client, every, lookback time.Duration) error {
+	return ensureSchedule(ctx, c, ReconcileScheduleID, every, &client.ScheduleWorkflowAction{
+		ID:        ReconcileWorkflowID,
+		Workflow:  ReconcileWorkflowName,
+		Args:      []any{lookback},
+		TaskQueue: TaskQueue,
+	})
+}
+
+// ensureSchedule creates the schedule id that starts action every
+// interval, a run skipped while the last one still runs, if it does not
+// exist yet (an existing one is left as it is).
+func ensureSchedule(ctx context.Context, c client.Client, id string, every time.Duration, action *client.ScheduleWorkflowAction) error {
 	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
-		ID:   ReconcileScheduleID,
-		Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: every}}},
-		Action: &client.ScheduleWorkflowAction{
-			ID:        ReconcileWorkflowID,
-			Workflow:  ReconcileWorkflowName,
-			Args:      []any{lookback},
-			TaskQueue: TaskQueue,
-		},
+		ID:      id,
+		Spec:    client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: every}}},
+		Action:  action,
 		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
 	})
 	if errors.Is(err, temporal.ErrScheduleAlreadyRunning) {

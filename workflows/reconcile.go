@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -82,18 +81,9 @@ func AuditInventory(ctx workflow.Context) (store.AuditReport, error) {
 // EnsureAuditSchedule creates the schedule that runs AuditInventory every
 // interval, if it does not exist yet.
 func EnsureAuditSchedule(ctx context.Context, c client.Client, every time.Duration) error {
-	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
-		ID:   AuditScheduleID,
-		Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: every}}},
-		Action: &client.ScheduleWorkflowAction{
-			ID:        AuditWorkflowID,
-			Workflow:  AuditWorkflowName,
-			TaskQueue: TaskQueue,
-		},
-		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+	return ensureSchedule(ctx, c, AuditScheduleID, every, &client.ScheduleWorkflowAction{
+		ID:        AuditWorkflowID,
+		Workflow:  AuditWorkflowName,
+		TaskQueue: TaskQueue,
 	})
-	if errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
-		return nil
-	}
-	return err
 }

@@ -27,19 +27,30 @@ func devConfig(cfg config.Config, lookup func(string) (string, bool)) config.Con
 	return cfg
 }
 
+// provideInfra is stack.Provide for a command that runs until ctx ends:
+// stop closes the infrastructure again and logs, rather than returns, a
+// failure to.
+func provideInfra(ctx context.Context, cfg config.Config, log *slog.Logger) (inf *stack.Infra, stop func(), err error) {
+	inf, err = stack.Provide(ctx, cfg, os.Stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	return inf, func() {
+		if err := inf.Close(); err != nil {
+			log.Warn("stop infrastructure", "err", err)
+		}
+	}, nil
+}
+
 // runDev brings up the whole system in one process.
 func runDev(ctx context.Context, cfg config.Config) error {
 	start := time.Now()
 	log := system.Logger(cfg, os.Stderr)
-	inf, err := stack.Provide(ctx, cfg, os.Stderr)
+	inf, stopInfra, err := provideInfra(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err := inf.Close(); err != nil {
-			log.Warn("stop infrastructure", "err", err)
-		}
-	}()
+	defer stopInfra()
 	pool, err := store.Open(ctx, inf.DatabaseURL, 2)
 	if err != nil {
 		return err

@@ -17,24 +17,36 @@ import (
 
 // runAPI serves the fan API until ctx ends.
 func runAPI(ctx context.Context, cfg config.Config) error {
-	log := system.Logger(cfg, os.Stderr)
-	p, err := system.New(ctx, cfg, log, cfg.DatabaseURL.Reveal(), cfg.RedisURL.Reveal(), temporalAddress(cfg))
-	if err != nil {
-		return err
-	}
-	defer p.Close()
-	warnSuperuser(ctx, cfg, p, log)
-	addr, done, err := p.ServeAPI(ctx)
-	if err != nil {
-		return err
-	}
-	log.Info("api listening", "url", system.HTTPURL(addr))
-	return <-done
+	return runProcess(ctx, cfg, func(p *system.Process, log *slog.Logger) error {
+		addr, done, err := p.ServeAPI(ctx)
+		if err != nil {
+			return err
+		}
+		log.Info("api listening", "url", system.HTTPURL(addr))
+		return <-done
+	})
 }
 
 // runWorker runs the booking worker and the background loops until ctx
 // ends.
 func runWorker(ctx context.Context, cfg config.Config) error {
+	return runProcess(ctx, cfg, func(p *system.Process, log *slog.Logger) error {
+		stop, err := p.RunWorker(ctx)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		log.Info("worker running", "task_queue", workflows.TaskQueue)
+		<-ctx.Done()
+		return nil
+	})
+}
+
+// runProcess opens what encore api and encore worker both stand on (the
+// configured database, Redis and Temporal), warns about a superuser
+// database login, and runs run with it; the process closes after run
+// returns.
+func runProcess(ctx context.Context, cfg config.Config, run func(p *system.Process, log *slog.Logger) error) error {
 	log := system.Logger(cfg, os.Stderr)
 	p, err := system.New(ctx, cfg, log, cfg.DatabaseURL.Reveal(), cfg.RedisURL.Reveal(), temporalAddress(cfg))
 	if err != nil {
@@ -42,14 +54,7 @@ func runWorker(ctx context.Context, cfg config.Config) error {
 	}
 	defer p.Close()
 	warnSuperuser(ctx, cfg, p, log)
-	stop, err := p.RunWorker(ctx)
-	if err != nil {
-		return err
-	}
-	defer stop()
-	log.Info("worker running", "task_queue", workflows.TaskQueue)
-	<-ctx.Done()
-	return nil
+	return run(p, log)
 }
 
 // warnSuperuser says loudly, once at start, that a production process

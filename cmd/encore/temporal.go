@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/encore-tickets/encore/config"
-	"github.com/encore-tickets/encore/dev/stack"
 	"github.com/encore-tickets/encore/dev/temporalserver"
 	"github.com/encore-tickets/encore/system"
 	"github.com/encore-tickets/encore/workflows"
@@ -55,15 +54,11 @@ func runTemporal(ctx context.Context, cfg config.Config) error {
 	log := system.Logger(cfg, os.Stderr)
 	dbURL := cfg.DatabaseURL.Reveal()
 	if dbURL == "" {
-		inf, err := stack.Provide(ctx, cfg, os.Stderr)
+		inf, stopInfra, err := provideInfra(ctx, cfg, log)
 		if err != nil {
 			return err
 		}
-		defer func() {
-			if err := inf.Close(); err != nil {
-				log.Warn("stop infrastructure", "err", err)
-			}
-		}()
+		defer stopInfra()
 		dbURL = inf.AdminURL
 	}
 	srv, err := temporalserver.Start(ctx, embeddedTemporal(cfg, dbURL, log))

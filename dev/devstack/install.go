@@ -77,6 +77,38 @@ func installHint(debPkg, brewPkg string) string {
 	}
 }
 
+// serverPackage is a server program devstack looks for and, where
+// Options.AllowInstall permits, installs from a Debian package.
+type serverPackage struct {
+	name      string // log prefix: "postgres", "redis"
+	programs  string // what the log says is missing: "server programs", "redis-server"
+	debPkg    string // "postgresql", "redis-server"
+	stillGone string // the cause when the install did not make find succeed
+	what      string // of the notFoundError: "PostgreSQL server"
+	hint      string // of the notFoundError: how a person installs it
+}
+
+// findOrInstall runs find (which records what it finds) and, when it finds
+// nothing, installs the package with apt-get if allowed and possible and
+// runs find again. It fails with a notFoundError (ErrNotInstalled).
+func (sp serverPackage) findOrInstall(ctx context.Context, opts Options, log logger, find func() bool) error {
+	if find() {
+		return nil
+	}
+	var installErr error
+	if opts.AllowInstall && canAptInstall() == "" {
+		log.printf("%s: %s not found; installing the %s package ...", sp.name, sp.programs, sp.debPkg)
+		installErr = aptInstall(ctx, log, find, sp.debPkg)
+		if find() {
+			return nil
+		}
+		if installErr == nil {
+			installErr = errors.New(sp.stillGone)
+		}
+	}
+	return &notFoundError{what: sp.what, hint: sp.hint, cause: installErr}
+}
+
 // aptInstall installs Debian packages unless present() becomes true while
 // waiting for the machine-wide install lock (someone else installed them).
 func aptInstall(ctx context.Context, log logger, present func() bool, pkgs ...string) error {

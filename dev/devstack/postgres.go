@@ -31,84 +31,31 @@ func PostgresURL(port int) string {
 // from opts.Dir/postgres (initialised on first use, installed with apt-get
 // if allowed). See the package documentation.
 func EnsurePostgres(ctx context.Context, opts Options, preferredURL string) (*Service, error) {
-	opts, err := opts.withDefaults()
-	if err != nil {
-		return nil, err
-	}
-	log := logger{opts.Log}
-	if preferredURL != "" {
-		err := pingPostgres(ctx, preferredURL, 3*time.Second)
-		if err == nil {
-			log.printf("postgres: using %s", redact(preferredURL))
-			return &Service{Name: "postgres", URL: preferredURL, log: log}, nil
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		log.printf("postgres: %s does not answer (%v); using a local server", redact(preferredURL), err)
-	}
-
-	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
-	}
-	svc := newLocalService("postgres", opts.PostgresPort, PostgresURL(opts.PostgresPort), log)
-	unlock, err := svc.lockSetup(ctx, opts.Dir)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-
-	reused, err := reusePostgres(ctx, svc.URL, opts.PostgresPort, opts.StartTimeout)
-	if err != nil {
-		return nil, err
-	}
-	if !reused {
-		p := &pgServer{opts: opts, log: log}
-		if err := p.start(ctx); err != nil {
-			return nil, err
-		}
-		svc.Started = true
-		svc.DataDir = p.dataDir
-		svc.LogFile = p.logFile
-		svc.stop = p.stop
-	} else {
-		log.printf("postgres: reusing the server on 127.0.0.1:%d", opts.PostgresPort)
-	}
-	if err := svc.holdInUse(ctx); err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
-	}
-	return svc, nil
+	return postgresKind.ensure(ctx, opts, preferredURL)
 }
 
-// reusePostgres reports whether a usable PostgreSQL answers on port. It
-// waits while that server is starting up; it fails when something else
-// holds the port.
-func reusePostgres(ctx context.Context, connURL string, port int, timeout time.Duration) (bool, error) {
-	if !portOpen(port) {
-		return false, nil
-	}
-	deadline := time.Now().Add(timeout)
-	for {
-		err := pingPostgres(ctx, connURL, 3*time.Second)
-		if err == nil {
-			return true, nil
-		}
-		if ctx.Err() != nil {
-			return false, ctx.Err()
-		}
+var postgresKind = serverKind{
+	name:   "postgres",
+	port:   func(o Options) int { return o.PostgresPort },
+	url:    PostgresURL,
+	ping:   pingPostgres,
+	redact: redact,
+	starting: func(err error) bool {
+		// cannot_connect_now: starting up, recovering or shutting down.
 		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == "57P03" && time.Now().Before(deadline) {
-			// cannot_connect_now: starting up, recovering or shutting down.
-			if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
-				return false, err
-			}
-			continue
+		return errors.As(err, &pgErr) && pgErr.Code == "57P03"
+	},
+	foreign: func(port int, connURL string, err error) error {
+		return fmt.Errorf("postgres: port %d is in use, but not by a PostgreSQL server that accepts %s (%v): stop that program or choose another port", port, redact(connURL), err)
+	},
+	start: func(ctx context.Context, opts Options, log logger, svc *Service) error {
+		p := &pgServer{opts: opts, log: log}
+		if err := p.start(ctx); err != nil {
+			return err
 		}
-		if !portOpen(port) {
-			return false, nil // it went away (shut down)
-		}
-		return false, fmt.Errorf("postgres: port %d is in use, but not by a PostgreSQL server that accepts %s (%v): stop that program or choose another port", port, redact(connURL), err)
-	}
+		svc.DataDir, svc.LogFile, svc.stop = p.dataDir, p.logFile, p.stop
+		return nil
+	},
 }
 
 func pingPostgres(ctx context.Context, connURL string, timeout time.Duration) error {
@@ -271,26 +218,17 @@ func (p *pgServer) start(ctx context.Context) error {
 }
 
 func (p *pgServer) findOrInstall(ctx context.Context) error {
-	if p.bins = findPostgres(p.opts.SearchPath, ""); p.bins != nil {
-		return nil
-	}
-	var installErr error
-	if p.opts.AllowInstall && canAptInstall() == "" {
-		p.log.printf("postgres: server programs not found; installing the postgresql package ...")
-		present := func() bool { return findPostgres(p.opts.SearchPath, "") != nil }
-		installErr = aptInstall(ctx, p.log, present, "postgresql")
-		if p.bins = findPostgres(p.opts.SearchPath, ""); p.bins != nil {
-			return nil
-		}
-		if installErr == nil {
-			installErr = errors.New("installed, but initdb and pg_ctl are still not in the searched folders")
-		}
-	}
-	return &notFoundError{
-		what:  "PostgreSQL server",
-		hint:  "install it with " + installHint("postgresql", "postgresql@16") + " or set ENCORE_DATABASE_URL",
-		cause: installErr,
-	}
+	return serverPackage{
+		name:      "postgres",
+		programs:  "server programs",
+		debPkg:    "postgresql",
+		stillGone: "installed, but initdb and pg_ctl are still not in the searched folders",
+		what:      "PostgreSQL server",
+		hint:      "install it with " + installHint("postgresql", "postgresql@16") + " or set ENCORE_DATABASE_URL",
+	}.findOrInstall(ctx, p.opts, p.log, func() bool {
+		p.bins = findPostgres(p.opts.SearchPath, "")
+		return p.bins != nil
+	})
 }
 
 // chooseDataDir picks Dir/postgres, or, when root and the postgres user
@@ -455,13 +393,11 @@ func (p *pgServer) clearStalePid(ctx context.Context) error {
 	}
 	if pid > 0 && isPostmasterOf(pid, p.dataDir) {
 		// Maybe it is shutting down: give it a moment.
-		deadline := time.Now().Add(10 * time.Second)
-		for processAlive(pid) && time.Now().Before(deadline) {
-			if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
-				return err
-			}
+		alive, err := awaitExit(ctx, pid, 10*time.Second)
+		if err != nil {
+			return err
 		}
-		if processAlive(pid) {
+		if alive {
 			port := "?"
 			if len(lines) > 3 {
 				port = strings.TrimSpace(lines[3])
@@ -499,15 +435,7 @@ func isPostmasterOf(pid int, dataDir string) bool {
 	default:
 		return false
 	}
-	cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
-	if err != nil {
-		return true
-	}
-	want, err := filepath.EvalSymlinks(dataDir)
-	if err != nil {
-		want = dataDir
-	}
-	return cwd == want
+	return worksIn(pid, dataDir)
 }
 
 func (p *pgServer) pgCtlStart(ctx context.Context) error {

@@ -164,6 +164,32 @@ func waitExit(pid int, timeout time.Duration) bool {
 	return true
 }
 
+// awaitExit gives a server that may be shutting down a moment (at most
+// grace) to exit, and reports whether it is still alive after it.
+func awaitExit(ctx context.Context, pid int, grace time.Duration) (alive bool, err error) {
+	deadline := time.Now().Add(grace)
+	for processAlive(pid) && time.Now().Before(deadline) {
+		if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
+			return false, err
+		}
+	}
+	return processAlive(pid), nil
+}
+
+// worksIn reports whether pid's working folder is dir; true when that
+// cannot be told (no /proc).
+func worksIn(pid int, dir string) bool {
+	cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+	if err != nil {
+		return true
+	}
+	want, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		want = dir
+	}
+	return cwd == want
+}
+
 // readPidFile returns the number on the first line of a pid file.
 func readPidFile(path string) (int, []string) {
 	b, err := os.ReadFile(path)

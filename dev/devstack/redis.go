@@ -2,7 +2,6 @@ package devstack
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -28,53 +27,28 @@ func RedisURL(port int) string {
 // its data in opts.Dir/redis (installed with apt-get if allowed). See the
 // package documentation.
 func EnsureRedis(ctx context.Context, opts Options, preferredURL string) (*Service, error) {
-	opts, err := opts.withDefaults()
-	if err != nil {
-		return nil, err
-	}
-	log := logger{opts.Log}
-	if preferredURL != "" {
-		err := pingRedis(ctx, preferredURL, 3*time.Second)
-		if err == nil {
-			log.printf("redis: using %s", redactRedis(preferredURL))
-			return &Service{Name: "redis", URL: preferredURL, log: log}, nil
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		log.printf("redis: %s does not answer (%v); using a local server", redactRedis(preferredURL), err)
-	}
+	return redisKind.ensure(ctx, opts, preferredURL)
+}
 
-	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("redis: %w", err)
-	}
-	svc := newLocalService("redis", opts.RedisPort, RedisURL(opts.RedisPort), log)
-	unlock, err := svc.lockSetup(ctx, opts.Dir)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-
-	reused, err := reuseRedis(ctx, svc.URL, opts.RedisPort, opts.StartTimeout)
-	if err != nil {
-		return nil, err
-	}
-	if !reused {
+var redisKind = serverKind{
+	name:   "redis",
+	port:   func(o Options) int { return o.RedisPort },
+	url:    RedisURL,
+	ping:   pingRedis,
+	redact: redactRedis,
+	// LOADING: the server is reading its data into memory.
+	starting: func(err error) bool { return strings.HasPrefix(err.Error(), "LOADING") },
+	foreign: func(port int, _ string, err error) error {
+		return fmt.Errorf("redis: port %d is in use, but not by a Redis server that answers PING without a password (%v): stop that program or choose another port", port, err)
+	},
+	start: func(ctx context.Context, opts Options, log logger, svc *Service) error {
 		r := &redisServer{opts: opts, log: log}
 		if err := r.start(ctx); err != nil {
-			return nil, err
+			return err
 		}
-		svc.Started = true
-		svc.DataDir = r.dir
-		svc.LogFile = r.logFile
-		svc.stop = r.stop
-	} else {
-		log.printf("redis: reusing the server on 127.0.0.1:%d", opts.RedisPort)
-	}
-	if err := svc.holdInUse(ctx); err != nil {
-		return nil, fmt.Errorf("redis: %w", err)
-	}
-	return svc, nil
+		svc.DataDir, svc.LogFile, svc.stop = r.dir, r.logFile, r.stop
+		return nil
+	},
 }
 
 func redisClient(o *redis.Options, timeout time.Duration) *redis.Client {
@@ -138,34 +112,6 @@ func redactRedis(s string) string {
 		u.RawQuery = q.Encode()
 	}
 	return redact(u.String())
-}
-
-// reuseRedis reports whether a Redis answers PING on port, waiting while it
-// loads its data; it fails when something else holds the port.
-func reuseRedis(ctx context.Context, connURL string, port int, timeout time.Duration) (bool, error) {
-	if !portOpen(port) {
-		return false, nil
-	}
-	deadline := time.Now().Add(timeout)
-	for {
-		err := pingRedis(ctx, connURL, 3*time.Second)
-		if err == nil {
-			return true, nil
-		}
-		if ctx.Err() != nil {
-			return false, ctx.Err()
-		}
-		if strings.HasPrefix(err.Error(), "LOADING") && time.Now().Before(deadline) {
-			if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
-				return false, err
-			}
-			continue
-		}
-		if !portOpen(port) {
-			return false, nil
-		}
-		return false, fmt.Errorf("redis: port %d is in use, but not by a Redis server that answers PING without a password (%v): stop that program or choose another port", port, err)
-	}
 }
 
 // redisCandidateDirs lists where to look for redis-server.
@@ -248,26 +194,17 @@ func (r *redisServer) start(ctx context.Context) error {
 }
 
 func (r *redisServer) findOrInstall(ctx context.Context) error {
-	if r.bin = findRedis(r.opts.SearchPath); r.bin != "" {
-		return nil
-	}
-	var installErr error
-	if r.opts.AllowInstall && canAptInstall() == "" {
-		r.log.printf("redis: redis-server not found; installing the redis-server package ...")
-		present := func() bool { return findRedis(r.opts.SearchPath) != "" }
-		installErr = aptInstall(ctx, r.log, present, "redis-server")
-		if r.bin = findRedis(r.opts.SearchPath); r.bin != "" {
-			return nil
-		}
-		if installErr == nil {
-			installErr = errors.New("installed, but redis-server is still not in the searched folders")
-		}
-	}
-	return &notFoundError{
-		what:  "Redis server",
-		hint:  "install it with " + installHint("redis-server", "redis") + " or set ENCORE_REDIS_URL",
-		cause: installErr,
-	}
+	return serverPackage{
+		name:      "redis",
+		programs:  "redis-server",
+		debPkg:    "redis-server",
+		stillGone: "installed, but redis-server is still not in the searched folders",
+		what:      "Redis server",
+		hint:      "install it with " + installHint("redis-server", "redis") + " or set ENCORE_REDIS_URL",
+	}.findOrInstall(ctx, r.opts, r.log, func() bool {
+		r.bin = findRedis(r.opts.SearchPath)
+		return r.bin != ""
+	})
 }
 
 // isRedisOf reports whether pid is a live redis-server working in dir.
@@ -282,15 +219,7 @@ func isRedisOf(pid int, dir string) bool {
 	if !strings.HasPrefix(comm, "redis-server") {
 		return false
 	}
-	cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
-	if err != nil {
-		return true
-	}
-	want, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		want = dir
-	}
-	return cwd == want
+	return worksIn(pid, dir)
 }
 
 func (r *redisServer) clearStalePid(ctx context.Context) error {
@@ -299,13 +228,11 @@ func (r *redisServer) clearStalePid(ctx context.Context) error {
 		return nil
 	}
 	if isRedisOf(pid, r.dir) {
-		deadline := time.Now().Add(10 * time.Second)
-		for processAlive(pid) && time.Now().Before(deadline) {
-			if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
-				return err
-			}
+		alive, err := awaitExit(ctx, pid, 10*time.Second)
+		if err != nil {
+			return err
 		}
-		if processAlive(pid) {
+		if alive {
 			return fmt.Errorf("redis: a server (pid %d) already runs on %s but does not answer on port %d: stop it (kill %d) or use its port", pid, display(r.dir), r.opts.RedisPort, pid)
 		}
 	}

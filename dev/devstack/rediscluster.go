@@ -139,12 +139,22 @@ func (c *RedisCluster) startNode(server string, port int) (*clusterNode, error) 
 		// over, as one event's keys never leave their slot.
 		"--cluster-require-full-coverage", "no",
 	)
+	node, err := runNode(cmd, port)
+	if err != nil {
+		return nil, fmt.Errorf("redis cluster: start redis-server on %d: %w", port, err)
+	}
+	return node, nil
+}
+
+// runNode starts the redis-server of cmd, listening on port, and closes
+// the node's done when it exits.
+func runNode(cmd *exec.Cmd, port int) (*clusterNode, error) {
 	cmd.Env = childEnv()
 	// Its own process group: a Ctrl-C of the test reaches this process,
 	// which kills the nodes; it never races them.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("redis cluster: start redis-server on %d: %w", port, err)
+		return nil, err
 	}
 	node := &clusterNode{port: port, cmd: cmd, done: make(chan struct{})}
 	go func() {

@@ -48,16 +48,10 @@ func StartRedisSentinel(ctx context.Context, dir string, downAfter time.Duration
 		}
 		cmd := exec.Command(server, append(args, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", d,
 			"--logfile", filepath.Join(d, "redis.log"))...)
-		cmd.Env = childEnv()
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if err := cmd.Start(); err != nil {
+		n, err := runNode(cmd, port)
+		if err != nil {
 			return nil, fmt.Errorf("redis sentinel: start on %d: %w", port, err)
 		}
-		n := &clusterNode{port: port, cmd: cmd, done: make(chan struct{})}
-		go func() {
-			_ = cmd.Wait()
-			close(n.done)
-		}()
 		return n, waitPing(ctx, n.addr(), 10*time.Second)
 	}
 	if s.master, err = start(ports[0], "--save", "", "--appendonly", "no"); err != nil {

@@ -274,17 +274,28 @@ func (r *Replica) Dir() string { return r.dir }
 // LogFile is the replica's server log.
 func (r *Replica) LogFile() string { return r.logFile }
 
+// afterPrimary reads the primary's WAL insert position (what Lag and
+// CatchUp measure the replica's replay against), then connects to the
+// replica. The caller closes the connection.
+func (r *Replica) afterPrimary(ctx context.Context) (lsn string, conn *pgx.Conn, err error) {
+	lsn, err = PrimaryLSN(ctx, r.primaryURL)
+	if err != nil {
+		return "", nil, err
+	}
+	conn, err = pgx.Connect(ctx, r.url)
+	if err != nil {
+		return "", nil, fmt.Errorf("replica: %w", err)
+	}
+	return lsn, conn, nil
+}
+
 // Lag is how far the replica's replay trails the primary: the WAL bytes
 // between the primary's insert position (every commit made so far, flushed
 // or not) and the last record the replica has replayed.
 func (r *Replica) Lag(ctx context.Context) (int64, error) {
-	lsn, err := PrimaryLSN(ctx, r.primaryURL)
+	lsn, conn, err := r.afterPrimary(ctx)
 	if err != nil {
 		return 0, err
-	}
-	conn, err := pgx.Connect(ctx, r.url)
-	if err != nil {
-		return 0, fmt.Errorf("replica: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	var lag *float64
@@ -301,13 +312,9 @@ func (r *Replica) Lag(ctx context.Context) (int64, error) {
 // inserted when CatchUp was called, and returns how long that took.
 func (r *Replica) CatchUp(ctx context.Context) (time.Duration, error) {
 	start := time.Now()
-	lsn, err := PrimaryLSN(ctx, r.primaryURL)
+	lsn, conn, err := r.afterPrimary(ctx)
 	if err != nil {
 		return 0, err
-	}
-	conn, err := pgx.Connect(ctx, r.url)
-	if err != nil {
-		return 0, fmt.Errorf("replica: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	for {

@@ -152,6 +152,13 @@ func (r *Result) note(format string, args ...any) {
 	r.Observed = append(r.Observed, fmt.Sprintf(format, args...))
 }
 
+// recovered records the recovery as the time since start and notes it;
+// format has one verb, for the seconds.
+func (r *Result) recovered(start time.Time, format string) {
+	r.RecoverySeconds = time.Since(start).Seconds()
+	r.note(format, r.RecoverySeconds)
+}
+
 // stackError is a drill that could not be played at all.
 type stackError struct{ error }
 

@@ -44,6 +44,19 @@ func (t *Target) paid(ctx context.Context, fan, bookingID string) (time.Duration
 	})
 }
 
+// paidBooking is a fan's booking paid by card, once the stack says PAID.
+func (t *Target) paidBooking(ctx context.Context) (fan, bookingID string, err error) {
+	fan, co, err := t.booked(ctx, "pm_card_visa")
+	if err != nil {
+		return "", "", err
+	}
+	bookingID, _ = co["booking_id"].(string)
+	if _, err := t.paid(ctx, fan, bookingID); err != nil {
+		return "", "", err
+	}
+	return fan, bookingID, nil
+}
+
 func answered(st int) bool { return st == http.StatusCreated || st == http.StatusServiceUnavailable }
 
 func redisDown(ctx context.Context, t *Target, r *Result) error {
@@ -86,8 +99,7 @@ func redisDown(ctx context.Context, t *Target, r *Result) error {
 	}); err != nil {
 		return err
 	}
-	r.RecoverySeconds = time.Since(start).Seconds()
-	r.note("Redis back: the waiting room answered again %.1fs after Redis was started", r.RecoverySeconds)
+	r.recovered(start, "Redis back: the waiting room answered again %.1fs after Redis was started")
 	return nil
 }
 
@@ -158,8 +170,7 @@ func relayStopped(ctx context.Context, t *Target, r *Result) error {
 	}); err != nil {
 		return err
 	}
-	r.RecoverySeconds = time.Since(start).Seconds()
-	r.note("relay back: the outbox drained %.1fs after the relay was started", r.RecoverySeconds)
+	r.recovered(start, "relay back: the outbox drained %.1fs after the relay was started")
 	return nil
 }
 
@@ -204,8 +215,7 @@ func workerKilled(ctx context.Context, t *Target, r *Result) error {
 	if _, err := t.paid(ctx, fan, bookingID); err != nil {
 		return err
 	}
-	r.RecoverySeconds = time.Since(start).Seconds()
-	r.note("worker back: the booking was PAID %.1fs after the worker started", r.RecoverySeconds)
+	r.recovered(start, "worker back: the booking was PAID %.1fs after the worker started")
 	return nil
 }
 
@@ -223,16 +233,11 @@ func pspTimeout(ctx context.Context, t *Target, r *Result) error {
 	defer setLoss(0)
 	r.note("payment sandbox: every confirm and capture acts, then loses its answer")
 	start := time.Now()
-	fan, co, err := t.booked(ctx, "pm_card_visa")
+	_, bookingID, err := t.paidBooking(ctx)
 	if err != nil {
 		return err
 	}
-	bookingID, _ := co["booking_id"].(string)
-	if _, err := t.paid(ctx, fan, bookingID); err != nil {
-		return err
-	}
-	r.RecoverySeconds = time.Since(start).Seconds()
-	r.note("the booking was PAID %.1fs after the fan held, through lost answers", r.RecoverySeconds)
+	r.recovered(start, "the booking was PAID %.1fs after the fan held, through lost answers")
 	// The provider holds exactly one payment for the booking, captured once.
 	var found struct {
 		Data []struct {
@@ -258,12 +263,8 @@ const sandboxKey = "sk_test_encore_sandbox"
 
 func postgresRestart(ctx context.Context, t *Target, r *Result) error {
 	// A paid booking before the restart.
-	fan, co, err := t.booked(ctx, "pm_card_visa")
+	fan, bookingID, err := t.paidBooking(ctx)
 	if err != nil {
-		return err
-	}
-	bookingID, _ := co["booking_id"].(string)
-	if _, err := t.paid(ctx, fan, bookingID); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -290,8 +291,7 @@ func postgresRestart(ctx context.Context, t *Target, r *Result) error {
 	}); err != nil {
 		return err
 	}
-	r.RecoverySeconds = time.Since(start).Seconds()
-	r.note("holds succeed again %.1fs after the restart began", r.RecoverySeconds)
+	r.recovered(start, "holds succeed again %.1fs after the restart began")
 	s, err := t.bookingStatus(ctx, fan, bookingID)
 	if err != nil || s != "PAID" {
 		return fmt.Errorf("the booking paid before the restart is %q after it (%v)", s, err)

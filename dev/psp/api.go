@@ -94,6 +94,19 @@ func writeServerError(w http.ResponseWriter, body []byte) {
 	writeJSON(w, http.StatusInternalServerError, body)
 }
 
+// serverFault reports whether the call gets an injected server error: asked
+// for by its faults, or drawn at the configured rate.
+func (s *Server) serverFault(c *apiCall) bool {
+	return c.faults.serverError || s.chance(s.cfg.Faults.ServerErrorRate)
+}
+
+// writeServerFault answers an injected server error, before the request
+// was acted on.
+func (s *Server) writeServerFault(w http.ResponseWriter, r *http.Request) {
+	s.log.Info("sandbox fault: server error", "method", r.Method, "path", r.URL.Path)
+	writeServerError(w, s.serverErrorBody())
+}
+
 // reading wraps a GET endpoint: latency and server_error faults apply.
 func (s *Server) reading(h func(c *apiCall) apiResult) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -106,9 +119,8 @@ func (s *Server) reading(h func(c *apiCall) apiResult) http.HandlerFunc {
 			s.writeUnavailable(w)
 			return
 		}
-		if c.faults.serverError || s.chance(s.cfg.Faults.ServerErrorRate) {
-			s.log.Info("sandbox fault: server error", "method", r.Method, "path", r.URL.Path)
-			writeServerError(w, s.serverErrorBody())
+		if s.serverFault(c) {
+			s.writeServerFault(w, r)
 			return
 		}
 		res := func() apiResult {
@@ -202,10 +214,9 @@ func (s *Server) mutating(h func(c *apiCall) apiResult) http.HandlerFunc {
 				return
 			}
 		}
-		if c.faults.serverError || s.chance(s.cfg.Faults.ServerErrorRate) {
+		if s.serverFault(c) {
 			abort()
-			s.log.Info("sandbox fault: server error", "method", r.Method, "path", r.URL.Path)
-			writeServerError(w, s.serverErrorBody())
+			s.writeServerFault(w, r)
 			return
 		}
 

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -154,20 +155,28 @@ func (s *Server) createIntent(c *apiCall) apiResult {
 	return okResult(s.renderIntent(pi, formExpand(f)))
 }
 
-func (s *Server) getIntent(c *apiCall) apiResult {
+// inPath is the object of m that the request's path names: nil, with the
+// 404 Stripe answers (naming it as what, in param), when there is none.
+func inPath[T any](c *apiCall, m map[string]*T, what, param string) (*T, apiResult) {
 	id := c.r.PathValue("id")
-	pi := s.intents[id]
+	if x := m[id]; x != nil {
+		return x, apiResult{}
+	}
+	return nil, errResult(noSuch(what, id, param), false)
+}
+
+func (s *Server) getIntent(c *apiCall) apiResult {
+	pi, missing := inPath(c, s.intents, "payment_intent", "intent")
 	if pi == nil {
-		return errResult(noSuch("payment_intent", id, "intent"), false)
+		return missing
 	}
 	return okResult(s.renderIntent(pi, formExpand(c.form)))
 }
 
 func (s *Server) updateIntent(c *apiCall) apiResult {
-	id := c.r.PathValue("id")
-	pi := s.intents[id]
+	pi, missing := inPath(c, s.intents, "payment_intent", "intent")
 	if pi == nil {
-		return errResult(noSuch("payment_intent", id, "intent"), false)
+		return missing
 	}
 	f := c.form
 	editable := pi.Status == StatusRequiresPaymentMethod || pi.Status == StatusRequiresConfirmation || pi.Status == StatusRequiresAction
@@ -227,10 +236,9 @@ func (s *Server) updateIntent(c *apiCall) apiResult {
 }
 
 func (s *Server) confirmIntent(c *apiCall) apiResult {
-	id := c.r.PathValue("id")
-	pi := s.intents[id]
+	pi, missing := inPath(c, s.intents, "payment_intent", "intent")
 	if pi == nil {
-		return errResult(noSuch("payment_intent", id, "intent"), false)
+		return missing
 	}
 	pm := c.form.Get("payment_method")
 	if pm != "" {
@@ -327,22 +335,27 @@ func (s *Server) confirmLocked(ec *emitCtx, pi *intent, pm, returnURL, base stri
 	}
 }
 
-// authorizeLocked records a successful authorisation: requires_capture for
-// manual capture (amount_capturable_updated), succeeded otherwise.
-func (s *Server) authorizeLocked(ec *emitCtx, pi *intent, pm string) {
-	now := s.now().Unix()
-	ch := &charge{
+// newCharge is a new attempt to charge the intent's amount to payment
+// method pm, succeeded or failed; the caller records the outcome.
+func (s *Server) newCharge(pi *intent, pm, status string) *charge {
+	return &charge{
 		ID:            newID("ch"),
 		Seq:           s.nextSeq(),
 		PaymentIntent: pi.ID,
 		PaymentMethod: pm,
 		Amount:        pi.Amount,
-		Paid:          true,
-		Status:        "succeeded",
+		Status:        status,
 		Currency:      pi.Currency,
-		Created:       now,
+		Created:       s.now().Unix(),
 		Description:   pi.Description,
 	}
+}
+
+// authorizeLocked records a successful authorisation: requires_capture for
+// manual capture (amount_capturable_updated), succeeded otherwise.
+func (s *Server) authorizeLocked(ec *emitCtx, pi *intent, pm string) {
+	ch := s.newCharge(pi, pm, "succeeded")
+	ch.Paid = true
 	s.charges[ch.ID] = ch
 	pi.LatestCharge = ch.ID
 	pi.PaymentMethod = pm
@@ -367,20 +380,8 @@ func (s *Server) authorizeLocked(ec *emitCtx, pi *intent, pm string) {
 
 // declineLocked records a declined attempt and returns the card error.
 func (s *Server) declineLocked(ec *emitCtx, pi *intent, pm string, card testCard) *apiError {
-	ch := &charge{
-		ID:             newID("ch"),
-		Seq:            s.nextSeq(),
-		PaymentIntent:  pi.ID,
-		PaymentMethod:  pm,
-		Amount:         pi.Amount,
-		Status:         "failed",
-		Currency:       pi.Currency,
-		Created:        s.now().Unix(),
-		FailureCode:    card.Code,
-		FailureMessage: card.Message,
-		DeclineCode:    card.DeclineCode,
-		Description:    pi.Description,
-	}
+	ch := s.newCharge(pi, pm, "failed")
+	ch.FailureCode, ch.FailureMessage, ch.DeclineCode = card.Code, card.Message, card.DeclineCode
 	s.charges[ch.ID] = ch
 	s.logRec(record{Op: opPutCharge, Charge: ch})
 	pi.LatestCharge = ch.ID
@@ -415,10 +416,9 @@ func (s *Server) failAuthenticationLocked(ec *emitCtx, pi *intent) {
 }
 
 func (s *Server) captureIntent(c *apiCall) apiResult {
-	id := c.r.PathValue("id")
-	pi := s.intents[id]
+	pi, missing := inPath(c, s.intents, "payment_intent", "intent")
 	if pi == nil {
-		return errResult(noSuch("payment_intent", id, "intent"), false)
+		return missing
 	}
 	amt, has, e := formInt(c.form, "amount_to_capture")
 	if e != nil {
@@ -460,10 +460,9 @@ func (s *Server) captureIntent(c *apiCall) apiResult {
 var cancellationReasons = map[string]bool{"duplicate": true, "fraudulent": true, "requested_by_customer": true, "abandoned": true}
 
 func (s *Server) cancelIntent(c *apiCall) apiResult {
-	id := c.r.PathValue("id")
-	pi := s.intents[id]
+	pi, missing := inPath(c, s.intents, "payment_intent", "intent")
 	if pi == nil {
-		return errResult(noSuch("payment_intent", id, "intent"), false)
+		return missing
 	}
 	reason := c.form.Get("cancellation_reason")
 	if reason != "" && !cancellationReasons[reason] {
@@ -567,8 +566,9 @@ func createdFilter(c *apiCall) (func(int64) bool, *apiError) {
 }
 
 // paginate walks items (ascending Seq) newest first honouring limit,
-// starting_after and ending_before; seqOf finds an item's Seq.
-func paginate[T any](c *apiCall, items []T, seq func(T) int64, cursorSeq func(id string) (int64, bool), keep func(T) bool) ([]T, bool, *apiError) {
+// starting_after and ending_before; byID finds a cursor's item, seq an
+// item's Seq.
+func paginate[E any](c *apiCall, items []*E, byID map[string]*E, seq func(*E) int64, keep func(*E) bool) ([]*E, bool, *apiError) {
 	limit, e := listLimit(c)
 	if e != nil {
 		return nil, false, e
@@ -577,49 +577,50 @@ func paginate[T any](c *apiCall, items []T, seq func(T) int64, cursorSeq func(id
 	if after != "" && before != "" {
 		return nil, false, invalidParam("starting_after", "You may only specify one of these parameters: starting_after, ending_before.")
 	}
+	var out []*E
+	// take adds items[i] to the page if keep wants it; false when the
+	// page is already full (so there are more).
+	take := func(i int) bool {
+		if !keep(items[i]) {
+			return true
+		}
+		if len(out) == limit {
+			return false
+		}
+		out = append(out, items[i])
+		return true
+	}
 	if before != "" {
-		b, ok := cursorSeq(before)
-		if !ok {
+		x := byID[before]
+		if x == nil {
 			return nil, false, noSuch("object", before, "ending_before")
 		}
 		// Items newer than the cursor, the `limit` closest to it, newest first.
-		start := sort.Search(len(items), func(i int) bool { return seq(items[i]) > b })
-		var out []T
+		start := sort.Search(len(items), func(i int) bool { return seq(items[i]) > seq(x) })
 		hasMore := false
 		for i := start; i < len(items); i++ {
-			if !keep(items[i]) {
-				continue
-			}
-			if len(out) == limit {
+			if !take(i) {
 				hasMore = true
 				break
 			}
-			out = append(out, items[i])
 		}
-		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-			out[i], out[j] = out[j], out[i]
-		}
+		slices.Reverse(out)
 		return out, hasMore, nil
 	}
 	end := len(items)
 	if after != "" {
-		a, ok := cursorSeq(after)
-		if !ok {
+		x := byID[after]
+		if x == nil {
 			return nil, false, noSuch("object", after, "starting_after")
 		}
-		end = sort.Search(len(items), func(i int) bool { return seq(items[i]) >= a })
+		end = sort.Search(len(items), func(i int) bool { return seq(items[i]) >= seq(x) })
 	}
-	var out []T
 	hasMore := false
 	for i := end - 1; i >= 0; i-- {
-		if !keep(items[i]) {
-			continue
-		}
-		if len(out) == limit {
+		if !take(i) {
 			hasMore = true
 			break
 		}
-		out = append(out, items[i])
 	}
 	return out, hasMore, nil
 }
@@ -629,14 +630,8 @@ func (s *Server) listIntents(c *apiCall) apiResult {
 	if e != nil {
 		return errResult(e, false)
 	}
-	page, more, e := paginate(c, s.intentOrder,
+	page, more, e := paginate(c, s.intentOrder, s.intents,
 		func(pi *intent) int64 { return pi.Seq },
-		func(id string) (int64, bool) {
-			if pi := s.intents[id]; pi != nil {
-				return pi.Seq, true
-			}
-			return 0, false
-		},
 		func(pi *intent) bool { return created(pi.Created) })
 	if e != nil {
 		return errResult(e, false)

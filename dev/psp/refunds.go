@@ -96,10 +96,9 @@ func (s *Server) createRefund(c *apiCall) apiResult {
 }
 
 func (s *Server) getRefund(c *apiCall) apiResult {
-	id := c.r.PathValue("id")
-	rf := s.refunds[id]
+	rf, missing := inPath(c, s.refunds, "refund", "id")
 	if rf == nil {
-		return errResult(noSuch("refund", id, "id"), false)
+		return missing
 	}
 	return okResult(s.renderRefund(rf))
 }
@@ -110,14 +109,8 @@ func (s *Server) listRefunds(c *apiCall) apiResult {
 	if e != nil {
 		return errResult(e, false)
 	}
-	page, more, e := paginate(c, s.refundOrder,
+	page, more, e := paginate(c, s.refundOrder, s.refunds,
 		func(rf *refund) int64 { return rf.Seq },
-		func(id string) (int64, bool) {
-			if rf := s.refunds[id]; rf != nil {
-				return rf.Seq, true
-			}
-			return 0, false
-		},
 		func(rf *refund) bool {
 			return (piID == "" || rf.PaymentIntent == piID) && (chID == "" || rf.Charge == chID) && created(rf.Created)
 		})
@@ -132,19 +125,17 @@ func (s *Server) listRefunds(c *apiCall) apiResult {
 }
 
 func (s *Server) getCharge(c *apiCall) apiResult {
-	id := c.r.PathValue("id")
-	ch := s.charges[id]
+	ch, missing := inPath(c, s.charges, "charge", "id")
 	if ch == nil {
-		return errResult(noSuch("charge", id, "id"), false)
+		return missing
 	}
 	return okResult(s.renderCharge(ch))
 }
 
 func (s *Server) getEvent(c *apiCall) apiResult {
-	id := c.r.PathValue("id")
-	ev := s.eventByID[id]
+	ev, missing := inPath(c, s.eventByID, "event", "id")
 	if ev == nil {
-		return errResult(noSuch("event", id, "id"), false)
+		return missing
 	}
 	return apiResult{status: 200, body: []byte(ev.Payload), store: true}
 }
@@ -165,14 +156,8 @@ func (s *Server) listEvents(c *apiCall) apiResult {
 	if e != nil {
 		return errResult(e, false)
 	}
-	page, more, e := paginate(c, s.events,
+	page, more, e := paginate(c, s.events, s.eventByID,
 		func(ev *event) int64 { return ev.Seq },
-		func(id string) (int64, bool) {
-			if ev := s.eventByID[id]; ev != nil {
-				return ev.Seq, true
-			}
-			return 0, false
-		},
 		func(ev *event) bool {
 			if typ != "" && ev.Type != typ {
 				return false

@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/stripe/stripe-go/v85"
+
+	"github.com/encore-tickets/encore/internal/defaults"
 )
 
 // Defaults.
@@ -159,31 +161,17 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Faults.TimeoutMode != TimeoutHold && cfg.Faults.TimeoutMode != TimeoutDrop {
 		return nil, fmt.Errorf("psp: Faults.TimeoutMode must be %q or %q", TimeoutHold, TimeoutDrop)
 	}
-	if cfg.Faults.TimeoutHold <= 0 {
-		cfg.Faults.TimeoutHold = 30 * time.Second
-	}
-	if cfg.Faults.OutOfOrderHold <= 0 {
-		cfg.Faults.OutOfOrderHold = 5 * time.Second
-	}
+	defaults.Fill(&cfg.Faults.TimeoutHold, 30*time.Second)
+	defaults.Fill(&cfg.Faults.OutOfOrderHold, 5*time.Second)
 	d := &cfg.Delivery
-	if d.InitialBackoff <= 0 {
-		d.InitialBackoff = time.Second
-	}
-	if d.MaxBackoff <= 0 {
-		d.MaxBackoff = 5 * time.Minute
-	}
+	defaults.Fill(&d.InitialBackoff, time.Second)
+	defaults.Fill(&d.MaxBackoff, 5*time.Minute)
 	if d.MaxBackoff < d.InitialBackoff {
 		d.MaxBackoff = d.InitialBackoff
 	}
-	if d.MaxAttempts <= 0 {
-		d.MaxAttempts = 12
-	}
-	if d.Timeout <= 0 {
-		d.Timeout = 10 * time.Second
-	}
-	if d.Concurrency <= 0 {
-		d.Concurrency = 8
-	}
+	defaults.Fill(&d.MaxAttempts, 12)
+	defaults.Fill(&d.Timeout, 10*time.Second)
+	defaults.Fill(&d.Concurrency, 8)
 	if cfg.WebhookURL != "" {
 		u, err := url.Parse(cfg.WebhookURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

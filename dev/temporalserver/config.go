@@ -11,6 +11,8 @@ import (
 	"time"
 
 	enums "go.temporal.io/api/enums/v1"
+
+	"github.com/encore-tickets/encore/internal/defaults"
 )
 
 // Defaults applied by Start for zero-valued Config fields.
@@ -113,18 +115,10 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Namespace == "" {
 		c.Namespace = DefaultNamespace
 	}
-	if c.Retention <= 0 {
-		c.Retention = DefaultRetention
-	}
-	if c.NumHistoryShards <= 0 {
-		c.NumHistoryShards = DefaultNumHistoryShards
-	}
-	if c.MaxConns <= 0 {
-		c.MaxConns = DefaultMaxConns
-	}
-	if c.VisibilityMaxConns <= 0 {
-		c.VisibilityMaxConns = DefaultVisibilityMaxConns
-	}
+	defaults.Fill(&c.Retention, DefaultRetention)
+	defaults.Fill(&c.NumHistoryShards, DefaultNumHistoryShards)
+	defaults.Fill(&c.MaxConns, DefaultMaxConns)
+	defaults.Fill(&c.VisibilityMaxConns, DefaultVisibilityMaxConns)
 	if c.Logger == nil {
 		c.Logger = defaultLogger()
 	}

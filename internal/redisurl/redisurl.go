@@ -176,9 +176,19 @@ type Timeouts struct {
 	DialAttempts int
 }
 
-func set(dst *time.Duration, v time.Duration) {
-	if v != 0 {
-		*dst = v
+// applyTo overrides the options' timeouts and dial attempts (each client
+// kind has its own options type, with the same fields) with those set.
+func (to Timeouts) applyTo(dial, read, write *time.Duration, dialerRetries *int) {
+	set := func(dst *time.Duration, v time.Duration) {
+		if v != 0 {
+			*dst = v
+		}
+	}
+	set(dial, to.Dial)
+	set(read, to.Read)
+	set(write, to.Write)
+	if to.DialAttempts > 0 {
+		*dialerRetries = to.DialAttempts
 	}
 }
 
@@ -187,12 +197,7 @@ func (t Target) NewClient(to Timeouts) redis.UniversalClient {
 	switch t.Kind {
 	case Cluster:
 		o := *t.cluster
-		set(&o.DialTimeout, to.Dial)
-		set(&o.ReadTimeout, to.Read)
-		set(&o.WriteTimeout, to.Write)
-		if to.DialAttempts > 0 {
-			o.DialerRetries = to.DialAttempts
-		}
+		to.applyTo(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.DialerRetries)
 		// The state is also reloaded after a network error (below); the
 		// interval only bounds how stale a quiet client's view may grow.
 		if o.ClusterStateReloadInterval == 0 {
@@ -203,21 +208,11 @@ func (t Target) NewClient(to Timeouts) redis.UniversalClient {
 		return c
 	case Sentinel:
 		o := *t.sentinel
-		set(&o.DialTimeout, to.Dial)
-		set(&o.ReadTimeout, to.Read)
-		set(&o.WriteTimeout, to.Write)
-		if to.DialAttempts > 0 {
-			o.DialerRetries = to.DialAttempts
-		}
+		to.applyTo(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.DialerRetries)
 		return redis.NewFailoverClient(&o)
 	default:
 		o := *t.single
-		set(&o.DialTimeout, to.Dial)
-		set(&o.ReadTimeout, to.Read)
-		set(&o.WriteTimeout, to.Write)
-		if to.DialAttempts > 0 {
-			o.DialerRetries = to.DialAttempts
-		}
+		to.applyTo(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.DialerRetries)
 		return redis.NewClient(&o)
 	}
 }
