@@ -1,8 +1,9 @@
 -- One hold as store.CreateHold runs it for BenchmarkHoldHTTPRandomSeats (no
 -- Idempotency-Key, no promotion), for pgbench -M prepared: two random seats
--- of the 50,000-seat bench event, a fresh account, the strategy that locks
--- the seat rows in sorted order before the conditional UPDATE. Each pipeline
--- is one round trip, as each pgx batch is.
+-- of the 50,000-seat bench event, a fresh account. Each pipeline is one
+-- round trip, as each pgx batch is. Run with -D locked=0 for the
+-- conditional-UPDATE strategy, -D locked=1 for the one that first locks the
+-- seat rows in sorted order: the two differ in that one statement only.
 \set sec random(0, 9)
 \set r random(0, 49)
 \set n random(1, 99)
@@ -21,7 +22,9 @@ INSERT INTO users (id) VALUES ('pgb-' || :client_id || '-' || :u) ON CONFLICT DO
 INSERT INTO reservations (id, user_id, event_id, status, expires_at, total, currency)
   VALUES (md5('pgb-' || :client_id || '-' || :u)::uuid, 'pgb-' || :client_id || '-' || :u, 'evt_bench_pg', 'PENDING_PAYMENT', now() + interval '10 minutes', 0, 'EUR')
   RETURNING created_at, expires_at;
+\if :locked
 SELECT id FROM seats WHERE event_id = 'evt_bench_pg' AND id = ANY(ARRAY['sec_bench_pg' || :sec || '-' || encore_row_label(:r) || '-' || :n, 'sec_bench_pg' || :sec || '-' || encore_row_label(:r) || '-' || (:n + 1)]) ORDER BY id FOR UPDATE;
+\endif
 UPDATE seats SET status = 'HELD', reservation_id = md5('pgb-' || :client_id || '-' || :u)::uuid, version = version + 1
   WHERE event_id = 'evt_bench_pg' AND id = ANY(ARRAY['sec_bench_pg' || :sec || '-' || encore_row_label(:r) || '-' || :n, 'sec_bench_pg' || :sec || '-' || encore_row_label(:r) || '-' || (:n + 1)])
   AND status = 'AVAILABLE' RETURNING id, section_id, base_price;
