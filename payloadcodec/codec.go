@@ -9,8 +9,6 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -18,6 +16,8 @@ import (
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/encore-tickets/encore/internal/keyenc"
 )
 
 // Metadata of an encrypted payload.
@@ -67,7 +67,7 @@ func Parse(spec string) (*Codec, error) {
 		if _, dup := c.aeads[id]; dup {
 			return nil, fmt.Errorf("payloadcodec: key id %q given twice", id)
 		}
-		key, err := parseKey(raw)
+		key, err := keyenc.Decode(raw, keySize)
 		if err != nil {
 			return nil, fmt.Errorf("payloadcodec: key %q: %w", id, err)
 		}
@@ -88,19 +88,6 @@ func Parse(spec string) (*Codec, error) {
 		return nil, errors.New("payloadcodec: no key")
 	}
 	return c, nil
-}
-
-func parseKey(s string) ([]byte, error) {
-	s = strings.TrimSpace(s)
-	if b, err := hex.DecodeString(s); err == nil && len(b) == keySize {
-		return b, nil
-	}
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-		if b, err := enc.DecodeString(s); err == nil && len(b) == keySize {
-			return b, nil
-		}
-	}
-	return nil, fmt.Errorf("must be %d bytes as 64 hex characters or base64", keySize)
 }
 
 // DataConverter is Temporal's default converter with every payload

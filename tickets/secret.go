@@ -13,11 +13,11 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/encore-tickets/encore/internal/keyenc"
 )
 
 // SecretSize is the length of a ticket's secret in bytes.
@@ -74,16 +74,11 @@ func ValidID(s string) bool {
 // ParseKey decodes a 32-byte key from configuration: 64 hex characters, or
 // standard or URL-safe base64.
 func ParseKey(s string) ([]byte, error) {
-	s = strings.TrimSpace(s)
-	if b, err := hex.DecodeString(s); err == nil && len(b) == KeySize {
-		return b, nil
+	key, err := keyenc.Decode(s, KeySize)
+	if err != nil {
+		return nil, fmt.Errorf("tickets: a key %w", err)
 	}
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-		if b, err := enc.DecodeString(s); err == nil && len(b) == KeySize {
-			return b, nil
-		}
-	}
-	return nil, fmt.Errorf("tickets: a key must be %d bytes as 64 hex characters or base64", KeySize)
+	return key, nil
 }
 
 // Errors of Keyring.Open.
