@@ -28,6 +28,40 @@ type Result struct {
 	Reasons  []string            `json:"reasons"`
 }
 
+// tier is one step of a velocity rule: a count of at least atLeast adds
+// points, with reason.
+type tier struct {
+	atLeast, points int
+	reason          string
+}
+
+// velocity is how often one thing (an account, an IP, a device, a card)
+// checked out in the last hour; only the highest tier it reaches counts, so
+// its tiers are listed highest first.
+type velocity struct {
+	count func(store.FraudSignals) int
+	tiers []tier
+}
+
+// velocities are the velocity rules in the order their reasons are listed.
+var velocities = []velocity{
+	{func(s store.FraudSignals) int { return s.AccountAttempts }, []tier{
+		{10, 50, "account: 10 or more checkouts in an hour"},
+		{5, 25, "account: 5 or more checkouts in an hour"},
+	}},
+	{func(s store.FraudSignals) int { return s.IPAttempts }, []tier{
+		{30, 40, "ip: 30 or more checkouts in an hour"},
+		{10, 15, "ip: 10 or more checkouts in an hour"},
+	}},
+	{func(s store.FraudSignals) int { return s.DeviceAttempts }, []tier{
+		{10, 30, "device: 10 or more checkouts in an hour"},
+	}},
+	{func(s store.FraudSignals) int { return s.CardAccounts }, []tier{
+		{3, 60, "card: used by 3 or more other accounts in an hour"},
+		{1, 20, "card: used by another account in an hour"},
+	}},
+}
+
 // Score applies the rules to the signals of one checkout attempt.
 func Score(s store.FraudSignals) Result {
 	r := Result{Reasons: []string{}}
@@ -35,26 +69,14 @@ func Score(s store.FraudSignals) Result {
 		r.Score += points
 		r.Reasons = append(r.Reasons, reason)
 	}
-	switch {
-	case s.AccountAttempts >= 10:
-		add(50, "account: 10 or more checkouts in an hour")
-	case s.AccountAttempts >= 5:
-		add(25, "account: 5 or more checkouts in an hour")
-	}
-	switch {
-	case s.IPAttempts >= 30:
-		add(40, "ip: 30 or more checkouts in an hour")
-	case s.IPAttempts >= 10:
-		add(15, "ip: 10 or more checkouts in an hour")
-	}
-	if s.DeviceAttempts >= 10 {
-		add(30, "device: 10 or more checkouts in an hour")
-	}
-	switch {
-	case s.CardAccounts >= 3:
-		add(60, "card: used by 3 or more other accounts in an hour")
-	case s.CardAccounts >= 1:
-		add(20, "card: used by another account in an hour")
+	for _, v := range velocities {
+		n := v.count(s)
+		for _, t := range v.tiers {
+			if n >= t.atLeast {
+				add(t.points, t.reason)
+				break
+			}
+		}
 	}
 	if s.AccountAge < 10*time.Minute {
 		add(15, "account younger than 10 minutes")

@@ -36,6 +36,43 @@ func TestScoreGivesAllowReviewOrDenyFromTheSignals(t *testing.T) {
 	}
 }
 
+func TestEachVelocityRuleAddsOnlyItsHighestTierReached(t *testing.T) {
+	t.Parallel()
+	old := 30 * 24 * time.Hour
+	cases := []struct {
+		name    string
+		in      store.FraudSignals
+		score   int
+		reasons []string
+	}{
+		{"below every tier", store.FraudSignals{AccountAge: old, AccountAttempts: 4, IPAttempts: 9, DeviceAttempts: 9}, 0, []string{}},
+		{"the lower tiers", store.FraudSignals{AccountAge: old, AccountAttempts: 5, IPAttempts: 10, CardAccounts: 1}, 60, []string{
+			"account: 5 or more checkouts in an hour",
+			"ip: 10 or more checkouts in an hour",
+			"card: used by another account in an hour",
+		}},
+		{"the upper tiers only", store.FraudSignals{AccountAge: old, AccountAttempts: 10, IPAttempts: 30, DeviceAttempts: 10, CardAccounts: 3}, 180, []string{
+			"account: 10 or more checkouts in an hour",
+			"ip: 30 or more checkouts in an hour",
+			"device: 10 or more checkouts in an hour",
+			"card: used by 3 or more other accounts in an hour",
+		}},
+		{"age and limit after velocity", store.FraudSignals{AccountAge: time.Minute, DeviceAttempts: 10, OwnedUnits: 2, Limit: 2}, 145, []string{
+			"device: 10 or more checkouts in an hour",
+			"account younger than 10 minutes",
+			"purchase limit already reached",
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := fraud.Score(c.in)
+			require.Equal(t, c.score, r.Score)
+			require.Equal(t, c.reasons, r.Reasons)
+		})
+	}
+}
+
 func TestSharedAddressesAreNotCountedAsOneFanButACardIsItsFingerprint(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, "", fraud.IPKey("127.0.0.1"))

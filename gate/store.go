@@ -150,26 +150,17 @@ type ManifestInfo struct {
 
 // Manifests lists the events the ledger holds manifests for.
 func (s *Store) Manifests(ctx context.Context) ([]ManifestInfo, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT m.event_id, m.version, m.kind, m.expires_at, m.imported_at,
+	return queryAll(ctx, s.read, `SELECT m.event_id, m.version, m.kind, m.expires_at, m.imported_at,
 		(SELECT count(*) FROM tickets t WHERE t.event_id = m.event_id AND NOT t.revoked),
 		(SELECT count(*) FROM tickets t WHERE t.event_id = m.event_id AND t.revoked),
 		(SELECT count(*) FROM entries e JOIN tickets t ON t.id = e.ticket_id WHERE t.event_id = m.event_id)
-		FROM manifests m ORDER BY m.event_id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []ManifestInfo
-	for rows.Next() {
+		FROM manifests m ORDER BY m.event_id`, func(rows *sql.Rows) (ManifestInfo, error) {
 		var m ManifestInfo
 		var exp, imp int64
-		if err := rows.Scan(&m.EventID, &m.Version, &m.Kind, &exp, &imp, &m.Tickets, &m.Revoked, &m.Entries); err != nil {
-			return nil, err
-		}
+		err := rows.Scan(&m.EventID, &m.Version, &m.Kind, &exp, &imp, &m.Tickets, &m.Revoked, &m.Entries)
 		m.ExpiresAt, m.ImportedAt = time.UnixMilli(exp).UTC(), time.UnixMilli(imp).UTC()
-		out = append(out, m)
-	}
-	return out, rows.Err()
+		return m, err
+	})
 }
 
 // ImportResult says what an import changed.
@@ -382,28 +373,19 @@ type SyncReport struct {
 // before it goes offline again. Running it twice reports nothing new.
 func Sync(ctx context.Context, ledger, local *Store, now time.Time) (SyncReport, error) {
 	var rep SyncReport
-	rows, err := local.read.QueryContext(ctx, `SELECT e.ticket_id, e.gate_id, e.entered_at, coalesce(t.seat_id, '')
-		FROM entries e LEFT JOIN tickets t ON t.id = e.ticket_id WHERE e.synced_at IS NULL ORDER BY e.entered_at`)
-	if err != nil {
-		return rep, err
-	}
 	type pending struct {
 		e    Entry
 		seat string
 	}
-	var todo []pending
-	for rows.Next() {
-		var p pending
-		var at int64
-		if err := rows.Scan(&p.e.TicketID, &p.e.GateID, &at, &p.seat); err != nil {
-			rows.Close()
-			return rep, err
-		}
-		p.e.EnteredAt = time.UnixMilli(at).UTC()
-		todo = append(todo, p)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	todo, err := queryAll(ctx, local.read, `SELECT e.ticket_id, e.gate_id, e.entered_at, coalesce(t.seat_id, '')
+		FROM entries e LEFT JOIN tickets t ON t.id = e.ticket_id WHERE e.synced_at IS NULL ORDER BY e.entered_at`,
+		func(rows *sql.Rows) (pending, error) {
+			var p pending
+			var err error
+			p.e, err = scanEntry(rows, &p.seat)
+			return p, err
+		})
+	if err != nil {
 		return rep, err
 	}
 	for _, p := range todo {
@@ -435,23 +417,9 @@ func Sync(ctx context.Context, ledger, local *Store, now time.Time) (SyncReport,
 		}
 	}
 	// Pull: the ledger's entries the local copy lacks.
-	rows, err = ledger.read.QueryContext(ctx, `SELECT ticket_id, gate_id, entered_at FROM entries`)
+	pull, err := queryAll(ctx, ledger.read, `SELECT ticket_id, gate_id, entered_at FROM entries`,
+		func(rows *sql.Rows) (Entry, error) { return scanEntry(rows) })
 	if err != nil {
-		return rep, err
-	}
-	var pull []Entry
-	for rows.Next() {
-		var e Entry
-		var at int64
-		if err := rows.Scan(&e.TicketID, &e.GateID, &at); err != nil {
-			rows.Close()
-			return rep, err
-		}
-		e.EnteredAt = time.UnixMilli(at).UTC()
-		pull = append(pull, e)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return rep, err
 	}
 	tx, err := local.write.BeginTx(ctx, nil)
@@ -474,23 +442,44 @@ func Sync(ctx context.Context, ledger, local *Store, now time.Time) (SyncReport,
 
 // DoubleEntries lists every double entry the ledger has recorded.
 func (s *Store) DoubleEntries(ctx context.Context) ([]DoubleEntry, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT d.ticket_id, coalesce(t.seat_id, ''), d.first_gate_id, d.first_entered_at,
+	return queryAll(ctx, s.read, `SELECT d.ticket_id, coalesce(t.seat_id, ''), d.first_gate_id, d.first_entered_at,
 		d.second_gate_id, d.second_entered_at FROM double_entries d LEFT JOIN tickets t ON t.id = d.ticket_id
-		ORDER BY d.first_entered_at, d.ticket_id`)
+		ORDER BY d.first_entered_at, d.ticket_id`, func(rows *sql.Rows) (DoubleEntry, error) {
+		var d DoubleEntry
+		var a, b int64
+		err := rows.Scan(&d.TicketID, &d.SeatID, &d.First.GateID, &a, &d.Second.GateID, &b)
+		d.First.TicketID, d.Second.TicketID = d.TicketID, d.TicketID
+		d.First.EnteredAt, d.Second.EnteredAt = time.UnixMilli(a).UTC(), time.UnixMilli(b).UTC()
+		return d, err
+	})
+}
+
+// queryAll runs a read and scans each row with scan. The rows are closed
+// when it returns, so the caller may write to the ledger straight after
+// (Sync reads, then writes, on the same files).
+func queryAll[T any](ctx context.Context, db *sql.DB, query string, scan func(*sql.Rows) (T, error), args ...any) ([]T, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []DoubleEntry
+	var out []T
 	for rows.Next() {
-		var d DoubleEntry
-		var a, b int64
-		if err := rows.Scan(&d.TicketID, &d.SeatID, &d.First.GateID, &a, &d.Second.GateID, &b); err != nil {
+		v, err := scan(rows)
+		if err != nil {
 			return nil, err
 		}
-		d.First.TicketID, d.Second.TicketID = d.TicketID, d.TicketID
-		d.First.EnteredAt, d.Second.EnteredAt = time.UnixMilli(a).UTC(), time.UnixMilli(b).UTC()
-		out = append(out, d)
+		out = append(out, v)
 	}
 	return out, rows.Err()
+}
+
+// scanEntry reads an entry's ticket, gate and time (stored in Unix
+// milliseconds), then any further columns into more.
+func scanEntry(rows *sql.Rows, more ...any) (Entry, error) {
+	var e Entry
+	var at int64
+	err := rows.Scan(append([]any{&e.TicketID, &e.GateID, &at}, more...)...)
+	e.EnteredAt = time.UnixMilli(at).UTC()
+	return e, err
 }

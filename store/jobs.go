@@ -80,16 +80,10 @@ func (s *Jobs) CancelEvent(ctx context.Context, eventID, org, actor, reason, job
 		if err := tx.QueryRow(ctx, `UPDATE events SET status = 'CANCELLED' WHERE id = $1 RETURNING now()`, eventID).Scan(&out.CancelledAt); err != nil {
 			return err
 		}
-		pending, err := queryIDs(ctx, tx, `SELECT id FROM reservations WHERE event_id = $1 AND status = 'PENDING_PAYMENT' ORDER BY id FOR UPDATE`, eventID)
+		out.Released, err = endSelected(ctx, tx, vocab.ReservationCancelled,
+			`SELECT id FROM reservations WHERE event_id = $1 AND status = 'PENDING_PAYMENT' ORDER BY id FOR UPDATE`, eventID)
 		if err != nil {
 			return err
-		}
-		for _, id := range pending {
-			ended, err := endLocked(ctx, tx, id, vocab.ReservationCancelled)
-			if err != nil {
-				return err
-			}
-			out.Released = append(out.Released, ended)
 		}
 		var total int
 		if err := tx.QueryRow(ctx, `SELECT count(*) FROM reservations WHERE event_id = $1 AND status = 'PAID'`, eventID).Scan(&total); err != nil {
@@ -105,7 +99,7 @@ func (s *Jobs) CancelEvent(ctx context.Context, eventID, org, actor, reason, job
 		out.Started = true
 		before, _ := json.Marshal(map[string]string{"status": status})
 		after, _ := json.Marshal(map[string]any{"status": vocab.EventCancelled, "job_id": jobID, "paid_bookings": total,
-			"released_holds": len(pending)})
+			"released_holds": len(out.Released)})
 		return RecordAdminActionTx(ctx, tx, AdminAction{Actor: actor, OrgID: eventOrg, Action: "event.cancel",
 			Target: "event:" + eventID, Reason: reason, Before: before, After: after})
 	})

@@ -12,6 +12,26 @@ import (
 	"github.com/encore-tickets/encore/vocab"
 )
 
+// endSelected ends, as to, every pending reservation whose id the query
+// selects; the query locks the rows (FOR UPDATE), as endLocked expects. The
+// bulk paths (the expiry sweep, an event's cancellation) share it so each
+// ends its holds one by one, like a fan's release.
+func endSelected(ctx context.Context, tx pgx.Tx, to vocab.ReservationStatus, sql string, args ...any) ([]Ended, error) {
+	ids, err := queryIDs(ctx, tx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	var out []Ended
+	for _, id := range ids {
+		e, err := endLocked(ctx, tx, id, to)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
 // endLocked ends a PENDING_PAYMENT reservation whose row the caller has
 // already locked: seats back to AVAILABLE, items no longer live, counted
 // capacity and promotion uses given back, an inventory.changed row per
@@ -130,21 +150,11 @@ func (s *Holds) end(ctx context.Context, id uuid.UUID, userID string, to vocab.R
 func (s *Holds) SweepExpired(ctx context.Context, limit int) ([]Ended, error) {
 	var out []Ended
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		out = out[:0]
-		ids, err := queryIDs(ctx, tx, `SELECT id FROM reservations
+		var err error
+		out, err = endSelected(ctx, tx, vocab.ReservationExpired, `SELECT id FROM reservations
 			WHERE status = 'PENDING_PAYMENT' AND expires_at <= now()
 			ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED`, limit)
-		if err != nil {
-			return err
-		}
-		for _, id := range ids {
-			e, err := endLocked(ctx, tx, id, vocab.ReservationExpired)
-			if err != nil {
-				return err
-			}
-			out = append(out, e)
-		}
-		return nil
+		return err
 	})
 	return out, err
 }
