@@ -77,6 +77,14 @@ func (e *env) fields(title string) organiser.EventFields {
 		Prices: map[string]money.Money{"standing": eur(3000), "balcony": eur(4500)}}
 }
 
+// create makes a draft of fields(title) in the environment's organisation.
+func (e *env) create(t *testing.T, title string) organiser.Event {
+	t.Helper()
+	ev, err := e.svc.Create(context.Background(), e.scope, e.fields(title))
+	require.NoError(t, err)
+	return ev
+}
+
 func (e *env) count(t *testing.T, sql string, args ...any) int {
 	t.Helper()
 	var n int
@@ -103,8 +111,7 @@ func TestADraftIsCopiedFromTheVenueAndFansSeeItOnlyOncePublished(t *testing.T) {
 	cat := catalog.New(e.reader)
 	cat.DetailTTL = 0
 
-	ev, err := e.svc.Create(ctx, e.scope, e.fields("Quiet Quartet"))
-	require.NoError(t, err)
+	ev := e.create(t, "Quiet Quartet")
 	require.Equal(t, vocab.EventDraft, ev.Status)
 	require.Equal(t, e.scope.Org, ev.OrgID)
 	require.Equal(t, 140, ev.Seats)
@@ -169,11 +176,10 @@ func TestAPublishedEventChangesOnlyWhatFansDoNotDependOn(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	ev, err := e.svc.Create(ctx, e.scope, e.fields("Draft Days"))
-	require.NoError(t, err)
+	ev := e.create(t, "Draft Days")
 
 	// A draft may change anything, prices re-price its seats.
-	ev, err = e.svc.Patch(ctx, e.scope, ev.EventID, organiser.EventFields{Metered: ptr(true),
+	ev, err := e.svc.Patch(ctx, e.scope, ev.EventID, organiser.EventFields{Metered: ptr(true),
 		Prices: map[string]money.Money{"standing": eur(3500), "balcony": eur(6000)}})
 	require.NoError(t, err)
 	require.True(t, ev.Metered)
@@ -289,9 +295,8 @@ func TestABlockedSeatIsNeverHeldAndAHeldOrSoldSeatKeepsItsBuyer(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	ev, err := e.svc.Create(ctx, e.scope, e.fields("Blocks"))
-	require.NoError(t, err)
-	_, err = e.svc.Publish(ctx, e.scope, ev.EventID)
+	ev := e.create(t, "Blocks")
+	_, err := e.svc.Publish(ctx, e.scope, ev.EventID)
 	require.NoError(t, err)
 	camera, sold := balcony(ev, "A", 5), balcony(ev, "A", 9)
 

@@ -11,7 +11,6 @@ import (
 	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/venues"
-	"github.com/encore-tickets/encore/vocab"
 )
 
 // BenchmarkLayoutImport50000Seats validates and imports a 50,000-seat
@@ -20,18 +19,7 @@ import (
 func BenchmarkLayoutImport50000Seats(b *testing.B) {
 	pool := testenv.DB(b)
 	svc := venues.NewService(store.New(pool, store.Options{}))
-	v := venues.Venue{Name: "Bench Stadium", City: "Benchville", Timezone: "Europe/Amsterdam"}
-	for s := range 50 {
-		sec := venues.Section{ID: fmt.Sprintf("s%02d", s), Name: fmt.Sprintf("Block %d", s), Kind: vocab.SectionSeated, Category: "standard"}
-		for r := range 40 {
-			row := venues.Row{Label: venues.RowLabel(r)}
-			for n := range 25 {
-				row.Seats = append(row.Seats, venues.Seat{Number: n + 1, X: float64(s*30 + n), Y: float64(r)})
-			}
-			sec.Rows = append(sec.Rows, row)
-		}
-		v.Layout.Sections = append(v.Layout.Sections, sec)
-	}
+	v := gridLayout("Bench Stadium", 50, 40, 25)
 	require.Equal(b, 50_000, v.Layout.Seats())
 	ctx := context.Background()
 	b.ResetTimer()
@@ -55,7 +43,7 @@ func BenchmarkRawCopy50000Seats(b *testing.B) {
 	for s := range 50 {
 		for r := range 40 {
 			for n := range 25 {
-				rows = append(rows, []any{"ven_raw", fmt.Sprintf("s%02d", s), venues.RowLabel(r), n + 1, float64(s*30 + n), float64(r), "standard"})
+				rows = append(rows, []any{"ven_raw", fmt.Sprintf("s%02d", s), venues.RowLabel(r), n + 1, float64(s*35 + n), float64(r), "standard"})
 			}
 		}
 	}

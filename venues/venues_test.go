@@ -142,15 +142,17 @@ func TestImportWritesTheExampleArenaAndTheClubFromJSONAndCSV(t *testing.T) {
 		(SELECT id FROM venues WHERE name = 'Club')`))
 }
 
-// bigLayout is sections x 50 rows x 100 seats.
-func bigLayout(sections int) venues.Venue {
-	v := venues.Venue{Name: "Big", City: "Utrecht", Timezone: "UTC"}
+// gridLayout is sections of rows x seats in a straight grid, the sections
+// side by side a gap of 10 apart: the large layouts of the import's tests and
+// benchmarks.
+func gridLayout(name string, sections, rows, seats int) venues.Venue {
+	v := venues.Venue{Name: name, City: "Utrecht", Timezone: "UTC"}
 	for s := range sections {
-		sec := venues.Section{ID: fmt.Sprintf("s%d", s), Name: "S", Kind: vocab.SectionSeated, Category: "standard"}
-		for r := range 50 {
+		sec := venues.Section{ID: fmt.Sprintf("s%02d", s), Name: fmt.Sprintf("Block %d", s), Kind: vocab.SectionSeated, Category: "standard"}
+		for r := range rows {
 			row := venues.Row{Label: venues.RowLabel(r)}
-			for n := range 100 {
-				row.Seats = append(row.Seats, venues.Seat{Number: n + 1, X: float64(s*110 + n), Y: float64(r)})
+			for n := range seats {
+				row.Seats = append(row.Seats, venues.Seat{Number: n + 1, X: float64(s*(seats+10) + n), Y: float64(r)})
 			}
 			sec.Rows = append(sec.Rows, row)
 		}
@@ -163,7 +165,7 @@ func TestA100000SeatLayoutImportsInOneTransactionAndOneMoreIsRefused(t *testing.
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	v := bigLayout(20)
+	v := gridLayout("Big", 20, 50, 100)
 	body, err := venues.EncodeJSON(v)
 	require.NoError(t, err)
 	start := time.Now()
