@@ -1,7 +1,6 @@
 package rehearsal
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/encore-tickets/encore/dev/httpjson"
 )
 
 // edge sends the fans' requests: JSON in and out, every answer that is not
@@ -80,27 +81,10 @@ func (a answer) decode(v any) error { return json.Unmarshal(a.raw, v) }
 // counts ("hold", "checkout", ...). A body of nil sends none; headers come
 // in pairs.
 func (e *edge) call(ctx context.Context, c *http.Client, call, method, url, token string, body any, headers ...string) answer {
-	var rd io.Reader
-	if body != nil {
-		raw, err := json.Marshal(body)
-		if err != nil {
-			panic(err) // the rehearsal's own request types always marshal
-		}
-		rd = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	req, err := httpjson.NewRequest(ctx, method, url, token, body, headers...)
 	if err != nil {
 		e.rec.failure(call, "bad-request")
 		return answer{}
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
 	}
 	return e.do(ctx, c, call, req)
 }

@@ -168,29 +168,30 @@ embedded. Stops on Ctrl-C, stopping what it started.`,
 }
 
 func newAPICmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "api",
-		Short: "Run the fan API",
-		Long: `Runs the fan API on ENCORE_HTTP_ADDR: the production process, with PostgreSQL,
+	return newProcessCmd("api", "Run the fan API",
+		`Runs the fan API on ENCORE_HTTP_ADDR: the production process, with PostgreSQL,
 Redis and Temporal from ENCORE_DATABASE_URL, ENCORE_REDIS_URL and
-ENCORE_TEMPORAL_ADDRESS (see docker-compose.temporal.yml).`,
-		Args: cobra.NoArgs,
-		RunE: secured("api", func(cmd *cobra.Command, _ []string, cfg config.Config) error {
-			return runAPI(cmd.Context(), cfg)
-		}),
-	}
+ENCORE_TEMPORAL_ADDRESS (see docker-compose.temporal.yml).`, runAPI)
 }
 
 func newWorkerCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "worker",
-		Short: "Run the Temporal worker and background loops",
-		Long: `Runs the Temporal worker, the expiry sweeper, the outbox relay and the
+	return newProcessCmd("worker", "Run the Temporal worker and background loops",
+		`Runs the Temporal worker, the expiry sweeper, the outbox relay and the
 waiting-room admitter: the production process, with infrastructure from the
-environment like encore api.`,
-		Args: cobra.NoArgs,
-		RunE: secured("worker", func(cmd *cobra.Command, _ []string, cfg config.Config) error {
-			return runWorker(cmd.Context(), cfg)
+environment like encore api.`, runWorker)
+}
+
+// newProcessCmd is the command of a production process: it takes no
+// arguments, and its configuration passes secured's checks under the
+// command's own name before run starts.
+func newProcessCmd(use, short, long string, run func(context.Context, config.Config) error) *cobra.Command {
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		Long:  long,
+		Args:  cobra.NoArgs,
+		RunE: secured(use, func(cmd *cobra.Command, _ []string, cfg config.Config) error {
+			return run(cmd.Context(), cfg)
 		}),
 	}
 }
@@ -333,38 +334,38 @@ ticket in twice; encore gate sync reports those double entries.`,
 }
 
 func newGateImportCmd(ledger *ledgerOptions) *cobra.Command {
-	var file string
-	cmd := &cobra.Command{
-		Use:   "import --manifest <file>",
-		Short: "Import a manifest or delta into the ledger",
-		Long: `Imports a manifest or a delta (encore manifest export --since) into the ledger;
+	return newGateFileCmd(ledger, "import --manifest <file>", "Import a manifest or delta into the ledger",
+		`Imports a manifest or a delta (encore manifest export --since) into the ledger;
 it applies while gates serve from the same ledger. An older version than the
 ledger holds is refused.`,
-		Args: cobra.NoArgs,
-		RunE: secured("gate", func(cmd *cobra.Command, _ []string, cfg config.Config) error {
-			return runGateImport(cmd.Context(), cfg, *ledger, file)
-		}),
-	}
-	cmd.Flags().StringVar(&file, "manifest", "", "manifest file (required)")
-	required(cmd, "manifest")
-	return cmd
+		"manifest", "manifest file (required)", runGateImport)
 }
 
 func newGateSyncCmd(ledger *ledgerOptions) *cobra.Command {
-	var from string
-	cmd := &cobra.Command{
-		Use:   "sync --from <offline scanner's db>",
-		Short: "Merge an offline scanner's entries into the ledger and report double entries",
-		Long: `Pushes an offline scanner's entries (encore gate --offline) into the ledger,
+	return newGateFileCmd(ledger, "sync --from <offline scanner's db>", "Merge an offline scanner's entries into the ledger and report double entries",
+		`Pushes an offline scanner's entries (encore gate --offline) into the ledger,
 records and prints every double entry (a ticket let in twice: ticket, seat,
 both gates and times), and copies the ledger's entries back.`,
-		Args: cobra.NoArgs,
+		"from", "the offline scanner's database (required)", runGateSync)
+}
+
+// newGateFileCmd is a gate subcommand on the ledger that reads one file,
+// named by the required flag.
+func newGateFileCmd(ledger *ledgerOptions, use, short, long, flag, usage string,
+	run func(ctx context.Context, cfg config.Config, l ledgerOptions, file string) error,
+) *cobra.Command {
+	var file string
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Long:  long,
+		Args:  cobra.NoArgs,
 		RunE: secured("gate", func(cmd *cobra.Command, _ []string, cfg config.Config) error {
-			return runGateSync(cmd.Context(), cfg, *ledger, from)
+			return run(cmd.Context(), cfg, *ledger, file)
 		}),
 	}
-	cmd.Flags().StringVar(&from, "from", "", "the offline scanner's database (required)")
-	required(cmd, "from")
+	cmd.Flags().StringVar(&file, flag, "", usage)
+	required(cmd, flag)
 	return cmd
 }
 

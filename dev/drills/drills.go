@@ -10,7 +10,6 @@
 package drills
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +21,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/encore-tickets/encore/dev/httpjson"
 )
 
 // Target is the running stack a drill plays against.
@@ -171,23 +172,9 @@ type stackError struct{ error }
 
 // call sends one JSON request and decodes a JSON answer into out.
 func (t *Target) call(ctx context.Context, method, url, token string, body, out any, headers ...string) (int, http.Header, error) {
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	req, err := httpjson.NewRequest(ctx, method, url, token, body, headers...)
 	if err != nil {
 		return 0, nil, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
 	}
 	resp, err := t.client.Do(req)
 	if err != nil {

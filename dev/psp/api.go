@@ -109,12 +109,7 @@ func (s *Server) writeServerFault(w http.ResponseWriter, r *http.Request) {
 
 // reading wraps a GET endpoint: latency and server_error faults apply.
 func (s *Server) reading(h func(c *apiCall) apiResult) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		c, e := s.newCall(r)
-		if e != nil {
-			writeJSON(w, e.Status, errorBody(e.Err))
-			return
-		}
+	return s.calling(func(w http.ResponseWriter, r *http.Request, c *apiCall) {
 		if !s.sleepCtx(r.Context(), s.cfg.Faults.Latency+c.faults.latency) {
 			s.writeUnavailable(w)
 			return
@@ -129,6 +124,19 @@ func (s *Server) reading(h func(c *apiCall) apiResult) http.HandlerFunc {
 			return h(c)
 		}()
 		writeJSON(w, res.status, res.body)
+	})
+}
+
+// calling reads the request into an apiCall for next, or answers what is
+// wrong with it (authentication, the form, the fault header).
+func (s *Server) calling(next func(w http.ResponseWriter, r *http.Request, c *apiCall)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c, e := s.newCall(r)
+		if e != nil {
+			writeJSON(w, e.Status, errorBody(e.Err))
+			return
+		}
+		next(w, r, c)
 	}
 }
 
@@ -145,12 +153,7 @@ func (s *Server) writeUnavailable(w http.ResponseWriter) {
 // mutating wraps a POST endpoint with Stripe's idempotency semantics and
 // the fault injection described in the package documentation.
 func (s *Server) mutating(h func(c *apiCall) apiResult) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		c, e := s.newCall(r)
-		if e != nil {
-			writeJSON(w, e.Status, errorBody(e.Err))
-			return
-		}
+	return s.calling(func(w http.ResponseWriter, r *http.Request, c *apiCall) {
 		key := strings.TrimSpace(r.Header.Get("Idempotency-Key"))
 		if key != "" {
 			w.Header().Set("Idempotency-Key", key)
@@ -161,6 +164,7 @@ func (s *Server) mutating(h func(c *apiCall) apiResult) http.HandlerFunc {
 		if key != "" {
 			s.mu.Lock()
 			var replay *idemRecord
+			var e *apiError
 			rec, replay, e = s.idemBeginLocked(key, r.Method+" "+r.URL.Path, canonicalParams(c.form), c.reqID)
 			s.mu.Unlock()
 			if e != nil {
@@ -241,7 +245,7 @@ func (s *Server) mutating(h func(c *apiCall) apiResult) http.HandlerFunc {
 			return
 		}
 		writeJSON(w, res.status, res.body)
-	}
+	})
 }
 
 // loseResponse simulates a provider that acted but whose answer never

@@ -51,6 +51,7 @@ func parseFaults(spec string) (faultSet, error) {
 		name, value, hasValue := strings.Cut(strings.TrimSpace(field), "=")
 		name = strings.ToLower(strings.TrimSpace(name))
 		value = strings.TrimSpace(value)
+		var err error // a duration that does not parse
 		switch name {
 		case "timeout_after_success", "timeout":
 			f.timeout = true
@@ -61,39 +62,41 @@ func parseFaults(spec string) (faultSet, error) {
 				case TimeoutDrop:
 					f.timeoutMode = TimeoutDrop
 				default:
-					d, err := time.ParseDuration(value)
-					if err != nil || d < 0 {
-						return f, fmt.Errorf("timeout_after_success takes hold, drop or a duration, not %q", value)
-					}
 					f.timeoutMode = TimeoutHold
-					f.timeoutHold = d
+					err = setFaultDuration(&f.timeoutHold, "timeout_after_success", value, "hold, drop or a duration")
 				}
 			}
 		case "server_error", "500":
 			f.serverError = true
 		case "latency":
-			d, err := time.ParseDuration(value)
-			if err != nil || d < 0 {
-				return f, fmt.Errorf("latency takes a duration such as 200ms, not %q", value)
-			}
-			f.latency = d
+			err = setFaultDuration(&f.latency, name, value, "a duration such as 200ms")
 		case "duplicate_webhook":
 			f.duplicate = true
 		case "out_of_order_webhook":
 			f.outOfOrder = true
 		case "delay_webhook":
-			d, err := time.ParseDuration(value)
-			if err != nil || d < 0 {
-				return f, fmt.Errorf("delay_webhook takes a duration such as 2s, not %q", value)
-			}
-			f.delay = d
+			err = setFaultDuration(&f.delay, name, value, "a duration such as 2s")
 			f.hasDelay = true
 		case "":
 		default:
 			return f, fmt.Errorf("unknown sandbox fault %q (known: timeout_after_success[=hold|drop|<duration>], server_error, latency=<duration>, duplicate_webhook, out_of_order_webhook, delay_webhook=<duration>)", name)
 		}
+		if err != nil {
+			return f, err
+		}
 	}
 	return f, nil
+}
+
+// setFaultDuration sets *d to the duration a fault takes: a negative one is
+// as wrong as one that does not parse. takes says what was expected.
+func setFaultDuration(d *time.Duration, name, value, takes string) error {
+	v, err := time.ParseDuration(value)
+	if err != nil || v < 0 {
+		return fmt.Errorf("%s takes %s, not %q", name, takes, value)
+	}
+	*d = v
+	return nil
 }
 
 // merge returns the union of two fault sets; explicit values in o win.

@@ -35,6 +35,16 @@ func formInt(f url.Values, key string) (n int64, ok bool, e *apiError) {
 	return n, true, nil
 }
 
+// formNeededInt is formInt for a parameter that must be given:
+// parameter_missing when it is not.
+func formNeededInt(f url.Values, key string) (int64, *apiError) {
+	n, ok, e := formInt(f, key)
+	if e == nil && !ok {
+		e = missingParam(key)
+	}
+	return n, e
+}
+
 func formBool(f url.Values, key string) (b bool, ok bool, e *apiError) {
 	v, present := formStr(f, key)
 	if !present || v == "" {

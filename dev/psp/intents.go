@@ -64,12 +64,9 @@ func (s *Server) putIntentLocked(pi *intent) { s.logRec(record{Op: opPutIntent, 
 
 func (s *Server) createIntent(c *apiCall) apiResult {
 	f := c.form
-	amount, ok, e := formInt(f, "amount")
+	amount, e := formNeededInt(f, "amount")
 	if e != nil {
 		return errResult(e, false)
-	}
-	if !ok {
-		return errResult(missingParam("amount"), false)
 	}
 	if amount < 1 {
 		return errResult(&apiError{Status: 400, Err: jsonError{Type: "invalid_request_error", Code: "amount_too_small", Param: "amount",
@@ -165,12 +162,20 @@ func inPath[T any](c *apiCall, m map[string]*T, what, param string) (*T, apiResu
 	return nil, errResult(noSuch(what, id, param), false)
 }
 
-func (s *Server) getIntent(c *apiCall) apiResult {
-	pi, missing := inPath(c, s.intents, "payment_intent", "intent")
-	if pi == nil {
+// answerInPath is a retrieve endpoint: answer on the object the path
+// names, or resource_missing.
+func answerInPath[T any](c *apiCall, m map[string]*T, what, param string, answer func(*T) apiResult) apiResult {
+	x, missing := inPath(c, m, what, param)
+	if x == nil {
 		return missing
 	}
-	return okResult(s.renderIntent(pi, formExpand(c.form)))
+	return answer(x)
+}
+
+func (s *Server) getIntent(c *apiCall) apiResult {
+	return answerInPath(c, s.intents, "payment_intent", "intent", func(pi *intent) apiResult {
+		return okResult(s.renderIntent(pi, formExpand(c.form)))
+	})
 }
 
 func (s *Server) updateIntent(c *apiCall) apiResult {
@@ -567,8 +572,13 @@ func createdFilter(c *apiCall) (func(int64) bool, *apiError) {
 
 // paginate walks items (ascending Seq) newest first honouring limit,
 // starting_after and ending_before; byID finds a cursor's item, seq an
-// item's Seq.
-func paginate[E any](c *apiCall, items []*E, byID map[string]*E, seq func(*E) int64, keep func(*E) bool) ([]*E, bool, *apiError) {
+// item's Seq. Every list filters on created (createdFilter, on the time
+// created reads), and on keep when it is not nil.
+func paginate[E any](c *apiCall, items []*E, byID map[string]*E, seq, created func(*E) int64, keep func(*E) bool) ([]*E, bool, *apiError) {
+	inCreated, e := createdFilter(c)
+	if e != nil {
+		return nil, false, e
+	}
 	limit, e := listLimit(c)
 	if e != nil {
 		return nil, false, e
@@ -581,7 +591,7 @@ func paginate[E any](c *apiCall, items []*E, byID map[string]*E, seq func(*E) in
 	// take adds items[i] to the page if keep wants it; false when the
 	// page is already full (so there are more).
 	take := func(i int) bool {
-		if !keep(items[i]) {
+		if !inCreated(created(items[i])) || (keep != nil && !keep(items[i])) {
 			return true
 		}
 		if len(out) == limit {
@@ -626,13 +636,9 @@ func paginate[E any](c *apiCall, items []*E, byID map[string]*E, seq func(*E) in
 }
 
 func (s *Server) listIntents(c *apiCall) apiResult {
-	created, e := createdFilter(c)
-	if e != nil {
-		return errResult(e, false)
-	}
 	page, more, e := paginate(c, s.intentOrder, s.intents,
 		func(pi *intent) int64 { return pi.Seq },
-		func(pi *intent) bool { return created(pi.Created) })
+		func(pi *intent) int64 { return pi.Created }, nil)
 	if e != nil {
 		return errResult(e, false)
 	}

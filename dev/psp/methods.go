@@ -91,22 +91,16 @@ func parseCardParams(f url.Values, now time.Time) (testCard, *apiError) {
 	if !luhnValid(number) {
 		return testCard{}, cardError("incorrect_number", "card[number]", "Your card number is incorrect.")
 	}
-	month, ok, e := formInt(f, "card[exp_month]")
+	month, e := formNeededInt(f, "card[exp_month]")
 	if e != nil {
 		return testCard{}, e
-	}
-	if !ok {
-		return testCard{}, missingParam("card[exp_month]")
 	}
 	if month < 1 || month > 12 {
 		return testCard{}, cardError("invalid_expiry_month", "card[exp_month]", "Your card's expiration month is invalid.")
 	}
-	year, ok, e := formInt(f, "card[exp_year]")
+	year, e := formNeededInt(f, "card[exp_year]")
 	if e != nil {
 		return testCard{}, e
-	}
-	if !ok {
-		return testCard{}, missingParam("card[exp_year]")
 	}
 	if year >= 0 && year < 100 { // Stripe takes two-digit years too
 		year += 2000

@@ -96,23 +96,18 @@ func (s *Server) createRefund(c *apiCall) apiResult {
 }
 
 func (s *Server) getRefund(c *apiCall) apiResult {
-	rf, missing := inPath(c, s.refunds, "refund", "id")
-	if rf == nil {
-		return missing
-	}
-	return okResult(s.renderRefund(rf))
+	return answerInPath(c, s.refunds, "refund", "id", func(rf *refund) apiResult {
+		return okResult(s.renderRefund(rf))
+	})
 }
 
 func (s *Server) listRefunds(c *apiCall) apiResult {
 	piID, chID := c.form.Get("payment_intent"), c.form.Get("charge")
-	created, e := createdFilter(c)
-	if e != nil {
-		return errResult(e, false)
-	}
 	page, more, e := paginate(c, s.refundOrder, s.refunds,
 		func(rf *refund) int64 { return rf.Seq },
+		func(rf *refund) int64 { return rf.Created },
 		func(rf *refund) bool {
-			return (piID == "" || rf.PaymentIntent == piID) && (chID == "" || rf.Charge == chID) && created(rf.Created)
+			return (piID == "" || rf.PaymentIntent == piID) && (chID == "" || rf.Charge == chID)
 		})
 	if e != nil {
 		return errResult(e, false)
@@ -125,19 +120,15 @@ func (s *Server) listRefunds(c *apiCall) apiResult {
 }
 
 func (s *Server) getCharge(c *apiCall) apiResult {
-	ch, missing := inPath(c, s.charges, "charge", "id")
-	if ch == nil {
-		return missing
-	}
-	return okResult(s.renderCharge(ch))
+	return answerInPath(c, s.charges, "charge", "id", func(ch *charge) apiResult {
+		return okResult(s.renderCharge(ch))
+	})
 }
 
 func (s *Server) getEvent(c *apiCall) apiResult {
-	ev, missing := inPath(c, s.eventByID, "event", "id")
-	if ev == nil {
-		return missing
-	}
-	return apiResult{status: 200, body: []byte(ev.Payload), store: true}
+	return answerInPath(c, s.eventByID, "event", "id", func(ev *event) apiResult {
+		return apiResult{status: 200, body: []byte(ev.Payload), store: true}
+	})
 }
 
 // listEvents lists the retained recent events, newest first; filter with
@@ -152,12 +143,9 @@ func (s *Server) listEvents(c *apiCall) apiResult {
 	if len(typ) > 2 && typ[len(typ)-2:] == ".*" {
 		prefix, typ = typ[:len(typ)-1], ""
 	}
-	created, e := createdFilter(c)
-	if e != nil {
-		return errResult(e, false)
-	}
 	page, more, e := paginate(c, s.events, s.eventByID,
 		func(ev *event) int64 { return ev.Seq },
+		func(ev *event) int64 { return ev.Created },
 		func(ev *event) bool {
 			if typ != "" && ev.Type != typ {
 				return false
@@ -165,10 +153,7 @@ func (s *Server) listEvents(c *apiCall) apiResult {
 			if prefix != "" && (len(ev.Type) < len(prefix) || ev.Type[:len(prefix)] != prefix) {
 				return false
 			}
-			if len(types) > 0 && !types[ev.Type] {
-				return false
-			}
-			return created(ev.Created)
+			return len(types) == 0 || types[ev.Type]
 		})
 	if e != nil {
 		return errResult(e, false)

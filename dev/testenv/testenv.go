@@ -122,21 +122,20 @@ func servers() (string, string, error) {
 			Fast:         true,
 			Log:          os.Stderr,
 		}
-		if adminURL == "" {
-			pg, err := devstack.EnsurePostgres(ctx, opts, "")
+		// Only the servers the environment did not name are ensured.
+		for _, s := range []struct {
+			url    *string
+			ensure func(context.Context, devstack.Options, string) (*devstack.Service, error)
+		}{{&adminURL, devstack.EnsurePostgres}, {&redisURL, devstack.EnsureRedis}} {
+			if *s.url != "" {
+				continue
+			}
+			svc, err := s.ensure(ctx, opts, "")
 			if err != nil {
 				adminErr = err
 				return
 			}
-			adminURL = pg.URL
-		}
-		if redisURL == "" {
-			rd, err := devstack.EnsureRedis(ctx, opts, "")
-			if err != nil {
-				adminErr = err
-				return
-			}
-			redisURL = rd.URL
+			*s.url = svc.URL
 		}
 	})
 	return adminURL, redisURL, adminErr

@@ -27,8 +27,8 @@ import (
 // against the balancer with ENCORE_BENCH_FANS fans (default 32) and
 // ENCORE_BENCH_BOOKINGS bookings (default 300). Run with -benchtime 1x.
 func BenchmarkBookingsAcrossProcesses(b *testing.B) {
-	bookings := envInt(b, "ENCORE_BENCH_BOOKINGS", 300)
-	fans := envInt(b, "ENCORE_BENCH_FANS", 32)
+	bookings := testenv.IntFromEnv(b, "ENCORE_BENCH_BOOKINGS", 300)
+	fans := testenv.IntFromEnv(b, "ENCORE_BENCH_FANS", 32)
 	for _, workers := range []int{1, 2} {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
 			for range b.N {
@@ -86,15 +86,4 @@ func runSystemBenchmark(b *testing.B, name string, n int, env map[string]string)
 	}
 	require.NotEmpty(b, metrics, "no result line in:\n%s", out.String())
 	return metrics
-}
-
-func envInt(b *testing.B, name string, def int) int {
-	b.Helper()
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	require.NoError(b, err, name)
-	return n
 }
