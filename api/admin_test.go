@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/api"
+	"github.com/encore-tickets/encore/api/apitest"
 	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/hotels"
 	"github.com/encore-tickets/encore/organiser"
@@ -273,7 +274,7 @@ func TestAPromotionOfTwoUsesPerAccountAllowsTwoLiveUsesAndGivesOneBackOnRelease(
 		map[string]any{"code": "TWICE", "percent_off": 10, "max_uses": 100, "per_user": 2})
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
 	floor := store.SectionPrefix(id) + "floor"
-	hold := func(fan string) response {
+	hold := func(fan string) apitest.Response {
 		return s.do(http.MethodPost, "/v1/holds", s.fan(fan), map[string]any{"event_id": id, "section_id": floor, "quantity": 1,
 			"promo_code": "TWICE"}, "Idempotency-Key", uuid.NewString())
 	}
@@ -303,10 +304,10 @@ func TestAnAmountOffPromotionIsRefusedOutsideItsWindowAndOnceDisabled(t *testing
 	tok := s.token("owner", "org_w", session.Organiser)
 	id := s.event(tok, s.venue(tok, "org_w"))
 	floor := store.SectionPrefix(id) + "floor"
-	promo := func(body map[string]any) response {
+	promo := func(body map[string]any) apitest.Response {
 		return s.do(http.MethodPost, "/v1/admin/events/"+id+"/promotions", tok, body)
 	}
-	hold := func(fan, code string) response {
+	hold := func(fan, code string) apitest.Response {
 		return s.do(http.MethodPost, "/v1/holds", s.fan(fan), map[string]any{"event_id": id, "section_id": floor, "quantity": 2, "promo_code": code})
 	}
 	for name, c := range map[string]struct {

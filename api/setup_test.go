@@ -3,9 +3,7 @@ package api_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/api"
+	"github.com/encore-tickets/encore/api/apitest"
 	"github.com/encore-tickets/encore/dev/demo"
 	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/holds"
@@ -92,46 +91,12 @@ func (s *stack) fan(name string) string {
 	return s.issuer.Issue(name+"_"+s.eventID, "dev-"+name, time.Now())
 }
 
-type response struct {
-	Status int
-	Header http.Header
-	Body   map[string]any
-	Raw    []byte
-}
-
-func (s *stack) do(method, path, token string, body any, headers ...string) response {
+func (s *stack) do(method, path, token string, body any, headers ...string) apitest.Response {
 	s.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case []byte:
-		rd = bytes.NewReader(b)
-	default:
-		raw, err := json.Marshal(b)
-		require.NoError(s.t, err)
-		rd = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequest(method, s.url+path, rd)
-	require.NoError(s.t, err)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(s.t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	require.NoError(s.t, err)
-	r := response{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
-	if len(raw) > 0 {
-		_ = json.Unmarshal(raw, &r.Body)
-	}
-	return r
+	return apitest.Do(s.t, method, s.url+path, token, body, headers...)
 }
 
-func (s *stack) hold(token string, body map[string]any, headers ...string) response {
+func (s *stack) hold(token string, body map[string]any, headers ...string) apitest.Response {
 	s.t.Helper()
 	if _, ok := body["event_id"]; !ok {
 		body["event_id"] = s.eventID
@@ -161,7 +126,7 @@ func (s *stack) requireAuditClean() {
 	require.Zero(s.t, rep.Violations(), rep.String())
 }
 
-func problemType(r response) string {
+func problemType(r apitest.Response) string {
 	v, _ := r.Body["type"].(string)
 	return v
 }
@@ -186,8 +151,8 @@ func newStackB(b *testing.B, eventID string) *stack {
 
 // race sends n holds at once, the i-th built by req (token, body, extra
 // headers), released together, and returns the answers in order.
-func (s *stack) race(n int, req func(i int) (token string, body map[string]any, headers []string)) []response {
-	results := make([]response, n)
+func (s *stack) race(n int, req func(i int) (token string, body map[string]any, headers []string)) []apitest.Response {
+	results := make([]apitest.Response, n)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i := range n {

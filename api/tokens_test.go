@@ -2,8 +2,6 @@ package api_test
 
 import (
 	"context"
-	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/api"
+	"github.com/encore-tickets/encore/api/apitest"
 	"github.com/encore-tickets/encore/booking"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
@@ -25,25 +24,8 @@ import (
 // call sends one request to base and decodes a JSON answer.
 func call(t *testing.T, base, method, path, token string, body any) (int, http.Header, map[string]any) {
 	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		raw, err := json.Marshal(body)
-		require.NoError(t, err)
-		rd = strings.NewReader(string(raw))
-	}
-	req, err := http.NewRequest(method, base+path, rd)
-	require.NoError(t, err)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	var out map[string]any
-	_ = json.Unmarshal(raw, &out)
-	return resp.StatusCode, resp.Header, out
+	r := apitest.Do(t, method, base+path, token, body)
+	return r.Status, r.Header, r.Body
 }
 
 func quiet(t *testing.T) *slog.Logger {

@@ -37,7 +37,7 @@ func TestAScanOfUnknownEventIDsIsRefusedBeforeTheDatabase(t *testing.T) {
 	who := fan(1)
 	codes := map[int]int{}
 	for i := range 40 {
-		codes[e.do("POST", fmt.Sprintf("/v1/events/evt_made_up_%d/queue", i), &who).status]++
+		codes[e.do("POST", fmt.Sprintf("/v1/events/evt_made_up_%d/queue", i), &who).Status]++
 	}
 	require.Equal(t, 40, codes[http.StatusNotFound]+codes[http.StatusTooManyRequests], codes)
 	require.GreaterOrEqual(t, codes[http.StatusTooManyRequests], 35, codes)
@@ -47,8 +47,8 @@ func TestAScanOfUnknownEventIDsIsRefusedBeforeTheDatabase(t *testing.T) {
 	// Polls are charged to the same budget.
 	before := inv.lookups.Load()
 	rep := e.do("GET", "/v1/events/evt_made_up_poll/queue", &who)
-	require.Equal(t, http.StatusTooManyRequests, rep.status, string(rep.raw))
-	require.NotEmpty(t, rep.header.Get("Retry-After"))
+	require.Equal(t, http.StatusTooManyRequests, rep.Status, string(rep.Raw))
+	require.NotEmpty(t, rep.Header.Get("Retry-After"))
 	require.Equal(t, before, inv.lookups.Load())
 }
 
@@ -58,7 +58,7 @@ func TestAnUnknownEventIsLookedUpOnceWhileItsAbsenceIsCached(t *testing.T) {
 	e := newEdge(t, r)
 	who := fan(1)
 	for range 20 {
-		require.Equal(t, http.StatusNotFound, e.do("POST", "/v1/events/evt_nobody/queue", &who).status)
+		require.Equal(t, http.StatusNotFound, e.do("POST", "/v1/events/evt_nobody/queue", &who).Status)
 	}
 	require.EqualValues(t, 1, inv.lookups.Load())
 }
@@ -69,13 +69,13 @@ func TestTheEventCacheNeverGrowsPastItsBound(t *testing.T) {
 	e := newEdge(t, r)
 	who := fan(1)
 	for i := range 200 {
-		require.Equal(t, http.StatusNotFound, e.do("POST", fmt.Sprintf("/v1/events/evt_scan_%d/queue", i), &who).status)
+		require.Equal(t, http.StatusNotFound, e.do("POST", fmt.Sprintf("/v1/events/evt_scan_%d/queue", i), &who).Status)
 		require.LessOrEqual(t, r.CachedGates(), 16)
 	}
 	require.EqualValues(t, 200, inv.lookups.Load())
 	// A real event still joins, and is cached beside the unknown ones.
 	ev := inv.add(time.Now().Add(-time.Minute))
-	require.Equal(t, http.StatusOK, e.do("POST", "/v1/events/"+ev+"/queue", &who).status)
+	require.Equal(t, http.StatusOK, e.do("POST", "/v1/events/"+ev+"/queue", &who).Status)
 	require.Equal(t, 16, r.CachedGates())
 }
 

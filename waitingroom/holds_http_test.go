@@ -1,10 +1,8 @@
 package waitingroom_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/api"
+	"github.com/encore-tickets/encore/api/apitest"
 	"github.com/encore-tickets/encore/backpressure"
 	"github.com/encore-tickets/encore/dev/demo"
 	"github.com/encore-tickets/encore/dev/testenv"
@@ -88,27 +87,10 @@ func (s *buyStack) behindProxy(trusted string) string {
 	return ts.URL
 }
 
-func (s *buyStack) do(method, path string, who session.Identity, body any, headers ...string) reply {
+func (s *buyStack) do(method, path string, who session.Identity, body any, headers ...string) apitest.Response {
 	s.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		raw, err := json.Marshal(body)
-		require.NoError(s.t, err)
-		rd = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequest(method, s.url+path, rd)
-	require.NoError(s.t, err)
-	req.Header.Set("Authorization", "Bearer "+s.issuer.Issue(who.UserID, who.DeviceID, time.Now()))
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(s.t, err)
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	rep := reply{status: resp.StatusCode, header: resp.Header, raw: raw}
-	_ = json.Unmarshal(raw, &rep.body)
-	return rep
+	token := s.issuer.Issue(who.UserID, who.DeviceID, time.Now())
+	return apitest.Do(s.t, method, s.url+path, token, body, headers...)
 }
 
 // admit joins through HTTP, ticks and returns the pass the room hands out.
@@ -116,12 +98,12 @@ func (s *buyStack) admit(who session.Identity) string {
 	s.t.Helper()
 	path := "/v1/events/" + s.eventID + "/queue"
 	rep := s.do("POST", path, who, nil)
-	require.Equal(s.t, http.StatusOK, rep.status, string(rep.raw))
+	require.Equal(s.t, http.StatusOK, rep.Status, string(rep.Raw))
 	for i := 0; i < 50; i++ {
 		rep = s.do("GET", path, who, nil)
-		require.Equal(s.t, http.StatusOK, rep.status, string(rep.raw))
-		if rep.body["status"] == "admitted" {
-			return rep.body["pass"].(string)
+		require.Equal(s.t, http.StatusOK, rep.Status, string(rep.Raw))
+		if rep.Body["status"] == "admitted" {
+			return rep.Body["pass"].(string)
 		}
 		tick(s.t, s.room, s.eventID, "a")
 	}
@@ -133,24 +115,24 @@ func TestMeteredHoldNeedsAPassFromTheRoom(t *testing.T) {
 	s := newBuyStack(t, []demo.Section{{ID: "a", Name: "A", Rows: 2, PerRow: 10, BasePrice: 5000}})
 	seat := func(n int) string { return demo.SeatID(s.eventID+"_a", 0, n) }
 	asha, bo := fan(1), fan(2)
-	hold := func(who session.Identity, seats []string, headers ...string) reply {
+	hold := func(who session.Identity, seats []string, headers ...string) apitest.Response {
 		return s.do("POST", "/v1/holds", who, map[string]any{"event_id": s.eventID, "seat_ids": seats}, headers...)
 	}
 
 	rep := hold(asha, []string{seat(1)})
-	require.Equal(t, http.StatusTooManyRequests, rep.status, string(rep.raw))
-	require.Equal(t, "/problems/queue-required", rep.body["type"])
+	require.Equal(t, http.StatusTooManyRequests, rep.Status, string(rep.Raw))
+	require.Equal(t, "/problems/queue-required", rep.Body["type"])
 	rep = hold(asha, []string{seat(1)}, "X-Admission-Pass", "forged")
-	require.Equal(t, "/problems/queue-required", rep.body["type"])
+	require.Equal(t, "/problems/queue-required", rep.Body["type"])
 
 	pass := s.admit(asha)
 	rep = hold(bo, []string{seat(1)}, "X-Admission-Pass", pass)
-	require.Equal(t, "/problems/queue-required", rep.body["type"], "a pass is bound to its fan")
+	require.Equal(t, "/problems/queue-required", rep.Body["type"], "a pass is bound to its fan")
 
 	rep = hold(asha, []string{seat(1), seat(2)}, "X-Admission-Pass", pass, "Idempotency-Key", "k1")
-	require.Equal(t, http.StatusCreated, rep.status, string(rep.raw))
-	holdID := rep.body["hold_id"].(string)
-	expires, err := time.Parse(time.RFC3339Nano, rep.body["expires_at"].(string))
+	require.Equal(t, http.StatusCreated, rep.Status, string(rep.Raw))
+	holdID := rep.Body["hold_id"].(string)
+	expires, err := time.Parse(time.RFC3339Nano, rep.Body["expires_at"].(string))
 	require.NoError(t, err)
 
 	// The lease now lives as long as the hold.
@@ -161,22 +143,22 @@ func TestMeteredHoldNeedsAPassFromTheRoom(t *testing.T) {
 
 	// Released: settling shortens the lease back to the admission window, and
 	// the pass still works inside it.
-	require.Equal(t, http.StatusNoContent, s.do("DELETE", "/v1/holds/"+holdID, asha, nil).status)
+	require.Equal(t, http.StatusNoContent, s.do("DELETE", "/v1/holds/"+holdID, asha, nil).Status)
 	require.NoError(t, s.room.Admitter().Settle(context.Background(), s.eventID))
 	score, err = rdb.ZScore(context.Background(), s.room.Options().Prefix+"wr:{"+s.eventID+"}:lease", asha.UserID).Result()
 	require.NoError(t, err)
 	require.Less(t, score, float64(time.Now().Add(5*time.Minute+time.Second).UnixMilli()))
 	rep = hold(asha, []string{seat(3)}, "X-Admission-Pass", pass, "Idempotency-Key", "k2")
-	require.Equal(t, http.StatusCreated, rep.status, string(rep.raw))
+	require.Equal(t, http.StatusCreated, rep.Status, string(rep.Raw))
 
 	// Revoked: the same valid pass is refused.
 	revoked, err := s.room.Revoke(context.Background(), s.eventID, asha.UserID)
 	require.NoError(t, err)
 	require.True(t, revoked, "asha had an admission to end")
-	require.Equal(t, http.StatusNoContent, s.do("DELETE", "/v1/holds/"+rep.body["hold_id"].(string), asha, nil).status)
+	require.Equal(t, http.StatusNoContent, s.do("DELETE", "/v1/holds/"+rep.Body["hold_id"].(string), asha, nil).Status)
 	rep = hold(asha, []string{seat(4)}, "X-Admission-Pass", pass, "Idempotency-Key", "k3")
-	require.Equal(t, http.StatusTooManyRequests, rep.status, string(rep.raw))
-	require.Equal(t, "/problems/queue-required", rep.body["type"])
+	require.Equal(t, http.StatusTooManyRequests, rep.Status, string(rep.Raw))
+	require.Equal(t, "/problems/queue-required", rep.Body["type"])
 }
 
 // TestSoldOutFromTheDatabase: when remaining inventory minus active holds
@@ -194,7 +176,7 @@ func TestSoldOutFromTheDatabase(t *testing.T) {
 	pass := s.admit(asha)
 	rep := s.do("POST", "/v1/holds", asha, map[string]any{"event_id": s.eventID,
 		"seat_ids": []string{demo.SeatID(s.eventID+"_a", 0, 1), demo.SeatID(s.eventID+"_a", 0, 2)}}, "X-Admission-Pass", pass)
-	require.Equal(t, http.StatusCreated, rep.status, string(rep.raw))
+	require.Equal(t, http.StatusCreated, rep.Status, string(rep.Raw))
 	free, err = s.st.Holds.FreeUnits(context.Background(), s.eventID)
 	require.NoError(t, err)
 	require.EqualValues(t, 1, free, "held seats are not free")
@@ -202,19 +184,19 @@ func TestSoldOutFromTheDatabase(t *testing.T) {
 	pass = s.admit(bo)
 	rep = s.do("POST", "/v1/holds", bo, map[string]any{"event_id": s.eventID, "section_id": s.eventID + "_ga", "quantity": 1},
 		"X-Admission-Pass", pass)
-	require.Equal(t, http.StatusCreated, rep.status, string(rep.raw))
+	require.Equal(t, http.StatusCreated, rep.Status, string(rep.Raw))
 	free, err = s.st.Holds.FreeUnits(context.Background(), s.eventID)
 	require.NoError(t, err)
 	require.Zero(t, free)
 
 	cy := fan(3)
 	rep = s.do("POST", "/v1/events/"+s.eventID+"/queue", cy, nil)
-	require.Equal(t, "waiting", rep.body["status"])
+	require.Equal(t, "waiting", rep.Body["status"])
 	res := tick(t, s.room, s.eventID, "a")
 	require.True(t, res.SoldOut)
 	rep = s.do("GET", "/v1/events/"+s.eventID+"/queue", cy, nil)
-	require.Equal(t, http.StatusOK, rep.status)
-	require.Equal(t, "sold_out", rep.body["status"])
+	require.Equal(t, http.StatusOK, rep.Status)
+	require.Equal(t, "sold_out", rep.Body["status"])
 	wl, err := s.room.Line().Waitlist(context.Background(), s.eventID)
 	require.NoError(t, err)
 	require.Equal(t, []string{cy.UserID}, wl)
@@ -235,8 +217,8 @@ func TestStandardSignalsReadTheSagaAndThePayments(t *testing.T) {
 	pass := s.admit(fan(1))
 	rep := s.do("POST", "/v1/holds", fan(1), map[string]any{"event_id": s.eventID,
 		"seat_ids": []string{demo.SeatID(s.eventID+"_a", 0, 1)}}, "X-Admission-Pass", pass)
-	require.Equal(t, http.StatusCreated, rep.status, string(rep.raw))
-	holdID := rep.body["hold_id"].(string)
+	require.Equal(t, http.StatusCreated, rep.Status, string(rep.Raw))
+	holdID := rep.Body["hold_id"].(string)
 	_, err := pool.Exec(ctx, `INSERT INTO payments (reservation_id, amount, currency, status) VALUES ($1, 5000, 'EUR', 'FAILED')`, holdID)
 	require.NoError(t, err)
 	t.Cleanup(func() { _, _ = pool.Exec(ctx, `DELETE FROM payments WHERE reservation_id = $1`, holdID) })
@@ -289,11 +271,11 @@ func TestTheEdgeLimitsHoldsPerAddressBeforeTheHoldService(t *testing.T) {
 		waitingroom.Options{HoldPerIP: 6})
 	asha := session.Identity{UserID: "asha-" + s.eventID, DeviceID: "phone"}
 	first := s.do("POST", "/v1/holds", asha, map[string]any{"event_id": s.eventID, "seat_ids": []string{"nope"}})
-	require.NotEqual(t, "/problems/rate-limited", first.body["type"], string(first.raw))
+	require.NotEqual(t, "/problems/rate-limited", first.Body["type"], string(first.Raw))
 	second := s.do("POST", "/v1/holds", asha, map[string]any{"event_id": s.eventID, "seat_ids": []string{"nope"}})
-	require.Equal(t, http.StatusTooManyRequests, second.status, string(second.raw))
-	require.Equal(t, "/problems/rate-limited", second.body["type"])
-	require.NotEmpty(t, second.header.Get("Retry-After"))
+	require.Equal(t, http.StatusTooManyRequests, second.Status, string(second.Raw))
+	require.Equal(t, "/problems/rate-limited", second.Body["type"])
+	require.NotEmpty(t, second.Header.Get("Retry-After"))
 
 	req, err := http.NewRequest(http.MethodPost, s.url+"/v1/holds", strings.NewReader(`{}`))
 	require.NoError(t, err)

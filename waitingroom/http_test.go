@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/api"
+	"github.com/encore-tickets/encore/api/apitest"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/waitingroom"
@@ -46,30 +47,13 @@ func (e *edge) token(who session.Identity) string {
 	return e.issuer.Issue(who.UserID, who.DeviceID, time.Now())
 }
 
-type reply struct {
-	status int
-	header http.Header
-	body   map[string]any
-	raw    []byte
-}
-
-func (e *edge) do(method, path string, who *session.Identity, headers ...string) reply {
+func (e *edge) do(method, path string, who *session.Identity, headers ...string) apitest.Response {
 	e.t.Helper()
-	req, err := http.NewRequest(method, e.url+path, nil)
-	require.NoError(e.t, err)
+	token := ""
 	if who != nil {
-		req.Header.Set("Authorization", "Bearer "+e.token(*who))
+		token = e.token(*who)
 	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(e.t, err)
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	rep := reply{status: resp.StatusCode, header: resp.Header, raw: raw}
-	_ = json.Unmarshal(raw, &rep.body)
-	return rep
+	return apitest.Do(e.t, method, e.url+path, token, nil, headers...)
 }
 
 func keysOf(m map[string]any) []string {
@@ -88,46 +72,46 @@ func TestHTTPJoinPollAndPass(t *testing.T) {
 	asha, bo := fan(1), fan(2)
 	path := "/v1/events/" + ev + "/queue"
 
-	require.Equal(t, http.StatusUnauthorized, e.do("POST", path, nil).status)
+	require.Equal(t, http.StatusUnauthorized, e.do("POST", path, nil).Status)
 	rep := e.do("GET", path, &asha)
-	require.Equal(t, http.StatusNotFound, rep.status, "not in line yet")
-	require.Equal(t, "application/problem+json", rep.header.Get("Content-Type"))
+	require.Equal(t, http.StatusNotFound, rep.Status, "not in line yet")
+	require.Equal(t, "application/problem+json", rep.Header.Get("Content-Type"))
 
 	rep = e.do("POST", path, &asha)
-	require.Equal(t, http.StatusOK, rep.status, string(rep.raw))
-	require.ElementsMatch(t, []string{"status", "position", "estimated_wait_seconds", "heartbeat_seconds"}, keysOf(rep.body))
-	require.Equal(t, "waiting", rep.body["status"])
-	require.EqualValues(t, 1, rep.body["position"])
+	require.Equal(t, http.StatusOK, rep.Status, string(rep.Raw))
+	require.ElementsMatch(t, []string{"status", "position", "estimated_wait_seconds", "heartbeat_seconds"}, keysOf(rep.Body))
+	require.Equal(t, "waiting", rep.Body["status"])
+	require.EqualValues(t, 1, rep.Body["position"])
 	rep = e.do("POST", path, &bo)
-	require.EqualValues(t, 2, rep.body["position"])
+	require.EqualValues(t, 2, rep.Body["position"])
 	rep = e.do("GET", path, &bo)
-	require.Equal(t, http.StatusOK, rep.status)
-	require.EqualValues(t, 2, rep.body["position"])
+	require.Equal(t, http.StatusOK, rep.Status)
+	require.EqualValues(t, 2, rep.Body["position"])
 
 	tick(t, r, ev, "a")
 	rep = e.do("GET", path, &asha)
-	require.Equal(t, http.StatusOK, rep.status)
-	require.ElementsMatch(t, []string{"status", "pass", "pass_expires_at"}, keysOf(rep.body))
-	require.Equal(t, "admitted", rep.body["status"])
-	exp, err := time.Parse(time.RFC3339, rep.body["pass_expires_at"].(string))
+	require.Equal(t, http.StatusOK, rep.Status)
+	require.ElementsMatch(t, []string{"status", "pass", "pass_expires_at"}, keysOf(rep.Body))
+	require.Equal(t, "admitted", rep.Body["status"])
+	exp, err := time.Parse(time.RFC3339, rep.Body["pass_expires_at"].(string))
 	require.NoError(t, err)
 	require.WithinDuration(t, time.Now().Add(5*time.Minute), exp, 5*time.Second)
 	// The pass verifies with the public key alone.
-	c, err := pass.NewVerifier(r.Passes().PublicKey()).Verify(rep.body["pass"].(string), time.Now())
+	c, err := pass.NewVerifier(r.Passes().PublicKey()).Verify(rep.Body["pass"].(string), time.Now())
 	require.NoError(t, err)
 	require.NoError(t, c.Bound(asha.UserID, asha.DeviceID, ev))
-	require.NoError(t, r.Passes().Check(context.Background(), asha, ev, rep.body["pass"].(string)))
+	require.NoError(t, r.Passes().Check(context.Background(), asha, ev, rep.Body["pass"].(string)))
 
 	// A join while admitted answers the pass again.
 	rep = e.do("POST", path, &asha)
-	require.Equal(t, "admitted", rep.body["status"])
+	require.Equal(t, "admitted", rep.Body["status"])
 	laptop := session.Identity{UserID: asha.UserID, DeviceID: "laptop"}
 	rep = e.do("GET", path, &laptop)
-	require.Equal(t, http.StatusConflict, rep.status)
-	require.Equal(t, "/problems/admitted-elsewhere", rep.body["type"])
+	require.Equal(t, http.StatusConflict, rep.Status)
+	require.Equal(t, "/problems/admitted-elsewhere", rep.Body["type"])
 
-	require.Equal(t, http.StatusNotFound, e.do("POST", "/v1/events/evt_unknown/queue", &asha).status)
-	require.Equal(t, http.StatusUnprocessableEntity, e.do("POST", "/v1/events/%7Bbad%7D/queue", &asha).status)
+	require.Equal(t, http.StatusNotFound, e.do("POST", "/v1/events/evt_unknown/queue", &asha).Status)
+	require.Equal(t, http.StatusUnprocessableEntity, e.do("POST", "/v1/events/%7Bbad%7D/queue", &asha).Status)
 }
 
 func TestHTTPRateLimits(t *testing.T) {
@@ -137,11 +121,11 @@ func TestHTTPRateLimits(t *testing.T) {
 	ev := inv.add(time.Now().Add(-time.Minute))
 	asha := fan(1)
 	first := e.do("POST", "/v1/events/"+ev+"/queue", &asha)
-	require.NotEqual(t, http.StatusTooManyRequests, first.status, string(first.raw))
+	require.NotEqual(t, http.StatusTooManyRequests, first.Status, string(first.Raw))
 	rep := e.do("POST", "/v1/events/"+ev+"/queue", &asha)
-	require.Equal(t, http.StatusTooManyRequests, rep.status, string(rep.raw))
-	require.Equal(t, "/problems/rate-limited", rep.body["type"])
-	require.NotEmpty(t, rep.header.Get("Retry-After"))
+	require.Equal(t, http.StatusTooManyRequests, rep.Status, string(rep.Raw))
+	require.Equal(t, "/problems/rate-limited", rep.Body["type"])
+	require.NotEmpty(t, rep.Header.Get("Retry-After"))
 
 	// The buy plane's hot paths are limited by the room's services, which
 	// the edge calls ahead of the hold and checkout handlers.
@@ -170,35 +154,35 @@ func TestHTTPProofOfWorkWhenRisky(t *testing.T) {
 	path := "/v1/events/" + ev + "/queue"
 	one := session.Identity{UserID: "acct1", DeviceID: "farm-phone"}
 	two := session.Identity{UserID: "acct2", DeviceID: "farm-phone"}
-	require.Equal(t, http.StatusOK, e.do("POST", path, &one).status, "one account per device is fine")
+	require.Equal(t, http.StatusOK, e.do("POST", path, &one).Status, "one account per device is fine")
 
 	rep := e.do("POST", path, &two)
-	require.Equal(t, http.StatusPreconditionRequired, rep.status, string(rep.raw))
-	require.Equal(t, "/problems/challenge-required", rep.body["type"])
-	raw, _ := json.Marshal(rep.body["challenge"])
+	require.Equal(t, http.StatusPreconditionRequired, rep.Status, string(rep.Raw))
+	require.Equal(t, "/problems/challenge-required", rep.Body["type"])
+	raw, _ := json.Marshal(rep.Body["challenge"])
 	var ch waitingroom.Challenge
 	require.NoError(t, json.Unmarshal(raw, &ch))
 	require.Equal(t, 10, ch.Difficulty)
 
 	require.Equal(t, http.StatusPreconditionRequired,
-		e.do("POST", path, &two, "X-Queue-Challenge", ch.Token, "X-Queue-Solution", "wrong").status)
+		e.do("POST", path, &two, "X-Queue-Challenge", ch.Token, "X-Queue-Solution", "wrong").Status)
 	sol, err := waitingroom.Solve(context.Background(), ch)
 	require.NoError(t, err)
 	rep = e.do("POST", path, &two, "X-Queue-Challenge", ch.Token, "X-Queue-Solution", sol)
-	require.Equal(t, http.StatusOK, rep.status, string(rep.raw))
-	require.Equal(t, "waiting", rep.body["status"])
+	require.Equal(t, http.StatusOK, rep.Status, string(rep.Raw))
+	require.Equal(t, "waiting", rep.Body["status"])
 	// A solution is spent once.
 	require.Equal(t, http.StatusPreconditionRequired,
-		e.do("POST", path, &two, "X-Queue-Challenge", ch.Token, "X-Queue-Solution", sol).status)
+		e.do("POST", path, &two, "X-Queue-Challenge", ch.Token, "X-Queue-Solution", sol).Status)
 	// A flagged account (machine-regular polling, or an operator) is
 	// challenged even alone on its device.
 	solo := session.Identity{UserID: "acct9", DeviceID: "own-phone"}
 	require.NoError(t, r.MarkSuspicious(context.Background(), ev, solo.UserID))
-	require.Equal(t, http.StatusPreconditionRequired, e.do("POST", path, &solo).status)
+	require.Equal(t, http.StatusPreconditionRequired, e.do("POST", path, &solo).Status)
 	// A challenge is bound to its account.
 	three := session.Identity{UserID: "acct3", DeviceID: "farm-phone"}
 	require.Equal(t, http.StatusPreconditionRequired,
-		e.do("POST", path, &three, "X-Queue-Challenge", ch.Token, "X-Queue-Solution", sol).status)
+		e.do("POST", path, &three, "X-Queue-Challenge", ch.Token, "X-Queue-Solution", sol).Status)
 }
 
 // startRedis starts a private redis-server on a free loopback port and
@@ -285,9 +269,9 @@ func TestRedisDownFailsClosed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := e.do(tc.method, tc.path, &bo, "Connection", "Upgrade", "Upgrade", "websocket",
 				"Sec-WebSocket-Version", "13", "Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
-			require.Equal(t, http.StatusServiceUnavailable, rep.status, string(rep.raw))
-			require.Equal(t, "/problems/unavailable", rep.body["type"])
-			require.NotEmpty(t, rep.header.Get("Retry-After"))
+			require.Equal(t, http.StatusServiceUnavailable, rep.Status, string(rep.Raw))
+			require.Equal(t, "/problems/unavailable", rep.Body["type"])
+			require.NotEmpty(t, rep.Header.Get("Retry-After"))
 		})
 	}
 }
