@@ -10,9 +10,8 @@ import (
 
 	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/ratelimit"
+	"github.com/encore-tickets/encore/ratelimit/slottest"
 )
-
-func TestMain(m *testing.M) { testenv.Main(m) }
 
 func TestTheBurstPassesAndTheNextWaitsForItsTurn(t *testing.T) {
 	t.Parallel()
@@ -70,4 +69,47 @@ func TestAGuardedBodyRunsOnlyWithinTheLimit(t *testing.T) {
 	require.Equal(t, "10", rdb.Get(ctx, counter).Val(), "the refused call ran no body")
 	ok, _ = l.Allow(ctx, "fan")
 	require.False(t, ok, "Allow and Guard share one budget")
+}
+
+func TestEveryLimitScriptTouchesOneClusterSlot(t *testing.T) {
+	t.Parallel()
+	rdb, prefix, rec := slottest.Record(t)
+	ctx := context.Background()
+	l := ratelimit.New(rdb, prefix+"rl:slots:"+testenv.RandomSuffix()+":", ratelimit.Limit{Count: 1000, Per: time.Minute, Burst: 1000})
+	g := ratelimit.NewGuarded(`for _, k in ipairs(keys) do redis.call('SET', k, argv[1], 'PX', 60000) end return {#keys}`)
+	event := "{evt_" + testenv.RandomSuffix() + "}"
+
+	ok, _ := l.Allow(ctx, "asha")
+	require.True(t, ok)
+	ok, _, out, err := l.Guard(ctx, g, "asha", []string{prefix + "a:" + event + ":1", prefix + "a:" + event + ":2"}, "x")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, []int64{2}, out, "the body ran after the limit, in its own slot")
+
+	// A limit keyed inside the event's slot takes one round trip.
+	inSlot := ratelimit.New(rdb, prefix+"rl:"+event+":", ratelimit.Limit{Count: 1000, Per: time.Minute, Burst: 1000})
+	ok, _, out, err = inSlot.Guard(ctx, g, "asha", []string{prefix + "b:" + event + ":1"}, "y")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, []int64{1}, out)
+
+	limit, guarded, body := g.Hashes()
+	slottest.RequireEachRanInOneSlot(t, rec, map[string]string{"limit": limit, "guarded": guarded, "body alone": body})
+}
+
+func TestARefusedGuardRunsNoBodyWhenTheKeysAreApart(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := testenv.Redis(t)
+	ctx := context.Background()
+	l := ratelimit.New(rdb, prefix+"rl:apart:"+testenv.RandomSuffix()+":", ratelimit.Limit{Count: 1, Per: time.Minute, Burst: 1})
+	g := ratelimit.NewGuarded(`redis.call('INCR', keys[1]) return {1}`)
+	counter := prefix + "apart:{evt_" + testenv.RandomSuffix() + "}:n"
+	ok, _, _, err := l.Guard(ctx, g, "asha", []string{counter})
+	require.NoError(t, err)
+	require.True(t, ok)
+	ok, wait, _, err := l.Guard(ctx, g, "asha", []string{counter})
+	require.NoError(t, err)
+	require.False(t, ok)
+	require.Positive(t, wait)
+	require.Equal(t, "1", rdb.Get(ctx, counter).Val(), "the refused call ran no body")
 }

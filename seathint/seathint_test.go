@@ -10,10 +10,9 @@ import (
 
 	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/ratelimit"
+	"github.com/encore-tickets/encore/ratelimit/slottest"
 	"github.com/encore-tickets/encore/seathint"
 )
-
-func TestMain(m *testing.M) { testenv.Main(m) }
 
 func TestACartIsHintedWholeOrNotAtAll(t *testing.T) {
 	t.Parallel()
@@ -87,4 +86,31 @@ func TestWithRedisDownTheLimitAnswersAndNothingIsHinted(t *testing.T) {
 	ok, _, err = h.HoldWithin(context.Background(), limiter, "fan", "evt", []string{"s1"}, "res", time.Minute)
 	require.Error(t, err)
 	require.False(t, ok, "the process's own limit still holds")
+}
+
+// An account's limit lives outside the event's slot, so the limited hold
+// must reach Redis as two scripts of one slot each, never one of two.
+func TestEveryHintScriptTouchesOneClusterSlot(t *testing.T) {
+	t.Parallel()
+	rdb, prefix, rec := slottest.Record(t)
+	h := seathint.New(rdb, prefix)
+	limiter := ratelimit.New(rdb, prefix+"rl:slots:"+testenv.RandomSuffix()+":", ratelimit.Limit{Count: 100, Per: time.Minute, Burst: 100})
+	ctx := context.Background()
+	evt := "evt_" + testenv.RandomSuffix()
+
+	require.NoError(t, h.Hold(ctx, evt, []string{"s1", "s2"}, "res-a", time.Minute))
+	ok, _, err := h.HoldWithin(ctx, limiter, "asha", evt, []string{"s3", "s4"}, "res-b", time.Minute)
+	require.NoError(t, err)
+	require.True(t, ok)
+	ok, _, err = h.HoldWithin(ctx, limiter, "badu", evt, []string{"s4", "s5"}, "res-c", time.Minute)
+	var contended *seathint.ContendedError
+	require.ErrorAs(t, err, &contended, "the hint still refuses a taken seat")
+	require.True(t, ok)
+	require.Equal(t, []string{"s4"}, contended.SeatIDs)
+	require.NoError(t, h.Release(ctx, evt, []string{"s1", "s2"}, "res-a"))
+
+	hashes := seathint.ScriptHashes()
+	require.False(t, rec.Ran(hashes["limited hold"]), "the limit and the seats are in different slots: never one script")
+	delete(hashes, "limited hold")
+	slottest.RequireEachRanInOneSlot(t, rec, hashes)
 }
