@@ -13,8 +13,6 @@ import (
 	"github.com/encore-tickets/encore/schema"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
-
 func TestMigrationsAreOrderedAndUnique(t *testing.T) {
 	t.Parallel()
 	ms, err := schema.Migrations()
