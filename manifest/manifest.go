@@ -23,7 +23,6 @@ package manifest
 import (
 	"bytes"
 	"compress/gzip"
-	"crypto/aes"
 	"crypto/cipher"
 	"crypto/ed25519"
 	"crypto/rand"
@@ -36,6 +35,7 @@ import (
 	"time"
 
 	"github.com/encore-tickets/encore/config"
+	"github.com/encore-tickets/encore/internal/keyenc"
 	"github.com/encore-tickets/encore/tickets"
 )
 
@@ -193,11 +193,11 @@ func Seal(m Manifest, keys Keys) ([]byte, error) {
 }
 
 func newAEAD(key []byte) (cipher.AEAD, error) {
-	block, err := aes.NewCipher(key)
+	aead, err := keyenc.NewGCM(key)
 	if err != nil {
 		return nil, fmt.Errorf("manifest: encryption key: %w", err)
 	}
-	return cipher.NewGCM(block)
+	return aead, nil
 }
 
 // split checks the structure and the signature and returns the parts.

@@ -6,7 +6,6 @@
 package payloadcodec
 
 import (
-	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
 	"errors"
@@ -71,11 +70,7 @@ func Parse(spec string) (*Codec, error) {
 		if err != nil {
 			return nil, fmt.Errorf("payloadcodec: key %q: %w", id, err)
 		}
-		block, err := aes.NewCipher(key)
-		if err != nil {
-			return nil, err
-		}
-		aead, err := cipher.NewGCM(block)
+		aead, err := keyenc.NewGCM(key)
 		if err != nil {
 			return nil, err
 		}

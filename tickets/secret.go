@@ -9,7 +9,6 @@
 package tickets
 
 import (
-	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
 	"crypto/sha256"
@@ -121,11 +120,7 @@ func NewKeyring(key []byte, previous ...[]byte) (*Keyring, error) {
 		if len(raw) != KeySize {
 			return nil, fmt.Errorf("tickets: key %d is %d bytes, want %d", i, len(raw), KeySize)
 		}
-		block, err := aes.NewCipher(raw)
-		if err != nil {
-			return nil, err
-		}
-		aead, err := cipher.NewGCM(block)
+		aead, err := keyenc.NewGCM(raw)
 		if err != nil {
 			return nil, err
 		}

@@ -1,10 +1,13 @@
 // Package keyenc decodes the fixed-size secret keys configuration carries
 // (ticket sealing, manifest and Temporal payload keys): each may be written
 // as hex or as any of the four base64 alphabets, so operators can paste the
-// output of whichever tool generated it.
+// output of whichever tool generated it. It also builds the one cipher those
+// keys drive.
 package keyenc
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -29,4 +32,14 @@ func Decode(s string, size int) ([]byte, error) {
 		}
 	}
 	return nil, fmt.Errorf("must be %d bytes as %d hex characters or base64", size, 2*size)
+}
+
+// NewGCM is AES-GCM under key (16, 24 or 32 bytes): the authenticated
+// cipher that seals ticket secrets, manifests and workflow payloads alike.
+func NewGCM(key []byte) (cipher.AEAD, error) {
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(block)
 }
