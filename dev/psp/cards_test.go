@@ -25,8 +25,7 @@ func TestEveryTestCardIsDocumentedAndRetrievableWithAFingerprint(t *testing.T) {
 	t.Parallel()
 	doc, err := os.ReadFile("doc.go")
 	require.NoError(t, err)
-	e := newEnv(t, Config{}, 0)
-	ctx := ctxT(t)
+	e, ctx := newDefaultEnv(t)
 	for _, id := range sortedCardIDs() {
 		card := testCards[id]
 		t.Run(id, func(t *testing.T) {
@@ -90,8 +89,7 @@ func TestAFingerprintIsStableAcrossSandboxInstances(t *testing.T) {
 
 func TestTheFingerprintIsTheSameWhereverTheCardIsRendered(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, Config{}, 0)
-	ctx := ctxT(t)
+	e, ctx := newDefaultEnv(t)
 	tests := []struct {
 		name string
 		pm   string
@@ -107,9 +105,7 @@ func TestTheFingerprintIsTheSameWhereverTheCardIsRendered(t *testing.T) {
 			require.NoError(t, err)
 			want := pm.Card.Fingerprint
 
-			p := manualIntent(4200, nil)
-			p.PaymentMethod = stripe.String(tc.pm)
-			p.Confirm = stripe.Bool(true)
+			p := confirmedIntent(4200, nil, tc.pm)
 			pi, err := e.sc.V1PaymentIntents.Create(ctx, p)
 			if err != nil {
 				// A decline carries the payment method in last_payment_error.
@@ -136,9 +132,7 @@ func TestAnUnknownPaymentMethodIsResourceMissing(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, Config{}, 0)
 	_, err := e.sc.V1PaymentMethods.Retrieve(ctxT(t), "pm_card_nope", nil)
-	var se *stripe.Error
-	require.ErrorAs(t, err, &se)
-	require.Equal(t, 404, se.HTTPStatusCode)
+	se := requireStripeError(t, err, 404)
 	require.Equal(t, stripe.ErrorCodeResourceMissing, se.Code)
 	require.Equal(t, "payment_method", se.Param)
 	require.Contains(t, se.Msg, "pm_card_nope")

@@ -56,6 +56,13 @@ func newEnv(t *testing.T, cfg Config, retries int64) *env {
 	return e
 }
 
+// newDefaultEnv is newEnv with the default configuration and no network
+// retries, the setup most tests share, with a context for the test's calls.
+func newDefaultEnv(t *testing.T) (*env, context.Context) {
+	t.Helper()
+	return newEnv(t, Config{}, 0), ctxT(t)
+}
+
 // awaitStatus waits until the intent has the status. A request whose client
 // gave up still runs to the end at the provider, possibly just after the
 // client's deadline, so a test that lost an answer waits for the outcome.
@@ -215,4 +222,46 @@ func (rc *receiver) requireClean() {
 func eventually(t *testing.T, cond func() bool, msg string) {
 	t.Helper()
 	require.Eventually(t, cond, 10*time.Second, 10*time.Millisecond, msg)
+}
+
+// confirmedIntent is manualIntent confirmed on creation with the payment
+// method pm, as a booking's authorise step sends it.
+func confirmedIntent(amount int64, meta map[string]string, pm string) *stripe.PaymentIntentCreateParams {
+	p := manualIntent(amount, meta)
+	p.PaymentMethod = stripe.String(pm)
+	p.Confirm = stripe.Bool(true)
+	return p
+}
+
+// create creates an intent, which must succeed.
+func (e *env) create(t *testing.T, ctx context.Context, p *stripe.PaymentIntentCreateParams) *stripe.PaymentIntent {
+	t.Helper()
+	pi, err := e.sc.V1PaymentIntents.Create(ctx, p)
+	require.NoError(t, err)
+	return pi
+}
+
+// requireStripeError requires err to be the sandbox's error answer with the
+// HTTP status, and returns it for the test to look closer.
+func requireStripeError(t *testing.T, err error, status int) *stripe.Error {
+	t.Helper()
+	var se *stripe.Error
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, status, se.HTTPStatusCode)
+	return se
+}
+
+// withKey sets the Idempotency-Key on a request's params.
+func withKey[P interface{ SetIdempotencyKey(string) }](p P, key string) P {
+	p.SetIdempotencyKey(key)
+	return p
+}
+
+// requireStatus retrieves the intent and requires it to have the status.
+func (e *env) requireStatus(t *testing.T, ctx context.Context, id string, want stripe.PaymentIntentStatus) *stripe.PaymentIntent {
+	t.Helper()
+	pi, err := e.sc.V1PaymentIntents.Retrieve(ctx, id, nil)
+	require.NoError(t, err)
+	require.Equal(t, want, pi.Status)
+	return pi
 }

@@ -49,33 +49,25 @@ func (e *env) createCard(t *testing.T, number string) *stripe.PaymentMethod {
 
 func TestACreatedCardIsConfirmedAndCapturedWhereverItIsAttached(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, Config{}, 0)
-	ctx := ctxT(t)
+	e, ctx := newDefaultEnv(t)
 	tests := []struct {
 		name   string
 		attach func(t *testing.T, pm string) *stripe.PaymentIntent
 	}{
 		{"on create with confirm", func(t *testing.T, pm string) *stripe.PaymentIntent {
-			p := manualIntent(4200, nil)
-			p.PaymentMethod = stripe.String(pm)
-			p.Confirm = stripe.Bool(true)
-			pi, err := e.sc.V1PaymentIntents.Create(ctx, p)
-			require.NoError(t, err)
-			return pi
+			return e.create(t, ctx, confirmedIntent(4200, nil, pm))
 		}},
 		{"on update, then confirm", func(t *testing.T, pm string) *stripe.PaymentIntent {
-			pi, err := e.sc.V1PaymentIntents.Create(ctx, manualIntent(4200, nil))
-			require.NoError(t, err)
-			_, err = e.sc.V1PaymentIntents.Update(ctx, pi.ID, &stripe.PaymentIntentUpdateParams{PaymentMethod: stripe.String(pm)})
+			pi := e.create(t, ctx, manualIntent(4200, nil))
+			_, err := e.sc.V1PaymentIntents.Update(ctx, pi.ID, &stripe.PaymentIntentUpdateParams{PaymentMethod: stripe.String(pm)})
 			require.NoError(t, err)
 			pi, err = e.sc.V1PaymentIntents.Confirm(ctx, pi.ID, nil)
 			require.NoError(t, err)
 			return pi
 		}},
 		{"on confirm", func(t *testing.T, pm string) *stripe.PaymentIntent {
-			pi, err := e.sc.V1PaymentIntents.Create(ctx, manualIntent(4200, nil))
-			require.NoError(t, err)
-			pi, err = e.sc.V1PaymentIntents.Confirm(ctx, pi.ID, &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String(pm)})
+			pi := e.create(t, ctx, manualIntent(4200, nil))
+			pi, err := e.sc.V1PaymentIntents.Confirm(ctx, pi.ID, &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String(pm)})
 			require.NoError(t, err)
 			return pi
 		}},
@@ -132,9 +124,7 @@ type outcome struct {
 
 func (e *env) confirmOutcome(t *testing.T, pm string) outcome {
 	t.Helper()
-	p := manualIntent(1500, nil)
-	p.PaymentMethod = stripe.String(pm)
-	p.Confirm = stripe.Bool(true)
+	p := confirmedIntent(1500, nil, pm)
 	pi, err := e.sc.V1PaymentIntents.Create(ctxT(t), p)
 	if err != nil {
 		var se *stripe.Error
@@ -315,9 +305,7 @@ func TestAnUnusableCardIsAStripeShapedErrorNamingItsParameter(t *testing.T) {
 			}
 			p.Card.CVC = stripe.String(tc.card.cvc)
 			_, err := e.sc.V1PaymentMethods.Create(ctxT(t), p)
-			var se *stripe.Error
-			require.ErrorAs(t, err, &se)
-			require.Equal(t, tc.status, se.HTTPStatusCode)
+			se := requireStripeError(t, err, tc.status)
 			require.Equal(t, tc.typ, se.Type)
 			require.Equal(t, tc.code, se.Code)
 			require.Equal(t, tc.param, se.Param)
@@ -353,8 +341,7 @@ func TestACardExpiringThisMonthOrInTwoDigitYearsIsTaken(t *testing.T) {
 
 func TestCreatingACardTwiceWithOneIdempotencyKeyReturnsTheSameMethod(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, Config{}, 0)
-	ctx := ctxT(t)
+	e, ctx := newDefaultEnv(t)
 	create := func(number, key string) (*stripe.PaymentMethod, error) {
 		p := cardParams(number)
 		p.IdempotencyKey = stripe.String(key)
@@ -387,12 +374,15 @@ func TestACreatedCardSurvivesARestartWithoutItsNumberBeingStored(t *testing.T) {
 	ctx := ctxT(t)
 
 	e1 := newEnv(t, cfg, 0)
-	p := cardParams(number)
-	p.Card.CVC = stripe.String(cvc)
-	p.Card.ExpMonth, p.Card.ExpYear = stripe.Int64(7), stripe.Int64(2033)
-	p.Metadata = map[string]string{"fan": "42"}
-	p.IdempotencyKey = stripe.String("fan-42:card")
-	pm, err := e1.sc.V1PaymentMethods.Create(ctx, p)
+	// The same request before and after the restart, under one key.
+	params := func() *stripe.PaymentMethodCreateParams {
+		p := cardParams(number)
+		p.Card.CVC = stripe.String(cvc)
+		p.Card.ExpMonth, p.Card.ExpYear = stripe.Int64(7), stripe.Int64(2033)
+		p.Metadata = map[string]string{"fan": "42"}
+		return withKey(p, "fan-42:card")
+	}
+	pm, err := e1.sc.V1PaymentMethods.Create(ctx, params())
 	require.NoError(t, err)
 
 	// A crash copy: snapshot and journal as they are before shutdown.
@@ -430,12 +420,7 @@ func TestACreatedCardSurvivesARestartWithoutItsNumberBeingStored(t *testing.T) {
 			require.Equal(t, pm.Created, got.Created)
 			require.Equal(t, map[string]string{"fan": "42"}, got.Metadata)
 
-			replay := cardParams(number)
-			replay.Card.CVC = stripe.String(cvc)
-			replay.Card.ExpMonth, replay.Card.ExpYear = stripe.Int64(7), stripe.Int64(2033)
-			replay.Metadata = map[string]string{"fan": "42"}
-			replay.IdempotencyKey = stripe.String("fan-42:card")
-			again, err := e2.sc.V1PaymentMethods.Create(ctx, replay)
+			again, err := e2.sc.V1PaymentMethods.Create(ctx, params())
 			require.NoError(t, err)
 			require.Equal(t, pm.ID, again.ID, "the idempotency key outlives the restart")
 

@@ -20,11 +20,9 @@ import (
 
 func TestVisaManualCaptureFlow(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, Config{}, 0)
-	ctx := ctxT(t)
+	e, ctx := newDefaultEnv(t)
 
-	pi, err := e.sc.V1PaymentIntents.Create(ctx, manualIntent(4200, map[string]string{"booking_id": "b-1"}))
-	require.NoError(t, err)
+	pi := e.create(t, ctx, manualIntent(4200, map[string]string{"booking_id": "b-1"}))
 	require.True(t, strings.HasPrefix(pi.ID, "pi_"))
 	require.Equal(t, stripe.PaymentIntentStatusRequiresPaymentMethod, pi.Status)
 	require.Equal(t, pi.ID+"_secret_", pi.ClientSecret[:len(pi.ID)+8])
@@ -33,7 +31,7 @@ func TestVisaManualCaptureFlow(t *testing.T) {
 	require.Equal(t, "b-1", pi.Metadata["booking_id"])
 	require.NotEmpty(t, pi.LastResponse.RequestID)
 
-	pi, err = e.sc.V1PaymentIntents.Confirm(ctx, pi.ID, &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String("pm_card_visa")})
+	pi, err := e.sc.V1PaymentIntents.Confirm(ctx, pi.ID, &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String("pm_card_visa")})
 	require.NoError(t, err)
 	require.Equal(t, stripe.PaymentIntentStatusRequiresCapture, pi.Status)
 	require.EqualValues(t, 4200, pi.AmountCapturable)
@@ -61,25 +59,18 @@ func TestVisaManualCaptureFlow(t *testing.T) {
 
 	// Capturing twice is a state error, as at Stripe.
 	_, err = e.sc.V1PaymentIntents.Capture(ctx, pi.ID, nil)
-	var se *stripe.Error
-	require.ErrorAs(t, err, &se)
-	require.Equal(t, 400, se.HTTPStatusCode)
+	se := requireStripeError(t, err, 400)
 	require.Equal(t, stripe.ErrorCodePaymentIntentUnexpectedState, se.Code)
 }
 
 func TestCreateConfirmInOneCallAndAutomaticCapture(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, Config{}, 0)
-	ctx := ctxT(t)
-	p := manualIntent(1500, nil)
-	p.PaymentMethod = stripe.String("pm_card_visa")
-	p.Confirm = stripe.Bool(true)
-	pi, err := e.sc.V1PaymentIntents.Create(ctx, p)
-	require.NoError(t, err)
+	e, ctx := newDefaultEnv(t)
+	pi := e.create(t, ctx, confirmedIntent(1500, nil, "pm_card_visa"))
 	require.Equal(t, stripe.PaymentIntentStatusRequiresCapture, pi.Status)
 
 	// Default capture method captures at once.
-	pi, err = e.sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{
+	pi, err := e.sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{
 		Amount: stripe.Int64(900), Currency: stripe.String("EUR"),
 		PaymentMethod: stripe.String("pm_card_mastercard"), Confirm: stripe.Bool(true),
 	})
@@ -89,11 +80,7 @@ func TestCreateConfirmInOneCallAndAutomaticCapture(t *testing.T) {
 	require.Equal(t, stripe.Currency("eur"), pi.Currency)
 
 	// Partial capture.
-	p = manualIntent(1000, nil)
-	p.PaymentMethod = stripe.String("pm_card_visa")
-	p.Confirm = stripe.Bool(true)
-	pi, err = e.sc.V1PaymentIntents.Create(ctx, p)
-	require.NoError(t, err)
+	pi = e.create(t, ctx, confirmedIntent(1000, nil, "pm_card_visa"))
 	_, err = e.sc.V1PaymentIntents.Capture(ctx, pi.ID, &stripe.PaymentIntentCaptureParams{AmountToCapture: stripe.Int64(2000)})
 	require.Error(t, err)
 	pi, err = e.sc.V1PaymentIntents.Capture(ctx, pi.ID, &stripe.PaymentIntentCaptureParams{AmountToCapture: stripe.Int64(600)})
@@ -103,8 +90,7 @@ func TestCreateConfirmInOneCallAndAutomaticCapture(t *testing.T) {
 
 func TestDeclines(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, Config{}, 0)
-	ctx := ctxT(t)
+	e, ctx := newDefaultEnv(t)
 	for _, tc := range []struct {
 		pm, code, decline string
 	}{
@@ -114,13 +100,10 @@ func TestDeclines(t *testing.T) {
 	} {
 		t.Run(tc.pm, func(t *testing.T) {
 			t.Parallel()
-			pi, err := e.sc.V1PaymentIntents.Create(ctx, manualIntent(2500, nil))
-			require.NoError(t, err)
-			_, err = e.sc.V1PaymentIntents.Confirm(ctx, pi.ID, &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String(tc.pm)})
+			pi := e.create(t, ctx, manualIntent(2500, nil))
+			_, err := e.sc.V1PaymentIntents.Confirm(ctx, pi.ID, &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String(tc.pm)})
 			require.Error(t, err)
-			var se *stripe.Error
-			require.ErrorAs(t, err, &se)
-			require.Equal(t, 402, se.HTTPStatusCode)
+			se := requireStripeError(t, err, 402)
 			require.Equal(t, stripe.ErrorTypeCard, se.Type)
 			require.Equal(t, stripe.ErrorCode(tc.code), se.Code)
 			require.Equal(t, stripe.DeclineCode(tc.decline), se.DeclineCode)
@@ -148,9 +131,7 @@ func TestDeclines(t *testing.T) {
 		})
 	}
 	_, err := e.sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(100), Currency: stripe.String("eur"), PaymentMethod: stripe.String("pm_card_bogus")})
-	var se *stripe.Error
-	require.ErrorAs(t, err, &se)
-	require.Equal(t, 404, se.HTTPStatusCode)
+	se := requireStripeError(t, err, 404)
 	require.Equal(t, stripe.ErrorCodeResourceMissing, se.Code)
 }
 
@@ -181,18 +162,14 @@ func getBody(t *testing.T, target string) (int, string) {
 
 func TestThreeDSecure(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, Config{}, 0)
-	ctx := ctxT(t)
+	e, ctx := newDefaultEnv(t)
 
 	for _, action := range []string{"complete", "fail"} {
 		t.Run(action, func(t *testing.T) {
 			t.Parallel()
-			p := manualIntent(3000, nil)
-			p.PaymentMethod = stripe.String("pm_card_threeDSecure2Required")
-			p.Confirm = stripe.Bool(true)
+			p := confirmedIntent(3000, nil, "pm_card_threeDSecure2Required")
 			p.ReturnURL = stripe.String("http://127.0.0.1:1/return")
-			pi, err := e.sc.V1PaymentIntents.Create(ctx, p)
-			require.NoError(t, err)
+			pi := e.create(t, ctx, p)
 			require.Equal(t, stripe.PaymentIntentStatusRequiresAction, pi.Status)
 			require.NotNil(t, pi.NextAction)
 			require.Equal(t, stripe.PaymentIntentNextActionTypeRedirectToURL, pi.NextAction.Type)
@@ -201,7 +178,7 @@ func TestThreeDSecure(t *testing.T) {
 			require.Equal(t, "http://127.0.0.1:1/return", pi.NextAction.RedirectToURL.ReturnURL)
 
 			// Capturing before authentication is refused.
-			_, err = e.sc.V1PaymentIntents.Capture(ctx, pi.ID, nil)
+			_, err := e.sc.V1PaymentIntents.Capture(ctx, pi.ID, nil)
 			require.Error(t, err)
 
 			code, page := getBody(t, challenge)
@@ -231,12 +208,10 @@ func TestThreeDSecure(t *testing.T) {
 
 func TestHostedCheckoutPage(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, Config{}, 0)
-	ctx := ctxT(t)
+	e, ctx := newDefaultEnv(t)
 	p := manualIntent(12345, nil)
 	p.Description = stripe.String("2 seats, Encore Demo Night")
-	pi, err := e.sc.V1PaymentIntents.Create(ctx, p)
-	require.NoError(t, err)
+	pi := e.create(t, ctx, p)
 
 	page := e.ts.URL + "/checkout/" + pi.ID
 	code, _ := getBody(t, page+"?client_secret=wrong")
@@ -256,8 +231,7 @@ func TestHostedCheckoutPage(t *testing.T) {
 	require.Equal(t, stripe.PaymentIntentStatusRequiresCapture, got.Status)
 
 	// A browser following a 3-D Secure card lands on the challenge page.
-	pi, err = e.sc.V1PaymentIntents.Create(ctx, manualIntent(500, nil))
-	require.NoError(t, err)
+	pi = e.create(t, ctx, manualIntent(500, nil))
 	form := url.Values{"client_secret": {pi.ClientSecret}, "payment_method": {"pm_card_threeDSecure2Required"}}
 	resp, err := http.PostForm(e.ts.URL+"/checkout/"+pi.ID, form)
 	require.NoError(t, err)
@@ -270,15 +244,10 @@ func TestHostedCheckoutPage(t *testing.T) {
 
 func TestCancel(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, Config{}, 0)
-	ctx := ctxT(t)
-	p := manualIntent(2000, nil)
-	p.PaymentMethod = stripe.String("pm_card_visa")
-	p.Confirm = stripe.Bool(true)
-	pi, err := e.sc.V1PaymentIntents.Create(ctx, p)
-	require.NoError(t, err)
+	e, ctx := newDefaultEnv(t)
+	pi := e.create(t, ctx, confirmedIntent(2000, nil, "pm_card_visa"))
 
-	pi, err = e.sc.V1PaymentIntents.Cancel(ctx, pi.ID, &stripe.PaymentIntentCancelParams{CancellationReason: stripe.String("abandoned")})
+	pi, err := e.sc.V1PaymentIntents.Cancel(ctx, pi.ID, &stripe.PaymentIntentCancelParams{CancellationReason: stripe.String("abandoned")})
 	require.NoError(t, err)
 	require.Equal(t, stripe.PaymentIntentStatusCanceled, pi.Status)
 	require.Equal(t, stripe.PaymentIntentCancellationReasonAbandoned, pi.CancellationReason)
@@ -294,8 +263,7 @@ func TestCancel(t *testing.T) {
 	require.Equal(t, stripe.ErrorCodePaymentIntentUnexpectedState, se.Code)
 
 	// Unconfirmed intents can be canceled too; succeeded ones cannot.
-	pi2, err := e.sc.V1PaymentIntents.Create(ctx, manualIntent(100, nil))
-	require.NoError(t, err)
+	pi2 := e.create(t, ctx, manualIntent(100, nil))
 	pi2, err = e.sc.V1PaymentIntents.Cancel(ctx, pi2.ID, nil)
 	require.NoError(t, err)
 	require.Equal(t, stripe.PaymentIntentStatusCanceled, pi2.Status)
@@ -303,19 +271,12 @@ func TestCancel(t *testing.T) {
 
 func TestRefunds(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, Config{}, 0)
-	ctx := ctxT(t)
-	p := manualIntent(5000, nil)
-	p.PaymentMethod = stripe.String("pm_card_visa")
-	p.Confirm = stripe.Bool(true)
-	pi, err := e.sc.V1PaymentIntents.Create(ctx, p)
-	require.NoError(t, err)
+	e, ctx := newDefaultEnv(t)
+	pi := e.create(t, ctx, confirmedIntent(5000, nil, "pm_card_visa"))
 
 	// Uncaptured: refund is an error (cancel instead).
-	_, err = e.sc.V1Refunds.Create(ctx, &stripe.RefundCreateParams{PaymentIntent: stripe.String(pi.ID)})
-	var se *stripe.Error
-	require.ErrorAs(t, err, &se)
-	require.Equal(t, 400, se.HTTPStatusCode)
+	_, err := e.sc.V1Refunds.Create(ctx, &stripe.RefundCreateParams{PaymentIntent: stripe.String(pi.ID)})
+	se := requireStripeError(t, err, 400)
 	require.Equal(t, stripe.ErrorTypeInvalidRequest, se.Type)
 	var ire *stripe.InvalidRequestError
 	require.ErrorAs(t, err, &ire)
@@ -360,11 +321,7 @@ func TestRefunds(t *testing.T) {
 	require.EqualValues(t, 5000, ch.AmountRefunded)
 
 	// Full refund of a fresh captured intent in one call.
-	p = manualIntent(700, nil)
-	p.PaymentMethod = stripe.String("pm_card_visa")
-	p.Confirm = stripe.Bool(true)
-	pi2, err := e.sc.V1PaymentIntents.Create(ctx, p)
-	require.NoError(t, err)
+	pi2 := e.create(t, ctx, confirmedIntent(700, nil, "pm_card_visa"))
 	_, err = e.sc.V1PaymentIntents.Capture(ctx, pi2.ID, nil)
 	require.NoError(t, err)
 	rf, err := e.sc.V1Refunds.Create(ctx, &stripe.RefundCreateParams{PaymentIntent: stripe.String(pi2.ID)})
@@ -385,33 +342,21 @@ func countIntents(t *testing.T, e *env) int {
 
 func TestARepeatedIdempotencyKeyReplaysTheFirstAnswer(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, Config{}, 0)
-	ctx := ctxT(t)
-	p := manualIntent(4000, map[string]string{"booking_id": "b-2"})
-	p.IdempotencyKey = stripe.String("b-2:authorise")
-	p.PaymentMethod = stripe.String("pm_card_visa")
-	p.Confirm = stripe.Bool(true)
-	first, err := e.sc.V1PaymentIntents.Create(ctx, p)
-	require.NoError(t, err)
+	e, ctx := newDefaultEnv(t)
+	p := withKey(confirmedIntent(4000, map[string]string{"booking_id": "b-2"}, "pm_card_visa"), "b-2:authorise")
+	first := e.create(t, ctx, p)
 	require.Empty(t, first.LastResponse.Header.Get("Idempotent-Replayed"))
 	require.Equal(t, "b-2:authorise", first.LastResponse.IdempotencyKey)
 
-	p2 := manualIntent(4000, map[string]string{"booking_id": "b-2"})
-	p2.IdempotencyKey = stripe.String("b-2:authorise")
-	p2.PaymentMethod = stripe.String("pm_card_visa")
-	p2.Confirm = stripe.Bool(true)
-	again, err := e.sc.V1PaymentIntents.Create(ctx, p2)
-	require.NoError(t, err)
+	p2 := withKey(confirmedIntent(4000, map[string]string{"booking_id": "b-2"}, "pm_card_visa"), "b-2:authorise")
+	again := e.create(t, ctx, p2)
 	require.Equal(t, first.ID, again.ID)
 	require.Equal(t, "true", again.LastResponse.Header.Get("Idempotent-Replayed"))
 	require.Equal(t, first.LastResponse.RequestID, again.LastResponse.Header.Get("Original-Request"))
 	require.Equal(t, 1, countIntents(t, e))
 
 	// A replayed decline is the same decline.
-	d := manualIntent(100, nil)
-	d.PaymentMethod = stripe.String("pm_card_chargeDeclined")
-	d.Confirm = stripe.Bool(true)
-	d.IdempotencyKey = stripe.String("decline-key")
+	d := withKey(confirmedIntent(100, nil, "pm_card_chargeDeclined"), "decline-key")
 	_, err1 := e.sc.V1PaymentIntents.Create(ctx, d)
 	_, err2 := e.sc.V1PaymentIntents.Create(ctx, d)
 	var s1, s2 *stripe.Error
@@ -424,26 +369,19 @@ func TestARepeatedIdempotencyKeyReplaysTheFirstAnswer(t *testing.T) {
 
 func TestAnIdempotencyKeyReusedWithOtherParamsIsRefused(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, Config{}, 0)
-	ctx := ctxT(t)
-	p := manualIntent(1000, nil)
-	p.IdempotencyKey = stripe.String("same-key")
-	_, err := e.sc.V1PaymentIntents.Create(ctx, p)
-	require.NoError(t, err)
+	e, ctx := newDefaultEnv(t)
+	p := withKey(manualIntent(1000, nil), "same-key")
+	e.create(t, ctx, p)
 
-	p2 := manualIntent(2000, nil)
-	p2.IdempotencyKey = stripe.String("same-key")
-	_, err = e.sc.V1PaymentIntents.Create(ctx, p2)
-	var se *stripe.Error
-	require.ErrorAs(t, err, &se)
-	require.Equal(t, 400, se.HTTPStatusCode)
+	p2 := withKey(manualIntent(2000, nil), "same-key")
+	_, err := e.sc.V1PaymentIntents.Create(ctx, p2)
+	se := requireStripeError(t, err, 400)
 	require.Equal(t, stripe.ErrorTypeIdempotency, se.Type)
 	var ie *stripe.IdempotencyError
 	require.ErrorAs(t, err, &ie)
 
 	// Same key on another endpoint is also refused.
-	pi, err := e.sc.V1PaymentIntents.Create(ctx, manualIntent(300, nil))
-	require.NoError(t, err)
+	pi := e.create(t, ctx, manualIntent(300, nil))
 	_, err = e.sc.V1PaymentIntents.Cancel(ctx, pi.ID, &stripe.PaymentIntentCancelParams{Params: stripe.Params{IdempotencyKey: stripe.String("same-key")}})
 	require.ErrorAs(t, err, &se)
 	require.Equal(t, stripe.ErrorTypeIdempotency, se.Type)
@@ -452,10 +390,8 @@ func TestAnIdempotencyKeyReusedWithOtherParamsIsRefused(t *testing.T) {
 
 func TestAKeyStillInFlightIsRefusedWithARetryableConflict(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, Config{}, 0)
-	ctx := ctxT(t)
-	slow := manualIntent(1000, nil)
-	slow.IdempotencyKey = stripe.String("in-flight")
+	e, ctx := newDefaultEnv(t)
+	slow := withKey(manualIntent(1000, nil), "in-flight")
 	slow.Headers = faultHeader("latency=400ms")
 	done := make(chan *stripe.PaymentIntent, 1)
 	go func() {
@@ -466,19 +402,15 @@ func TestAKeyStillInFlightIsRefusedWithARetryableConflict(t *testing.T) {
 		done <- pi
 	}()
 	eventually(t, func() bool { return e.idemInFlight("in-flight") }, "the slow request holds the key")
-	p := manualIntent(1000, nil)
-	p.IdempotencyKey = stripe.String("in-flight")
+	p := withKey(manualIntent(1000, nil), "in-flight")
 	_, err := e.sc.V1PaymentIntents.Create(ctx, p)
-	var se *stripe.Error
-	require.ErrorAs(t, err, &se)
-	require.Equal(t, 409, se.HTTPStatusCode)
+	se := requireStripeError(t, err, 409)
 	require.Equal(t, stripe.ErrorCodeIdempotencyKeyInUse, se.Code)
 	require.Equal(t, "true", se.LastResponse.Header.Get("Stripe-Should-Retry"))
 
 	first := <-done
 	require.NotNil(t, first)
-	again, err := e.sc.V1PaymentIntents.Create(ctx, p)
-	require.NoError(t, err)
+	again := e.create(t, ctx, p)
 	require.Equal(t, first.ID, again.ID)
 }
 
@@ -486,17 +418,15 @@ func TestTimeoutAfterSuccess(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, Config{}, 2)
 	ctx := ctxT(t)
-	pi, err := e.sc.V1PaymentIntents.Create(ctx, manualIntent(6500, map[string]string{"booking_id": "b-77"}))
-	require.NoError(t, err)
+	pi := e.create(t, ctx, manualIntent(6500, map[string]string{"booking_id": "b-77"}))
 
 	// The confirm succeeds at the provider but the answer never comes: the
 	// client gives up (its deadline), stripe-go does not retry that.
-	cp := &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String("pm_card_visa")}
-	cp.IdempotencyKey = stripe.String("b-77:authorise")
+	cp := withKey(&stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String("pm_card_visa")}, "b-77:authorise")
 	cp.Headers = faultHeader("timeout_after_success")
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	start := time.Now()
-	_, err = e.sc.V1PaymentIntents.Confirm(short, pi.ID, cp)
+	_, err := e.sc.V1PaymentIntents.Confirm(short, pi.ID, cp)
 	cancel()
 	require.Error(t, err)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
@@ -519,8 +449,7 @@ func TestTimeoutAfterSuccess(t *testing.T) {
 	require.Equal(t, stripe.PaymentIntentStatusRequiresCapture, found[0].Status)
 
 	// Retrying with the same key (and the same parameters) replays the result.
-	retry := &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String("pm_card_visa")}
-	retry.IdempotencyKey = stripe.String("b-77:authorise")
+	retry := withKey(&stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String("pm_card_visa")}, "b-77:authorise")
 	again, err := e.sc.V1PaymentIntents.Confirm(ctx, pi.ID, retry)
 	require.NoError(t, err)
 	require.Equal(t, pi.ID, again.ID)
@@ -540,8 +469,7 @@ func TestTimeoutAfterSuccess(t *testing.T) {
 
 func TestTimeoutAfterSuccessRateAndMetadata(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, Config{}, 0)
-	ctx := ctxT(t)
+	e, ctx := newDefaultEnv(t)
 	lost := func(call func(ctx context.Context) error) {
 		t.Helper()
 		short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
@@ -550,8 +478,7 @@ func TestTimeoutAfterSuccessRateAndMetadata(t *testing.T) {
 	}
 	// A fault set in the intent's metadata applies to its later calls.
 	p := manualIntent(800, map[string]string{FaultMetadataKey: "timeout_after_success", "booking_id": "b-m"})
-	created, err := e.sc.V1PaymentIntents.Create(ctx, p)
-	require.NoError(t, err)
+	created := e.create(t, ctx, p)
 	id := created.ID
 	lost(func(ctx context.Context) error {
 		_, err := e.sc.V1PaymentIntents.Confirm(ctx, id, &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String("pm_card_visa")})
@@ -581,27 +508,19 @@ func TestTimeoutAfterSuccessRateAndMetadata(t *testing.T) {
 		return err
 	})
 	e2.awaitStatus(t, pi.ID, stripe.PaymentIntentStatusRequiresCapture)
-	got, err = e2.sc.V1PaymentIntents.Retrieve(ctx, pi.ID, nil)
-	require.NoError(t, err)
-	require.Equal(t, stripe.PaymentIntentStatusRequiresCapture, got.Status)
+	e2.requireStatus(t, ctx, pi.ID, stripe.PaymentIntentStatusRequiresCapture)
 	lost(func(ctx context.Context) error { _, err := e2.sc.V1PaymentIntents.Capture(ctx, pi.ID, nil); return err })
 	e2.awaitStatus(t, pi.ID, stripe.PaymentIntentStatusSucceeded)
-	got, err = e2.sc.V1PaymentIntents.Retrieve(ctx, pi.ID, nil)
-	require.NoError(t, err)
-	require.Equal(t, stripe.PaymentIntentStatusSucceeded, got.Status)
+	e2.requireStatus(t, ctx, pi.ID, stripe.PaymentIntentStatusSucceeded)
 }
 
 func TestServerError(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, Config{}, 0)
-	ctx := ctxT(t)
-	p := manualIntent(1000, map[string]string{"booking_id": "b-500"})
-	p.IdempotencyKey = stripe.String("k-500")
+	e, ctx := newDefaultEnv(t)
+	p := withKey(manualIntent(1000, map[string]string{"booking_id": "b-500"}), "k-500")
 	p.Headers = faultHeader("server_error")
 	_, err := e.sc.V1PaymentIntents.Create(ctx, p)
-	var se *stripe.Error
-	require.ErrorAs(t, err, &se)
-	require.Equal(t, 500, se.HTTPStatusCode)
+	se := requireStripeError(t, err, 500)
 	require.Equal(t, stripe.ErrorTypeAPI, se.Type)
 	require.Equal(t, 0, countIntents(t, e), "a 500 fault happens before acting")
 
@@ -613,21 +532,18 @@ func TestServerError(t *testing.T) {
 
 	// Reads can fail too.
 	_, err = e.sc.V1PaymentIntents.Retrieve(ctx, pi.ID, &stripe.PaymentIntentRetrieveParams{Params: stripe.Params{Headers: faultHeader("server_error")}})
-	require.ErrorAs(t, err, &se)
-	require.Equal(t, 500, se.HTTPStatusCode)
+	se = requireStripeError(t, err, 500)
 
 	// Configured rate.
 	e2 := newEnv(t, Config{Faults: FaultConfig{ServerErrorRate: 1}}, 0)
 	_, err = e2.sc.V1PaymentIntents.Create(ctx, manualIntent(100, nil))
-	require.ErrorAs(t, err, &se)
-	require.Equal(t, 500, se.HTTPStatusCode)
+	se = requireStripeError(t, err, 500)
 
 	// A typo in the fault header is reported, not ignored.
 	p = manualIntent(100, nil)
 	p.Headers = faultHeader("sever_error")
 	_, err = e.sc.V1PaymentIntents.Create(ctx, p)
-	require.ErrorAs(t, err, &se)
-	require.Equal(t, 400, se.HTTPStatusCode)
+	se = requireStripeError(t, err, 400)
 }
 
 func TestInjectedLatencyDelaysTheAnswer(t *testing.T) {
@@ -637,11 +553,10 @@ func TestInjectedLatencyDelaysTheAnswer(t *testing.T) {
 	start := time.Now()
 	p := manualIntent(100, nil)
 	p.Headers = faultHeader("latency=150ms")
-	pi, err := e.sc.V1PaymentIntents.Create(ctx, p)
-	require.NoError(t, err)
+	pi := e.create(t, ctx, p)
 	require.GreaterOrEqual(t, time.Since(start), 200*time.Millisecond)
 	start = time.Now()
-	_, err = e.sc.V1PaymentIntents.Retrieve(ctx, pi.ID, nil)
+	_, err := e.sc.V1PaymentIntents.Retrieve(ctx, pi.ID, nil)
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, time.Since(start), 50*time.Millisecond)
 }
@@ -652,14 +567,11 @@ func TestAuth(t *testing.T) {
 	ctx := ctxT(t)
 	bad := newClient(e.ts.URL, "sk_test_wrong_key_456", 0)
 	_, err := bad.V1PaymentIntents.Create(ctx, manualIntent(100, nil))
-	var se *stripe.Error
-	require.ErrorAs(t, err, &se)
-	require.Equal(t, 401, se.HTTPStatusCode)
+	se := requireStripeError(t, err, 401)
 	require.Equal(t, stripe.ErrorTypeInvalidRequest, se.Type)
 	require.NotContains(t, se.Msg, "wrong_key")
 
-	_, err = e.sc.V1PaymentIntents.Create(ctx, manualIntent(100, nil))
-	require.NoError(t, err)
+	e.create(t, ctx, manualIntent(100, nil))
 
 	resp, err := http.Get(e.ts.URL + "/v1/payment_intents")
 	require.NoError(t, err)
@@ -667,15 +579,13 @@ func TestAuth(t *testing.T) {
 	require.Equal(t, 401, resp.StatusCode)
 
 	_, err = e.sc.V1PaymentIntents.Retrieve(ctx, "pi_missing", nil)
-	require.ErrorAs(t, err, &se)
-	require.Equal(t, 404, se.HTTPStatusCode)
+	se = requireStripeError(t, err, 404)
 	require.Equal(t, stripe.ErrorCodeResourceMissing, se.Code)
 }
 
 func TestListAndSearch(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, Config{}, 0)
-	ctx := ctxT(t)
+	e, ctx := newDefaultEnv(t)
 	var ids []string
 	for i := 0; i < 7; i++ {
 		booking := "b-" + string(rune('a'+i))
@@ -684,8 +594,7 @@ func TestListAndSearch(t *testing.T) {
 			p.PaymentMethod = stripe.String("pm_card_visa")
 			p.Confirm = stripe.Bool(true)
 		}
-		pi, err := e.sc.V1PaymentIntents.Create(ctx, p)
-		require.NoError(t, err)
+		pi := e.create(t, ctx, p)
 		ids = append(ids, pi.ID)
 	}
 	var listed []string
@@ -783,13 +692,10 @@ func TestAnExpiredIdempotencyKeyMayBeReused(t *testing.T) {
 	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
 	e := newEnv(t, Config{Clock: clock}, 0)
 	ctx := ctxT(t)
-	p := manualIntent(100, nil)
-	p.IdempotencyKey = stripe.String("old-key")
-	first, err := e.sc.V1PaymentIntents.Create(ctx, p)
-	require.NoError(t, err)
+	p := withKey(manualIntent(100, nil), "old-key")
+	first := e.create(t, ctx, p)
 	offset.Store(int64(IdempotencyTTL + time.Hour))
-	p2 := manualIntent(200, nil)
-	p2.IdempotencyKey = stripe.String("old-key")
+	p2 := withKey(manualIntent(200, nil), "old-key")
 	second, err := e.sc.V1PaymentIntents.Create(ctx, p2)
 	require.NoError(t, err, "an expired key may be reused")
 	require.NotEqual(t, first.ID, second.ID)
@@ -823,10 +729,7 @@ func TestConcurrentBookingsUnderFaults(t *testing.T) {
 			b := "bk-" + strconv.Itoa(i)
 			var pi *stripe.PaymentIntent
 			err := retry(func() error {
-				p := manualIntent(int64(1000+i), map[string]string{"booking_id": b})
-				p.PaymentMethod = stripe.String("pm_card_visa")
-				p.Confirm = stripe.Bool(true)
-				p.IdempotencyKey = stripe.String(b + ":authorise")
+				p := withKey(confirmedIntent(int64(1000+i), map[string]string{"booking_id": b}, "pm_card_visa"), b+":authorise")
 				var err error
 				pi, err = e.sc.V1PaymentIntents.Create(ctx, p)
 				return err
@@ -836,8 +739,7 @@ func TestConcurrentBookingsUnderFaults(t *testing.T) {
 				return
 			}
 			err = retry(func() error {
-				cp := &stripe.PaymentIntentCaptureParams{}
-				cp.IdempotencyKey = stripe.String(b + ":capture")
+				cp := withKey(&stripe.PaymentIntentCaptureParams{}, b+":capture")
 				_, err := e.sc.V1PaymentIntents.Capture(ctx, pi.ID, cp)
 				return err
 			})

@@ -28,13 +28,12 @@ func webhookEnv(t *testing.T, cfg Config) (*env, *receiver) {
 func confirmedManual(t *testing.T, e *env, amount int64, hdr string) *stripe.PaymentIntent {
 	t.Helper()
 	ctx := ctxT(t)
-	pi, err := e.sc.V1PaymentIntents.Create(ctx, manualIntent(amount, map[string]string{"booking_id": "b-" + t.Name()}))
-	require.NoError(t, err)
+	pi := e.create(t, ctx, manualIntent(amount, map[string]string{"booking_id": "b-" + t.Name()}))
 	cp := &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String("pm_card_visa")}
 	if hdr != "" {
 		cp.Headers = faultHeader(hdr)
 	}
-	pi, err = e.sc.V1PaymentIntents.Confirm(ctx, pi.ID, cp)
+	pi, err := e.sc.V1PaymentIntents.Confirm(ctx, pi.ID, cp)
 	require.NoError(t, err)
 	return pi
 }
@@ -45,11 +44,10 @@ func TestWebhookDeliveryVerifiesWithStripeGo(t *testing.T) {
 	ctx := ctxT(t)
 
 	p := manualIntent(4500, map[string]string{"booking_id": "b-wh"})
-	pi, err := e.sc.V1PaymentIntents.Create(ctx, p)
-	require.NoError(t, err)
+	pi := e.create(t, ctx, p)
 	cp := &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String("pm_card_visa")}
 	cp.IdempotencyKey = stripe.String("b-wh:authorise")
-	_, err = e.sc.V1PaymentIntents.Confirm(ctx, pi.ID, cp)
+	_, err := e.sc.V1PaymentIntents.Confirm(ctx, pi.ID, cp)
 	require.NoError(t, err)
 	_, err = e.sc.V1PaymentIntents.Capture(ctx, pi.ID, nil)
 	require.NoError(t, err)
@@ -95,8 +93,7 @@ func TestWebhookDeliveryVerifiesWithStripeGo(t *testing.T) {
 	require.False(t, ch.Refunded)
 
 	// Decline and cancel events.
-	d, err := e.sc.V1PaymentIntents.Create(ctx, manualIntent(100, nil))
-	require.NoError(t, err)
+	d := e.create(t, ctx, manualIntent(100, nil))
 	_, err = e.sc.V1PaymentIntents.Confirm(ctx, d.ID, &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String("pm_card_chargeDeclinedInsufficientFunds")})
 	require.Error(t, err)
 	_, err = e.sc.V1PaymentIntents.Cancel(ctx, d.ID, nil)
@@ -166,9 +163,7 @@ func TestTheDuplicateFaultDeliversAWebhookTwice(t *testing.T) {
 	require.Len(t, rc.forIntent(pi.ID), 2, "exactly one duplicate")
 
 	// Set in metadata at creation: applies to the create+confirm's events.
-	p := manualIntent(900, map[string]string{FaultMetadataKey: "duplicate_webhook"})
-	p.PaymentMethod = stripe.String("pm_card_visa")
-	p.Confirm = stripe.Bool(true)
+	p := confirmedIntent(900, map[string]string{FaultMetadataKey: "duplicate_webhook"}, "pm_card_visa")
 	pm, err := e.sc.V1PaymentIntents.Create(ctxT(t), p)
 	require.NoError(t, err)
 	eventually(t, func() bool { return len(rc.forIntent(pm.ID)) == 2 }, "metadata duplicates")
@@ -254,9 +249,7 @@ func TestStateSurvivesRestart(t *testing.T) {
 	sc1 := newClient("http://"+ln.Addr().String(), DefaultAPIKey, 0)
 	ctx := ctxT(t)
 
-	p := manualIntent(7700, map[string]string{"booking_id": "b-restart"})
-	p.PaymentMethod = stripe.String("pm_card_visa")
-	p.Confirm = stripe.Bool(true)
+	p := confirmedIntent(7700, map[string]string{"booking_id": "b-restart"}, "pm_card_visa")
 	p.IdempotencyKey = stripe.String("b-restart:authorise")
 	pi, err := sc1.V1PaymentIntents.Create(ctx, p)
 	require.NoError(t, err)
@@ -301,12 +294,9 @@ func TestStateSurvivesRestart(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, stripe.PaymentIntentStatusRequiresCapture, got.Status)
 	require.EqualValues(t, 7700, got.AmountCapturable)
-	p2 := manualIntent(7700, map[string]string{"booking_id": "b-restart"})
-	p2.PaymentMethod = stripe.String("pm_card_visa")
-	p2.Confirm = stripe.Bool(true)
+	p2 := confirmedIntent(7700, map[string]string{"booking_id": "b-restart"}, "pm_card_visa")
 	p2.IdempotencyKey = stripe.String("b-restart:authorise")
-	again, err := e.sc.V1PaymentIntents.Create(ctx, p2)
-	require.NoError(t, err)
+	again := e.create(t, ctx, p2)
 	require.Equal(t, pi.ID, again.ID)
 	require.Equal(t, "true", again.LastResponse.Header.Get("Idempotent-Replayed"))
 
@@ -317,8 +307,7 @@ func TestStateSurvivesRestart(t *testing.T) {
 	// Work continues: capture, and new intents list after the old one.
 	_, err = e.sc.V1PaymentIntents.Capture(ctx, pi.ID, nil)
 	require.NoError(t, err)
-	newer, err := e.sc.V1PaymentIntents.Create(ctx, manualIntent(100, nil))
-	require.NoError(t, err)
+	newer := e.create(t, ctx, manualIntent(100, nil))
 	list := e.sc.V1PaymentIntents.List(ctx, nil)
 	require.NoError(t, list.Err())
 	require.Equal(t, newer.ID, list.Data()[0].ID)
