@@ -31,6 +31,14 @@ func payload(t *testing.T, v any) *commonpb.Payload {
 	return p
 }
 
+// value decodes p into a T: payload's inverse.
+func value[T any](t *testing.T, p *commonpb.Payload) T {
+	t.Helper()
+	var v T
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayload(p, &v))
+	return v
+}
+
 func TestAnEncodedPayloadHoldsNeitherTheValueNorItsEncodingInClear(t *testing.T) {
 	t.Parallel()
 	c := mustParse(t, keyA)
@@ -45,9 +53,7 @@ func TestAnEncodedPayloadHoldsNeitherTheValueNorItsEncodingInClear(t *testing.T)
 
 	dec, err := c.Decode(enc)
 	require.NoError(t, err)
-	var got map[string]string
-	require.NoError(t, converter.GetDefaultDataConverter().FromPayload(dec[0], &got))
-	require.Equal(t, secret, got["client_secret"])
+	require.Equal(t, secret, value[map[string]string](t, dec[0])["client_secret"])
 }
 
 func TestTheSameValueEncryptsDifferentlyEachTime(t *testing.T) {
@@ -77,9 +83,7 @@ func TestAPayloadWrittenWithKeyADecodesAfterRotationToBThenA(t *testing.T) {
 	rotated := mustParse(t, keyB+","+keyA)
 	dec, err := rotated.Decode(enc)
 	require.NoError(t, err)
-	var got string
-	require.NoError(t, converter.GetDefaultDataConverter().FromPayload(dec[0], &got))
-	require.Equal(t, "old", got)
+	require.Equal(t, "old", value[string](t, dec[0]))
 
 	fresh, err := rotated.Encode([]*commonpb.Payload{payload(t, "new")})
 	require.NoError(t, err)

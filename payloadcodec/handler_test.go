@@ -57,9 +57,7 @@ func TestTheCodecEndpointDecodesWhatTheCodecEncrypted(t *testing.T) {
 	status, allow, dec := post(t, srv.URL+"/codec/decode", "default", enc)
 	require.Equal(t, http.StatusOK, status)
 	require.Equal(t, uiOrigin, allow)
-	var got string
-	require.NoError(t, converter.GetDefaultDataConverter().FromPayload(dec[0], &got))
-	require.Equal(t, "198.51.100.7", got)
+	require.Equal(t, "198.51.100.7", value[string](t, dec[0]))
 }
 
 func TestTheCodecEndpointEncryptsWhatTheUISends(t *testing.T) {
@@ -70,9 +68,7 @@ func TestTheCodecEndpointEncryptsWhatTheUISends(t *testing.T) {
 	require.Equal(t, payloadcodec.Encoding, string(enc[0].Metadata[converter.MetadataEncoding]))
 	dec, err := c.Decode(enc)
 	require.NoError(t, err)
-	var got string
-	require.NoError(t, converter.GetDefaultDataConverter().FromPayload(dec[0], &got))
-	require.Equal(t, "signal input", got)
+	require.Equal(t, "signal input", value[string](t, dec[0]))
 }
 
 func TestTheCodecEndpointAnswersTheUIsPreflight(t *testing.T) {

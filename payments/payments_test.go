@@ -37,6 +37,16 @@ func sandbox(t *testing.T) string {
 
 var eur = money.Money{Amount: 4200, Currency: "EUR"}
 
+// decline authorises booking with the card pm, which the provider must
+// decline, and returns the decline.
+func decline(t *testing.T, c *payments.Client, booking, pm string) *payments.DeclinedError {
+	t.Helper()
+	_, err := c.Authorise(context.Background(), booking+":authorise", booking, eur, pm, "", false)
+	var d *payments.DeclinedError
+	require.ErrorAs(t, err, &d)
+	return d
+}
+
 func TestAuthoriseIsIdempotentUnderItsStepKey(t *testing.T) {
 	t.Parallel()
 	c := payments.New(payments.Config{APIKey: key, BaseURL: sandbox(t)})
@@ -64,9 +74,7 @@ func TestAuthoriseIsIdempotentUnderItsStepKey(t *testing.T) {
 func TestADeclineIsADeclinedErrorWithItsCode(t *testing.T) {
 	t.Parallel()
 	c := payments.New(payments.Config{APIKey: key, BaseURL: sandbox(t)})
-	_, err := c.Authorise(context.Background(), "b2:authorise", "b2", eur, "pm_card_chargeDeclinedInsufficientFunds", "", false)
-	var d *payments.DeclinedError
-	require.ErrorAs(t, err, &d)
+	d := decline(t, c, "b2", "pm_card_chargeDeclinedInsufficientFunds")
 	require.Equal(t, "insufficient_funds", d.DeclineCode)
 }
 
@@ -110,9 +118,7 @@ func TestAStepUpSendsEvenAGoodCardThroughThreeDSecure(t *testing.T) {
 func TestADeclineNamesTheIntentForTheNextCard(t *testing.T) {
 	t.Parallel()
 	c := payments.New(payments.Config{APIKey: key, BaseURL: sandbox(t)})
-	_, err := c.Authorise(context.Background(), "b6:authorise", "b6", eur, "pm_card_chargeDeclined", "", false)
-	var d *payments.DeclinedError
-	require.ErrorAs(t, err, &d)
+	d := decline(t, c, "b6", "pm_card_chargeDeclined")
 	require.NotEmpty(t, d.IntentID)
 	in, err := c.Confirm(context.Background(), "b6:authorise-2", d.IntentID, "pm_card_visa", "", false)
 	require.NoError(t, err)

@@ -430,9 +430,7 @@ func (b *booking) voidPayment(ctx workflow.Context) error {
 	if b.intentID == "" || b.settled {
 		return nil
 	}
-	err := b.voidIntent(ctx, b.intentID)
-	b.settled = err == nil
-	return err
+	return b.settle(b.voidIntent(ctx, b.intentID))
 }
 
 func (b *booking) voidIntent(ctx workflow.Context, intentID string) error {
@@ -440,13 +438,18 @@ func (b *booking) voidIntent(ctx workflow.Context, intentID string) error {
 }
 
 func (b *booking) refundPayment(ctx workflow.Context) error {
-	err := b.refundIntent(ctx, b.intentID)
-	b.settled = err == nil
-	return err
+	return b.settle(b.refundIntent(ctx, b.intentID))
 }
 
 func (b *booking) refundIntent(ctx workflow.Context, intentID string) error {
 	return workflow.ExecuteLocalActivity(providerCtx(ctx, 0), a.Refund, b.in.ReservationID, intentID).Get(ctx, nil)
+}
+
+// settle records whether giving the money back (a void, a refund) worked,
+// so a later compensation does not give it back again; it passes err on.
+func (b *booking) settle(err error) error {
+	b.settled = err == nil
+	return err
 }
 
 func (b *booking) cancelSale(ctx workflow.Context) error {

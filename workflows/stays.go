@@ -41,9 +41,7 @@ func (b *booking) cancelRefund(ctx workflow.Context) error {
 	if b.hold.StayPenalty > 0 && !workflow.Now(ctx).Before(b.hold.StayFreeUntil) && !b.staffWaives(ctx) &&
 		workflow.GetVersion(ctx, versionStayPenalty, workflow.DefaultVersion, 1) == 1 {
 		amount := b.hold.Total.Amount - b.hold.StayPenalty
-		err := workflow.ExecuteLocalActivity(providerCtx(ctx, 0), a.RefundPart, b.in.ReservationID, b.intentID, amount).Get(ctx, nil)
-		b.settled = err == nil
-		return err
+		return b.settle(workflow.ExecuteLocalActivity(providerCtx(ctx, 0), a.RefundPart, b.in.ReservationID, b.intentID, amount).Get(ctx, nil))
 	}
 	return b.refundPayment(ctx)
 }
