@@ -256,20 +256,23 @@ func (s *bookingSuite) TestTimerFiringDuringAuthorisationVoidsThePayment() {
 	s.Equal(1, s.calls[workflows.ActivityVoid])
 }
 
-func (s *bookingSuite) TestPaymentAfterExpiryIsRefunded() {
+// lateAfterExpiry runs a checkout whose payment event (typ) arrives only
+// after the ten-minute hold expired, and checks nothing was sold.
+func (s *bookingSuite) lateAfterExpiry(typ vocab.ProviderEvent) {
 	s.checkoutAfter(time.Minute, "pm_card_visa")
-	// No authorised event arrives before expiry; a capture shows up late.
-	s.paymentAfter(10*time.Minute+30*time.Second, vocab.EventSucceeded, total, "evt_late")
+	s.paymentAfter(10*time.Minute+30*time.Second, typ, total, "evt_late")
 	s.start()
 	s.expiredUnsold()
+}
+
+func (s *bookingSuite) TestPaymentAfterExpiryIsRefunded() {
+	// No authorised event arrives before expiry; a capture shows up late.
+	s.lateAfterExpiry(vocab.EventSucceeded)
 	s.Equal(1, s.calls[workflows.ActivityRefund])
 }
 
 func (s *bookingSuite) TestAnAuthorisationAfterExpiryIsVoided() {
-	s.checkoutAfter(time.Minute, "pm_card_visa")
-	s.paymentAfter(10*time.Minute+30*time.Second, vocab.EventAuthorised, total, "evt_late")
-	s.start()
-	s.expiredUnsold()
+	s.lateAfterExpiry(vocab.EventAuthorised)
 	s.GreaterOrEqual(s.calls[workflows.ActivityVoid], 1)
 }
 
