@@ -90,16 +90,11 @@ func TestServerEndToEndAndRestart(t *testing.T) {
 	t.Parallel()
 	dbURL := testDatabaseURL(t)
 	suffix := randomSuffix(t)
-	cfg := Config{
-		DatabaseURL:            dbURL,
-		DatabaseName:           "temporal_e2e_" + suffix,
-		VisibilityDatabaseName: "temporal_e2e_" + suffix + "_vis",
-		FrontendAddress:        "127.0.0.1:0",
-		UIAddress:              "127.0.0.1:0",
-		CodecEndpoint:          "http://127.0.0.1:9090/codec",
-		SearchAttributes:       testSearchAttributes,
-		Logger:                 testLogger(t),
-	}
+	cfg := freshConfig(dbURL, "temporal_e2e_"+suffix)
+	cfg.UIAddress = "127.0.0.1:0"
+	cfg.CodecEndpoint = "http://127.0.0.1:9090/codec"
+	cfg.SearchAttributes = testSearchAttributes
+	cfg.Logger = testLogger(t)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -129,16 +124,11 @@ func TestServerEndToEndAndRestart(t *testing.T) {
 	// A trivial workflow runs end to end, started eagerly, with a search attribute.
 	taskQueue := "tq-" + suffix
 	stopWorker := startWorker(t, c, taskQueue)
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+	requireGreeting(t, ctx, c, client.StartWorkflowOptions{
 		ID:                    "greet-" + suffix,
 		TaskQueue:             taskQueue,
-		EnableEagerStart:      true,
 		TypedSearchAttributes: temporal.NewSearchAttributes(saEventID.ValueSet("evt-1")),
-	}, "greet", "fans")
-	require.NoError(t, err)
-	var greeting string
-	require.NoError(t, run.Get(ctx, &greeting))
-	require.Equal(t, "hello fans", greeting)
+	}, "fans")
 
 	// Update-With-Start (checkout is a Workflow Update) works.
 	startOp := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
@@ -203,7 +193,7 @@ func TestServerEndToEndAndRestart(t *testing.T) {
 	desc, err := c2.DescribeWorkflowExecution(ctx, "greet-"+suffix, "")
 	require.NoError(t, err)
 	require.Equal(t, enums.WORKFLOW_EXECUTION_STATUS_COMPLETED, desc.GetWorkflowExecutionInfo().GetStatus())
-	greeting = ""
+	var greeting string
 	require.NoError(t, c2.GetWorkflow(ctx, "greet-"+suffix, "").Get(ctx, &greeting))
 	require.Equal(t, "hello fans", greeting)
 	requireSearchAttributes(t, ctx, c2)
@@ -215,15 +205,11 @@ func TestServerEndToEndAndRestart(t *testing.T) {
 
 	// New work still runs after the restart, using the new search attribute at once.
 	stopWorker = startWorker(t, c2, taskQueue)
-	run, err = c2.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+	requireGreeting(t, ctx, c2, client.StartWorkflowOptions{
 		ID:                    "greet-again-" + suffix,
 		TaskQueue:             taskQueue,
-		EnableEagerStart:      true,
 		TypedSearchAttributes: temporal.NewSearchAttributes(temporal.NewSearchAttributeKeyKeyword("EncoreUserId").ValueSet("fan-1")),
-	}, "greet", "again")
-	require.NoError(t, err)
-	require.NoError(t, run.Get(ctx, &greeting))
-	require.Equal(t, "hello again", greeting)
+	}, "again")
 	stopWorker()
 	require.NoError(t, s2.Stop())
 }
@@ -246,16 +232,23 @@ func TestStartForTest(t *testing.T) {
 	t.Cleanup(c.Close) // after the worker stops, before the server stops
 	startWorker(t, c, "tq")
 	began = time.Now()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+	requireGreeting(t, ctx, c, client.StartWorkflowOptions{
 		TaskQueue:             "tq",
-		EnableEagerStart:      true,
 		TypedSearchAttributes: temporal.NewSearchAttributes(saEventID.ValueSet("evt-2")),
-	}, "greet", "tests")
+	}, "tests")
+	t.Logf("first workflow: %s", time.Since(began).Round(time.Millisecond))
+}
+
+// requireGreeting runs the greet workflow for name, started eagerly, and
+// requires its greeting.
+func requireGreeting(t *testing.T, ctx context.Context, c client.Client, opts client.StartWorkflowOptions, name string) {
+	t.Helper()
+	opts.EnableEagerStart = true
+	run, err := c.ExecuteWorkflow(ctx, opts, "greet", name)
 	require.NoError(t, err)
 	var greeting string
 	require.NoError(t, run.Get(ctx, &greeting))
-	require.Equal(t, "hello tests", greeting)
-	t.Logf("first workflow: %s", time.Since(began).Round(time.Millisecond))
+	require.Equal(t, "hello "+name, greeting)
 }
 
 func requireUIServes(t *testing.T, base string) {

@@ -12,6 +12,18 @@ import (
 	"time"
 )
 
+// freshConfig is the configuration of a test server on a free loopback
+// port with databases of its own, named name and name_vis on the cluster
+// at databaseURL.
+func freshConfig(databaseURL, name string) Config {
+	return Config{
+		DatabaseURL:            databaseURL,
+		DatabaseName:           name,
+		VisibilityDatabaseName: name + "_vis",
+		FrontendAddress:        "127.0.0.1:0",
+	}
+}
+
 // StartForTest starts a server for an integration test: free loopback ports,
 // fresh databases named temporal_test_<random> and temporal_test_<random>_vis,
 // no UI, four history shards, logs at warn level to tb.Log. Options adjust the
@@ -20,23 +32,16 @@ import (
 // right to CREATE DATABASE.
 func StartForTest(tb testing.TB, databaseURL string, opts ...func(*Config)) *Server {
 	tb.Helper()
-	suffix := randomSuffix(tb)
-	cfg := Config{
-		DatabaseURL:            databaseURL,
-		DatabaseName:           "temporal_test_" + suffix,
-		VisibilityDatabaseName: "temporal_test_" + suffix + "_vis",
-		FrontendAddress:        "127.0.0.1:0",
-		DisableUI:              true,
-		UIAddress:              "",
-		Namespace:              DefaultNamespace,
-		NumHistoryShards:       DefaultNumHistoryShards,
-		Logger:                 testLogger(tb), // warn and above
-		// Keep the footprint small: several packages' tests may run at once
-		// against one PostgreSQL. Measured: about 16 connections per test
-		// server, still about 90 trivial workflows/s.
-		MaxConns:           4,
-		VisibilityMaxConns: 2,
-	}
+	cfg := freshConfig(databaseURL, "temporal_test_"+randomSuffix(tb))
+	cfg.DisableUI = true
+	cfg.UIAddress = ""
+	cfg.Namespace = DefaultNamespace
+	cfg.NumHistoryShards = DefaultNumHistoryShards
+	cfg.Logger = testLogger(tb) // warn and above
+	// Keep the footprint small: several packages' tests may run at once
+	// against one PostgreSQL. Measured: about 16 connections per test
+	// server, still about 90 trivial workflows/s.
+	cfg.MaxConns, cfg.VisibilityMaxConns = 4, 2
 	for _, o := range opts {
 		o(&cfg)
 	}
