@@ -2,7 +2,6 @@ package api
 
 import (
 	"github.com/gin-gonic/gin"
-	"github.com/google/uuid"
 
 	"github.com/encore-tickets/encore/booking"
 	"github.com/encore-tickets/encore/tickets"
@@ -17,9 +16,8 @@ type bookingHandlers struct {
 }
 
 func (h *bookingHandlers) getBooking(c *gin.Context) {
-	id, err := uuid.Parse(c.Param("id"))
-	if err != nil {
-		notFound(c, "booking")
+	id, ok := pathUUID(c, "id", "booking")
+	if !ok {
 		return
 	}
 	v, err := h.bookings.Get(c.Request.Context(), identity(c), id)
@@ -27,9 +25,8 @@ func (h *bookingHandlers) getBooking(c *gin.Context) {
 }
 
 func (h *bookingHandlers) cancelBooking(c *gin.Context) {
-	id, err := uuid.Parse(c.Param("id"))
-	if err != nil {
-		notFound(c, "booking")
+	id, ok := pathUUID(c, "id", "booking")
+	if !ok {
 		return
 	}
 	key, fe := idempotencyKey(c)

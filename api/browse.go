@@ -86,9 +86,8 @@ func (h *browseHandlers) suggest(c *gin.Context) {
 }
 
 func (h *browseHandlers) event(c *gin.Context) {
-	id := c.Param("event_id")
-	if !idPattern.MatchString(id) {
-		writeProblem(c, NewProblem(http.StatusNotFound, ProbNotFound, "no such event"))
+	id, ok := pathID(c, "event_id", "event")
+	if !ok {
 		return
 	}
 	d, err := h.browse.Catalog.Event(c.Request.Context(), id)
@@ -136,9 +135,8 @@ func (h *browseHandlers) seats(f seatmap.Format) gin.HandlerFunc {
 }
 
 func (h *browseHandlers) live(c *gin.Context) {
-	eventID := c.Param("event_id")
-	if !idPattern.MatchString(eventID) {
-		writeProblem(c, NewProblem(http.StatusNotFound, ProbNotFound, "no such event"))
+	eventID, ok := pathID(c, "event_id", "event")
+	if !ok {
 		return
 	}
 	// The event must exist before the upgrade; its sections are the only

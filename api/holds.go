@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
-	"github.com/google/uuid"
 
 	"github.com/encore-tickets/encore/booking"
 	"github.com/encore-tickets/encore/holds"
@@ -156,9 +155,8 @@ func (h *holdHandlers) createHold(c *gin.Context) {
 const jsonContentType = "application/json; charset=utf-8"
 
 func (h *holdHandlers) getHold(c *gin.Context) {
-	id, err := uuid.Parse(c.Param("id"))
-	if err != nil {
-		notFound(c, "hold")
+	id, ok := pathUUID(c, "id", "hold")
+	if !ok {
 		return
 	}
 	hold, err := h.holds.Get(c.Request.Context(), id, identity(c).UserID)
@@ -170,11 +168,11 @@ func (h *holdHandlers) getHold(c *gin.Context) {
 }
 
 func (h *holdHandlers) deleteHold(c *gin.Context) {
-	id, err := uuid.Parse(c.Param("id"))
-	if err != nil {
-		notFound(c, "hold")
+	id, ok := pathUUID(c, "id", "hold")
+	if !ok {
 		return
 	}
+	var err error
 	if h.bookings != nil {
 		err = h.bookings.Release(c.Request.Context(), identity(c), id)
 	} else {
@@ -198,9 +196,8 @@ var paymentMethodPattern = regexp.MustCompile(`^pm_[A-Za-z0-9_]{1,100}$`)
 // checkout pays for a hold: the booking saga authorises the payment and
 // sells the seats on the provider's verified event.
 func (h *holdHandlers) checkout(c *gin.Context) {
-	id, err := uuid.Parse(c.Param("id"))
-	if err != nil {
-		notFound(c, "hold")
+	id, ok := pathUUID(c, "id", "hold")
+	if !ok {
 		return
 	}
 	var req CheckoutRequest

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
 
 	"github.com/encore-tickets/encore/backpressure"
 	"github.com/encore-tickets/encore/booking"
@@ -224,11 +225,7 @@ func (ps problems) problemFor(err error) *Problem {
 	case errors.As(err, &inv):
 		return Invalid(FieldError{Field: inv.Field, Message: inv.Message})
 	case errors.As(err, &verr):
-		errs := make([]FieldError, len(verr.Errors))
-		for i, e := range verr.Errors {
-			errs[i] = FieldError{Field: e.Field, Message: e.Message}
-		}
-		return Invalid(errs...)
+		return invalidFields(verr.Errors)
 	case errors.Is(err, venues.ErrConflict):
 		return NewProblem(http.StatusConflict, ProbConflict, strings.TrimPrefix(err.Error(), "conflict: "))
 	case errors.As(err, &pr):
@@ -248,11 +245,7 @@ func (ps problems) problemFor(err error) *Problem {
 	case errors.As(err, &sig):
 		return Invalid(FieldError{"Stripe-Signature", "refused: " + sig.Reason})
 	case errors.As(err, &cverr):
-		errs := make([]FieldError, len(cverr.Errors))
-		for i, e := range cverr.Errors {
-			errs[i] = FieldError{Field: e.Field, Message: e.Message}
-		}
-		return Invalid(errs...)
+		return invalidFields(cverr.Errors)
 	case errors.Is(err, controls.ErrEmptyPatch):
 		return Invalid(FieldError{Field: "body", Message: "name at least one dial"})
 	case errors.Is(err, holds.ErrSalesPaused):
@@ -351,4 +344,36 @@ func (s *Server) fail(c *gin.Context, err error) { problems{log: s.Log}.fail(c, 
 // notFound answers 404 for a path parameter that cannot name anything.
 func notFound(c *gin.Context, what string) {
 	writeProblem(c, NewProblem(http.StatusNotFound, ProbNotFound, "no such "+what))
+}
+
+// invalidFields is Invalid naming each field of another package's refusal
+// (field errors of the same two fields as FieldError).
+func invalidFields[E venues.FieldError | controls.FieldError](errs []E) *Problem {
+	out := make([]FieldError, len(errs))
+	for i, e := range errs {
+		out[i] = FieldError(e)
+	}
+	return Invalid(out...)
+}
+
+// pathUUID is the path parameter param as a UUID. A value that is not one
+// names no such what: that is answered here and ok is false.
+func pathUUID(c *gin.Context, param, what string) (id uuid.UUID, ok bool) {
+	id, err := uuid.Parse(c.Param(param))
+	if err != nil {
+		notFound(c, what)
+		return uuid.UUID{}, false
+	}
+	return id, true
+}
+
+// pathID is the path parameter param when it has the form of an ID. Any
+// other value names no such what: that is answered here and ok is false.
+func pathID(c *gin.Context, param, what string) (id string, ok bool) {
+	id = c.Param(param)
+	if !idPattern.MatchString(id) {
+		notFound(c, what)
+		return "", false
+	}
+	return id, true
 }

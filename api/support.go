@@ -65,9 +65,8 @@ func validReservationStatus(s string) bool {
 }
 
 func (h *supportHandlers) supportBooking(c *gin.Context) {
-	id, err := uuid.Parse(c.Param("booking_id"))
-	if err != nil {
-		notFound(c, "booking")
+	id, ok := pathUUID(c, "booking_id", "booking")
+	if !ok {
 		return
 	}
 	d, err := h.bookings.Detail(c.Request.Context(), id)
@@ -76,9 +75,8 @@ func (h *supportHandlers) supportBooking(c *gin.Context) {
 
 // supportRefund refunds a booking outside the fan's policy.
 func (h *supportHandlers) supportRefund(c *gin.Context) {
-	id, err := uuid.Parse(c.Param("booking_id"))
-	if err != nil {
-		notFound(c, "booking")
+	id, ok := pathUUID(c, "booking_id", "booking")
+	if !ok {
 		return
 	}
 	reason, ok := decodeReason(c)
@@ -91,9 +89,8 @@ func (h *supportHandlers) supportRefund(c *gin.Context) {
 
 // supportResend sends the confirmation email again.
 func (h *supportHandlers) supportResend(c *gin.Context) {
-	id, err := uuid.Parse(c.Param("booking_id"))
-	if err != nil {
-		notFound(c, "booking")
+	id, ok := pathUUID(c, "booking_id", "booking")
+	if !ok {
 		return
 	}
 	if err := h.bookings.Resend(c.Request.Context(), identity(c), id); err != nil {

@@ -31,9 +31,8 @@ func (h *waitlistHandlers) joinWaitlist(c *gin.Context) {
 		writeProblem(c, Invalid(*fe))
 		return
 	}
-	eventID := c.Param("event_id")
-	if !idPattern.MatchString(eventID) {
-		notFound(c, "event")
+	eventID, ok := pathID(c, "event_id", "event")
+	if !ok {
 		return
 	}
 	qty := 1
