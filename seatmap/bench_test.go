@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/api"
@@ -131,24 +130,7 @@ func TestViewerClientHelper(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	conns := make([]*websocket.Conn, n)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 100)
-	for i := range n {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			conn, _, err := websocket.Dial(ctx, url, nil)
-			require.NoError(t, err)
-			require.NoError(t, conn.Write(ctx, websocket.MessageText, []byte(`{"subscribe":"s1"}`)))
-			_, _, err = conn.Read(ctx)
-			require.NoError(t, err)
-			conns[i] = conn
-		}()
-	}
-	wg.Wait()
+	conns, _ := subscribeViewers(t, ctx, url, "s1", n, 100)
 	arrivals := make(chan int64, n)
 	for _, conn := range conns {
 		go func() {

@@ -142,28 +142,15 @@ var ErrClosed = errors.New("seatmap: hub closed")
 // subscription is confirmed, queues a reset for it: the viewer fetches a
 // fresh snapshot and from then on hears every invalidation.
 func (h *Hub) Subscribe(ctx context.Context, v *Viewer, eventID, sectionID string) error {
-	ch := channelName(h.prefix, eventID, sectionID)
-	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
-		return ErrClosed
-	}
-	t, err := h.topic(ctx, ch, eventID, sectionID)
+	t, err := h.subscribed(ctx, eventID, sectionID, false, func(t *topic) {
+		t.viewers[v] = struct{}{}
+		v.topics[t.channel] = t
+	})
 	if err != nil {
-		h.mu.Unlock()
 		return err
 	}
-	t.viewers[v] = struct{}{}
-	v.topics[ch] = t
-	ready := t.ready
-	h.mu.Unlock()
-
-	select {
-	case <-ready:
-	case <-time.After(h.opts.ReadyTimeout):
-		return errors.New("seatmap: upstream subscription not confirmed")
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := h.awaitReady(ctx, t); err != nil {
+		return err
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -171,6 +158,40 @@ func (h *Hub) Subscribe(ctx context.Context, v *Viewer, eventID, sectionID strin
 		h.deliver(v, t.reset)
 	}
 	return nil
+}
+
+// subscribed finds or subscribes a section's topic and calls with on it,
+// both under h.mu, so that what with records is in place before the first
+// message is delivered. It refuses once the hub is closed, and when bounded,
+// a new topic past HubOptions.MaxWatched.
+func (h *Hub) subscribed(ctx context.Context, eventID, sectionID string, bounded bool, with func(*topic)) (*topic, error) {
+	ch := channelName(h.prefix, eventID, sectionID)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, ErrClosed
+	}
+	if bounded && h.topics[ch] == nil && len(h.topics) >= h.opts.MaxWatched {
+		return nil, ErrTooManyWatched
+	}
+	t, err := h.topic(ctx, ch, eventID, sectionID)
+	if err != nil {
+		return nil, err
+	}
+	with(t)
+	return t, nil
+}
+
+// awaitReady waits, without h.mu, until Redis confirms t's subscription.
+func (h *Hub) awaitReady(ctx context.Context, t *topic) error {
+	select {
+	case <-t.ready:
+		return nil
+	case <-time.After(h.opts.ReadyTimeout):
+		return errors.New("seatmap: upstream subscription not confirmed")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // topic finds or subscribes a section; h.mu is held.
@@ -204,34 +225,15 @@ func (h *Hub) Watch(ctx context.Context, eventID, sectionID string, until time.T
 	if !h.running.Load() {
 		return ErrNotRunning
 	}
-	ch := channelName(h.prefix, eventID, sectionID)
-	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
-		return ErrClosed
-	}
-	if h.topics[ch] == nil && len(h.topics) >= h.opts.MaxWatched {
-		h.mu.Unlock()
-		return ErrTooManyWatched
-	}
-	t, err := h.topic(ctx, ch, eventID, sectionID)
+	t, err := h.subscribed(ctx, eventID, sectionID, true, func(t *topic) {
+		if until.After(t.watched) {
+			t.watched = until
+		}
+	})
 	if err != nil {
-		h.mu.Unlock()
 		return err
 	}
-	if until.After(t.watched) {
-		t.watched = until
-	}
-	ready := t.ready
-	h.mu.Unlock()
-	select {
-	case <-ready:
-		return nil
-	case <-time.After(h.opts.ReadyTimeout):
-		return errors.New("seatmap: upstream subscription not confirmed")
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return h.awaitReady(ctx, t)
 }
 
 // OnChange sets a function the hub calls with a section's channel the

@@ -39,6 +39,41 @@ func typeOf(t testing.TB, msg []byte) string {
 	return m.Type
 }
 
+// subscribeViewers opens n live connections to url, at most parallel
+// dialling at a time, each subscribed to section, and returns them with the
+// first message each heard. It fails t on any error.
+func subscribeViewers(t testing.TB, ctx context.Context, url, section string, n, parallel int) ([]*websocket.Conn, [][]byte) {
+	t.Helper()
+	conns := make([]*websocket.Conn, n)
+	firsts := make([][]byte, n)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, parallel)
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			conn, _, err := websocket.Dial(ctx, url, nil)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			conns[i] = conn
+			if err := conn.Write(ctx, websocket.MessageText, []byte(`{"subscribe":"`+section+`"}`)); err != nil {
+				t.Error(err)
+				return
+			}
+			if _, firsts[i], err = conn.Read(ctx); err != nil {
+				t.Errorf("nothing heard after subscribing: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	require.False(t, t.Failed())
+	return conns, firsts
+}
+
 // However many viewers a section has, the process holds one upstream
 // subscription for it, and none once the last viewer has left.
 func TestOneUpstreamSubscriptionPerSection(t *testing.T) {
@@ -222,34 +257,10 @@ func TestInvalidationReachesThousandViewersWithinASecondOfTheHold(t *testing.T) 
 
 	const viewers = 1000
 	url := "ws" + strings.TrimPrefix(srv.URL, "http")
-	conns := make([]*websocket.Conn, viewers)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 50)
-	for i := range viewers {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			conn, _, err := websocket.Dial(ctx, url, nil)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			if err := conn.Write(ctx, websocket.MessageText, []byte(`{"subscribe":"`+e.section()+`"}`)); err != nil {
-				t.Error(err)
-				return
-			}
-			_, msg, err := conn.Read(ctx)
-			if err != nil || typeOf(t, msg) != "reset" {
-				t.Errorf("no reset: %v", err)
-				return
-			}
-			conns[i] = conn
-		}()
+	conns, firsts := subscribeViewers(t, ctx, url, e.section(), viewers, 50)
+	for _, msg := range firsts {
+		require.Equal(t, "reset", typeOf(t, msg))
 	}
-	wg.Wait()
-	require.False(t, t.Failed())
 	defer func() {
 		for _, c := range conns {
 			c.CloseNow()
@@ -259,6 +270,7 @@ func TestInvalidationReachesThousandViewersWithinASecondOfTheHold(t *testing.T) 
 	require.Equal(t, int64(1), numsub(t, e, c, e.section()))
 
 	got := make([]time.Time, viewers)
+	var wg sync.WaitGroup
 	for i, conn := range conns {
 		wg.Add(1)
 		go func() {
