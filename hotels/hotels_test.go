@@ -77,6 +77,14 @@ func (f *fixture) hold(t testing.TB, user string, cart holds.Cart) (store.Hold, 
 	return ans.Hold, err
 }
 
+// holdStay holds one stay alone (no event), which must succeed.
+func (f *fixture) holdStay(t testing.TB, user string, stay store.StayRequest) store.Hold {
+	t.Helper()
+	h, err := f.hold(t, user, holds.Cart{Stays: []store.StayRequest{stay}})
+	require.NoError(t, err)
+	return h
+}
+
 func (f *fixture) counters(t testing.TB, prop, roomType string, night int) store.RoomNight {
 	t.Helper()
 	rn, err := f.store.Hotels.RoomNightCounters(context.Background(), prop, roomType, f.night(night))
@@ -97,8 +105,7 @@ func TestFiftyGuestsOnTheLastRoomsNeverPassAllotmentPlusLimit(t *testing.T) {
 	f := newFixture(t, 6, 2) // 8 rooms can be sold
 	ctx := context.Background()
 	// All but three rooms are gone already.
-	_, err := f.hold(t, "early", holds.Cart{Stays: []store.StayRequest{f.stay(f.main, "double", 0, 2, 5)}})
-	require.NoError(t, err)
+	f.holdStay(t, "early", f.stay(f.main, "double", 0, 2, 5))
 
 	var wg sync.WaitGroup
 	var held, refused atomic.Int64
@@ -136,11 +143,10 @@ func TestAThreeNightStayWithTheMiddleNightFullIsRefusedNamingThatNight(t *testin
 	t.Parallel()
 	f := newFixture(t, 2, 0)
 	// Night 1 is full.
-	_, err := f.hold(t, "first", holds.Cart{Stays: []store.StayRequest{f.stay(f.main, "double", 1, 1, 2)}})
-	require.NoError(t, err)
+	f.holdStay(t, "first", f.stay(f.main, "double", 1, 1, 2))
 	before := []store.RoomNight{f.counters(t, f.main, "double", 0), f.counters(t, f.main, "double", 1), f.counters(t, f.main, "double", 2)}
 
-	_, err = f.hold(t, "second", holds.Cart{Stays: []store.StayRequest{f.stay(f.main, "double", 0, 3, 1)}})
+	_, err := f.hold(t, "second", holds.Cart{Stays: []store.StayRequest{f.stay(f.main, "double", 0, 3, 1)}})
 	var ru *store.RoomUnavailableError
 	require.ErrorAs(t, err, &ru)
 	require.Equal(t, f.night(1), ru.Night.UTC())
@@ -157,8 +163,7 @@ func TestAHotelOnlyHoldLivesFifteenMinutesAndGivesItsNightsBack(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, 2, 0)
 	stay := f.stay(f.main, "double", 0, 2, 2)
-	h, err := f.hold(t, "sleeper", holds.Cart{Stays: []store.StayRequest{stay}})
-	require.NoError(t, err)
+	h := f.holdStay(t, "sleeper", stay)
 	require.Empty(t, h.EventID)
 	require.WithinDuration(t, h.CreatedAt.Add(store.StayHoldTTL), h.ExpiresAt, time.Second)
 	require.Equal(t, int64(2*2*10000), h.Total.Amount, "two rooms, two nights, prices frozen")
@@ -174,8 +179,7 @@ func TestAHotelOnlyHoldLivesFifteenMinutesAndGivesItsNightsBack(t *testing.T) {
 	// The steps are serial: each starts from the hold the one before left.
 	t.Run("lazy expiry: the next guest gets the nights of an expired hold", func(t *testing.T) {
 		expire(h.ID)
-		h2, err := f.hold(t, "next", holds.Cart{Stays: []store.StayRequest{stay}})
-		require.NoError(t, err)
+		h2 := f.holdStay(t, "next", stay)
 		got, err := f.store.Holds.GetHold(ctx, h.ID, "")
 		require.NoError(t, err)
 		require.Equal(t, "EXPIRED", string(got.Status))
@@ -191,8 +195,7 @@ func TestAHotelOnlyHoldLivesFifteenMinutesAndGivesItsNightsBack(t *testing.T) {
 		require.Zero(t, f.counters(t, f.main, "double", 1).Held)
 	})
 	t.Run("a release gives the nights back", func(t *testing.T) {
-		h3, err := f.hold(t, "leaver", holds.Cart{Stays: []store.StayRequest{stay}})
-		require.NoError(t, err)
+		h3 := f.holdStay(t, "leaver", stay)
 		released, err := f.svc.Release(ctx, session.Identity{UserID: "leaver"}, h3.ID)
 		require.NoError(t, err)
 		require.True(t, released)
@@ -230,9 +233,8 @@ func TestAPackageHoldIsAllOrNothing(t *testing.T) {
 		require.Equal(t, "AVAILABLE", seatStatus(seat(2)))
 	})
 	t.Run("a night full: no seat is held", func(t *testing.T) {
-		_, err := f.hold(t, "sleeper", holds.Cart{Stays: []store.StayRequest{f.stay(f.main, "double", 1, 1, 1)}})
-		require.NoError(t, err)
-		_, err = f.hold(t, "fan2", holds.Cart{EventID: eventID, SeatIDs: []string{seat(3), seat(4)},
+		f.holdStay(t, "sleeper", f.stay(f.main, "double", 1, 1, 1))
+		_, err := f.hold(t, "fan2", holds.Cart{EventID: eventID, SeatIDs: []string{seat(3), seat(4)},
 			Stays: []store.StayRequest{f.stay(f.main, "double", 0, 2, 1)}})
 		var ru *store.RoomUnavailableError
 		require.ErrorAs(t, err, &ru)
@@ -280,9 +282,8 @@ func TestSearchShowsEachNightsAvailabilityAndPriceUnderTheStayRules(t *testing.T
 	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, 4, 1)
-	_, err := f.hold(t, "early", holds.Cart{Stays: []store.StayRequest{f.stay(f.main, "double", 1, 1, 2)}})
-	require.NoError(t, err)
-	_, err = f.store.Pool().Exec(ctx, `UPDATE room_nights SET price = 12500 WHERE property_id = $1 AND room_type = 'double' AND night = $2`,
+	f.holdStay(t, "early", f.stay(f.main, "double", 1, 1, 2))
+	_, err := f.store.Pool().Exec(ctx, `UPDATE room_nights SET price = 12500 WHERE property_id = $1 AND room_type = 'double' AND night = $2`,
 		f.main, f.night(1))
 	require.NoError(t, err)
 	rpool, err := store.OpenReader(ctx, testenv.DatabaseURL(t), store.ReaderRole, store.PoolOptions{MaxConns: 2})
@@ -328,8 +329,7 @@ func TestAWalkRelocatesRefundsAndTellsTwoGuestsOnceEvenWhenRetried(t *testing.T)
 	f := newFixture(t, 2, 2) // 4 rooms sold on an allotment of 2
 	var paid []uuid.UUID
 	for i := range 4 {
-		h, err := f.hold(t, "guest"+string(rune('a'+i)), holds.Cart{Stays: []store.StayRequest{f.stay(f.main, "double", 0, 2, 1)}})
-		require.NoError(t, err)
+		h := f.holdStay(t, "guest"+string(rune('a'+i)), f.stay(f.main, "double", 0, 2, 1))
 		ok, err := f.store.Bookings.ConfirmSale(ctx, h.ID)
 		require.NoError(t, err)
 		require.True(t, ok)

@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/dev/testenv"
-	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/store"
 )
 
@@ -15,9 +14,8 @@ func TestAStayBookingCarriesItsCancellationTermsAndPassesTheFraudCheckWithoutAnE
 	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, 5, 0)
-	h, err := f.hold(t, "terms", holds.Cart{Stays: []store.StayRequest{f.stay(f.main, "double", 3, 2, 2)}})
-	require.NoError(t, err)
-	_, err = f.store.Pool().Exec(ctx, `UPDATE properties SET free_cancel_days = 2 WHERE id = $1`, f.main)
+	h := f.holdStay(t, "terms", f.stay(f.main, "double", 3, 2, 2))
+	_, err := f.store.Pool().Exec(ctx, `UPDATE properties SET free_cancel_days = 2 WHERE id = $1`, f.main)
 	require.NoError(t, err)
 	b, err := f.store.Bookings.LoadBooking(ctx, h.ID)
 	require.NoError(t, err)
@@ -37,9 +35,8 @@ func TestAConfirmWhoseNightsAreNoLongerHeldSellsNothing(t *testing.T) {
 	// and the other tests' audits read every room-night.
 	pool, _ := testenv.FreshDB(t)
 	f := newFixtureOn(t, pool, 5, 0)
-	h, err := f.hold(t, "gone", holds.Cart{Stays: []store.StayRequest{f.stay(f.main, "double", 0, 2, 1)}})
-	require.NoError(t, err)
-	_, err = f.store.Pool().Exec(ctx, `UPDATE room_nights SET held = held - 1 WHERE property_id = $1 AND room_type = 'double' AND night = $2`,
+	h := f.holdStay(t, "gone", f.stay(f.main, "double", 0, 2, 1))
+	_, err := f.store.Pool().Exec(ctx, `UPDATE room_nights SET held = held - 1 WHERE property_id = $1 AND room_type = 'double' AND night = $2`,
 		f.main, f.night(1))
 	require.NoError(t, err)
 
