@@ -260,66 +260,53 @@ func recordingCases() []recordingCase {
 			}
 		},
 		want: map[string]float64{`{result="held"}`: 4.0 / 15, `{result="seat_unavailable"}`: 2.0 / 15, `{result="error"}`: 1.0 / 15},
-	}, {
-		rule: ":encore_hold_duration_seconds:p50_5m", name: "is the median hold time",
-		span: 10 * m, series: func(g gen) []string { return g.histogram("encore_hold_duration_seconds", "", holdBuckets, at(0.02)) },
-		want: map[string]float64{"{}": 0.016 + 0.016*0.5},
-	}, {
-		rule: ":encore_hold_duration_seconds:p99_5m", name: "is the 99th percentile hold time",
-		span: 10 * m, series: func(g gen) []string { return g.histogram("encore_hold_duration_seconds", "", holdBuckets, at(0.02)) },
-		want: map[string]float64{"{}": 0.016 + 0.016*0.99},
-	}, {
-		rule: ":encore_waitingroom_join_to_admit_seconds:p50_5m", name: "is the median wait from join to admission",
-		span: 10 * m, series: func(g gen) []string {
-			return g.histogram("encore_waitingroom_join_to_admit_seconds", "", queueBuckets, at(100))
+	},
+		quantileCase("encore_hold_duration_seconds", "p50", "is the median hold time", holdBuckets, at(0.02), 0.016+0.016*0.5),
+		quantileCase("encore_hold_duration_seconds", "p99", "is the 99th percentile hold time", holdBuckets, at(0.02), 0.016+0.016*0.99),
+		quantileCase("encore_waitingroom_join_to_admit_seconds", "p50", "is the median wait from join to admission", queueBuckets, at(100), 64+64*0.5),
+		quantileCase("encore_waitingroom_join_to_admit_seconds", "p99", "is the 99th percentile wait from join to admission", queueBuckets, at(100), 64+64*0.99),
+		{
+			rule: "event:encore_waitingroom_admitted:rate1m", name: "is each event's admissions a second summed over processes",
+			span: 10 * m, series: func(g gen) []string {
+				return []string{
+					g.counter(`encore_waitingroom_admitted_total{event="e1",instance="api-1"}`, each(3)),
+					g.counter(`encore_waitingroom_admitted_total{event="e1",instance="api-2"}`, each(3)),
+					g.counter(`encore_waitingroom_admitted_total{event="e2",instance="api-1"}`, each(1.5)),
+				}
+			},
+			want: map[string]float64{`{event="e1"}`: 0.4, `{event="e2"}`: 0.1},
+		}, {
+			rule: "event:encore_waitingroom_lease_utilisation:ratio", name: "is each event's leases over its capacity, however many processes report them",
+			span: 10 * m, series: func(g gen) []string {
+				return []string{
+					g.gauge(`encore_waitingroom_active_leases{event="e1",instance="api-1"}`, val(30)),
+					g.gauge(`encore_waitingroom_active_leases{event="e1",instance="api-2"}`, val(30)),
+					g.gauge(`encore_waitingroom_capacity{event="e1",instance="api-1"}`, val(40)),
+					g.gauge(`encore_waitingroom_capacity{event="e1",instance="api-2"}`, val(40)),
+				}
+			},
+			want: map[string]float64{`{event="e1"}`: 0.75},
+		}, {
+			rule: ":encore_bookings_paid:rate1m", name: "is the bookings that reach PAID a second",
+			span: 10 * m, series: func(g gen) []string {
+				return g.histogram("encore_checkout_to_paid_seconds", "", paidBuckets, at(3))
+			},
+			want: map[string]float64{"{}": 4.0 / 15},
 		},
-		want: map[string]float64{"{}": 64 + 64*0.5},
-	}, {
-		rule: ":encore_waitingroom_join_to_admit_seconds:p99_5m", name: "is the 99th percentile wait from join to admission",
-		span: 10 * m, series: func(g gen) []string {
-			return g.histogram("encore_waitingroom_join_to_admit_seconds", "", queueBuckets, at(100))
-		},
-		want: map[string]float64{"{}": 64 + 64*0.99},
-	}, {
-		rule: "event:encore_waitingroom_admitted:rate1m", name: "is each event's admissions a second summed over processes",
-		span: 10 * m, series: func(g gen) []string {
-			return []string{
-				g.counter(`encore_waitingroom_admitted_total{event="e1",instance="api-1"}`, each(3)),
-				g.counter(`encore_waitingroom_admitted_total{event="e1",instance="api-2"}`, each(3)),
-				g.counter(`encore_waitingroom_admitted_total{event="e2",instance="api-1"}`, each(1.5)),
-			}
-		},
-		want: map[string]float64{`{event="e1"}`: 0.4, `{event="e2"}`: 0.1},
-	}, {
-		rule: "event:encore_waitingroom_lease_utilisation:ratio", name: "is each event's leases over its capacity, however many processes report them",
-		span: 10 * m, series: func(g gen) []string {
-			return []string{
-				g.gauge(`encore_waitingroom_active_leases{event="e1",instance="api-1"}`, val(30)),
-				g.gauge(`encore_waitingroom_active_leases{event="e1",instance="api-2"}`, val(30)),
-				g.gauge(`encore_waitingroom_capacity{event="e1",instance="api-1"}`, val(40)),
-				g.gauge(`encore_waitingroom_capacity{event="e1",instance="api-2"}`, val(40)),
-			}
-		},
-		want: map[string]float64{`{event="e1"}`: 0.75},
-	}, {
-		rule: ":encore_bookings_paid:rate1m", name: "is the bookings that reach PAID a second",
-		span: 10 * m, series: func(g gen) []string {
-			return g.histogram("encore_checkout_to_paid_seconds", "", paidBuckets, at(3))
-		},
-		want: map[string]float64{"{}": 4.0 / 15},
-	}, {
-		rule: ":encore_checkout_to_paid_seconds:p99_5m", name: "is the 99th percentile time from checkout to PAID",
-		span: 10 * m, series: func(g gen) []string {
-			return g.histogram("encore_checkout_to_paid_seconds", "", paidBuckets, at(3))
-		},
-		want: map[string]float64{"{}": 2 + 2*0.99},
-	}, {
-		rule: ":encore_webhook_lag_seconds:p99_5m", name: "is the 99th percentile webhook lag",
-		span: 10 * m, series: func(g gen) []string {
-			return g.histogram("encore_webhook_lag_seconds", "", webhookBuckets, at(1))
-		},
-		want: map[string]float64{"{}": 0.8 + 0.8*0.99},
-	}}
+		quantileCase("encore_checkout_to_paid_seconds", "p99", "is the 99th percentile time from checkout to PAID", paidBuckets, at(3), 2+2*0.99),
+		quantileCase("encore_webhook_lag_seconds", "p99", "is the 99th percentile webhook lag", webhookBuckets, at(1), 0.8+0.8*0.99),
+	}
+}
+
+// quantileCase is the case of a percentile rule, ":<metric>:<p>_5m", over
+// one histogram with the observations in buckets: the rule must read want,
+// PromQL's interpolation inside the observations' bucket.
+func quantileCase(metric, p, name string, buckets []float64, observed func(time.Duration) map[float64]float64, want float64) recordingCase {
+	return recordingCase{
+		rule: ":" + metric + ":" + p + "_5m", name: name, span: 10 * m,
+		series: func(g gen) []string { return g.histogram(metric, "", buckets, observed) },
+		want:   map[string]float64{"{}": want},
+	}
 }
 
 // val is a constant gauge.
