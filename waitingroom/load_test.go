@@ -80,6 +80,15 @@ func BenchmarkAdmit(b *testing.B) {
 
 // fill joins n fans with 50 concurrent callers.
 func fill(tb testing.TB, r *waitingroom.Room, ev string, n int) time.Duration {
+	return spread(tb, n, func(i int64) error {
+		_, err := r.Line().Join(context.Background(), session.Identity{UserID: "u" + strconv.FormatInt(i, 10), DeviceID: "d"}, ev, 0)
+		return err
+	})
+}
+
+// spread makes calls 1 to n from 50 concurrent callers and returns how long
+// they took. A caller whose call fails fails tb and stops.
+func spread(tb testing.TB, n int, call func(i int64) error) time.Duration {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -92,7 +101,7 @@ func fill(tb testing.TB, r *waitingroom.Room, ev string, n int) time.Duration {
 				if i > int64(n) {
 					return
 				}
-				if _, err := r.Line().Join(context.Background(), session.Identity{UserID: "u" + strconv.FormatInt(i, 10), DeviceID: "d"}, ev, 0); err != nil {
+				if err := call(i); err != nil {
 					tb.Error(err)
 					return
 				}
@@ -186,36 +195,20 @@ func TestLoadJoinsAndAdmissions(t *testing.T) {
 	hev := inv.add(time.Now().Add(-time.Minute))
 	tr := &http.Transport{MaxIdleConnsPerHost: 64}
 	hc := &http.Client{Transport: tr}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	start = time.Now()
-	for w := 0; w < 50; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1)
-				if i > nHTTP {
-					return
-				}
-				req, _ := http.NewRequest("POST", e.url+"/v1/events/"+hev+"/queue", nil)
-				req.Header.Set("Authorization", "Bearer "+e.token(session.Identity{UserID: "h" + strconv.FormatInt(i, 10), DeviceID: "d" + strconv.FormatInt(i, 10)}))
-				resp, err := hc.Do(req)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					t.Errorf("join: %d", resp.StatusCode)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	httpTook := time.Since(start)
+	httpTook := spread(t, nHTTP, func(i int64) error {
+		req, _ := http.NewRequest("POST", e.url+"/v1/events/"+hev+"/queue", nil)
+		req.Header.Set("Authorization", "Bearer "+e.token(session.Identity{UserID: "h" + strconv.FormatInt(i, 10), DeviceID: "d" + strconv.FormatInt(i, 10)}))
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("join: %d", resp.StatusCode)
+		}
+		return nil
+	})
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "redis-benchmark, 50 clients, %d requests each:\n", n)

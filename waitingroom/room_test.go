@@ -151,6 +151,32 @@ func tick(t testing.TB, r *waitingroom.Room, event, owner string) waitingroom.Ti
 	}
 }
 
+// raceTicks runs one admitter for each owner, all at once, each ticking ev
+// for d and passing every result to each, which may run in any of their
+// goroutines at once. An admitter stops early on a failed tick or when each
+// returns false.
+func raceTicks(t *testing.T, r *waitingroom.Room, ev string, owners []string, d time.Duration, each func(owner string, res waitingroom.TickResult) bool) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for _, owner := range owners {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for deadline := time.Now().Add(d); time.Now().Before(deadline); {
+				res, err := r.Admitter().Tick(context.Background(), ev, owner)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if !each(owner, res) {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
 func users(res waitingroom.TickResult) []string {
 	var out []string
 	for _, a := range res.Admitted {
@@ -405,30 +431,17 @@ func TestTwoAdmittersNeverAdmitTwiceInOneTick(t *testing.T) {
 	var mu sync.Mutex
 	slots := map[int64][]slotRun{}
 	seen := map[string]int{}
-	var wg sync.WaitGroup
-	for _, owner := range []string{"admitter-a", "admitter-b"} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			deadline := time.Now().Add(3 * time.Second)
-			for time.Now().Before(deadline) {
-				res, err := r.Admitter().Tick(context.Background(), ev, owner)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if res.Ran {
-					mu.Lock()
-					slots[res.Slot] = append(slots[res.Slot], slotRun{owner, len(res.Admitted)})
-					for _, u := range users(res) {
-						seen[u]++
-					}
-					mu.Unlock()
-				}
+	raceTicks(t, r, ev, []string{"admitter-a", "admitter-b"}, 3*time.Second, func(owner string, res waitingroom.TickResult) bool {
+		if res.Ran {
+			mu.Lock()
+			slots[res.Slot] = append(slots[res.Slot], slotRun{owner, len(res.Admitted)})
+			for _, u := range users(res) {
+				seen[u]++
 			}
-		}()
-	}
-	wg.Wait()
+			mu.Unlock()
+		}
+		return true
+	})
 	require.NotEmpty(t, slots)
 	ran := map[string]int{}
 	for slot, runs := range slots {
@@ -453,41 +466,31 @@ func TestCapacityNeverExceededUnderConcurrentTicks(t *testing.T) {
 	for i := 0; i < 300; i++ {
 		join(t, r, fan(i), ev)
 	}
-	var wg sync.WaitGroup
 	var mu sync.Mutex
 	total := 0
-	for a := 0; a < 8; a++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			owner := fmt.Sprintf("admitter-%d", a)
-			deadline := time.Now().Add(1500 * time.Millisecond)
-			for time.Now().Before(deadline) {
-				res, err := r.Admitter().Tick(context.Background(), ev, owner)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if res.Ran {
-					if res.Active > capacity {
-						t.Errorf("active leases %d above capacity %d", res.Active, capacity)
-					}
-					mu.Lock()
-					total += len(res.Admitted)
-					mu.Unlock()
-				}
-				n, err := r.Passes().LeaseCount(context.Background(), ev)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if n > capacity {
-					t.Errorf("active leases %d above capacity %d", n, capacity)
-				}
-			}
-		}()
+	owners := make([]string, 8)
+	for a := range owners {
+		owners[a] = fmt.Sprintf("admitter-%d", a)
 	}
-	wg.Wait()
+	raceTicks(t, r, ev, owners, 1500*time.Millisecond, func(_ string, res waitingroom.TickResult) bool {
+		if res.Ran {
+			if res.Active > capacity {
+				t.Errorf("active leases %d above capacity %d", res.Active, capacity)
+			}
+			mu.Lock()
+			total += len(res.Admitted)
+			mu.Unlock()
+		}
+		n, err := r.Passes().LeaseCount(context.Background(), ev)
+		if err != nil {
+			t.Error(err)
+			return false
+		}
+		if n > capacity {
+			t.Errorf("active leases %d above capacity %d", n, capacity)
+		}
+		return true
+	})
 	require.Equal(t, capacity, total, "exactly capacity fans were admitted")
 	n, err := r.Passes().LeaseCount(context.Background(), ev)
 	require.NoError(t, err)
@@ -741,11 +744,17 @@ type fixedSignals struct{ s waitingroom.Signals }
 
 func (f fixedSignals) Signals(context.Context) (waitingroom.Signals, error) { return f.s, nil }
 
-func TestAdaptiveModeLowersCapacityUnderSlowCheckout(t *testing.T) {
-	inv := newFake()
-	r := newRoom(t, inv, waitingroom.Options{Capacity: 40, Batch: 100})
-	r.Capacity().SetAdaptive(&waitingroom.Controller{Period: 50 * time.Millisecond},
-		fixedSignals{waitingroom.Signals{CheckoutLatency: 5 * time.Second}})
+// slowCheckout is a checkout slow enough for the controller to lower the
+// capacity at each period.
+var slowCheckout = fixedSignals{waitingroom.Signals{CheckoutLatency: 5 * time.Second}}
+
+// lowerCapacityBySlowCheckout puts 100 fans in line for a new event of r, a
+// room of capacity 40, and ticks twice a controller period apart under a
+// slow checkout: the first tick fills the room, the second lowers its
+// capacity to 30. It returns the event.
+func lowerCapacityBySlowCheckout(t *testing.T, r *waitingroom.Room, inv *fakeInventory) string {
+	t.Helper()
+	r.Capacity().SetAdaptive(&waitingroom.Controller{Period: 50 * time.Millisecond}, slowCheckout)
 	ev := inv.add(time.Now().Add(-time.Minute))
 	for i := 0; i < 100; i++ {
 		join(t, r, fan(i), ev)
@@ -753,6 +762,13 @@ func TestAdaptiveModeLowersCapacityUnderSlowCheckout(t *testing.T) {
 	tick(t, r, ev, "a")
 	time.Sleep(60 * time.Millisecond)
 	tick(t, r, ev, "a") // adjusts: 40 -> 30
+	return ev
+}
+
+func TestAdaptiveModeLowersCapacityUnderSlowCheckout(t *testing.T) {
+	inv := newFake()
+	r := newRoom(t, inv, waitingroom.Options{Capacity: 40, Batch: 100})
+	ev := lowerCapacityBySlowCheckout(t, r, inv)
 	n, err := r.Passes().LeaseCount(context.Background(), ev)
 	require.NoError(t, err)
 	require.EqualValues(t, 40, n, "the first tick filled the room")
@@ -766,19 +782,11 @@ func TestTheAdaptiveCapacitySurvivesAChangeOfAdmitter(t *testing.T) {
 	inv := newFake()
 	rdb, prefix := testenv.Redis(t)
 	prefix += testenv.RandomSuffix() + ":"
-	slow := fixedSignals{waitingroom.Signals{CheckoutLatency: 5 * time.Second}}
 	a := newRoomOn(t, rdb, prefix, inv, waitingroom.Options{Capacity: 40, Batch: 100})
-	a.Capacity().SetAdaptive(&waitingroom.Controller{Period: 50 * time.Millisecond}, slow)
-	ev := inv.add(time.Now().Add(-time.Minute))
-	for i := 0; i < 100; i++ {
-		join(t, a, fan(i), ev)
-	}
-	tick(t, a, ev, "a")
-	time.Sleep(60 * time.Millisecond)
-	tick(t, a, ev, "a") // adjusts: 40 -> 30
+	ev := lowerCapacityBySlowCheckout(t, a, inv)
 	// Frozen at 30: a next tick more than a period later (a loaded machine)
 	// would lower it again.
-	a.Capacity().SetAdaptive(&waitingroom.Controller{Period: time.Hour}, slow)
+	a.Capacity().SetAdaptive(&waitingroom.Controller{Period: time.Hour}, slowCheckout)
 	tick(t, a, ev, "a") // runs at 30
 	n, err := a.CapacityInForce(context.Background(), ev)
 	require.NoError(t, err)
@@ -787,7 +795,7 @@ func TestTheAdaptiveCapacitySurvivesAChangeOfAdmitter(t *testing.T) {
 	// Another process's room takes the admitter lease once a stops ticking;
 	// its controller goes on from 30 instead of starting again at 40.
 	b := newRoomOn(t, rdb, prefix, inv, waitingroom.Options{Capacity: 40, Batch: 100})
-	b.Capacity().SetAdaptive(&waitingroom.Controller{Period: time.Hour}, slow)
+	b.Capacity().SetAdaptive(&waitingroom.Controller{Period: time.Hour}, slowCheckout)
 	res := tick(t, b, ev, "b")
 	require.Empty(t, res.Admitted)
 	n, err = b.CapacityInForce(context.Background(), ev)
