@@ -79,6 +79,7 @@ func within(t *testing.T, limit time.Duration, what string, check func() bool) t
 }
 
 func TestTheOperatorsDialsAreInForceInEveryProcessWithinTwoSecondsAndAudited(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	ctx := context.Background()
 	suffix := testenv.RandomSuffix()
@@ -215,6 +216,7 @@ func TestTheOperatorsDialsAreInForceInEveryProcessWithinTwoSecondsAndAudited(t *
 		require.Equal(t, 200, status, "%v", body)
 		within(t, 2*time.Second, "the band", func() bool { return b.dials.For(flash).CapacityMin != nil })
 		tickOnce(b.room, "b") // starts from the operator's 8
+		// Kept: the controller moves once a period (50 ms), so one must pass.
 		time.Sleep(60 * time.Millisecond)
 		tickOnce(b.room, "b") // slow checkout: 8 x 0.75 = 6, floored at the operator's 7
 		tickOnce(b.room, "b")

@@ -77,6 +77,7 @@ func onlyEvents(types ...string) e2eOption {
 }
 
 func TestEightIdenticalWebhooksInParallelGiveOnePaidBookingOneTicketSetAndOneEmail(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t, onlyEvents("payment_intent.succeeded"))
 	fan := e.fanWithEmail("asha", "asha@example.com")
 	id, status, co := e.holdAndCheckout(fan, []string{e.seat(0, 1), e.seat(0, 2)}, e.card())
@@ -134,6 +135,7 @@ func (e *e2e) paymentStatus(id string) string {
 }
 
 func TestAWrongAmountNeverSells(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t, onlyEvents("payment_intent.succeeded"))
 	fan := e.fan("mallory")
 	seats := []string{e.seat(1, 1)}
@@ -159,6 +161,7 @@ func TestAWrongAmountNeverSells(t *testing.T) {
 }
 
 func TestADeclinedCardThenAGoodOneSellsThroughTheSandbox(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	fan := e.fan("retry")
 	id, status, co := e.holdAndCheckout(fan, []string{e.seat(2, 1)}, "pm_card_chargeDeclined")
@@ -171,6 +174,7 @@ func TestADeclinedCardThenAGoodOneSellsThroughTheSandbox(t *testing.T) {
 }
 
 func TestCancellingAPaidBookingRefundsAndFreesTheSeats(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	fan := e.fan("changed-mind")
 	id, status, co := e.holdAndCheckout(fan, []string{e.seat(3, 1)}, e.card())
@@ -196,6 +200,7 @@ func (e *e2e) seatStatus(id string) string {
 }
 
 func TestWebhooksWithABadSignatureOrAnUnknownPaymentAreRefused(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	payload := []byte(`{"id":"evt_x","object":"event","type":"payment_intent.succeeded","api_version":"2026-03-25.dahlia","data":{"object":{"id":"pi_unknown","object":"payment_intent","metadata":{}}}}`)
 	req, _ := http.NewRequest(http.MethodPost, e.api.URL+"/v1/webhooks/stripe", bytes.NewReader(payload))
@@ -219,6 +224,7 @@ func TestWebhooksWithABadSignatureOrAnUnknownPaymentAreRefused(t *testing.T) {
 // are kept: workflows of that shape may still be running, so they must keep
 // replaying.
 func TestRecordHistories(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("ENCORE_RECORD_HISTORIES") == "" {
 		t.Skip("set ENCORE_RECORD_HISTORIES=1 to re-record workflows/testdata")
 	}
@@ -230,7 +236,9 @@ func TestRecordHistories(t *testing.T) {
 	status, _ = e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.card()})
 	require.Equal(t, http.StatusOK, status)
 	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
-	time.Sleep(2 * time.Second)
+	require.Eventually(t, func() bool { // the saga's last step is done before the cancel
+		return e.count(`SELECT count(*) FROM notifications WHERE reservation_id = $1`, id) == 1
+	}, 20*time.Second, 50*time.Millisecond)
 	status, _ = e.call(http.MethodPost, "/v1/bookings/"+id+"/cancel", fan, nil)
 	require.Equal(t, http.StatusOK, status)
 	record("decline_then_paid_then_cancelled", id)
@@ -242,8 +250,7 @@ func TestRecordHistories(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, "%v", co)
 	status, _ = e.call(http.MethodDelete, "/v1/holds/"+id2, fan2, nil)
 	require.Equal(t, http.StatusNoContent, status)
-	time.Sleep(3 * time.Second)
-	record("released_after_checkout", id2)
+	record("released_after_checkout", id2) // waits for the workflow to end
 	fmt.Println("recorded")
 }
 
@@ -271,6 +278,7 @@ func (e *e2e) recordHistory(name, id string) {
 // starts no workflow; the checkout starts the booking's workflow with its
 // first Update, and the booking sells.
 func TestAHoldCostsTemporalNothingUntilCheckout(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	ctx := context.Background()
 	noWorkflow := func(id string) {
@@ -306,6 +314,7 @@ func TestAHoldCostsTemporalNothingUntilCheckout(t *testing.T) {
 }
 
 func TestACheckoutWithoutACardLinksToTheHostedPage(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	fan := e.fan("hosted")
 	id, status, co := e.holdAndCheckout(fan, []string{e.seat(7, 1)}, "")
@@ -328,6 +337,7 @@ func TestACheckoutWithoutACardLinksToTheHostedPage(t *testing.T) {
 }
 
 func TestCheckoutOnAnExpiredHoldIsGone(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	fan := e.fan("late")
 	id := e.hold(fan, []string{e.seat(8, 1)})
@@ -339,6 +349,7 @@ func TestCheckoutOnAnExpiredHoldIsGone(t *testing.T) {
 }
 
 func TestThreeDSecureExtendsTheHoldOnceAndSellsAfterTheChallenge(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	fan := e.fan("secure")
 	status, h := e.call(http.MethodPost, "/v1/holds", fan, map[string]any{"event_id": e.eventID, "seat_ids": []string{e.seat(7, 5)}})
@@ -368,6 +379,7 @@ func TestThreeDSecureExtendsTheHoldOnceAndSellsAfterTheChallenge(t *testing.T) {
 }
 
 func TestAnEventWhoseReferenceNamesAnotherBookingNeverSells(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t, onlyEvents("payment_intent.succeeded"))
 	fan := e.fan("victim")
 	id, status, co := e.holdAndCheckout(fan, []string{e.seat(10, 1)}, e.card())
@@ -392,6 +404,7 @@ func TestAnEventWhoseReferenceNamesAnotherBookingNeverSells(t *testing.T) {
 // the third decline releases the hold; that checkout's answer lost and
 // retried under its key is the decline again, not a hold that is gone.
 func TestTheLastDeclinedCheckoutRetriedAfterTheHoldWasReleasedIsStillDeclined(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	fan := e.fan("thrice-declined")
 	id := e.hold(fan, []string{e.seat(11, 5)})
@@ -417,6 +430,7 @@ func TestTheLastDeclinedCheckoutRetriedAfterTheHoldWasReleasedIsStillDeclined(t 
 }
 
 func TestACheckoutKeyReusedForAnotherCardIsRefused(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	fan := e.fan("reuser")
 	id := e.hold(fan, []string{e.seat(11, 1)})
@@ -436,6 +450,7 @@ func TestACheckoutKeyReusedForAnotherCardIsRefused(t *testing.T) {
 // provider's verified authorisation (confirm, capture, issue, notify). A
 // hold costs none.
 func TestAPaidBookingCostsTwoWorkflowTasks(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	fan := e.fan("frugal")
 	id, status, co := e.holdAndCheckout(fan, []string{e.seat(13, 1)}, e.card())
@@ -461,8 +476,16 @@ func TestAPaidBookingCostsTwoWorkflowTasks(t *testing.T) {
 		30*time.Second, 50*time.Millisecond, "the saga's last step")
 	require.Eventually(t, func() bool { return tasks() == 2 }, 10*time.Second, 50*time.Millisecond)
 	// The success event of the saga's own capture arrives after it and is
-	// not signalled.
-	time.Sleep(time.Second)
+	// not signalled: once it is taken in (marked after any signal would
+	// have been sent) and no workflow task is left to run, still two.
+	require.Eventually(t, func() bool {
+		if e.count(`SELECT count(*) FROM webhook_events WHERE intent_id = $1 AND type = $2 AND signalled_at IS NOT NULL`,
+			co["payment"].(map[string]any)["intent_id"], vocab.EventSucceeded) != 1 {
+			return false
+		}
+		d, err := e.temporal.DescribeWorkflowExecution(context.Background(), workflows.BookingWorkflowID(id), "")
+		return err == nil && d.GetPendingWorkflowTask() == nil
+	}, 30*time.Second, 50*time.Millisecond, "the capture's success event is taken in")
 	require.Equal(t, 2, tasks(), "nothing more runs until the cancellation deadline")
 	require.True(t, timerCancelled, "the hold's expiry timer is cancelled once sold, so it wakes nothing later")
 }
@@ -471,6 +494,7 @@ func TestAPaidBookingCostsTwoWorkflowTasks(t *testing.T) {
 // answer was lost retries with the same Idempotency-Key after the booking
 // sold; the first answer comes back rather than hold-not-pending.
 func TestARetriedCheckoutGetsItsFirstAnswerAfterTheBookingWasPaid(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	fan := e.fan("retrier")
 	id := e.hold(fan, []string{e.seat(14, 1)})

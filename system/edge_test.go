@@ -19,6 +19,7 @@ import (
 )
 
 func TestTheAdminListenerServesMetricsProfilesAndMountedHandlers(t *testing.T) {
+	t.Parallel()
 	cfg := config.Default()
 	cfg.AdminAddr = "127.0.0.1:0"
 	ctx, cancel := context.WithCancel(context.Background())
@@ -52,6 +53,7 @@ func TestTheAdminListenerServesMetricsProfilesAndMountedHandlers(t *testing.T) {
 }
 
 func TestThePaymentReturnURLIsThePublicURL(t *testing.T) {
+	t.Parallel()
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
 	cfg.HTTPAddr = "0.0.0.0:8080"
@@ -73,6 +75,7 @@ func TestThePaymentReturnURLIsThePublicURL(t *testing.T) {
 }
 
 func TestEveryPoolCancelsAStatementPastItsTimeout(t *testing.T) {
+	t.Parallel()
 	dbURL := testenv.DatabaseURL(t)
 	rdb, _ := testenv.Redis(t)
 	cfg := config.Default()

@@ -19,6 +19,7 @@ import (
 // manifest export, the fan's rotating code scanned at one gate (accepted) and
 // again at another gate (rejected as already used, naming the first gate).
 func TestAPaidBookingGetsInOnceAtTheGate(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	fan := e.fan("concertgoer")
 	seat := e.seat(9, 9)

@@ -110,6 +110,7 @@ const qrPixels = `(() => { const i = document.querySelector('#tickets img'); con
 	c.width = i.naturalWidth; c.height = i.naturalHeight; c.getContext('2d').drawImage(i, 0, 0); return c.toDataURL() })()`
 
 func TestAFanSearchesPicksTwoSeatsPaysAndSeesTwoTicketsWhoseCodesRotateWhileAnotherFanSeesTheSeatsGoWithinASecond(t *testing.T) {
+	t.Parallel()
 	e, base := browserStack(t)
 	title := "Demo Night " + e.eventID[4:]
 	_, err := e.store.Pool().Exec(context.Background(), `UPDATE events SET title = $2 WHERE id = $1`, e.eventID, title)
@@ -169,6 +170,7 @@ func TestAFanSearchesPicksTwoSeatsPaysAndSeesTwoTicketsWhoseCodesRotateWhileAnot
 }
 
 func TestTwoFansInTheFlashSaleQueueAreAdmittedInTheOrderTheyJoinedAndBothBuy(t *testing.T) {
+	t.Parallel()
 	var flash string
 	e, base := browserStack(t, withFlashSale(&flash))
 	a := browser(t, 5*time.Minute)
@@ -216,6 +218,7 @@ func oneSeatHeld(t *testing.T, fan string) (e *e2e, a context.Context, hold stri
 }
 
 func TestAFanConfirmsThreeDSecureOnTheBanksPageAndComesBackToAPaidBooking(t *testing.T) {
+	t.Parallel()
 	e, a, hold := oneSeatHeld(t, "secure")
 	payWith(t, a, "pm_card_threeDSecure2Required")
 
@@ -230,6 +233,7 @@ func TestAFanConfirmsThreeDSecureOnTheBanksPageAndComesBackToAPaidBooking(t *tes
 }
 
 func TestADeclinedCardIsExplainedAndAnotherCardPaysForTheSameHold(t *testing.T) {
+	t.Parallel()
 	e, a, hold := oneSeatHeld(t, "declined")
 	payWith(t, a, "pm_card_chargeDeclined")
 	do(t, a, "the decline is explained", chromedp.WaitVisible(css(`#problem`)))
@@ -244,6 +248,7 @@ func TestADeclinedCardIsExplainedAndAnotherCardPaysForTheSameHold(t *testing.T) 
 }
 
 func TestAHoldLeftAloneExpiresOnScreenAndItsSeatsReturnToTheMap(t *testing.T) {
+	t.Parallel()
 	e, base := browserStack(t, withSweeper)
 	// The shortest hold an event may have.
 	_, err := e.store.Pool().Exec(context.Background(), `UPDATE events SET hold_ttl_seconds = 30 WHERE id = $1`, e.eventID)

@@ -19,6 +19,7 @@ import (
 // and the fourth account is asked for 3-D Secure; an account with a card of
 // its own is not.
 func TestTheFourthAccountPayingWithOneCardIsSteppedUpWhateverTheToken(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	ctx := context.Background()
 	// A number of this test's own: the shared pm_card_visa is paid with by

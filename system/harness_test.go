@@ -4,21 +4,32 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/api"
@@ -34,13 +45,24 @@ import (
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/system"
+	"github.com/encore-tickets/encore/temporalclient"
 	"github.com/encore-tickets/encore/tickets"
 	encworker "github.com/encore-tickets/encore/worker"
+	"github.com/encore-tickets/encore/workflows"
 
 	"github.com/encore-tickets/encore/vocab"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
+
+// The tests of this package run in parallel (t.Parallel): each newE2E is a
+// stack of the test's own, sharing nothing another test can see. Per test:
+// a database (testenv.FreshDB: fraud rules, reconciliation and the audit
+// read whole tables, and the fixtures reuse venue IDs), a Redis key prefix,
+// a Temporal namespace (workflows.TaskQueue is one name for every process,
+// so two tests in one namespace would run each other's workflows on workers
+// wired to the other test's sandbox and database), a payment sandbox, ports
+// (all :0), a mailbox folder and an event ID.
 
 // e2e is the whole buy plane over real parts: the fan API over HTTP, a real
 // PostgreSQL and Redis, the embedded Temporal server with the project's own
@@ -60,6 +82,10 @@ type e2e struct {
 	mailbox  string
 	cfg      config.Config
 	mu       sync.Mutex
+	// dbURL is the test's own database; redis and prefix its Redis keys.
+	dbURL  string
+	redis  *redis.Client
+	prefix string
 }
 
 type e2eOption func(*psp.Config)
@@ -67,13 +93,15 @@ type e2eOption func(*psp.Config)
 func newE2E(t testing.TB, opts ...e2eOption) *e2e {
 	t.Helper()
 	ctx := context.Background()
-	pool := testenv.DB(t)
+	pool, dbURL := testenv.FreshDB(t)
 	rdb, prefix := testenv.Redis(t)
+	prefix += testenv.RandomSuffix() + ":"
 	log := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelError}))
 
-	e := &e2e{t: t, issuer: session.NewIssuer("e2e-secret"), mailbox: t.TempDir()}
+	e := &e2e{t: t, issuer: session.NewIssuer("e2e-secret"), mailbox: t.TempDir(), dbURL: dbURL, redis: rdb, prefix: prefix}
 	e.cfg = config.Default()
 	e.cfg.DataDir = e.mailbox
+	e.cfg.TemporalNamespace = temporalNamespace(t)
 
 	// The API listens first: the sandbox delivers webhooks to it.
 	apiLn, err := net.Listen("tcp", "127.0.0.1:0")
@@ -104,7 +132,8 @@ func newE2E(t testing.TB, opts ...e2eOption) *e2e {
 	require.NoError(t, err)
 	e.deps = encworker.Dependencies{Holds: &activities.Holds{Service: e.holds}, Booking: acts}
 
-	e.temporal = temporaltest.TemporalClient(t, log)
+	e.temporal = temporalClient(t, e.cfg, log)
+	requireSearchAttributesAccepted(t, e.temporal)
 	e.startWorker()
 	t.Cleanup(func() { e.stopWorker() })
 
@@ -125,6 +154,105 @@ func newE2E(t testing.TB, opts ...e2eOption) *e2e {
 		City: "C", Currency: "EUR", StartsAt: time.Now().AddDate(0, 1, 0), OnsaleAt: time.Now().Add(-time.Hour),
 		Sections: []demo.Section{{ID: "sec_" + e.eventID[4:], Name: "A", Rows: 30, PerRow: 20, BasePrice: 4000}}}))
 	return e
+}
+
+// temporalNamespace registers a namespace of the calling test's own on the
+// package's embedded Temporal server, with the saga's search attributes, and
+// returns its name once the frontend resolves them (a query naming one is
+// refused as invalid until then).
+func temporalNamespace(t testing.TB) string {
+	t.Helper()
+	srv := temporaltest.Temporal(t)
+	ns := "test-" + testenv.RandomSuffix()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := srv.NewClient(ctx, client.Options{})
+	require.NoError(t, err)
+	defer c.Close()
+	svc := c.WorkflowService()
+	names := slices.Sorted(maps.Keys(workflows.SearchAttributes))
+	clauses := make([]string, len(names))
+	for i, n := range names {
+		clauses[i] = "`" + n + "` IS NULL"
+	}
+	steps := []func() error{
+		func() error {
+			_, err := svc.RegisterNamespace(ctx, &workflowservice.RegisterNamespaceRequest{Namespace: ns,
+				WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour)})
+			if _, exists := errors.AsType[*serviceerror.NamespaceAlreadyExists](err); exists {
+				return nil // an earlier try's, answered too late
+			}
+			return err
+		},
+		func() error { return temporalclient.EnsureNamespace(ctx, c, ns, workflows.SearchAttributes) },
+		func() error {
+			_, err := svc.CountWorkflowExecutions(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: ns,
+				Query: strings.Join(clauses, " AND ")})
+			return err
+		},
+	}
+	for _, step := range steps {
+		// Until the server's caches know the namespace and its attributes
+		// (refreshed every second), a step is refused: retry it.
+		for delay := 20 * time.Millisecond; ; delay = min(2*delay, 250*time.Millisecond) {
+			err := step()
+			if err == nil {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("temporal namespace %s: %v", ns, err)
+			case <-time.After(delay):
+			}
+		}
+	}
+	return ns
+}
+
+// temporalClient dials the package's embedded Temporal server in
+// cfg.TemporalNamespace with the options every Encore command dials with (so
+// histories are encrypted with the development codec key), closed when the
+// test ends.
+func temporalClient(t testing.TB, cfg config.Config, log *slog.Logger) client.Client {
+	t.Helper()
+	opts, err := temporalclient.Options(cfg, temporaltest.Temporal(t).FrontendAddress(), log)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := client.DialContext(ctx, opts)
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	return c
+}
+
+// requireSearchAttributesAccepted runs, in c's namespace, a workflow that
+// upserts every one of the saga's search attributes, until it succeeds.
+// Each Temporal service caches namespaces on its own: until the history
+// service has the namespace's attributes too (it may have cached it before
+// they were added), a workflow task that upserts them fails, and with it
+// the checkout whose Update it carried.
+func requireSearchAttributesAccepted(t testing.TB, c client.Client) {
+	t.Helper()
+	var updates []temporal.SearchAttributeUpdate
+	for _, name := range slices.Sorted(maps.Keys(workflows.SearchAttributes)) {
+		require.Equal(t, enumspb.INDEXED_VALUE_TYPE_KEYWORD, workflows.SearchAttributes[name], "the probe sets keywords only: %s", name)
+		updates = append(updates, temporal.NewSearchAttributeKeyKeyword(name).ValueSet("probe"))
+	}
+	const queue = "search-attribute-probe"
+	w := sdkworker.New(c, queue, sdkworker.Options{})
+	w.RegisterWorkflowWithOptions(func(ctx workflow.Context) error {
+		return workflow.UpsertTypedSearchAttributes(ctx, updates...)
+	}, workflow.RegisterOptions{Name: "SearchAttributeProbe"})
+	require.NoError(t, w.Start())
+	defer w.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// A failed workflow task is retried by the server: the run ends once
+	// the history service knows the attributes.
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "search-attribute-probe", TaskQueue: queue},
+		"SearchAttributeProbe")
+	require.NoError(t, err)
+	require.NoError(t, run.Get(ctx, nil), "the namespace's search attributes are accepted")
 }
 
 func (e *e2e) startWorker() {

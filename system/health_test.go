@@ -21,6 +21,7 @@ import (
 )
 
 func TestReadyzNamesWhatIsDownAndMetricsIncludeTheRuntime(t *testing.T) {
+	t.Parallel()
 	pool := testenv.DB(t)
 	rdb, _ := testenv.Redis(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -67,6 +68,7 @@ func TestReadyzNamesWhatIsDownAndMetricsIncludeTheRuntime(t *testing.T) {
 }
 
 func TestARealProviderKeyNeedsItsOwnWebhookSecret(t *testing.T) {
+	t.Parallel()
 	cfg := config.Default()
 	require.NoError(t, system.CheckPaymentConfig(cfg), "the sandbox with its own secret")
 	cfg.StripeKey = "sk_live_real"

@@ -37,6 +37,7 @@ import (
 // be. The history then replays with the keys rotated (a new key first, the
 // one that wrote it second), and does not with the old key dropped.
 func TestAPaidBookingsHistoryHoldsNoClientSecretAndNoIPInClear(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	ctx := context.Background()
 	const fanIP = "198.51.100.23"

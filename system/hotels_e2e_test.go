@@ -25,6 +25,7 @@ import (
 )
 
 func TestAHotelOnlyBookingIsPaidWithAVoucherInTheConfirmation(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	prop := e.hotel(2)
 	fan := e.fan("sleeper")
@@ -44,6 +45,7 @@ func TestAHotelOnlyBookingIsPaidWithAVoucherInTheConfirmation(t *testing.T) {
 }
 
 func TestAPackageIsPaidWithTicketsAndAVoucher(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	prop := e.hotel(2)
 	fan := e.fan("package")
@@ -67,6 +69,7 @@ func TestAPackageIsPaidWithTicketsAndAVoucher(t *testing.T) {
 // FAILED, the authorisation is voided exactly once, no ticket or voucher is
 // issued, and the seat and the night are free again.
 func TestAPackageWhoseNightsAreGoneAfterAuthorisationIsCompensated(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t, onlyEvents("payment_intent.succeeded"))
 	prop := e.hotel(2)
 	fan := e.fan("unlucky")
@@ -96,6 +99,7 @@ func TestAPackageWhoseNightsAreGoneAfterAuthorisationIsCompensated(t *testing.T)
 // first night is kept and the rest refunded. Each is one refund at the
 // provider, and a retried cancel or refund step moves no more money.
 func TestCancellingAStayRefundsPerTheRatesPolicy(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name           string
 		freeCancelDays int
@@ -107,6 +111,7 @@ func TestCancellingAStayRefundsPerTheRatesPolicy(t *testing.T) {
 		{"past the free window support staff refund everything", 30, true, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // a stack of its own
 			e := newE2E(t)
 			prop := e.hotel(tc.freeCancelDays)
 			fan := e.fan("canceller")
@@ -155,6 +160,7 @@ func TestCancellingAStayRefundsPerTheRatesPolicy(t *testing.T) {
 // refunded from the booking's payment as one partial refund, and a retried
 // walk, even one that lost the record of its refund, refunds nothing more.
 func TestAWalkRefundsTheNightOnceAtTheProvider(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	prop := e.hotel(2)
 	e.hotel(2) // the other hotel in town, where the guest is walked to
@@ -195,6 +201,7 @@ func TestAWalkRefundsTheNightOnceAtTheProvider(t *testing.T) {
 // hotel's free window (the partial refund), and a package whose nights were
 // gone at the confirm (compensated).
 func TestRecordPackageHistories(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("ENCORE_RECORD_HISTORIES") == "" {
 		t.Skip("set ENCORE_RECORD_HISTORIES=1 to re-record workflows/testdata")
 	}
@@ -229,6 +236,7 @@ func TestRecordPackageHistories(t *testing.T) {
 // once at the provider, each guest emailed at the address of their token,
 // and a second run walks, refunds and tells nobody again.
 func TestTheWalkWorkflowRelocatesRefundsAndTellsTwoGuestsOnceWhenRunAgain(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	ctx := context.Background()
 	prop := e.hotel(2)
@@ -289,6 +297,7 @@ func TestTheWalkWorkflowRelocatesRefundsAndTellsTwoGuestsOnceWhenRunAgain(t *tes
 // payment once; the guest is told why. Running the walk again changes
 // nothing.
 func TestAPackageWhoseHotelCannotHonourThePaidNightIsCancelledWholeAndRefundedOnce(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	ctx := context.Background()
 	prop := "prp_" + testenv.RandomSuffix()

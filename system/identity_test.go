@@ -18,6 +18,7 @@ import (
 )
 
 func TestTheAPIRefusesToStartWithNeitherAnIssuerNorTheDemoLogin(t *testing.T) {
+	t.Parallel()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg := config.Default()
 	require.Nil(t, system.DemoIssuer(cfg), "the demo login is off by default")
@@ -36,6 +37,7 @@ func TestTheAPIRefusesToStartWithNeitherAnIssuerNorTheDemoLogin(t *testing.T) {
 }
 
 func TestAConfiguredIssuerWinsOverTheDemoLogin(t *testing.T) {
+	t.Parallel()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	mux := http.NewServeMux()
 	idp := httptest.NewServer(mux)

@@ -102,6 +102,7 @@ func organiserPublishes(t *testing.T, ctx context.Context, base, title string) s
 }
 
 func TestAnOrganiserUploadsALayoutPublishesAnEventAndAFanFindsItAndOpensItsSeatMap(t *testing.T) {
+	t.Parallel()
 	_, base := organiserStack(t)
 	org := browser(t, 4*time.Minute)
 	fan := fanTab(t, org)
@@ -127,6 +128,7 @@ func TestAnOrganiserUploadsALayoutPublishesAnEventAndAFanFindsItAndOpensItsSeatM
 }
 
 func TestAnOrganiserBlocksSeatsAFanSeesThemBlockedAndTheDashboardFollowsTheFansHoldUntilTheEventIsCancelled(t *testing.T) {
+	t.Parallel()
 	e, base := organiserStack(t)
 	org := browser(t, 5*time.Minute)
 	fan := fanTab(t, org)

@@ -18,6 +18,7 @@ import (
 )
 
 func TestReconciliationRepairsEachBrokenStateOnceAndReportsThemAsMetrics(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	ctx := context.Background()
 	reg := prometheus.NewRegistry()

@@ -63,6 +63,7 @@ func withRehearsalSale(id, admin *string) stackOption {
 // (declines, 3-D Secure completed and failed), cancel a few; then the
 // inventory audit and the payment reconciliation read the books.
 func TestARehearsalSellsAFlashSaleThroughTheEdgeAndTheBooksBalance(t *testing.T) {
+	t.Parallel()
 	var eventID, admin string
 	e, base := browserStack(t, withSweeper, withRehearsalSale(&eventID, &admin))
 	out := t.TempDir()

@@ -34,12 +34,20 @@ import (
 	"github.com/encore-tickets/encore/vocab"
 )
 
+// replicaStarts lets one replica of the test cluster start at a time. A
+// replica keeps no replication slot, so nothing holds the WAL it has yet to
+// stream: another replica's copy forces a checkpoint, which removed WAL a
+// copy still needed ("requested WAL segment ... has already been removed").
+// A replica is streaming and caught up before the next copy begins.
+var replicaStarts sync.Mutex
+
 // startReplica starts a streaming replica of the test cluster, stopped when
-// the test ends, and returns it with the URL of this package's database on
-// it.
-func startReplica(t *testing.T) (*devstack.Replica, string) {
+// the test ends, and returns it, caught up, with the URL of the database at
+// dbURL on it.
+func startReplica(t *testing.T, dbURL string) (*devstack.Replica, string) {
 	t.Helper()
-	dbURL := testenv.DatabaseURL(t)
+	replicaStarts.Lock()
+	defer replicaStarts.Unlock()
 	dir := t.TempDir()
 	// The server runs as the postgres user when the tests run as root.
 	require.NoError(t, os.Chmod(filepath.Dir(dir), 0o755))
@@ -51,6 +59,8 @@ func startReplica(t *testing.T) (*devstack.Replica, string) {
 	t.Cleanup(func() { require.NoError(t, rep.Stop()) })
 	t.Logf("replica on port %d: cluster copied in %s, standby up %s later", rep.Port(),
 		rep.CopyTime.Round(time.Millisecond), rep.StartTime.Round(time.Millisecond))
+	_, err = rep.CatchUp(ctx)
+	require.NoError(t, err)
 	repURL, err := rep.URLFor(dbURL)
 	require.NoError(t, err)
 	return rep, repURL
@@ -88,19 +98,19 @@ func setReplay(t *testing.T, repURL string, on bool) {
 }
 
 func TestOnAReplicaHoldsAndBookingsWriteThePrimaryWhileBrowseReadsComeFromTheReplica(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	e.stopWorker() // the process below runs every workflow and activity
-	_, repURL := startReplica(t)
+	_, repURL := startReplica(t, e.dbURL)
 	srv := temporaltest.Temporal(t)
 	ctx, cancel := context.WithCancel(context.Background())
 
-	cfg := e.cfg
+	cfg := e.cfg // the test's database, sandbox and Temporal namespace
 	cfg.Env, cfg.DemoLogin = "development", true
 	cfg.ReaderDatabaseURL = config.Secret(repURL)
-	cfg.TemporalNamespace = srv.Namespace()
 	cfg.HTTPAddr, cfg.AdminAddr = "127.0.0.1:0", "127.0.0.1:0"
 	log := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelError}))
-	p, err := system.New(ctx, cfg, log, testenv.DatabaseURL(t), redisURL(t), srv.FrontendAddress())
+	p, err := system.New(ctx, cfg, log, e.dbURL, redisURL(t), srv.FrontendAddress())
 	require.NoError(t, err)
 	stopWorker := func() {}
 	defer func() {
@@ -230,9 +240,13 @@ func replicaSeatStatus(t *testing.T, repURL, seatID string) string {
 }
 
 func TestAViewerAfterAnInvalidationNeverSeesASnapshotOlderThanTheChangeWhileTheReplicaLags(t *testing.T) {
-	rep, repURL := startReplica(t)
+	t.Parallel()
+	rep, repURL := startReplica(t, testenv.DatabaseURL(t))
 	b := browseOnReplica(t, repURL)
-	b.Fresh.MaxWait = 300 * time.Millisecond
+	// The first fill waits for the replica to replay the primary's position,
+	// other tests' writes to the cluster included: room for that on a loaded
+	// machine.
+	b.Fresh.MaxWait = 10 * time.Second
 	eventID, sectionID := replicaEvent(t, rep)
 	seat := demo.SeatID(sectionID, 0, 1)
 	ctx := context.Background()
@@ -242,6 +256,7 @@ func TestAViewerAfterAnInvalidationNeverSeesASnapshotOlderThanTheChangeWhileTheR
 	require.Equal(t, string(vocab.SeatAvailable), seatStatus(t, e, seat))
 
 	// The replica stops replaying: a change on the primary does not reach it.
+	b.Fresh.MaxWait = 300 * time.Millisecond
 	setReplay(t, repURL, false)
 	t.Cleanup(func() { setReplay(t, repURL, true) })
 	setSeat(t, b, eventID, sectionID, seat, vocab.SeatBlocked)
@@ -262,18 +277,45 @@ func TestAViewerAfterAnInvalidationNeverSeesASnapshotOlderThanTheChangeWhileTheR
 	// it and reads the replica.
 	setSeat(t, b, eventID, sectionID, seat, vocab.SeatAvailable)
 	b.Fresh.MaxWait = 10 * time.Second // room for the replica to resume on a loaded machine
-	go func() {
-		time.Sleep(50 * time.Millisecond)
-		setReplay(t, repURL, true)
-	}()
+	resumed := make(chan error, 1)
+	go func() { resumed <- resumeWhenAFillWaits(repURL, time.Now()) }()
 	e, err = b.Cache.Get(ctx, eventID, sectionID, seatmap.FormatJSON)
 	require.NoError(t, err)
+	require.NoError(t, <-resumed)
 	require.Equal(t, string(vocab.SeatAvailable), seatStatus(t, e, seat))
 	require.EqualValues(t, 1, b.Fresh.Fallbacks(), "this time the replica caught up in time")
 }
 
+// resumeWhenAFillWaits resumes the replica's replay once a seat-map fill
+// that began after since is waiting on it (asking the replica how far it
+// has replayed).
+func resumeWhenAFillWaits(repURL string, since time.Time) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, repURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	for {
+		var waiting bool
+		err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid <> pg_backend_pid()
+			AND query LIKE '%pg_last_wal_replay_lsn() >=%' AND query_start > $1)`, since).Scan(&waiting)
+		if err != nil || waiting {
+			_, rerr := conn.Exec(context.WithoutCancel(ctx), "SELECT pg_wal_replay_resume()")
+			return errors.Join(err, rerr)
+		}
+		select {
+		case <-ctx.Done():
+			return errors.New("no seat-map fill waited on the replica")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
 func TestEveryRefetchAfterAnInvalidationShowsTheChangeOnAStreamingReplica(t *testing.T) {
-	rep, repURL := startReplica(t)
+	t.Parallel()
+	rep, repURL := startReplica(t, testenv.DatabaseURL(t))
 	b := browseOnReplica(t, repURL)
 	eventID, sectionID := replicaEvent(t, rep)
 	ctx := context.Background()
@@ -297,13 +339,15 @@ func TestEveryRefetchAfterAnInvalidationShowsTheChangeOnAStreamingReplica(t *tes
 // cluster, the time from a commit on the primary until the replica shows it,
 // idle and while fans make and release holds (BENCHMARKS.md).
 func TestReplicaReplayLagUnderHoldLoad(t *testing.T) {
+	// Not parallel: a measurement, taken while no other test of the package
+	// loads the cluster (run alongside them, replay once stalled past 30 s).
 	if testing.Short() {
 		t.Skip("a measurement")
 	}
 	e := newE2E(t)
-	rep, repURL := startReplica(t)
+	rep, repURL := startReplica(t, e.dbURL)
 	ctx := context.Background()
-	primary := testenv.DB(t)
+	primary := e.store.Pool()
 	_, err := primary.Exec(ctx, `CREATE TABLE IF NOT EXISTS replica_probe (id bigserial PRIMARY KEY, at timestamptz NOT NULL DEFAULT now())`)
 	require.NoError(t, err)
 	_, err = rep.CatchUp(ctx)
@@ -338,7 +382,7 @@ func TestReplicaReplayLagUnderHoldLoad(t *testing.T) {
 				require.Less(t, time.Since(start), 30*time.Second, "the replica shows the commit")
 			}
 			out = append(out, time.Since(start))
-			time.Sleep(5 * time.Millisecond)
+			time.Sleep(5 * time.Millisecond) // kept: the probe's commits are spaced, as the measurement says
 		}
 		return out
 	}
@@ -355,13 +399,19 @@ func TestReplicaReplayLagUnderHoldLoad(t *testing.T) {
 	// Fans hold two seats and release them, four at a time.
 	var holds atomic.Int64
 	lctx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
+	var wg, loaded sync.WaitGroup
 	for f := range 4 {
 		wg.Add(1)
+		loaded.Add(1)
 		go func() {
 			defer wg.Done()
+			var once sync.Once
+			defer once.Do(loaded.Done)
 			fan := e.fan(fmt.Sprintf("lag%d", f))
 			for n := 0; lctx.Err() == nil; n++ {
+				if n == 1 {
+					once.Do(loaded.Done) // this fan's load is under way
+				}
 				seats := []string{e.seat(10+f, 1+n%10*2), e.seat(10+f, 2+n%10*2)}
 				status, h := e.call(http.MethodPost, "/v1/holds", fan, map[string]any{"event_id": e.eventID, "seat_ids": seats})
 				if status != http.StatusCreated {
@@ -376,7 +426,7 @@ func TestReplicaReplayLagUnderHoldLoad(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(time.Second)
+	loaded.Wait()
 	start, before := time.Now(), holds.Load()
 	syncOn := probe(300, true)
 	syncOff := probe(300, false)

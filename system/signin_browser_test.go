@@ -32,6 +32,7 @@ func oidcBrowserStack(t *testing.T, clientID string) (*e2e, string) {
 }
 
 func TestAFanSignsInThroughTheIssuersPageAndComesBackSignedInToTheirTickets(t *testing.T) {
+	t.Parallel()
 	e, base := oidcBrowserStack(t, "encore-web")
 	ctx := browser(t, 3*time.Minute)
 	user := "oidc_" + e.eventID[4:]

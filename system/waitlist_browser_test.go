@@ -29,6 +29,7 @@ func withWaitlist(offers **waitlist.Offers) stackOption {
 }
 
 func TestAFanOfASoldOutSaleJoinsTheWaitlistAndTheSeatsThatComeBackOpenOnTheirSeatMap(t *testing.T) {
+	t.Parallel()
 	var flash string
 	var offers *waitlist.Offers
 	e, base := browserStack(t, withFlashSale(&flash), withWaitlist(&offers))

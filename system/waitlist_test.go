@@ -29,6 +29,7 @@ import (
 )
 
 func TestSeatsThatComeBackAreOfferedInOrderAndAnUnusedOfferPassesToTheNextFan(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelError}))
