@@ -379,48 +379,50 @@ func (h *Hub) Run(ctx context.Context) {
 // re-established and invalidations may have been lost, so every viewer of
 // the section is told to reset.
 func (h *Hub) confirmed(ch string) {
+	h.onTopic(ch, func(t *topic) {
+		if !t.confirmed {
+			t.confirmed = true
+			close(t.ready)
+			return
+		}
+		h.changed(ch)
+		h.broadcast(t, t.reset)
+	})
+}
+
+// onTopic runs fn on the channel's topic under h.mu. A message for a channel
+// the hub no longer subscribes is late and ignored.
+func (h *Hub) onTopic(ch string, fn func(t *topic)) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	t := h.topics[ch]
-	if t == nil {
-		return
+	if t := h.topics[ch]; t != nil {
+		fn(t)
 	}
-	if !t.confirmed {
-		t.confirmed = true
-		close(t.ready)
-		return
-	}
-	h.changed(ch)
-	h.broadcast(t, t.reset)
 }
 
 func (h *Hub) invalidate(ch string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	t := h.topics[ch]
-	if t == nil {
-		return
-	}
-	h.changed(ch) // never coalesced: the local cache drops its copy at once
-	if t.pending {
-		return
-	}
-	now := time.Now()
-	if h.opts.MinInterval > 0 {
-		if wait := t.last.Add(h.opts.MinInterval).Sub(now); wait > 0 {
-			t.pending = true
-			time.AfterFunc(wait, func() {
-				h.mu.Lock()
-				defer h.mu.Unlock()
-				t.pending = false
-				t.last = time.Now()
-				if h.topics[ch] == t {
-					h.broadcast(t, t.invalid)
-				}
-			})
+	h.onTopic(ch, func(t *topic) {
+		h.changed(ch) // never coalesced: the local cache drops its copy at once
+		if t.pending {
 			return
 		}
-	}
-	t.last = now
-	h.broadcast(t, t.invalid)
+		now := time.Now()
+		if h.opts.MinInterval > 0 {
+			if wait := t.last.Add(h.opts.MinInterval).Sub(now); wait > 0 {
+				t.pending = true
+				time.AfterFunc(wait, func() {
+					h.mu.Lock()
+					defer h.mu.Unlock()
+					t.pending = false
+					t.last = time.Now()
+					if h.topics[ch] == t {
+						h.broadcast(t, t.invalid)
+					}
+				})
+				return
+			}
+		}
+		t.last = now
+		h.broadcast(t, t.invalid)
+	})
 }
