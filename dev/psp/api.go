@@ -159,6 +159,12 @@ func (s *Server) mutating(h func(c *apiCall) apiResult) http.HandlerFunc {
 			w.Header().Set("Idempotency-Key", key)
 		}
 		c.idemKey = key
+		// An API switched off at runtime answers before anything else,
+		// replays included: nothing is looked up, nothing is stored.
+		if kind := s.unavailable(r.Pattern); kind != "" {
+			s.writeUnavailableFault(w, r, kind)
+			return
+		}
 
 		var rec *idemRecord
 		if key != "" {

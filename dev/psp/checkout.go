@@ -165,6 +165,9 @@ func (s *Server) checkoutPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) checkoutPay(w http.ResponseWriter, r *http.Request) {
+	if s.hostedUnavailable(w, r) {
+		return
+	}
 	id := r.PathValue("id")
 	if err := r.ParseForm(); err != nil {
 		renderPage(w, http.StatusBadRequest, pageData{Title: "Bad request", Error: err.Error()})
@@ -249,6 +252,9 @@ func (s *Server) challengePage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) challengeSubmit(w http.ResponseWriter, r *http.Request) {
+	if s.hostedUnavailable(w, r) {
+		return
+	}
 	id := r.PathValue("id")
 	if err := r.ParseForm(); err != nil {
 		renderPage(w, http.StatusBadRequest, pageData{Title: "Bad request", Error: err.Error()})
@@ -312,4 +318,23 @@ func (s *Server) challengeSubmit(w http.ResponseWriter, r *http.Request) {
 		d.Error = d.Intent.LastPaymentError.Message
 	}
 	renderPage(w, http.StatusOK, d)
+}
+
+// hostedUnavailable answers a hosted page's payment or 3-D Secure answer
+// while authorise_unavailable is on (a 503 api_error to a JSON caller, a 503
+// page to a browser) and reports whether it did; the intent is untouched, so
+// the fan may try again once the switch is off.
+func (s *Server) hostedUnavailable(w http.ResponseWriter, r *http.Request) bool {
+	kind := s.unavailable(r.Pattern)
+	if kind == "" {
+		return false
+	}
+	if wantsJSON(r) {
+		s.writeUnavailableFault(w, r, kind)
+		return true
+	}
+	s.log.Info("sandbox fault: unavailable", "kind", kind, "method", r.Method, "path", r.URL.Path)
+	renderPage(w, http.StatusServiceUnavailable, pageData{Title: "Payment unavailable",
+		Error: "The payment service is unavailable (sandbox fault " + kind + "_unavailable). Nothing was charged; try again later."})
+	return true
 }

@@ -40,6 +40,8 @@
 //	GET  /checkout/{id}/challenge            3-D Secure challenge page (the next_action redirect URL)
 //	POST /checkout/{id}/challenge            action=complete|fail; send "Accept: application/json" to get the intent as JSON
 //	GET  /healthz
+//	GET  /_sandbox/faults                    the runtime fault switches (see Faults)
+//	POST /_sandbox/faults                    application/json: the switches to change
 //
 // Statuses follow Stripe: requires_payment_method, requires_confirmation,
 // requires_action, requires_capture, succeeded, canceled. client_secret is
@@ -215,7 +217,40 @@
 // webhook directives (duplicate_webhook, out_of_order_webhook,
 // delay_webhook). The update endpoint ignores them, so
 // "metadata[sandbox_fault]=" removes the fault. Replays of stored
-// idempotent results never fail and are never lost.
+// idempotent results never fail through these directives and are never
+// lost (an unavailable API, below, answers 503 to replays too).
+//
+// Runtime switches (the Faults type; SetFaults and GetFaults are the Go
+// client) are served on the sandbox's own listener at /_sandbox/faults,
+// outside /v1/: GET answers the switches in force, POST with Content-Type
+// application/json changes those its object names and answers the result:
+//
+//	curl -s localhost:12111/_sandbox/faults -H 'Content-Type: application/json' -d '{"capture_unavailable":true}'
+//
+//	authorise_unavailable       creating and confirming PaymentIntents (the hosted checkout and
+//	                            3-D Secure pages' answers too)
+//	capture_unavailable         capturing
+//	refund_unavailable          creating refunds
+//	void_unavailable            cancelling an intent (voiding its authorisation: not a refund,
+//	                            so refund_unavailable leaves it alone)
+//	timeout_after_success_rate  0..1, the share of confirm and capture calls whose success is lost,
+//	                            on top of Config.Faults (encore drill psp-timeout)
+//
+// While a switch is on, every call of its kind answers at once, before
+// idempotency replay, latency or any other fault, with 503 and an api_error
+// object, as Stripe answers when its API is unavailable, and
+// "Stripe-Should-Retry: true". Nothing is done and nothing is stored under
+// the Idempotency-Key, so the same call with the same key acts once the
+// switch is off. A switch applies to every request that arrives after the
+// POST was answered; switches live in memory (a restart turns them off). Note
+// that stripe-go v85 never retries a 503 that carries a Stripe error object,
+// whatever MaxNetworkRetries says (it retries only a 429 lock_timeout among
+// typed API errors): the caller sees each 503 as a *stripe.Error with
+// HTTPStatusCode 503 and Type api_error, and retries by itself (the booking
+// saga's activities do, with the same key). A body that is not JSON is 415,
+// bad JSON or an unknown switch 400, both as application/problem+json. The
+// switches answer a loopback peer, or one presenting the sandbox's API key
+// as a Bearer token (a sandbox listening beyond loopback, as in compose).
 //
 // # State
 //

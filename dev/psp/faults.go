@@ -1,8 +1,17 @@
 package psp
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -141,4 +150,246 @@ func (s *Server) chance(rate float64) bool {
 	s.rngMu.Lock()
 	defer s.rngMu.Unlock()
 	return s.rng.Float64() < rate
+}
+
+// ---- runtime fault switches: /_sandbox/faults ----
+
+// FaultsPath is where the sandbox serves its runtime fault switches.
+const FaultsPath = "/_sandbox/faults"
+
+// Faults are the sandbox's runtime fault switches, served at FaultsPath.
+// Each Unavailable switch makes every call of its kind answer 503 api_error
+// before acting, until it is switched off; a switch applies to requests that
+// arrive after it was set (requests already past the check finish normally).
+// The switches live in memory: a restarted sandbox starts with all off.
+type Faults struct {
+	// AuthoriseUnavailable: creating a PaymentIntent (with or without
+	// confirm=true) and confirming one, through the API or the hosted
+	// checkout and 3-D Secure pages.
+	AuthoriseUnavailable bool `json:"authorise_unavailable"`
+	// CaptureUnavailable: capturing a PaymentIntent.
+	CaptureUnavailable bool `json:"capture_unavailable"`
+	// RefundUnavailable: creating a refund. Voiding an authorisation is not
+	// a refund (it is a cancel, and no money moved): see VoidUnavailable.
+	RefundUnavailable bool `json:"refund_unavailable"`
+	// VoidUnavailable: cancelling a PaymentIntent, which voids its
+	// authorisation.
+	VoidUnavailable bool `json:"void_unavailable"`
+	// TimeoutAfterSuccessRate is the share (0..1) of confirm and capture
+	// calls whose successful answer is lost, on top of
+	// Config.Faults.TimeoutAfterSuccessRate (encore drill psp-timeout).
+	TimeoutAfterSuccessRate float64 `json:"timeout_after_success_rate"`
+}
+
+// faultsPatch is a POST to FaultsPath: the switches it names change, the
+// others keep their setting.
+type faultsPatch struct {
+	AuthoriseUnavailable    *bool    `json:"authorise_unavailable"`
+	CaptureUnavailable      *bool    `json:"capture_unavailable"`
+	RefundUnavailable       *bool    `json:"refund_unavailable"`
+	VoidUnavailable         *bool    `json:"void_unavailable"`
+	TimeoutAfterSuccessRate *float64 `json:"timeout_after_success_rate"`
+}
+
+func (p faultsPatch) apply(f Faults) Faults {
+	set := func(dst *bool, v *bool) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&f.AuthoriseUnavailable, p.AuthoriseUnavailable)
+	set(&f.CaptureUnavailable, p.CaptureUnavailable)
+	set(&f.RefundUnavailable, p.RefundUnavailable)
+	set(&f.VoidUnavailable, p.VoidUnavailable)
+	if p.TimeoutAfterSuccessRate != nil {
+		f.TimeoutAfterSuccessRate = *p.TimeoutAfterSuccessRate
+	}
+	return f
+}
+
+// switchboard holds the runtime switches. Readers (every API call) load one
+// immutable snapshot without locking; writers serialise on mu so that two
+// partial updates at once both take effect.
+type switchboard struct {
+	mu  sync.Mutex
+	cur atomic.Pointer[Faults]
+}
+
+// load returns the switches in force now.
+func (b *switchboard) load() Faults {
+	if f := b.cur.Load(); f != nil {
+		return *f
+	}
+	return Faults{}
+}
+
+func (b *switchboard) update(p faultsPatch) Faults {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	f := p.apply(b.load())
+	b.cur.Store(&f)
+	return f
+}
+
+// lossOverride is the drill's share of confirm and capture calls whose
+// response is lost (0 when none).
+func (s *Server) lossOverride() float64 { return s.switches.load().TimeoutAfterSuccessRate }
+
+// unavailable names the API call kind that the runtime switches make
+// unavailable for a request to the route pattern, or "" when it may go on.
+func (s *Server) unavailable(pattern string) string {
+	f := s.switches.load()
+	switch pattern {
+	case "POST /v1/payment_intents", "POST /v1/payment_intents/{id}/confirm",
+		"POST /checkout/{id}", "POST /checkout/{id}/challenge":
+		if f.AuthoriseUnavailable {
+			return "authorise"
+		}
+	case "POST /v1/payment_intents/{id}/capture":
+		if f.CaptureUnavailable {
+			return "capture"
+		}
+	case "POST /v1/refunds":
+		if f.RefundUnavailable {
+			return "refund"
+		}
+	case "POST /v1/payment_intents/{id}/cancel":
+		if f.VoidUnavailable {
+			return "void"
+		}
+	}
+	return ""
+}
+
+// writeUnavailableFault answers a call that a runtime switch makes
+// unavailable the way Stripe answers when its API is unavailable: 503 with
+// an api_error object, before acting (nothing changes, no event, nothing
+// stored under the Idempotency-Key, so a retry with the same key is safe
+// and acts once the switch is off).
+//
+// What the saga sees: stripe-go (v85) turns the body into a *stripe.Error
+// with HTTPStatusCode 503 and Type api_error, and does not retry it by
+// itself, whatever MaxNetworkRetries says: a typed API error is retried only
+// when it is a 429 lock_timeout (stripe.Error.canRetry), which comes before
+// the "5xx and Stripe-Should-Retry: true are retriable" rule in
+// BackendImplementation.shouldRetry. (A 503 whose body is not a Stripe error
+// object, as a proxy sends, is retried internally; that is why the body is
+// one.) payments.classify then reports "provider busy", and the saga's
+// activity retries with the same key. Stripe-Should-Retry: true is still
+// sent, as Stripe does for an answer that is safe to retry.
+func (s *Server) writeUnavailableFault(w http.ResponseWriter, r *http.Request, kind string) {
+	s.log.Info("sandbox fault: unavailable", "kind", kind, "method", r.Method, "path", r.URL.Path)
+	w.Header().Set("Stripe-Should-Retry", "true")
+	writeJSON(w, http.StatusServiceUnavailable, errorBody(jsonError{Type: "api_error",
+		Message: fmt.Sprintf("Sandbox fault: the %s API is unavailable (%s_unavailable); nothing was done, retry later with the same Idempotency-Key.", kind, kind)}))
+}
+
+// serveFaults answers GET and POST on FaultsPath with the switches in force
+// (after the POST's change). Only a loopback peer, or one presenting the
+// sandbox's API key, may reach it; a POST must be a JSON object.
+func (s *Server) serveFaults(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	if !loopbackPeer(r) && s.authenticate(r) != nil {
+		writeProblem(w, http.StatusForbidden, "forbidden", "Forbidden",
+			"the fault switches answer loopback callers, or callers presenting the sandbox's API key")
+		return
+	}
+	if r.Method == http.MethodPost {
+		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		if err != nil || mt != "application/json" {
+			writeProblem(w, http.StatusUnsupportedMediaType, "unsupported-media-type", "Unsupported Media Type",
+				`send Content-Type: application/json, for example {"capture_unavailable": true}`)
+			return
+		}
+		var p faultsPatch
+		dec := json.NewDecoder(io.LimitReader(r.Body, 4096))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&p); err != nil {
+			writeProblem(w, http.StatusBadRequest, "invalid-faults", "Invalid fault switches",
+				"send a JSON object of authorise_unavailable, capture_unavailable, refund_unavailable, void_unavailable (true or false) and timeout_after_success_rate (0..1): "+err.Error())
+			return
+		}
+		if dec.More() {
+			writeProblem(w, http.StatusBadRequest, "invalid-faults", "Invalid fault switches", "send one JSON object")
+			return
+		}
+		if v := p.TimeoutAfterSuccessRate; v != nil && !(*v >= 0 && *v <= 1) {
+			writeProblem(w, http.StatusBadRequest, "invalid-faults", "Invalid fault switches",
+				fmt.Sprintf("timeout_after_success_rate must be between 0 and 1, not %v", *v))
+			return
+		}
+		f := s.switches.update(p)
+		s.log.Info("sandbox: fault switches set", "authorise_unavailable", f.AuthoriseUnavailable,
+			"capture_unavailable", f.CaptureUnavailable, "refund_unavailable", f.RefundUnavailable,
+			"void_unavailable", f.VoidUnavailable, "timeout_after_success_rate", f.TimeoutAfterSuccessRate)
+	}
+	writeJSON(w, http.StatusOK, mustJSON(s.switches.load()))
+}
+
+// loopbackPeer reports whether the request came from this machine.
+func loopbackPeer(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// writeProblem answers an RFC 9457 problem like the fan API's.
+func writeProblem(w http.ResponseWriter, status int, name, title, detail string) {
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	_, _ = w.Write(mustJSON(map[string]any{"type": "/problems/" + name, "title": title, "status": status, "detail": detail}))
+}
+
+// SetFaults sets every runtime fault switch of the sandbox at baseURL (for
+// example "http://127.0.0.1:12111") to f, switching off those f leaves
+// false, and returns the switches now in force. (POST FaultsPath directly
+// with only some fields to change just those.)
+func SetFaults(ctx context.Context, baseURL string, f Faults) (Faults, error) {
+	body, err := json.Marshal(f)
+	if err != nil {
+		return Faults{}, err
+	}
+	return faultsCall(ctx, http.MethodPost, baseURL, bytes.NewReader(body))
+}
+
+// GetFaults returns the runtime fault switches in force at the sandbox at
+// baseURL.
+func GetFaults(ctx context.Context, baseURL string) (Faults, error) {
+	return faultsCall(ctx, http.MethodGet, baseURL, nil)
+}
+
+func faultsCall(ctx context.Context, method, baseURL string, body io.Reader) (Faults, error) {
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(baseURL, "/")+FaultsPath, body)
+	if err != nil {
+		return Faults{}, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return Faults{}, fmt.Errorf("psp: fault switches: %w", err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if err != nil {
+		return Faults{}, fmt.Errorf("psp: fault switches: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var p struct {
+			Detail string `json:"detail"`
+		}
+		if json.Unmarshal(raw, &p) != nil || p.Detail == "" {
+			p.Detail = strings.TrimSpace(string(raw))
+		}
+		return Faults{}, fmt.Errorf("psp: fault switches: %s: %s", resp.Status, p.Detail)
+	}
+	var f Faults
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return Faults{}, fmt.Errorf("psp: fault switches: %w", err)
+	}
+	return f, nil
 }

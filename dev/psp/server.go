@@ -12,14 +12,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/stripe/stripe-go/v85"
@@ -102,7 +100,7 @@ type DeliveryConfig struct {
 // Server is a Stripe-compatible payment sandbox.
 type Server struct {
 	cfg      Config
-	lossBits atomic.Uint64 // float64 bits of the drill's TimeoutAfterSuccessRate
+	switches switchboard // the runtime fault switches of /_sandbox/faults
 	log      *slog.Logger
 	scope    string // idempotency scope derived from the API key
 
@@ -325,10 +323,11 @@ func (s *Server) routes() http.Handler {
 	api.HandleFunc("GET /v1/events/{id}", s.reading(s.getEvent))
 
 	root := http.NewServeMux()
-	// A drill's switch (encore drill psp-timeout): the share of confirm and
-	// capture calls whose success is lost, on top of Config.Faults, until
-	// set back to 0. Sandbox only, like everything here.
-	root.HandleFunc("POST /_sandbox/faults", s.setFaults)
+	// The runtime fault switches (faults.go): an API that is unavailable
+	// (authorise, capture, refund, void) and a drill's share of lost
+	// answers (encore drill psp-timeout), until switched back.
+	root.HandleFunc("GET /_sandbox/faults", s.serveFaults)
+	root.HandleFunc("POST /_sandbox/faults", s.serveFaults)
 	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "ok\n")
@@ -483,23 +482,4 @@ func (s *Server) baseURL(r *http.Request) string {
 		host = r.Host
 	}
 	return scheme + "://" + host
-}
-
-// lossOverride is the drill's share of confirm and capture calls whose
-// response is lost (0 when none).
-func (s *Server) lossOverride() float64 { return math.Float64frombits(s.lossBits.Load()) }
-
-func (s *Server) setFaults(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		TimeoutAfterSuccessRate *float64 `json:"timeout_after_success_rate"`
-	}
-	if err := json.NewDecoder(io.LimitReader(r.Body, 4096)).Decode(&req); err != nil || req.TimeoutAfterSuccessRate == nil ||
-		*req.TimeoutAfterSuccessRate < 0 || *req.TimeoutAfterSuccessRate > 1 {
-		http.Error(w, `send {"timeout_after_success_rate": 0..1}`, http.StatusBadRequest)
-		return
-	}
-	s.lossBits.Store(math.Float64bits(*req.TimeoutAfterSuccessRate))
-	s.log.Info("sandbox: drill fault set", "timeout_after_success_rate", *req.TimeoutAfterSuccessRate)
-	b, _ := json.Marshal(map[string]any{"timeout_after_success_rate": *req.TimeoutAfterSuccessRate})
-	writeJSON(w, http.StatusOK, b)
 }
