@@ -2,10 +2,9 @@ package organiser
 
 import (
 	"context"
-	"encoding/csv"
 	"io"
-	"strconv"
 
+	"github.com/encore-tickets/encore/internal/csvsafe"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/venues"
 )
@@ -51,14 +50,17 @@ func (s *Sales) Report(ctx context.Context, scope venues.Scope, eventID string) 
 }
 
 // WriteCSV writes the report as CSV: a header, one line per section and a
-// "total" line; money in minor units of the currency, as in the JSON.
+// "total" line; money in minor units of the currency, as in the JSON. It
+// writes through csvsafe, so a section name an organiser (or anyone who
+// could name a section) typed never reaches a spreadsheet as a formula; the
+// counts and amounts are the report's own numbers and stay numbers.
 func (r Report) WriteCSV(w io.Writer) error {
-	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"section_id", "name", "capacity", "sold", "held", "blocked", "available", "revenue", "refunded", "currency"})
+	cw := csvsafe.NewWriter(w)
+	_ = cw.Header("section_id", "name", "capacity", "sold", "held", "blocked", "available", "revenue", "refunded", "currency")
 	for _, s := range append(r.Sections, r.Totals) {
-		_ = cw.Write([]string{s.SectionID, s.Name, strconv.Itoa(s.Capacity), strconv.Itoa(s.Sold), strconv.Itoa(s.Held),
-			strconv.Itoa(s.Blocked), strconv.Itoa(s.Available), strconv.FormatInt(s.Revenue, 10), strconv.FormatInt(s.Refunded, 10), r.Currency})
+		_ = cw.Write(csvsafe.Text(s.SectionID), csvsafe.Text(s.Name), csvsafe.Int(s.Capacity), csvsafe.Int(s.Sold),
+			csvsafe.Int(s.Held), csvsafe.Int(s.Blocked), csvsafe.Int(s.Available), csvsafe.Int(s.Revenue),
+			csvsafe.Int(s.Refunded), csvsafe.Text(r.Currency))
 	}
-	cw.Flush()
-	return cw.Error()
+	return cw.Flush()
 }
