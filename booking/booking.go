@@ -193,21 +193,18 @@ func (s *Service) Get(ctx context.Context, who session.Identity, id uuid.UUID) (
 }
 
 // Mine lists who's bookings, newest first: a page of at most limit after
-// the cursor, each as Get shows it (so the fan's list and a booking's own
-// page never disagree); next is the following page's cursor, nil on the
-// last.
+// the cursor, each as Get shows it (the store reads both the same way, so
+// the fan's list and a booking's own page never disagree), in a constant
+// number of queries whatever the page's size; next is the following page's
+// cursor, nil on the last.
 func (s *Service) Mine(ctx context.Context, who session.Identity, after *store.PageCursor, limit int) ([]View, *store.PageCursor, error) {
-	ids, next, err := s.Store.Bookings.BookingsOfUser(ctx, who.UserID, after, limit)
+	vs, next, err := s.Store.Bookings.BookingViewsOfUser(ctx, who.UserID, after, limit)
 	if err != nil {
 		return nil, nil, err
 	}
-	out := make([]View, 0, len(ids))
-	for _, id := range ids {
-		v, err := s.Get(ctx, who, id)
-		if err != nil {
-			return nil, nil, err
-		}
-		out = append(out, v)
+	out := make([]View, len(vs))
+	for i, v := range vs {
+		out[i] = view(v)
 	}
 	return out, next, nil
 }

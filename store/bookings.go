@@ -402,44 +402,19 @@ type TicketRef struct {
 	Status string `json:"status"`
 }
 
-// Booking reads a booking for its owner.
+// Booking reads a booking for its owner; another user's (when userID is
+// set) is ErrNotFound, like a missing one. It reads as a page of the fan's
+// list does (bookingViews), so a booking's page and the list never
+// disagree.
 func (s *Bookings) Booking(ctx context.Context, id uuid.UUID, userID string) (BookingView, error) {
-	h, err := s.st.Holds.GetHold(ctx, id, userID)
+	vs, err := s.bookingViews(ctx, `r.id = $1`, id)
 	if err != nil {
 		return BookingView{}, err
 	}
-	v := BookingView{Hold: h}
-	var status, intent, flagged *string
-	err = s.pool.QueryRow(ctx, `SELECT status, intent_id, flagged FROM payments WHERE reservation_id = $1`, id).Scan(&status, &intent, &flagged)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return BookingView{}, err
+	if len(vs) == 0 || (userID != "" && vs[0].Hold.UserID != userID) {
+		return BookingView{}, ErrNotFound
 	}
-	if status != nil {
-		v.PaymentStatus = vocab.PaymentStatus(*status)
-	}
-	if intent != nil {
-		v.IntentID = *intent
-	}
-	if flagged != nil {
-		v.Flagged = *flagged
-	}
-	rows, err := s.pool.Query(ctx, `SELECT id, coalesce(seat_id, ''), status FROM tickets WHERE reservation_id = $1 ORDER BY seat_id, unit`, id)
-	if err != nil {
-		return BookingView{}, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var t TicketRef
-		if err := rows.Scan(&t.ID, &t.SeatID, &t.Status); err != nil {
-			return BookingView{}, err
-		}
-		v.Tickets = append(v.Tickets, t)
-	}
-	if err := rows.Err(); err != nil {
-		return BookingView{}, err
-	}
-	v.Vouchers, err = s.st.Hotels.Vouchers(ctx, id)
-	return v, err
+	return vs[0], nil
 }
 
 // PaymentsForReconciliation maps intent IDs to their bookings' states.

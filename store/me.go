@@ -8,6 +8,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/encore-tickets/encore/money"
+	"github.com/encore-tickets/encore/vocab"
 )
 
 // PageCursor is the position after the last row of a fan's list page:
@@ -43,44 +46,6 @@ func cutPage[T any](rows []T, limit int, cursor func(last T) PageCursor) (page [
 	return rows, &c
 }
 
-// BookingsOfUser lists the IDs of a fan's bookings (reservations), newest
-// first, after the cursor; next is the cursor of the following page, nil on
-// the last.
-func (s *Bookings) BookingsOfUser(ctx context.Context, userID string, after *PageCursor, limit int) ([]uuid.UUID, *PageCursor, error) {
-	var at *time.Time
-	var id *uuid.UUID
-	if after != nil {
-		u, err := uuid.Parse(after.ID)
-		if err != nil {
-			return nil, nil, nil // a cursor no page produced: nothing follows it
-		}
-		at, id = &after.At, &u
-	}
-	rows, err := s.pool.Query(ctx, `SELECT id, created_at FROM reservations
-		WHERE user_id = $1 AND ($2::timestamptz IS NULL OR (created_at, id) < ($2, $3::uuid))
-		ORDER BY created_at DESC, id DESC LIMIT $4`, userID, at, id, limit+1)
-	if err != nil {
-		return nil, nil, err
-	}
-	type row struct {
-		ID uuid.UUID
-		At time.Time
-	}
-	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (row, error) {
-		var x row
-		return x, r.Scan(&x.ID, &x.At)
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	got, next := cutPage(got, limit, func(last row) PageCursor { return PageCursor{At: last.At, ID: last.ID.String()} })
-	ids := make([]uuid.UUID, len(got))
-	for i, r := range got {
-		ids[i] = r.ID
-	}
-	return ids, next, nil
-}
-
 // TicketsOfUser lists a fan's tickets, newest first, after the cursor; next
 // is the cursor of the following page, nil on the last.
 func (s *Tickets) TicketsOfUser(ctx context.Context, userID string, after *PageCursor, limit int) ([]Ticket, *PageCursor, error) {
@@ -101,4 +66,161 @@ func (s *Tickets) TicketsOfUser(ctx context.Context, userID string, after *PageC
 	}
 	got, next := cutPage(got, limit, func(last Ticket) PageCursor { return PageCursor{At: last.IssuedAt, ID: last.ID} })
 	return got, next, nil
+}
+
+// BookingViewsOfUser lists a page of a fan's bookings (reservations), each
+// as Booking reads it, newest first, after the cursor; next is the cursor
+// of the following page, nil on the last. It costs the same five queries
+// whatever the page's size (bookingViews).
+func (s *Bookings) BookingViewsOfUser(ctx context.Context, userID string, after *PageCursor, limit int) ([]BookingView, *PageCursor, error) {
+	var at *time.Time
+	var id *uuid.UUID
+	if after != nil {
+		u, err := uuid.Parse(after.ID)
+		if err != nil {
+			return nil, nil, nil // a cursor no page produced: nothing follows it
+		}
+		at, id = &after.At, &u
+	}
+	views, err := s.bookingViews(ctx, `r.user_id = $1 AND ($2::timestamptz IS NULL OR (r.created_at, r.id) < ($2, $3::uuid))
+		ORDER BY r.created_at DESC, r.id DESC LIMIT $4`, userID, at, id, limit+1)
+	if err != nil {
+		return nil, nil, err
+	}
+	views, next := cutPage(views, limit, func(last BookingView) PageCursor {
+		return PageCursor{At: last.Hold.CreatedAt, ID: last.Hold.ID.String()}
+	})
+	return views, next, nil
+}
+
+// bookingViews reads the bookings the condition (a WHERE clause over
+// reservations r, with its ORDER BY and LIMIT) selects, in its order, with
+// everything a BookingView shows: the reservation with its payment in one
+// query, then its items, stay nights, tickets and vouchers in one query
+// each for every booking at once. A page of a hundred bookings costs five
+// queries, as one booking does; reading them one by one cost five each.
+func (s *Bookings) bookingViews(ctx context.Context, where string, args ...any) ([]BookingView, error) {
+	rows, err := s.pool.Query(ctx, `SELECT r.id, r.user_id, coalesce(r.event_id, ''), r.status, r.created_at, r.expires_at,
+		r.ended_at, r.total, r.currency, coalesce(r.promo_code, ''), r.status = 'PENDING_PAYMENT' AND r.expires_at <= now(),
+		coalesce(p.status, ''), coalesce(p.intent_id, ''), coalesce(p.flagged, '')
+		FROM reservations r LEFT JOIN payments p ON p.reservation_id = r.id WHERE `+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	views, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (BookingView, error) {
+		var v BookingView
+		h := &v.Hold
+		var status, payment string
+		var expired bool
+		err := row.Scan(&h.ID, &h.UserID, &h.EventID, &status, &h.CreatedAt, &h.ExpiresAt, &h.EndedAt, &h.Total.Amount,
+			&h.Total.Currency, &h.PromoCode, &expired, &payment, &v.IntentID, &v.Flagged)
+		// A pending hold past its expiry reads as EXPIRED before the sweeper
+		// ends it (lazy expiry), as GetHold reads it.
+		h.Status = vocab.ReservationStatus(status)
+		if expired {
+			h.Status = vocab.ReservationExpired
+		}
+		v.PaymentStatus = vocab.PaymentStatus(payment)
+		return v, err
+	})
+	if err != nil || len(views) == 0 {
+		return views, err
+	}
+	ids := make([]uuid.UUID, len(views))
+	at := make(map[uuid.UUID]*BookingView, len(views))
+	for i := range views {
+		ids[i] = views[i].Hold.ID
+		at[ids[i]] = &views[i]
+	}
+	// Each query orders by reservation and then as the single booking's
+	// reads always did, so appending keeps every booking's own order.
+	if err := eachRow(ctx, s.pool, func(r pgx.Rows) error {
+		var rid uuid.UUID
+		var it Item
+		if err := r.Scan(&rid, &it.SeatID, &it.SectionID, &it.Quantity, &it.Price.Amount, &it.Base, &it.SurgeBps, &it.Discount); err != nil {
+			return err
+		}
+		v := at[rid]
+		it.Price.Currency = v.Hold.Total.Currency
+		v.Hold.Items = append(v.Hold.Items, it)
+		return nil
+	}, `SELECT reservation_id, coalesce(seat_id, ''), section_id, quantity, price_at_lock, base_price, surge_bps, discount
+		FROM reservation_items WHERE reservation_id = ANY($1) ORDER BY reservation_id, seat_id COLLATE "C", id`, ids); err != nil {
+		return nil, err
+	}
+	lastStay := map[uuid.UUID]int{}
+	if err := eachRow(ctx, s.pool, func(r pgx.Rows) error {
+		var rid uuid.UUID
+		var idx, rooms int
+		var prop, rt, cur string
+		var in, out, night time.Time
+		var price int64
+		if err := r.Scan(&rid, &idx, &prop, &rt, &in, &out, &rooms, &night, &price, &cur); err != nil {
+			return err
+		}
+		v := at[rid]
+		stays := &v.Hold.Stays
+		if last, ok := lastStay[v.Hold.ID]; !ok || last != idx {
+			*stays = append(*stays, Stay{PropertyID: prop, RoomType: rt, Checkin: in, Checkout: out, Rooms: rooms,
+				Total: money.Money{Currency: cur}})
+			lastStay[v.Hold.ID] = idx
+		}
+		st := &(*stays)[len(*stays)-1]
+		if n := len(st.Nights); n > 0 && st.Nights[n-1].Night.Equal(night) {
+			return nil // a walked night: the original (not live, first) is what the guest paid
+		}
+		st.Nights = append(st.Nights, StayNight{Night: night, Price: money.Money{Amount: price, Currency: cur}})
+		st.Total.Amount += price * int64(rooms)
+		return nil
+	}, `SELECT reservation_id, stay, property_id, room_type, checkin, checkout, rooms, night, price, currency
+		FROM reservation_nights WHERE reservation_id = ANY($1) ORDER BY reservation_id, stay, night, live`, ids); err != nil {
+		return nil, err
+	}
+	if err := eachRow(ctx, s.pool, func(r pgx.Rows) error {
+		var rid uuid.UUID
+		var t TicketRef
+		if err := r.Scan(&rid, &t.ID, &t.SeatID, &t.Status); err != nil {
+			return err
+		}
+		v := at[rid]
+		v.Tickets = append(v.Tickets, t)
+		return nil
+	}, `SELECT reservation_id, id, coalesce(seat_id, ''), status FROM tickets
+		WHERE reservation_id = ANY($1) ORDER BY reservation_id, seat_id, unit`, ids); err != nil {
+		return nil, err
+	}
+	for i := range views {
+		views[i].Vouchers = []Voucher{}
+	}
+	if err := eachRow(ctx, s.pool, func(r pgx.Rows) error {
+		var rid uuid.UUID
+		var vc Voucher
+		if err := r.Scan(&rid, &vc.ID, &vc.PropertyID, &vc.RoomType, &vc.Checkin, &vc.Checkout, &vc.Confirmation, &vc.Status); err != nil {
+			return err
+		}
+		v := at[rid]
+		v.Vouchers = append(v.Vouchers, vc)
+		return nil
+	}, `SELECT reservation_id, id, property_id, room_type, checkin, checkout, confirmation, status
+		FROM vouchers WHERE reservation_id = ANY($1) ORDER BY reservation_id, stay`, ids); err != nil {
+		return nil, err
+	}
+	return views, nil
+}
+
+// eachRow runs one query and hands each of its rows to scan.
+func eachRow(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, scan func(pgx.Rows) error, sql string, args ...any) error {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
