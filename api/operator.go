@@ -96,7 +96,7 @@ func (h *operatorHandlers) patchControls(c *gin.Context) {
 		return
 	}
 	id := identity(c)
-	d, err := h.controls.Change(c.Request.Context(), c.Param("event_id"), id.UserID, id.Org, p)
+	d, err := h.controls.Change(c.Request.Context(), c.Param("event_id"), id.UserID, p)
 	if err != nil {
 		h.problems.fail(c, err)
 		return
@@ -132,6 +132,6 @@ func (h *operatorHandlers) revokeAdmission(c *gin.Context) {
 		return
 	}
 	eventID, id := c.Param("event_id"), identity(c)
-	revoked, err := h.controls.Revoke(c.Request.Context(), eventID, req.UserID, id.UserID, id.Org, req.Reason)
+	revoked, err := h.controls.Revoke(c.Request.Context(), eventID, req.UserID, id.UserID, req.Reason)
 	h.problems.answer(c, gin.H{"event_id": eventID, "user_id": req.UserID, "revoked": revoked}, err)
 }

@@ -113,7 +113,8 @@ const staffTimeout = 2 * time.Minute
 
 // StaffRefund cancels and refunds a booking outside the fan's policy,
 // through its workflow, recording the staff member and reason on the
-// booking and in the audit log.
+// booking and in the audit log of the booking's event's organisation (not
+// the staff member's own).
 func (s *Service) StaffRefund(ctx context.Context, who session.Identity, id uuid.UUID, reason string) (View, error) {
 	before, err := s.Store.Bookings.Booking(ctx, id, "")
 	if err != nil {
@@ -135,14 +136,15 @@ func (s *Service) StaffRefund(ctx context.Context, who session.Identity, id uuid
 	}
 	b, _ := json.Marshal(view(before))
 	a, _ := json.Marshal(view(after))
-	if err := s.Store.Orgs.RecordAdminAction(ctx, store.AdminAction{Actor: who.UserID, OrgID: who.Org, Action: "booking.refund",
+	if err := s.Store.Orgs.RecordAdminAction(ctx, store.AdminAction{Actor: who.UserID, EventID: before.Hold.EventID, Action: "booking.refund",
 		Target: "booking:" + id.String(), Reason: reason, Before: b, After: a}); err != nil {
 		return View{}, err
 	}
 	return view(after), nil
 }
 
-// Resend sends the booking's confirmation email again.
+// Resend sends the booking's confirmation email again, recorded in the
+// audit log of the booking's event's organisation.
 func (s *Service) Resend(ctx context.Context, who session.Identity, id uuid.UUID) error {
 	v, err := s.Store.Bookings.Booking(ctx, id, "")
 	if err != nil {
@@ -155,7 +157,7 @@ func (s *Service) Resend(ctx context.Context, who session.Identity, id uuid.UUID
 		BookingID: id.String(), Staff: who.UserID}); err != nil {
 		return err
 	}
-	return s.Store.Orgs.RecordAdminAction(ctx, store.AdminAction{Actor: who.UserID, OrgID: who.Org, Action: "booking.resend",
+	return s.Store.Orgs.RecordAdminAction(ctx, store.AdminAction{Actor: who.UserID, EventID: v.Hold.EventID, Action: "booking.resend",
 		Target: "booking:" + id.String()})
 }
 

@@ -36,20 +36,23 @@ func (c *Controls) Dials(ctx context.Context, eventID string) (controls.Dials, e
 	return c.Store.Catalogue.EventControls(ctx, eventID)
 }
 
-// Change applies p to the event's dials for actor (of org) and returns the
-// dials now stored; a bad patch is a *controls.ValidationError and changes
-// nothing. Other processes take it into force within their watcher's poll
-// interval; the caller refreshes its own watcher to have it at once.
-func (c *Controls) Change(ctx context.Context, eventID, actor, org string, p controls.Patch) (controls.Dials, error) {
-	return c.Store.Catalogue.UpdateControls(ctx, eventID, actor, org, p)
+// Change applies p to the event's dials for actor and returns the dials now
+// stored; a bad patch is a *controls.ValidationError and changes nothing.
+// The audit record is the event's organisation's (an operator or admin
+// works for their own). Other processes take it into force within their
+// watcher's poll interval; the caller refreshes its own watcher to have it
+// at once.
+func (c *Controls) Change(ctx context.Context, eventID, actor string, p controls.Patch) (controls.Dials, error) {
+	return c.Store.Catalogue.UpdateControls(ctx, eventID, actor, p)
 }
 
 // Revoke ends userID's admission to the event at once (a scalper's
 // account, a fan admitted by mistake): every pass minted for it is refused
-// from then on, and the action is recorded in the admin audit log as
-// actor's (of org), with reason. An unknown event is store.ErrNotFound and
-// revokes nothing. It reports whether the fan held an admission.
-func (c *Controls) Revoke(ctx context.Context, eventID, userID, actor, org, reason string) (bool, error) {
+// from then on, and the action is recorded in the event's organisation's
+// admin audit log as actor's, with reason. An unknown event is
+// store.ErrNotFound and revokes nothing. It reports whether the fan held an
+// admission.
+func (c *Controls) Revoke(ctx context.Context, eventID, userID, actor, reason string) (bool, error) {
 	if c.Room == nil {
 		return false, errNoRoom
 	}
@@ -60,7 +63,7 @@ func (c *Controls) Revoke(ctx context.Context, eventID, userID, actor, org, reas
 	if err != nil {
 		return false, err
 	}
-	if err := c.Store.Orgs.RecordAdminAction(ctx, store.AdminAction{Actor: actor, OrgID: org,
+	if err := c.Store.Orgs.RecordAdminAction(ctx, store.AdminAction{Actor: actor, EventID: eventID,
 		Action: "admission.revoke", Target: eventID + "/" + userID, Reason: reason}); err != nil {
 		return false, err
 	}

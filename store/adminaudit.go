@@ -23,6 +23,14 @@ type AdminAction struct {
 	Reason string          `json:"reason,omitempty"`
 	Before json.RawMessage `json:"before,omitempty"`
 	After  json.RawMessage `json:"after,omitempty"`
+
+	// EventID, when set, is the event the action was on: the record then
+	// carries that event's organisation, read by the INSERT itself, and
+	// OrgID is only the fallback for an event that does not exist. An
+	// admin or support agent belongs to an organisation of their own, and
+	// their action on another organisation's event belongs in that
+	// organisation's log, where its organisers look for it.
+	EventID string `json:"-"`
 }
 
 // AuditFilter narrows ListAdminActions; empty fields match everything.
@@ -52,8 +60,8 @@ func recordAdminAction(ctx context.Context, q interface {
 		return fmt.Errorf("store: an admin action needs its actor and action")
 	}
 	_, err := q.Exec(ctx, `INSERT INTO admin_audit (actor, org_id, action, target, reason, before, after)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		a.Actor, a.OrgID, a.Action, a.Target, a.Reason, nullJSON(a.Before), nullJSON(a.After))
+		VALUES ($1, coalesce((SELECT org_id FROM events WHERE id = nullif($8, '')), $2), $3, $4, $5, $6, $7)`,
+		a.Actor, a.OrgID, a.Action, a.Target, a.Reason, nullJSON(a.Before), nullJSON(a.After), a.EventID)
 	return err
 }
 

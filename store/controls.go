@@ -56,8 +56,9 @@ const controlsLock = 0x656e636f7265 // "encore"
 // UpdateControls applies p to an event's dials and records the change, who
 // made it and why, in the admin audit log in the same transaction. It
 // returns the dials now in force; a bad patch is a *controls.ValidationError
-// and writes nothing.
-func (s *Catalogue) UpdateControls(ctx context.Context, eventID, actor, orgID string, p controls.Patch) (controls.Dials, error) {
+// and writes nothing. The record is the event's organisation's, whoever
+// the actor works for.
+func (s *Catalogue) UpdateControls(ctx context.Context, eventID, actor string, p controls.Patch) (controls.Dials, error) {
 	var out controls.Dials
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(controlsLock)); err != nil {
@@ -105,7 +106,7 @@ func (s *Catalogue) UpdateControls(ctx context.Context, eventID, actor, orgID st
 		}
 		b, _ := json.Marshal(before)
 		a, _ := json.Marshal(out)
-		return RecordAdminActionTx(ctx, tx, AdminAction{Actor: actor, OrgID: orgID, Action: "event.controls",
+		return RecordAdminActionTx(ctx, tx, AdminAction{Actor: actor, EventID: eventID, Action: "event.controls",
 			Target: eventID, Reason: p.Reason, Before: b, After: a})
 	})
 	return out, err
