@@ -35,6 +35,10 @@ type Booking struct {
 	// ReturnURL is where the provider sends the fan after a 3-D Secure
 	// challenge or the hosted page.
 	ReturnURL string
+	// NoLoopbackReturn refuses a requested return page on a loopback host
+	// (production: the API checks it first, this guards a saga started
+	// before that check).
+	NoLoopbackReturn bool
 	// IPSecret keys fraud.IPRef, for checkouts that still carry a raw
 	// address (sent before the edge hashed it).
 	IPSecret []byte
@@ -373,7 +377,9 @@ func (a *Booking) CancelSale(ctx context.Context, bookingID string) error {
 
 // IssueTickets creates one ticket per seat (or general-admission unit), each
 // with its own sealed QR secret. A retry adds nothing: the unique key absorbs
-// it, and the stored tickets are returned.
+// it, and the stored tickets are returned. A booking that is not PAID when
+// the tickets are written gets none (ErrTypeNotPaid, not retried): the sale
+// was undone before its tickets, and no retry can make them right.
 func (a *Booking) IssueTickets(ctx context.Context, bookingID string) ([]string, error) {
 	id, err := parseID(bookingID)
 	if err != nil {
@@ -402,6 +408,9 @@ func (a *Booking) IssueTickets(ctx context.Context, bookingID string) ([]string,
 			SeatID: u.SeatID, Unit: u.Unit, UserID: b.UserID, SecretSealed: sealed})
 	}
 	if err := a.Store.Tickets.InsertTickets(ctx, rows); err != nil {
+		if errors.Is(err, store.ErrNotPaid) {
+			return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeNotPaid, err)
+		}
 		return nil, err
 	}
 	issued, err := a.Store.Tickets.TicketsOfReservation(ctx, id)
@@ -570,7 +579,7 @@ func (a *Booking) returnTo(requested string) string {
 	if pub, err := url.Parse(a.PublicURL); err == nil && a.PublicURL != "" && strings.EqualFold(pub.Scheme, u.Scheme) && strings.EqualFold(pub.Host, u.Host) {
 		return requested
 	}
-	if ip := net.ParseIP(u.Hostname()); (ip != nil && ip.IsLoopback()) || strings.EqualFold(u.Hostname(), "localhost") {
+	if ip := net.ParseIP(u.Hostname()); !a.NoLoopbackReturn && ((ip != nil && ip.IsLoopback()) || strings.EqualFold(u.Hostname(), "localhost")) {
 		return requested
 	}
 	return a.ReturnURL

@@ -11,6 +11,7 @@ const (
 	ErrTypeIntentMismatch = "mismatch"     // the intent names another booking
 	ErrTypeUnsellable     = "unsellable"   // the hold's nights are no longer held
 	ErrTypeAuditFailed    = "audit-failed" // the inventory audit found a broken rule
+	ErrTypeNotPaid        = "not-paid"     // tickets asked for a booking that is no longer PAID
 )
 
 // Step-key names of the saga's money moves. The provider deduplicates a

@@ -130,7 +130,11 @@ func TestAFanCannotReadOrTouchAnotherFansHoldBookingOrTicket(t *testing.T) {
 	held := own.hold(owner, map[string]any{"seat_ids": []string{s.seat("a", 0, 1)}})
 	require.Equal(t, http.StatusCreated, held.Status, string(held.Raw))
 	holdID := held.Body["hold_id"].(string)
-	// A ticket on the reservation, as the saga would issue it once paid.
+	// Paid, as a booking with tickets is (tickets are issued to paid
+	// bookings only).
+	_, err = s.pool.Exec(ctx, `UPDATE reservations SET status = 'PAID', ended_at = now() WHERE id = $1`, holdID)
+	require.NoError(t, err)
+	// A ticket on the reservation, as the saga issues it once paid.
 	secret, err := tickets.NewSecret()
 	require.NoError(t, err)
 	ticketID := tickets.NewTicketID()
@@ -139,10 +143,6 @@ func TestAFanCannotReadOrTouchAnotherFansHoldBookingOrTicket(t *testing.T) {
 	require.NoError(t, st.Tickets.InsertTickets(ctx, []store.TicketRow{{ID: ticketID, ReservationID: uuid.MustParse(holdID),
 		EventID: s.eventID, SectionID: s.eventID + "_a", SeatID: s.seat("a", 0, 1), Unit: 1,
 		UserID: "owner_" + s.eventID, SecretSealed: sealed}}))
-
-	// Paid, as a booking with tickets is.
-	_, err = s.pool.Exec(ctx, `UPDATE reservations SET status = 'PAID', ended_at = now() WHERE id = $1`, holdID)
-	require.NoError(t, err)
 
 	for _, r := range []struct{ method, path, ownersView string }{
 		{http.MethodGet, "/v1/holds/" + holdID, "/v1/holds/" + holdID},

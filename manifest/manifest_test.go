@@ -153,11 +153,11 @@ func TestInsertTicketsIsIdempotent(t *testing.T) {
 		require.Equal(t, first[i].Secret, secret)
 	}
 
-	// Another booking's valid ticket for a sold seat is a conflict, never
-	// absorbed.
+	// Another paid booking's valid ticket for a sold seat (a double sale)
+	// is a conflict, never absorbed.
 	other := uuid.New()
 	_, err = v.pool.Exec(ctx, `INSERT INTO reservations (id, user_id, event_id, status, expires_at, ended_at, total, currency)
-		VALUES ($1, 'fan_idem', $2, 'CANCELLED', now(), now(), 0, 'EUR')`, other, v.eventID)
+		VALUES ($1, 'fan_idem', $2, 'PAID', now(), now(), 0, 'EUR')`, other, v.eventID)
 	require.NoError(t, err)
 	err = v.store.Tickets.InsertTickets(ctx, []store.TicketRow{{ID: tickets.NewTicketID(), ReservationID: other, EventID: v.eventID,
 		SectionID: v.section, SeatID: first[0].SeatID, Unit: 1, UserID: "fan_idem", SecretSealed: []byte{1}}})

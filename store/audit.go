@@ -26,21 +26,38 @@ type AuditReport struct {
 	// RoomNightsMiscounted: room-nights whose held or sold counter differs
 	// from the live nights of pending or paid reservations.
 	RoomNightsMiscounted int64 `json:"room_nights_miscounted"`
+	// TicketsBeyondSale: bookings with more tickets, or more revoked
+	// tickets, than their sale issued. A sale issues one ticket per seat or
+	// general-admission unit of a booking that was sold (PAID, or its
+	// payment captured or refunded); a booking never sold issues none, so
+	// any ticket of it (the 501st revoked ticket of an event's
+	// cancellation) counts here.
+	TicketsBeyondSale int64 `json:"tickets_beyond_sale"`
+	// TicketsRevokedTwice: tickets whose one revocation was rewritten. A
+	// ticket records one revocation (status REVOKED and revoked_at) and the
+	// revoke statements touch only tickets that carry none, so a second
+	// revocation shows as a REVOKED ticket without its instant, or a VALID
+	// one that carries one (revoked, then made valid again: revocable twice).
+	TicketsRevokedTwice int64 `json:"tickets_revoked_twice"`
 }
 
 // Violations is the total count.
 func (r AuditReport) Violations() int64 {
 	return r.SeatsWithManyOwners + r.SoldWithoutPaid + r.HeldPastExpiry + r.GeneralOverCount +
-		r.RoomNightsOverLimit + r.RoomNightsMiscounted
+		r.RoomNightsOverLimit + r.RoomNightsMiscounted + r.TicketsBeyondSale + r.TicketsRevokedTwice
 }
 
 func (r AuditReport) String() string {
-	return fmt.Sprintf("seats with more than one live owner: %d; SOLD seats without a PAID reservation: %d; HELD seats past expiry beyond sweeper lag: %d; general-admission sections miscounted: %d; room-nights past allotment plus limit: %d; room-nights miscounted: %d",
-		r.SeatsWithManyOwners, r.SoldWithoutPaid, r.HeldPastExpiry, r.GeneralOverCount, r.RoomNightsOverLimit, r.RoomNightsMiscounted)
+	return fmt.Sprintf("seats with more than one live owner: %d; SOLD seats without a PAID reservation: %d; HELD seats past expiry beyond sweeper lag: %d; general-admission sections miscounted: %d; room-nights past allotment plus limit: %d; room-nights miscounted: %d; bookings with more tickets or revoked tickets than their sale issued: %d; tickets revoked twice: %d",
+		r.SeatsWithManyOwners, r.SoldWithoutPaid, r.HeldPastExpiry, r.GeneralOverCount, r.RoomNightsOverLimit, r.RoomNightsMiscounted,
+		r.TicketsBeyondSale, r.TicketsRevokedTwice)
 }
 
 // Audit runs the invariant queries over the whole database (or one event
-// when eventID is not empty) in one consistent snapshot.
+// when eventID is not empty) in one consistent snapshot: the inventory's
+// rules, and the tickets' (no booking has more tickets, or more revoked
+// tickets, than its sale issued; no ticket is revoked twice). encore audit
+// and the nightly AuditInventory workflow both run it.
 func (s *Holds) Audit(ctx context.Context, eventID string, sweeperLag time.Duration) (AuditReport, error) {
 	var r AuditReport
 	err := s.pool.QueryRow(ctx, `
@@ -65,8 +82,20 @@ func (s *Holds) Audit(ctx context.Context, eventID string, sweeperLag time.Durat
 		    WHERE sec.kind = 'general' AND ($1 = '' OR sec.event_id = $1) AND sec.ga_taken <> (
 		      SELECT coalesce(sum(i.quantity), 0) FROM reservation_items i
 		      JOIN reservations r ON r.id = i.reservation_id
-		      WHERE i.section_id = sec.id AND i.seat_id IS NULL AND i.live))`,
-		eventID, sweeperLag.String()).Scan(&r.SeatsWithManyOwners, &r.SoldWithoutPaid, &r.HeldPastExpiry, &r.GeneralOverCount)
+		      WHERE i.section_id = sec.id AND i.seat_id IS NULL AND i.live)),
+		  (SELECT count(*) FROM (
+		     SELECT t.reservation_id, count(*) AS issued, count(*) FILTER (WHERE t.status = 'REVOKED') AS revoked
+		     FROM tickets t WHERE ($1 = '' OR t.event_id = $1) GROUP BY t.reservation_id) k
+		   JOIN reservations r ON r.id = k.reservation_id
+		   LEFT JOIN payments p ON p.reservation_id = r.id
+		   WHERE greatest(k.issued, k.revoked) > CASE
+		     WHEN r.status = 'PAID' OR p.status IN ('CAPTURED', 'REFUNDED')
+		     THEN (SELECT coalesce(sum(i.quantity), 0) FROM reservation_items i WHERE i.reservation_id = r.id)
+		     ELSE 0 END),
+		  (SELECT count(*) FROM tickets t WHERE ($1 = '' OR t.event_id = $1) AND (
+		     (t.status = 'REVOKED' AND t.revoked_at IS NULL) OR (t.status = 'VALID' AND t.revoked_at IS NOT NULL)))`,
+		eventID, sweeperLag.String()).Scan(&r.SeatsWithManyOwners, &r.SoldWithoutPaid, &r.HeldPastExpiry, &r.GeneralOverCount,
+		&r.TicketsBeyondSale, &r.TicketsRevokedTwice)
 	if err != nil {
 		return r, err
 	}

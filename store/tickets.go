@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -47,11 +48,22 @@ func (e *TicketConflictError) Error() string {
 	return "store: ticket conflicts with another ticket (" + e.Constraint + ")"
 }
 
+// ErrNotPaid: tickets were asked for a booking that is not PAID (never
+// sold, or cancelled, refunded or released first). Nothing was issued.
+var ErrNotPaid = errors.New("store: the booking is not paid")
+
 // InsertTickets issues tickets. It is idempotent: a row whose (reservation,
 // section, seat, unit) already has a ticket is skipped, whatever its ID, so
 // a saga step that is retried, even with freshly generated IDs and secrets,
 // leaves exactly one ticket per seat or unit. Read the issued tickets back
 // with TicketsOfReservation.
+//
+// Only a PAID booking gets tickets: its reservation is share-locked and
+// checked in the transaction that inserts, and the insert itself joins on
+// it being PAID, so a cancel (CancelPaid locks the row FOR UPDATE, then
+// revokes) either commits first and the insert is refused (ErrNotPaid), or
+// waits and revokes what was issued. A ticket of a booking that was never
+// paid cannot be written.
 func (s *Tickets) InsertTickets(ctx context.Context, rows []TicketRow) error {
 	if len(rows) == 0 {
 		return nil
@@ -75,10 +87,27 @@ func (s *Tickets) InsertTickets(ctx context.Context, rows []TicketRow) error {
 		units[i], users[i], secrets[i] = int32(unit), r.UserID, r.SecretSealed
 	}
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO tickets (id, reservation_id, event_id, section_id, seat_id, unit, user_id, secret_sealed)
-			SELECT id, res, ev, sec, NULLIF(seat, ''), unit, usr, secret
+		// Locked in ID order, as every reservation lock is taken: two issues
+		// sharing bookings never wait on each other in a cycle.
+		lrows, err := tx.Query(ctx, `SELECT id FROM reservations WHERE id = ANY($1::uuid[]) AND status = 'PAID'
+			ORDER BY id FOR SHARE`, reservations)
+		if err != nil {
+			return err
+		}
+		paid, err := pgx.CollectRows(lrows, pgx.RowTo[uuid.UUID])
+		if err != nil {
+			return err
+		}
+		for _, r := range reservations {
+			if !slices.Contains(paid, r) {
+				return ErrNotPaid
+			}
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO tickets (id, reservation_id, event_id, section_id, seat_id, unit, user_id, secret_sealed)
+			SELECT t.id, t.res, t.ev, t.sec, NULLIF(t.seat, ''), t.unit, t.usr, t.secret
 			FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::bytea[])
 			     AS t (id, res, ev, sec, seat, unit, usr, secret)
+			JOIN reservations r ON r.id = t.res AND r.status = 'PAID'
 			ON CONFLICT (reservation_id, section_id, seat_id, unit) DO NOTHING`,
 			ids, reservations, events, sections, seats, units, users, secrets)
 		return err
@@ -86,6 +115,8 @@ func (s *Tickets) InsertTickets(ctx context.Context, rows []TicketRow) error {
 	switch code, constraint := pgCode(err); {
 	case err == nil:
 		return nil
+	case errors.Is(err, ErrNotPaid):
+		return err
 	case code == pgUniqueViolation:
 		return &TicketConflictError{Constraint: constraint}
 	case code == pgForeignKeyViolation:
@@ -138,12 +169,15 @@ func (s *Tickets) TicketsOfReservation(ctx context.Context, reservationID uuid.U
 // RevokeTickets revokes every valid ticket of a reservation (cancelled or
 // refunded) and returns their IDs; revoking twice revokes nothing more.
 // revoked_at is the statement's clock, the closest to the commit that the
-// manifest's delta export looks for.
+// manifest's delta export looks for. A ticket holds one revocation (its
+// status and revoked_at), so a second one could only overwrite the first:
+// the statement refuses to touch a ticket that carries one, and the audit
+// (Holds.Audit, TicketsRevokedTwice) counts any that shows a rewrite.
 func (s *Tickets) RevokeTickets(ctx context.Context, reservationID uuid.UUID) ([]string, error) {
 	var ids []string
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `UPDATE tickets SET status = 'REVOKED', revoked_at = clock_timestamp()
-			WHERE reservation_id = $1 AND status = 'VALID' RETURNING id`, reservationID)
+			WHERE reservation_id = $1 AND status = 'VALID' AND revoked_at IS NULL RETURNING id`, reservationID)
 		if err != nil {
 			return err
 		}

@@ -464,3 +464,70 @@ func (s *bookingSuite) TestAFraudReviewAsksForThreeDSecure() {
 	s.True(stepUp, "the review decision reaches the provider as a 3-D Secure request")
 	s.Equal(vocab.BookingPaid, s.result().Status)
 }
+
+// cancelOutcome is how a cancel Update ended: refused by its validator
+// (rejected), or completed with a status or an error.
+type cancelOutcome struct {
+	status   vocab.BookingStatus
+	err      error
+	rejected bool
+}
+
+// staffCancelAfter sends the staff-cancel Update after d and records its
+// outcome.
+func (s *bookingSuite) staffCancelAfter(d time.Duration) *cancelOutcome {
+	o := &cancelOutcome{}
+	s.env.RegisterDelayedCallback(func() {
+		s.env.UpdateWorkflow(workflows.UpdateStaffCancel, "", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { o.err, o.rejected = err, true },
+			OnAccept: func() {},
+			OnComplete: func(v any, err error) {
+				o.err = err
+				if err == nil {
+					o.status = v.(vocab.BookingStatus)
+				}
+			},
+		}, workflows.StaffCancelRequest{Staff: "olga", Reason: "the artist is ill"})
+	}, d)
+	return o
+}
+
+// An event's cancellation pages the bookings the database calls PAID; one
+// whose confirm has committed may still be capturing. A staff cancel taken
+// then used to be answered PAID with nothing refunded: it is refused as
+// busy, and the job's retry, once the sale has landed, refunds it.
+func (s *bookingSuite) TestAStaffCancelWhileTheSaleIsBeingCapturedIsRefusedAsBusyThenRefundsOnRetry() {
+	s.env.OnActivity(workflows.ActivityCapture, mock.Anything, mock.Anything, mock.Anything).After(30*time.Second).
+		Return(activities.CaptureResult{Status: vocab.IntentSucceeded}, nil)
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
+	during := s.staffCancelAfter(2*time.Minute + 10*time.Second)
+	retry := s.staffCancelAfter(3 * time.Minute)
+	s.start()
+	s.True(during.rejected, "a cancel during the capture is refused, not dropped: %+v", during)
+	s.Equal(workflows.ErrTypeBusy, appErrType(during.err))
+	s.NoError(retry.err)
+	s.Equal(vocab.BookingRefunded, retry.status)
+	s.Equal(vocab.BookingRefunded, s.result().Status)
+	s.Equal(1, s.calls[workflows.ActivityIssueTickets])
+	s.Equal(1, s.calls[workflows.ActivityCancelSale])
+	s.Equal(1, s.calls[workflows.ActivityRefund])
+}
+
+// Tickets are written only for a PAID booking: when the database refuses
+// them because the sale was undone after its capture, the booking neither
+// fails nor confirms; its money goes back and staff are told.
+func (s *bookingSuite) TestTicketsRefusedForABookingNoLongerPaidRefundAndFlagInsteadOfConfirming() {
+	s.env.OnActivity(workflows.ActivityIssueTickets, mock.Anything, mock.Anything).
+		Return(nil, temporal.NewNonRetryableApplicationError("store: the booking is not paid", activities.ErrTypeNotPaid, nil))
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
+	s.start()
+	r := s.result()
+	s.Equal(vocab.BookingRefunded, r.Status)
+	s.Empty(r.TicketIDs)
+	s.NotEmpty(r.Flagged)
+	s.Equal(1, s.calls[workflows.ActivityRefund])
+	s.Zero(s.calls[workflows.ActivityNotify], "no confirmation for a booking without tickets")
+	s.Zero(s.calls[workflows.ActivityVoid], "the refund settled the payment")
+}

@@ -152,6 +152,14 @@ func (b *booking) validateCancel(ctx workflow.Context) error {
 	}
 	switch b.status {
 	case vocab.BookingPendingPayment:
+		if b.selling() {
+			// The sale is being confirmed and captured: the database may
+			// already say PAID while this booking still reads pending. A
+			// cancel taken now would only ask the hold to be released, be
+			// answered PAID once the sale lands, and refund nothing; the
+			// caller retries once the sale has settled either way.
+			return appErr(ErrTypeBusy, "the booking is being paid for; try again shortly")
+		}
 		return nil
 	case vocab.BookingPaid:
 		if !workflow.Now(ctx).Before(b.hold.CancelBy) {
@@ -163,6 +171,17 @@ func (b *booking) validateCancel(ctx workflow.Context) error {
 		return nil
 	}
 	return appErr(ErrTypeNotPending, "the booking is "+string(b.status))
+}
+
+// selling says sell is between its confirm and the booking's new status
+// (confirm, capture, or the compensation of a confirm or capture that
+// failed).
+func (b *booking) selling() bool {
+	switch b.step {
+	case vocab.StepConfirming, vocab.StepCapturing, vocab.StepCompensating:
+		return true
+	}
+	return false
 }
 
 // cancel releases a pending hold, or cancels a paid booking: tickets revoked,

@@ -1,0 +1,200 @@
+package store_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/dev/testenv"
+	"github.com/encore-tickets/encore/money"
+	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/vocab"
+)
+
+// ticketEvent is an on-sale event of ten seats whose holds and tickets the
+// ticket tests write.
+type ticketEvent struct {
+	t  *testing.T
+	st *store.Store
+	ev string
+}
+
+func newTicketEvent(t *testing.T) ticketEvent {
+	t.Helper()
+	st := store.New(testenv.DB(t), store.Options{})
+	ev := "evt_tk_" + testenv.RandomSuffix()
+	require.NoError(t, st.Catalogue.CreateEvent(context.Background(), store.EventSpec{ID: ev, Title: "T", VenueID: "ven_tk",
+		VenueName: "V", City: "C", StartsAt: time.Now().AddDate(0, 1, 0), OnsaleAt: time.Now().Add(-time.Hour), Currency: "EUR",
+		Sections: []store.SectionSpec{{ID: "sec_" + ev, Name: "A", Rows: 2, PerRow: 5, BasePrice: 1000}}}))
+	return ticketEvent{t: t, st: st, ev: ev}
+}
+
+func (e ticketEvent) seat(n int) string { return "sec_" + e.ev + "-A-" + strconv.Itoa(n) }
+
+// hold places user's hold on seat n.
+func (e ticketEvent) hold(user string, n int) uuid.UUID {
+	e.t.Helper()
+	h, _, err := e.st.Holds.CreateHold(context.Background(), store.HoldRequest{ReservationID: uuid.New(), UserID: user,
+		EventID: e.ev, SeatIDs: []string{e.seat(n)}})
+	require.NoError(e.t, err)
+	return h.ID
+}
+
+// sold holds seat n for user and sells it.
+func (e ticketEvent) sold(user string, n int) uuid.UUID {
+	e.t.Helper()
+	id := e.hold(user, n)
+	ok, err := e.st.Bookings.ConfirmSale(context.Background(), id)
+	require.NoError(e.t, err)
+	require.True(e.t, ok)
+	return id
+}
+
+// ticket is the ticket the saga would issue for seat n of the booking.
+func (e ticketEvent) ticket(id uuid.UUID, user string, n int) store.TicketRow {
+	return store.TicketRow{ID: "tkt_" + uuid.NewString(), ReservationID: id, EventID: e.ev, SectionID: "sec_" + e.ev,
+		SeatID: e.seat(n), Unit: 1, UserID: user, SecretSealed: []byte("sealed")}
+}
+
+func (e ticketEvent) tickets(id uuid.UUID) int {
+	e.t.Helper()
+	var n int
+	require.NoError(e.t, e.st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM tickets WHERE reservation_id = $1`, id).Scan(&n))
+	return n
+}
+
+func TestTicketsAreRefusedToAHoldTheEventsCancellationReleased(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newTicketEvent(t)
+	paid := e.sold("paid", 1)
+	late := e.hold("late", 2)
+	_, err := e.st.Jobs.CancelEvent(ctx, e.ev, "", "olga", "ill", "job-"+e.ev)
+	require.NoError(t, err)
+
+	// The late fan's saga goes on as if sold: its tickets are refused, in
+	// the database, whatever the saga believes.
+	err = e.st.Tickets.InsertTickets(ctx, []store.TicketRow{e.ticket(late, "late", 2)})
+	require.ErrorIs(t, err, store.ErrNotPaid)
+	require.Zero(t, e.tickets(late))
+	// One refused booking refuses the whole batch: nothing is half-issued.
+	err = e.st.Tickets.InsertTickets(ctx, []store.TicketRow{e.ticket(paid, "paid", 1), e.ticket(late, "late", 2)})
+	require.ErrorIs(t, err, store.ErrNotPaid)
+	require.Zero(t, e.tickets(paid))
+	// The paid booking alone is issued, once.
+	require.NoError(t, e.st.Tickets.InsertTickets(ctx, []store.TicketRow{e.ticket(paid, "paid", 1)}))
+	require.NoError(t, e.st.Tickets.InsertTickets(ctx, []store.TicketRow{e.ticket(paid, "paid", 1)}))
+	require.Equal(t, 1, e.tickets(paid))
+}
+
+// A cancel and the saga's issue race on one booking: the cancel has locked
+// the booking and revoked its (no) tickets when the issue arrives. The
+// issue waits for the cancel and is refused; before, it wrote a VALID
+// ticket after the revoke, for a booking no longer paid.
+func TestAnIssueRacingACancelOfTheSameBookingWaitsAndIsRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newTicketEvent(t)
+	id := e.sold("racer", 3)
+
+	// CancelPaid's statements, held open so the issue runs inside them.
+	tx, err := e.st.Pool().Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = tx.Exec(ctx, `SELECT status FROM reservations WHERE id = $1 FOR UPDATE`, id)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, `UPDATE tickets SET status = 'REVOKED', revoked_at = now() WHERE reservation_id = $1 AND status = 'VALID'`, id)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, `UPDATE reservations SET status = 'CANCELLED', ended_at = now() WHERE id = $1`, id)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, `UPDATE seats SET status = 'AVAILABLE', reservation_id = NULL WHERE reservation_id = $1`, id)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, `UPDATE reservation_items SET live = false WHERE reservation_id = $1`, id)
+	require.NoError(t, err)
+
+	issued := make(chan error, 1)
+	go func() { issued <- e.st.Tickets.InsertTickets(ctx, []store.TicketRow{e.ticket(id, "racer", 3)}) }()
+	require.Eventually(t, func() bool {
+		select {
+		case err := <-issued:
+			issued <- err
+			return true
+		default:
+		}
+		var waiting bool
+		require.NoError(t, e.st.Pool().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE wait_event_type = 'Lock' AND query LIKE '%FOR SHARE%' AND datname = current_database())`).Scan(&waiting))
+		return waiting
+	}, 10*time.Second, 10*time.Millisecond, "the issue waits for the cancel, or has already answered")
+	require.NoError(t, tx.Commit(ctx))
+
+	require.ErrorIs(t, <-issued, store.ErrNotPaid)
+	require.Zero(t, e.tickets(id), "no ticket for a cancelled booking")
+	rep, err := e.st.Holds.Audit(ctx, e.ev, time.Minute)
+	require.NoError(t, err)
+	require.Zero(t, rep.Violations(), rep.String())
+}
+
+func TestTheAuditCountsTicketsBeyondTheSaleAndTicketsRevokedTwice(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newTicketEvent(t)
+	pool := e.st.Pool()
+	paid := e.sold("fan", 1)
+	require.NoError(t, e.st.Tickets.InsertTickets(ctx, []store.TicketRow{e.ticket(paid, "fan", 1)}))
+	refunded := e.sold("refunded", 4)
+	require.NoError(t, e.st.Tickets.InsertTickets(ctx, []store.TicketRow{e.ticket(refunded, "refunded", 4)}))
+	_, err := e.st.Bookings.CancelPaid(ctx, refunded)
+	require.NoError(t, err)
+	// Its payment, captured and then refunded, says it was sold.
+	require.NoError(t, e.st.Bookings.SavePayment(ctx, refunded, "pi_"+e.ev, money.Money{Amount: 1000, Currency: "EUR"},
+		vocab.PaymentRefunded, 1))
+	audit := func() store.AuditReport {
+		t.Helper()
+		rep, err := e.st.Holds.Audit(ctx, e.ev, time.Minute)
+		require.NoError(t, err)
+		return rep
+	}
+	require.Zero(t, audit().Violations(), "a sold booking's tickets, and a cancelled one's revoked ticket: %s", audit())
+
+	// A second revoke of the cancelled booking leaves its one revocation as
+	// it was.
+	var first time.Time
+	require.NoError(t, pool.QueryRow(ctx, `SELECT revoked_at FROM tickets WHERE reservation_id = $1`, refunded).Scan(&first))
+	again, err := e.st.Tickets.RevokeTickets(ctx, refunded)
+	require.NoError(t, err)
+	require.Empty(t, again)
+	var still time.Time
+	require.NoError(t, pool.QueryRow(ctx, `SELECT revoked_at FROM tickets WHERE reservation_id = $1`, refunded).Scan(&still))
+	require.Equal(t, first, still)
+
+	// Planted: the 501st ticket, revoked, of a booking that was never sold
+	// (released by the event's cancellation, its authorisation voided)...
+	stranger := e.hold("stranger", 2)
+	_, err = e.st.Jobs.CancelEvent(ctx, e.ev, "", "olga", "ill", "job-"+e.ev)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `INSERT INTO tickets (id, reservation_id, event_id, section_id, seat_id, user_id, secret_sealed, status, revoked_at)
+		VALUES ($1, $2, $3, $4, $5, 'stranger', '\x00', 'REVOKED', now())`, "tkt_"+uuid.NewString(), stranger, e.ev, "sec_"+e.ev, e.seat(2))
+	require.NoError(t, err)
+	rep := audit()
+	require.EqualValues(t, 1, rep.TicketsBeyondSale, rep.String())
+	require.Contains(t, rep.String(), "than their sale issued: 1")
+
+	// ...and a paid booking's second ticket for its one seat's unit.
+	_, err = pool.Exec(ctx, `INSERT INTO tickets (id, reservation_id, event_id, section_id, seat_id, unit, user_id, secret_sealed, status, revoked_at)
+		VALUES ($1, $2, $3, $4, $5, 2, 'fan', '\x00', 'REVOKED', now())`, "tkt_"+uuid.NewString(), paid, e.ev, "sec_"+e.ev, e.seat(1))
+	require.NoError(t, err)
+	require.EqualValues(t, 2, audit().TicketsBeyondSale)
+
+	// Planted: the cancelled booking's revoked ticket made valid again, so
+	// it could be revoked a second time.
+	_, err = pool.Exec(ctx, `UPDATE tickets SET status = 'VALID' WHERE reservation_id = $1`, refunded)
+	require.NoError(t, err)
+	rep = audit()
+	require.EqualValues(t, 1, rep.TicketsRevokedTwice, rep.String())
+	require.EqualValues(t, 3, rep.Violations(), rep.String())
+}
