@@ -136,8 +136,10 @@ func TestThousandConcurrentMissesCauseAHandfulOfQueries(t *testing.T) {
 				// A distinct prefix per case keeps the section cold. Wait is
 				// generous: on a loaded machine a thousand goroutines take
 				// seconds to be scheduled, and the test counts queries, not time.
+				// The lease outlives a fill that slow too: an expired lease
+				// lets a second process fill, as it should when a filler dies.
 				caches = append(caches, seatmap.NewCache(e.rdb, fmt.Sprintf("%scase%d:", e.prefix, i), loader.Load,
-					seatmap.CacheOptions{TTL: 10 * time.Second, Wait: 30 * time.Second}))
+					seatmap.CacheOptions{TTL: 10 * time.Second, Wait: 30 * time.Second, LeaseTTL: 30 * time.Second}))
 			}
 			start := make(chan struct{})
 			var wg sync.WaitGroup
