@@ -116,6 +116,20 @@ func fanTab(t *testing.T, first context.Context) context.Context {
 	return ctx
 }
 
+// twoFansOnTheMap starts the browser stack and a browser (bounded by within)
+// with two fans, each in a browser context of their own, signed in and on
+// the seat map of the stack's event. It returns the stack's URL and the two
+// fans' tabs.
+func twoFansOnTheMap(t *testing.T, within time.Duration) (string, context.Context, context.Context) {
+	t.Helper()
+	e, base := browserStack(t)
+	a := browser(t, within)
+	b := fanTab(t, a)
+	signInAndOpen(t, a, base, "fana_"+e.eventID[4:], e.eventID)
+	signInAndOpen(t, b, base, "fanb_"+e.eventID[4:], e.eventID)
+	return base, a, b
+}
+
 // signInAndOpen signs a fan in with the demo form and opens the event's
 // seat map, waiting until its first bitmap is drawn.
 func signInAndOpen(t *testing.T, ctx context.Context, base, user, eventID string) {
@@ -218,11 +232,7 @@ func waitJS(t *testing.T, ctx context.Context, expr, want string, within time.Du
 
 func TestAFanBuysASeatChosenWithTheKeyboardAndAnotherFanSeesItGoLive(t *testing.T) {
 	t.Parallel()
-	e, base := browserStack(t)
-	a := browser(t, 4*time.Minute)
-	b := fanTab(t, a)
-	signInAndOpen(t, a, base, "fana_"+e.eventID[4:], e.eventID)
-	signInAndOpen(t, b, base, "fanb_"+e.eventID[4:], e.eventID)
+	base, a, b := twoFansOnTheMap(t, 4*time.Minute)
 	js(t, b, `window.notReloaded = 'yes'`)
 
 	// Fan A: the keyboard alone picks the third seat of the first row.
@@ -264,11 +274,7 @@ func TestAFanBuysASeatChosenWithTheKeyboardAndAnotherFanSeesItGoLive(t *testing.
 
 func TestAFanWithAStaleMapIsToldTheSeatWasTakenAndOfferedAlternatives(t *testing.T) {
 	t.Parallel()
-	e, base := browserStack(t)
-	a := browser(t, 3*time.Minute)
-	b := fanTab(t, a)
-	signInAndOpen(t, a, base, "fana_"+e.eventID[4:], e.eventID)
-	signInAndOpen(t, b, base, "fanb_"+e.eventID[4:], e.eventID)
+	_, a, b := twoFansOnTheMap(t, 3*time.Minute)
 
 	// Both pick the first seat; B's map stops following the live socket
 	// (a dropped connection), so it still shows the seat free.

@@ -10,13 +10,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
@@ -70,6 +68,30 @@ func (e *e2e) deliver(payload []byte) int {
 	return resp.StatusCode
 }
 
+// authorisedCheckout holds seats for fan, checks out with a card of its own
+// and returns the booking, the checkout's answer and the sandbox's
+// authorisation event for it: with onlyEvents the sandbox does not deliver
+// it, so the test delivers it (or a forgery of it) itself.
+func (e *e2e) authorisedCheckout(fan string, seats ...string) (string, map[string]any, []byte) {
+	e.t.Helper()
+	id, co := e.checkedOut(fan, e.card(), seats...)
+	return id, co, e.providerEvent(vocab.EventAuthorised, co["payment"].(map[string]any)["intent_id"].(string))
+}
+
+// rewriteEvent is a provider event with idSuffix added to its ID (none: the
+// same ID) and edit applied to the payment intent it carries, as an attacker
+// or a broken relay would send it.
+func (e *e2e) rewriteEvent(event []byte, idSuffix string, edit func(intent map[string]any)) []byte {
+	e.t.Helper()
+	var ev map[string]any
+	require.NoError(e.t, json.Unmarshal(event, &ev))
+	ev["id"] = ev["id"].(string) + idSuffix
+	edit(ev["data"].(map[string]any)["object"].(map[string]any))
+	out, err := json.Marshal(ev)
+	require.NoError(e.t, err)
+	return out
+}
+
 // onlyEvents keeps the sandbox from delivering the authorisation itself, so
 // the test delivers it.
 func onlyEvents(types ...string) e2eOption {
@@ -80,32 +102,20 @@ func TestEightIdenticalWebhooksInParallelGiveOnePaidBookingOneTicketSetAndOneEma
 	t.Parallel()
 	e := newE2E(t, onlyEvents("payment_intent.succeeded"))
 	fan := e.fanWithEmail("asha", "asha@example.com")
-	id, status, co := e.holdAndCheckout(fan, []string{e.seat(0, 1), e.seat(0, 2)}, e.card())
-	require.Equal(t, http.StatusOK, status, "%v", co)
+	id, co, event := e.authorisedCheckout(fan, e.seat(0, 1), e.seat(0, 2))
 	require.Equal(t, string(vocab.BookingAuthorised), co["status"])
 	intentID := co["payment"].(map[string]any)["intent_id"].(string)
 	require.NotEmpty(t, co["payment"].(map[string]any)["client_secret"])
 
-	event := e.providerEvent(vocab.EventAuthorised, intentID)
-	var wg sync.WaitGroup
 	codes := make([]int, 8)
-	for i := range codes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			codes[i] = e.deliver(event)
-		}()
-	}
-	wg.Wait()
+	parallel(len(codes), len(codes), func(i int) { codes[i] = e.deliver(event) })
 	for _, c := range codes {
 		require.Equal(t, http.StatusOK, c)
 	}
 	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 	// Tickets and the notification follow the capture: wait for the last
 	// step, then check each count once.
-	require.Eventually(t, func() bool {
-		return e.count(`SELECT count(*) FROM notifications WHERE reservation_id = $1`, id) == 1
-	}, 20*time.Second, 50*time.Millisecond)
+	e.waitNotified(id)
 	_, b := e.call(http.MethodGet, "/v1/bookings/"+id, fan, nil)
 	require.Len(t, b["tickets"], 2)
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM reservations WHERE id = $1 AND status = 'PAID'`, id))
@@ -121,10 +131,7 @@ func TestEightIdenticalWebhooksInParallelGiveOnePaidBookingOneTicketSetAndOneEma
 	require.Equal(t, "CAPTURED", e.paymentStatus(id))
 
 	// The same event ID with other content is refused.
-	var changed map[string]any
-	require.NoError(t, json.Unmarshal(event, &changed))
-	changed["data"].(map[string]any)["object"].(map[string]any)["amount_capturable"] = 1
-	tampered, _ := json.Marshal(changed)
+	tampered := e.rewriteEvent(event, "", func(intent map[string]any) { intent["amount_capturable"] = 1 })
 	require.Equal(t, http.StatusConflict, e.deliver(tampered))
 }
 
@@ -134,30 +141,60 @@ func (e *e2e) paymentStatus(id string) string {
 	return s
 }
 
-func TestAWrongAmountNeverSells(t *testing.T) {
+// paymentFlagged is why the booking's payment was flagged for a person to
+// look at, nil while it is not.
+func (e *e2e) paymentFlagged(id string) *string {
+	var flagged *string
+	require.NoError(e.t, e.store.Pool().QueryRow(context.Background(), `SELECT flagged FROM payments WHERE reservation_id = $1`, id).Scan(&flagged))
+	return flagged
+}
+
+// TestAForgedAuthorisationNeverSells delivers, correctly signed, a forgery
+// of the sandbox's authorisation of a checkout under an event ID of its own:
+// a wrong amount fails the booking (seats released, the authorisation
+// voided, the payment flagged); a reference naming another booking reaches
+// the booking the database names, which flags it and keeps the seat held.
+func TestAForgedAuthorisationNeverSells(t *testing.T) {
 	t.Parallel()
-	e := newE2E(t, onlyEvents("payment_intent.succeeded"))
-	fan := e.fan("mallory")
-	seats := []string{e.seat(1, 1)}
-	id, status, co := e.holdAndCheckout(fan, seats, e.card())
-	require.Equal(t, http.StatusOK, status, "%v", co)
-	intentID := co["payment"].(map[string]any)["intent_id"].(string)
-	event := e.providerEvent(vocab.EventAuthorised, intentID)
-	var ev map[string]any
-	require.NoError(t, json.Unmarshal(event, &ev))
-	obj := ev["data"].(map[string]any)["object"].(map[string]any)
-	obj["amount_capturable"] = 1
-	obj["amount"] = 1
-	ev["id"] = ev["id"].(string) + "_forged"
-	forged, _ := json.Marshal(ev)
-	require.Equal(t, http.StatusOK, e.deliver(forged))
-	e.waitStatus(fan, id, vocab.BookingFailed, 30*time.Second)
-	require.Equal(t, 0, e.count(`SELECT count(*) FROM seats WHERE reservation_id = $1`, id), "seats released")
-	require.Equal(t, 0, e.count(`SELECT count(*) FROM tickets WHERE reservation_id = $1`, id))
-	var flagged string
-	require.NoError(t, e.store.Pool().QueryRow(context.Background(), `SELECT flagged FROM payments WHERE reservation_id = $1`, id).Scan(&flagged))
-	require.Contains(t, flagged, "differs")
-	require.Equal(t, "VOIDED", e.paymentStatus(id))
+	for _, tc := range []struct {
+		name, fan, idSuffix string
+		row                 int
+		forge               func(intent map[string]any)
+		check               func(t *testing.T, e *e2e, fan, id, seat string)
+	}{
+		{"a wrong amount", "mallory", "_forged", 1,
+			func(intent map[string]any) {
+				intent["amount_capturable"] = 1
+				intent["amount"] = 1
+			},
+			func(t *testing.T, e *e2e, fan, id, _ string) {
+				e.waitStatus(fan, id, vocab.BookingFailed, 30*time.Second)
+				require.Equal(t, 0, e.count(`SELECT count(*) FROM seats WHERE reservation_id = $1`, id), "seats released")
+				require.Equal(t, 0, e.count(`SELECT count(*) FROM tickets WHERE reservation_id = $1`, id))
+				flagged := e.paymentFlagged(id)
+				require.NotNil(t, flagged)
+				require.Contains(t, *flagged, "differs")
+				require.Equal(t, "VOIDED", e.paymentStatus(id))
+			}},
+		{"a reference naming another booking", "victim", "_other", 10,
+			func(intent map[string]any) {
+				intent["metadata"] = map[string]any{"booking_id": "00000000-0000-4000-8000-000000000000"}
+			},
+			func(t *testing.T, e *e2e, _, id, seat string) {
+				require.Eventually(t, func() bool { return e.paymentFlagged(id) != nil }, 20*time.Second, 50*time.Millisecond)
+				require.Equal(t, "HELD", e.seatStatus(seat), "never sold on a mismatched reference")
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // a stack of its own
+			e := newE2E(t, onlyEvents("payment_intent.succeeded"))
+			fan, seat := e.fan(tc.fan), e.seat(tc.row, 1)
+			id, _, event := e.authorisedCheckout(fan, seat)
+			require.Equal(t, http.StatusOK, e.deliver(e.rewriteEvent(event, tc.idSuffix, tc.forge)),
+				"stored and delivered to the booking the database names")
+			tc.check(t, e, fan, id, seat)
+		})
+	}
 }
 
 func TestADeclinedCardThenAGoodOneSellsThroughTheSandbox(t *testing.T) {
@@ -177,12 +214,8 @@ func TestCancellingAPaidBookingRefundsAndFreesTheSeats(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
 	fan := e.fan("changed-mind")
-	id, status, co := e.holdAndCheckout(fan, []string{e.seat(3, 1)}, e.card())
-	require.Equal(t, http.StatusOK, status, "%v", co)
-	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
-	require.Eventually(t, func() bool {
-		return e.count(`SELECT count(*) FROM notifications WHERE reservation_id = $1`, id) == 1
-	}, 20*time.Second, 50*time.Millisecond)
+	id, _ := e.buy(fan, e.seat(3, 1))
+	e.waitNotified(id)
 	status, b := e.call(http.MethodPost, "/v1/bookings/"+id+"/cancel", fan, nil, "Idempotency-Key", "cancel-1")
 	require.Equal(t, http.StatusOK, status, "%v", b)
 	require.Equal(t, string(vocab.BookingRefunded), b["status"])
@@ -236,9 +269,7 @@ func TestRecordHistories(t *testing.T) {
 	status, _ = e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.card()})
 	require.Equal(t, http.StatusOK, status)
 	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
-	require.Eventually(t, func() bool { // the saga's last step is done before the cancel
-		return e.count(`SELECT count(*) FROM notifications WHERE reservation_id = $1`, id) == 1
-	}, 20*time.Second, 50*time.Millisecond)
+	e.waitNotified(id) // the saga's last step is done before the cancel
 	status, _ = e.call(http.MethodPost, "/v1/bookings/"+id+"/cancel", fan, nil)
 	require.Equal(t, http.StatusOK, status)
 	record("decline_then_paid_then_cancelled", id)
@@ -246,8 +277,7 @@ func TestRecordHistories(t *testing.T) {
 	// Checked out into a 3-D Secure challenge the fan walks away from:
 	// released, the authorisation voided.
 	fan2 := e.fan("rec2")
-	id2, status, co := e.holdAndCheckout(fan2, []string{e.seat(5, 2)}, "pm_card_threeDSecure2Required")
-	require.Equal(t, http.StatusOK, status, "%v", co)
+	id2, _ := e.checkedOut(fan2, "pm_card_threeDSecure2Required", e.seat(5, 2))
 	status, _ = e.call(http.MethodDelete, "/v1/holds/"+id2, fan2, nil)
 	require.Equal(t, http.StatusNoContent, status)
 	record("released_after_checkout", id2) // waits for the workflow to end
@@ -287,26 +317,21 @@ func TestAHoldCostsTemporalNothingUntilCheckout(t *testing.T) {
 		require.ErrorAs(t, err, &nf, "hold %s has a workflow", id)
 	}
 	fan := e.fan("browsing")
-	status, h := e.call(http.MethodPost, "/v1/holds", fan, map[string]any{"event_id": e.eventID, "seat_ids": []string{e.seat(6, 1)}})
-	require.Equal(t, http.StatusCreated, status)
-	released := h["hold_id"].(string)
+	released := e.hold(fan, []string{e.seat(6, 1)})
 	noWorkflow(released)
-	status, _ = e.call(http.MethodDelete, "/v1/holds/"+released, fan, nil)
+	status, _ := e.call(http.MethodDelete, "/v1/holds/"+released, fan, nil)
 	require.Equal(t, http.StatusNoContent, status)
 	noWorkflow(released)
 	require.Equal(t, "AVAILABLE", e.seatStatus(e.seat(6, 1)), "released by the database alone")
 
 	// Cancelling a hold that was never checked out releases it too.
-	status, h = e.call(http.MethodPost, "/v1/holds", fan, map[string]any{"event_id": e.eventID, "seat_ids": []string{e.seat(6, 2)}})
-	require.Equal(t, http.StatusCreated, status)
-	cancelled := h["hold_id"].(string)
+	cancelled := e.hold(fan, []string{e.seat(6, 2)})
 	status, b := e.call(http.MethodPost, "/v1/bookings/"+cancelled+"/cancel", fan, nil)
 	require.Equal(t, http.StatusOK, status, "%v", b)
 	require.Equal(t, string(vocab.BookingCancelled), b["status"])
 	noWorkflow(cancelled)
 
-	id, status, co := e.holdAndCheckout(fan, []string{e.seat(6, 3)}, e.card())
-	require.Equal(t, http.StatusOK, status, "%v", co)
+	id, _ := e.checkedOut(fan, e.card(), e.seat(6, 3))
 	d, err := e.temporal.DescribeWorkflowExecution(ctx, workflows.BookingWorkflowID(id), "")
 	require.NoError(t, err, "the checkout started the workflow")
 	require.NotNil(t, d.WorkflowExecutionInfo)
@@ -317,8 +342,7 @@ func TestACheckoutWithoutACardLinksToTheHostedPage(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
 	fan := e.fan("hosted")
-	id, status, co := e.holdAndCheckout(fan, []string{e.seat(7, 1)}, "")
-	require.Equal(t, http.StatusOK, status, "%v", co)
+	id, co := e.checkedOut(fan, "", e.seat(7, 1))
 	pay := co["payment"].(map[string]any)
 	require.Equal(t, "requires_payment_method", pay["status"])
 	link := pay["next_action"].(string)
@@ -339,8 +363,7 @@ func TestACheckoutWithoutACardLinksToTheHostedPage(t *testing.T) {
 func TestCheckoutOnAnExpiredHoldIsGone(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
-	fan := e.fan("late")
-	id := e.hold(fan, []string{e.seat(8, 1)})
+	fan, id := e.fanHolding("late", e.seat(8, 1))
 	_, err := e.store.Pool().Exec(context.Background(), `UPDATE reservations SET expires_at = now() - interval '1 second' WHERE id = $1`, id)
 	require.NoError(t, err)
 	status, p := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.card()})
@@ -378,36 +401,13 @@ func TestThreeDSecureExtendsTheHoldOnceAndSellsAfterTheChallenge(t *testing.T) {
 	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 }
 
-func TestAnEventWhoseReferenceNamesAnotherBookingNeverSells(t *testing.T) {
-	t.Parallel()
-	e := newE2E(t, onlyEvents("payment_intent.succeeded"))
-	fan := e.fan("victim")
-	id, status, co := e.holdAndCheckout(fan, []string{e.seat(10, 1)}, e.card())
-	require.Equal(t, http.StatusOK, status, "%v", co)
-	intentID := co["payment"].(map[string]any)["intent_id"].(string)
-	event := e.providerEvent(vocab.EventAuthorised, intentID)
-	var ev map[string]any
-	require.NoError(t, json.Unmarshal(event, &ev))
-	ev["id"] = ev["id"].(string) + "_other"
-	ev["data"].(map[string]any)["object"].(map[string]any)["metadata"] = map[string]any{"booking_id": "00000000-0000-4000-8000-000000000000"}
-	forged, _ := json.Marshal(ev)
-	require.Equal(t, http.StatusOK, e.deliver(forged), "stored and delivered to the booking the database names")
-	require.Eventually(t, func() bool {
-		var flagged *string
-		_ = e.store.Pool().QueryRow(context.Background(), `SELECT flagged FROM payments WHERE reservation_id = $1`, id).Scan(&flagged)
-		return flagged != nil
-	}, 20*time.Second, 50*time.Millisecond)
-	require.Equal(t, "HELD", e.seatStatus(e.seat(10, 1)), "never sold on a mismatched reference")
-}
-
 // TestTheLastDeclinedCheckoutRetriedAfterTheHoldWasReleasedIsStillDeclined:
 // the third decline releases the hold; that checkout's answer lost and
 // retried under its key is the decline again, not a hold that is gone.
 func TestTheLastDeclinedCheckoutRetriedAfterTheHoldWasReleasedIsStillDeclined(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
-	fan := e.fan("thrice-declined")
-	id := e.hold(fan, []string{e.seat(11, 5)})
+	fan, id := e.fanHolding("thrice-declined", e.seat(11, 5))
 	// A declining card no other test of this package pays with: the fraud
 	// rule counting accounts per card (an hour, the package's one
 	// database) would otherwise send later tests' fans to 3-D Secure.
@@ -432,8 +432,7 @@ func TestTheLastDeclinedCheckoutRetriedAfterTheHoldWasReleasedIsStillDeclined(t 
 func TestACheckoutKeyReusedForAnotherCardIsRefused(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
-	fan := e.fan("reuser")
-	id := e.hold(fan, []string{e.seat(11, 1)})
+	fan, id := e.fanHolding("reuser", e.seat(11, 1))
 	status, first := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": "pm_card_chargeDeclined"}, "Idempotency-Key", "pay")
 	require.Equal(t, http.StatusPaymentRequired, status, "%v", first)
 	status, again := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": "pm_card_chargeDeclined"}, "Idempotency-Key", "pay")
@@ -453,27 +452,12 @@ func TestAPaidBookingCostsTwoWorkflowTasks(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
 	fan := e.fan("frugal")
-	id, status, co := e.holdAndCheckout(fan, []string{e.seat(13, 1)}, e.card())
-	require.Equal(t, http.StatusOK, status, "%v", co)
-	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
-	timerCancelled := false
+	id, co := e.buy(fan, e.seat(13, 1))
 	tasks := func() int {
-		n := 0
-		iter := e.temporal.GetWorkflowHistory(context.Background(), workflows.BookingWorkflowID(id), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-		for iter.HasNext() {
-			ev, err := iter.Next()
-			require.NoError(t, err)
-			switch ev.GetEventType() {
-			case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
-				n++
-			case enumspb.EVENT_TYPE_TIMER_CANCELED:
-				timerCancelled = true
-			}
-		}
+		n, _ := e.workflowTasks(id)
 		return n
 	}
-	require.Eventually(t, func() bool { return e.count(`SELECT count(*) FROM notifications WHERE reservation_id = $1`, id) == 1 },
-		30*time.Second, 50*time.Millisecond, "the saga's last step")
+	e.waitNotified(id)
 	require.Eventually(t, func() bool { return tasks() == 2 }, 10*time.Second, 50*time.Millisecond)
 	// The success event of the saga's own capture arrives after it and is
 	// not signalled: once it is taken in (marked after any signal would
@@ -486,7 +470,8 @@ func TestAPaidBookingCostsTwoWorkflowTasks(t *testing.T) {
 		d, err := e.temporal.DescribeWorkflowExecution(context.Background(), workflows.BookingWorkflowID(id), "")
 		return err == nil && d.GetPendingWorkflowTask() == nil
 	}, 30*time.Second, 50*time.Millisecond, "the capture's success event is taken in")
-	require.Equal(t, 2, tasks(), "nothing more runs until the cancellation deadline")
+	n, timerCancelled := e.workflowTasks(id)
+	require.Equal(t, 2, n, "nothing more runs until the cancellation deadline")
 	require.True(t, timerCancelled, "the hold's expiry timer is cancelled once sold, so it wakes nothing later")
 }
 
@@ -496,8 +481,7 @@ func TestAPaidBookingCostsTwoWorkflowTasks(t *testing.T) {
 func TestARetriedCheckoutGetsItsFirstAnswerAfterTheBookingWasPaid(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
-	fan := e.fan("retrier")
-	id := e.hold(fan, []string{e.seat(14, 1)})
+	fan, id := e.fanHolding("retrier", e.seat(14, 1))
 	body := map[string]any{"payment_method": e.card()}
 	status, first := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, body, "Idempotency-Key", "lost-answer")
 	require.Equal(t, http.StatusOK, status, "%v", first)

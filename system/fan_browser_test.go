@@ -44,13 +44,19 @@ func withFlashSale(id *string) stackOption {
 			// admission window ends (a buyer's ends when they have paid).
 			Tick: 200 * time.Millisecond, PassTTL: 30 * time.Second})
 		room.Register(prometheus.NewRegistry())
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { room.Admitter().Run(ctx, ""); close(done) }()
-		t.Cleanup(func() { cancel(); <-done; room.Close() })
-		e.holds.Admission = room.Passes()
-		a.Room = room
+		admitThrough(t, e, a, room)
 	}
+}
+
+// admitThrough runs room's admitter until the test ends (then closes the
+// room) and puts the stack's holds and API behind the room's passes.
+func admitThrough(t *testing.T, e *e2e, a *api.Server, room *waitingroom.Room) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { room.Admitter().Run(ctx, ""); close(done) }()
+	t.Cleanup(func() { cancel(); <-done; room.Close() })
+	e.holds.Admission = room.Passes()
+	a.Room = room
 }
 
 // pickSeats selects the first n seats of the first row with the keyboard.

@@ -2,14 +2,12 @@ package system_test
 
 import (
 	"context"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/encore-tickets/encore/rehearsal"
 	"github.com/encore-tickets/encore/vocab"
 )
 
@@ -21,35 +19,38 @@ import (
 func TestTheFourthAccountPayingWithOneCardIsSteppedUpWhateverTheToken(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
-	ctx := context.Background()
 	// A number of this test's own: the shared pm_card_visa is paid with by
 	// other tests' fans too, which would trip the rule before this test does.
-	num := rehearsal.VisaNumber(cardBase*1000 + cardSeq.Add(1))
+	num := freshVisaNumber()
 	sameCard := []string{e.cardToken(num, 0), e.cardToken(num, 1), e.cardToken(num, 2)}
 	for i, pm := range sameCard {
 		fan := e.fan("sharer" + string(rune('a'+i)))
-		id, status, co := e.holdAndCheckout(fan, []string{e.seat(12, 1+i)}, pm)
-		require.Equal(t, http.StatusOK, status, "%v", co)
+		id, co := e.checkedOut(fan, pm, e.seat(12, 1+i))
 		require.Equal(t, "requires_capture", co["payment"].(map[string]any)["status"], "account %d of the card is allowed; decided: %s",
 			i+1, fraudReasons(t, e, id))
 		e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 	}
 
 	fourth := e.fan("sharerd")
-	id, status, co := e.holdAndCheckout(fourth, []string{e.seat(12, 4)}, e.cardToken(num, 3))
-	require.Equal(t, http.StatusOK, status, "%v", co)
+	id, co := e.checkedOut(fourth, e.cardToken(num, 3), e.seat(12, 4))
 	require.Equal(t, "requires_action", co["payment"].(map[string]any)["status"], "stepped up to 3-D Secure")
-	var decision vocab.FraudDecision
-	var reasons string
-	require.NoError(t, e.store.Pool().QueryRow(ctx, `SELECT decision, reasons::text FROM fraud_decisions
-		WHERE reservation_id = $1`, id).Scan(&decision, &reasons))
+	decision, reasons := fraudDecision(t, e, id)
 	require.Equal(t, vocab.FraudReview, decision)
 	require.Contains(t, reasons, "card: used by 3 or more other accounts")
 
 	own := e.fan("loner")
-	_, status, co = e.holdAndCheckout(own, []string{e.seat(12, 5)}, e.card())
-	require.Equal(t, http.StatusOK, status, "%v", co)
+	_, co = e.checkedOut(own, e.card(), e.seat(12, 5))
 	require.Equal(t, "requires_capture", co["payment"].(map[string]any)["status"], "a card of one's own is not stepped up")
+}
+
+// fraudDecision is the booking's one fraud decision and its reasons.
+func fraudDecision(t *testing.T, e *e2e, id string) (vocab.FraudDecision, string) {
+	t.Helper()
+	var decision vocab.FraudDecision
+	var reasons string
+	require.NoError(t, e.store.Pool().QueryRow(context.Background(), `SELECT decision, reasons::text FROM fraud_decisions
+		WHERE reservation_id = $1`, id).Scan(&decision, &reasons))
+	return decision, reasons
 }
 
 // fraudReasons is every fraud decision of a booking with its score and

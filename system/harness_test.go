@@ -347,12 +347,39 @@ func (e *e2e) hold(token string, seats []string) string {
 	return h["hold_id"].(string)
 }
 
+// fanHolding is a new fan, named name, holding seats of the test's event:
+// it returns the fan's token and the hold's ID.
+func (e *e2e) fanHolding(name string, seats ...string) (string, string) {
+	e.t.Helper()
+	fan := e.fan(name)
+	return fan, e.hold(fan, seats)
+}
+
 // holdAndCheckout places a hold on seats and checks out with pm.
 func (e *e2e) holdAndCheckout(token string, seats []string, pm string) (string, int, map[string]any) {
 	e.t.Helper()
 	id := e.hold(token, seats)
 	status, co := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", token, map[string]any{"payment_method": pm})
 	return id, status, co
+}
+
+// checkedOut places a hold on seats and checks out with pm, which must be
+// answered 200: authorised, or waiting for the fan (3-D Secure, the hosted
+// page).
+func (e *e2e) checkedOut(fan, pm string, seats ...string) (string, map[string]any) {
+	e.t.Helper()
+	id, status, co := e.holdAndCheckout(fan, seats, pm)
+	require.Equal(e.t, http.StatusOK, status, "%v", co)
+	return id, co
+}
+
+// buy books seats for fan with a card of its own and waits until the
+// booking is PAID.
+func (e *e2e) buy(fan string, seats ...string) (string, map[string]any) {
+	e.t.Helper()
+	id, co := e.checkedOut(fan, e.card(), seats...)
+	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
+	return id, co
 }
 
 // cardSeq numbers the cards the tests create; cardBase keeps two test
@@ -368,8 +395,12 @@ var (
 // real fans. Shared test tokens (pm_card_visa) are one card for everyone.
 func (e *e2e) card() string {
 	e.t.Helper()
-	return e.cardNumber(rehearsal.VisaNumber(cardBase*1000 + cardSeq.Add(1)))
+	return e.cardNumber(freshVisaNumber())
 }
+
+// freshVisaNumber is a Visa number no other card of this process (or, by
+// cardBase, of another run) has.
+func freshVisaNumber() string { return rehearsal.VisaNumber(cardBase*1000 + cardSeq.Add(1)) }
 
 // cardNumber creates a payment method in the sandbox for a card number.
 func (e *e2e) cardNumber(num string) string { return e.cardToken(num, 0) }
@@ -412,6 +443,34 @@ func (e *e2e) waitStatus(token, id string, want vocab.BookingStatus, within time
 	}
 	e.t.Fatalf("booking %s: want %s, last %v", id, want, last)
 	return nil
+}
+
+// workflowTasks reads the booking's workflow history: the workflow tasks
+// completed so far, and whether a timer was cancelled.
+func (e *e2e) workflowTasks(id string) (tasks int, timerCancelled bool) {
+	e.t.Helper()
+	iter := e.temporal.GetWorkflowHistory(context.Background(), workflows.BookingWorkflowID(id), "", false,
+		enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		require.NoError(e.t, err)
+		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+			tasks++
+		case enumspb.EVENT_TYPE_TIMER_CANCELED:
+			timerCancelled = true
+		}
+	}
+	return tasks, timerCancelled
+}
+
+// waitNotified waits until the booking's fan is notified: the saga's last
+// step, after the capture, the tickets and the vouchers.
+func (e *e2e) waitNotified(id string) {
+	e.t.Helper()
+	require.Eventually(e.t, func() bool {
+		return e.count(`SELECT count(*) FROM notifications WHERE reservation_id = $1`, id) == 1
+	}, 30*time.Second, 50*time.Millisecond, "booking %s: the saga's last step", id)
 }
 
 func (e *e2e) count(sql string, args ...any) int {

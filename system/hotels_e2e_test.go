@@ -72,15 +72,7 @@ func TestAPackageWhoseNightsAreGoneAfterAuthorisationIsCompensated(t *testing.T)
 	t.Parallel()
 	e := newE2E(t, onlyEvents("payment_intent.succeeded"))
 	prop := e.hotel(2)
-	fan := e.fan("unlucky")
-	id := e.holdStay(fan, prop, 20, 1, e.seat(8, 1))
-	intentID := e.checkout(fan, id, e.card())
-	_, err := e.store.Pool().Exec(context.Background(), `UPDATE room_nights SET held = held - 1
-		WHERE property_id = $1 AND room_type = 'double' AND night = $2`, prop, today().AddDate(0, 0, 20))
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, e.deliver(e.providerEvent(vocab.EventAuthorised, intentID)))
-
-	e.waitStatus(fan, id, vocab.BookingFailed, 30*time.Second)
+	id, intentID := e.packageWhoseNightIsGone(e.fan("unlucky"), prop, 20, e.seat(8, 1))
 	require.Eventually(t, func() bool { return e.paymentStatus(id) == "VOIDED" }, 20*time.Second, 50*time.Millisecond)
 	require.Equal(t, 1, e.intentEvents("payment_intent.canceled", intentID), "voided once")
 	require.Empty(t, e.refundAmounts(intentID), "nothing captured, nothing refunded")
@@ -89,9 +81,9 @@ func TestAPackageWhoseNightsAreGoneAfterAuthorisationIsCompensated(t *testing.T)
 	require.Equal(t, "AVAILABLE", e.seatStatus(e.seat(8, 1)))
 	held, sold := e.nightCounters(prop, 20)
 	require.Equal(t, [2]int{0, 0}, [2]int{held, sold})
-	var flagged string
-	require.NoError(t, e.store.Pool().QueryRow(context.Background(), `SELECT flagged FROM payments WHERE reservation_id = $1`, id).Scan(&flagged))
-	require.Contains(t, flagged, "could not be sold")
+	flagged := e.paymentFlagged(id)
+	require.NotNil(t, flagged)
+	require.Contains(t, *flagged, "could not be sold")
 }
 
 // TestCancellingAStayRefundsPerTheRatesPolicy: within the property's free
@@ -119,9 +111,7 @@ func TestCancellingAStayRefundsPerTheRatesPolicy(t *testing.T) {
 			intentID := e.checkout(fan, id, e.card())
 			b := e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 			total := int64(b["total"].(map[string]any)["amount"].(float64))
-			require.Eventually(t, func() bool {
-				return e.count(`SELECT count(*) FROM notifications WHERE reservation_id = $1`, id) == 1
-			}, 20*time.Second, 50*time.Millisecond)
+			e.waitNotified(id)
 
 			for range 2 {
 				if tc.byStaff {
@@ -212,21 +202,12 @@ func TestRecordPackageHistories(t *testing.T) {
 	intentID := e.checkout(fan, id, e.card())
 	require.Equal(t, http.StatusOK, e.deliver(e.providerEvent(vocab.EventAuthorised, intentID)))
 	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
-	require.Eventually(t, func() bool {
-		return e.count(`SELECT count(*) FROM notifications WHERE reservation_id = $1`, id) == 1
-	}, 20*time.Second, 50*time.Millisecond)
+	e.waitNotified(id)
 	status, _ := e.call(http.MethodPost, "/v1/bookings/"+id+"/cancel", fan, nil)
 	require.Equal(t, http.StatusOK, status)
 	e.recordHistory("package_paid_then_cancelled_past_free_window", id)
 
-	fan2 := e.fan("rec-package-gone")
-	id2 := e.holdStay(fan2, prop, 21, 1, e.seat(10, 2))
-	intent2 := e.checkout(fan2, id2, e.card())
-	_, err := e.store.Pool().Exec(context.Background(), `UPDATE room_nights SET held = held - 1
-		WHERE property_id = $1 AND room_type = 'double' AND night = $2`, prop, today().AddDate(0, 0, 21))
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, e.deliver(e.providerEvent(vocab.EventAuthorised, intent2)))
-	e.waitStatus(fan2, id2, vocab.BookingFailed, 30*time.Second)
+	id2, _ := e.packageWhoseNightIsGone(e.fan("rec-package-gone"), prop, 21, e.seat(10, 2))
 	e.recordHistory("package_nights_gone_compensated", id2)
 }
 
@@ -341,6 +322,25 @@ func TestAPackageWhoseHotelCannotHonourThePaidNightIsCancelledWholeAndRefundedOn
 	audit, err := e.store.Holds.Audit(ctx, e.eventID, time.Minute)
 	require.NoError(t, err)
 	require.Zero(t, audit.Violations(), audit.String())
+}
+
+// packageWhoseNightIsGone books a package of seat and one night at
+// property, checkin days from today, whose held night is taken away between
+// the authorisation and the confirm (the stack must run with onlyEvents, so
+// the test delivers the authorisation), and waits until the booking has
+// FAILED. It returns the booking and its payment intent.
+func (e *e2e) packageWhoseNightIsGone(fan, property string, checkin int, seat string) (string, string) {
+	e.t.Helper()
+	id := e.holdStay(fan, property, checkin, 1, seat)
+	intentID := e.checkout(fan, id, e.card())
+	// The night's held counter is taken away underneath the hold (a direct
+	// change to its row).
+	_, err := e.store.Pool().Exec(context.Background(), `UPDATE room_nights SET held = held - 1
+		WHERE property_id = $1 AND room_type = 'double' AND night = $2`, property, today().AddDate(0, 0, checkin))
+	require.NoError(e.t, err)
+	require.Equal(e.t, http.StatusOK, e.deliver(e.providerEvent(vocab.EventAuthorised, intentID)))
+	e.waitStatus(fan, id, vocab.BookingFailed, 30*time.Second)
+	return id, intentID
 }
 
 // walker is the booking service as the walk route and encore hotel walk use

@@ -30,6 +30,21 @@ func organiserStack(t *testing.T) (*e2e, string) {
 	})
 }
 
+// organiserAndFan starts the organiser stack and a browser (bounded by
+// within) with an organiser of an organisation of the test's own signed in
+// on one tab, and another browser context for a fan. It returns the stack,
+// its URL, the organiser's and the fan's tabs, and the suffix that names the
+// test's organisation and users.
+func organiserAndFan(t *testing.T, within time.Duration) (*e2e, string, context.Context, context.Context, string) {
+	t.Helper()
+	e, base := organiserStack(t)
+	org := browser(t, within)
+	fan := fanTab(t, org)
+	suffix := testenv.RandomSuffix()
+	organiserSignsIn(t, org, base, "olga_"+suffix, "org_ui_"+suffix)
+	return e, base, org, fan, suffix
+}
+
 // organiserSignsIn signs in with the organiser app's demo form as an
 // organiser of org.
 func organiserSignsIn(t *testing.T, ctx context.Context, base, user, org string) {
@@ -103,11 +118,7 @@ func organiserPublishes(t *testing.T, ctx context.Context, base, title string) s
 
 func TestAnOrganiserUploadsALayoutPublishesAnEventAndAFanFindsItAndOpensItsSeatMap(t *testing.T) {
 	t.Parallel()
-	_, base := organiserStack(t)
-	org := browser(t, 4*time.Minute)
-	fan := fanTab(t, org)
-	suffix := testenv.RandomSuffix()
-	organiserSignsIn(t, org, base, "olga_"+suffix, "org_ui_"+suffix)
+	_, base, org, fan, suffix := organiserAndFan(t, 4*time.Minute)
 	title := "Organiser Night " + suffix
 	eventID := organiserPublishes(t, org, base, title)
 
@@ -129,11 +140,7 @@ func TestAnOrganiserUploadsALayoutPublishesAnEventAndAFanFindsItAndOpensItsSeatM
 
 func TestAnOrganiserBlocksSeatsAFanSeesThemBlockedAndTheDashboardFollowsTheFansHoldUntilTheEventIsCancelled(t *testing.T) {
 	t.Parallel()
-	e, base := organiserStack(t)
-	org := browser(t, 5*time.Minute)
-	fan := fanTab(t, org)
-	suffix := testenv.RandomSuffix()
-	organiserSignsIn(t, org, base, "olga_"+suffix, "org_ui_"+suffix)
+	e, base, org, fan, suffix := organiserAndFan(t, 5*time.Minute)
 	eventID := organiserPublishes(t, org, base, "Blocked Night "+suffix)
 	seat := func(id string) string { return store.SectionPrefix(eventID) + "stalls-" + id }
 	fanState := func(id, want string) {

@@ -47,12 +47,7 @@ func withRehearsalSale(id, admin *string) stackOption {
 		metrics := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 		t.Cleanup(metrics.Close)
 		*admin = metrics.URL
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { room.Admitter().Run(ctx, ""); close(done) }()
-		t.Cleanup(func() { cancel(); <-done; room.Close() })
-		e.holds.Admission = room.Passes()
-		a.Room = room
+		admitThrough(t, e, a, room)
 	}
 }
 

@@ -55,38 +55,26 @@ func BenchmarkHoldsThroughARunningStack(b *testing.B) {
 	}
 
 	const clients = 16
-	var next, created, conflicts, other atomic.Int64
+	var created, conflicts, other atomic.Int64
 	latencies := make([]time.Duration, b.N)
-	var wg sync.WaitGroup
 	b.ResetTimer()
 	start := time.Now()
-	for range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= b.N {
-					return
-				}
-				j := rand.IntN(len(seats))
-				k := (j + 1 + rand.IntN(len(seats)-1)) % len(seats)
-				t0 := time.Now()
-				st := call(http.MethodPost, "/v1/holds", tokens[i], map[string]any{"event_id": eventID,
-					"seat_ids": []string{seats[j], seats[k]}}, nil)
-				latencies[i] = time.Since(t0)
-				switch st {
-				case http.StatusCreated:
-					created.Add(1)
-				case http.StatusConflict:
-					conflicts.Add(1)
-				default:
-					other.Add(1)
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	parallel(clients, b.N, func(i int) {
+		j := rand.IntN(len(seats))
+		k := (j + 1 + rand.IntN(len(seats)-1)) % len(seats)
+		t0 := time.Now()
+		st := call(http.MethodPost, "/v1/holds", tokens[i], map[string]any{"event_id": eventID,
+			"seat_ids": []string{seats[j], seats[k]}}, nil)
+		latencies[i] = time.Since(t0)
+		switch st {
+		case http.StatusCreated:
+			created.Add(1)
+		case http.StatusConflict:
+			conflicts.Add(1)
+		default:
+			other.Add(1)
+		}
+	})
 	elapsed := time.Since(start)
 	b.StopTimer()
 	if other.Load() > 0 {
@@ -135,11 +123,27 @@ func requireLoopback(b *testing.B, name, host string) {
 
 // event is ENCORE_BENCH_EVENT, default the demo night. The stadium
 // (evt_demo_stadium, 50,000 seats) is the event for headline figures.
-func (s *stack) event() string {
-	if e := os.Getenv("ENCORE_BENCH_EVENT"); e != "" {
-		return e
+func (s *stack) event() string { return envOr("ENCORE_BENCH_EVENT", "evt_demo_night") }
+
+// envOr is the environment variable name, or def when it is unset or empty.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
 	}
-	return "evt_demo_night"
+	return def
+}
+
+// loopbackAddr is the host:port in the environment variable name (def when
+// unset); the benchmarks only ever drive a stack on this machine.
+func loopbackAddr(b *testing.B, name, def string) string {
+	b.Helper()
+	addr := envOr(name, def)
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		b.Fatalf("%s=%q: %v", name, addr, err)
+	}
+	requireLoopback(b, name, host)
+	return addr
 }
 
 // call sends a JSON request and decodes a JSON answer into out (when not
@@ -252,15 +256,7 @@ var terminalBooking = map[string]bool{"EXPIRED": true, "CANCELLED": true, "REFUN
 // clock starts: the card is the provider's work, not the stack's.
 func (s *stack) cards(n int) []string {
 	s.b.Helper()
-	addr := os.Getenv("ENCORE_BENCH_PSP")
-	if addr == "" {
-		addr = "127.0.0.1:12111"
-	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		s.b.Fatalf("ENCORE_BENCH_PSP=%q: %v", addr, err)
-	}
-	requireLoopback(s.b, "ENCORE_BENCH_PSP", host)
+	addr := loopbackAddr(s.b, "ENCORE_BENCH_PSP", "127.0.0.1:12111")
 	base := time.Now().UnixNano() % 1_000_000_000
 	out := make([]string, n)
 	parallel(16, n, func(i int) {
@@ -279,28 +275,27 @@ func (s *stack) cards(n int) []string {
 
 func envInt(b *testing.B, name string, def int) int {
 	b.Helper()
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n <= 0 {
-		b.Fatalf("%s=%q: want a positive integer", name, v)
-	}
-	return n
+	return envPositive(b, name, def, strconv.Atoi, "integer")
 }
 
 func envDuration(b *testing.B, name string, def time.Duration) time.Duration {
+	b.Helper()
+	return envPositive(b, name, def, time.ParseDuration, "duration")
+}
+
+// envPositive parses the environment variable name (def when unset); a value
+// that does not parse, or is not positive, fails the benchmark.
+func envPositive[T int | time.Duration](b *testing.B, name string, def T, parse func(string) (T, error), what string) T {
 	b.Helper()
 	v := os.Getenv(name)
 	if v == "" {
 		return def
 	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		b.Fatalf("%s=%q: want a positive duration", name, v)
+	n, err := parse(v)
+	if err != nil || n <= 0 {
+		b.Fatalf("%s=%q: want a positive %s", name, v, what)
 	}
-	return d
+	return n
 }
 
 // percentile of sorted durations, in milliseconds.
@@ -316,19 +311,8 @@ func percentileMS(sorted []time.Duration, p int) float64 {
 // "default", ENCORE_TEMPORAL_NAMESPACE's default).
 func dialStackTemporal(b *testing.B) client.Client {
 	b.Helper()
-	addr := os.Getenv("ENCORE_BENCH_TEMPORAL")
-	if addr == "" {
-		addr = "127.0.0.1:7233"
-	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		b.Fatalf("ENCORE_BENCH_TEMPORAL=%q: %v", addr, err)
-	}
-	requireLoopback(b, "ENCORE_BENCH_TEMPORAL", host)
-	ns := os.Getenv("ENCORE_BENCH_NAMESPACE")
-	if ns == "" {
-		ns = "default"
-	}
+	addr := loopbackAddr(b, "ENCORE_BENCH_TEMPORAL", "127.0.0.1:7233")
+	ns := envOr("ENCORE_BENCH_NAMESPACE", "default")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c, err := client.DialContext(ctx, client.Options{HostPort: addr, Namespace: ns,
@@ -352,35 +336,23 @@ func trivialCeiling(b *testing.B, c client.Client, n, fans int) (float64, []time
 		b.Fatal(err)
 	}
 	defer w.Stop()
-	var next, failed atomic.Int64
+	var failed atomic.Int64
 	lat := make([]time.Duration, n)
 	start := time.Now()
-	var wg sync.WaitGroup
-	for range fans {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n {
-					return
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				t0 := time.Now()
-				run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue, EnableEagerStart: true,
-					WorkflowExecutionTimeout: time.Minute}, "Trivial")
-				if err == nil {
-					err = run.Get(ctx, nil)
-				}
-				cancel()
-				lat[i] = time.Since(t0)
-				if err != nil && failed.Add(1) == 1 {
-					b.Errorf("trivial workflow: %v", err)
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	parallel(fans, n, func(i int) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		t0 := time.Now()
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue, EnableEagerStart: true,
+			WorkflowExecutionTimeout: time.Minute}, "Trivial")
+		if err == nil {
+			err = run.Get(ctx, nil)
+		}
+		lat[i] = time.Since(t0)
+		if err != nil && failed.Add(1) == 1 {
+			b.Errorf("trivial workflow: %v", err)
+		}
+	})
 	rate := float64(n) / time.Since(start).Seconds()
 	slices.Sort(lat)
 	return rate, lat
@@ -434,7 +406,7 @@ func BenchmarkBookingsThroughARunningStack(b *testing.B) {
 	ceiling, _ := trivialCeiling(b, c, envInt(b, "ENCORE_BENCH_CEILING", 1000), fans)
 
 	run := fmt.Sprintf("bk%d", time.Now().UnixNano())
-	var nextSeat, nextOp, paid, failed, holdConflicts, polls atomic.Int64
+	var nextSeat, paid, failed, holdConflicts, polls atomic.Int64
 	var mu sync.Mutex
 	outcomes := map[string]int{}
 	count := func(k string) {
@@ -446,78 +418,66 @@ func BenchmarkBookingsThroughARunningStack(b *testing.B) {
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	start := time.Now()
-	var wg sync.WaitGroup
-	for range fans {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(nextOp.Add(1)) - 1
-				if i >= b.N {
-					return
-				}
-				card := cards[i]
-				token := st.session(fmt.Sprintf("%s_%d", run, i))
-				// A seat someone else took since the seat map was read is
-				// retried with the next one.
-				var hold struct {
-					HoldID string `json:"hold_id"`
-				}
-				var t0 time.Time
-				status, outcome := 0, ""
-				for range 5 {
-					j := int(nextSeat.Add(1)) - 1
-					if j >= len(seats) {
-						break
-					}
-					t0 = time.Now()
-					status, outcome = st.callProblem(http.MethodPost, "/v1/holds", token,
-						map[string]any{"event_id": eventID, "seat_ids": []string{seats[j]}}, &hold)
-					if status != http.StatusConflict {
-						break
-					}
-					holdConflicts.Add(1)
-				}
-				if status != http.StatusCreated {
-					count("hold " + outcome)
-					failed.Add(1)
-					continue
-				}
-				status, outcome = st.callProblem(http.MethodPost, "/v1/holds/"+hold.HoldID+"/checkout", token,
-					map[string]any{"payment_method": card}, nil)
-				if status != http.StatusOK {
-					count("checkout " + outcome)
-					failed.Add(1)
-					continue
-				}
-				deadline := time.Now().Add(perBooking)
-				var final string
-				for {
-					var v struct {
-						Status string `json:"status"`
-					}
-					polls.Add(1)
-					st.call(http.MethodGet, "/v1/bookings/"+hold.HoldID, token, nil, &v)
-					final = v.Status
-					if final == "PAID" || terminalBooking[final] || time.Now().After(deadline) {
-						break
-					}
-					time.Sleep(poll)
-				}
-				if final != "PAID" {
-					count("booking " + final)
-					failed.Add(1)
-					continue
-				}
-				d := time.Since(t0)
-				paid.Add(1)
-				mu.Lock()
-				lat = append(lat, d)
-				mu.Unlock()
+	parallel(fans, b.N, func(i int) {
+		card := cards[i]
+		token := st.session(fmt.Sprintf("%s_%d", run, i))
+		// A seat someone else took since the seat map was read is
+		// retried with the next one.
+		var hold struct {
+			HoldID string `json:"hold_id"`
+		}
+		var t0 time.Time
+		status, outcome := 0, ""
+		for range 5 {
+			j := int(nextSeat.Add(1)) - 1
+			if j >= len(seats) {
+				break
 			}
-		}()
-	}
-	wg.Wait()
+			t0 = time.Now()
+			status, outcome = st.callProblem(http.MethodPost, "/v1/holds", token,
+				map[string]any{"event_id": eventID, "seat_ids": []string{seats[j]}}, &hold)
+			if status != http.StatusConflict {
+				break
+			}
+			holdConflicts.Add(1)
+		}
+		if status != http.StatusCreated {
+			count("hold " + outcome)
+			failed.Add(1)
+			return
+		}
+		status, outcome = st.callProblem(http.MethodPost, "/v1/holds/"+hold.HoldID+"/checkout", token,
+			map[string]any{"payment_method": card}, nil)
+		if status != http.StatusOK {
+			count("checkout " + outcome)
+			failed.Add(1)
+			return
+		}
+		deadline := time.Now().Add(perBooking)
+		var final string
+		for {
+			var v struct {
+				Status string `json:"status"`
+			}
+			polls.Add(1)
+			st.call(http.MethodGet, "/v1/bookings/"+hold.HoldID, token, nil, &v)
+			final = v.Status
+			if final == "PAID" || terminalBooking[final] || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(poll)
+		}
+		if final != "PAID" {
+			count("booking " + final)
+			failed.Add(1)
+			return
+		}
+		d := time.Since(t0)
+		paid.Add(1)
+		mu.Lock()
+		lat = append(lat, d)
+		mu.Unlock()
+	})
 	elapsed := time.Since(start)
 	b.StopTimer()
 	slices.Sort(lat)

@@ -33,10 +33,7 @@ import (
 // every client shares one address. Skipped without ENCORE_BENCH_URL.
 func BenchmarkStayHoldsThroughARunningStack(b *testing.B) {
 	st := newStack(b)
-	hotel := os.Getenv("ENCORE_BENCH_HOTEL")
-	if hotel == "" {
-		hotel = "prop_arena_inn"
-	}
+	hotel := envOr("ENCORE_BENCH_HOTEL", "prop_arena_inn")
 	plan := st.planStays(hotel, os.Getenv("ENCORE_BENCH_ROOM_TYPE"), os.Getenv("ENCORE_BENCH_SAME_STAY") == "1", b.N)
 	run := fmt.Sprintf("stay%d", time.Now().UnixNano())
 	tokens := make([]string, b.N)
