@@ -81,3 +81,20 @@ func (s Scope) Check() error {
 	}
 	return nil
 }
+
+// LimitError is an import stopped at a cap: the body's size, the layout's
+// seats or rows, its sections or categories. The parser stops reading as
+// soon as the cap is passed, so a layout of a million seats costs no more
+// to refuse than one just past the cap; nothing was written. The HTTP edge
+// answers 413 layout-too-large naming Field and Limit.
+type LimitError struct {
+	// Field is what passed the cap: "body" (or "file"), "layout" (seats
+	// or rows), "layout.sections" or "layout.categories".
+	Field string
+	// Limit is the cap that was passed.
+	Limit int
+	// Message says so in words.
+	Message string
+}
+
+func (e *LimitError) Error() string { return "too large: " + e.Field + ": " + e.Message }

@@ -176,7 +176,9 @@ func EncodeJSON(v Venue) ([]byte, error) {
 func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 // EncodeCSV writes a layout as its CSV import file (the venue's name, city
-// and time zone are not part of it).
+// and time zone are not part of it). It is not an export through
+// internal/csvsafe: it writes the embedded example layouts for ParseCSV to
+// read back, and a neutralising quote would become part of their names.
 func EncodeCSV(l Layout) ([]byte, error) {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)

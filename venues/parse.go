@@ -1,7 +1,6 @@
 package venues
 
 import (
-	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -107,98 +106,364 @@ func abbreviate(s string) string {
 	return s
 }
 
-type wireVenue struct {
-	Name, City, Timezone raw
-	Layout               *wireLayout `json:"layout"`
-}
-
-type wireLayout struct {
-	Categories []raw         `json:"categories"`
-	Sections   []wireSection `json:"sections"`
-}
-
-type wireSection struct {
-	ID, Name, Kind, Category, Capacity raw
-	Rows                               []wireRow `json:"rows"`
-}
-
-type wireRow struct {
-	Label raw
-	Seats []wireSeat `json:"seats"`
-}
-
+// wireSeat is one seat as sent, decoded whole: a seat is small, and every
+// member is kept raw so a wrong type is an error named by its path.
 type wireSeat struct{ Number, X, Y raw }
 
-// ParseJSON reads a venue (name, city, timezone and layout) and validates it
-// whole: the error is a *ValidationError naming every problem by its JSON
-// path.
+// Caps a layout stops at while it is read (MaxSeats bounds seats and, since
+// a row needs a seat, rows): each is far past any real venue, and each
+// stops a body that would otherwise be read whole before validation.
+const (
+	// MaxSections bounds a layout's sections; the example arena has 22.
+	MaxSections = 2_000
+	// maxCategories bounds the declared categories (a category is used
+	// by at least one section).
+	maxCategories = MaxSections
+)
+
+// capReader reads at most max bytes of r and fails with a *LimitError
+// naming field on the first byte past them: the import stops there rather
+// than read (or buffer) the rest.
+type capReader struct {
+	r     io.Reader
+	left  int64
+	max   int64
+	field string
+}
+
+func newCapReader(r io.Reader, max int64, field string) *capReader {
+	return &capReader{r: r, left: max, max: max, field: field}
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		// At the cap: one more byte means the body passed it.
+		var one [1]byte
+		n, err := c.r.Read(one[:])
+		if n > 0 {
+			return 0, &LimitError{Field: c.field, Limit: int(c.max), Message: fmt.Sprintf("larger than %d bytes", c.max)}
+		}
+		return 0, err
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
+// jsonParser walks a venue's JSON token by token, so it holds one seat at
+// a time beyond the layout it has built, and counts as it goes: it stops at
+// the first seat, row, section or category past its cap (a *LimitError)
+// instead of reading the rest of the body.
+type jsonParser struct {
+	dec   *json.Decoder
+	e     errs
+	seats int
+	rows  int
+}
+
+// ParseJSON reads a venue (name, city, timezone and layout) as a stream and
+// validates it whole: the error is a *ValidationError naming every problem
+// by its JSON path, or a *LimitError as soon as the body passes
+// MaxFileBytes or the layout passes MaxSeats seats (or rows), MaxSections
+// sections or as many categories; nothing after that point is read.
+// Members are matched case-insensitively and unknown ones skipped, as
+// encoding/json does.
 func ParseJSON(r io.Reader) (Venue, error) {
-	body, err := io.ReadAll(io.LimitReader(r, MaxFileBytes+1))
+	p := &jsonParser{dec: json.NewDecoder(newCapReader(r, MaxFileBytes, "body"))}
+	v, err := p.venue()
+	if err != nil {
+		var le *LimitError
+		if errors.As(err, &le) {
+			return Venue{}, le
+		}
+		var se *json.SyntaxError
+		if errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, errNotJSON) {
+			return Venue{}, Invalid("body", "not valid JSON: %v", err)
+		}
+		return Venue{}, err // the reader's own failure
+	}
+	if _, err := p.dec.Token(); err != io.EOF {
+		var le *LimitError
+		if errors.As(err, &le) {
+			return Venue{}, le
+		}
+		return Venue{}, Invalid("body", "not valid JSON: more after the venue's object")
+	}
+	v.validate(&p.e)
+	return v, p.e.err()
+}
+
+// errNotJSON: a token where JSON allows none (a stray delimiter).
+var errNotJSON = errors.New("unexpected token")
+
+func (p *jsonParser) venue() (Venue, error) {
+	var v Venue
+	var name, city, timezone raw
+	layout := false
+	err := p.object("", func(key string) error {
+		switch {
+		case strings.EqualFold(key, "name"):
+			return p.dec.Decode(&name)
+		case strings.EqualFold(key, "city"):
+			return p.dec.Decode(&city)
+		case strings.EqualFold(key, "timezone"):
+			return p.dec.Decode(&timezone)
+		case strings.EqualFold(key, "layout"):
+			l, present, err := p.layout()
+			v.Layout, layout = l, present
+			return err
+		}
+		return p.skip()
+	})
 	if err != nil {
 		return Venue{}, err
 	}
-	if len(body) > MaxFileBytes {
-		return Venue{}, Invalid("body", "larger than %d bytes", MaxFileBytes)
+	v.Name, v.City, v.Timezone = name.str(&p.e, "name"), city.str(&p.e, "city"), timezone.str(&p.e, "timezone")
+	if !layout {
+		p.e.add("layout", "required")
 	}
-	var w wireVenue
-	var e errs
-	if err := json.Unmarshal(body, &w); err != nil {
-		var te *json.UnmarshalTypeError
-		if !errors.As(err, &te) {
-			return Venue{}, Invalid("body", "not valid JSON: %v", err)
-		}
-		// Decoding went on past it: report it with the rest.
-		e.add(te.Field, "must be a JSON %s, not %s", kindOf(te.Type.Kind().String()), te.Value)
-	}
-	v := Venue{Name: w.Name.str(&e, "name"), City: w.City.str(&e, "city"), Timezone: w.Timezone.str(&e, "timezone")}
-	if w.Layout == nil {
-		e.add("layout", "required")
-		v.validate(&e)
-		return v, e.err()
-	}
-	for i, c := range w.Layout.Categories {
-		v.Layout.Categories = append(v.Layout.Categories, c.str(&e, fmt.Sprintf("layout.categories[%d]", i)))
-	}
-	v.Layout.Sections = make([]Section, len(w.Layout.Sections))
-	for si, ws := range w.Layout.Sections {
-		p := fmt.Sprintf("layout.sections[%d].", si)
-		s := &v.Layout.Sections[si]
-		s.ID, s.Name = ws.ID.str(&e, p+"id"), ws.Name.str(&e, p+"name")
-		s.Kind, s.Category = vocab.SectionKind(ws.Kind.str(&e, p+"kind")), ws.Category.str(&e, p+"category")
-		s.Capacity = ws.Capacity.integer(&e, p+"capacity", "a whole number")
-		if s.Name == "" {
-			s.Name = s.ID
-		}
-		s.Rows = make([]Row, len(ws.Rows))
-		for ri, wr := range ws.Rows {
-			rp := fmt.Sprintf("%srows[%d].", p, ri)
-			row := &s.Rows[ri]
-			row.Label = wr.Label.str(&e, rp+"label")
-			row.Seats = make([]Seat, len(wr.Seats))
-			for ki, wk := range wr.Seats {
-				seat := &row.Seats[ki]
-				if wk.Number.missing() {
-					seat.Number = 0 // validate says it is missing
-				} else {
-					seat.Number = wk.Number.integer(&e, fmt.Sprintf("%sseats[%d].number", rp, ki), "a whole number")
+	return v, nil
+}
+
+// layout reads the layout object; present is false for null or a value of
+// the wrong type (reported).
+func (p *jsonParser) layout() (Layout, bool, error) {
+	var l Layout
+	present := false
+	err := p.objectOrNull("layout", &present, func(key string) error {
+		switch {
+		case strings.EqualFold(key, "categories"):
+			l.Categories = nil
+			return p.array("layout.categories", func(i int) error {
+				if i >= maxCategories {
+					return &LimitError{Field: "layout.categories", Limit: maxCategories,
+						Message: fmt.Sprintf("more than %d categories", maxCategories)}
 				}
-				seat.X = wk.X.number(&e, fmt.Sprintf("%sseats[%d].x", rp, ki))
-				seat.Y = wk.Y.number(&e, fmt.Sprintf("%sseats[%d].y", rp, ki))
+				var c raw
+				if err := p.dec.Decode(&c); err != nil {
+					return err
+				}
+				l.Categories = append(l.Categories, c.str(&p.e, fmt.Sprintf("layout.categories[%d]", i)))
+				return nil
+			})
+		case strings.EqualFold(key, "sections"):
+			l.Sections = nil
+			return p.array("layout.sections", func(i int) error {
+				if i >= MaxSections {
+					return &LimitError{Field: "layout.sections", Limit: MaxSections,
+						Message: fmt.Sprintf("more than %d sections: a layout has at most %d", MaxSections, MaxSections)}
+				}
+				s, err := p.section(fmt.Sprintf("layout.sections[%d]", i))
+				l.Sections = append(l.Sections, s)
+				return err
+			})
+		}
+		return p.skip()
+	})
+	return l, present, err
+}
+
+func (p *jsonParser) section(path string) (Section, error) {
+	var s Section
+	var id, name, kind, category, capacity raw
+	err := p.object(path, func(key string) error {
+		switch {
+		case strings.EqualFold(key, "id"):
+			return p.dec.Decode(&id)
+		case strings.EqualFold(key, "name"):
+			return p.dec.Decode(&name)
+		case strings.EqualFold(key, "kind"):
+			return p.dec.Decode(&kind)
+		case strings.EqualFold(key, "category"):
+			return p.dec.Decode(&category)
+		case strings.EqualFold(key, "capacity"):
+			return p.dec.Decode(&capacity)
+		case strings.EqualFold(key, "rows"):
+			s.Rows = nil
+			return p.array(path+".rows", func(i int) error {
+				if p.rows++; p.rows > MaxSeats {
+					return &LimitError{Field: "layout", Limit: MaxSeats,
+						Message: fmt.Sprintf("more than %d rows: a layout has at most %d seats, each row at least one", MaxSeats, MaxSeats)}
+				}
+				r, err := p.row(fmt.Sprintf("%s.rows[%d]", path, i))
+				s.Rows = append(s.Rows, r)
+				return err
+			})
+		}
+		return p.skip()
+	})
+	p2 := path + "."
+	s.ID, s.Name = id.str(&p.e, p2+"id"), name.str(&p.e, p2+"name")
+	s.Kind, s.Category = vocab.SectionKind(kind.str(&p.e, p2+"kind")), category.str(&p.e, p2+"category")
+	s.Capacity = capacity.integer(&p.e, p2+"capacity", "a whole number")
+	if s.Name == "" {
+		s.Name = s.ID
+	}
+	return s, err
+}
+
+func (p *jsonParser) row(path string) (Row, error) {
+	var r Row
+	var label raw
+	err := p.object(path, func(key string) error {
+		switch {
+		case strings.EqualFold(key, "label"):
+			return p.dec.Decode(&label)
+		case strings.EqualFold(key, "seats"):
+			r.Seats = nil
+			return p.array(path+".seats", func(i int) error {
+				if p.seats++; p.seats > MaxSeats {
+					return &LimitError{Field: "layout", Limit: MaxSeats,
+						Message: fmt.Sprintf("more than %d seats: a layout has at most %d", MaxSeats, MaxSeats)}
+				}
+				kp := fmt.Sprintf("%s.seats[%d]", path, i)
+				var w wireSeat
+				var seat Seat
+				if err := p.dec.Decode(&w); err != nil {
+					var te *json.UnmarshalTypeError
+					if !errors.As(err, &te) {
+						return err
+					}
+					// The value was read whole: report it and go on.
+					p.e.add(kp, "must be a JSON object, not %s", te.Value)
+					r.Seats = append(r.Seats, seat)
+					return nil
+				}
+				if !w.Number.missing() {
+					seat.Number = w.Number.integer(&p.e, kp+".number", "a whole number")
+				} // else validate says it is missing
+				seat.X = w.X.number(&p.e, kp+".x")
+				seat.Y = w.Y.number(&p.e, kp+".y")
+				r.Seats = append(r.Seats, seat)
+				return nil
+			})
+		}
+		return p.skip()
+	})
+	r.Label = label.str(&p.e, path+".label")
+	return r, err
+}
+
+// object reads an object at path, calling member for each key with the
+// decoder at the key's value, which member must read. A value of another
+// type is reported (must be a JSON object) and skipped.
+func (p *jsonParser) object(path string, member func(key string) error) error {
+	present := false
+	return p.objectOrNull(path, &present, member)
+}
+
+// objectOrNull is object that also accepts null; present says whether an
+// object was there.
+func (p *jsonParser) objectOrNull(path string, present *bool, member func(key string) error) error {
+	ok, err := p.open('{', path, "object")
+	if !ok || err != nil {
+		return err
+	}
+	*present = true
+	for p.dec.More() {
+		t, err := p.dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := t.(string)
+		if err := member(key); err != nil {
+			return err
+		}
+	}
+	_, err = p.dec.Token() // '}'
+	return err
+}
+
+// array reads an array at path, calling elem for each index with the
+// decoder at the element, which elem must read. A value of another type is
+// reported (must be a JSON array) and skipped; null is an empty array.
+func (p *jsonParser) array(path string, elem func(i int) error) error {
+	ok, err := p.open('[', path, "array")
+	if !ok || err != nil {
+		return err
+	}
+	for i := 0; p.dec.More(); i++ {
+		if err := elem(i); err != nil {
+			return err
+		}
+	}
+	_, err = p.dec.Token() // ']'
+	return err
+}
+
+// open reads the first token of a value that should open with want. ok is
+// false when it did not: null is let pass; any other value is reported at
+// path and skipped whole.
+func (p *jsonParser) open(want json.Delim, path, kind string) (ok bool, err error) {
+	t, err := p.dec.Token()
+	if err != nil {
+		return false, err
+	}
+	if d, isDelim := t.(json.Delim); isDelim && d == want {
+		return true, nil
+	}
+	if t == nil {
+		return false, nil
+	}
+	field := path
+	if field == "" {
+		return false, fmt.Errorf("%w: the venue must be a JSON object", errNotJSON)
+	}
+	p.e.add(field, "must be a JSON %s, not %s", kind, tokenKind(t))
+	if d, isDelim := t.(json.Delim); isDelim && (d == '{' || d == '[') {
+		return false, p.skipRest()
+	}
+	return false, nil
+}
+
+func tokenKind(t json.Token) string {
+	switch v := t.(type) {
+	case json.Delim:
+		if v == '{' {
+			return "object"
+		}
+		return "array"
+	case string:
+		return "string"
+	case float64, json.Number:
+		return "number"
+	case bool:
+		return "bool"
+	}
+	return "null"
+}
+
+// skip reads one value whole, token by token, holding none of it.
+func (p *jsonParser) skip() error {
+	t, err := p.dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := t.(json.Delim); ok && (d == '{' || d == '[') {
+		return p.skipRest()
+	}
+	return nil
+}
+
+// skipRest reads to the end of the object or array just opened.
+func (p *jsonParser) skipRest() error {
+	for depth := 1; depth > 0; {
+		t, err := p.dec.Token()
+		if err != nil {
+			return err
+		}
+		if d, ok := t.(json.Delim); ok {
+			if d == '{' || d == '[' {
+				depth++
+			} else {
+				depth--
 			}
 		}
 	}
-	v.validate(&e)
-	return v, e.err()
-}
-
-func kindOf(k string) string {
-	switch k {
-	case "slice":
-		return "array"
-	case "struct", "ptr":
-		return "object"
-	}
-	return k
+	return nil
 }
 
 // CSVMeta is what a CSV layout cannot say: the venue's name, city and time
@@ -222,19 +487,19 @@ var (
 // the order of their first line. The error is a *ValidationError naming every
 // problem by line and column.
 func ParseCSV(r io.Reader, meta CSVMeta) (Venue, error) {
-	body, err := io.ReadAll(io.LimitReader(r, MaxFileBytes+1))
-	if err != nil {
-		return Venue{}, err
-	}
-	if len(body) > MaxFileBytes {
-		return Venue{}, Invalid("file", "larger than %d bytes", MaxFileBytes)
-	}
-	cr := csv.NewReader(bytes.NewReader(body))
+	// Read line by line: the import stops at the first byte past
+	// MaxFileBytes, the first seat past MaxSeats or the first section past
+	// MaxSections, without reading the rest.
+	cr := csv.NewReader(newCapReader(r, MaxFileBytes, "file"))
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
 	v := Venue{Name: meta.Name, City: meta.City, Timezone: meta.Timezone, Layout: Layout{Categories: meta.Categories}}
 	var e errs
 	header, err := cr.Read()
+	var le *LimitError
+	if errors.As(err, &le) {
+		return Venue{}, le
+	}
 	if err != nil {
 		return Venue{}, Invalid("line 1", "a header line naming the columns %s is required", strings.Join(csvRequired, ","))
 	}
@@ -252,10 +517,14 @@ func ParseCSV(r io.Reader, meta CSVMeta) (Venue, error) {
 	}
 	sections := map[string]int{} // section id -> index
 	rows := map[[2]string]int{}  // section id, row label -> index
+	seats := 0
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
 			break
+		}
+		if errors.As(err, &le) {
+			return Venue{}, le
 		}
 		var pe *csv.ParseError
 		if errors.As(err, &pe) {
@@ -280,6 +549,10 @@ func ParseCSV(r io.Reader, meta CSVMeta) (Venue, error) {
 		id, kind, category := get("section"), vocab.SectionKind(get("kind")), get("category")
 		si, ok := sections[id]
 		if !ok {
+			if len(v.Layout.Sections) >= MaxSections {
+				return Venue{}, &LimitError{Field: "layout.sections", Limit: MaxSections,
+					Message: fmt.Sprintf("line %d: more than %d sections: a layout has at most %d", line, MaxSections, MaxSections)}
+			}
 			si = len(v.Layout.Sections)
 			sections[id] = si
 			name := get("name")
@@ -314,6 +587,10 @@ func ParseCSV(r io.Reader, meta CSVMeta) (Venue, error) {
 			ri = len(s.Rows)
 			rows[[2]string{id, label}] = ri
 			s.Rows = append(s.Rows, Row{Label: label, line: line})
+		}
+		if seats++; seats > MaxSeats {
+			return Venue{}, &LimitError{Field: "layout", Limit: MaxSeats,
+				Message: fmt.Sprintf("line %d: more than %d seats: a layout has at most %d", line, MaxSeats, MaxSeats)}
 		}
 		seat := Seat{line: line}
 		if t := get("seat"); t == "" {
