@@ -66,6 +66,12 @@ type booking struct {
 	byStaff bool // the cancel came from staff: no fan policy applies
 	flagged string
 	tickets []string
+
+	// pending is the provider step running as a regular activity, if any:
+	// what retry-now acts on.
+	pending *escalated
+	// closing: support asked to refund and close (refund-and-close).
+	closing bool
 }
 
 // undoKind names what a compensation undoes, so one registered early (the
@@ -120,12 +126,12 @@ func (b *booking) armVoid() {
 
 var statusAttr = temporal.NewSearchAttributeKeyKeyword(SearchAttrStatus)
 
-// Activity options. Every step is short (milliseconds), so every step is a
-// local activity: it runs inside the workflow task that asked for it and
+// Activity options. Every step is short (milliseconds), so every step starts
+// as a local activity: it runs inside the workflow task that asked for it and
 // costs no extra workflow task, which is what bounds bookings per second on
-// the Temporal server. Database steps retry until the database answers;
-// provider calls retry within their own budget (the SDK moves long backoffs
-// onto durable timers).
+// the Temporal server. Database steps retry until the database answers; a
+// provider step that fails continues as a regular activity (callProvider in
+// steps.go), so support sees it pending with its attempts.
 func dbCtx(ctx workflow.Context) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 10 * time.Second,
@@ -141,10 +147,12 @@ func fraudCtx(ctx workflow.Context) workflow.Context {
 		StartToCloseTimeout:    10 * time.Second,
 		ScheduleToCloseTimeout: 20 * time.Second,
 		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumInterval: 5 * time.Second},
+		Summary:                "fraud check",
 	})
 }
 
-// providerCtx bounds a provider call's retries by budget (0: no bound).
+// providerCtx bounds a provider call's retries by budget (0: no bound): how
+// bookings started before versionVisibleSteps run every provider step.
 func providerCtx(ctx workflow.Context, budget time.Duration) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout:    15 * time.Second,
@@ -152,6 +160,12 @@ func providerCtx(ctx workflow.Context, budget time.Duration) workflow.Context {
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2,
 			MaximumInterval: 30 * time.Second},
 	})
+}
+
+// setStep moves the booking to step s and tells the UI (current details).
+func (b *booking) setStep(ctx workflow.Context, s vocab.Step) {
+	b.step = s
+	b.details(ctx, "step "+string(s))
 }
 
 func (b *booking) setStatus(ctx workflow.Context, s vocab.BookingStatus) {
@@ -174,7 +188,7 @@ func (b *booking) run(ctx workflow.Context) (BookingResult, error) {
 	if err := b.registerUpdates(ctx); err != nil {
 		return BookingResult{}, err
 	}
-	if err := workflow.ExecuteLocalActivity(dbCtx(ctx), a.LoadBooking, b.in.ReservationID).Get(ctx, &b.hold); err != nil {
+	if err := workflow.ExecuteLocalActivity(db(ctx, "adopt the hold"), a.LoadBooking, b.in.ReservationID).Get(ctx, &b.hold); err != nil {
 		return BookingResult{}, err
 	}
 	b.deadline = b.hold.ExpiresAt
@@ -183,13 +197,14 @@ func (b *booking) run(ctx workflow.Context) (BookingResult, error) {
 		// The hold ended (expired, released) between the checkout's check
 		// and this start: the checkout that came with the start gets its
 		// refusal first.
-		b.status, b.step = b.hold.Status, vocab.StepDone
+		b.status = b.hold.Status
+		b.setStep(ctx, vocab.StepDone)
 		err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 		return b.result(), err
 	}
 	b.setStatus(ctx, vocab.BookingPendingPayment)
 
-	b.step = vocab.StepAwaitingCheckout
+	b.setStep(ctx, vocab.StepAwaitingCheckout)
 	b.armTimer(ctx)
 	for b.status == vocab.BookingPendingPayment {
 		if err := b.waitOnce(ctx); err != nil {
@@ -246,7 +261,11 @@ func (b *booking) armTimer(ctx workflow.Context) {
 	gen := b.timerGen
 	tctx, cancel := workflow.WithCancel(ctx)
 	b.cancelTimer = cancel
-	f := workflow.NewTimer(tctx, max(b.deadline.Sub(workflow.Now(ctx)), 0))
+	summary := "hold expires"
+	if b.extended {
+		summary = "3-D Secure window"
+	}
+	f := workflow.NewTimerWithOptions(tctx, max(b.deadline.Sub(workflow.Now(ctx)), 0), workflow.TimerOptions{Summary: summary})
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		if f.Get(ctx, nil) == nil && gen == b.timerGen {
 			b.expired = true
@@ -285,7 +304,7 @@ func (b *booking) waitOnce(ctx workflow.Context) error {
 // already paid or ended, its real status is adopted.
 func (b *booking) endHold(ctx workflow.Context, end func(context.Context, string) (vocab.BookingStatus, error), status vocab.BookingStatus) error {
 	var ended vocab.BookingStatus
-	if err := workflow.ExecuteLocalActivity(dbCtx(ctx), end, b.in.ReservationID).Get(ctx, &ended); err != nil {
+	if err := workflow.ExecuteLocalActivity(db(ctx, "give the seats back"), end, b.in.ReservationID).Get(ctx, &ended); err != nil {
 		return err
 	}
 	if ended == vocab.BookingPaid {
@@ -295,7 +314,7 @@ func (b *booking) endHold(ctx workflow.Context, end func(context.Context, string
 	if ended == vocab.BookingPendingPayment {
 		// The database has not expired the hold (its deadline moved, or the
 		// clocks differ): adopt its expiry and wait again.
-		if err := workflow.ExecuteLocalActivity(dbCtx(ctx), a.LoadBooking, b.in.ReservationID).Get(ctx, &b.hold); err != nil {
+		if err := workflow.ExecuteLocalActivity(db(ctx, "read the hold's expiry again"), a.LoadBooking, b.in.ReservationID).Get(ctx, &b.hold); err != nil {
 			return err
 		}
 		b.deadline = b.hold.ExpiresAt.Add(time.Second)
@@ -354,7 +373,7 @@ func (b *booking) onPendingEvent(ctx workflow.Context, ev PaymentEvent) error {
 			workflow.GetVersion(ctx, versionFailedEventWaitsForCheckout, workflow.DefaultVersion, 1) == 1 {
 			return nil
 		}
-		b.step = vocab.StepAwaitingCheckout
+		b.setStep(ctx, vocab.StepAwaitingCheckout)
 		if b.attempts >= b.in.MaxAttempts {
 			b.declinedOut = true
 		}
@@ -367,11 +386,11 @@ func (b *booking) onPendingEvent(ctx workflow.Context, ev PaymentEvent) error {
 
 // sell confirms, captures, issues and notifies.
 func (b *booking) sell(ctx workflow.Context) error {
-	b.step = vocab.StepConfirming
+	b.setStep(ctx, vocab.StepConfirming)
 	b.armVoid() // undoes the authorisation (armed by the checkout, if any)
 	var ok bool
 	b.comp.add(undoSale, b.cancelSale) // undoes the confirm below
-	if err := workflow.ExecuteLocalActivity(dbCtx(ctx), a.ConfirmSale, b.in.ReservationID).Get(ctx, &ok); err != nil {
+	if err := workflow.ExecuteLocalActivity(db(ctx, "confirm the sale: seats held -> sold"), a.ConfirmSale, b.in.ReservationID).Get(ctx, &ok); err != nil {
 		if isUnsellable(err) && workflow.GetVersion(ctx, versionUnsellableCompensates, workflow.DefaultVersion, 1) == 1 {
 			return b.unsellable(ctx, err)
 		}
@@ -379,25 +398,25 @@ func (b *booking) sell(ctx workflow.Context) error {
 	}
 	if !ok {
 		// The hold expired or ended first: no sale, the money goes back.
-		b.step = vocab.StepCompensating
+		b.setStep(ctx, vocab.StepCompensating)
 		b.comp = b.comp[:len(b.comp)-1]
 		if err := b.comp.run(ctx); err != nil {
 			return err
 		}
 		var ended vocab.BookingStatus
-		if err := workflow.ExecuteLocalActivity(dbCtx(ctx), h.ExpireHold, b.in.ReservationID).Get(ctx, &ended); err != nil {
+		if err := workflow.ExecuteLocalActivity(db(ctx, "expire the hold"), h.ExpireHold, b.in.ReservationID).Get(ctx, &ended); err != nil {
 			return err
 		}
 		b.setStatus(ctx, ended)
 		return nil
 	}
-	b.step = vocab.StepCapturing
+	b.setStep(ctx, vocab.StepCapturing)
 	var captured activities.CaptureResult
-	err := workflow.ExecuteLocalActivity(providerCtx(ctx, time.Hour), a.Capture, b.in.ReservationID, b.intentID).Get(ctx, &captured)
+	err := b.callProvider(ctx, b.captureStep(b.intentID), &captured)
 	if err != nil {
 		// The authorisation could not be captured within the hour: undo the
 		// sale and the authorisation, and tell staff.
-		b.step = vocab.StepCompensating
+		b.setStep(ctx, vocab.StepCompensating)
 		_ = b.flag(ctx, "capture failed: "+err.Error())
 		if cerr := b.comp.run(ctx); cerr != nil {
 			return cerr
@@ -407,23 +426,24 @@ func (b *booking) sell(ctx workflow.Context) error {
 	}
 	b.comp = nil // the sale stands; a later cancel refunds explicitly
 	b.setStatus(ctx, vocab.BookingPaid)
-	b.step = vocab.StepIssuing
-	if err := workflow.ExecuteLocalActivity(dbCtx(ctx), a.IssueTickets, b.in.ReservationID).Get(ctx, &b.tickets); err != nil {
+	b.setStep(ctx, vocab.StepIssuing)
+	if err := workflow.ExecuteLocalActivity(db(ctx, "issue one ticket per seat"), a.IssueTickets, b.in.ReservationID).Get(ctx, &b.tickets); err != nil {
 		if isNotPaid(err) {
 			return b.ticketsRefused(ctx, err)
 		}
 		return err
 	}
-	b.step = vocab.StepNotifying
+	b.setStep(ctx, vocab.StepNotifying)
 	nctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 2 * time.Second, MaximumInterval: time.Minute, MaximumAttempts: 8},
+		Summary:             "e-mail the confirmation",
 	})
 	// A failing notification never blocks or undoes a sale.
 	if err := workflow.ExecuteLocalActivity(nctx, a.Notify, b.in.ReservationID, activities.NotifyConfirmation).Get(ctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("confirmation not sent", "error", err)
 	}
-	b.step = vocab.StepPaid
+	b.setStep(ctx, vocab.StepPaid)
 	return nil
 }
 
@@ -441,7 +461,7 @@ func isNotPaid(err error) bool {
 // not repeated) and staff are told. Only reached through a refusal that did
 // not exist before, so no recorded history takes this path.
 func (b *booking) ticketsRefused(ctx workflow.Context, cause error) error {
-	b.step = vocab.StepCompensating
+	b.setStep(ctx, vocab.StepCompensating)
 	b.tickets = nil
 	if err := b.flag(ctx, "tickets refused after the capture: "+cause.Error()); err != nil {
 		return err
@@ -463,7 +483,7 @@ func (b *booking) voidPayment(ctx workflow.Context) error {
 }
 
 func (b *booking) voidIntent(ctx workflow.Context, intentID string) error {
-	return workflow.ExecuteLocalActivity(providerCtx(ctx, 0), a.Void, b.in.ReservationID, intentID).Get(ctx, nil)
+	return b.callProvider(ctx, b.voidStep(intentID, 0), nil)
 }
 
 func (b *booking) refundPayment(ctx workflow.Context) error {
@@ -471,7 +491,7 @@ func (b *booking) refundPayment(ctx workflow.Context) error {
 }
 
 func (b *booking) refundIntent(ctx workflow.Context, intentID string) error {
-	return workflow.ExecuteLocalActivity(providerCtx(ctx, 0), a.Refund, b.in.ReservationID, intentID).Get(ctx, nil)
+	return b.callProvider(ctx, b.refundStep(intentID), nil)
 }
 
 // settle records whether giving the money back (a void, a refund) worked,
@@ -482,19 +502,19 @@ func (b *booking) settle(err error) error {
 }
 
 func (b *booking) cancelSale(ctx workflow.Context) error {
-	return workflow.ExecuteLocalActivity(dbCtx(ctx), a.CancelSale, b.in.ReservationID).Get(ctx, nil)
+	return workflow.ExecuteLocalActivity(db(ctx, "cancel the sale: tickets revoked, seats back"), a.CancelSale, b.in.ReservationID).Get(ctx, nil)
 }
 
 func (b *booking) flag(ctx workflow.Context, reason string) error {
 	b.flagged = reason
-	return workflow.ExecuteLocalActivity(dbCtx(ctx), a.FlagPayment, b.in.ReservationID, reason).Get(ctx, nil)
+	return workflow.ExecuteLocalActivity(db(ctx, "flag the payment for staff"), a.FlagPayment, b.in.ReservationID, reason).Get(ctx, nil)
 }
 
 // afterUnsold compensates any payment of a hold that ended without a sale,
 // then listens for late provider events for a grace period: an authorisation
 // after expiry is voided, a success after expiry is refunded.
 func (b *booking) afterUnsold(ctx workflow.Context) (BookingResult, error) {
-	b.step = vocab.StepCompensating
+	b.setStep(ctx, vocab.StepCompensating)
 	if err := workflow.Await(ctx, func() bool { return !b.checkoutBusy }); err != nil {
 		return b.result(), err
 	}
@@ -509,21 +529,22 @@ func (b *booking) afterUnsold(ctx workflow.Context) (BookingResult, error) {
 		// An authorisation was asked for but its answer never came: look it
 		// up by booking and void it. If none turns up within the budget,
 		// nothing was created; the reconciliation double-checks.
-		err := workflow.ExecuteLocalActivity(providerCtx(ctx, 15*time.Minute), a.Void, b.in.ReservationID, "").Get(ctx, nil)
+		err := b.callProvider(ctx, b.voidStep("", 15*time.Minute), nil)
 		if err != nil {
 			if ferr := b.flag(ctx, "no payment found to void after a lost authorisation answer"); ferr != nil {
 				return b.result(), ferr
 			}
 		}
 	}
-	b.step = vocab.StepAwaitingLate
+	b.setStep(ctx, vocab.StepAwaitingLate)
 	end := workflow.Now(ctx).Add(b.in.LateEventGrace)
 	for {
 		remaining := end.Sub(workflow.Now(ctx))
 		if remaining <= 0 {
 			break
 		}
-		ok, err := workflow.AwaitWithTimeout(ctx, remaining, func() bool { return len(b.events) > 0 })
+		ok, err := workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{Timeout: remaining,
+			TimerOptions: workflow.TimerOptions{Summary: "late provider events"}}, func() bool { return len(b.events) > 0 })
 		if err != nil {
 			return b.result(), err
 		}
@@ -551,7 +572,7 @@ func (b *booking) afterUnsold(ctx workflow.Context) (BookingResult, error) {
 			}
 		}
 	}
-	b.step = vocab.StepDone
+	b.setStep(ctx, vocab.StepDone)
 	return b.result(), nil
 }
 
@@ -560,7 +581,8 @@ func (b *booking) afterUnsold(ctx workflow.Context) (BookingResult, error) {
 func (b *booking) afterPaid(ctx workflow.Context) (BookingResult, error) {
 	remaining := b.hold.CancelBy.Sub(workflow.Now(ctx))
 	if remaining > 0 {
-		if _, err := workflow.AwaitWithTimeout(ctx, remaining, func() bool {
+		if _, err := workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{Timeout: remaining,
+			TimerOptions: workflow.TimerOptions{Summary: "cancellation deadline"}}, func() bool {
 			return b.status == vocab.BookingRefunded || b.status == vocab.BookingCancelled
 		}); err != nil {
 			return b.result(), err
@@ -575,7 +597,7 @@ func (b *booking) afterPaid(ctx workflow.Context) (BookingResult, error) {
 	// Late duplicates of events already acted on need no answer; the
 	// reconciliation catches anything else.
 	if b.step == vocab.StepPaid {
-		b.step = vocab.StepDone
+		b.setStep(ctx, vocab.StepDone)
 	}
 	return b.result(), nil
 }

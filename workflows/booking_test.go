@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/stretchr/testify/suite"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -32,6 +33,8 @@ type bookingSuite struct {
 	env *testsuite.TestWorkflowEnvironment
 	// calls counts activity executions by name.
 	calls map[string]int
+	// startedAt is the test clock's start.
+	startedAt time.Time
 }
 
 func TestBookingWorkflow(t *testing.T) { suite.Run(t, new(bookingSuite)) }
@@ -43,6 +46,7 @@ func (s *bookingSuite) SetupTest() {
 	s.env = s.NewTestWorkflowEnvironment()
 	s.calls = map[string]int{}
 	start := s.env.Now()
+	s.startedAt = start
 	reg := func(name string, fn any) {
 		s.env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
@@ -530,4 +534,49 @@ func (s *bookingSuite) TestTicketsRefusedForABookingNoLongerPaidRefundAndFlagIns
 	s.Equal(1, s.calls[workflows.ActivityRefund])
 	s.Zero(s.calls[workflows.ActivityNotify], "no confirmation for a booking without tickets")
 	s.Zero(s.calls[workflows.ActivityVoid], "the refund settled the payment")
+}
+
+// providerAttempt is one attempt of a provider step as the activity saw it.
+type providerAttempt struct {
+	local   bool
+	attempt int32
+	key     string
+}
+
+// failingCapture makes the capture fail fails times, then succeed,
+// recording every attempt.
+func (s *bookingSuite) failingCapture(fails int, after time.Duration) *[]providerAttempt {
+	var seen []providerAttempt
+	s.env.OnActivity(workflows.ActivityCapture, mock.Anything, mock.Anything, mock.Anything).
+		Return(func(ctx context.Context, id, _ string) (activities.CaptureResult, error) {
+			info := activity.GetInfo(ctx)
+			seen = append(seen, providerAttempt{info.IsLocalActivity, info.Attempt, activities.StepKey(id, activities.StepKeyCapture)})
+			if len(seen) <= fails || s.env.Now().Before(s.startedAt.Add(after)) {
+				return activities.CaptureResult{}, errors.New("provider unavailable (503)")
+			}
+			return activities.CaptureResult{Status: vocab.IntentSucceeded}, nil
+		})
+	return &seen
+}
+
+// A capture failing for minutes used to be a local activity retried inside
+// the workflow task, invisible as a pending activity. Its first attempt is
+// still local (the cheap common case); after a failure it continues as a
+// regular activity with the same arguments, so the same step key, and the
+// server's retries (attempts, last failure, next retry) show in the UI.
+func (s *bookingSuite) TestACaptureFailingTwiceContinuesAsARegularActivityUnderTheSameStepKey() {
+	seen := s.failingCapture(2, 0)
+	var regular []string
+	s.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		regular = append(regular, info.ActivityType.Name)
+	})
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
+	s.start()
+	s.Equal(vocab.BookingPaid, s.result().Status)
+	key := activities.StepKey(bookingID, activities.StepKeyCapture)
+	s.Equal([]providerAttempt{{true, 1, key}, {false, 1, key}, {false, 2, key}}, *seen,
+		"one local attempt, then the regular activity's first and second attempts")
+	s.Equal([]string{workflows.ActivityCapture, workflows.ActivityCapture}, regular,
+		"only the failing step ran as a regular activity, once per attempt")
 }

@@ -140,6 +140,11 @@ const (
 	// during the last attempt's checkout released the hold under it, and
 	// that checkout answered hold-expired instead of its decline).
 	versionFailedEventWaitsForCheckout = "failed-event-waits-for-checkout"
+	// versionVisibleSteps: a provider step (authorise, capture, void,
+	// refund) whose first, local attempt fails continues as a regular
+	// activity, visible in the UI as a pending activity (before: one local
+	// activity retried inside the workflow task).
+	versionVisibleSteps = "provider-steps-visible"
 )
 
 // EventCancelWorkflowID derives the cancellation job's workflow ID from the

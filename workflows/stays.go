@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/encore-tickets/encore/activities"
+	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/vocab"
 )
 
@@ -20,7 +21,7 @@ func isUnsellable(err error) bool {
 // sold nothing (seats and stays go together), so the authorisation is voided,
 // staff are told, and the hold is given back as FAILED.
 func (b *booking) unsellable(ctx workflow.Context, cause error) error {
-	b.step = vocab.StepCompensating
+	b.setStep(ctx, vocab.StepCompensating)
 	b.comp = b.comp[:len(b.comp)-1] // nothing was sold: no sale to undo
 	if err := b.flag(ctx, "the hold could not be sold: "+cause.Error()); err != nil {
 		return err
@@ -41,7 +42,8 @@ func (b *booking) cancelRefund(ctx workflow.Context) error {
 	if b.hold.StayPenalty > 0 && !workflow.Now(ctx).Before(b.hold.StayFreeUntil) && !b.staffWaives(ctx) &&
 		workflow.GetVersion(ctx, versionStayPenalty, workflow.DefaultVersion, 1) == 1 {
 		amount := b.hold.Total.Amount - b.hold.StayPenalty
-		return b.settle(workflow.ExecuteLocalActivity(providerCtx(ctx, 0), a.RefundPart, b.in.ReservationID, b.intentID, amount).Get(ctx, nil))
+		return b.settle(b.callProvider(ctx, providerStep{name: "partial refund", key: activities.StepKey(b.in.ReservationID, activities.StepKeyRefund),
+			amount: money.Money{Amount: amount, Currency: b.hold.Total.Currency}, fn: a.RefundPart, args: []any{b.in.ReservationID, b.intentID, amount}}, nil))
 	}
 	return b.refundPayment(ctx)
 }

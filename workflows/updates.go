@@ -84,14 +84,14 @@ func (b *booking) checkout(ctx workflow.Context, req CheckoutRequest) (CheckoutR
 	b.checkoutBusy = true
 	defer func() { b.checkoutBusy = false }()
 	b.attempts++
-	b.step = vocab.StepAuthorising
+	b.setStep(ctx, vocab.StepAuthorising)
 
 	var fr activities.FraudResult
 	if err := workflow.ExecuteLocalActivity(fraudCtx(ctx), a.FraudCheck, activities.FraudInput{
 		BookingID: b.in.ReservationID, UserID: b.hold.UserID, EventID: b.hold.EventID,
 		IP: req.IP, IPRef: req.IPRef, DeviceID: req.DeviceID, Card: req.PaymentMethod, Attempt: b.attempts,
 	}).Get(ctx, &fr); err != nil {
-		b.step = vocab.StepAwaitingCheckout
+		b.setStep(ctx, vocab.StepAwaitingCheckout)
 		return CheckoutResult{}, appErr(ErrTypeUnavailable, "fraud check unavailable")
 	}
 	if fr.Decision == vocab.FraudDeny {
@@ -101,12 +101,12 @@ func (b *booking) checkout(ctx workflow.Context, req CheckoutRequest) (CheckoutR
 
 	b.armVoid() // registered before the authorisation it undoes
 	var ar activities.AuthoriseResult
-	err := workflow.ExecuteLocalActivity(providerCtx(ctx, 45*time.Second), a.Authorise, activities.AuthoriseInput{
+	err := b.callProvider(ctx, b.authoriseStep(activities.AuthoriseInput{
 		BookingID: b.in.ReservationID, Attempt: b.attempts, IntentID: b.intentID,
 		PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, Amount: b.hold.Total, StepUp: fr.Decision == vocab.FraudReview,
-	}).Get(ctx, &ar)
+	}), &ar)
 	if err != nil {
-		b.step = vocab.StepAwaitingCheckout
+		b.setStep(ctx, vocab.StepAwaitingCheckout)
 		return CheckoutResult{}, appErr(ErrTypeUnavailable, "the payment provider did not answer; try again")
 	}
 	if ar.IntentID != "" {
@@ -124,7 +124,7 @@ func (b *booking) checkout(ctx workflow.Context, req CheckoutRequest) (CheckoutR
 		return CheckoutResult{}, appErr(ErrTypeHoldExpired, "the hold expired during payment; nothing was charged")
 	}
 	if ar.Declined {
-		b.step = vocab.StepAwaitingCheckout
+		b.setStep(ctx, vocab.StepAwaitingCheckout)
 		if b.attempts >= b.in.MaxAttempts {
 			b.declinedOut = true
 		}
@@ -132,12 +132,12 @@ func (b *booking) checkout(ctx workflow.Context, req CheckoutRequest) (CheckoutR
 	}
 	if ar.Status == vocab.IntentRequiresAction && !b.extended {
 		var at time.Time
-		if err := workflow.ExecuteLocalActivity(dbCtx(ctx), a.ExtendHold, b.in.ReservationID, ThreeDSExtension).Get(ctx, &at); err == nil && at.After(b.deadline) {
+		if err := workflow.ExecuteLocalActivity(db(ctx, "extend the hold for 3-D Secure"), a.ExtendHold, b.in.ReservationID, ThreeDSExtension).Get(ctx, &at); err == nil && at.After(b.deadline) {
 			b.deadline = at
 		}
 		b.extended = true
 	}
-	b.step = vocab.StepAwaitingPayment
+	b.setStep(ctx, vocab.StepAwaitingPayment)
 	status := vocab.BookingPendingPayment
 	if ar.Status == vocab.IntentRequiresCapture {
 		status = vocab.BookingAuthorised
@@ -194,7 +194,7 @@ func (b *booking) cancel(ctx workflow.Context) (vocab.BookingStatus, error) {
 		}
 		return b.status, nil
 	}
-	b.step = vocab.StepCancelling
+	b.setStep(ctx, vocab.StepCancelling)
 	b.comp = nil
 	b.comp.add(undoCapture, b.cancelRefund) // runs after the sale is undone
 	b.comp.add(undoSale, b.cancelSale)
@@ -202,6 +202,6 @@ func (b *booking) cancel(ctx workflow.Context) (vocab.BookingStatus, error) {
 		return "", err
 	}
 	b.setStatus(ctx, vocab.BookingRefunded)
-	b.step = vocab.StepDone
+	b.setStep(ctx, vocab.StepDone)
 	return b.status, nil
 }

@@ -1,0 +1,194 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/encore-tickets/encore/activities"
+	"github.com/encore-tickets/encore/money"
+)
+
+// providerAttempt bounds one call to the payment provider.
+const providerAttempt = 15 * time.Second
+
+// providerRetry is how a provider step retries, local or regular: the same
+// policy either way, so escalating a step changes where it is seen, not how
+// often the provider is asked.
+func providerRetry() *temporal.RetryPolicy {
+	return &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second}
+}
+
+// providerStep is one money move at the payment provider: the activity, its
+// arguments (which name the booking, so the activity derives the same step
+// key however often and wherever it runs), and how long it may take.
+type providerStep struct {
+	// name is what support reads: "capture", "void", "refund", "authorise".
+	name string
+	// key is the step's idempotency key at the provider, for the summary.
+	key    string
+	amount money.Money
+	// budget bounds the step's retries; 0 retries until it succeeds (money
+	// must not stay taken).
+	budget time.Duration
+	fn     any
+	args   []any
+}
+
+// summary is the one line the Temporal UI shows beside the activity.
+func (s providerStep) summary() string {
+	if s.amount.Currency == "" {
+		return s.name + ", key " + s.key
+	}
+	return s.name + " " + formatMoney(s.amount) + ", key " + s.key
+}
+
+// formatMoney writes an amount for people: two decimals, the currency after.
+func formatMoney(m money.Money) string {
+	sign, n := "", m.Amount
+	if n < 0 {
+		sign, n = "-", -n
+	}
+	return fmt.Sprintf("%s%d.%02d %s", sign, n/100, n%100, m.Currency)
+}
+
+// errClosing ends a provider step that support closed (refund-and-close)
+// before it succeeded.
+var errClosing = temporal.NewNonRetryableApplicationError("closed by support before the step succeeded", "closed-by-support", nil)
+
+// escalated is the provider step running as a regular activity, for
+// retry-now and the search attributes.
+type escalated struct {
+	name string
+	gen  int // bumped by retry-now
+}
+
+// callProvider runs a provider step. Its first attempt is a local activity:
+// the common case (the provider answers) costs no extra workflow task. A
+// retryable failure continues as a regular activity with the same
+// arguments, step key and retry policy, so the Temporal UI shows a pending
+// activity with its attempts, last failure, next retry and inputs, and its
+// Pause and Reset act on it. The workflow drives the regular activity:
+// retry-now cancels the one waiting out its backoff and starts it again at
+// once; refund-and-close stops it. Bookings started before this change run
+// the step as one retrying local activity, as they were recorded.
+func (b *booking) callProvider(ctx workflow.Context, st providerStep, result any) error {
+	if workflow.GetVersion(ctx, versionVisibleSteps, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return workflow.ExecuteLocalActivity(providerCtx(ctx, st.budget), st.fn, st.args...).Get(ctx, result)
+	}
+	started := workflow.Now(ctx)
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: providerAttempt,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+		Summary:             st.summary(),
+	})
+	err := workflow.ExecuteLocalActivity(lctx, st.fn, st.args...).Get(ctx, result)
+	if err == nil || !retryable(err) {
+		return err
+	}
+	return b.escalate(ctx, st, started, result)
+}
+
+// escalate runs st as a regular activity until it succeeds, fails for
+// good, runs out of its budget, or support closes the booking.
+func (b *booking) escalate(ctx workflow.Context, st providerStep, started time.Time, result any) error {
+	esc := &escalated{name: st.name}
+	b.pending = esc
+	defer func() { b.pending = nil }()
+	b.details(ctx, st.name+" failed once; retrying as a regular activity")
+	for {
+		opts := workflow.ActivityOptions{
+			StartToCloseTimeout: providerAttempt,
+			RetryPolicy:         providerRetry(),
+			Summary:             st.summary(),
+		}
+		if st.budget > 0 {
+			left := st.budget - workflow.Now(ctx).Sub(started)
+			if left <= 0 {
+				return temporal.NewTimeoutError(0, errors.New(st.name+": out of its retry budget"))
+			}
+			opts.ScheduleToCloseTimeout = left
+		}
+		actx, cancel := workflow.WithCancel(ctx)
+		f := workflow.ExecuteActivity(workflow.WithActivityOptions(actx, opts), st.fn, st.args...)
+		gen := esc.gen
+		if err := workflow.Await(ctx, func() bool { return f.IsReady() || esc.gen != gen || b.closing }); err != nil {
+			cancel()
+			return err
+		}
+		if f.IsReady() {
+			cancel()
+			return f.Get(ctx, result)
+		}
+		// retry-now or refund-and-close: the attempt waiting out its backoff
+		// is cancelled. One already running may still finish at the
+		// provider; the step key makes the next attempt its duplicate.
+		cancel()
+		if b.closing {
+			return errClosing
+		}
+		b.details(ctx, st.name+": retried now at support's request")
+	}
+}
+
+// retryable says a failed attempt may succeed if asked again.
+func retryable(err error) bool {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) && app.NonRetryable() {
+		return false
+	}
+	var canceled *temporal.CanceledError
+	return !errors.As(err, &canceled)
+}
+
+// capture, authorise, void and refund steps of this booking.
+func (b *booking) captureStep(intentID string) providerStep {
+	return providerStep{name: "capture", key: activities.StepKey(b.in.ReservationID, activities.StepKeyCapture),
+		amount: b.hold.Total, budget: time.Hour, fn: a.Capture, args: []any{b.in.ReservationID, intentID}}
+}
+
+func (b *booking) voidStep(intentID string, budget time.Duration) providerStep {
+	return providerStep{name: "void", key: activities.StepKey(b.in.ReservationID, activities.StepKeyVoid),
+		amount: b.hold.Total, budget: budget, fn: a.Void, args: []any{b.in.ReservationID, intentID}}
+}
+
+func (b *booking) refundStep(intentID string) providerStep {
+	return providerStep{name: "refund", key: activities.StepKey(b.in.ReservationID, activities.StepKeyRefund),
+		amount: b.hold.Total, fn: a.Refund, args: []any{b.in.ReservationID, intentID}}
+}
+
+// db returns ctx's database step options with the summary the UI shows.
+func db(ctx workflow.Context, summary string) workflow.Context {
+	o := workflow.GetLocalActivityOptions(dbCtx(ctx))
+	o.Summary = summary
+	return workflow.WithLocalActivityOptions(ctx, o)
+}
+
+// details sets the workflow's current details, what the Temporal UI shows
+// about where the booking is now. They are workflow state, not a command:
+// no history event, nothing to replay.
+func (b *booking) details(ctx workflow.Context, now string) {
+	workflow.SetCurrentDetails(ctx, fmt.Sprintf("**%s** · %s\n\n%s", b.step, now, b.staticLine()))
+}
+
+// staticLine is what stays true of the booking: its hold and total.
+func (b *booking) staticLine() string {
+	if !b.loaded {
+		return "booking " + b.in.ReservationID
+	}
+	return fmt.Sprintf("booking %s · event %s · fan %s · total %s", b.in.ReservationID, b.hold.EventID, b.hold.UserID, formatMoney(b.hold.Total))
+}
+
+// authoriseStep is one checkout attempt's authorisation: a new intent on the
+// first attempt, the intent confirmed with another card on a later one, each
+// under its own step key (activities.Authorise derives the same).
+func (b *booking) authoriseStep(in activities.AuthoriseInput) providerStep {
+	key := activities.StepKey(in.BookingID, activities.StepKeyAuthorise)
+	if in.IntentID != "" {
+		key = activities.AttemptStepKey(in.BookingID, in.Attempt)
+	}
+	return providerStep{name: "authorise", key: key, amount: in.Amount, budget: 45 * time.Second, fn: a.Authorise, args: []any{in}}
+}
