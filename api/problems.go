@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -97,6 +98,8 @@ const (
 	ProbWebhookConflict     = "webhook-conflict"        // 409: an event ID reused with other content
 	ProbRoomUnavailable     = "room-unavailable"        // 409: a night of a stay has no room left; names it
 	ProbLayoutTooLarge      = "layout-too-large"        // 413: a venue import passed a cap (body size, seats, sections); names the field and "limit"
+	ProbStayLimit           = "stay-limit"              // 403: the fan's unpaid room-nights would pass the limit ("limit")
+	ProbStayAlreadyHeld     = "stay-already-held"       // 409: the fan already holds this property on a night of the stay ("hold_id")
 
 	ProbSalesPaused = "sales-paused" // 503: the operator paused the event's sales; retry after Retry-After
 )
@@ -106,6 +109,8 @@ var titles = map[string]string{
 	ProbSeatUnavailable:      "Some seats are no longer available",
 	ProbRoomUnavailable:      "A night of the stay has no room left",
 	ProbLayoutTooLarge:       "The venue layout is larger than allowed",
+	ProbStayLimit:            "Too many unpaid room-nights",
+	ProbStayAlreadyHeld:      "You already hold a stay at this property on these nights",
 	ProbHoldExpired:          "The hold has expired",
 	ProbIdempotencyKeyReused: "This Idempotency-Key was used for another request",
 	ProbRequestInProgress:    "A request with this Idempotency-Key is still in progress",
@@ -192,6 +197,8 @@ func (ps problems) problemFor(err error) *Problem {
 		wrl   *waitingroom.RateLimitedError
 		ch    *waitingroom.ChallengeRequiredError
 		ru    *store.RoomUnavailableError
+		sl    *store.StayLimitError
+		sh    *store.StayHeldError
 		nos   *store.NotOnSaleError
 		cverr *controls.ValidationError
 		verr  *venues.ValidationError
@@ -201,6 +208,22 @@ func (ps problems) problemFor(err error) *Problem {
 	case errors.As(err, &ru):
 		p := NewProblem(http.StatusConflict, ProbRoomUnavailable, ru.Detail)
 		p.PropertyID, p.RoomType, p.Night = ru.PropertyID, ru.RoomType, ru.Night.Format(time.DateOnly)
+		return p
+	case errors.As(err, &sl):
+		// Forbidden like purchase-limit: retrying cannot help until the fan
+		// pays for or releases a hold.
+		msg := fmt.Sprintf("at most %d unpaid room-nights per fan", sl.Limit)
+		p := NewProblem(http.StatusForbidden, ProbStayLimit, fmt.Sprintf(
+			"%s: you hold %d and this hold asks for %d; pay for or release a hold first", msg, sl.Held, sl.Requested))
+		p.Limit, p.Errors = sl.Limit, []FieldError{{Field: "stays", Message: msg}}
+		return p
+	case errors.As(err, &sh):
+		field := fmt.Sprintf("stays[%d].property_id", sh.Stay)
+		p := NewProblem(http.StatusConflict, ProbStayAlreadyHeld, fmt.Sprintf(
+			"your unpaid hold %s already has %s on a night of this stay; pay for or release it, or hold more rooms in one hold",
+			sh.HoldID, sh.PropertyID))
+		p.HoldID, p.PropertyID = sh.HoldID.String(), sh.PropertyID
+		p.Errors = []FieldError{{Field: field, Message: "one unpaid hold per property and night"}}
 		return p
 	case errors.As(err, &su):
 		p := NewProblem(http.StatusConflict, ProbSeatUnavailable, su.Detail)

@@ -83,6 +83,8 @@ type Config struct {
 	HoldRatePerMinute  int           `env:"ENCORE_HOLD_RATE_PER_MINUTE" default:"60" doc:"Hold attempts one account may make per minute before 429 rate-limited."`
 	HintsEnabled       bool          `env:"ENCORE_SEAT_HINTS" default:"true" doc:"Use Redis seat hints to bounce obviously contended carts before they take a database lock."`
 
+	MaxUnpaidRoomNights int `env:"ENCORE_MAX_UNPAID_ROOM_NIGHTS" default:"8" doc:"Most hotel room-nights (rooms times nights) one account may hold unpaid at once over all its pending holds, hotel-only and packages; past it the hold is 403 stay-limit. A second unpaid hold of the same property on a night the account already holds is 409 stay-already-held. 0 is read as 8."`
+
 	SagaMaxLatency      time.Duration `env:"ENCORE_SAGA_MAX_LATENCY" default:"5s" doc:"Backpressure: mean time of a checkout's call into the booking saga (start, fraud, authorisation) over 10s, over every process, past which checkouts and holds on unmetered events answer 503 unavailable with Retry-After."`
 	SagaMaxErrorPercent int           `env:"ENCORE_SAGA_MAX_ERROR_PERCENT" default:"50" doc:"Backpressure: share (percent) of checkout calls over 10s that got no answer from the saga (Temporal down or overloaded) past which the same 503 applies."`
 	SagaMaxInFlight     int64         `env:"ENCORE_SAGA_MAX_IN_FLIGHT" default:"256" doc:"Backpressure: checkout calls waiting on the saga at once, over every process, past which the same 503 applies."`

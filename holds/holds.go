@@ -104,8 +104,12 @@ type Service struct {
 	Saga *backpressure.Monitor
 	// Dials are the operator's runtime dials; sales_paused refuses new
 	// holds and checkouts of the event. Nil: never paused.
-	Dials   *controls.Watcher
-	metrics *metrics
+	Dials *controls.Watcher
+	// MaxUnpaidRoomNights is the most room-nights one account may hold
+	// unpaid over all its pending holds (ENCORE_MAX_UNPAID_ROOM_NIGHTS); the
+	// hold's transaction enforces it. 0: store.DefaultMaxUnpaidRoomNights.
+	MaxUnpaidRoomNights int
+	metrics             *metrics
 }
 
 type metrics struct {
@@ -191,7 +195,8 @@ func (s *Service) Hold(ctx context.Context, who session.Identity, cart Cart, ide
 	req := store.HoldRequest{
 		ReservationID: id, UserID: who.UserID, EventID: cart.EventID, SeatIDs: cart.SeatIDs,
 		SectionID: cart.SectionID, Quantity: cart.Quantity, Adjacent: cart.Adjacent, PromoCode: cart.PromoCode,
-		Stays: cart.Stays, FanEmail: who.Email, IdempotencyKey: idemKey, RequestHash: reqHash,
+		Stays: cart.Stays, MaxUnpaidRoomNights: s.MaxUnpaidRoomNights, FanEmail: who.Email,
+		IdempotencyKey: idemKey, RequestHash: reqHash,
 	}
 	var r renderer
 	req.Render = r.render
@@ -383,6 +388,8 @@ func reservationID(userID, idemKey string) uuid.UUID {
 func resultLabel(err error, replayed bool) string {
 	var su *store.SeatUnavailableError
 	var pl *store.PurchaseLimitError
+	var sl *store.StayLimitError
+	var sh *store.StayHeldError
 	var rl *RateLimitedError
 	var shed *backpressure.OverloadedError
 	var ru *store.RoomUnavailableError
@@ -397,6 +404,10 @@ func resultLabel(err error, replayed bool) string {
 		return "room_unavailable"
 	case errors.As(err, &pl):
 		return "purchase_limit"
+	case errors.As(err, &sl):
+		return "stay_limit"
+	case errors.As(err, &sh):
+		return "stay_held"
 	case errors.As(err, &rl):
 		return "rate_limited"
 	case errors.Is(err, ErrQueueRequired):

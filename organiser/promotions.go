@@ -38,8 +38,10 @@ const MaxPromotionUses = 1_000_000
 const MaxPerUser = 100
 
 // CreatePromotion adds a code to an event of the scope's organisation and
-// records it in the admin audit log in the same transaction. A taken code
-// is venues.ErrConflict.
+// records it in the admin audit log in the same transaction. Codes are
+// unique per event: a code the event already runs is venues.ErrConflict,
+// while another event's code of the same name, another organisation's
+// above all, is no obstacle (and so reveals nothing).
 func (s *Service) CreatePromotion(ctx context.Context, scope venues.Scope, eventID string, r PromotionRequest) (store.Promotion, error) {
 	ev, err := s.Get(ctx, scope, eventID)
 	if err != nil {
@@ -87,7 +89,7 @@ func (s *Service) CreatePromotion(ctx context.Context, scope venues.Scope, event
 	out, err := s.store.Promotions.AddPromotion(ctx, p, store.AdminAction{Actor: actorOf(scope), OrgID: ev.OrgID,
 		Action: "promotion.create", Target: eventID + "/" + p.Code})
 	if errors.Is(err, store.ErrPromotionExists) {
-		return store.Promotion{}, fmt.Errorf("%w: the code %s is taken", venues.ErrConflict, p.Code)
+		return store.Promotion{}, fmt.Errorf("%w: this event already has the code %s", venues.ErrConflict, p.Code)
 	}
 	return out, err
 }

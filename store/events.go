@@ -84,9 +84,10 @@ func (s *Catalogue) CreateEvent(ctx context.Context, e EventSpec) error {
 	})
 }
 
-// CreatePromotion inserts a promotion code if missing.
+// CreatePromotion inserts the event's promotion code if the event does not
+// have it yet (demo data).
 func (s *Promotions) CreatePromotion(ctx context.Context, code, eventID string, discountBps, maxUses int) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO promotions (code, event_id, discount_bps, max_uses)
-		VALUES ($1, $2, $3, $4) ON CONFLICT (code) DO NOTHING`, code, eventID, discountBps, maxUses)
+		VALUES ($1, $2, $3, $4) ON CONFLICT (event_id, code) DO NOTHING`, code, eventID, discountBps, maxUses)
 	return err
 }

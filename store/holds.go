@@ -33,6 +33,10 @@ type HoldRequest struct {
 	// Stays are the hotel stays of a package (with EventID) or of a
 	// hotel-only hold (CreateStayHold), in a canonical order.
 	Stays []StayRequest
+	// MaxUnpaidRoomNights is the most room-nights the account may hold
+	// unpaid over all its pending holds, this one's stays included (see
+	// checkStayLimits); 0: DefaultMaxUnpaidRoomNights.
+	MaxUnpaidRoomNights int
 	// FanEmail is where the confirmation goes; empty: the fan's token had
 	// no email.
 	FanEmail string
@@ -753,20 +757,22 @@ func gaUnavailable(ctx context.Context, tx pgx.Tx, req HoldRequest) error {
 	return &SeatUnavailableError{Detail: fmt.Sprintf("only %d places left in section %s", left, req.SectionID)}
 }
 
-// usePromotion locks the promotion row (the global cap), checks it is
-// enabled and in its window, and inserts the (code, user) use (the per-user
-// cap), returning the discount.
+// usePromotion locks the event's promotion row (the global cap), checks it
+// is enabled and in its window, and inserts the use (the per-user cap),
+// returning the discount. Codes are unique per event (0019): the lookup is by
+// the cart's event and code, so another event's code of the same name, of
+// this organisation or another, is never found, and is refused exactly as a
+// code that does not exist.
 func usePromotion(ctx context.Context, tx pgx.Tx, req HoldRequest, now time.Time) (discount, error) {
 	var d discount
 	var maxUses, used, perUser, mine int
-	var eventID *string
 	var startsAt, endsAt, disabledAt *time.Time
 	// The row lock serialises every use of the code, so the account's count
 	// read after it cannot race another hold of the same account.
-	err := tx.QueryRow(ctx, `SELECT discount_bps, amount_off, max_uses, used, per_user, event_id, starts_at, ends_at, disabled_at
-		FROM promotions WHERE code = $1 FOR UPDATE`,
-		req.PromoCode).Scan(&d.bps, &d.amount, &maxUses, &used, &perUser, &eventID, &startsAt, &endsAt, &disabledAt)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && eventID != nil && *eventID != req.EventID) {
+	err := tx.QueryRow(ctx, `SELECT discount_bps, amount_off, max_uses, used, per_user, starts_at, ends_at, disabled_at
+		FROM promotions WHERE event_id = $1 AND code = $2 FOR UPDATE`,
+		req.EventID, req.PromoCode).Scan(&d.bps, &d.amount, &maxUses, &used, &perUser, &startsAt, &endsAt, &disabledAt)
+	if errors.Is(err, pgx.ErrNoRows) {
 		return discount{}, &InvalidError{Field: "promo_code", Message: "no such promotion for this event"}
 	}
 	if err != nil {
@@ -783,8 +789,8 @@ func usePromotion(ctx context.Context, tx pgx.Tx, req HoldRequest, now time.Time
 	if used >= maxUses {
 		return discount{}, &PromotionError{Code: req.PromoCode, Reason: "all uses are taken"}
 	}
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM promotion_uses WHERE code = $1 AND user_id = $2`,
-		req.PromoCode, req.UserID).Scan(&mine); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM promotion_uses WHERE event_id = $1 AND code = $2 AND user_id = $3`,
+		req.EventID, req.PromoCode, req.UserID).Scan(&mine); err != nil {
 		return discount{}, err
 	}
 	if mine >= perUser {
@@ -794,11 +800,11 @@ func usePromotion(ctx context.Context, tx pgx.Tx, req HoldRequest, now time.Time
 		}
 		return discount{}, &PromotionError{Code: req.PromoCode, Reason: reason}
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO promotion_uses (code, user_id, reservation_id) VALUES ($1, $2, $3)`,
-		req.PromoCode, req.UserID, req.ReservationID); err != nil {
-		return discount{}, err
-	}
-	if _, err := tx.Exec(ctx, `UPDATE promotions SET used = used + 1 WHERE code = $1`, req.PromoCode); err != nil {
+	b := &pgx.Batch{}
+	b.Queue(`INSERT INTO promotion_uses (event_id, code, user_id, reservation_id) VALUES ($1, $2, $3, $4)`,
+		req.EventID, req.PromoCode, req.UserID, req.ReservationID)
+	b.Queue(`UPDATE promotions SET used = used + 1 WHERE event_id = $1 AND code = $2`, req.EventID, req.PromoCode)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return discount{}, err
 	}
 	return d, nil

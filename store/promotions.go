@@ -26,18 +26,20 @@ type Promotion struct {
 	DisabledAt  *time.Time `json:"disabled_at,omitempty"`
 }
 
-// ErrPromotionExists says the code is taken (codes are global: a fan types
-// one without naming the event).
-var ErrPromotionExists = errors.New("store: promotion code exists")
+// ErrPromotionExists says the event already runs this code. Codes are
+// unique per event (0019), never across events: another event's code,
+// another organisation's above all, never takes one, so the answer tells an
+// organisation nothing of anyone else's codes.
+var ErrPromotionExists = errors.New("store: the event already has this promotion code")
 
 // AddPromotion writes p and its audit record a (a.After is set to p) in one
-// transaction; ErrPromotionExists when the code is taken.
+// transaction; ErrPromotionExists when p's event already has the code.
 func (s *Promotions) AddPromotion(ctx context.Context, p Promotion, a AdminAction) (Promotion, error) {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO promotions (code, event_id, discount_bps, amount_off, max_uses, per_user, starts_at, ends_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 			p.Code, p.EventID, p.DiscountBps, p.AmountOff, p.MaxUses, p.PerUser, p.StartsAt, p.EndsAt)
-		if code, _ := pgCode(err); code == pgUniqueViolation {
+		if code, constraint := pgCode(err); code == pgUniqueViolation && constraint == "promotions_pkey" {
 			return ErrPromotionExists
 		}
 		if err != nil {
@@ -67,7 +69,7 @@ func (s *Promotions) DisablePromotion(ctx context.Context, eventID, code string,
 			out = before
 			return nil
 		}
-		if _, err := tx.Exec(ctx, `UPDATE promotions SET disabled_at = now() WHERE code = $1`, code); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE promotions SET disabled_at = now() WHERE event_id = $1 AND code = $2`, eventID, code); err != nil {
 			return err
 		}
 		if out, err = promotion(ctx, tx, eventID, code); err != nil {

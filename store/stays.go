@@ -21,6 +21,13 @@ const StayHoldTTL = 15 * time.Minute
 // MaxStayNights bounds one stay.
 const MaxStayNights = 30
 
+// DefaultMaxUnpaidRoomNights is how many unpaid room-nights (rooms times
+// nights, over every pending hold, hotel-only or package) one account may
+// hold at once when HoldRequest.MaxUnpaidRoomNights is not set: enough for a
+// family's long weekend, too few for a handful of accounts to hoard a
+// night's rooms (ENCORE_MAX_UNPAID_ROOM_NIGHTS).
+const DefaultMaxUnpaidRoomNights = 8
+
 // StayRequest is one stay of a hold: Rooms rooms of one room type for every
 // night from Checkin up to, not including, Checkout (dates at UTC midnight).
 type StayRequest struct {
@@ -74,6 +81,28 @@ type RoomUnavailableError struct {
 
 func (e *RoomUnavailableError) Error() string { return "store: room unavailable: " + e.Detail }
 
+// StayLimitError says a hold would take the fan past the most unpaid
+// room-nights one account may hold at once: Held are the room-nights of the
+// fan's live pending holds, Requested this hold's.
+type StayLimitError struct{ Limit, Held, Requested int }
+
+func (e *StayLimitError) Error() string {
+	return fmt.Sprintf("store: unpaid room-night limit %d: holds %d, asked %d", e.Limit, e.Held, e.Requested)
+}
+
+// StayHeldError says the fan already has an unpaid hold (HoldID) at the
+// property of the hold's Stay-th stay on one of its nights. A fan holds a
+// property's night once: more rooms go in one hold, not in a second one.
+type StayHeldError struct {
+	HoldID     uuid.UUID
+	Stay       int
+	PropertyID string
+}
+
+func (e *StayHeldError) Error() string {
+	return fmt.Sprintf("store: stay at %s already held unpaid by hold %s", e.PropertyID, e.HoldID)
+}
+
 // CreateStayHold places a hotel-only hold: every night of every stay or
 // nothing, in one transaction, under the same idempotency key machinery as
 // CreateHold (a stored response is returned instead of a hold, nothing
@@ -104,9 +133,13 @@ func (s *Hotels) createStayHold(ctx context.Context, req HoldRequest) (Hold, *St
 		if err != nil {
 			return err
 		}
+		// The account's row (written here on first sight) is locked by the
+		// limits until commit.
+		if err := checkStayLimits(ctx, tx, req); err != nil {
+			return err
+		}
 		hold = Hold{ID: req.ReservationID, UserID: req.UserID, Status: vocab.ReservationPending}
 		b := &pgx.Batch{}
-		b.Queue(`INSERT INTO users (id) VALUES ($1) ON CONFLICT DO NOTHING`, req.UserID)
 		var email *string
 		if req.FanEmail != "" {
 			email = &req.FanEmail
@@ -149,6 +182,9 @@ func takePackageStays(ctx context.Context, tx pgx.Tx, req HoldRequest, hold *Hol
 	if err != nil {
 		return err
 	}
+	if err := checkStayLimits(ctx, tx, req); err != nil {
+		return err
+	}
 	if currency != ev.currency {
 		return &InvalidError{Field: "stays", Message: fmt.Sprintf("the hotel charges %s and the event %s; book them apart", currency, ev.currency)}
 	}
@@ -161,6 +197,68 @@ func takePackageStays(ctx context.Context, tx pgx.Tx, req HoldRequest, hold *Hol
 			expires_at = least(expires_at, created_at + make_interval(secs => $3))
 		WHERE id = $1 RETURNING total, expires_at`, req.ReservationID, total.Amount, StayHoldTTL.Seconds()).
 		Scan(&hold.Total.Amount, &hold.ExpiresAt)
+}
+
+// checkStayLimits refuses stays that would let one account hoard rooms: a
+// stay at a property on a night the account already holds there unpaid
+// (StayHeldError, naming that hold), and a hold that would take the
+// account's unpaid room-nights, over every live pending hold, past
+// req.MaxUnpaidRoomNights (StayLimitError). Paid stays count for nothing:
+// the limit is on rooms kept from other guests without paying.
+//
+// It first locks the account's row (FOR NO KEY UPDATE, which a
+// reservation's foreign key check does not wait on) until the transaction
+// ends, so every hold with stays of one account, on any process, counts
+// after the one before it has committed or rolled back: parallel holds can
+// never add up past the limit. Seat-only holds never take the lock.
+func checkStayLimits(ctx context.Context, tx pgx.Tx, req HoldRequest) error {
+	limit := req.MaxUnpaidRoomNights
+	if limit <= 0 {
+		limit = DefaultMaxUnpaidRoomNights
+	}
+	want := 0
+	props := make([]string, len(req.Stays))
+	checkins := make([]time.Time, len(req.Stays))
+	checkouts := make([]time.Time, len(req.Stays))
+	for i, st := range req.Stays {
+		want += st.Rooms * st.Nights()
+		props[i], checkins[i], checkouts[i] = st.PropertyID, st.Checkin, st.Checkout
+	}
+	var held int
+	var overlap *StayHeldError
+	b := &pgx.Batch{}
+	b.Queue(`INSERT INTO users (id) VALUES ($1) ON CONFLICT DO NOTHING`, req.UserID)
+	b.Queue(`SELECT FROM users WHERE id = $1 FOR NO KEY UPDATE`, req.UserID)
+	// The account's live pending holds other than this one (a package's
+	// reservation is already written), found through reservations_user_event.
+	const mine = `FROM reservations r JOIN reservation_nights n ON n.reservation_id = r.id AND n.live `
+	const pending = ` WHERE r.user_id = $1 AND r.id <> $2 AND r.status = 'PENDING_PAYMENT' AND r.expires_at > now()`
+	b.Queue(`SELECT (s.i - 1)::int, r.id `+mine+`
+		JOIN unnest($3::text[], $4::date[], $5::date[]) WITH ORDINALITY AS s(property_id, checkin, checkout, i)
+		  ON n.property_id = s.property_id AND n.night >= s.checkin AND n.night < s.checkout`+pending+`
+		ORDER BY s.i, r.created_at, r.id LIMIT 1`, req.UserID, req.ReservationID, props, checkins, checkouts).
+		QueryRow(func(row pgx.Row) error {
+			var o StayHeldError
+			err := row.Scan(&o.Stay, &o.HoldID)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			o.PropertyID = req.Stays[o.Stay].PropertyID
+			overlap = &o
+			return err
+		})
+	b.Queue(`SELECT coalesce(sum(n.rooms), 0)::int `+mine+pending, req.UserID, req.ReservationID).
+		QueryRow(func(row pgx.Row) error { return row.Scan(&held) })
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return err
+	}
+	if overlap != nil {
+		return overlap
+	}
+	if held+want > limit {
+		return &StayLimitError{Limit: limit, Held: held, Requested: want}
+	}
+	return nil
 }
 
 // stayTerms checks every stay against its property's rules (the room type

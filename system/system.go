@@ -96,7 +96,8 @@ func BuyPlane(cfg config.Config, st *store.Store, rdb redis.UniversalClient, reg
 		Store: st,
 		Limiter: ratelimit.New(rdb, "rl:hold:", ratelimit.Limit{Count: cfg.HoldRatePerMinute, Per: time.Minute,
 			Burst: max(cfg.HoldRatePerMinute/6, 1)}),
-		Log: log,
+		MaxUnpaidRoomNights: cfg.MaxUnpaidRoomNights,
+		Log:                 log,
 	}
 	if cfg.HintsEnabled {
 		svc.Hints = seathint.New(rdb, "")

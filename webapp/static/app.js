@@ -69,9 +69,12 @@ async function eventsView(q = '') {
     <ul class="events" id="events" aria-live="polite"></ul>`;
   const input = main.querySelector('#q'), list = main.querySelector('#suggest');
   let active = -1, timer;
+  const events = main.querySelector('#events');
   const load = async text => {
     const page = await get('/v1/events?limit=50' + (text ? '&q=' + encodeURIComponent(text) : ''));
-    main.querySelector('#events').innerHTML = page.events.map(e => `<li><a href="#/event/${encodeURIComponent(e.id)}"><strong>${esc(e.title)}</strong></a>
+    // The fan may have left this view while the list was on its way.
+    if (!events.isConnected) return;
+    events.innerHTML = page.events.map(e => `<li><a href="#/event/${encodeURIComponent(e.id)}"><strong>${esc(e.title)}</strong></a>
       <div>${esc(e.artist)}</div><div>${esc(e.venue)}, ${esc(e.city)}</div><div>${when(e.starts_at)}</div></li>`).join('') || '<li>No events found.</li>';
   };
   const close = () => { list.hidden = true; input.setAttribute('aria-expanded', 'false'); active = -1; };
