@@ -283,7 +283,7 @@ func (s *Service) Checkout(ctx context.Context, who session.Identity, holdID uui
 	uctx, cancel := s.updateContext(ctx)
 	defer cancel()
 	end := s.Saga.Begin()
-	res, err := workflows.Checkout(uctx, s.Temporal, s.input(hold), uid,
+	res, err := workflows.Checkout(uctx, s.Temporal, s.input(hold, who), uid,
 		workflows.CheckoutRequest{PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, IPRef: fraud.IPRef(s.IPSecret, req.IP), DeviceID: req.DeviceID})
 	err = sagaError(err)
 	end(errors.Is(err, ErrUnavailable) && ctx.Err() == nil) // a fan who left is not the saga failing
@@ -310,10 +310,15 @@ func firstAnswerUnknown(err error) error {
 }
 
 // input is the booking workflow's input for a committed hold: the one
-// mapping from a hold to its saga.
-func (s *Service) input(h store.Hold) workflows.BookingInput {
+// mapping from a hold to its saga. The fan's e-mail reaches Temporal only
+// as the workflow's (encrypted) static details and as a keyed hash, the
+// EncoreEmailHash search attribute support finds bookings by; the key is
+// the one that already keeps the fan's address out of the saga (IPSecret).
+func (s *Service) input(h store.Hold, who session.Identity) workflows.BookingInput {
+	seats := len(h.Items)
 	return workflows.BookingInput{ReservationID: h.ID.String(), EventID: h.EventID, UserID: h.UserID, ExpiresAt: h.ExpiresAt,
-		LateEventGrace: s.LateEventGrace}
+		LateEventGrace: s.LateEventGrace, Total: h.Total, Seats: seats,
+		Email: who.Email, EmailHash: workflows.EmailHash(s.IPSecret, who.Email)}
 }
 
 // Cancel cancels who's booking within the event's policy: a pending hold is

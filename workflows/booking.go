@@ -72,6 +72,12 @@ type booking struct {
 	pending *escalated
 	// closing: support asked to refund and close (refund-and-close).
 	closing bool
+
+	// attrs: this booking upserts the support search attributes
+	// (versionSupportAttrs); stepAttr and attention are their last values.
+	attrs     bool
+	stepAttr  vocab.Step
+	attention bool
 }
 
 // undoKind names what a compensation undoes, so one registered early (the
@@ -124,8 +130,6 @@ func (b *booking) armVoid() {
 	}
 }
 
-var statusAttr = temporal.NewSearchAttributeKeyKeyword(SearchAttrStatus)
-
 // Activity options. Every step is short (milliseconds), so every step starts
 // as a local activity: it runs inside the workflow task that asked for it and
 // costs no extra workflow task, which is what bounds bookings per second on
@@ -166,6 +170,28 @@ func providerCtx(ctx workflow.Context, budget time.Duration) workflow.Context {
 func (b *booking) setStep(ctx workflow.Context, s vocab.Step) {
 	b.step = s
 	b.details(ctx, "step "+string(s))
+	if b.attrs && s != b.stepAttr {
+		b.stepAttr = s
+		_ = workflow.UpsertTypedSearchAttributes(ctx, stepAttr.ValueSet(string(s)))
+	}
+}
+
+// dbStatus upserts the status the database has just moved the booking to,
+// so the list never lags it (a sale confirmed is PAID in the database
+// while its capture still retries); the saga's own status follows when the
+// step completes.
+func (b *booking) dbStatus(ctx workflow.Context, s vocab.BookingStatus) {
+	if b.attrs {
+		_ = workflow.UpsertTypedSearchAttributes(ctx, statusAttr.ValueSet(string(s)))
+	}
+}
+
+// setAttention raises or clears EncoreAttention.
+func (b *booking) setAttention(ctx workflow.Context, on bool) {
+	if b.attrs && b.attention != on {
+		b.attention = on
+		_ = workflow.UpsertTypedSearchAttributes(ctx, attentionAttr.ValueSet(on))
+	}
 }
 
 func (b *booking) setStatus(ctx workflow.Context, s vocab.BookingStatus) {
@@ -178,6 +204,8 @@ func (b *booking) result() BookingResult {
 }
 
 func (b *booking) run(ctx workflow.Context) (BookingResult, error) {
+	b.attrs = workflow.GetVersion(ctx, versionSupportAttrs, workflow.DefaultVersion, 1) == 1
+	b.stepAttr = vocab.StepAdopting // set at start (startAttributes)
 	if err := workflow.SetQueryHandler(ctx, QueryStep, func() (vocab.Step, error) { return b.step, nil }); err != nil {
 		return BookingResult{}, err
 	}
@@ -193,6 +221,11 @@ func (b *booking) run(ctx workflow.Context) (BookingResult, error) {
 	}
 	b.deadline = b.hold.ExpiresAt
 	b.loaded = true
+	if b.attrs && b.hold.Total != b.in.Total {
+		// Started without the total (or it differs): the hold's is the one
+		// charged.
+		_ = workflow.UpsertTypedSearchAttributes(ctx, amountAttr.ValueSet(b.hold.Total.Amount))
+	}
 	if b.hold.Status != vocab.BookingPendingPayment {
 		// The hold ended (expired, released) between the checkout's check
 		// and this start: the checkout that came with the start gets its
@@ -410,6 +443,7 @@ func (b *booking) sell(ctx workflow.Context) error {
 		b.setStatus(ctx, ended)
 		return nil
 	}
+	b.dbStatus(ctx, vocab.BookingPaid) // the confirm made the database say PAID
 	b.setStep(ctx, vocab.StepCapturing)
 	var captured activities.CaptureResult
 	err := b.callProvider(ctx, b.captureStep(b.intentID), &captured)
@@ -502,7 +536,11 @@ func (b *booking) settle(err error) error {
 }
 
 func (b *booking) cancelSale(ctx workflow.Context) error {
-	return workflow.ExecuteLocalActivity(db(ctx, "cancel the sale: tickets revoked, seats back"), a.CancelSale, b.in.ReservationID).Get(ctx, nil)
+	if err := workflow.ExecuteLocalActivity(db(ctx, "cancel the sale: tickets revoked, seats back"), a.CancelSale, b.in.ReservationID).Get(ctx, nil); err != nil {
+		return err
+	}
+	b.dbStatus(ctx, vocab.BookingCancelled)
+	return nil
 }
 
 func (b *booking) flag(ctx workflow.Context, reason string) error {

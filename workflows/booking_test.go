@@ -3,6 +3,7 @@ package workflows_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -579,4 +580,61 @@ func (s *bookingSuite) TestACaptureFailingTwiceContinuesAsARegularActivityUnderT
 		"one local attempt, then the regular activity's first and second attempts")
 	s.Equal([]string{workflows.ActivityCapture, workflows.ActivityCapture}, regular,
 		"only the failing step ran as a regular activity, once per attempt")
+}
+
+// upserts records every search attribute the booking upserts, in order, as
+// "Name=value".
+func (s *bookingSuite) upserts() *[]string {
+	var seen []string
+	s.env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
+		sa := args.Get(0).(temporal.SearchAttributes)
+		for k, v := range sa.GetUntypedValues() {
+			seen = append(seen, fmt.Sprintf("%s=%v", k.GetName(), v))
+		}
+	}).Return(nil)
+	return &seen
+}
+
+// indexOf is the position of want in seen, or -1.
+func indexOf(seen []string, want string) int {
+	for i, v := range seen {
+		if v == want {
+			return i
+		}
+	}
+	return -1
+}
+
+// Support filters by where a booking is and whether it needs them: the
+// database says PAID once the sale is confirmed, so the list says so before
+// the capture (which retries) succeeds; a capture failing past a few
+// attempts raises EncoreAttention, and its success clears it.
+func (s *bookingSuite) TestAFailingCaptureRaisesAttentionWhileTheListAlreadySaysPaidAsTheDatabaseDoes() {
+	s.failingCapture(0, 3*time.Minute) // from 2 minutes in, it fails for a minute
+	seen := s.upserts()
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
+	s.start()
+	s.Equal(vocab.BookingPaid, s.result().Status)
+	paid := indexOf(*seen, workflows.SearchAttrStatus+"=PAID")
+	capturing := indexOf(*seen, workflows.SearchAttrStep+"="+string(vocab.StepCapturing))
+	raised := indexOf(*seen, workflows.SearchAttrAttention+"=true")
+	cleared := indexOf(*seen, workflows.SearchAttrAttention+"=false")
+	s.GreaterOrEqual(paid, 0, "%v", *seen)
+	s.Less(paid, capturing, "PAID as the confirm commits, before the capture: %v", *seen)
+	s.Less(capturing, raised, "%v", *seen)
+	s.Less(raised, cleared, "%v", *seen)
+	s.Equal(workflows.SearchAttrStep+"="+string(vocab.StepDone), (*seen)[len(*seen)-1])
+}
+
+// The booking starts with what support searches by: event, fan, amount, the
+// e-mail's keyed hash; never the address itself.
+func TestTheEmailHashIsKeyedStableAndNotTheAddress(t *testing.T) {
+	key := []byte("k1")
+	h := workflows.EmailHash(key, " Asha@Example.com ")
+	require.Len(t, h, 32)
+	require.Equal(t, h, workflows.EmailHash(key, "asha@example.com"), "case and spaces do not matter")
+	require.NotEqual(t, h, workflows.EmailHash([]byte("k2"), "asha@example.com"), "another key, another hash")
+	require.NotContains(t, h, "asha")
+	require.Empty(t, workflows.EmailHash(key, ""))
 }

@@ -25,11 +25,9 @@ func startOptions(in BookingInput) client.StartWorkflowOptions {
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		EnableEagerStart:         true,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			temporal.NewSearchAttributeKeyKeyword(SearchAttrEvent).ValueSet(in.EventID),
-			temporal.NewSearchAttributeKeyKeyword(SearchAttrUser).ValueSet(in.UserID),
-			statusAttr.ValueSet(string(vocab.BookingPendingPayment)),
-		),
+		TypedSearchAttributes:    startAttributes(in),
+		StaticSummary:            staticSummary(in),
+		StaticDetails:            staticDetails(in),
 	}
 }
 

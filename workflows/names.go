@@ -73,6 +73,16 @@ const (
 	SearchAttrEvent  = "EncoreEventId"
 	SearchAttrUser   = "EncoreUserId"
 	SearchAttrStatus = "EncoreBookingStatus"
+	// SearchAttrStep is the saga's current step (vocab.Step).
+	SearchAttrStep = "EncoreStep"
+	// SearchAttrAmount is the hold's total in minor units.
+	SearchAttrAmount = "EncoreAmount"
+	// SearchAttrAttention is true while a provider step has kept failing
+	// (attentionAfter), false again once it succeeds.
+	SearchAttrAttention = "EncoreAttention"
+	// SearchAttrEmailHash is the fan's e-mail, keyed-hashed (EmailHash):
+	// support finds a fan's bookings by it without the address in clear.
+	SearchAttrEmailHash = "EncoreEmailHash"
 )
 
 // Activity type names as recorded in history. Workflows call the methods of
@@ -145,6 +155,12 @@ const (
 	// activity, visible in the UI as a pending activity (before: one local
 	// activity retried inside the workflow task).
 	versionVisibleSteps = "provider-steps-visible"
+	// versionSupportAttrs: the saga upserts EncoreStep on every step
+	// change, EncoreAttention while a provider step keeps failing, and
+	// EncoreBookingStatus right after each database transition (before:
+	// the status only when the saga's own status changed, PENDING_PAYMENT
+	// through a failing capture the database already called PAID).
+	versionSupportAttrs = "support-search-attributes"
 )
 
 // EventCancelWorkflowID derives the cancellation job's workflow ID from the
@@ -159,7 +175,11 @@ func BookingWorkflowID(reservationID string) string { return bookingWorkflowIDPr
 // registering on a namespace (the embedded server does it itself; a real
 // cluster's operator registers the same map).
 var SearchAttributes = map[string]enumspb.IndexedValueType{
-	SearchAttrEvent:  enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-	SearchAttrUser:   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-	SearchAttrStatus: enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	SearchAttrEvent:     enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	SearchAttrUser:      enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	SearchAttrStatus:    enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	SearchAttrStep:      enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	SearchAttrAmount:    enumspb.INDEXED_VALUE_TYPE_INT,
+	SearchAttrAttention: enumspb.INDEXED_VALUE_TYPE_BOOL,
+	SearchAttrEmailHash: enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 }

@@ -15,6 +15,11 @@ import (
 // providerAttempt bounds one call to the payment provider.
 const providerAttempt = 15 * time.Second
 
+// attentionAfter is how long a provider step may keep failing before the
+// booking asks for staff (EncoreAttention): past the local attempt and the
+// regular activity's first three attempts (0, 0.5 s, 1.5 s, 3.5 s).
+const attentionAfter = 5 * time.Second
+
 // providerRetry is how a provider step retries, local or regular: the same
 // policy either way, so escalating a step changes where it is seen, not how
 // often the provider is asked.
@@ -99,6 +104,13 @@ func (b *booking) escalate(ctx workflow.Context, st providerStep, started time.T
 	b.pending = esc
 	defer func() { b.pending = nil }()
 	b.details(ctx, st.name+" failed once; retrying as a regular activity")
+	due := false
+	if b.attrs {
+		tctx, stop := workflow.WithCancel(ctx)
+		defer stop()
+		t := workflow.NewTimerWithOptions(tctx, attentionAfter, workflow.TimerOptions{Summary: st.name + ": staff attention if still failing"})
+		workflow.Go(ctx, func(ctx workflow.Context) { due = t.Get(ctx, nil) == nil })
+	}
 	for {
 		opts := workflow.ActivityOptions{
 			StartToCloseTimeout: providerAttempt,
@@ -115,13 +127,26 @@ func (b *booking) escalate(ctx workflow.Context, st providerStep, started time.T
 		actx, cancel := workflow.WithCancel(ctx)
 		f := workflow.ExecuteActivity(workflow.WithActivityOptions(actx, opts), st.fn, st.args...)
 		gen := esc.gen
-		if err := workflow.Await(ctx, func() bool { return f.IsReady() || esc.gen != gen || b.closing }); err != nil {
-			cancel()
-			return err
+		for {
+			if err := workflow.Await(ctx, func() bool {
+				return f.IsReady() || esc.gen != gen || b.closing || (due && !b.attention)
+			}); err != nil {
+				cancel()
+				return err
+			}
+			if f.IsReady() || esc.gen != gen || b.closing {
+				break
+			}
+			b.setAttention(ctx, true)
+			b.details(ctx, st.name+" keeps failing: staff attention needed")
 		}
 		if f.IsReady() {
 			cancel()
-			return f.Get(ctx, result)
+			err := f.Get(ctx, result)
+			if err == nil {
+				b.setAttention(ctx, false)
+			}
+			return err
 		}
 		// retry-now or refund-and-close: the attempt waiting out its backoff
 		// is cancelled. One already running may still finish at the

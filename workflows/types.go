@@ -21,6 +21,17 @@ type BookingInput struct {
 	LateEventGrace time.Duration
 	// MaxAttempts bounds checkout attempts (cards tried). Zero: 3.
 	MaxAttempts int
+	// Total and Seats describe the hold to support (the workflow's summary,
+	// EncoreAmount); zero in bookings started before they existed.
+	Total money.Money
+	Seats int
+	// EmailHash is the fan's e-mail keyed-hashed (EmailHash), for the
+	// EncoreEmailHash search attribute; empty without an e-mail.
+	EmailHash string
+	// Email is the fan's address for the workflow's static details, which
+	// the payload codec encrypts like every payload. It is never part of
+	// the recorded input (json:"-"): the start request alone carries it.
+	Email string `json:"-"`
 }
 
 // DefaultLateEventGrace is the default LateEventGrace.
