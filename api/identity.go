@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -84,31 +83,46 @@ func identity(c *gin.Context) session.Identity {
 	return id
 }
 
-// clientAddrKey carries the resolved client address in a request's context.
-type clientAddrKey struct{}
+// clientKeys carries the resolved client address and its limit key in a
+// request's context.
+type clientKeys struct{}
+
+type resolvedClient struct{ addr, key string }
 
 // resolveClient resolves the request's client address once, at the edge,
-// for every rate limit and fraud rule after it (clientIP).
+// for every rate limit and fraud rule after it (clientIP, clientKey).
 func (s *Server) resolveClient(c *gin.Context) {
 	addr := ClientAddress(c.Request, s.TrustedProxies)
-	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), clientAddrKey{}, addr))
+	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), clientKeys{},
+		resolvedClient{addr: addr, key: LimitKey(addr)}))
 	c.Next()
 }
 
-// clientIP is the one client address every rate limit and fraud rule
-// counts, as resolveClient found it.
+// clientIP is the client's address, as resolveClient found it, for the
+// fraud rules (which hash it; fraud.IPRef).
 func clientIP(req *http.Request) string {
-	if addr, ok := req.Context().Value(clientAddrKey{}).(string); ok {
-		return addr
+	if rc, ok := req.Context().Value(clientKeys{}).(resolvedClient); ok {
+		return rc.addr
 	}
 	return peer(req)
 }
 
-// ClientAddress is the address of the client behind req. The TCP peer,
-// unless the peer is a trusted proxy: then the right-most X-Forwarded-For
-// hop that is not itself a trusted proxy, since every hop left of it was
-// written by whoever the untrusted client is and proves nothing. A
-// forwarded header from an untrusted peer is ignored.
+// clientKey is what every per-address limit counts (LimitKey of the
+// client's address): the socket cap, the waiting room's and buy plane's
+// per-IP limits and the anonymous read limits all call it and nothing
+// else, so one client is one key everywhere.
+func clientKey(req *http.Request) string {
+	if rc, ok := req.Context().Value(clientKeys{}).(resolvedClient); ok {
+		return rc.key
+	}
+	return LimitKey(peer(req))
+}
+
+// ClientAddress is the address of the client behind req, normalised by
+// ParseClientAddr. The TCP peer, unless the peer is a trusted proxy: then
+// the right-most X-Forwarded-For hop that is not itself a trusted proxy,
+// since every hop left of it was written by whoever the untrusted client is
+// and proves nothing. A forwarded header from an untrusted peer is ignored.
 func ClientAddress(req *http.Request, trusted []netip.Prefix) string {
 	host := peer(req)
 	if !isTrusted(host, trusted) {
@@ -118,26 +132,24 @@ func ClientAddress(req *http.Request, trusted []netip.Prefix) string {
 	for i := len(hops) - 1; i >= 0; i-- {
 		parts := strings.Split(hops[i], ",")
 		for j := len(parts) - 1; j >= 0; j-- {
-			hop := strings.TrimSpace(parts[j])
-			a, err := netip.ParseAddr(hop)
-			if err != nil {
+			a, ok := ParseClientAddr(parts[j])
+			if !ok {
 				return host // a malformed hop: trust nothing left of it
 			}
-			if !isTrusted(a.Unmap().String(), trusted) {
-				return a.Unmap().String()
+			if !isTrusted(a.String(), trusted) {
+				return a.String()
 			}
-			host = a.Unmap().String()
+			host = a.String()
 		}
 	}
 	return host // every hop is a trusted proxy: the left-most one
 }
 
 func isTrusted(host string, trusted []netip.Prefix) bool {
-	a, err := netip.ParseAddr(host)
-	if err != nil {
+	a, ok := ParseClientAddr(host)
+	if !ok {
 		return false
 	}
-	a = a.Unmap()
 	for _, p := range trusted {
 		if p.Contains(a) {
 			return true
@@ -146,13 +158,13 @@ func isTrusted(host string, trusted []netip.Prefix) bool {
 	return false
 }
 
-// peer is the TCP peer's address.
+// peer is the TCP peer's address, normalised; a peer that is no IP address
+// (a Unix socket's) is returned as it is.
 func peer(req *http.Request) string {
-	host, _, err := net.SplitHostPort(req.RemoteAddr)
-	if err != nil {
-		return req.RemoteAddr
+	if a, ok := ParseClientAddr(req.RemoteAddr); ok {
+		return a.String()
 	}
-	return host
+	return req.RemoteAddr
 }
 
 // ParseTrustedProxies parses a comma-separated list of CIDRs or addresses

@@ -19,6 +19,7 @@ import (
 	"github.com/encore-tickets/encore/catalog"
 	"github.com/encore-tickets/encore/controls"
 	"github.com/encore-tickets/encore/holds"
+	"github.com/encore-tickets/encore/internal/bulkhead"
 	"github.com/encore-tickets/encore/seathint"
 	"github.com/encore-tickets/encore/seatmap"
 	"github.com/encore-tickets/encore/store"
@@ -193,6 +194,7 @@ func (ps problems) problemFor(err error) *Problem {
 		ce    *seathint.ContendedError
 		dec   *booking.DeclinedError
 		shed  *backpressure.OverloadedError
+		full  *bulkhead.FullError
 		sig   *booking.SignatureError
 		wrl   *waitingroom.RateLimitedError
 		ch    *waitingroom.ChallengeRequiredError
@@ -298,6 +300,10 @@ func (ps problems) problemFor(err error) *Problem {
 		return NewProblem(http.StatusConflict, ProbRequestInProgress, "a checkout of this booking is still running").RetryAfter(2 * time.Second)
 	case errors.As(err, &shed):
 		return NewProblem(http.StatusServiceUnavailable, ProbUnavailable, shed.Error()).RetryAfter(shed.RetryAfter)
+	case errors.As(err, &full):
+		// The read pool's share for this kind of read is taken: refused at
+		// once rather than queued behind a flood (catalog.Service.Guard).
+		return NewProblem(http.StatusServiceUnavailable, ProbUnavailable, "too many "+full.Class+" reads at once; retry shortly").RetryAfter(full.RetryAfter)
 	case errors.Is(err, booking.ErrUnavailable):
 		return NewProblem(http.StatusServiceUnavailable, ProbUnavailable, "the booking service cannot answer now; retry").RetryAfter(2 * time.Second)
 	case errors.Is(err, booking.ErrWebhookConflict):

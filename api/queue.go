@@ -56,7 +56,7 @@ func (h *queueHandlers) joinQueue(c *gin.Context) {
 	if !ok {
 		return
 	}
-	st, err := h.room.Admit(c.Request.Context(), identity(c), eventID, clientIP(c.Request), proofOf(c))
+	st, err := h.room.Admit(c.Request.Context(), identity(c), eventID, clientKey(c.Request), proofOf(c))
 	h.problems.answer(c, st, err)
 }
 
@@ -65,7 +65,7 @@ func (h *queueHandlers) pollQueue(c *gin.Context) {
 	if !ok {
 		return
 	}
-	st, err := h.room.Poll(c.Request.Context(), identity(c), eventID, clientIP(c.Request))
+	st, err := h.room.Poll(c.Request.Context(), identity(c), eventID, clientKey(c.Request))
 	h.problems.answer(c, st, err)
 }
 
@@ -76,7 +76,7 @@ func (h *queueHandlers) queueSocket(c *gin.Context) {
 	if !ok {
 		return
 	}
-	sock, err := h.room.OpenSocket(c.Request.Context(), identity(c), eventID, clientIP(c.Request), proofOf(c))
+	sock, err := h.room.OpenSocket(c.Request.Context(), identity(c), eventID, clientKey(c.Request), proofOf(c))
 	if err != nil {
 		h.problems.fail(c, err)
 		return
@@ -93,14 +93,14 @@ func (h *queueHandlers) queueSocket(c *gin.Context) {
 // limitHold limits hold attempts per client address ahead of
 // authentication, so an anonymous flood is limited too.
 func (h *queueHandlers) limitHold(c *gin.Context) {
-	if err := h.room.LimitHold(c.Request.Context(), clientIP(c.Request)); err != nil {
+	if err := h.room.LimitHold(c.Request.Context(), clientKey(c.Request)); err != nil {
 		h.problems.fail(c, err)
 	}
 }
 
 // limitCheckout limits checkouts per client address and account.
 func (h *queueHandlers) limitCheckout(c *gin.Context) {
-	if err := h.room.LimitCheckout(c.Request.Context(), clientIP(c.Request), identity(c).UserID); err != nil {
+	if err := h.room.LimitCheckout(c.Request.Context(), clientKey(c.Request), identity(c).UserID); err != nil {
 		h.problems.fail(c, err)
 	}
 }

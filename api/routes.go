@@ -62,6 +62,10 @@ func (s *Server) routes() []route {
 	if room {
 		limitHold, limitCheckout = []gin.HandlerFunc{queue.limitHold}, []gin.HandlerFunc{queue.limitCheckout}
 	}
+	// The browse routes need no login: each is limited per client address
+	// before it reads anything (reads.go).
+	search, suggest := []gin.HandlerFunc{s.limitRead(readSearch)}, []gin.HandlerFunc{s.limitRead(readSuggest)}
+	eventPage, seats := []gin.HandlerFunc{s.limitRead(readEvent)}, []gin.HandlerFunc{s.limitRead(readSeats)}
 	// Sockets: no deadline, and the shared socket cap before anything else.
 	socket := []gin.HandlerFunc{s.capSocket}
 	staff := []session.Role{session.Support, session.Admin}
@@ -98,13 +102,13 @@ func (s *Server) routes() []route {
 		{method: http.MethodGet, path: "/v1/me", access: fan, handler: me, enabled: true},
 
 		// Browse plane.
-		{method: http.MethodGet, path: "/v1/events", handler: browser.search, enabled: browse},
-		{method: http.MethodGet, path: "/v1/events/suggest", handler: browser.suggest, enabled: browse},
-		{method: http.MethodGet, path: "/v1/events/:event_id", handler: browser.event, enabled: browse},
-		{method: http.MethodGet, path: "/v1/events/:event_id/sections/:section_id/seats", handler: browser.seats(seatmap.FormatJSON), enabled: browse},
-		{method: http.MethodGet, path: "/v1/events/:event_id/sections/:section_id/seats.bin", handler: browser.seats(seatmap.FormatBitmap), enabled: browse},
+		{method: http.MethodGet, path: "/v1/events", before: search, handler: browser.search, enabled: browse},
+		{method: http.MethodGet, path: "/v1/events/suggest", before: suggest, handler: browser.suggest, enabled: browse},
+		{method: http.MethodGet, path: "/v1/events/:event_id", before: eventPage, handler: browser.event, enabled: browse},
+		{method: http.MethodGet, path: "/v1/events/:event_id/sections/:section_id/seats", before: seats, handler: browser.seats(seatmap.FormatJSON), enabled: browse},
+		{method: http.MethodGet, path: "/v1/events/:event_id/sections/:section_id/seats.bin", before: seats, handler: browser.seats(seatmap.FormatBitmap), enabled: browse},
 		{method: http.MethodGet, path: "/v1/events/:event_id/live", before: socket, deadline: noDeadline, handler: browser.live, enabled: browse},
-		{method: http.MethodGet, path: "/v1/hotels/search", handler: hotel.searchHotels, enabled: browse && s.Browse.Hotels != nil},
+		{method: http.MethodGet, path: "/v1/hotels/search", before: search, handler: hotel.searchHotels, enabled: browse && s.Browse.Hotels != nil},
 
 		// Admit plane.
 		{method: http.MethodPost, path: "/v1/events/:event_id/queue", access: fan, handler: queue.joinQueue, enabled: room},

@@ -81,6 +81,8 @@ type Server struct {
 	Log      *slog.Logger
 	// Sockets caps the open queue and live seat-map sockets (nil: no cap).
 	Sockets *SocketCap
+	// Reads limits the browse routes per client address (nil: no limit).
+	Reads *ReadLimits
 	// RequestTimeout is every ordinary request's deadline (0: none); see
 	// deadline.go for the routes that differ.
 	RequestTimeout time.Duration

@@ -83,7 +83,7 @@ func (s *Server) capSocket(c *gin.Context) {
 		c.Next()
 		return
 	}
-	release, refused := s.Sockets.acquire(clientIP(c.Request))
+	release, refused := s.Sockets.acquire(clientKey(c.Request))
 	if refused != "" {
 		s.Sockets.refused.WithLabelValues(refused).Inc()
 		detail := "too many open sockets from this address; close one or retry later"

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/encore-tickets/encore/internal/bulkhead"
 	"github.com/encore-tickets/encore/internal/lru"
 	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/store"
@@ -86,11 +87,63 @@ type Service struct {
 	// DetailTTL is how long an event page is reused in this process (1s);
 	// its availability counts are advisory anyway.
 	DetailTTL time.Duration
+	// SuggestTTL is how long a list of suggestions is reused in this
+	// process, keyed by its normalised prefix (DefaultSuggestTTL; 0: none).
+	SuggestTTL time.Duration
 
 	group    singleflight.Group
 	mu       sync.Mutex
 	details  map[string]cachedDetail
 	sections *lru.Cache[string, sectionSet]
+	suggests *lru.Cache[string, []Suggestion]
+
+	// gates bound each class's reads of the pool (Guard); nil: unbounded.
+	gates map[Class]*bulkhead.Bulkhead
+}
+
+// DefaultSuggestTTL is how long suggestions are reused. They are cached in
+// the process, not in Redis: a list is a few hundred bytes that every fan
+// typing the same letters asks for, published events change rarely, and a
+// local hit costs no round trip, so a flood of suggestions costs one query
+// per prefix per process per TTL and nothing on Redis. A new event shows up
+// in suggestions within this time.
+const DefaultSuggestTTL = 30 * time.Second
+
+// suggestCacheSize bounds the suggestion cache: prefixes are client input,
+// so a scan of made-up prefixes evicts rather than grows it.
+const suggestCacheSize = 10_000
+
+// Class is a kind of read of the pool, each with its own bulkhead (Guard).
+type Class string
+
+// The classes. Seat-map fills and hotel search are not among them: their
+// own caches (a fill lease, a short in-process cache) already bound them.
+const (
+	ClassSuggest Class = "suggest" // autocomplete
+	ClassSearch  Class = "search"  // full-text search
+	ClassEvent   Class = "event"   // event pages and their section sets
+)
+
+// Guard gives every class its own bulkhead sized by o: a class uses at most
+// o.Slots of the pool's connections at once, so a flood of suggestions (or
+// searches) leaves the rest of the pool to event pages, and a read that
+// finds no slot within o.Wait fails with *bulkhead.FullError instead of
+// queueing on the pool. Only reads that miss the caches take a slot. Call
+// it before the service serves.
+func (s *Service) Guard(o bulkhead.Options) *Service {
+	s.gates = map[Class]*bulkhead.Bulkhead{}
+	for _, c := range []Class{ClassSuggest, ClassSearch, ClassEvent} {
+		s.gates[c] = bulkhead.New(string(c), o)
+	}
+	return s
+}
+
+// Refused is how many reads of class the bulkheads refused.
+func (s *Service) Refused(c Class) int64 { return s.gates[c].Refused() }
+
+// read runs fn in a slot of class c.
+func (s *Service) read(ctx context.Context, c Class, fn func() error) error {
+	return s.gates[c].Do(ctx, fn)
 }
 
 // sectionSet is an event's section IDs; nil for an unknown event.
@@ -103,8 +156,8 @@ type cachedDetail struct {
 
 // New builds the service.
 func New(reader *store.Reader) *Service {
-	return &Service{reader: reader, DetailTTL: time.Second, details: map[string]cachedDetail{},
-		sections: lru.New[string, sectionSet](sectionCacheSize)}
+	return &Service{reader: reader, DetailTTL: time.Second, SuggestTTL: DefaultSuggestTTL, details: map[string]cachedDetail{},
+		sections: lru.New[string, sectionSet](sectionCacheSize), suggests: lru.New[string, []Suggestion](suggestCacheSize)}
 }
 
 type cursor struct {
@@ -140,7 +193,11 @@ func (s *Service) Search(ctx context.Context, q Query) (Page, error) {
 		}
 		sq.After = &store.SearchCursor{Rank: c.Rank, StartsAt: c.StartsAt, ID: c.ID}
 	}
-	res, err := s.reader.SearchEvents(ctx, sq)
+	var res store.SearchPage
+	err := s.read(ctx, ClassSearch, func() (err error) {
+		res, err = s.reader.SearchEvents(ctx, sq)
+		return err
+	})
 	if err != nil {
 		return Page{}, err
 	}
@@ -161,17 +218,47 @@ func event(e store.EventSummary) Event {
 		StartsAt: e.StartsAt.UTC(), OnsaleAt: e.OnsaleAt.UTC(), Currency: e.Currency, Metered: e.Metered}
 }
 
-// Suggest completes a prefix with event titles and artists.
+// Suggest completes a prefix with event titles and artists. Answers are
+// reused for SuggestTTL per normalised prefix (NormalizePrefix), and
+// concurrent misses of one prefix share one query. The returned slice is
+// shared with the cache: callers must not change it.
 func (s *Service) Suggest(ctx context.Context, prefix string) ([]Suggestion, error) {
-	res, err := s.reader.SuggestEvents(ctx, prefix, 8)
+	key := NormalizePrefix(prefix)
+	if out, ok := s.suggests.Get(key, time.Now()); ok {
+		return out, nil
+	}
+	v, err, _ := s.group.Do("suggest\x00"+key, func() (any, error) {
+		var res []store.Suggestion
+		err := s.read(ctx, ClassSuggest, func() (err error) {
+			// The normalised prefix is what is asked, so every prefix
+			// sharing a key gets the answer the key's query gives.
+			res, err = s.reader.SuggestEvents(ctx, key, 8)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		out := make([]Suggestion, len(res))
+		for i, r := range res {
+			out[i] = Suggestion{Text: r.Text, EventID: r.EventID}
+		}
+		if s.SuggestTTL > 0 {
+			s.suggests.Add(key, out, time.Now().Add(s.SuggestTTL))
+		}
+		return out, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Suggestion, len(res))
-	for i, r := range res {
-		out[i] = Suggestion{Text: r.Text, EventID: r.EventID}
-	}
-	return out, nil
+	return v.([]Suggestion), nil
+}
+
+// NormalizePrefix is the form of a suggestion prefix that is cached and
+// asked: lower case (the query matches case-insensitively anyway), spaces
+// trimmed and runs of white space made one space, so "Demo  Night " and
+// "demo night" are one entry.
+func NormalizePrefix(prefix string) string {
+	return strings.ToLower(strings.Join(strings.Fields(prefix), " "))
 }
 
 // Event reads the event page (store.ErrNotFound for an unknown event). Hot
@@ -186,7 +273,11 @@ func (s *Service) Event(ctx context.Context, id string) (EventDetail, error) {
 	}
 	s.mu.Unlock()
 	v, err, _ := s.group.Do(id, func() (any, error) {
-		d, err := s.reader.GetEvent(ctx, id)
+		var d store.EventDetail
+		err := s.read(ctx, ClassEvent, func() (err error) {
+			d, err = s.reader.GetEvent(ctx, id)
+			return err
+		})
 		if err != nil {
 			return EventDetail{}, err
 		}
@@ -229,7 +320,11 @@ func (s *Service) Sections(ctx context.Context, eventID string) (func(sectionID 
 	set, ok := s.sections.Get(eventID, now)
 	if !ok {
 		v, err, _ := s.group.Do("sections\x00"+eventID, func() (any, error) {
-			ids, err := s.reader.EventSectionIDs(ctx, eventID)
+			var ids []string
+			err := s.read(ctx, ClassEvent, func() (err error) {
+				ids, err = s.reader.EventSectionIDs(ctx, eventID)
+				return err
+			})
 			if errors.Is(err, store.ErrNotFound) {
 				s.sections.Add(eventID, nil, time.Now().Add(negativeTTL))
 				return sectionSet(nil), nil

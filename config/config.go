@@ -108,6 +108,13 @@ type Config struct {
 	SeatMapLocalTTL   time.Duration `env:"ENCORE_SEATMAP_LOCAL_TTL" default:"500ms" doc:"Browse plane: how long an API process keeps a hot seat-map snapshot in memory; the invalidation that reaches viewers drops it at once. 0 disables."`
 	RelayInterval     time.Duration `env:"ENCORE_RELAY_INTERVAL" default:"50ms" doc:"Outbox relay: pause between polls when idle (the one active relay runs in encore worker and encore dev)."`
 
+	// The browse plane's flood limits (api/reads.go, catalog.Service.Guard).
+	ReadPerIPPerMinute int           `env:"ENCORE_READ_PER_IP_PER_MINUTE" default:"300" doc:"Browse plane: requests one client address (an IPv6 client by its /64) may make per minute to each class of the routes that need no login (search, suggest, event pages, seat maps), in bursts of a sixth, over every API process; past it 429 rate-limited with Retry-After."`
+	ReadSlots          int           `env:"ENCORE_READ_SLOTS" default:"1" doc:"Browse plane: reads of one class (suggest, search, event pages) that may use the read-only pool at once per process. Keep three times this below ENCORE_READER_MAX_CONNS, so a flood of every class still leaves connections to seat-map fills."`
+	ReadQueue          int           `env:"ENCORE_READ_QUEUE" default:"16" doc:"Browse plane: reads of one class that may wait for a slot per process; past it 503 unavailable with Retry-After at once."`
+	ReadWait           time.Duration `env:"ENCORE_READ_WAIT" default:"100ms" doc:"Browse plane: how long a read waits for its class's slot before 503 unavailable with Retry-After."`
+	SuggestCacheTTL    time.Duration `env:"ENCORE_SUGGEST_CACHE_TTL" default:"30s" doc:"Browse plane: how long an API process reuses the suggestions of one normalised prefix (in memory, at most 10,000 prefixes); a new event is suggested within it. 0 disables."`
+
 	PSPAddr             string `env:"ENCORE_PSP_ADDR" default:"127.0.0.1:12111" doc:"Address of the built-in payment sandbox that encore dev and encore psp start."`
 	PSPWebhookURL       string `env:"ENCORE_PSP_WEBHOOK_URL" default:"" doc:"Where the payment sandbox (encore psp, encore dev) posts its signed events. Empty: ENCORE_PUBLIC_URL + /v1/webhooks/stripe. In compose the sandbox reaches the API by its service name."`
 	StripeAPIURL        string `env:"ENCORE_STRIPE_API_URL" default:"" doc:"Base URL stripe-go talks to. Empty: the sandbox at ENCORE_PSP_ADDR, or Stripe itself when ENCORE_STRIPE_KEY is a live or test key of a real account."`

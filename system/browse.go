@@ -12,6 +12,7 @@ import (
 	"github.com/encore-tickets/encore/catalog"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/hotels"
+	"github.com/encore-tickets/encore/internal/bulkhead"
 	"github.com/encore-tickets/encore/outbox"
 	"github.com/encore-tickets/encore/seatmap"
 	"github.com/encore-tickets/encore/store"
@@ -65,8 +66,12 @@ func NewBrowsePlane(ctx context.Context, cfg config.Config, dbURL string, rdb re
 	}
 	cache.Register(reg)
 	hub.Register(reg)
+	// Each class of read gets its share of the pool, so a flood of one
+	// (suggestions, say) cannot starve event pages.
+	cat := catalog.New(reader).Guard(bulkhead.Options{Slots: cfg.ReadSlots, Queue: cfg.ReadQueue, Wait: cfg.ReadWait})
+	cat.SuggestTTL = cfg.SuggestCacheTTL
 	return &BrowsePlane{Reader: pool, Fresh: fresh, Cache: cache, Hub: hub,
-		API: &api.Browse{Catalog: catalog.New(reader), Cache: cache, Hub: hub, Hotels: hotels.NewSearch(reader, 0)}}, nil
+		API: &api.Browse{Catalog: cat, Cache: cache, Hub: hub, Hotels: hotels.NewSearch(reader, 0)}}, nil
 }
 
 // Close closes the read-only pools.

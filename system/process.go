@@ -73,6 +73,8 @@ type Process struct {
 	AdminHandlers map[string]http.Handler
 	// Sockets caps the open queue and live seat-map sockets of the API.
 	Sockets *api.SocketCap
+	// Reads limits the API's browse routes per client address.
+	Reads *api.ReadLimits
 	// Edge are the API's per-route metrics.
 	Edge *api.EdgeMetrics
 
@@ -121,6 +123,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisU
 	p.AdminHandlers = map[string]http.Handler{"/codec/": codec}
 	p.Sockets = api.NewSocketCap(cfg.WSMaxPerIP, cfg.WSMaxPerProcess)
 	p.Sockets.Register(p.Registry)
+	p.Reads = api.NewReadLimits(rdb, "", cfg.ReadPerIPPerMinute)
+	p.Reads.Register(p.Registry)
 	p.Edge = api.NewEdgeMetrics(p.Registry)
 	p.Saga = SagaLoad(cfg, rdb, p.Registry, log)
 	p.Holds = BuyPlane(cfg, p.Store, rdb, p.Registry, log)
@@ -225,7 +229,7 @@ func (p *Process) API() *api.Server {
 	return &api.Server{Holds: p.Holds, Bookings: p.Bookings, Room: p.Room, Browse: p.Browse.API, Tickets: p.Tickets,
 		Sessions: p.Sessions, Tokens: p.Tokens, ClientID: p.Config.OIDCClientID, Checks: checks, Log: p.Log, TrustedProxies: p.trusted,
 		Sockets: p.Sockets, RequestTimeout: p.Config.RequestTimeout, Admin: p.adminAPI(), Operator: p.operatorAPI(),
-		Waitlist: p.Waitlist, Metrics: p.Edge}
+		Waitlist: p.Waitlist, Metrics: p.Edge, Reads: p.Reads}
 }
 
 // adminAPI is the organiser and admin API over the buy plane's store, its
