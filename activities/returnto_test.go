@@ -26,3 +26,12 @@ func TestTheProviderSendsTheFanBackOnlyToTheAppsOwnOriginOrALoopbackHost(t *test
 		require.Equal(t, tc.want, a.returnTo(tc.requested), "requested %q", tc.requested)
 	}
 }
+
+func TestInProductionTheProviderNeverSendsTheFanBackToALoopbackHost(t *testing.T) {
+	t.Parallel()
+	a := &Booking{ReturnURL: "https://tickets.example/v1/payments/return", PublicURL: "https://tickets.example", NoLoopbackReturn: true}
+	for _, u := range []string{"http://127.0.0.1:41234/#/booking/b1", "http://localhost:8080/", "http://[::1]:8080/"} {
+		require.Equal(t, a.ReturnURL, a.returnTo(u), u)
+	}
+	require.Equal(t, "https://tickets.example/#/booking/b1", a.returnTo("https://tickets.example/#/booking/b1"))
+}

@@ -119,6 +119,8 @@ type holdHandlers struct {
 	// bookings releases a hold (its saga told) and checks it out; nil:
 	// holds released by the hold use case alone, no checkout route.
 	bookings *booking.Service
+	// returns is where a checkout's return_url may point.
+	returns  ReturnURLs
 	problems problems
 }
 
@@ -209,8 +211,8 @@ func (h *holdHandlers) checkout(c *gin.Context) {
 		writeProblem(c, Invalid(FieldError{"payment_method", "a payment method ID such as pm_card_visa"}))
 		return
 	}
-	if len(req.ReturnURL) > 2000 {
-		writeProblem(c, Invalid(FieldError{"return_url", "at most 2000 characters"}))
+	if fe := h.returns.check(req.ReturnURL); fe != nil {
+		writeProblem(c, Invalid(*fe))
 		return
 	}
 	key, fe := idempotencyKey(c)

@@ -51,7 +51,7 @@ func (s *Server) routes() []route {
 		hotel   = newHotelHandlers(s.Browse, s.Admin, p)
 		queue   = &queueHandlers{room: s.Room, problems: p}
 		waiting = &waitlistHandlers{offers: s.Waitlist, problems: p}
-		hold    = &holdHandlers{holds: s.Holds, bookings: s.Bookings, problems: p}
+		hold    = &holdHandlers{holds: s.Holds, bookings: s.Bookings, returns: s.ReturnURLs, problems: p}
 		booked  = &bookingHandlers{bookings: s.Bookings, tickets: s.Tickets, problems: p}
 		support = &supportHandlers{bookings: s.Bookings, problems: p}
 		webhook = &webhookHandlers{bookings: s.Bookings, problems: p}
@@ -135,6 +135,8 @@ func (s *Server) routes() []route {
 		{method: http.MethodGet, path: "/v1/admin/bookings/:booking_id", roles: staff, handler: support.supportBooking, enabled: bookings},
 		{method: http.MethodPost, path: "/v1/admin/bookings/:booking_id/refund", roles: staff, deadline: staffDeadline, handler: support.supportRefund, enabled: bookings},
 		{method: http.MethodPost, path: "/v1/admin/bookings/:booking_id/resend", roles: staff, deadline: staffDeadline, handler: support.supportResend, enabled: bookings},
+		{method: http.MethodPost, path: "/v1/admin/bookings/:booking_id/refund-and-close", roles: staff, deadline: staffDeadline, handler: support.supportRefundAndClose, enabled: bookings},
+		{method: http.MethodPost, path: "/v1/admin/bookings/:booking_id/retry-now", roles: staff, deadline: staffDeadline, handler: support.supportRetryNow, enabled: bookings},
 
 		// The payment provider.
 		{method: http.MethodPost, path: "/v1/webhooks/stripe", handler: webhook.stripeWebhook, enabled: bookings},

@@ -77,8 +77,11 @@ type Server struct {
 	// (ENCORE_OIDC_CLIENT_ID): set, the app signs fans in by the OpenID
 	// Connect redirect (signin.go); empty, by the demo form.
 	ClientID string
-	Checks   []Check
-	Log      *slog.Logger
+	// ReturnURLs is where a checkout's return_url may point (the zero
+	// value: loopback only).
+	ReturnURLs ReturnURLs
+	Checks     []Check
+	Log        *slog.Logger
 	// Sockets caps the open queue and live seat-map sockets (nil: no cap).
 	Sockets *SocketCap
 	// Reads limits the browse routes per client address (nil: no limit).

@@ -12,8 +12,8 @@ const (
 	// Production refuses unsafe secrets; it is the default so that a bare
 	// encore api can never run on the public development defaults.
 	Production = "production"
-	// Staging refuses unsafe secrets like production, but lets the demo
-	// login run: a rehearsal environment without an identity provider.
+	// Staging refuses unsafe secrets and the demo login like production;
+	// only a checkout's return_url may still point at loopback.
 	Staging = "staging"
 	// Development accepts the development defaults (encore dev sets it).
 	Development = "development"
@@ -90,13 +90,22 @@ func (c Config) CheckSecrets(command string) error {
 			bad = append(bad, s.Env+" is the development default")
 		case len(val) < MinSecretBytes:
 			bad = append(bad, fmt.Sprintf("%s is shorter than %d bytes", s.Env, MinSecretBytes))
+		case s.Keyring && KeyringHoldsDefault(val, s.Default):
+			// A new key put first still leaves the published one able to
+			// decrypt, and anyone holding it could forge what it encrypts.
+			bad = append(bad, s.Env+" still holds the development default key")
 		}
 	}
 	// The demo login hands any caller any role (admin included): only a
-	// development or staging deployment may offer it.
-	if command == "api" && c.Env == Production && c.DemoLogin && c.OIDCIssuer == "" {
+	// development machine may offer it.
+	if command == "api" && c.DemoLogin && c.OIDCIssuer == "" {
 		bad = append(bad, "ENCORE_DEMO_LOGIN is true (anyone could mint an admin token; set ENCORE_OIDC_ISSUER, "+
-			"or ENCORE_ENV=staging for a rehearsal environment)")
+			"or ENCORE_ENV=development on a development machine)")
+	}
+	if command == "api" || command == "worker" {
+		if tok := c.TemporalCodecToken.Reveal(); tok != "" && len(tok) < MinSecretBytes {
+			bad = append(bad, fmt.Sprintf("ENCORE_TEMPORAL_CODEC_TOKEN is shorter than %d bytes", MinSecretBytes))
+		}
 	}
 	if len(bad) == 0 {
 		return nil
@@ -104,6 +113,29 @@ func (c Config) CheckSecrets(command string) error {
 	return fmt.Errorf("encore %s refuses to run with ENCORE_ENV=%s: %s. Run encore keys generate for fresh values "+
 		"(payment provider keys come from its dashboard), or set ENCORE_ENV=development on a development machine",
 		command, c.Env, strings.Join(bad, "; "))
+}
+
+// KeyringHoldsDefault reports whether a keyring (comma-separated id:key)
+// holds the key material of the default keyring under any ID.
+func KeyringHoldsDefault(keyring, def string) bool {
+	defaults := map[string]bool{}
+	for _, e := range strings.Split(def, ",") {
+		if _, key, ok := strings.Cut(strings.TrimSpace(e), ":"); ok {
+			defaults[strings.ToLower(strings.TrimSpace(key))] = true
+		}
+	}
+	for _, e := range strings.Split(keyring, ",") {
+		if _, key, ok := strings.Cut(strings.TrimSpace(e), ":"); ok && defaults[strings.ToLower(strings.TrimSpace(key))] {
+			return true
+		}
+	}
+	return false
+}
+
+// DevCodecKeys is the development default of ENCORE_TEMPORAL_CODEC_KEYS.
+func DevCodecKeys() string {
+	f, _ := reflect.TypeOf(Config{}).FieldByName("TemporalCodecKeys")
+	return f.Tag.Get("default")
 }
 
 func secretByEnv(v reflect.Value, env string) string {

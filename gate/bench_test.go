@@ -111,7 +111,10 @@ func BenchmarkGateScanHTTP(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					body := fmt.Appendf(nil, `{"payload":%q,"gate_id":"bench-1"}`, codes[n.Add(1)-1])
-					resp, err := client.Post(g.URL+"/v1/scan", "application/json", bytes.NewReader(body))
+					req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/scan", bytes.NewReader(body))
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set("Authorization", "Bearer "+g.Token)
+					resp, err := client.Do(req)
 					if err != nil {
 						b.Error(err)
 						return

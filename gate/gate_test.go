@@ -30,12 +30,12 @@ const childEnv = "ENCORE_GATE_TEST_CHILD"
 // to a ledger path it serves a gate on that file until its stdin closes.
 func TestMain(m *testing.M) {
 	if path := os.Getenv(childEnv); path != "" {
-		os.Exit(runChildGate(path, os.Getenv(childEnv+"_EVENT")))
+		os.Exit(runChildGate(path, os.Getenv(childEnv+"_EVENT"), os.Getenv(childEnv+"_TOKEN")))
 	}
 	os.Exit(m.Run())
 }
 
-func runChildGate(path, event string) int {
+func runChildGate(path, event, token string) int {
 	keys, err := manifest.KeysFromConfig(config.Default())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -47,9 +47,14 @@ func runChildGate(path, event string) int {
 		return 1
 	}
 	defer st.Close()
+	devices, err := gate.ParseDevices(gate.TestDevice + ":" + token)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv := &gate.Server{Gate: &gate.Gate{Store: st, EventID: event}, Mode: gate.ModeLedger}
+	srv := &gate.Server{Gate: &gate.Gate{Store: st, EventID: event}, Devices: devices, Mode: gate.ModeLedger}
 	addr, done, err := system.Serve(ctx, "127.0.0.1:0", srv.Handler())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -62,11 +67,12 @@ func runChildGate(path, event string) int {
 	return 0
 }
 
-// startChildGate runs a gate in another process on the same ledger file.
-func startChildGate(t *testing.T, path, event string) string {
+// startChildGate runs a gate in another process on the same ledger file,
+// pairing TestDevice with token.
+func startChildGate(t *testing.T, path, event, token string) string {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+path, childEnv+"_EVENT="+event)
+	cmd.Env = append(os.Environ(), childEnv+"="+path, childEnv+"_EVENT="+event, childEnv+"_TOKEN="+token)
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()
@@ -91,9 +97,16 @@ func startChildGate(t *testing.T, path, event string) string {
 	return "http://" + addr
 }
 
-func scanURL(t testing.TB, client *http.Client, url, payload, gateID string) (int, gate.Result) {
+func scanURL(t testing.TB, client *http.Client, url, token, payload, gateID string) (int, gate.Result) {
 	body := fmt.Sprintf(`{"payload":%q,"gate_id":%q}`, payload, gateID)
-	resp, err := client.Post(url+"/v1/scan", "application/json", strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, url+"/v1/scan", strings.NewReader(body))
+	if err != nil {
+		t.Errorf("scan: %v", err)
+		return 0, gate.Result{}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Errorf("scan: %v", err)
 		return 0, gate.Result{}
@@ -120,7 +133,7 @@ func TestTwoGateProcessesRacingOnOneLedgerLetEachTicketInExactlyOnce(t *testing.
 	now := time.Now()
 	data := sealed(t, keys, manifest.Header{EventID: "evt_race", Version: now.UnixMicro(), ExpiresAt: now.Add(time.Hour)}, ts)
 	a := gate.StartForTest(t, gate.TestOptions{Manifest: data, Keys: &keys})
-	urls := []string{a.URL, startChildGate(t, a.DBPath(), "evt_race")}
+	urls := []string{a.URL, startChildGate(t, a.DBPath(), "evt_race", a.Token)}
 
 	// Every goroutine of both gates scans every ticket, each in its own
 	// order: 200 scans race for each ticket, 100,000 scans in all. Under the
@@ -152,7 +165,7 @@ func TestTwoGateProcessesRacingOnOneLedgerLetEachTicketInExactlyOnce(t *testing.
 			gateID := fmt.Sprintf("gate-%d", g/goroutines)
 			<-start
 			for _, i := range order {
-				code, r := scanURL(t, client, urls[g/goroutines], ts[i].code(time.Now()), gateID)
+				code, r := scanURL(t, client, urls[g/goroutines], a.Token, ts[i].code(time.Now()), gateID)
 				switch {
 				case code == http.StatusOK && r.Result == gate.Accepted:
 					results[g].accepted++
@@ -318,7 +331,10 @@ func TestBadRequestsAreProblems(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			resp, err := http.Post(g.URL+"/v1/scan", "application/json", strings.NewReader(body))
+			req, err := http.NewRequest(http.MethodPost, g.URL+"/v1/scan", strings.NewReader(body))
+			require.NoError(t, err)
+			req.Header.Set("Authorization", "Bearer "+g.Token)
+			resp, err := http.DefaultClient.Do(req)
 			require.NoError(t, err)
 			defer resp.Body.Close()
 			require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
@@ -387,4 +403,64 @@ func rejects(t *testing.T, g *gate.TestGate, reason string) float64 {
 	}
 	t.Fatalf("no rejects metric for %s", reason)
 	return 0
+}
+
+func TestAScanWithoutTheScannersDeviceTokenIsRefusedAndBurnsNoTicket(t *testing.T) {
+	t.Parallel()
+	keys := devKeys(t)
+	clk := &clock{t: showtime}
+	ts := makeTickets(t, 1, "sec_auth")
+	g := gate.StartForTest(t, gate.TestOptions{Manifest: sealed(t, keys, manifest.Header{EventID: "evt_auth"}, ts),
+		Keys: &keys, Now: clk.Now})
+	body := fmt.Sprintf(`{"payload":%q,"gate_id":"north-1"}`, ts[0].code(clk.Now()))
+	for name, auth := range map[string]string{
+		"no credential":         "",
+		"a guessed token":       "Bearer " + gate.NewDeviceToken(),
+		"the token as Basic":    "Basic " + g.Token,
+		"the token with a tail": "Bearer " + g.Token + "x",
+		"a prefix of the token": "Bearer " + g.Token[:32],
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			req, err := http.NewRequest(http.MethodPost, g.URL+"/v1/scan", strings.NewReader(body))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/json")
+			if auth != "" {
+				req.Header.Set("Authorization", auth)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			var p map[string]any
+			require.NoError(t, json.NewDecoder(resp.Body).Decode(&p))
+			require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+			require.Equal(t, "application/problem+json", resp.Header.Get("Content-Type"))
+			require.Equal(t, "/problems/unauthorized", p["type"])
+			require.Contains(t, resp.Header.Get("WWW-Authenticate"), "Bearer")
+		})
+	}
+	t.Cleanup(func() {
+		// The refused scans burned nothing: the paired scanner still admits.
+		code, r := g.Scan(ts[0].code(clk.Now()), "north-1")
+		require.Equal(t, http.StatusOK, code)
+		require.Equal(t, gate.Accepted, r.Result)
+	})
+}
+
+func TestGateDevicesAreParsedWithoutEverPrintingAToken(t *testing.T) {
+	t.Parallel()
+	tok := gate.NewDeviceToken()
+	d, err := gate.ParseDevices(" north-1:" + tok + ", south-2:" + gate.NewDeviceToken())
+	require.NoError(t, err)
+	req, _ := http.NewRequest(http.MethodPost, "/", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	id, ok := d.Authenticate(req)
+	require.True(t, ok)
+	require.Equal(t, "north-1", id)
+	for _, bad := range []string{"", "north-1", "north-1:short-secret-value", "north 1:" + tok, "a:" + tok + ",a:" + tok} {
+		_, err := gate.ParseDevices(bad)
+		require.Error(t, err, bad)
+		require.NotContains(t, err.Error(), tok)
+		require.NotContains(t, err.Error(), "short-secret-value")
+	}
 }

@@ -24,11 +24,15 @@ const (
 	ModeOffline = "offline"
 )
 
-// Server is the gate's HTTP API: GET /healthz, POST /v1/scan, GET /metrics.
+// Server is the gate's HTTP API: GET /healthz, POST /v1/scan (a device
+// token required), GET /metrics.
 // The gate is a venue service of its own, so its /metrics stays on its port
 // (the venue LAN), unlike the fan API's, which moved to an admin listener.
 type Server struct {
-	Gate     *Gate
+	Gate *Gate
+	// Devices are the scanners that may scan (a bearer token each); nil
+	// refuses every scan.
+	Devices  *Devices
 	Mode     string
 	Gatherer prometheus.Gatherer
 	Log      *slog.Logger // nil: slog.Default()
@@ -87,6 +91,14 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) scan(w http.ResponseWriter, r *http.Request) {
+	// A scan admits someone and burns the ticket: only a paired scanner
+	// may ask, whoever else is on the venue LAN.
+	if _, ok := s.Devices.Authenticate(r); !ok {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="encore-gate"`)
+		problem(w, http.StatusUnauthorized, "unauthorized", "Authentication required",
+			"send Authorization: Bearer with this scanner's device token (ENCORE_GATE_TOKENS)")
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 4<<10))
 	if err != nil {
 		problem(w, http.StatusUnprocessableEntity, "invalid-request", "The request is not valid", "body larger than 4 KiB or unreadable")

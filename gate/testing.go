@@ -35,9 +35,15 @@ type TestOptions struct {
 	Mode  string
 }
 
+// TestDevice is the scanner StartForTest pairs; TestGate.Scan sends its
+// token.
+const TestDevice = "test-scanner"
+
 // TestGate is a gate serving on a loopback httptest server.
 type TestGate struct {
-	URL      string
+	URL string
+	// Token is TestDevice's bearer token.
+	Token    string
 	Gate     *Gate
 	Store    *Store
 	Registry *prometheus.Registry
@@ -98,9 +104,14 @@ func StartForTest(t testing.TB, opt TestOptions) *TestGate {
 	if mode == "" {
 		mode = ModeLedger
 	}
-	ts := httptest.NewServer((&Server{Gate: g, Mode: mode, Gatherer: reg}).Handler())
+	token := NewDeviceToken()
+	devices, err := ParseDevices(TestDevice + ":" + token)
+	if err != nil {
+		t.Fatalf("gate: devices: %v", err)
+	}
+	ts := httptest.NewServer((&Server{Gate: g, Devices: devices, Mode: mode, Gatherer: reg}).Handler())
 	t.Cleanup(ts.Close)
-	return &TestGate{URL: ts.URL, Gate: g, Store: st, Registry: reg, t: t}
+	return &TestGate{URL: ts.URL, Token: token, Gate: g, Store: st, Registry: reg, t: t}
 }
 
 // DBPath is the ledger file, to start a second gate on.
@@ -110,7 +121,14 @@ func (g *TestGate) DBPath() string { return g.Store.Path() }
 // to call from many goroutines; it reports failures with t.Errorf.
 func (g *TestGate) Scan(payload, gateID string) (int, Result) {
 	body, _ := json.Marshal(ScanRequest{Payload: payload, GateID: gateID})
-	resp, err := http.Post(g.URL+"/v1/scan", "application/json", bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, g.URL+"/v1/scan", bytes.NewReader(body))
+	if err != nil {
+		g.t.Errorf("gate: scan: %v", err)
+		return 0, Result{}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+g.Token)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		g.t.Errorf("gate: scan: %v", err)
 		return 0, Result{}

@@ -15,12 +15,18 @@ import (
 	"github.com/encore-tickets/encore/payloadcodec"
 )
 
-const uiOrigin = "http://127.0.0.1:8233"
+const (
+	uiOrigin = "http://127.0.0.1:8233"
+	bearer   = "Bearer codec-test-bearer"
+)
 
 func codecServer(t *testing.T) (*httptest.Server, *payloadcodec.Codec) {
 	t.Helper()
 	c := mustParse(t, keyA)
-	srv := httptest.NewServer(http.StripPrefix("/codec", payloadcodec.Handler(c, "default", []string{uiOrigin})))
+	srv := httptest.NewServer(http.StripPrefix("/codec", payloadcodec.Handler(c, payloadcodec.Options{
+		Namespace: "default", Origins: []string{uiOrigin},
+		Authorize: func(r *http.Request) bool { return r.Header.Get("Authorization") == bearer },
+	})))
 	t.Cleanup(srv.Close)
 	return srv, c
 }
@@ -36,6 +42,7 @@ func post(t *testing.T, url, namespace string, payloads []*commonpb.Payload) (in
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Namespace", namespace)
 	req.Header.Set("Origin", uiOrigin)
+	req.Header.Set("Authorization", bearer)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
@@ -132,6 +139,7 @@ func TestTheCodecEndpointRefusesWhatItCannotOrMayNotDecodeWith4xx(t *testing.T) 
 		t.Parallel()
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/codec/decode", bytes.NewReader([]byte("{")))
 		req.Header.Set("X-Namespace", "default")
+		req.Header.Set("Authorization", bearer)
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		resp.Body.Close()
@@ -147,4 +155,33 @@ func TestTheCodecEndpointRefusesWhatItCannotOrMayNotDecodeWith4xx(t *testing.T) 
 		resp.Body.Close()
 		require.Equal(t, http.StatusForbidden, resp.StatusCode)
 	})
+}
+
+func TestTheCodecEndpointRefusesACallerWithoutTheCredential(t *testing.T) {
+	t.Parallel()
+	srv, c := codecServer(t)
+	enc, err := c.Encode([]*commonpb.Payload{payload(t, "198.51.100.7")})
+	require.NoError(t, err)
+	body, err := protojson.Marshal(&commonpb.Payloads{Payloads: enc})
+	require.NoError(t, err)
+	for name, auth := range map[string]string{"none": "", "a wrong bearer": "Bearer guess"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			req, err := http.NewRequest(http.MethodPost, srv.URL+"/codec/decode", bytes.NewReader(body))
+			require.NoError(t, err)
+			req.Header.Set("X-Namespace", "default")
+			req.Header.Set("Origin", uiOrigin)
+			if auth != "" {
+				req.Header.Set("Authorization", auth)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			raw, _ := io.ReadAll(resp.Body)
+			require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+			require.Equal(t, "application/problem+json", resp.Header.Get("Content-Type"))
+			require.NotContains(t, string(raw), "198.51.100.7")
+			require.Contains(t, resp.Header.Get("WWW-Authenticate"), "Bearer")
+		})
+	}
 }

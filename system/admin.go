@@ -45,13 +45,19 @@ func AdminHandler(g prometheus.Gatherer, extra map[string]http.Handler) http.Han
 // p.AdminHandlers; it returns the bound address.
 func (p *Process) ServeAdmin(ctx context.Context) (string, error) {
 	p.adminOnce.Do(func() {
+		// The codec and the drill switches verify bearer tokens: resolve the
+		// verifier first. A worker without an identity provider still
+		// serves, its codec then answering the configured bearer only.
+		if _, err := p.identity(ctx); err != nil {
+			p.Log.Info("admin listener: no access tokens verified (the codec accepts ENCORE_TEMPORAL_CODEC_TOKEN only)", "reason", err)
+		}
 		addr, _, err := ServeWith(ctx, p.Config.AdminAddr, AdminHandler(p.Registry, p.AdminHandlers), AdminTimeouts)
 		if err != nil {
 			p.adminErr = err
 			return
 		}
 		p.adminAddr = addr.String()
-		p.Log.Info("admin listening", "url", "http://"+p.adminAddr, "paths", "/metrics /debug/pprof/")
+		p.Log.Info("admin listening", "url", "http://"+p.adminAddr, "paths", "/metrics /debug/pprof/ /codec/")
 	})
 	return p.adminAddr, p.adminErr
 }

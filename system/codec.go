@@ -1,12 +1,16 @@
 package system
 
 import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
 	"net"
 	"net/http"
 	"strings"
 
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/payloadcodec"
+	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/temporalclient"
 )
 
@@ -32,19 +36,57 @@ func loopbackHost(addr string) string {
 	return net.JoinHostPort(host, port)
 }
 
+// ErrDevCodecKey: a production process must not encrypt (or decrypt) with
+// the published development codec key.
+var ErrDevCodecKey = errors.New("ENCORE_TEMPORAL_CODEC_KEYS holds the development default key: anyone could read " +
+	"the payloads it encrypts; run encore keys generate for a fresh keyring, or set ENCORE_ENV=development on a development machine")
+
 // CodecHandler serves the Temporal codec server protocol with the payload
 // codec of ENCORE_TEMPORAL_CODEC_KEYS, for the namespace of
 // ENCORE_TEMPORAL_NAMESPACE, to the Web UI origins of
-// ENCORE_TEMPORAL_UI_ORIGINS (else the embedded UI's). It answers
-// <prefix>/decode and <prefix>/encode under whatever prefix it is mounted
-// at: mount it on the admin listener only (it decrypts history for whoever
-// reaches it), at the path of CodecEndpoint.
-func CodecHandler(cfg config.Config) (http.Handler, error) {
+// ENCORE_TEMPORAL_UI_ORIGINS (else the embedded UI's), for callers
+// CodecAuthorizer accepts. It answers <prefix>/decode and <prefix>/encode
+// under whatever prefix it is mounted at: mount it on the admin listener
+// only, at the path of CodecEndpoint. Outside development it refuses a
+// keyring that still holds the development key.
+func CodecHandler(cfg config.Config, tokens func() *session.Verifier) (http.Handler, error) {
+	if !cfg.Development() && config.KeyringHoldsDefault(cfg.TemporalCodecKeys.Reveal(), config.DevCodecKeys()) {
+		return nil, ErrDevCodecKey
+	}
 	codec, err := temporalclient.Codec(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return payloadcodec.Handler(codec, cfg.TemporalNamespace, UIOrigins(cfg)), nil
+	return payloadcodec.Handler(codec, payloadcodec.Options{Namespace: cfg.TemporalNamespace, Origins: UIOrigins(cfg),
+		Authorize: CodecAuthorizer(cfg.TemporalCodecToken, tokens)}), nil
+}
+
+// CodecAuthorizer accepts a request whose Authorization bearer is the
+// configured codec token (compared in constant time), or an access token
+// that tokens verifies (the Web UI forwards its user's when its codec
+// option "pass access token" is on) of a support or admin: only the people
+// who read fans' bookings anyway may read the saga's history in clear.
+// tokens may return nil (no identity provider in this process).
+func CodecAuthorizer(bearer config.Secret, tokens func() *session.Verifier) func(*http.Request) bool {
+	want := sha256.Sum256([]byte(bearer.Reveal()))
+	return func(r *http.Request) bool {
+		scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
+			return false
+		}
+		// Hash both sides so the comparison takes the same time whatever
+		// the length of the guess.
+		got := sha256.Sum256([]byte(tok))
+		if bearer != "" && subtle.ConstantTimeCompare(got[:], want[:]) == 1 {
+			return true
+		}
+		v := tokens()
+		if v == nil {
+			return false
+		}
+		id, err := v.Verify(r.Context(), tok)
+		return err == nil && (id.Has(session.Support) || id.Has(session.Admin))
+	}
 }
 
 // UIOrigins are the Web UI origins allowed to call the codec endpoint.

@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/encore-tickets/encore/api"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/session"
 )
 
 // ErrNoIdentityProvider: the API would accept no token at all.
 var ErrNoIdentityProvider = errors.New("no identity provider: set ENCORE_OIDC_ISSUER (and ENCORE_OIDC_AUDIENCE) " +
-	"to the OpenID Connect issuer of fans' tokens, or ENCORE_DEMO_LOGIN=true for development")
+	"to the OpenID Connect issuer of fans' tokens, or ENCORE_DEMO_LOGIN=true with ENCORE_ENV=development")
 
 // PublicURL is the origin at which fans reach the API (see
 // config.EffectivePublicURL; New refuses a value that does not parse).
@@ -23,13 +24,35 @@ func PublicURL(cfg config.Config) string {
 	return HTTPURL(cfg.HTTPAddr)
 }
 
+// ErrDemoLoginOutsideDevelopment: the demo login hands anyone any role, so
+// only a development machine may serve it.
+var ErrDemoLoginOutsideDevelopment = errors.New("ENCORE_DEMO_LOGIN is true outside development: anyone could mint " +
+	"an admin token; set ENCORE_OIDC_ISSUER, or ENCORE_ENV=development on a development machine")
+
+// ReturnURLs are where a checkout's return_url may point: the public
+// origin, and loopback hosts too outside production (a development stack, a
+// staging rehearsal on one machine).
+func ReturnURLs(cfg config.Config) api.ReturnURLs {
+	return api.ReturnURLs{Origin: PublicURL(cfg), NoLoopback: cfg.Env == config.Production}
+}
+
 // DemoIssuer is the development issuer behind the demo login, or nil when
-// the demo login is off or a real issuer is configured.
+// the demo login is off, a real issuer is configured, or the process is not
+// a development one (CheckDemoLogin refuses that configuration at start).
 func DemoIssuer(cfg config.Config) *session.Issuer {
-	if !cfg.DemoLogin || cfg.OIDCIssuer != "" {
+	if !cfg.DemoLogin || cfg.OIDCIssuer != "" || !cfg.Development() {
 		return nil
 	}
 	return session.NewIssuerAt(cfg.SessionSecret.Reveal(), PublicURL(cfg)+session.DevIssuerPath, cfg.OIDCAudience)
+}
+
+// CheckDemoLogin refuses the demo login outside development (staging
+// included: a rehearsal needs an identity provider too).
+func CheckDemoLogin(cfg config.Config) error {
+	if cfg.DemoLogin && cfg.OIDCIssuer == "" && !cfg.Development() {
+		return ErrDemoLoginOutsideDevelopment
+	}
+	return nil
 }
 
 // Identity is what verifies fans' bearer tokens: the configured OpenID

@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/encore-tickets/encore/api"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/system"
@@ -26,7 +28,7 @@ func TestTheAPIRefusesToStartWithNeitherAnIssuerNorTheDemoLogin(t *testing.T) {
 	require.ErrorIs(t, err, system.ErrNoIdentityProvider)
 	require.ErrorContains(t, err, "ENCORE_OIDC_ISSUER")
 
-	cfg.DemoLogin = true
+	cfg.DemoLogin, cfg.Env = true, config.Development
 	cfg.PublicURL = "https://tickets.example/"
 	dev := system.DemoIssuer(cfg)
 	require.Equal(t, "https://tickets.example/dev/oidc", dev.URL())
@@ -59,4 +61,33 @@ func TestAConfiguredIssuerWinsOverTheDemoLogin(t *testing.T) {
 	require.NoError(t, err)
 	_, err = v.Verify(ctx, session.NewIssuer(cfg.SessionSecret.Reveal()).Issue("asha", "phone", time.Now()))
 	require.ErrorIs(t, err, session.ErrInvalid, "a development token is not the issuer's")
+}
+
+func TestTheDemoLoginIsRefusedOutsideDevelopment(t *testing.T) {
+	t.Parallel()
+	for _, env := range []string{config.Staging, config.Production} {
+		t.Run(env, func(t *testing.T) {
+			t.Parallel()
+			cfg := config.Default()
+			cfg.Env, cfg.DemoLogin = env, true
+			require.ErrorIs(t, system.CheckDemoLogin(cfg), system.ErrDemoLoginOutsideDevelopment)
+			require.ErrorContains(t, cfg.CheckSecrets("api"), "ENCORE_DEMO_LOGIN is true")
+			dev := system.DemoIssuer(cfg)
+			require.Nil(t, dev, "no development issuer outside development")
+
+			// Through HTTP: the API built as a process builds it serves no
+			// demo login.
+			srv := httptest.NewServer((&api.Server{Sessions: dev, Tokens: session.NewIssuer("x").Verifier()}).Handler())
+			defer srv.Close()
+			resp, err := http.Post(srv.URL+"/v1/sessions", "application/json",
+				strings.NewReader(`{"user_id":"mallory","device_id":"laptop","roles":["admin"]}`))
+			require.NoError(t, err)
+			resp.Body.Close()
+			require.Equal(t, http.StatusNotFound, resp.StatusCode)
+		})
+	}
+	cfg := config.Default()
+	cfg.Env, cfg.DemoLogin = config.Development, true
+	require.NoError(t, system.CheckDemoLogin(cfg))
+	require.NotNil(t, system.DemoIssuer(cfg))
 }

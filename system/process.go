@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -91,12 +92,40 @@ type Process struct {
 	adminOnce sync.Once
 	adminAddr string
 	adminErr  error
+	// The verifier of bearer tokens, resolved once (identity) and read by
+	// the admin listener's handlers while ServeAPI may still be starting.
+	identityOnce sync.Once
+	identityErr  error
+	verifier     atomic.Pointer[session.Verifier]
 }
+
+// identity resolves the verifier of bearer tokens once (the configured
+// issuer's keys, else the development issuer's) for the API and the admin
+// listener's codec and drill switches.
+func (p *Process) identity(ctx context.Context) (*session.Verifier, error) {
+	p.identityOnce.Do(func() {
+		v, err := Identity(ctx, p.Config, p.Sessions, p.Log)
+		if err != nil {
+			p.identityErr = err
+			return
+		}
+		p.verifier.Store(v)
+	})
+	return p.verifier.Load(), p.identityErr
+}
+
+// TokenVerifier is the verifier of bearer tokens once ServeAPI or
+// ServeAdmin resolved it; nil before, or when the process has no identity
+// provider (a worker without ENCORE_OIDC_ISSUER).
+func (p *Process) TokenVerifier() *session.Verifier { return p.verifier.Load() }
 
 // New connects to PostgreSQL, Redis and Temporal at the given addresses and
 // wires every plane.
 func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisURL, temporalAddr string) (*Process, error) {
 	if err := CheckPaymentConfig(cfg); err != nil {
+		return nil, err
+	}
+	if err := CheckDemoLogin(cfg); err != nil {
 		return nil, err
 	}
 	if _, err := cfg.EffectivePublicURL(); err != nil {
@@ -113,13 +142,13 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisU
 	p := &Process{Config: cfg, Log: log, Pool: pool, Redis: rdb, Registry: Registry(),
 		Sessions: DemoIssuer(cfg), trusted: trusted}
 	p.Store = OpenStore(cfg, pool)
-	codec, err := CodecHandler(cfg)
+	codec, err := CodecHandler(cfg, p.TokenVerifier)
 	if err != nil {
 		p.Close()
 		return nil, err
 	}
-	// The Web UI decodes history through the admin listener only: the codec
-	// decrypts whatever reaches it.
+	// The Web UI decodes history through the admin listener only, and only
+	// for a support or admin token or the codec bearer.
 	p.AdminHandlers = map[string]http.Handler{"/codec/": codec}
 	p.Sockets = api.NewSocketCap(cfg.WSMaxPerIP, cfg.WSMaxPerProcess)
 	p.Sockets.Register(p.Registry)
@@ -227,7 +256,7 @@ func (p *Process) API() *api.Server {
 		return err
 	})
 	return &api.Server{Holds: p.Holds, Bookings: p.Bookings, Room: p.Room, Browse: p.Browse.API, Tickets: p.Tickets,
-		Sessions: p.Sessions, Tokens: p.Tokens, ClientID: p.Config.OIDCClientID, Checks: checks, Log: p.Log, TrustedProxies: p.trusted,
+		Sessions: p.Sessions, Tokens: p.Tokens, ClientID: p.Config.OIDCClientID, ReturnURLs: ReturnURLs(p.Config), Checks: checks, Log: p.Log, TrustedProxies: p.trusted,
 		Sockets: p.Sockets, RequestTimeout: p.Config.RequestTimeout, Admin: p.adminAPI(), Operator: p.operatorAPI(),
 		Waitlist: p.Waitlist, Metrics: p.Edge, Reads: p.Reads}
 }
@@ -251,7 +280,7 @@ func (p *Process) ServeAPI(ctx context.Context) (string, <-chan error, error) {
 	if _, err := p.ServeAdmin(ctx); err != nil {
 		return "", nil, err
 	}
-	tokens, err := Identity(ctx, p.Config, p.Sessions, p.Log)
+	tokens, err := p.identity(ctx)
 	if err != nil {
 		return "", nil, err
 	}

@@ -145,7 +145,8 @@ func BookingActivities(cfg config.Config, st *store.Store, log *slog.Logger) (*a
 		return nil, err
 	}
 	return &activities.Booking{Store: st, Payments: Payments(cfg), Keyring: keyring, Mailer: Mailer(cfg), Log: log,
-		ReturnURL: public + "/v1/payments/return", PublicURL: public, IPSecret: []byte(cfg.FraudIPSecret.Reveal())}, nil
+		ReturnURL: public + "/v1/payments/return", PublicURL: public, NoLoopbackReturn: cfg.Env == config.Production,
+		IPSecret: []byte(cfg.FraudIPSecret.Reveal())}, nil
 }
 
 // Mailer is the configured SMTP server, or the development mailbox folder.

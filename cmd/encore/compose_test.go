@@ -123,6 +123,8 @@ func TestComposeServicesConnectWithLeastPrivilege(t *testing.T) {
 		env := services[name].Environment
 		require.Equal(t, "${ENCORE_ENV:-"+config.Production+"}", env["ENCORE_ENV"], name)
 		require.Equal(t, "${ENCORE_DEMO_LOGIN:-false}", env["ENCORE_DEMO_LOGIN"], "%s: no demo login unless the env file asks", name)
+		require.Equal(t, "${ENCORE_ADMIN_ADDR:-127.0.0.1:9090}", env["ENCORE_ADMIN_ADDR"],
+			"%s: the admin listener (the payload codec on it) binds loopback unless the env file asks", name)
 		cmd := strings.TrimPrefix(name, "encore-")
 		for _, s := range config.DevSecrets() {
 			if !slices.Contains(s.Use, cmd) {

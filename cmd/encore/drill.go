@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -50,6 +51,14 @@ Drills:` + names,
 			}
 			if err := t.Loopback(); err != nil {
 				return err
+			}
+			if t.DrillToken == "" {
+				// The running encore dev wrote it; same data folder, same user.
+				raw, err := os.ReadFile(system.DataPath(cfg, drillTokenFile))
+				if err != nil {
+					return fmt.Errorf("the drill token: %w (is encore dev running with this ENCORE_DATA_DIR? or pass --token)", err)
+				}
+				t.DrillToken = strings.TrimSpace(string(raw))
 			}
 			ctx := cmd.Context()
 			pool, done, err := openDatabase(ctx, cfg)
@@ -113,6 +122,7 @@ Drills:` + names,
 	f.StringVar(&t.API, "api", t.API, "the stack's fan API (loopback only)")
 	f.StringVar(&t.Admin, "admin", t.Admin, "the stack's admin listener, with /drill/ (loopback only)")
 	f.StringVar(&t.PSP, "psp", t.PSP, "the payment sandbox (loopback only)")
+	f.StringVar(&t.DrillToken, "token", "", "the stack's drill token (default: read from ENCORE_DATA_DIR/"+drillTokenFile+", where encore dev writes it)")
 	f.StringVar(&t.Metered, "metered", t.Metered, "a metered event on sale")
 	f.StringVar(&t.Unmetered, "event", t.Unmetered, "an unmetered event on sale, with seats left")
 	f.DurationVar(&t.OutboxAlertAfter, "outbox-alert", t.OutboxAlertAfter, "the outbox-age alert's threshold (deploy/prometheus/rules/alerts.yml)")

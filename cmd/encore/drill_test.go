@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,6 +75,15 @@ func TestEveryDrillPassesOnADevelopmentStack(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	}, 5*time.Minute, 200*time.Millisecond, "encore dev is ready")
+	// The switches need this run's drill token, which encore dev wrote
+	// where encore drill reads it.
+	token, err := os.ReadFile(filepath.Join(cfg.DataDir, drillTokenFile))
+	require.NoError(t, err)
+	target.DrillToken = strings.TrimSpace(string(token))
+	resp, err := http.Post(target.Admin+"/drill/relay", "text/plain", strings.NewReader(`{"running": true}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusUnsupportedMediaType, resp.StatusCode, "a form post from a page elsewhere throws nothing")
 
 	pool, closeDB, err := openDatabase(ctx, cfg)
 	require.NoError(t, err)

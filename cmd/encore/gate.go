@@ -10,6 +10,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/gate"
 	"github.com/encore-tickets/encore/manifest"
@@ -128,15 +130,47 @@ func runGate(ctx context.Context, cfg config.Config, o gateOptions) error {
 		log.Warn("OFFLINE SCANNER: this copy admits on its own; a ticket used at another scanner before the next sync "+
 			"gets in again. When the LAN is back run: encore gate sync --from "+st.Path(), "db", st.Path())
 	}
+	devices, err := gateDevices(cfg, log)
+	if err != nil {
+		return err
+	}
 	reg := system.Registry()
 	g := &gate.Gate{Store: st, EventID: event, Metrics: gate.NewMetrics(reg), Log: log}
-	srv := &gate.Server{Gate: g, Mode: mode, Gatherer: reg, Log: log}
+	srv := &gate.Server{Gate: g, Devices: devices, Mode: mode, Gatherer: reg, Log: log}
 	bound, done, err := system.Serve(ctx, addr, srv.Handler())
 	if err != nil {
 		return err
 	}
 	log.Info("gate listening", "url", system.HTTPURL(bound.String()), "event", event, "ledger", st.Path(), "mode", mode)
 	return <-done
+}
+
+// devGateDevice is the scanner a development gate pairs by itself.
+const devGateDevice = "dev"
+
+// gateDevices are the scanners the gate accepts scans from:
+// ENCORE_GATE_TOKENS, or in development one made now for device "dev",
+// its token written to ENCORE_DATA_DIR/gate/dev.token (readable by this
+// user only) rather than logged.
+func gateDevices(cfg config.Config, log *slog.Logger) (*gate.Devices, error) {
+	if cfg.GateTokens != "" {
+		d, err := gate.ParseDevices(cfg.GateTokens.Reveal())
+		if err != nil {
+			return nil, fmt.Errorf("ENCORE_GATE_TOKENS: %w", err)
+		}
+		return d, nil
+	}
+	if !cfg.Development() {
+		return nil, fmt.Errorf("encore gate refuses to run with ENCORE_ENV=%s without ENCORE_GATE_TOKENS: anyone on the "+
+			"venue network could burn tickets; make a pair per scanner with encore gate token DEVICE", cfg.Env)
+	}
+	token := gate.NewDeviceToken()
+	path := system.DataPath(cfg, "gate", devGateDevice+".token")
+	if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
+		return nil, fmt.Errorf("write the development scanner's token: %w", err)
+	}
+	log.Info("development scanner paired: send its token as Authorization: Bearer", "device", devGateDevice, "token_file", path)
+	return gate.ParseDevices(devGateDevice + ":" + token)
 }
 
 // importManifest opens and imports a file and returns its event. A file
@@ -244,4 +278,25 @@ func runGateStatus(ctx context.Context, cfg config.Config, l ledgerOptions) erro
 	}
 	fmt.Printf("  %d double entries reported by offline scanners\n", len(doubles))
 	return nil
+}
+
+func newGateTokenCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "token <device>",
+		Short: "Make a scanner's device token for ENCORE_GATE_TOKENS",
+		Long: `Prints a fresh device:token pair for one scanner. Append it to the gate's
+ENCORE_GATE_TOKENS (comma-separated) and give the token to that scanner,
+which sends it as Authorization: Bearer on every POST /v1/scan. Remove the
+pair to revoke the scanner.`,
+		Example: `  encore gate token north-1`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pair := args[0] + ":" + gate.NewDeviceToken()
+			if _, err := gate.ParseDevices(pair); err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), pair)
+			return nil
+		},
+	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,7 +25,30 @@ func devConfig(cfg config.Config, lookup func(string) (string, bool)) config.Con
 	if _, set := lookup("ENCORE_DEMO_LOGIN"); !set {
 		cfg.DemoLogin = true
 	}
+	// The codec answers a bearer only: the embedded Web UI's codec proxy
+	// sends this run's.
+	if cfg.TemporalCodecToken == "" {
+		cfg.TemporalCodecToken = config.Secret(rand.Text() + rand.Text())
+	}
 	return cfg
+}
+
+// The files in ENCORE_DATA_DIR where encore dev leaves this run's tokens,
+// readable by this user only: encore drill reads the drill token there, and
+// a developer takes the codec bearer from there for the temporal CLI.
+const (
+	drillTokenFile = "drill.token"
+	codecTokenFile = "codec.token"
+)
+
+// writeDevToken writes a token of this run to its file under the data
+// folder and returns the path; the token itself is never printed or logged.
+func writeDevToken(cfg config.Config, name, token string) (string, error) {
+	path := system.DataPath(cfg, name)
+	if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	return path, nil
 }
 
 // provideInfra is stack.Provide for a command that runs until ctx ends:
@@ -62,6 +86,16 @@ func runDev(ctx context.Context, cfg config.Config) error {
 	}
 	log.Info("database ready", "schema_version", v)
 
+	drillToken := rand.Text() + rand.Text()
+	drillFile, err := writeDevToken(cfg, drillTokenFile, drillToken)
+	if err != nil {
+		return err
+	}
+	codecFile, err := writeDevToken(cfg, codecTokenFile, cfg.TemporalCodecToken.Reveal())
+	if err != nil {
+		return err
+	}
+
 	temporalAddr, uiURL := cfg.TemporalAddress, ""
 	if temporalAddr == "" {
 		srv, err := temporalserver.Start(ctx, embeddedTemporal(cfg, inf.AdminURL, log))
@@ -97,7 +131,7 @@ func runDev(ctx context.Context, cfg config.Config) error {
 	defer p.Close()
 	// encore drill's switches, on the admin listener of a development
 	// stack only.
-	p.AdminHandlers["/drill/"] = stack.DrillHandler(p, inf)
+	p.AdminHandlers["/drill/"] = stack.DrillHandler(p, inf, drillToken)
 	wctx, cancelWorker := context.WithCancel(ctx)
 	defer cancelWorker()
 	stopWorker, err := p.RunWorker(wctx)
@@ -111,6 +145,8 @@ func runDev(ctx context.Context, cfg config.Config) error {
 	}
 	adminAddr, _ := p.ServeAdmin(ctx) // already listening: the worker started it
 	printURLs(os.Stdout, system.HTTPURL(addr), "http://"+adminAddr, temporalAddr, uiURL, time.Since(start))
+	printTokens(os.Stdout, drillFile, codecFile)
+	fmt.Fprintf(os.Stdout, "Press Ctrl-C to stop.\n")
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down")
@@ -130,7 +166,12 @@ func printURLs(w io.Writer, apiURL, adminURL, temporalAddr, uiURL string, took t
 	if uiURL != "" {
 		fmt.Fprintf(w, "  Temporal Web UI %s\n", uiURL)
 	}
-	fmt.Fprintf(w, "Press Ctrl-C to stop.\n")
+}
+
+// printTokens says where this run's tokens are, never what they are.
+func printTokens(w io.Writer, drillFile, codecFile string) {
+	fmt.Fprintf(w, "  Drill token     %s   (encore drill reads it; /drill/ switches need it)\n", drillFile)
+	fmt.Fprintf(w, "  Codec bearer    %s   (the embedded Web UI sends it; the temporal CLI: --codec-auth \"Bearer $(cat %s)\")\n", codecFile, codecFile)
 }
 
 // newSandbox builds the payment sandbox: state under the data folder,

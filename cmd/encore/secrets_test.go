@@ -163,7 +163,7 @@ func TestTheDefaultEnvironmentIsProduction(t *testing.T) {
 	require.Contains(t, errOut, "ENCORE_ENV")
 }
 
-func TestProductionRefusesTheDemoLoginAndStagingAllowsIt(t *testing.T) {
+func TestProductionAndStagingRefuseTheDemoLogin(t *testing.T) {
 	// Serial, subtests too: t.Setenv changes the process's environment.
 	for _, tc := range []struct {
 		env, issuer string
@@ -171,7 +171,8 @@ func TestProductionRefusesTheDemoLoginAndStagingAllowsIt(t *testing.T) {
 	}{
 		{config.Production, "", true},
 		{config.Production, "https://id.example.test", false},
-		{config.Staging, "", false},
+		{config.Staging, "", true},
+		{config.Staging, "https://id.example.test", false},
 	} {
 		t.Run(tc.env+" with issuer "+tc.issuer, func(t *testing.T) {
 			e := productionEnv(t)

@@ -42,6 +42,7 @@ func embeddedTemporal(cfg config.Config, databaseURL string, log *slog.Logger) t
 		FrontendAddress:  cfg.TemporalListenAddr,
 		UIAddress:        cfg.TemporalUIAddr,
 		CodecEndpoint:    system.CodecEndpoint(cfg),
+		CodecToken:       cfg.TemporalCodecToken.Reveal(),
 		Namespace:        cfg.TemporalNamespace,
 		NumHistoryShards: cfg.TemporalShards,
 		SearchAttributes: workflows.SearchAttributes,

@@ -30,6 +30,9 @@ type Target struct {
 	API   string // the fan API (http://127.0.0.1:8080)
 	Admin string // its admin listener (http://127.0.0.1:9090)
 	PSP   string // the payment sandbox (http://127.0.0.1:12111)
+	// DrillToken opens the stack's /drill/ switches (encore dev writes it
+	// to ENCORE_DATA_DIR/drill.token).
+	DrillToken string
 	// Metered and Unmetered are events on sale: the flash sale behind the
 	// waiting room and one without it (the demo data's by default).
 	Metered, Unmetered string
@@ -190,7 +193,10 @@ func (t *Target) call(ctx context.Context, method, url, token string, body, out 
 
 // flip turns one of the stack's drill switches.
 func (t *Target) flip(ctx context.Context, path string, body any) error {
-	st, _, err := t.call(ctx, "POST", t.Admin+path, "", body, nil)
+	if body == nil {
+		body = struct{}{} // the switches take JSON only
+	}
+	st, _, err := t.call(ctx, "POST", t.Admin+path, "", body, nil, "X-Encore-Drill-Token", t.DrillToken)
 	if err != nil || st != http.StatusOK {
 		return stackError{fmt.Errorf("the stack refused %s (status %d, %v): is it encore dev?", path, st, err)}
 	}

@@ -54,6 +54,10 @@ type Config struct {
 	// the Web UI's pages call to decode encrypted payloads, e.g.
 	// http://127.0.0.1:9090/codec. Empty: payloads are shown as stored.
 	CodecEndpoint string
+	// CodecToken, when set, is the codec's bearer: the UI then calls
+	// <UI origin>/codec, which forwards its own origin's requests to
+	// CodecEndpoint with this bearer, so the token never reaches a page.
+	CodecToken string
 
 	// Namespace is registered if missing, default "default".
 	Namespace string

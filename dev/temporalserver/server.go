@@ -211,7 +211,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if uiListener != nil {
-		if s.ui, err = startUI(uiListener, frontendAddr, cfg.Namespace, cfg.CodecEndpoint); err != nil {
+		if s.ui, err = startUI(uiListener, frontendAddr, cfg.Namespace, cfg.CodecEndpoint, cfg.CodecToken); err != nil {
 			_ = s.Stop()
 			return nil, err
 		}

@@ -8,7 +8,11 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -42,9 +46,21 @@ func (s staticUIConfig) GetConfig() (*uiconfig.Config, error) { return s.cfg, ni
 
 // startUI serves the UI on ln; it closes ln if it fails. A non-empty
 // codecEndpoint is the codec server the UI's pages call to show payloads
-// decoded.
-func startUI(ln net.Listener, frontendAddr, namespace, codecEndpoint string) (*uiServer, error) {
+// decoded; with codecToken the pages call the UI's own /codec instead,
+// which adds the bearer (codecProxy).
+func startUI(ln net.Listener, frontendAddr, namespace, codecEndpoint, codecToken string) (*uiServer, error) {
 	tcp := ln.Addr().(*net.TCPAddr)
+	uiOrigin := "http://" + ln.Addr().String()
+	var proxy http.Handler
+	if codecEndpoint != "" && codecToken != "" {
+		target, err := url.Parse(codecEndpoint)
+		if err != nil {
+			_ = ln.Close()
+			return nil, fmt.Errorf("temporalserver: codec endpoint: %w", err)
+		}
+		proxy = codecProxy(target, codecToken, uiOrigin, "http://localhost:"+strconv.Itoa(tcp.Port))
+		codecEndpoint = uiOrigin + "/codec"
+	}
 	cfg := &uiconfig.Config{
 		TemporalGRPCAddress: frontendAddr,
 		Host:                tcp.IP.String(),
@@ -68,6 +84,12 @@ func startUI(ln net.Listener, frontendAddr, namespace, codecEndpoint string) (*u
 		_ = ln.Close()
 		return nil, err
 	}
+	if proxy != nil {
+		mux := http.NewServeMux()
+		mux.Handle("/codec/", proxy)
+		mux.Handle("/", handler)
+		handler = mux
+	}
 	s := &uiServer{
 		http: &http.Server{
 			Handler:           handler,
@@ -81,6 +103,28 @@ func startUI(ln net.Listener, frontendAddr, namespace, codecEndpoint string) (*u
 		_ = s.http.Serve(ln) // returns http.ErrServerClosed after Shutdown
 	}()
 	return s, nil
+}
+
+// codecProxy forwards the UI's codec calls (POST /codec/decode, /encode)
+// to target with the codec bearer. Only the UI's own pages may use it: a
+// request from any other origin (a browser always names the origin of a
+// cross-origin POST) is refused, so a page elsewhere cannot borrow the
+// bearer, and the codec itself checks the origin again.
+func codecProxy(target *url.URL, token string, uiOrigins ...string) http.Handler {
+	rp := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+		pr.SetURL(target)
+		pr.Out.URL.Path = strings.TrimRight(target.Path, "/") + strings.TrimPrefix(pr.In.URL.Path, "/codec")
+		pr.Out.URL.RawPath = ""
+		pr.Out.Host = target.Host
+		pr.Out.Header.Set("Authorization", "Bearer "+token)
+	}}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || !slices.Contains(uiOrigins, r.Header.Get("Origin")) {
+			http.Error(w, "the codec proxy serves this UI's pages only", http.StatusForbidden)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	})
 }
 
 // newUIHandler mirrors ui-server's server.NewServer.

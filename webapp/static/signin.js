@@ -98,8 +98,11 @@ export async function finishSignIn() {
   if (!res || !res.ok) {
     throw new Error('The sign-in could not be completed' + (out.error_description ? ` (${out.error_description})` : '') + '. Please sign in again.');
   }
+  // This sign-in sent a nonce: its answer must carry an ID token with that
+  // nonce, whichever token the app then keeps. An answer without one (an
+  // access token alone) could be a replayed or injected code's.
   const id = claims(out.id_token);
-  if (out.id_token && (!id || id.nonce !== saved.nonce)) throw new Error('The sign-in answer did not match this sign-in. Please sign in again.');
+  if (!id || !saved.nonce || id.nonce !== saved.nonce) throw new Error('The sign-in answer did not match this sign-in. Please sign in again.');
   // Which token the API gets: the access token when it is a JWT naming the
   // API's audience (an access token is what OAuth means for a resource
   // server, and it may carry roles an ID token does not); otherwise the ID
