@@ -235,8 +235,16 @@ func requireSearchAttributesAccepted(t testing.TB, c client.Client) {
 	t.Helper()
 	var updates []temporal.SearchAttributeUpdate
 	for _, name := range slices.Sorted(maps.Keys(workflows.SearchAttributes)) {
-		require.Equal(t, enumspb.INDEXED_VALUE_TYPE_KEYWORD, workflows.SearchAttributes[name], "the probe sets keywords only: %s", name)
-		updates = append(updates, temporal.NewSearchAttributeKeyKeyword(name).ValueSet("probe"))
+		switch typ := workflows.SearchAttributes[name]; typ {
+		case enumspb.INDEXED_VALUE_TYPE_KEYWORD:
+			updates = append(updates, temporal.NewSearchAttributeKeyKeyword(name).ValueSet("probe"))
+		case enumspb.INDEXED_VALUE_TYPE_INT:
+			updates = append(updates, temporal.NewSearchAttributeKeyInt64(name).ValueSet(1))
+		case enumspb.INDEXED_VALUE_TYPE_BOOL:
+			updates = append(updates, temporal.NewSearchAttributeKeyBool(name).ValueSet(true))
+		default:
+			t.Fatalf("the probe cannot set %s of type %s: teach it", name, typ)
+		}
 	}
 	const queue = "search-attribute-probe"
 	w := sdkworker.New(c, queue, sdkworker.Options{})
