@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -28,6 +29,10 @@ type StaffInput struct {
 	// JobID, when set, is the cancellation job the refund belongs to: the
 	// booking's Update is deduplicated per job, and the job's counters move.
 	JobID string
+	// RequestID names the support request: the booking's Update is
+	// deduplicated per request, so a refund asked again after an earlier
+	// one was refused is not answered from it.
+	RequestID string
 }
 
 // PaidBookingsPage lists up to limit paid bookings of the event after the
@@ -87,6 +92,9 @@ func (a *Booking) StaffAction(ctx context.Context, in StaffInput) (vocab.Booking
 		return "", err
 	}
 	updateID := "staff-cancel-" + in.BookingID
+	if in.RequestID != "" {
+		updateID += "-" + in.RequestID
+	}
 	if in.JobID != "" {
 		updateID = "job-" + in.JobID + "-" + in.BookingID
 	}
@@ -181,4 +189,45 @@ func (a *Booking) recipient(ctx context.Context, id uuid.UUID) (string, error) {
 		to = b.UserID + "@fans.invalid" // the token had no email: nowhere real to send to
 	}
 	return to, nil
+}
+
+// StaffStep is a support action taken on a running booking's workflow
+// (refund-and-close, retry-now): who, why, and what the saga did.
+type StaffStep struct {
+	BookingID string
+	EventID   string
+	Staff     string
+	Reason    string
+	// Action is the audit log's name of the action ("booking.refund-and-close").
+	Action string
+	// Outcome is the booking's status once the saga acted.
+	Outcome vocab.BookingStatus
+}
+
+// RecordStaffStep writes the audit record of a support action the booking's
+// saga carried out, in the log of the event's organisation, whoever sent it
+// (the API, or the Temporal UI, which no edge handler sees). When the
+// action gave the money back it records who cancelled and why on the
+// booking and tells the fan, once (the cancellation e-mail is
+// deduplicated by kind), so every refund path leaves both.
+func (a *Booking) RecordStaffStep(ctx context.Context, in StaffStep) error {
+	id, err := parseID(in.BookingID)
+	if err != nil {
+		return err
+	}
+	after, _ := json.Marshal(map[string]string{"status": string(in.Outcome)})
+	if err := a.Store.Orgs.RecordAdminAction(ctx, store.AdminAction{Actor: in.Staff, EventID: in.EventID, Action: in.Action,
+		Target: "booking:" + in.BookingID, Reason: in.Reason, After: after}); err != nil {
+		return err
+	}
+	if in.Outcome != vocab.BookingRefunded && in.Outcome != vocab.BookingCancelled {
+		return nil
+	}
+	if err := a.Store.Bookings.MarkStaffCancel(ctx, id, in.Staff, in.Reason); err != nil {
+		return err
+	}
+	if err := a.notifyCancellation(ctx, id, in.BookingID, in.Reason); err != nil && a.Log != nil {
+		a.Log.Warn("cancellation email not sent", "booking", in.BookingID, "error", err)
+	}
+	return nil
 }

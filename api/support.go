@@ -83,8 +83,61 @@ func (h *supportHandlers) supportRefund(c *gin.Context) {
 	if !ok {
 		return
 	}
-	v, err := h.bookings.StaffRefund(c.Request.Context(), identity(c), id, reason)
+	req, ok := requestID(c)
+	if !ok {
+		return
+	}
+	v, err := h.bookings.StaffRefund(c.Request.Context(), identity(c), id, reason, req)
 	h.problems.answer(c, v, err)
+}
+
+// supportRefundAndClose gives a booking's money back and ends its saga,
+// wherever it is stuck (a capture failing for minutes included).
+func (h *supportHandlers) supportRefundAndClose(c *gin.Context) {
+	id, ok := pathUUID(c, "booking_id", "booking")
+	if !ok {
+		return
+	}
+	reason, ok := decodeReason(c)
+	if !ok {
+		return
+	}
+	req, ok := requestID(c)
+	if !ok {
+		return
+	}
+	v, err := h.bookings.RefundAndClose(c.Request.Context(), identity(c), id, reason, req)
+	h.problems.answer(c, v, err)
+}
+
+// supportRetryNow asks a booking's failing provider step again now.
+func (h *supportHandlers) supportRetryNow(c *gin.Context) {
+	id, ok := pathUUID(c, "booking_id", "booking")
+	if !ok {
+		return
+	}
+	req, ok := requestID(c)
+	if !ok {
+		return
+	}
+	step, err := h.bookings.RetryNow(c.Request.Context(), identity(c), id, req)
+	h.problems.answer(c, gin.H{"step": step, "status": "retried"}, err)
+}
+
+// requestID names one support request for the saga's Update ID: its
+// Idempotency-Key (a retry of the request joins the first), else a fresh
+// ID, so each request is asked anew and never answered from an earlier
+// request's Update.
+func requestID(c *gin.Context) (string, bool) {
+	key, fe := idempotencyKey(c)
+	if fe != nil {
+		writeProblem(c, Invalid(*fe))
+		return "", false
+	}
+	if key == "" {
+		key = uuid.NewString()
+	}
+	return key, true
 }
 
 // supportResend sends the confirmation email again.

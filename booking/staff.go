@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/hotels"
@@ -111,11 +113,62 @@ func (s *Service) Detail(ctx context.Context, id uuid.UUID) (Detail, error) {
 // staffTimeout bounds a support action waiting on the worker.
 const staffTimeout = 2 * time.Minute
 
+// RetryNow asks the booking's saga to try its failing provider step again
+// now, skipping the backoff (the retry-now Update, under an ID of this
+// request); the saga audits who asked. It answers with the step's name.
+func (s *Service) RetryNow(ctx context.Context, who session.Identity, id uuid.UUID, requestID string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, staffTimeout)
+	defer cancel()
+	step, err := workflows.RetryNow(ctx, s.Temporal, id.String(), "retry-now-"+requestID,
+		workflows.StaffCancelRequest{Staff: who.UserID, Reason: "retry now"})
+	return step, staffUpdateError(err)
+}
+
+// RefundAndClose gives a booking's money back and ends its saga wherever it
+// is stuck (the refund-and-close Update, under an ID of this request): a
+// capture that keeps failing is stopped and its sale undone, a paid
+// booking cancelled and refunded. The saga writes the audit record and
+// tells the fan. A booking whose saga has ended is refunded as StaffRefund
+// does.
+func (s *Service) RefundAndClose(ctx context.Context, who session.Identity, id uuid.UUID, reason, requestID string) (View, error) {
+	uctx, cancel := context.WithTimeout(ctx, staffTimeout)
+	defer cancel()
+	_, err := workflows.RefundAndClose(uctx, s.Temporal, id.String(), "refund-and-close-"+requestID,
+		workflows.StaffCancelRequest{Staff: who.UserID, Reason: reason})
+	if errors.Is(err, workflows.ErrNoBooking) {
+		return s.StaffRefund(ctx, who, id, reason, requestID)
+	}
+	if err := staffUpdateError(err); err != nil {
+		return View{}, err
+	}
+	after, err := s.Store.Bookings.Booking(ctx, id, "")
+	if err != nil {
+		return View{}, err
+	}
+	return view(after), nil
+}
+
+// ErrNothingToRetry: retry-now found no provider step waiting to retry.
+var ErrNothingToRetry = fmt.Errorf("%w: no provider step of the booking is waiting to retry", store.ErrNotPending)
+
+// staffUpdateError maps a support Update's failure to the domain's errors.
+func staffUpdateError(err error) error {
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) && ae.Type() == workflows.ErrTypeNothingToRetry {
+		return ErrNothingToRetry
+	}
+	return sagaError(err)
+}
+
 // StaffRefund cancels and refunds a booking outside the fan's policy,
 // through its workflow, recording the staff member and reason on the
 // booking and in the audit log of the booking's event's organisation (not
 // the staff member's own).
-func (s *Service) StaffRefund(ctx context.Context, who session.Identity, id uuid.UUID, reason string) (View, error) {
+//
+// requestID names this request (its Idempotency-Key, or a fresh ID): a
+// retry of the same request joins the first, another request is asked
+// anew, never answered from an earlier request's Update.
+func (s *Service) StaffRefund(ctx context.Context, who session.Identity, id uuid.UUID, reason, requestID string) (View, error) {
 	before, err := s.Store.Bookings.Booking(ctx, id, "")
 	if err != nil {
 		return View{}, err
@@ -126,8 +179,8 @@ func (s *Service) StaffRefund(ctx context.Context, who session.Identity, id uuid
 	if before.Hold.Status != vocab.ReservationPaid && before.Hold.Status != vocab.ReservationPending {
 		return View{}, store.ErrNotPending
 	}
-	if err := s.staffAction(ctx, "staff-refund-"+id.String(), activities.StaffInput{Action: activities.StaffRefund,
-		BookingID: id.String(), Staff: who.UserID, Reason: reason}); err != nil {
+	if err := s.staffAction(ctx, "staff-refund-"+id.String()+"-"+requestID, activities.StaffInput{Action: activities.StaffRefund,
+		BookingID: id.String(), Staff: who.UserID, Reason: reason, RequestID: requestID}); err != nil {
 		return View{}, err
 	}
 	after, err := s.Store.Bookings.Booking(ctx, id, "")

@@ -1,7 +1,8 @@
 // Package temporalclient builds the options every Encore Temporal client and
 // worker connects with: the address and namespace, TLS (mutual TLS with a
 // client certificate, or an API key as Temporal Cloud takes it) and the data
-// converter that encrypts every payload, so no command writes history in
+// converter that encrypts every payload (and the failure converter that
+// encrypts every failure's message), so no command writes history in
 // clear or talks to Temporal over a path the configuration did not choose.
 package temporalclient
 
@@ -15,7 +16,9 @@ import (
 	"os"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/payloadcodec"
@@ -37,6 +40,7 @@ func Options(cfg config.Config, hostPort string, log *slog.Logger) (client.Optio
 		HostPort:          hostPort,
 		Namespace:         cfg.TemporalNamespace,
 		DataConverter:     codec.DataConverter(),
+		FailureConverter:  FailureConverter(codec),
 		ConnectionOptions: client.ConnectionOptions{TLS: tlsConfig},
 	}
 	if log != nil {
@@ -46,6 +50,18 @@ func Options(cfg config.Config, hostPort string, log *slog.Logger) (client.Optio
 		opts.Credentials = client.NewAPIKeyStaticCredentials(key)
 	}
 	return opts, nil
+}
+
+// FailureConverter encrypts what a failure says: its message and stack
+// trace (provider error text, a card's decline) move into an encoded payload
+// that the codec encrypts like every other, and history shows only
+// "Encoded failure" to whoever reads it without the codec endpoint. Failures
+// recorded before decode as they were.
+func FailureConverter(codec *payloadcodec.Codec) converter.FailureConverter {
+	return temporal.NewDefaultFailureConverter(temporal.DefaultFailureConverterOptions{
+		DataConverter:          codec.DataConverter(),
+		EncodeCommonAttributes: true,
+	})
 }
 
 // Codec is the payload codec of ENCORE_TEMPORAL_CODEC_KEYS.

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
@@ -230,4 +231,22 @@ func TestEveryClientEncryptsPayloads(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, payloadcodec.Encoding, string(p.Metadata["encoding"]))
 	require.NotContains(t, string(p.Data), "198.51.100.7")
+}
+
+// A provider's error text (a decline, a card's details in a message) used
+// to sit in history in clear; the failure converter encrypts it, and only
+// the codec gets it back.
+func TestFailureMessagesAreEncryptedAndDecodeBack(t *testing.T) {
+	opts, err := temporalclient.Options(config.Default(), "127.0.0.1:7233", nil)
+	require.NoError(t, err)
+	require.NotNil(t, opts.FailureConverter)
+	f := opts.FailureConverter.ErrorToFailure(temporal.NewApplicationError("card 4242 declined: insufficient_funds", "declined"))
+	require.NotContains(t, f.GetMessage(), "4242")
+	require.NotContains(t, string(f.GetEncodedAttributes().GetData()), "4242", "the message is encrypted, not only moved")
+	require.NotContains(t, f.GetStackTrace(), "4242")
+	back := opts.FailureConverter.FailureToError(f)
+	require.Contains(t, back.Error(), "card 4242 declined")
+	var app *temporal.ApplicationError
+	require.ErrorAs(t, back, &app)
+	require.Equal(t, "declined", app.Type())
 }

@@ -22,7 +22,8 @@ func TestActivitiesKeepTheirRecordedNames(t *testing.T) {
 		workflows.ActivityFraudCheck, workflows.ActivityAuthorise, workflows.ActivityConfirmSale, workflows.ActivityCapture, workflows.ActivityVoid, workflows.ActivityRefund,
 		workflows.ActivityCancelSale, workflows.ActivityIssueTickets, workflows.ActivityNotify, workflows.ActivityFlagPayment, workflows.ActivityReconcile, workflows.ActivityRefundPart,
 		workflows.ActivityStaffAction, workflows.ActivityPaidPage, workflows.ActivityJobItem, workflows.ActivityFinishJob, workflows.ActivityRelocate, workflows.ActivityRefundWalk,
-		workflows.ActivityTellWalked, workflows.ActivityAuditStore, workflows.ActivityUndeliveredWebhooks, workflows.ActivityRepair}
+		workflows.ActivityTellWalked, workflows.ActivityAuditStore, workflows.ActivityUndeliveredWebhooks, workflows.ActivityRepair,
+		workflows.ActivityRecordStaffStep}
 	var got []string
 	for _, act := range activitiesOf(Dependencies{Holds: &activities.Holds{}, Booking: &activities.Booking{}}) {
 		got = append(got, act.name)

@@ -82,6 +82,7 @@ func activitiesOf(deps Dependencies) []namedActivity {
 			namedActivity{workflows.ActivityFlagPayment, b.FlagPayment},
 			namedActivity{workflows.ActivityReconcile, b.ReconcilePayments},
 			namedActivity{workflows.ActivityStaffAction, b.StaffAction},
+			namedActivity{workflows.ActivityRecordStaffStep, b.RecordStaffStep},
 			namedActivity{workflows.ActivityPaidPage, b.PaidBookingsPage},
 			namedActivity{workflows.ActivityJobItem, b.RecordJobItem},
 			namedActivity{workflows.ActivityFinishJob, b.FinishJob},

@@ -35,7 +35,44 @@ func Booking(ctx workflow.Context, in BookingInput) (BookingResult, error) {
 		in.MaxAttempts = 3
 	}
 	b := &booking{in: in, step: vocab.StepAdopting, status: vocab.BookingPendingPayment, seen: map[string]bool{}}
-	return b.run(ctx)
+	res, err := b.run(ctx)
+	if err != nil && ctx.Err() != nil {
+		return b.cancelled(ctx, err)
+	}
+	return res, err
+}
+
+// cancelled compensates a booking whose workflow was cancelled (the UI's
+// "Request Cancellation"): under a disconnected context, so the
+// compensations run although the workflow's own context is done, an unsold
+// hold is released and its payment voided, a sale in progress undone, and
+// late provider events are still voided or refunded for the grace period.
+// A paid booking keeps its sale. The workflow then ends as cancelled.
+func (b *booking) cancelled(ctx workflow.Context, cause error) (BookingResult, error) {
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	if workflow.GetVersion(dctx, versionCancelCompensates, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return b.result(), cause
+	}
+	if b.status == vocab.BookingPendingPayment {
+		b.setStep(dctx, vocab.StepCompensating)
+		if b.comp.has(undoSale) {
+			// Cancelled between the confirm and the capture's answer.
+			if err := b.comp.run(dctx); err != nil {
+				return b.result(), err
+			}
+			b.setStatus(dctx, vocab.BookingCancelled)
+		} else if err := b.endHold(dctx, h.ReleaseHold, vocab.BookingCancelled); err != nil {
+			return b.result(), err
+		}
+	}
+	// A cancel during the late-event wait just ends it: the compensation
+	// ran, and the reconciliation covers money arriving later.
+	if b.status != vocab.BookingPaid && b.step != vocab.StepDone && b.step != vocab.StepAwaitingLate {
+		if _, err := b.afterUnsold(dctx); err != nil {
+			return b.result(), err
+		}
+	}
+	return b.result(), cause
 }
 
 type booking struct {
@@ -447,6 +484,20 @@ func (b *booking) sell(ctx workflow.Context) error {
 	b.setStep(ctx, vocab.StepCapturing)
 	var captured activities.CaptureResult
 	err := b.callProvider(ctx, b.captureStep(b.intentID), &captured)
+	if err != nil && b.closing {
+		// Support closed the booking while the capture kept failing: the
+		// sale is undone and the money given back (a refund of an
+		// authorisation never captured voids it).
+		b.setStep(ctx, vocab.StepCompensating)
+		b.comp = nil
+		b.comp.add(undoCapture, b.refundPayment)
+		b.comp.add(undoSale, b.cancelSale)
+		if cerr := b.comp.run(ctx); cerr != nil {
+			return cerr
+		}
+		b.setStatus(ctx, vocab.BookingRefunded)
+		return nil
+	}
 	if err != nil {
 		// The authorisation could not be captured within the hour: undo the
 		// sale and the authorisation, and tell staff.

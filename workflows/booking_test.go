@@ -36,6 +36,8 @@ type bookingSuite struct {
 	calls map[string]int
 	// startedAt is the test clock's start.
 	startedAt time.Time
+	// staffSteps are the support actions audited.
+	staffSteps []activities.StaffStep
 }
 
 func TestBookingWorkflow(t *testing.T) { suite.Run(t, new(bookingSuite)) }
@@ -46,6 +48,7 @@ func (s *bookingSuite) SetupTest() {
 	s.SetLogger(sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	s.env = s.NewTestWorkflowEnvironment()
 	s.calls = map[string]int{}
+	s.staffSteps = nil
 	start := s.env.Now()
 	s.startedAt = start
 	reg := func(name string, fn any) {
@@ -105,6 +108,11 @@ func (s *bookingSuite) SetupTest() {
 	})
 	reg(workflows.ActivityFlagPayment, func(ctx context.Context, id, reason string) error {
 		count(workflows.ActivityFlagPayment)
+		return nil
+	})
+	reg(workflows.ActivityRecordStaffStep, func(ctx context.Context, in activities.StaffStep) error {
+		count(workflows.ActivityRecordStaffStep)
+		s.staffSteps = append(s.staffSteps, in)
 		return nil
 	})
 }
@@ -637,4 +645,129 @@ func TestTheEmailHashIsKeyedStableAndNotTheAddress(t *testing.T) {
 	require.NotEqual(t, h, workflows.EmailHash([]byte("k2"), "asha@example.com"), "another key, another hash")
 	require.NotContains(t, h, "asha")
 	require.Empty(t, workflows.EmailHash(key, ""))
+}
+
+// staffUpdateAfter sends a support Update (retry-now, refund-and-close)
+// after d and records its outcome.
+func (s *bookingSuite) staffUpdateAfter(name string, d time.Duration) *outcome {
+	o := &outcome{}
+	s.env.RegisterDelayedCallback(func() {
+		s.env.UpdateWorkflow(name, "", &testsuite.TestUpdateCallback{
+			OnReject:   func(err error) { o.err, o.done = err, true },
+			OnAccept:   func() {},
+			OnComplete: func(_ any, err error) { o.err, o.done = err, true },
+		}, workflows.StaffCancelRequest{Staff: "olga", Reason: "provider back up"})
+	}, d)
+	return o
+}
+
+// captureSucceededAt runs a capture that fails from the sale (2 minutes
+// in) until clears, optionally with retry-now at retryAt, and answers when
+// the capture succeeded.
+func (s *bookingSuite) captureSucceededAt(clears time.Duration, retryAt time.Duration) (time.Duration, *outcome) {
+	var succeeded time.Duration
+	s.env.OnActivity(workflows.ActivityCapture, mock.Anything, mock.Anything, mock.Anything).
+		Return(func(ctx context.Context, id, _ string) (activities.CaptureResult, error) {
+			if s.env.Now().Before(s.startedAt.Add(clears)) {
+				return activities.CaptureResult{}, errors.New("provider unavailable (503)")
+			}
+			if succeeded == 0 {
+				succeeded = s.env.Now().Sub(s.startedAt)
+			}
+			return activities.CaptureResult{Status: vocab.IntentSucceeded}, nil
+		})
+	var retry *outcome
+	if retryAt > 0 {
+		retry = s.staffUpdateAfter(workflows.UpdateRetryNow, retryAt)
+	}
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
+	s.start()
+	s.Equal(vocab.BookingPaid, s.result().Status)
+	return succeeded, retry
+}
+
+// Without retry-now the capture waits out its backoff after the provider
+// recovered (the attempt at 3m31.5s); retry-now at 3m10s asks at once.
+func (s *bookingSuite) TestRetryNowSkipsTheBackoffOfAStuckCapture() {
+	at, retry := s.captureSucceededAt(3*time.Minute+5*time.Second, 3*time.Minute+10*time.Second)
+	s.True(retry.done)
+	s.NoError(retry.err)
+	s.Equal(3*time.Minute+10*time.Second, at, "captured the moment support asked")
+	s.Len(s.staffSteps, 1, "who asked is audited")
+	s.Equal("booking.retry-now", s.staffSteps[0].Action)
+}
+
+func (s *bookingSuite) TestWithoutRetryNowAStuckCaptureWaitsOutItsBackoff() {
+	at, _ := s.captureSucceededAt(3*time.Minute+5*time.Second, 0)
+	s.Greater(at, 3*time.Minute+30*time.Second)
+}
+
+func (s *bookingSuite) TestRetryNowWithNothingPendingIsRefused() {
+	retry := s.staffUpdateAfter(workflows.UpdateRetryNow, 90*time.Second)
+	s.start()
+	s.True(retry.done)
+	s.Equal(workflows.ErrTypeNothingToRetry, appErrType(retry.err))
+}
+
+// A refund during a stuck capture used to be accepted and answered PAID,
+// refunding nothing. refund-and-close stops the capture, undoes the sale,
+// gives the money back under the refund step key, audits and tells the fan.
+func (s *bookingSuite) TestRefundAndCloseDuringAStuckCaptureRefundsAndEndsRefunded() {
+	s.failingCapture(0, 24*time.Hour)
+	closed := s.staffUpdateAfter(workflows.UpdateRefundAndClose, 2*time.Minute+30*time.Second)
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
+	s.start()
+	s.True(closed.done)
+	s.NoError(closed.err)
+	r := s.result()
+	s.Equal(vocab.BookingRefunded, r.Status)
+	s.Equal(1, s.calls[workflows.ActivityCancelSale])
+	s.Equal(1, s.calls[workflows.ActivityRefund])
+	s.Zero(s.calls[workflows.ActivityVoid], "the refund settled the payment")
+	s.Zero(s.calls[workflows.ActivityIssueTickets])
+	s.Require().Len(s.staffSteps, 1)
+	s.Equal(activities.StaffStep{BookingID: bookingID, EventID: "evt", Staff: "olga", Reason: "provider back up",
+		Action: "booking.refund-and-close", Outcome: vocab.BookingRefunded}, s.staffSteps[0])
+}
+
+func (s *bookingSuite) TestRefundAndCloseOfAPaidBookingRefundsAndEndsRefunded() {
+	closed := s.staffUpdateAfter(workflows.UpdateRefundAndClose, time.Hour)
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
+	s.start()
+	s.NoError(closed.err)
+	s.Equal(vocab.BookingRefunded, s.result().Status)
+	s.Equal(1, s.calls[workflows.ActivityRefund])
+	s.Equal(1, s.calls[workflows.ActivityRecordStaffStep])
+}
+
+// "Request Cancellation" in the UI used to close a booking awaiting 3-D
+// Secure with its seats held and its authorisation left: the cancelled
+// workflow releases the hold and voids the payment before it ends.
+func (s *bookingSuite) TestACancelledWorkflowReleasesTheHoldAndVoidsThePayment() {
+	s.env.OnActivity(workflows.ActivityAuthorise, mock.Anything, mock.Anything).
+		Return(activities.AuthoriseResult{IntentID: "pi_1", ClientSecret: "s", Status: vocab.IntentRequiresAction, NextActionURL: "http://challenge"}, nil)
+	s.checkoutAfter(time.Minute, "pm_card_threeDSecure2Required")
+	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, 3*time.Minute)
+	s.start()
+	s.True(s.env.IsWorkflowCompleted())
+	var canceled *temporal.CanceledError
+	s.ErrorAs(s.env.GetWorkflowError(), &canceled)
+	s.Equal(1, s.calls[workflows.ActivityReleaseHold])
+	s.Equal(1, s.calls[workflows.ActivityVoid])
+	s.Zero(s.calls[workflows.ActivityConfirmSale])
+}
+
+func (s *bookingSuite) TestASupportUpdateThatDoesNotSayWhoSentItIsRefused() {
+	var err error
+	s.env.RegisterDelayedCallback(func() {
+		s.env.UpdateWorkflow(workflows.UpdateRefundAndClose, "", &testsuite.TestUpdateCallback{
+			OnReject: func(e error) { err = e }, OnAccept: func() {}, OnComplete: func(any, error) {},
+		}, workflows.StaffCancelRequest{Reason: "no name"})
+	}, time.Minute)
+	s.start()
+	s.Equal(workflows.ErrTypeStaffRequired, appErrType(err))
+	s.Equal(vocab.BookingExpired, s.result().Status)
 }

@@ -197,3 +197,39 @@ func (s Sagas) DeliverPayment(ctx context.Context, bookingID string, ev payments
 	}
 	return err
 }
+
+// RetryNow sends retry-now to a running booking under updateID (one per
+// support request: a second press is a second retry) and answers with the
+// provider step asked again.
+func RetryNow(ctx context.Context, c client.Client, bookingID, updateID string, req StaffCancelRequest) (string, error) {
+	var step string
+	err := staffUpdate(ctx, c, bookingID, updateID, UpdateRetryNow, req, &step)
+	return step, err
+}
+
+// RefundAndClose sends refund-and-close to a running booking under
+// updateID (one per support request, so a second request after the first
+// was refused is asked again, never answered from the first) and answers
+// with the booking's status once the money went back.
+func RefundAndClose(ctx context.Context, c client.Client, bookingID, updateID string, req StaffCancelRequest) (vocab.BookingStatus, error) {
+	var status vocab.BookingStatus
+	err := staffUpdate(ctx, c, bookingID, updateID, UpdateRefundAndClose, req, &status)
+	return status, err
+}
+
+// staffUpdate sends a support Update and waits for its answer; ErrNoBooking
+// when no workflow runs for the booking.
+func staffUpdate(ctx context.Context, c client.Client, bookingID, updateID, name string, req StaffCancelRequest, result any) error {
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: BookingWorkflowID(bookingID), UpdateID: updateID, UpdateName: name,
+		Args: []any{req}, WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = h.Get(ctx, result)
+	}
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return ErrNoBooking
+	}
+	return err
+}

@@ -52,6 +52,14 @@ const (
 	// UpdateStaffCancel cancels a booking outside the fan's policy (support
 	// staff, or the organiser cancelling the event): no deadline applies.
 	UpdateStaffCancel = "staff-cancel"
+	// UpdateRetryNow skips the backoff of the provider step support sees
+	// pending: the step is asked again at once, under its step key.
+	UpdateRetryNow = "retry-now"
+	// UpdateRefundAndClose gives the fan's money back and ends the
+	// booking, whatever step it is stuck at: a paid booking is cancelled
+	// and refunded, a sale still capturing is undone and refunded (or its
+	// authorisation voided), a pending hold released.
+	UpdateRefundAndClose = "refund-and-close"
 
 	// EventCancellationWorkflowName is the registered name of
 	// EventCancellation, the job that refunds a cancelled event's bookings.
@@ -106,13 +114,15 @@ const (
 	ActivityFlagPayment  = "FlagPayment"
 	ActivityReconcile    = "ReconcilePayments"
 	ActivityStaffAction  = "StaffAction"
-	ActivityPaidPage     = "PaidBookingsPage"
-	ActivityJobItem      = "RecordJobItem"
-	ActivityFinishJob    = "FinishJob"
-	ActivityRelocate     = "RelocateGuests"
-	ActivityRefundWalk   = "RefundWalk"
-	ActivityTellWalked   = "TellWalkedGuest"
-	ActivityAuditStore   = "AuditStore"
+	// ActivityRecordStaffStep audits a support action on a running saga.
+	ActivityRecordStaffStep = "RecordStaffStep"
+	ActivityPaidPage        = "PaidBookingsPage"
+	ActivityJobItem         = "RecordJobItem"
+	ActivityFinishJob       = "FinishJob"
+	ActivityRelocate        = "RelocateGuests"
+	ActivityRefundWalk      = "RefundWalk"
+	ActivityTellWalked      = "TellWalkedGuest"
+	ActivityAuditStore      = "AuditStore"
 	// Reconciliation's repairs.
 	ActivityUndeliveredWebhooks = "UndeliveredWebhooks"
 	ActivityRepair              = "Repair"
@@ -128,6 +138,11 @@ const (
 	ErrTypeBusy        = "request-in-progress"
 	ErrTypeUnavailable = "unavailable"
 	ErrTypeNotAllowed  = "cancel-not-allowed"
+	// ErrTypeNothingToRetry: retry-now found no provider step waiting.
+	ErrTypeNothingToRetry = "nothing-to-retry"
+	// ErrTypeStaffRequired: a support Update that does not say who sent it
+	// (the audit log needs its actor).
+	ErrTypeStaffRequired = "staff-required"
 )
 
 // Change IDs of workflow.GetVersion: each names a change to the booking's
@@ -161,6 +176,11 @@ const (
 	// the status only when the saga's own status changed, PENDING_PAYMENT
 	// through a failing capture the database already called PAID).
 	versionSupportAttrs = "support-search-attributes"
+	// versionCancelCompensates: a workflow cancellation (the UI's "Request
+	// Cancellation") releases the hold and voids the payment under a
+	// disconnected context before the workflow ends (before: it ended with
+	// the money and seats left as they were).
+	versionCancelCompensates = "workflow-cancel-compensates"
 )
 
 // EventCancelWorkflowID derives the cancellation job's workflow ID from the

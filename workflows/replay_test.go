@@ -19,7 +19,7 @@ import (
 // TestRecordedHistoriesReplay replays histories recorded on the embedded
 // server (system's TestRecordHistories writes them) against today's workflow
 // code: a change that would break running bookings fails here. They replay
-// through the data converter every worker uses: histories recorded before
+// through the data and failure converters every worker uses: histories recorded before
 // payloads were encrypted pass through it as they are, ones recorded since
 // decrypt with the development key.
 func TestRecordedHistoriesReplay(t *testing.T) {
@@ -30,7 +30,8 @@ func TestRecordedHistoriesReplay(t *testing.T) {
 	require.NoError(t, err)
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{DataConverter: codec.DataConverter()})
+			r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{DataConverter: codec.DataConverter(),
+				FailureConverter: temporalclient.FailureConverter(codec)})
 			require.NoError(t, err)
 			r.RegisterWorkflowWithOptions(workflows.Booking, workflow.RegisterOptions{Name: workflows.BookingWorkflowName})
 			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), f))

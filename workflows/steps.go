@@ -39,8 +39,11 @@ type providerStep struct {
 	// budget bounds the step's retries; 0 retries until it succeeds (money
 	// must not stay taken).
 	budget time.Duration
-	fn     any
-	args   []any
+	// closable: refund-and-close stops the step (a capture; never a step
+	// that gives money back).
+	closable bool
+	fn       any
+	args     []any
 }
 
 // summary is the one line the Temporal UI shows beside the activity.
@@ -129,12 +132,12 @@ func (b *booking) escalate(ctx workflow.Context, st providerStep, started time.T
 		gen := esc.gen
 		for {
 			if err := workflow.Await(ctx, func() bool {
-				return f.IsReady() || esc.gen != gen || b.closing || (due && !b.attention)
+				return f.IsReady() || esc.gen != gen || b.closingStep(st) || (due && !b.attention)
 			}); err != nil {
 				cancel()
 				return err
 			}
-			if f.IsReady() || esc.gen != gen || b.closing {
+			if f.IsReady() || esc.gen != gen || b.closingStep(st) {
 				break
 			}
 			b.setAttention(ctx, true)
@@ -152,12 +155,15 @@ func (b *booking) escalate(ctx workflow.Context, st providerStep, started time.T
 		// is cancelled. One already running may still finish at the
 		// provider; the step key makes the next attempt its duplicate.
 		cancel()
-		if b.closing {
+		if b.closingStep(st) {
 			return errClosing
 		}
 		b.details(ctx, st.name+": retried now at support's request")
 	}
 }
+
+// closingStep says support closed the booking and st may stop for it.
+func (b *booking) closingStep(st providerStep) bool { return b.closing && st.closable }
 
 // retryable says a failed attempt may succeed if asked again.
 func retryable(err error) bool {
@@ -172,7 +178,7 @@ func retryable(err error) bool {
 // capture, authorise, void and refund steps of this booking.
 func (b *booking) captureStep(intentID string) providerStep {
 	return providerStep{name: "capture", key: activities.StepKey(b.in.ReservationID, activities.StepKeyCapture),
-		amount: b.hold.Total, budget: time.Hour, fn: a.Capture, args: []any{b.in.ReservationID, intentID}}
+		amount: b.hold.Total, budget: time.Hour, closable: true, fn: a.Capture, args: []any{b.in.ReservationID, intentID}}
 }
 
 func (b *booking) voidStep(intentID string, budget time.Duration) providerStep {

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -25,12 +26,116 @@ func (b *booking) registerUpdates(ctx workflow.Context) error {
 	}
 	// A handler registered anew adds no command to a recorded history: only
 	// new Updates reach it, so it needs no version.
-	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateStaffCancel,
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateStaffCancel,
 		func(ctx workflow.Context, _ StaffCancelRequest) (vocab.BookingStatus, error) {
 			b.byStaff = true
 			return b.cancel(ctx)
 		},
-		workflow.UpdateHandlerOptions{Validator: b.validateStaffCancel})
+		workflow.UpdateHandlerOptions{Validator: b.validateStaffCancel}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateRetryNow, b.retryNow,
+		workflow.UpdateHandlerOptions{Validator: b.validateRetryNow}); err != nil {
+		return err
+	}
+	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateRefundAndClose, b.refundAndClose,
+		workflow.UpdateHandlerOptions{Validator: b.validateRefundAndClose})
+}
+
+// validateRetryNow refuses, without writing history, a retry-now with no
+// provider step waiting to be asked again.
+func (b *booking) validateRetryNow(_ workflow.Context, req StaffCancelRequest) error {
+	if err := staffNamed(req); err != nil {
+		return err
+	}
+	if b.pending == nil {
+		return appErr(ErrTypeNothingToRetry, "no provider step of this booking is waiting to retry")
+	}
+	return nil
+}
+
+// retryNow cuts the backoff of the pending provider step: its regular
+// activity is cancelled and scheduled again at once, under the same step
+// key (callProvider). It answers with the step's name, and the audit log
+// records who asked.
+func (b *booking) retryNow(ctx workflow.Context, req StaffCancelRequest) (string, error) {
+	if b.pending == nil {
+		return "", appErr(ErrTypeNothingToRetry, "the provider step finished before the retry")
+	}
+	b.pending.gen++
+	name := b.pending.name
+	return name, b.recordStaffStep(ctx, req, "booking.retry-now")
+}
+
+// validateRefundAndClose refuses what refund-and-close cannot act on now:
+// a booking still starting or answering a checkout (seconds), one being
+// cancelled already, or one that has ended.
+func (b *booking) validateRefundAndClose(_ workflow.Context, req StaffCancelRequest) error {
+	if err := staffNamed(req); err != nil {
+		return err
+	}
+	switch {
+	case !b.loaded:
+		return appErr(ErrTypeBusy, "the booking is starting; try again shortly")
+	case b.checkoutBusy:
+		return appErr(ErrTypeBusy, "a checkout of this booking is being answered; try again shortly")
+	case b.status == vocab.BookingPendingPayment:
+		return nil
+	case b.status == vocab.BookingPaid:
+		if b.step != vocab.StepPaid && b.step != vocab.StepDone {
+			return appErr(ErrTypeBusy, "the booking is still being completed; try again shortly")
+		}
+		return nil
+	}
+	return appErr(ErrTypeNotPending, "the booking is "+string(b.status))
+}
+
+// refundAndClose gives the money back and ends the booking, wherever it is:
+// a hold awaiting payment is released (its authorisation voided); a sale
+// whose capture keeps failing stops retrying, is undone and refunded (sell);
+// a paid booking is cancelled and refunded as by staff-cancel. Every path
+// leaves an audit record and the fan's e-mail (recordStaffStep).
+func (b *booking) refundAndClose(ctx workflow.Context, req StaffCancelRequest) (vocab.BookingStatus, error) {
+	b.byStaff = true
+	if b.status == vocab.BookingPendingPayment {
+		if b.selling() {
+			b.closing = true
+		} else {
+			b.release = true
+		}
+		if err := workflow.Await(ctx, func() bool { return b.status != vocab.BookingPendingPayment }); err != nil {
+			return "", err
+		}
+	}
+	if b.status == vocab.BookingPaid {
+		// Paid before the close took effect (the capture succeeded): the
+		// sale settles, then is cancelled and refunded.
+		if err := workflow.Await(ctx, func() bool { return b.step == vocab.StepPaid || b.step == vocab.StepDone }); err != nil {
+			return "", err
+		}
+		if _, err := b.cancel(ctx); err != nil {
+			return "", err
+		}
+	}
+	return b.status, b.recordStaffStep(ctx, req, "booking.refund-and-close")
+}
+
+// staffNamed refuses a support Update that does not say who sends it: the
+// audit record needs its actor (the Temporal UI sends what staff type in).
+func staffNamed(req StaffCancelRequest) error {
+	if strings.TrimSpace(req.Staff) == "" {
+		return appErr(ErrTypeStaffRequired, `say who you are: {"Staff": "<your user ID>", "Reason": "<why>"}`)
+	}
+	return nil
+}
+
+// recordStaffStep writes the audit record of a support action, with the
+// fan's e-mail when it gave the money back (activities.RecordStaffStep).
+func (b *booking) recordStaffStep(ctx workflow.Context, req StaffCancelRequest, action string) error {
+	return workflow.ExecuteLocalActivity(db(ctx, "audit "+action+" by "+req.Staff), a.RecordStaffStep, activities.StaffStep{
+		BookingID: b.in.ReservationID, EventID: b.in.EventID, Staff: req.Staff, Reason: req.Reason,
+		Action: action, Outcome: b.status,
+	}).Get(ctx, nil)
 }
 
 // validateStaffCancel is validateCancel without the event's deadline.
