@@ -1,0 +1,93 @@
+package system_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflow/v1"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/encore-tickets/encore/dev/psp"
+	"github.com/encore-tickets/encore/vocab"
+	"github.com/encore-tickets/encore/workflows"
+)
+
+// A capture stuck behind the provider's outage used to be a local activity
+// retried inside the workflow task: no pending activity, nothing for support
+// to see or act on. It is now a pending activity with its attempts and last
+// failure, as DescribeWorkflowExecution (and so the UI's Pending Activities)
+// shows; once the provider is back, retry-now takes the booking to PAID
+// without waiting out the backoff.
+func TestAStuckCaptureIsAPendingActivityAndRetryNowPaysOnceTheFaultClears(t *testing.T) {
+	e := newE2E(t)
+	ctx := context.Background()
+	_, err := psp.SetFaults(ctx, e.pspURL, psp.Faults{CaptureUnavailable: true})
+	require.NoError(t, err)
+	fan := e.fan("stuck-capture")
+	id, _ := e.checkedOut(fan, e.card(), e.seat(1, 1))
+	wid := workflows.BookingWorkflowID(id)
+
+	// The server spaces the attempts 1, 1, 2, 4, 8 s apart: once attempt 5
+	// has failed (the pending attempt reads 6, about 8 s in) the next waits
+	// 8 s, well past what retry-now takes.
+	var capture *workflow.PendingActivityInfo
+	require.Eventually(t, func() bool {
+		d, err := e.temporal.DescribeWorkflowExecution(ctx, wid, "")
+		if err != nil {
+			return false
+		}
+		for _, pa := range d.GetPendingActivities() {
+			if pa.GetActivityType().GetName() == workflows.ActivityCapture && pa.GetAttempt() >= 6 {
+				capture = pa
+				return true
+			}
+		}
+		return false
+	}, 90*time.Second, 100*time.Millisecond, "the failing capture is a pending activity with its attempts")
+	require.GreaterOrEqual(t, capture.GetAttempt(), int32(2))
+	require.NotNil(t, capture.GetLastFailure(), "its last failure is shown")
+	require.Equal(t, vocab.StepCapturing, stepOf(t, e, wid))
+	d, err := e.temporal.DescribeWorkflowExecution(ctx, wid, "")
+	require.NoError(t, err)
+	attrs := d.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()
+	attr := func(name string, v any) {
+		t.Helper()
+		require.NoError(t, converter.GetDefaultDataConverter().FromPayload(attrs[name], v), name)
+	}
+	var status, step string
+	var attention bool
+	attr(workflows.SearchAttrStatus, &status)
+	attr(workflows.SearchAttrStep, &step)
+	attr(workflows.SearchAttrAttention, &attention)
+	require.Equal(t, string(vocab.BookingPaid), status, "the list says PAID as the database does once the sale is confirmed")
+	require.Equal(t, string(vocab.StepCapturing), step)
+	require.True(t, attention, "a capture failing past a few attempts asks for staff")
+
+	_, err = psp.SetFaults(ctx, e.pspURL, psp.Faults{})
+	require.NoError(t, err)
+	asked := time.Now()
+	step, err = workflows.RetryNow(ctx, e.temporal, id, "retry-now-test-1",
+		workflows.StaffCancelRequest{Staff: "olga", Reason: "the provider is back"})
+	require.NoError(t, err)
+	require.Equal(t, "capture", step)
+	require.Eventually(t, func() bool {
+		s := stepOf(t, e, wid)
+		return s == vocab.StepPaid || s == vocab.StepDone
+	}, 20*time.Second, 100*time.Millisecond, "the booking completes its sale")
+	require.Less(t, time.Since(asked), 5*time.Second, "sooner than the capture's next attempt (8 s after the last)")
+	e.waitStatus(fan, id, vocab.BookingPaid, 10*time.Second)
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM admin_audit WHERE action = 'booking.retry-now' AND target = $1`, "booking:"+id),
+		"who asked is audited")
+}
+
+// stepOf queries the booking's saga for its step.
+func stepOf(t *testing.T, e *e2e, wid string) vocab.Step {
+	t.Helper()
+	v, err := e.temporal.QueryWorkflow(context.Background(), wid, "", workflows.QueryStep)
+	require.NoError(t, err)
+	var s vocab.Step
+	require.NoError(t, v.Get(&s))
+	return s
+}
