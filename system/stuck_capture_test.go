@@ -2,6 +2,9 @@ package system_test
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -90,4 +93,76 @@ func stepOf(t *testing.T, e *e2e, wid string) vocab.Step {
 	var s vocab.Step
 	require.NoError(t, v.Get(&s))
 	return s
+}
+
+// TestRecordSteeredHistories records, when ENCORE_RECORD_HISTORIES is set,
+// the histories of the support paths into workflows/testdata, so their
+// replay guards every later change of the saga: a capture stuck behind the
+// provider's outage (local attempt, regular activity, attention) retried
+// now and then refunded and closed; a booking awaiting 3-D Secure whose
+// workflow is cancelled (release and void under a disconnected context).
+func TestRecordSteeredHistories(t *testing.T) {
+	t.Parallel()
+	if os.Getenv("ENCORE_RECORD_HISTORIES") == "" {
+		t.Skip("set ENCORE_RECORD_HISTORIES=1 to record the steered histories into workflows/testdata")
+	}
+	e := newE2E(t)
+	ctx := context.Background()
+	staff := workflows.StaffCancelRequest{Staff: "olga", Reason: "recorded"}
+
+	_, err := psp.SetFaults(ctx, e.pspURL, psp.Faults{CaptureUnavailable: true})
+	require.NoError(t, err)
+	fan := e.fan("rec-stuck")
+	id, _ := e.checkedOut(fan, e.card(), e.seat(6, 1))
+	require.Eventually(t, func() bool {
+		d, err := e.temporal.DescribeWorkflowExecution(ctx, workflows.BookingWorkflowID(id), "")
+		if err != nil {
+			return false
+		}
+		for _, pa := range d.GetPendingActivities() {
+			if pa.GetActivityType().GetName() == workflows.ActivityCapture && pa.GetAttempt() >= 5 {
+				return true
+			}
+		}
+		return false
+	}, 60*time.Second, 100*time.Millisecond)
+	_, err = psp.SetFaults(ctx, e.pspURL, psp.Faults{})
+	require.NoError(t, err)
+	_, err = workflows.RetryNow(ctx, e.temporal, id, "rec-retry", staff)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return stepOf(t, e, workflows.BookingWorkflowID(id)) == vocab.StepPaid },
+		20*time.Second, 100*time.Millisecond)
+	status, err := workflows.RefundAndClose(ctx, e.temporal, id, "rec-close", staff)
+	require.NoError(t, err)
+	require.Equal(t, vocab.BookingRefunded, status)
+	e.recordHistory("capture_stuck_retried_now_then_refund_and_close", id)
+
+	fan2 := e.fan("rec-cancelled")
+	id2, _ := e.checkedOut(fan2, "pm_card_threeDSecure2Required", e.seat(6, 2))
+	require.NoError(t, e.temporal.CancelWorkflow(ctx, workflows.BookingWorkflowID(id2), ""))
+	e.recordHistoryOf("threeds_pending_workflow_cancelled", id2)
+}
+
+// recordHistoryOf writes the history of the booking's workflow once it has
+// closed however it ended (recordHistory wants it completed).
+func (e *e2e) recordHistoryOf(name, id string) {
+	t := e.t
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	wid := workflows.BookingWorkflowID(id)
+	require.Eventually(t, func() bool {
+		d, err := e.temporal.DescribeWorkflowExecution(ctx, wid, "")
+		return err == nil && d.GetWorkflowExecutionInfo().GetCloseTime() != nil
+	}, 60*time.Second, 200*time.Millisecond)
+	iter := e.temporal.GetWorkflowHistory(ctx, wid, "", false, 0)
+	var events []json.RawMessage
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		require.NoError(t, err)
+		b, err := protojsonMarshal(ev)
+		require.NoError(t, err)
+		events = append(events, b)
+	}
+	out, _ := json.MarshalIndent(map[string]any{"events": events}, "", " ")
+	require.NoError(t, os.WriteFile(filepath.Join("..", "workflows", "testdata", name+".json"), out, 0o644))
 }
