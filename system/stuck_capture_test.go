@@ -3,6 +3,7 @@ package system_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/encore-tickets/encore/dev/psp"
+	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/vocab"
 	"github.com/encore-tickets/encore/workflows"
 )
@@ -165,4 +167,39 @@ func (e *e2e) recordHistoryOf(name, id string) {
 	}
 	out, _ := json.MarshalIndent(map[string]any{"events": events}, "", " ")
 	require.NoError(t, os.WriteFile(filepath.Join("..", "workflows", "testdata", name+".json"), out, 0o644))
+}
+
+// A refund asked for during a stuck capture used to be accepted, answered
+// PAID after 80 s and do nothing, with no audit record and no e-mail; a
+// second one was answered from the first's Update. refund-and-close through
+// the API stops the capture, gives the money back, writes the audit record
+// and tells the fan; asking again is answered from the booking as it now
+// is, never a stale PAID.
+func TestRefundAndCloseThroughTheAPIDuringAStuckCaptureGivesTheMoneyBackAuditsAndEmails(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	ctx := context.Background()
+	_, err := psp.SetFaults(ctx, e.pspURL, psp.Faults{CaptureUnavailable: true})
+	require.NoError(t, err)
+	fan := e.fanWithEmail("stuck-refund", "stuck-"+e.eventID+"@example.test")
+	id, _ := e.checkedOut(fan, e.card(), e.seat(7, 1))
+	wid := workflows.BookingWorkflowID(id)
+	require.Eventually(t, func() bool {
+		d, err := e.temporal.DescribeWorkflowExecution(ctx, wid, "")
+		return err == nil && len(d.GetPendingActivities()) > 0 && d.GetPendingActivities()[0].GetAttempt() >= 2
+	}, 60*time.Second, 100*time.Millisecond)
+
+	sam := e.staff("sam", "", session.Support)
+	started := time.Now()
+	status, res := e.call(http.MethodPost, "/v1/admin/bookings/"+id+"/refund-and-close", sam, map[string]any{"reason": "the provider is down"})
+	require.Equal(t, http.StatusOK, status, "%v", res)
+	require.Less(t, time.Since(started), 20*time.Second, "answered, not left to time out")
+	require.Contains(t, []any{string(vocab.BookingRefunded), string(vocab.BookingCancelled)}, res["status"], "%v", res)
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM admin_audit WHERE action = 'booking.refund-and-close' AND target = $1 AND actor = $2`,
+		"booking:"+id, "sam"))
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM notification_log WHERE reservation_id = $1 AND kind = 'cancellation'`, id))
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM reservations WHERE id = $1 AND cancelled_by = 'sam'`, id))
+
+	status, res = e.call(http.MethodPost, "/v1/admin/bookings/"+id+"/refund-and-close", sam, map[string]any{"reason": "again"})
+	require.NotEqual(t, string(vocab.BookingPaid), res["status"], "a second request is never answered PAID: %d %v", status, res)
 }
