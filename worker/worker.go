@@ -39,6 +39,11 @@ func New(c client.Client, deps Dependencies) sdkworker.Worker {
 // registered method by method under its recorded name, never as a whole
 // struct: a new exported method does not silently become an activity, and a
 // renamed method keeps the name the histories know.
+//
+// One registration serves both kinds: the saga runs a step's first attempt
+// as a local activity, and a provider step that failed continues as a
+// regular activity of the same name on this task queue (workflows'
+// callProvider), which this worker also polls for.
 func Register(r sdkworker.Registry, deps Dependencies) {
 	r.RegisterWorkflowWithOptions(workflows.Booking, workflow.RegisterOptions{Name: workflows.BookingWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.Reconcile, workflow.RegisterOptions{Name: workflows.ReconcileWorkflowName})
