@@ -771,3 +771,33 @@ func (s *bookingSuite) TestASupportUpdateThatDoesNotSayWhoSentItIsRefused() {
 	s.Equal(workflows.ErrTypeStaffRequired, appErrType(err))
 	s.Equal(vocab.BookingExpired, s.result().Status)
 }
+
+// A staff-cancel sent from the Temporal UI used to refund with no audit
+// record and no e-mail; the saga now writes both. One sent by StaffAction
+// (Audited) is audited by its sender, once.
+func (s *bookingSuite) TestAStaffCancelFromTheUIIsAuditedByTheSagaAndOneFromTheAPIByItsSender() {
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
+	ui := s.staffCancelAfter(time.Hour)
+	s.start()
+	s.NoError(ui.err)
+	s.Equal(vocab.BookingRefunded, s.result().Status)
+	s.Require().Len(s.staffSteps, 1)
+	s.Equal("booking.staff-cancel", s.staffSteps[0].Action)
+	s.Equal(vocab.BookingRefunded, s.staffSteps[0].Outcome)
+}
+
+func (s *bookingSuite) TestAStaffCancelSentByStaffActionIsNotAuditedTwice() {
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
+	var err error
+	s.env.RegisterDelayedCallback(func() {
+		s.env.UpdateWorkflow(workflows.UpdateStaffCancel, "", &testsuite.TestUpdateCallback{
+			OnReject: func(e error) { err = e }, OnAccept: func() {}, OnComplete: func(_ any, e error) { err = e },
+		}, workflows.StaffCancelRequest{Staff: "olga", Reason: "refund", Audited: true})
+	}, time.Hour)
+	s.start()
+	s.NoError(err)
+	s.Equal(vocab.BookingRefunded, s.result().Status)
+	s.Empty(s.staffSteps)
+}

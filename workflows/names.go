@@ -181,6 +181,10 @@ const (
 	// disconnected context before the workflow ends (before: it ended with
 	// the money and seats left as they were).
 	versionCancelCompensates = "workflow-cancel-compensates"
+	// versionStaffCancelAudited: a staff-cancel sent from the Temporal UI
+	// (not through StaffAction, which audits) writes the audit record and
+	// the fan's e-mail (before: neither).
+	versionStaffCancelAudited = "staff-cancel-audited"
 )
 
 // EventCancelWorkflowID derives the cancellation job's workflow ID from the

@@ -15,6 +15,11 @@ import (
 type StaffCancelRequest struct {
 	Staff  string
 	Reason string
+	// Audited: the sender writes the audit record and the fan's e-mail
+	// itself (StaffAction, from the API or an event's cancellation). A
+	// staff-cancel sent from the Temporal UI leaves it false, and the saga
+	// writes them.
+	Audited bool
 }
 
 // EventCancelInput is the cancellation job's state, carried across

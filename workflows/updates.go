@@ -26,11 +26,7 @@ func (b *booking) registerUpdates(ctx workflow.Context) error {
 	}
 	// A handler registered anew adds no command to a recorded history: only
 	// new Updates reach it, so it needs no version.
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateStaffCancel,
-		func(ctx workflow.Context, _ StaffCancelRequest) (vocab.BookingStatus, error) {
-			b.byStaff = true
-			return b.cancel(ctx)
-		},
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateStaffCancel, b.staffCancel,
 		workflow.UpdateHandlerOptions{Validator: b.validateStaffCancel}); err != nil {
 		return err
 	}
@@ -138,8 +134,27 @@ func (b *booking) recordStaffStep(ctx workflow.Context, req StaffCancelRequest, 
 	}).Get(ctx, nil)
 }
 
-// validateStaffCancel is validateCancel without the event's deadline.
-func (b *booking) validateStaffCancel(ctx workflow.Context, _ StaffCancelRequest) error {
+// staffCancel is the fan's cancel without the event's deadline or the stays'
+// penalty. Sent from the Temporal UI (not Audited), the saga writes the
+// audit record and the fan's e-mail itself: every refund path leaves both.
+func (b *booking) staffCancel(ctx workflow.Context, req StaffCancelRequest) (vocab.BookingStatus, error) {
+	b.byStaff = true
+	status, err := b.cancel(ctx)
+	if err != nil || req.Audited ||
+		workflow.GetVersion(ctx, versionStaffCancelAudited, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return status, err
+	}
+	return status, b.recordStaffStep(ctx, req, "booking.staff-cancel")
+}
+
+// validateStaffCancel is validateCancel without the event's deadline; one
+// the saga must audit says who sends it.
+func (b *booking) validateStaffCancel(ctx workflow.Context, req StaffCancelRequest) error {
+	if !req.Audited {
+		if err := staffNamed(req); err != nil {
+			return err
+		}
+	}
 	if b.loaded && b.status == vocab.BookingPaid {
 		if b.step != vocab.StepPaid && b.step != vocab.StepDone {
 			return appErr(ErrTypeBusy, "the booking is still being completed; try again shortly")
