@@ -124,6 +124,12 @@ func newE2E(t testing.TB, opts ...e2eOption) *e2e {
 	t.Cleanup(stopPSP)
 	e.pspURL = "http://" + pspLn.Addr().String()
 	e.cfg.StripeAPIURL = e.pspURL
+	// The stack's public origin is where its API listens. The web app of a
+	// browser test is served from another loopback port, as in encore dev,
+	// so the stack runs as development: production accepts a checkout's
+	// return page only on the public origin.
+	e.cfg.PublicURL = "http://" + apiLn.Addr().String()
+	e.cfg.Env = config.Development
 
 	e.holds = &holds.Service{Store: store.New(pool, store.Options{}), Hints: seathint.New(rdb, prefix), Log: log}
 	e.holds.Register(prometheus.NewRegistry())
