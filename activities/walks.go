@@ -19,12 +19,17 @@ type WalkInput struct {
 	Rooms      int
 }
 
-func (a *Booking) walks() *hotels.Walks {
+// Walks are the hotel walk's activities. It shares Booking's dependencies
+// (a conversion of the same struct, so whoever wires the saga's activities
+// wires these too) but not its methods: walks are the hotel domain's.
+type Walks Booking
+
+func (a *Walks) walks() *hotels.Walks {
 	return &hotels.Walks{Store: a.Store, Mailer: a.Mailer, Log: a.Log, Payments: a.Payments}
 }
 
 // RelocateGuests walks the night's bookings (hotels.Walks.Relocate).
-func (a *Booking) RelocateGuests(ctx context.Context, in WalkInput) ([]store.Walk, error) {
+func (a *Walks) RelocateGuests(ctx context.Context, in WalkInput) ([]store.Walk, error) {
 	night, err := time.Parse(time.DateOnly, in.Night)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError("bad night", ErrTypeInvalidID, err)
@@ -39,18 +44,18 @@ func (a *Booking) RelocateGuests(ctx context.Context, in WalkInput) ([]store.Wal
 
 // RefundWalk pays the walk's refund at the provider, once
 // (hotels.Walks.PayRefund).
-func (a *Booking) RefundWalk(ctx context.Context, wk store.Walk) (store.Walk, error) {
+func (a *Walks) RefundWalk(ctx context.Context, wk store.Walk) (store.Walk, error) {
 	err := a.walks().PayRefund(ctx, &wk)
 	return wk, err
 }
 
 // TellWalkedGuest emails a relocated guest, once (hotels.Walks.Tell); a
 // cancelled one was told by the cancellation.
-func (a *Booking) TellWalkedGuest(ctx context.Context, wk store.Walk) (store.Walk, error) {
+func (a *Walks) TellWalkedGuest(ctx context.Context, wk store.Walk) (store.Walk, error) {
 	if wk.Outcome == store.WalkCancelled && !wk.Notified {
 		// The cancellation's email is the guest's news, and its send is only
 		// logged when it fails: the walk counts as told once it went out.
-		if err := a.notifyCancellation(ctx, wk.ReservationID, wk.ReservationID.String(),
+		if err := (*Booking)(a).notifyCancellation(ctx, wk.ReservationID, wk.ReservationID.String(),
 			WalkCancelReason(wk.Night.Format(time.DateOnly))); err != nil {
 			return wk, err
 		}

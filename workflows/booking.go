@@ -17,8 +17,9 @@ import (
 // runs the registered method of the real struct (a nil receiver is never
 // called).
 var (
-	a *activities.Booking
-	h *activities.Holds
+	a  *activities.Booking
+	h  *activities.Holds
+	wa *activities.Walks
 )
 
 // Booking is the booking saga of one hold, started with its first checkout

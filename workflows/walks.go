@@ -26,7 +26,7 @@ func WalkGuests(ctx workflow.Context, in activities.WalkInput) ([]store.Walk, er
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: 20},
 	})
 	var walks []store.Walk
-	if err := workflow.ExecuteActivity(actx, a.RelocateGuests, in).Get(ctx, &walks); err != nil {
+	if err := workflow.ExecuteActivity(actx, wa.RelocateGuests, in).Get(ctx, &walks); err != nil {
 		return nil, err
 	}
 	// A walk whose step fails for good is reported, and the others are
@@ -50,10 +50,10 @@ func walkOne(ctx, actx workflow.Context, in activities.WalkInput, wk *store.Walk
 			return err
 		}
 	}
-	if err := workflow.ExecuteActivity(actx, a.RefundWalk, *wk).Get(ctx, wk); err != nil {
+	if err := workflow.ExecuteActivity(actx, wa.RefundWalk, *wk).Get(ctx, wk); err != nil {
 		return err
 	}
-	return workflow.ExecuteActivity(actx, a.TellWalkedGuest, *wk).Get(ctx, wk)
+	return workflow.ExecuteActivity(actx, wa.TellWalkedGuest, *wk).Get(ctx, wk)
 }
 
 // WalkWorkflowID is the walk workflow of one property's night: a second
