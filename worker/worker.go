@@ -85,7 +85,6 @@ func activitiesOf(deps Dependencies) []namedActivity {
 			namedActivity{workflows.ActivityIssueTickets, b.IssueTickets},
 			namedActivity{workflows.ActivityNotify, b.Notify},
 			namedActivity{workflows.ActivityFlagPayment, b.FlagPayment},
-			namedActivity{workflows.ActivityVerifyPaymentEvent, b.VerifyPaymentEvent},
 			namedActivity{workflows.ActivityReconcile, b.ReconcilePayments},
 			namedActivity{workflows.ActivityStaffAction, b.StaffAction},
 			namedActivity{workflows.ActivityRecordStaffStep, b.RecordStaffStep},

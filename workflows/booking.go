@@ -417,20 +417,11 @@ func (b *booking) onPendingEvent(ctx workflow.Context, ev PaymentEvent) error {
 		// reconciliation.
 		return b.flag(ctx, "event "+ev.EventID+" names another booking or payment")
 	}
-	// The signal is not the provider: an event is confirmed with the
-	// provider before the booking acts on it (verified), and its intent is
-	// adopted only then. Bookings started before this change trust it.
-	verify := workflow.GetVersion(ctx, versionEventsVerified, workflow.DefaultVersion, 1) == 1
-	if !verify && b.intentID == "" {
+	if b.intentID == "" {
 		b.intentID = ev.IntentID // the webhook overtook the checkout answer
 	}
 	switch ev.Type {
 	case vocab.EventAuthorised:
-		if verify {
-			if ok, err := b.verified(ctx, ev); !ok || err != nil {
-				return err
-			}
-		}
 		if ev.Amount != b.hold.Total {
 			// A payment whose amount differs from the hold's total is never
 			// sold on: it is voided and flagged, and the seats go back.
@@ -453,54 +444,15 @@ func (b *booking) onPendingEvent(ctx workflow.Context, ev PaymentEvent) error {
 			workflow.GetVersion(ctx, versionFailedEventWaitsForCheckout, workflow.DefaultVersion, 1) == 1 {
 			return nil
 		}
-		if verify {
-			if ok, err := b.verified(ctx, ev); !ok || err != nil {
-				return err
-			}
-		}
 		b.setStep(ctx, vocab.StepAwaitingCheckout)
 		if b.attempts >= b.in.MaxAttempts {
 			b.declinedOut = true
 		}
 	case vocab.EventSucceeded:
 		// Money captured that we never asked to capture: give it back.
-		if verify {
-			if ok, err := b.verified(ctx, ev); !ok || err != nil {
-				return err
-			}
-		}
 		return b.refundPayment(ctx)
 	}
 	return nil
-}
-
-// verified confirms a provider event with the provider (one retrieve of
-// its intent, VerifyPaymentEvent) before the booking acts on it: the
-// intent must name this booking, be in the status the event's type leaves
-// it in, and hold the amount and currency the event claims. An event the
-// provider does not bear out is flagged for staff and ignored (false); a
-// confirmed one's intent becomes the booking's if it had none yet (the
-// webhook overtook the checkout answer).
-func (b *booking) verified(ctx workflow.Context, ev PaymentEvent) (bool, error) {
-	check, err := b.verifyEvent(ctx, ev)
-	if err != nil {
-		return false, err
-	}
-	if !check.Confirmed {
-		return false, b.flag(ctx, "event "+ev.EventID+" not confirmed by the provider, ignored: "+check.Mismatch)
-	}
-	if b.intentID == "" {
-		b.intentID = ev.IntentID
-	}
-	return true, nil
-}
-
-// verifyEvent asks the provider about ev (a provider step: retried until
-// the provider answers, visible as a pending activity while it does not).
-func (b *booking) verifyEvent(ctx workflow.Context, ev PaymentEvent) (activities.EventCheck, error) {
-	var check activities.EventCheck
-	err := b.callProvider(ctx, b.verifyStep(ev), &check)
-	return check, err
 }
 
 // sell confirms, captures, issues and notifies.
@@ -697,25 +649,8 @@ func (b *booking) afterUnsold(ctx workflow.Context) (BookingResult, error) {
 			}
 			continue
 		}
-		// The event's own intent is given back, whichever attempt created
-		// it, once the provider says it is this booking's: giving back
-		// needs no more (a late event's intent may be voided already), but
-		// an intent of another booking named by a forged signal is never
-		// touched.
-		if ev.Type == vocab.EventAuthorised || ev.Type == vocab.EventSucceeded {
-			if workflow.GetVersion(ctx, versionEventsVerified, workflow.DefaultVersion, 1) == 1 {
-				check, err := b.verifyEvent(ctx, ev)
-				if err != nil {
-					return b.result(), err
-				}
-				if !check.Owned {
-					if err := b.flag(ctx, "late event "+ev.EventID+" not confirmed by the provider, ignored: "+check.Mismatch); err != nil {
-						return b.result(), err
-					}
-					continue
-				}
-			}
-		}
+		// The event's own intent is given back (it is this booking's: the
+		// database routed it here), whichever attempt created it.
 		switch ev.Type {
 		case vocab.EventAuthorised:
 			if err := b.voidIntent(ctx, ev.IntentID); err != nil {

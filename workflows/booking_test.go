@@ -38,8 +38,6 @@ type bookingSuite struct {
 	startedAt time.Time
 	// staffSteps are the support actions audited.
 	staffSteps []activities.StaffStep
-	// claims are the provider events the booking asked the provider about.
-	claims []activities.EventClaim
 }
 
 func TestBookingWorkflow(t *testing.T) { suite.Run(t, new(bookingSuite)) }
@@ -51,7 +49,6 @@ func (s *bookingSuite) SetupTest() {
 	s.env = s.NewTestWorkflowEnvironment()
 	s.calls = map[string]int{}
 	s.staffSteps = nil
-	s.claims = nil
 	start := s.env.Now()
 	s.startedAt = start
 	reg := func(name string, fn any) {
@@ -112,12 +109,6 @@ func (s *bookingSuite) SetupTest() {
 	reg(workflows.ActivityFlagPayment, func(ctx context.Context, id, reason string) error {
 		count(workflows.ActivityFlagPayment)
 		return nil
-	})
-	// The provider bears out every event by default (a genuine webhook).
-	reg(workflows.ActivityVerifyPaymentEvent, func(ctx context.Context, in activities.EventClaim) (activities.EventCheck, error) {
-		count(workflows.ActivityVerifyPaymentEvent)
-		s.claims = append(s.claims, in)
-		return activities.EventCheck{Confirmed: true, Owned: true, Status: vocab.IntentRequiresCapture, Amount: in.Amount, MetaOwner: in.BookingID}, nil
 	})
 	reg(workflows.ActivityRecordStaffStep, func(ctx context.Context, in activities.StaffStep) error {
 		count(workflows.ActivityRecordStaffStep)
@@ -809,114 +800,4 @@ func (s *bookingSuite) TestAStaffCancelSentByStaffActionIsNotAuditedTwice() {
 	s.NoError(err)
 	s.Equal(vocab.BookingRefunded, s.result().Status)
 	s.Empty(s.staffSteps)
-}
-
-// notConfirmed makes the provider answer that pi_1 is still waiting for a
-// payment method, whatever the event claims: the event was forged.
-func (s *bookingSuite) notConfirmed() {
-	s.env.OnActivity(workflows.ActivityVerifyPaymentEvent, mock.Anything, mock.Anything).
-		Return(func(_ context.Context, in activities.EventClaim) (activities.EventCheck, error) {
-			s.calls[workflows.ActivityVerifyPaymentEvent]++
-			s.claims = append(s.claims, in)
-			return activities.EventCheck{Owned: true, Status: vocab.IntentRequiresPaymentMethod, Amount: total, MetaOwner: bookingID,
-				Mismatch: "intent pi_1 is requires_payment_method at the provider, not requires_capture"}, nil
-		})
-}
-
-// Anyone who reaches the Temporal UI can send the payment signal. An
-// "authorised" event with the right amount, sent while the fan's 3-D
-// Secure challenge is open, used to sell the booking; the provider is now
-// asked first, and an event it does not bear out is flagged and ignored:
-// nothing is sold, and the hold expires as it would have.
-func (s *bookingSuite) TestAForgedAuthorisedSignalTheProviderDoesNotConfirmDoesNotSellAndIsFlagged() {
-	s.notConfirmed()
-	var flags []string
-	s.env.OnActivity(workflows.ActivityFlagPayment, mock.Anything, mock.Anything, mock.Anything).
-		Return(func(_ context.Context, _, reason string) error { flags = append(flags, reason); return nil })
-	s.env.OnActivity(workflows.ActivityAuthorise, mock.Anything, mock.Anything).
-		Return(activities.AuthoriseResult{IntentID: "pi_1", ClientSecret: "s", Status: vocab.IntentRequiresAction, NextActionURL: "http://challenge"}, nil)
-	co := s.checkoutAfter(time.Minute, "pm_card_threeDSecure2Required")
-	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_forged")
-	s.start()
-	s.NoError(co.err)
-	s.expiredUnsold()
-	s.Zero(s.calls[workflows.ActivityCapture])
-	s.Equal(1, s.calls[workflows.ActivityVerifyPaymentEvent], "one retrieve for the one event")
-	s.Equal([]activities.EventClaim{{BookingID: bookingID, EventID: "evt_forged", Type: vocab.EventAuthorised,
-		IntentID: "pi_1", Amount: total}}, s.claims)
-	s.Require().Len(flags, 1)
-	s.Contains(flags[0], "evt_forged not confirmed by the provider")
-	s.Contains(flags[0], "requires_payment_method")
-	s.Contains(s.result().Flagged, "evt_forged")
-	s.Equal(1, s.calls[workflows.ActivityVoid], "the real authorisation, if any, is voided at expiry")
-}
-
-// A forged event naming another booking's intent, sent before any
-// checkout, used to make that intent this booking's (and voided at
-// expiry); unconfirmed, it is never adopted.
-func (s *bookingSuite) TestAForgedEventIsNotAdoptedAsTheBookingsIntent() {
-	s.notConfirmed()
-	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_forged")
-	s.start()
-	s.expiredUnsold()
-	r := s.result()
-	s.Empty(r.IntentID)
-	s.NotEmpty(r.Flagged)
-	s.Zero(s.calls[workflows.ActivityVoid])
-}
-
-// A forged "succeeded" would have refunded a paid booking's money, and a
-// forged "failed" counted a failure against the fan: neither acts unless
-// the provider bears it out.
-func (s *bookingSuite) TestForgedFailedAndSucceededSignalsAreIgnored() {
-	s.notConfirmed()
-	s.env.OnActivity(workflows.ActivityAuthorise, mock.Anything, mock.Anything).
-		Return(activities.AuthoriseResult{IntentID: "pi_1", ClientSecret: "s", Status: vocab.IntentRequiresAction, NextActionURL: "http://challenge"}, nil)
-	co := s.checkoutAfter(time.Minute, "pm_card_threeDSecure2Required")
-	s.paymentAfter(2*time.Minute, vocab.EventSucceeded, total, "evt_forged_succeeded")
-	s.paymentAfter(3*time.Minute, vocab.EventFailed, total, "evt_forged_failed")
-	// Still awaiting the challenge (a failure would have reopened the
-	// checkout, which would then be answered, not refused as busy).
-	busy := s.checkoutAfter(4*time.Minute, "pm_card_visa")
-	s.start()
-	s.NoError(co.err)
-	s.Equal(workflows.ErrTypeBusy, appErrType(busy.err))
-	s.expiredUnsold()
-	s.Zero(s.calls[workflows.ActivityRefund])
-	s.Equal(2, s.calls[workflows.ActivityVerifyPaymentEvent])
-}
-
-// A genuine event, borne out by the provider, sells as before: one
-// retrieve, and a redelivery of the same event costs none.
-func (s *bookingSuite) TestAGenuineAuthorisedEventConfirmedByTheProviderSells() {
-	co := s.checkoutAfter(time.Minute, "pm_card_visa")
-	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
-	s.paymentAfter(2*time.Minute+time.Second, vocab.EventAuthorised, total, "evt_1") // redelivered
-	s.start()
-	s.NoError(co.err)
-	r := s.result()
-	s.Equal(vocab.BookingPaid, r.Status)
-	s.Empty(r.Flagged)
-	s.Equal(1, s.calls[workflows.ActivityVerifyPaymentEvent])
-	s.Equal([]activities.EventClaim{{BookingID: bookingID, EventID: "evt_1", Type: vocab.EventAuthorised,
-		IntentID: "pi_1", Amount: total}}, s.claims)
-	s.Equal(1, s.calls[workflows.ActivityCapture])
-	s.Zero(s.calls[workflows.ActivityFlagPayment])
-}
-
-// A late event naming an intent the provider says is another booking's is
-// never voided or refunded from this booking.
-func (s *bookingSuite) TestALateEventNamingAnotherBookingsIntentIsNotGivenBack() {
-	s.env.OnActivity(workflows.ActivityVerifyPaymentEvent, mock.Anything, mock.Anything).
-		Return(activities.EventCheck{Status: vocab.IntentSucceeded, Amount: total, MetaOwner: "someone-else",
-			Mismatch: "intent pi_other belongs to booking \"someone-else\" at the provider"}, nil)
-	s.env.RegisterDelayedCallback(func() {
-		s.env.SignalWorkflow(workflows.SignalPayment, workflows.PaymentEvent{EventID: "evt_late", Type: vocab.EventSucceeded,
-			IntentID: "pi_other", Amount: total, BookingID: bookingID, ClaimedBookingID: bookingID})
-	}, 10*time.Minute+10*time.Second)
-	s.start()
-	s.expiredUnsold()
-	s.Zero(s.calls[workflows.ActivityRefund])
-	s.Zero(s.calls[workflows.ActivityVoid])
-	s.Contains(s.result().Flagged, "evt_late")
 }

@@ -41,10 +41,7 @@ const (
 	// SignalRelease asks the booking to give its seats back now (the fan
 	// pressed "release" or DELETE /v1/holds/{id}).
 	SignalRelease = "release"
-	// SignalPayment carries a provider event (from the webhook, whose
-	// signature was verified, or re-sent by reconciliation). The saga does
-	// not trust it as sent: it confirms the event with the provider before
-	// acting on it (versionEventsVerified).
+	// SignalPayment carries a verified provider event (from the webhook).
 	SignalPayment = "payment"
 
 	// UpdateCheckout runs fraud and authorisation and returns the client
@@ -115,11 +112,8 @@ const (
 	ActivityIssueTickets = "IssueTickets"
 	ActivityNotify       = "Notify"
 	ActivityFlagPayment  = "FlagPayment"
-	// ActivityVerifyPaymentEvent confirms a provider event received by
-	// signal with the provider before the saga acts on it.
-	ActivityVerifyPaymentEvent = "VerifyPaymentEvent"
-	ActivityReconcile          = "ReconcilePayments"
-	ActivityStaffAction        = "StaffAction"
+	ActivityReconcile    = "ReconcilePayments"
+	ActivityStaffAction  = "StaffAction"
 	// ActivityRecordStaffStep audits a support action on a running saga.
 	ActivityRecordStaffStep = "RecordStaffStep"
 	ActivityPaidPage        = "PaidBookingsPage"
@@ -191,13 +185,6 @@ const (
 	// (not through StaffAction, which audits) writes the audit record and
 	// the fan's e-mail (before: neither).
 	versionStaffCancelAudited = "staff-cancel-audited"
-	// versionEventsVerified: a provider event received by the payment
-	// signal is confirmed with the provider (VerifyPaymentEvent, one
-	// retrieve) before the saga sells, refunds or counts a failure on it,
-	// and before it gives back a late event's intent; one the provider does
-	// not bear out is flagged and ignored (before: the signal was trusted as
-	// sent, and anyone who reached the Temporal UI could sell a booking).
-	versionEventsVerified = "provider-events-verified"
 )
 
 // EventCancelWorkflowID derives the cancellation job's workflow ID from the

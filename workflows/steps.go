@@ -33,11 +33,8 @@ func providerRetry() *temporal.RetryPolicy {
 type providerStep struct {
 	// name is what support reads: "capture", "void", "refund", "authorise".
 	name string
-	// key is the step's idempotency key at the provider, for the summary;
-	// empty for a step that only reads (verify).
-	key string
-	// what the step reads, for the summary of a step without a key.
-	what   string
+	// key is the step's idempotency key at the provider, for the summary.
+	key    string
 	amount money.Money
 	// budget bounds the step's retries; 0 retries until it succeeds (money
 	// must not stay taken).
@@ -51,9 +48,6 @@ type providerStep struct {
 
 // summary is the one line the Temporal UI shows beside the activity.
 func (s providerStep) summary() string {
-	if s.key == "" {
-		return s.name + " " + s.what + " (" + formatMoney(s.amount) + ") with the provider"
-	}
 	if s.amount.Currency == "" {
 		return s.name + ", key " + s.key
 	}
@@ -228,13 +222,4 @@ func (b *booking) authoriseStep(in activities.AuthoriseInput) providerStep {
 		key = activities.AttemptStepKey(in.BookingID, in.Attempt)
 	}
 	return providerStep{name: "authorise", key: key, amount: in.Amount, budget: 45 * time.Second, fn: a.Authorise, args: []any{in}}
-}
-
-// verifyStep confirms a provider event with the provider: a read, so no
-// step key; retried until the provider answers (no budget), as a decision
-// to sell or give money back waits for it.
-func (b *booking) verifyStep(ev PaymentEvent) providerStep {
-	return providerStep{name: "verify", what: string(ev.Type) + " of " + ev.IntentID, amount: ev.Amount,
-		fn: a.VerifyPaymentEvent, args: []any{activities.EventClaim{BookingID: b.in.ReservationID, EventID: ev.EventID,
-			Type: ev.Type, IntentID: ev.IntentID, Amount: ev.Amount}}}
 }
