@@ -1,12 +1,14 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
 	"github.com/encore-tickets/encore/booking"
+	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/vocab"
 )
@@ -74,26 +76,18 @@ func (h *supportHandlers) supportBooking(c *gin.Context) {
 }
 
 // supportRefund refunds a booking outside the fan's policy.
-func (h *supportHandlers) supportRefund(c *gin.Context) {
-	id, ok := pathUUID(c, "booking_id", "booking")
-	if !ok {
-		return
-	}
-	reason, ok := decodeReason(c)
-	if !ok {
-		return
-	}
-	req, ok := requestID(c)
-	if !ok {
-		return
-	}
-	v, err := h.bookings.StaffRefund(c.Request.Context(), identity(c), id, reason, req)
-	h.problems.answer(c, v, err)
-}
+func (h *supportHandlers) supportRefund(c *gin.Context) { h.refundWith(c, h.bookings.StaffRefund) }
 
 // supportRefundAndClose gives a booking's money back and ends its saga,
 // wherever it is stuck (a capture failing for minutes included).
 func (h *supportHandlers) supportRefundAndClose(c *gin.Context) {
+	h.refundWith(c, h.bookings.RefundAndClose)
+}
+
+// refundWith reads a support refund's booking, reason and request ID, and
+// answers what refund made of them.
+func (h *supportHandlers) refundWith(c *gin.Context,
+	refund func(context.Context, session.Identity, uuid.UUID, string, string) (booking.View, error)) {
 	id, ok := pathUUID(c, "booking_id", "booking")
 	if !ok {
 		return
@@ -106,7 +100,7 @@ func (h *supportHandlers) supportRefundAndClose(c *gin.Context) {
 	if !ok {
 		return
 	}
-	v, err := h.bookings.RefundAndClose(c.Request.Context(), identity(c), id, reason, req)
+	v, err := refund(c.Request.Context(), identity(c), id, reason, req)
 	h.problems.answer(c, v, err)
 }
 
