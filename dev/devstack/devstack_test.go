@@ -103,12 +103,103 @@ func shutdownAtEnd(t *testing.T, opts Options) {
 	})
 }
 
+// ensureFunc is EnsurePostgres or EnsureRedis.
+type ensureFunc func(ctx context.Context, opts Options, preferredURL string) (*Service, error)
+
+// privateOptions completes opts for servers of the test's own: a folder the
+// postgres user can enter, installing allowed, and whatever runs from it
+// shut down when the test ends.
+func privateOptions(t *testing.T, opts Options) Options {
+	t.Helper()
+	opts.Dir = reachableDir(t)
+	opts.AllowInstall = true
+	shutdownAtEnd(t, opts)
+	return opts
+}
+
+// requireStarts ensures a server that does not run yet and requires this
+// call to have started it.
+func requireStarts(t *testing.T, ctx context.Context, ensure ensureFunc, opts Options) *Service {
+	t.Helper()
+	svc, err := ensure(ctx, opts, "")
+	require.NoError(t, err)
+	require.True(t, svc.Started)
+	return svc
+}
+
+// requireFound ensures with preferredURL and requires the call to have found
+// a server answering at want, not started one.
+func requireFound(t *testing.T, ctx context.Context, ensure ensureFunc, opts Options, preferredURL, want string) *Service {
+	t.Helper()
+	svc, err := ensure(ctx, opts, preferredURL)
+	require.NoError(t, err)
+	require.False(t, svc.Started)
+	require.Equal(t, want, svc.URL)
+	return svc
+}
+
+// ensureAtOnce makes n calls of ensure at once, each with a log of its own,
+// and requires every one to get the server at want and exactly one to have
+// started it. It returns the Services and the calls' logs.
+func ensureAtOnce(t *testing.T, ctx context.Context, ensure ensureFunc, opts Options, want string, n int) ([]*Service, []*logBuf) {
+	t.Helper()
+	svcs := make([]*Service, n)
+	errs := make([]error, n)
+	logs := make([]*logBuf, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		logs[i] = newLog(t)
+		o := opts
+		o.Log = logs[i]
+		wg.Go(func() { svcs[i], errs[i] = ensure(ctx, o, "") })
+	}
+	wg.Wait()
+	started := 0
+	for i := range n {
+		require.NoError(t, errs[i])
+		require.Equal(t, want, svcs[i].URL)
+		if svcs[i].Started {
+			started++
+		}
+	}
+	require.Equal(t, 1, started, "exactly one caller starts the server")
+	return svcs, logs
+}
+
+// stopStarterLast stops the Services of one server. The server stops with
+// the last user's Stop only if that user started it, so the Services that
+// found it running stop first, which leaves it running, and the starter
+// last, which stops it.
+func stopStarterLast(t *testing.T, svcs []*Service, answers func(url string) bool) {
+	t.Helper()
+	var starter *Service
+	for _, s := range svcs {
+		if s.Started {
+			starter = s
+			continue
+		}
+		require.NoError(t, s.Stop())
+	}
+	require.True(t, answers(starter.URL), "Stop of a Service that found the server running never stops it")
+	require.NoError(t, starter.Stop())
+	require.False(t, answers(starter.URL))
+	require.NoError(t, starter.Stop(), "second Stop is a no-op")
+}
+
 func pgAnswers(url string) bool {
 	return pingPostgres(context.Background(), url, 2*time.Second) == nil
 }
 
 func redisAnswers(url string) bool {
 	return pingRedis(context.Background(), url, 2*time.Second) == nil
+}
+
+// dialRedis is a client of the Redis server at url.
+func dialRedis(t *testing.T, url string) *redis.Client {
+	t.Helper()
+	o, err := redis.ParseURL(url)
+	require.NoError(t, err)
+	return redis.NewClient(o)
 }
 
 func pgExec(t *testing.T, url, sql string, args ...any) {
@@ -143,125 +234,153 @@ func TestMissingProgramsGiveAClearError(t *testing.T) {
 		AllowInstall: false,
 		Log:          newLog(t),
 	}
-	svc, err := EnsurePostgres(ctx, opts, "")
-	require.Nil(t, svc)
-	require.ErrorIs(t, err, ErrNotInstalled)
-	require.Contains(t, err.Error(), "PostgreSQL server not found: install it with `")
-	require.Contains(t, err.Error(), "or set ENCORE_DATABASE_URL")
-	if isDebianLike() {
-		require.Contains(t, err.Error(), "apt-get install postgresql`")
+	for _, k := range []struct {
+		ensure ensureFunc
+		what   string // what is not found
+		envVar string // the variable that names a server instead
+		debPkg string
+	}{
+		{EnsurePostgres, "PostgreSQL server", "ENCORE_DATABASE_URL", "postgresql"},
+		{EnsureRedis, "Redis server", "ENCORE_REDIS_URL", "redis-server"},
+	} {
+		svc, err := k.ensure(ctx, opts, "")
+		require.Nil(t, svc)
+		require.ErrorIs(t, err, ErrNotInstalled)
+		require.Contains(t, err.Error(), k.what+" not found: install it with `")
+		require.Contains(t, err.Error(), "or set "+k.envVar)
+		if isDebianLike() {
+			require.Contains(t, err.Error(), "apt-get install "+k.debPkg+"`")
+		}
+		t.Log(err)
 	}
-	t.Log(err)
-
-	svc, err = EnsureRedis(ctx, opts, "")
-	require.Nil(t, svc)
-	require.ErrorIs(t, err, ErrNotInstalled)
-	require.Contains(t, err.Error(), "Redis server not found: install it with `")
-	require.Contains(t, err.Error(), "or set ENCORE_REDIS_URL")
-	if isDebianLike() {
-		require.Contains(t, err.Error(), "apt-get install redis-server`")
-	}
-	t.Log(err)
 }
 
-func TestPostgresStartReuseStopRestart(t *testing.T) {
+// TestStartReuseStopRestart takes each kind of server through the life
+// Ensure gives both alike: started, found running, stopped, restarted on
+// its data, stopped while another Service uses it, and shut down.
+func TestStartReuseStopRestart(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t)
-	log := newLog(t)
-	opts := Options{Dir: reachableDir(t), PostgresPort: freePort(t, 55432), AllowInstall: true, Log: log}
-	shutdownAtEnd(t, opts)
+	for _, k := range []struct {
+		name     string // also the data folder's, under Options.Dir
+		ensure   ensureFunc
+		answers  func(url string) bool
+		options  func(port int) Options // Options with the server on port
+		basePort int                    // freePort's base
+		url      string                 // the server's URL, %d its port
+		pidFile  string                 // in the data folder while the server runs
+		// started checks the server the first Ensure started.
+		started func(t *testing.T, ctx context.Context, s *Service, opts Options, log *logBuf)
+		// keep writes data that a restart must keep; kept checks it is there.
+		keep, kept func(t *testing.T, ctx context.Context, url string)
+	}{{
+		name: "postgres", ensure: EnsurePostgres, answers: pgAnswers,
+		options: func(port int) Options { return Options{PostgresPort: port} }, basePort: 55432,
+		url: "postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", pidFile: "postmaster.pid",
+		started: func(t *testing.T, _ context.Context, s *Service, opts Options, log *logBuf) {
+			require.FileExists(t, filepath.Join(s.DataDir, "PG_VERSION"))
+			require.FileExists(t, filepath.Join(s.DataDir, fmt.Sprintf(".s.PGSQL.%d", opts.PostgresPort)), "unix socket in the data folder")
+			require.Equal(t, 1, strings.Count(log.String(), "initialising cluster"))
+			if isRoot() {
+				fi, err := os.Stat(s.DataDir)
+				require.NoError(t, err)
+				owner, err := lookupSysUser("postgres")
+				require.NoError(t, err)
+				require.Equal(t, owner.uid, fi.Sys().(*syscall.Stat_t).Uid, "data folder owned by postgres")
+			}
+			require.Equal(t, 300, pgQueryInt(t, s.URL, "SELECT current_setting('max_connections')::int"))
+			require.Equal(t, 1, pgQueryInt(t, s.URL, "SELECT (current_setting('server_encoding') = 'UTF8')::int"))
+		},
+		keep: func(t *testing.T, _ context.Context, url string) {
+			pgExec(t, url, "CREATE TABLE kept (id int PRIMARY KEY, note text)")
+			pgExec(t, url, "INSERT INTO kept VALUES (1, 'survives a restart')")
+		},
+		kept: func(t *testing.T, _ context.Context, url string) {
+			require.Equal(t, 1, pgQueryInt(t, url, "SELECT count(*) FROM kept WHERE note = 'survives a restart'"))
+		},
+	}, {
+		name: "redis", ensure: EnsureRedis, answers: redisAnswers,
+		options: func(port int) Options { return Options{RedisPort: port} }, basePort: 63800,
+		url: "redis://127.0.0.1:%d/0", pidFile: "redis.pid",
+		started: func(t *testing.T, ctx context.Context, s *Service, _ Options, _ *logBuf) {
+			c := dialRedis(t, s.URL)
+			defer c.Close()
+			require.Equal(t, "127.0.0.1", c.ConfigGet(ctx, "bind").Val()["bind"])
+		},
+		keep: func(t *testing.T, ctx context.Context, url string) {
+			c := dialRedis(t, url)
+			defer c.Close()
+			require.NoError(t, c.Set(ctx, "kept", "survives a restart", 0).Err())
+		},
+		kept: func(t *testing.T, ctx context.Context, url string) {
+			c := dialRedis(t, url)
+			defer c.Close()
+			require.Equal(t, "survives a restart", c.Get(ctx, "kept").Val(), "append-only file keeps the data")
+		},
+	}} {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := testContext(t)
+			log := newLog(t)
+			port := freePort(t, k.basePort)
+			opts := k.options(port)
+			opts.Log = log
+			opts = privateOptions(t, opts)
 
-	start := time.Now()
-	s1, err := EnsurePostgres(ctx, opts, "")
-	require.NoError(t, err)
-	t.Logf("first EnsurePostgres (install if needed, initdb, start): %s", time.Since(start))
-	require.True(t, s1.Started)
-	require.Equal(t, fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", opts.PostgresPort), s1.URL)
-	require.Equal(t, filepath.Join(opts.Dir, "postgres"), s1.DataDir)
-	require.FileExists(t, filepath.Join(s1.DataDir, "PG_VERSION"))
-	require.FileExists(t, filepath.Join(s1.DataDir, fmt.Sprintf(".s.PGSQL.%d", opts.PostgresPort)), "unix socket in the data folder")
-	require.Equal(t, 1, strings.Count(log.String(), "initialising cluster"))
-	if isRoot() {
-		fi, err := os.Stat(s1.DataDir)
-		require.NoError(t, err)
-		owner, err := lookupSysUser("postgres")
-		require.NoError(t, err)
-		require.Equal(t, owner.uid, fi.Sys().(*syscall.Stat_t).Uid, "data folder owned by postgres")
+			start := time.Now()
+			s1 := requireStarts(t, ctx, k.ensure, opts)
+			t.Logf("first Ensure (install if needed, initialise, start): %s", time.Since(start))
+			require.Equal(t, fmt.Sprintf(k.url, port), s1.URL)
+			require.Equal(t, filepath.Join(opts.Dir, k.name), s1.DataDir)
+			k.started(t, ctx, s1, opts, log)
+
+			// A second Ensure reuses the running server and does not own it.
+			s2 := requireFound(t, ctx, k.ensure, opts, "", s1.URL)
+			k.keep(t, ctx, s1.URL)
+			stopStarterLast(t, []*Service{s2, s1}, k.answers)
+
+			// Restart: the data is reused (PostgreSQL: no second initdb).
+			before := len(log.String())
+			start = time.Now()
+			s3 := requireStarts(t, ctx, k.ensure, opts)
+			t.Logf("restart: %s", time.Since(start))
+			require.NotContains(t, log.String()[before:], "initialising cluster")
+			k.kept(t, ctx, s3.URL)
+
+			// While another Service uses it, even the starter's Stop leaves
+			// it running.
+			s4 := requireFound(t, ctx, k.ensure, opts, "", s3.URL)
+			require.NoError(t, s3.Stop())
+			require.True(t, k.answers(s3.URL), "still used by s4")
+			require.Contains(t, log.String(), "leaving it running")
+			require.NoError(t, s4.Stop())
+			require.True(t, k.answers(s3.URL), "s4 did not start it")
+
+			// Shutdown stops it whoever started it.
+			require.NoError(t, Shutdown(ctx, opts))
+			require.False(t, k.answers(s3.URL))
+			require.NoFileExists(t, filepath.Join(s3.DataDir, k.pidFile))
+		})
 	}
-	require.Equal(t, 300, pgQueryInt(t, s1.URL, "SELECT current_setting('max_connections')::int"))
-	require.Equal(t, 1, pgQueryInt(t, s1.URL, "SELECT (current_setting('server_encoding') = 'UTF8')::int"))
-
-	// A second Ensure reuses the running server and does not own it.
-	s2, err := EnsurePostgres(ctx, opts, "")
-	require.NoError(t, err)
-	require.False(t, s2.Started)
-	require.Equal(t, s1.URL, s2.URL)
-
-	pgExec(t, s1.URL, "CREATE TABLE kept (id int PRIMARY KEY, note text)")
-	pgExec(t, s1.URL, "INSERT INTO kept VALUES (1, 'survives a restart')")
-
-	// Stop of a Service that found the server running never stops it.
-	require.NoError(t, s2.Stop())
-	require.True(t, pgAnswers(s1.URL))
-
-	// The starter's Stop stops it once nobody else uses it.
-	require.NoError(t, s1.Stop())
-	require.False(t, pgAnswers(s1.URL))
-	require.NoError(t, s1.Stop(), "second Stop is a no-op")
-
-	// Restart: the data is reused, no second initdb.
-	before := len(log.String())
-	start = time.Now()
-	s3, err := EnsurePostgres(ctx, opts, "")
-	require.NoError(t, err)
-	t.Logf("restart of an initialised cluster: %s", time.Since(start))
-	require.True(t, s3.Started)
-	require.NotContains(t, log.String()[before:], "initialising cluster")
-	require.Equal(t, 1, pgQueryInt(t, s3.URL, "SELECT count(*) FROM kept WHERE note = 'survives a restart'"))
-
-	// While another Service uses it, even the starter's Stop leaves it running.
-	s4, err := EnsurePostgres(ctx, opts, "")
-	require.NoError(t, err)
-	require.False(t, s4.Started)
-	require.NoError(t, s3.Stop())
-	require.True(t, pgAnswers(s3.URL))
-	require.Contains(t, log.String(), "leaving it running")
-	require.NoError(t, s4.Stop())
-	require.True(t, pgAnswers(s3.URL), "s4 did not start it")
-
-	// Shutdown stops it whoever started it.
-	require.NoError(t, Shutdown(ctx, opts))
-	require.False(t, pgAnswers(s3.URL))
-	require.NoFileExists(t, filepath.Join(s3.DataDir, "postmaster.pid"))
 }
 
 func TestPostgresPreferredURL(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	opts := Options{Dir: reachableDir(t), PostgresPort: freePort(t, 55440), AllowInstall: true, Log: newLog(t)}
-	shutdownAtEnd(t, opts)
-	base, err := EnsurePostgres(ctx, opts, "")
-	require.NoError(t, err)
-	require.True(t, base.Started)
+	opts := privateOptions(t, Options{PostgresPort: freePort(t, 55440), Log: newLog(t)})
+	base := requireStarts(t, ctx, EnsurePostgres, opts)
 
 	// An answering preferred URL is used as it is, with nothing to find,
 	// start or stop.
 	other := Options{Dir: filepath.Join(t.TempDir(), ".encore"), PostgresPort: freePort(t, 55490), SearchPath: []string{}, Log: newLog(t)}
 	preferred := strings.Replace(base.URL, "sslmode=disable", "sslmode=disable&application_name=devstack", 1)
-	svc, err := EnsurePostgres(ctx, other, preferred)
-	require.NoError(t, err)
-	require.False(t, svc.Started)
-	require.Equal(t, preferred, svc.URL)
+	svc := requireFound(t, ctx, EnsurePostgres, other, preferred, preferred)
 	require.NoError(t, svc.Stop())
 	require.True(t, pgAnswers(base.URL))
 
 	// A preferred URL that does not answer falls back to the local server,
 	// here the one already running on the port.
 	dead := PostgresURL(freePort(t, 55500))
-	svc, err = EnsurePostgres(ctx, opts, dead)
-	require.NoError(t, err)
-	require.False(t, svc.Started)
-	require.Equal(t, base.URL, svc.URL)
+	svc = requireFound(t, ctx, EnsurePostgres, opts, dead, base.URL)
 	require.NoError(t, svc.Stop())
 	require.NoError(t, base.Stop())
 	require.False(t, pgAnswers(base.URL))
@@ -270,64 +389,26 @@ func TestPostgresPreferredURL(t *testing.T) {
 func TestPostgresConcurrentEnsure(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	opts := Options{Dir: reachableDir(t), PostgresPort: freePort(t, 55450), AllowInstall: true, Fast: true}
-	shutdownAtEnd(t, opts)
+	opts := privateOptions(t, Options{PostgresPort: freePort(t, 55450), Fast: true})
 
-	const n = 4
-	var wg sync.WaitGroup
-	svcs := make([]*Service, n)
-	errs := make([]error, n)
-	logs := make([]*logBuf, n)
 	start := time.Now()
-	for i := range n {
-		logs[i] = newLog(t)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			o := opts
-			o.Log = logs[i]
-			svcs[i], errs[i] = EnsurePostgres(ctx, o, "")
-		}()
-	}
-	wg.Wait()
+	svcs, logs := ensureAtOnce(t, ctx, EnsurePostgres, opts, PostgresURL(opts.PostgresPort), 4)
 	t.Logf("4 concurrent EnsurePostgres: %s", time.Since(start))
-	started, inits := 0, 0
-	for i := range n {
-		require.NoError(t, errs[i])
-		require.Equal(t, PostgresURL(opts.PostgresPort), svcs[i].URL)
-		if svcs[i].Started {
-			started++
-		}
-		inits += strings.Count(logs[i].String(), "initialising cluster")
+	inits := 0
+	for _, l := range logs {
+		inits += strings.Count(l.String(), "initialising cluster")
 	}
-	require.Equal(t, 1, started, "exactly one caller starts the server")
 	require.Equal(t, 1, inits, "exactly one initdb")
 	require.Equal(t, 0, pgQueryInt(t, svcs[0].URL, "SELECT (current_setting('fsync') = 'on')::int"), "Fast turns fsync off")
-
-	// Stop in any order: the server stops with the last user's Stop only if
-	// that user started it, so stop the starter last and check it stops.
-	var starter *Service
-	for _, s := range svcs {
-		if s.Started {
-			starter = s
-			continue
-		}
-		require.NoError(t, s.Stop())
-	}
-	require.True(t, pgAnswers(starter.URL))
-	require.NoError(t, starter.Stop())
-	require.False(t, pgAnswers(starter.URL))
+	stopStarterLast(t, svcs, pgAnswers)
 }
 
 func TestPostgresStalePidFileAfterCrash(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
 	log := newLog(t)
-	opts := Options{Dir: reachableDir(t), PostgresPort: freePort(t, 55460), AllowInstall: true, Fast: true, Log: log}
-	shutdownAtEnd(t, opts)
-	s1, err := EnsurePostgres(ctx, opts, "")
-	require.NoError(t, err)
-	require.True(t, s1.Started)
+	opts := privateOptions(t, Options{PostgresPort: freePort(t, 55460), Fast: true, Log: log})
+	s1 := requireStarts(t, ctx, EnsurePostgres, opts)
 
 	// Crash: kill the postmaster, then make its pid file name a live
 	// process that is not PostgreSQL (as after a reboot that reused the pid).
@@ -340,9 +421,7 @@ func TestPostgresStalePidFileAfterCrash(t *testing.T) {
 	lines[0] = strconv.Itoa(os.Getpid())
 	require.NoError(t, os.WriteFile(pidFile, []byte(strings.Join(lines, "\n")), 0o600))
 
-	s2, err := EnsurePostgres(ctx, opts, "")
-	require.NoError(t, err)
-	require.True(t, s2.Started)
+	s2 := requireStarts(t, ctx, EnsurePostgres, opts)
 	require.Contains(t, log.String(), "removing stale")
 	require.True(t, pgAnswers(s2.URL))
 	s1.done = true // its server is gone; drop its in-use lock
@@ -365,9 +444,7 @@ func TestPostgresPrivateParentFolder(t *testing.T) {
 	fallback := filepath.Join("/var/tmp", "encore-"+dirHash(opts.Dir))
 	t.Cleanup(func() { os.RemoveAll(fallback) })
 
-	svc, err := EnsurePostgres(ctx, opts, "")
-	require.NoError(t, err)
-	require.True(t, svc.Started)
+	svc := requireStarts(t, ctx, EnsurePostgres, opts)
 	require.Equal(t, filepath.Join(fallback, "postgres"), svc.DataDir)
 	require.Contains(t, log.String(), fallback)
 	require.True(t, pgAnswers(svc.URL))
@@ -376,9 +453,7 @@ func TestPostgresPrivateParentFolder(t *testing.T) {
 
 	// The next start finds the cluster there again.
 	before := len(log.String())
-	svc, err = EnsurePostgres(ctx, opts, "")
-	require.NoError(t, err)
-	require.True(t, svc.Started)
+	svc = requireStarts(t, ctx, EnsurePostgres, opts)
 	require.Equal(t, filepath.Join(fallback, "postgres"), svc.DataDir)
 	require.NotContains(t, log.String()[before:], "initialising cluster")
 	require.NoError(t, svc.Stop())
@@ -387,10 +462,8 @@ func TestPostgresPrivateParentFolder(t *testing.T) {
 func TestEnsureAndDropDatabase(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	opts := Options{Dir: reachableDir(t), PostgresPort: freePort(t, 55475), AllowInstall: true, Fast: true, Log: newLog(t)}
-	shutdownAtEnd(t, opts)
-	svc, err := EnsurePostgres(ctx, opts, "")
-	require.NoError(t, err)
+	opts := privateOptions(t, Options{PostgresPort: freePort(t, 55475), Fast: true, Log: newLog(t)})
+	svc := requireStarts(t, ctx, EnsurePostgres, opts)
 	t.Cleanup(func() { svc.Stop() })
 
 	const name = "encore_Test-db"
@@ -398,11 +471,7 @@ func TestEnsureAndDropDatabase(t *testing.T) {
 	urls := make([]string, 8)
 	errs := make([]error, 8)
 	for i := range urls {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			urls[i], errs[i] = EnsureDatabase(ctx, svc.URL, name)
-		}()
+		wg.Go(func() { urls[i], errs[i] = EnsureDatabase(ctx, svc.URL, name) })
 	}
 	wg.Wait()
 	want := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/encore_Test-db?sslmode=disable", opts.PostgresPort)
@@ -436,76 +505,18 @@ func TestWithDatabase(t *testing.T) {
 	require.Error(t, err)
 }
 
-func TestRedisStartReuseStopRestart(t *testing.T) {
-	t.Parallel()
-	ctx := testContext(t)
-	log := newLog(t)
-	opts := Options{Dir: reachableDir(t), RedisPort: freePort(t, 63800), AllowInstall: true, Log: log}
-	shutdownAtEnd(t, opts)
-
-	start := time.Now()
-	s1, err := EnsureRedis(ctx, opts, "")
-	require.NoError(t, err)
-	t.Logf("first EnsureRedis (install if needed, start): %s", time.Since(start))
-	require.True(t, s1.Started)
-	require.Equal(t, fmt.Sprintf("redis://127.0.0.1:%d/0", opts.RedisPort), s1.URL)
-	require.Equal(t, filepath.Join(opts.Dir, "redis"), s1.DataDir)
-
-	s2, err := EnsureRedis(ctx, opts, "")
-	require.NoError(t, err)
-	require.False(t, s2.Started)
-	require.Equal(t, s1.URL, s2.URL)
-
-	o, err := redis.ParseURL(s1.URL)
-	require.NoError(t, err)
-	c := redis.NewClient(o)
-	require.NoError(t, c.Set(ctx, "kept", "survives a restart", 0).Err())
-	require.Equal(t, "127.0.0.1", c.ConfigGet(ctx, "bind").Val()["bind"])
-	c.Close()
-
-	require.NoError(t, s2.Stop())
-	require.True(t, redisAnswers(s1.URL), "Stop of a reused server is a no-op")
-	require.NoError(t, s1.Stop())
-	require.False(t, redisAnswers(s1.URL))
-
-	start = time.Now()
-	s3, err := EnsureRedis(ctx, opts, "")
-	require.NoError(t, err)
-	t.Logf("restart: %s", time.Since(start))
-	require.True(t, s3.Started)
-	c = redis.NewClient(o)
-	require.Equal(t, "survives a restart", c.Get(ctx, "kept").Val(), "append-only file keeps the data")
-	c.Close()
-
-	s4, err := EnsureRedis(ctx, opts, "")
-	require.NoError(t, err)
-	require.False(t, s4.Started)
-	require.NoError(t, s3.Stop())
-	require.True(t, redisAnswers(s3.URL), "still used by s4")
-	require.NoError(t, s4.Stop())
-	require.True(t, redisAnswers(s3.URL))
-	require.NoError(t, Shutdown(ctx, opts))
-	require.False(t, redisAnswers(s3.URL))
-}
-
 func TestRedisFastHasNoPersistence(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	opts := Options{Dir: reachableDir(t), RedisPort: freePort(t, 63810), AllowInstall: true, Fast: true, Log: newLog(t)}
-	shutdownAtEnd(t, opts)
-	s1, err := EnsureRedis(ctx, opts, "")
-	require.NoError(t, err)
-	o, err := redis.ParseURL(s1.URL)
-	require.NoError(t, err)
-	c := redis.NewClient(o)
+	opts := privateOptions(t, Options{RedisPort: freePort(t, 63810), Fast: true, Log: newLog(t)})
+	s1 := requireStarts(t, ctx, EnsureRedis, opts)
+	c := dialRedis(t, s1.URL)
 	require.NoError(t, c.Set(ctx, "gone", "1", 0).Err())
 	require.Equal(t, "no", c.ConfigGet(ctx, "appendonly").Val()["appendonly"])
 	c.Close()
 	require.NoError(t, s1.Stop())
-	s2, err := EnsureRedis(ctx, opts, "")
-	require.NoError(t, err)
-	require.True(t, s2.Started)
-	c = redis.NewClient(o)
+	s2 := requireStarts(t, ctx, EnsureRedis, opts)
+	c = dialRedis(t, s2.URL)
 	require.Equal(t, int64(0), c.Exists(ctx, "gone").Val())
 	c.Close()
 	require.NoError(t, s2.Stop())
@@ -514,57 +525,24 @@ func TestRedisFastHasNoPersistence(t *testing.T) {
 func TestRedisConcurrentAndPreferred(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	opts := Options{Dir: reachableDir(t), RedisPort: freePort(t, 63820), AllowInstall: true, Fast: true}
-	shutdownAtEnd(t, opts)
-	const n = 4
-	var wg sync.WaitGroup
-	svcs := make([]*Service, n)
-	errs := make([]error, n)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			o := opts
-			o.Log = newLog(t)
-			svcs[i], errs[i] = EnsureRedis(ctx, o, "")
-		}()
-	}
-	wg.Wait()
-	started := 0
-	for i := range n {
-		require.NoError(t, errs[i])
-		if svcs[i].Started {
-			started++
-		}
-	}
-	require.Equal(t, 1, started)
+	opts := privateOptions(t, Options{RedisPort: freePort(t, 63820), Fast: true})
+	svcs, _ := ensureAtOnce(t, ctx, EnsureRedis, opts, RedisURL(opts.RedisPort), 4)
 
 	// Preferred URL that answers: used, never stopped.
 	other := Options{Dir: filepath.Join(t.TempDir(), ".encore"), RedisPort: freePort(t, 63890), SearchPath: []string{}, Log: newLog(t)}
 	preferred := strings.TrimSuffix(svcs[0].URL, "/0") + "/3"
-	p, err := EnsureRedis(ctx, other, preferred)
-	require.NoError(t, err)
-	require.False(t, p.Started)
-	require.Equal(t, preferred, p.URL)
+	p := requireFound(t, ctx, EnsureRedis, other, preferred, preferred)
 	require.NoError(t, p.Stop())
 	require.True(t, redisAnswers(svcs[0].URL))
 
 	// Preferred URL that does not answer: falls back to the local server.
-	p, err = EnsureRedis(ctx, opts, RedisURL(freePort(t, 63900)))
-	require.NoError(t, err)
-	require.False(t, p.Started)
-	require.Equal(t, RedisURL(opts.RedisPort), p.URL)
+	p = requireFound(t, ctx, EnsureRedis, opts, RedisURL(freePort(t, 63900)), RedisURL(opts.RedisPort))
 	require.NoError(t, p.Stop())
 
+	stopStarterLast(t, svcs, redisAnswers)
 	for _, s := range svcs {
-		if !s.Started {
-			require.NoError(t, s.Stop())
-		}
+		require.NoError(t, s.Stop(), "a second Stop is a no-op")
 	}
-	for _, s := range svcs {
-		require.NoError(t, s.Stop())
-	}
-	require.False(t, redisAnswers(svcs[0].URL))
 }
 
 // TestHelperEnsureProcess is run as a child process by

@@ -23,11 +23,8 @@ func replicaPrimary(t *testing.T, ctx context.Context) string {
 	if u := os.Getenv("ENCORE_TEST_DATABASE_URL"); u != "" {
 		return u
 	}
-	opts := Options{Dir: reachableDir(t), PostgresPort: freePort(t, 55560), AllowInstall: true, Fast: true, Log: newLog(t)}
-	shutdownAtEnd(t, opts)
-	svc, err := EnsurePostgres(ctx, opts, "")
-	require.NoError(t, err)
-	return svc.URL
+	opts := privateOptions(t, Options{PostgresPort: freePort(t, 55560), Fast: true, Log: newLog(t)})
+	return requireStarts(t, ctx, EnsurePostgres, opts).URL
 }
 
 func TestAReplicaStreamsThePrimarysWritesAndRefusesItsOwn(t *testing.T) {
