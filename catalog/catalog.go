@@ -141,9 +141,14 @@ func (s *Service) Guard(o bulkhead.Options) *Service {
 // Refused is how many reads of class the bulkheads refused.
 func (s *Service) Refused(c Class) int64 { return s.gates[c].Refused() }
 
-// read runs fn in a slot of class c.
-func (s *Service) read(ctx context.Context, c Class, fn func() error) error {
-	return s.gates[c].Do(ctx, fn)
+// read runs fn in a slot of class c and returns what it read.
+func read[T any](ctx context.Context, s *Service, c Class, fn func() (T, error)) (T, error) {
+	var v T
+	err := s.gates[c].Do(ctx, func() (err error) {
+		v, err = fn()
+		return err
+	})
+	return v, err
 }
 
 // sectionSet is an event's section IDs; nil for an unknown event.
@@ -193,10 +198,8 @@ func (s *Service) Search(ctx context.Context, q Query) (Page, error) {
 		}
 		sq.After = &store.SearchCursor{Rank: c.Rank, StartsAt: c.StartsAt, ID: c.ID}
 	}
-	var res store.SearchPage
-	err := s.read(ctx, ClassSearch, func() (err error) {
-		res, err = s.reader.SearchEvents(ctx, sq)
-		return err
+	res, err := read(ctx, s, ClassSearch, func() (store.SearchPage, error) {
+		return s.reader.SearchEvents(ctx, sq)
 	})
 	if err != nil {
 		return Page{}, err
@@ -228,12 +231,10 @@ func (s *Service) Suggest(ctx context.Context, prefix string) ([]Suggestion, err
 		return out, nil
 	}
 	v, err, _ := s.group.Do("suggest\x00"+key, func() (any, error) {
-		var res []store.Suggestion
-		err := s.read(ctx, ClassSuggest, func() (err error) {
+		res, err := read(ctx, s, ClassSuggest, func() ([]store.Suggestion, error) {
 			// The normalised prefix is what is asked, so every prefix
 			// sharing a key gets the answer the key's query gives.
-			res, err = s.reader.SuggestEvents(ctx, key, 8)
-			return err
+			return s.reader.SuggestEvents(ctx, key, 8)
 		})
 		if err != nil {
 			return nil, err
@@ -273,10 +274,8 @@ func (s *Service) Event(ctx context.Context, id string) (EventDetail, error) {
 	}
 	s.mu.Unlock()
 	v, err, _ := s.group.Do(id, func() (any, error) {
-		var d store.EventDetail
-		err := s.read(ctx, ClassEvent, func() (err error) {
-			d, err = s.reader.GetEvent(ctx, id)
-			return err
+		d, err := read(ctx, s, ClassEvent, func() (store.EventDetail, error) {
+			return s.reader.GetEvent(ctx, id)
 		})
 		if err != nil {
 			return EventDetail{}, err
@@ -320,10 +319,8 @@ func (s *Service) Sections(ctx context.Context, eventID string) (func(sectionID 
 	set, ok := s.sections.Get(eventID, now)
 	if !ok {
 		v, err, _ := s.group.Do("sections\x00"+eventID, func() (any, error) {
-			var ids []string
-			err := s.read(ctx, ClassEvent, func() (err error) {
-				ids, err = s.reader.EventSectionIDs(ctx, eventID)
-				return err
+			ids, err := read(ctx, s, ClassEvent, func() ([]string, error) {
+				return s.reader.EventSectionIDs(ctx, eventID)
 			})
 			if errors.Is(err, store.ErrNotFound) {
 				s.sections.Add(eventID, nil, time.Now().Add(negativeTTL))

@@ -10,8 +10,6 @@ import (
 	"regexp"
 	"sync"
 	"time"
-
-	"github.com/golang-jwt/jwt/v5"
 )
 
 // The development issuer's authorization code flow with PKCE (RFC 6749
@@ -219,28 +217,11 @@ func (i *Issuer) Exchange(get func(string) string) (TokenResponse, *AuthError) {
 // idClaims are an ID token's claims (OpenID Connect Core section 2): its
 // audience is the client, and its nonce the one the client sent.
 type idClaims struct {
-	jwt.RegisteredClaims
-	Nonce    string   `json:"nonce,omitempty"`
-	AuthTime int64    `json:"auth_time"`
-	Email    string   `json:"email,omitempty"`
-	Roles    []string `json:"roles,omitempty"`
-	Org      string   `json:"org,omitempty"`
-	DeviceID string   `json:"device_id,omitempty"`
+	devClaims
+	Nonce    string `json:"nonce,omitempty"`
+	AuthTime int64  `json:"auth_time"`
 }
 
 func (i *Issuer) mintIDToken(g grant, now time.Time) (string, error) {
-	c := idClaims{
-		RegisteredClaims: jwt.RegisteredClaims{
-			Issuer: i.url, Subject: g.id.UserID, Audience: jwt.ClaimStrings{g.req.ClientID},
-			IssuedAt: jwt.NewNumericDate(now), NotBefore: jwt.NewNumericDate(now),
-			ExpiresAt: jwt.NewNumericDate(now.Add(TTL)),
-		},
-		Nonce: g.req.Nonce, AuthTime: now.Unix(), Email: g.id.Email, Org: g.id.Org, DeviceID: g.id.DeviceID,
-	}
-	for _, r := range g.id.Roles {
-		c.Roles = append(c.Roles, string(r))
-	}
-	t := jwt.NewWithClaims(jwt.SigningMethodEdDSA, c)
-	t.Header["kid"] = i.kid
-	return t.SignedString(i.key)
+	return i.sign(idClaims{devClaims: i.claims(g.id, g.req.ClientID, now), Nonce: g.req.Nonce, AuthTime: now.Unix()})
 }

@@ -107,9 +107,14 @@ type devClaims struct {
 // Mint signs a token for id, valid for TTL from now. Ed25519 signatures are
 // deterministic: the same identity and instant give the same token.
 func (i *Issuer) Mint(id Identity, now time.Time) (string, error) {
+	return i.sign(i.claims(id, i.audience, now))
+}
+
+// claims are id's claims for audience, valid for TTL from now.
+func (i *Issuer) claims(id Identity, audience string, now time.Time) devClaims {
 	c := devClaims{
 		RegisteredClaims: jwt.RegisteredClaims{
-			Issuer: i.url, Subject: id.UserID, Audience: jwt.ClaimStrings{i.audience},
+			Issuer: i.url, Subject: id.UserID, Audience: jwt.ClaimStrings{audience},
 			IssuedAt: jwt.NewNumericDate(now), NotBefore: jwt.NewNumericDate(now),
 			ExpiresAt: jwt.NewNumericDate(now.Add(TTL)),
 		},
@@ -118,6 +123,11 @@ func (i *Issuer) Mint(id Identity, now time.Time) (string, error) {
 	for _, r := range id.Roles {
 		c.Roles = append(c.Roles, string(r))
 	}
+	return c
+}
+
+// sign signs c with the issuer's key, naming the key in the header.
+func (i *Issuer) sign(c jwt.Claims) (string, error) {
 	t := jwt.NewWithClaims(jwt.SigningMethodEdDSA, c)
 	t.Header["kid"] = i.kid
 	return t.SignedString(i.key)

@@ -203,15 +203,9 @@ func (p *jsonParser) venue() (Venue, error) {
 	var v Venue
 	var name, city, timezone raw
 	layout := false
-	err := p.object("", func(key string) error {
-		switch {
-		case strings.EqualFold(key, "name"):
-			return p.dec.Decode(&name)
-		case strings.EqualFold(key, "city"):
-			return p.dec.Decode(&city)
-		case strings.EqualFold(key, "timezone"):
-			return p.dec.Decode(&timezone)
-		case strings.EqualFold(key, "layout"):
+	scalars := map[string]*raw{"name": &name, "city": &city, "timezone": &timezone}
+	err := p.objectWith("", scalars, func(key string) error {
+		if strings.EqualFold(key, "layout") {
 			l, present, err := p.layout()
 			v.Layout, layout = l, present
 			return err
@@ -269,19 +263,9 @@ func (p *jsonParser) layout() (Layout, bool, error) {
 func (p *jsonParser) section(path string) (Section, error) {
 	var s Section
 	var id, name, kind, category, capacity raw
-	err := p.object(path, func(key string) error {
-		switch {
-		case strings.EqualFold(key, "id"):
-			return p.dec.Decode(&id)
-		case strings.EqualFold(key, "name"):
-			return p.dec.Decode(&name)
-		case strings.EqualFold(key, "kind"):
-			return p.dec.Decode(&kind)
-		case strings.EqualFold(key, "category"):
-			return p.dec.Decode(&category)
-		case strings.EqualFold(key, "capacity"):
-			return p.dec.Decode(&capacity)
-		case strings.EqualFold(key, "rows"):
+	scalars := map[string]*raw{"id": &id, "name": &name, "kind": &kind, "category": &category, "capacity": &capacity}
+	err := p.objectWith(path, scalars, func(key string) error {
+		if strings.EqualFold(key, "rows") {
 			s.Rows = nil
 			return p.array(path+".rows", func(i int) error {
 				if p.rows++; p.rows > MaxSeats {
@@ -308,11 +292,8 @@ func (p *jsonParser) section(path string) (Section, error) {
 func (p *jsonParser) row(path string) (Row, error) {
 	var r Row
 	var label raw
-	err := p.object(path, func(key string) error {
-		switch {
-		case strings.EqualFold(key, "label"):
-			return p.dec.Decode(&label)
-		case strings.EqualFold(key, "seats"):
+	err := p.objectWith(path, map[string]*raw{"label": &label}, func(key string) error {
+		if strings.EqualFold(key, "seats") {
 			r.Seats = nil
 			return p.array(path+".seats", func(i int) error {
 				if p.seats++; p.seats > MaxSeats {
@@ -353,6 +334,20 @@ func (p *jsonParser) row(path string) (Row, error) {
 func (p *jsonParser) object(path string, member func(key string) error) error {
 	present := false
 	return p.objectOrNull(path, &present, member)
+}
+
+// objectWith is object whose scalar members are read into scalars (their
+// names matched without regard to case, as encoding/json matches them);
+// member gets every other key.
+func (p *jsonParser) objectWith(path string, scalars map[string]*raw, member func(key string) error) error {
+	return p.object(path, func(key string) error {
+		for name, dst := range scalars {
+			if strings.EqualFold(key, name) {
+				return p.dec.Decode(dst)
+			}
+		}
+		return member(key)
+	})
 }
 
 // objectOrNull is object that also accepts null; present says whether an

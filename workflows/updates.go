@@ -16,26 +16,27 @@ import (
 const ThreeDSExtension = 5 * time.Minute
 
 func (b *booking) registerUpdates(ctx workflow.Context) error {
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateCheckout, b.checkout,
-		workflow.UpdateHandlerOptions{Validator: b.validateCheckout}); err != nil {
-		return err
-	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateCancel, b.cancel,
-		workflow.UpdateHandlerOptions{Validator: b.validateCancel}); err != nil {
-		return err
-	}
 	// A handler registered anew adds no command to a recorded history: only
-	// new Updates reach it, so it needs no version.
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateStaffCancel, b.staffCancel,
-		workflow.UpdateHandlerOptions{Validator: b.validateStaffCancel}); err != nil {
-		return err
+	// new Updates reach it, so adding one needs no version.
+	handlers := []struct {
+		name      string
+		handler   any
+		validator any
+	}{
+		{UpdateCheckout, b.checkout, b.validateCheckout},
+		{UpdateCancel, b.cancel, b.validateCancel},
+		{UpdateStaffCancel, b.staffCancel, b.validateStaffCancel},
+		{UpdateRetryNow, b.retryNow, b.validateRetryNow},
+		{UpdateRefundAndClose, b.refundAndClose, b.validateRefundAndClose},
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateRetryNow, b.retryNow,
-		workflow.UpdateHandlerOptions{Validator: b.validateRetryNow}); err != nil {
-		return err
+	for _, h := range handlers {
+		err := workflow.SetUpdateHandlerWithOptions(ctx, h.name, h.handler,
+			workflow.UpdateHandlerOptions{Validator: h.validator})
+		if err != nil {
+			return err
+		}
 	}
-	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateRefundAndClose, b.refundAndClose,
-		workflow.UpdateHandlerOptions{Validator: b.validateRefundAndClose})
+	return nil
 }
 
 // validateRetryNow refuses, without writing history, a retry-now with no
