@@ -106,8 +106,16 @@ func (s *Server) intentPage(pi *intent, title string) pageData {
 	return pageData{Title: title, Intent: &cp, Amount: formatAmount(pi.Amount, pi.Currency)}
 }
 
-// returnLink builds the return_url redirect the way Stripe does.
-func returnLink(pi *intent, outcome string) string {
+// settled makes d the page of an intent with nothing pending: message, and
+// the link back to the merchant if the intent has a return_url.
+func (d *pageData) settled(message string) {
+	d.Message = message
+	d.ReturnLink = returnLink(d.Intent)
+}
+
+// returnLink builds the return_url redirect the way Stripe does, with the
+// intent's outcome as redirect_status.
+func returnLink(pi *intent) string {
 	if pi.ReturnURL == "" {
 		return ""
 	}
@@ -118,7 +126,7 @@ func returnLink(pi *intent, outcome string) string {
 	q := u.Query()
 	q.Set("payment_intent", pi.ID)
 	q.Set("payment_intent_client_secret", pi.ClientSecret)
-	q.Set("redirect_status", outcome)
+	q.Set("redirect_status", redirectStatus(pi))
 	u.RawQuery = q.Encode()
 	return u.String()
 }
@@ -158,21 +166,14 @@ func (s *Server) checkoutPage(w http.ResponseWriter, r *http.Request) {
 		d.ChallengeLink = "/checkout/" + url.PathEscape(id) + "/challenge?client_secret=" + url.QueryEscape(secret)
 	default:
 		d.Title = "Payment " + status
-		d.Message = "Nothing left to pay here."
-		d.ReturnLink = returnLink(d.Intent, redirectStatus(d.Intent))
+		d.settled("Nothing left to pay here.")
 	}
 	renderPage(w, http.StatusOK, d)
 }
 
+// checkoutPay answers the pay form; see hostedForm.
 func (s *Server) checkoutPay(w http.ResponseWriter, r *http.Request) {
-	if s.hostedUnavailable(w, r) {
-		return
-	}
 	id := r.PathValue("id")
-	if err := r.ParseForm(); err != nil {
-		renderPage(w, http.StatusBadRequest, pageData{Title: "Bad request", Error: err.Error()})
-		return
-	}
 	secret, pm := r.PostForm.Get("client_secret"), r.PostForm.Get("payment_method")
 	s.mu.Lock()
 	pi := s.intents[id]
@@ -206,7 +207,7 @@ func (s *Server) checkoutPay(w http.ResponseWriter, r *http.Request) {
 		renderPage(w, apiErr.Status, d)
 		return
 	}
-	if link := returnLink(d.Intent, redirectStatus(d.Intent)); link != "" {
+	if link := returnLink(d.Intent); link != "" {
 		http.Redirect(w, r, link, http.StatusSeeOther)
 		return
 	}
@@ -245,21 +246,14 @@ func (s *Server) challengePage(w http.ResponseWriter, r *http.Request) {
 		d.Challenge = true
 		d.ChallengeAction = "/checkout/" + url.PathEscape(id) + "/challenge"
 	} else {
-		d.Message = "No authentication is pending for this payment."
-		d.ReturnLink = returnLink(d.Intent, redirectStatus(d.Intent))
+		d.settled("No authentication is pending for this payment.")
 	}
 	renderPage(w, http.StatusOK, d)
 }
 
+// challengeSubmit answers the 3-D Secure form; see hostedForm.
 func (s *Server) challengeSubmit(w http.ResponseWriter, r *http.Request) {
-	if s.hostedUnavailable(w, r) {
-		return
-	}
 	id := r.PathValue("id")
-	if err := r.ParseForm(); err != nil {
-		renderPage(w, http.StatusBadRequest, pageData{Title: "Bad request", Error: err.Error()})
-		return
-	}
 	secret, action := r.Form.Get("client_secret"), r.Form.Get("action")
 	if action != "complete" && action != "fail" {
 		if wantsJSON(r) {
@@ -306,7 +300,7 @@ func (s *Server) challengeSubmit(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, mustJSON(rendered))
 		return
 	}
-	if link := returnLink(d.Intent, redirectStatus(d.Intent)); link != "" {
+	if link := returnLink(d.Intent); link != "" {
 		http.Redirect(w, r, link, http.StatusSeeOther)
 		return
 	}
@@ -318,6 +312,22 @@ func (s *Server) challengeSubmit(w http.ResponseWriter, r *http.Request) {
 		d.Error = d.Intent.LastPaymentError.Message
 	}
 	renderPage(w, http.StatusOK, d)
+}
+
+// hostedForm wraps the handler of a hosted page's form: while
+// authorise_unavailable is on it answers with the fault, and a form that
+// does not parse gets a 400 page; h runs with the form parsed.
+func (s *Server) hostedForm(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.hostedUnavailable(w, r) {
+			return
+		}
+		if err := r.ParseForm(); err != nil {
+			renderPage(w, http.StatusBadRequest, pageData{Title: "Bad request", Error: err.Error()})
+			return
+		}
+		h(w, r)
+	}
 }
 
 // hostedUnavailable answers a hosted page's payment or 3-D Secure answer

@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -111,6 +113,37 @@ func ctxT(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// do sends req and returns the answer, its body read and closed.
+func do(t *testing.T, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp, body
+}
+
+// postForm posts a browser-style form, asking for JSON.
+func postForm(t *testing.T, target string, form url.Values) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, target, strings.NewReader(form.Encode()))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	resp, body := do(t, req)
+	return resp.StatusCode, body
+}
+
+// getBody gets a page.
+func getBody(t *testing.T, target string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, target, nil)
+	require.NoError(t, err)
+	resp, body := do(t, req)
+	return resp.StatusCode, string(body)
 }
 
 func manualIntent(amount int64, meta map[string]string) *stripe.PaymentIntentCreateParams {

@@ -135,31 +135,6 @@ func TestDeclines(t *testing.T) {
 	require.Equal(t, stripe.ErrorCodeResourceMissing, se.Code)
 }
 
-// postForm posts a browser-style form, asking for JSON.
-func postForm(t *testing.T, target string, form url.Values) (int, []byte) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, target, strings.NewReader(form.Encode()))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, body
-}
-
-func getBody(t *testing.T, target string) (int, string) {
-	t.Helper()
-	resp, err := http.Get(target)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, string(body)
-}
-
 func TestThreeDSecure(t *testing.T) {
 	t.Parallel()
 	e, ctx := newDefaultEnv(t)

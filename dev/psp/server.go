@@ -333,9 +333,9 @@ func (s *Server) routes() http.Handler {
 		_, _ = io.WriteString(w, "ok\n")
 	})
 	root.HandleFunc("GET /checkout/{id}", s.checkoutPage)
-	root.HandleFunc("POST /checkout/{id}", s.checkoutPay)
+	root.HandleFunc("POST /checkout/{id}", s.hostedForm(s.checkoutPay))
 	root.HandleFunc("GET /checkout/{id}/challenge", s.challengePage)
-	root.HandleFunc("POST /checkout/{id}/challenge", s.challengeSubmit)
+	root.HandleFunc("POST /checkout/{id}/challenge", s.hostedForm(s.challengeSubmit))
 	root.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		reqID := newID("req")
 		h := w.Header()

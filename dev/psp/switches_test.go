@@ -44,11 +44,9 @@ func postFaults(t *testing.T, ctx context.Context, base, contentType, body strin
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
+	resp, answer := do(t, req)
 	var out map[string]any
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	require.NoError(t, json.Unmarshal(answer, &out))
 	return resp.StatusCode, resp.Header.Get("Content-Type"), out
 }
 
@@ -107,24 +105,17 @@ func TestWithAuthoriseUnavailableTheHostedCheckoutPageCannotPayEither(t *testing
 	t.Parallel()
 	e, ctx := newDefaultEnv(t)
 	pi := e.create(t, ctx, manualIntent(800, nil))
-	pay := func() *http.Response {
-		form := url.Values{"client_secret": {pi.ClientSecret}, "payment_method": {"pm_card_visa"}}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.ts.URL+"/checkout/"+pi.ID, strings.NewReader(form.Encode()))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("Accept", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		resp.Body.Close()
-		return resp
+	pay := func() int {
+		code, _ := postForm(t, e.ts.URL+"/checkout/"+pi.ID, url.Values{"client_secret": {pi.ClientSecret}, "payment_method": {"pm_card_visa"}})
+		return code
 	}
 
 	e.setFaults(t, ctx, Faults{AuthoriseUnavailable: true})
-	require.Equal(t, http.StatusServiceUnavailable, pay().StatusCode)
+	require.Equal(t, http.StatusServiceUnavailable, pay())
 	e.requireStatus(t, ctx, pi.ID, pi.Status)
 
 	e.setFaults(t, ctx, Faults{})
-	require.Equal(t, http.StatusOK, pay().StatusCode)
+	require.Equal(t, http.StatusOK, pay())
 	e.requireStatus(t, ctx, pi.ID, stripe.PaymentIntentStatusRequiresCapture)
 }
 
