@@ -88,15 +88,7 @@ func (h *supportHandlers) supportRefundAndClose(c *gin.Context) {
 // answers what refund made of them.
 func (h *supportHandlers) refundWith(c *gin.Context,
 	refund func(context.Context, session.Identity, uuid.UUID, string, string) (booking.View, error)) {
-	id, ok := pathUUID(c, "booking_id", "booking")
-	if !ok {
-		return
-	}
-	reason, ok := decodeReason(c)
-	if !ok {
-		return
-	}
-	req, ok := requestID(c)
+	id, reason, req, ok := staffAction(c, true)
 	if !ok {
 		return
 	}
@@ -106,16 +98,30 @@ func (h *supportHandlers) refundWith(c *gin.Context,
 
 // supportRetryNow asks a booking's failing provider step again now.
 func (h *supportHandlers) supportRetryNow(c *gin.Context) {
-	id, ok := pathUUID(c, "booking_id", "booking")
-	if !ok {
-		return
-	}
-	req, ok := requestID(c)
+	id, _, req, ok := staffAction(c, false)
 	if !ok {
 		return
 	}
 	step, err := h.bookings.RetryNow(c.Request.Context(), identity(c), id, req)
 	h.problems.answer(c, gin.H{"step": step, "status": "retried"}, err)
+}
+
+// staffAction reads a staff action that steers a booking's saga: the
+// booking from the path, the reason from the body when the action records
+// one, then the request ID, in that order, so a request wrong in several
+// ways is refused for the first. A bad part is answered here and ok is
+// false.
+func staffAction(c *gin.Context, withReason bool) (id uuid.UUID, reason, req string, ok bool) {
+	if id, ok = pathUUID(c, "booking_id", "booking"); !ok {
+		return id, "", "", false
+	}
+	if withReason {
+		if reason, ok = decodeReason(c); !ok {
+			return id, "", "", false
+		}
+	}
+	req, ok = requestID(c)
+	return id, reason, req, ok
 }
 
 // requestID names one support request for the saga's Update ID: its
