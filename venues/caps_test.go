@@ -3,57 +3,21 @@ package venues_test
 import (
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/encore-tickets/encore/api/apitest"
 	"github.com/encore-tickets/encore/venues"
 )
 
-// endless is a body of a head, then rep over and over up to size bytes,
-// then a tail; read counts the bytes a reader took from it, so a test can
-// tell whether the parser stopped early or read everything.
-type endless struct {
-	head, rep, tail string
-	size, read      int
-	pending         string
-}
-
-func (b *endless) Read(p []byte) (int, error) {
-	n := 0
-	for n < len(p) {
-		if b.pending == "" {
-			switch {
-			case b.read+n == 0 && b.head != "":
-				b.pending = b.head
-			case b.read+n+len(b.rep) <= b.size:
-				b.pending = b.rep
-			case b.tail != "":
-				b.pending, b.tail = b.tail, ""
-			default:
-				b.read += n
-				if n == 0 {
-					return 0, io.EOF
-				}
-				return n, nil
-			}
-		}
-		c := copy(p[n:], b.pending)
-		b.pending = b.pending[c:]
-		n += c
-	}
-	b.read += n
-	return n, nil
-}
-
 // seatsJSON is a venue whose one row goes on with seat after seat for
 // about size bytes: far past the seat cap well before its end.
-func seatsJSON(size int) *endless {
-	return &endless{head: `{"name": "Hall", "city": "Ghent", "timezone": "Europe/Brussels", "layout": {"sections": [
+func seatsJSON(size int) *apitest.Endless {
+	return &apitest.Endless{Head: `{"name": "Hall", "city": "Ghent", "timezone": "Europe/Brussels", "layout": {"sections": [
 		{"id": "s", "kind": "seated", "category": "c", "rows": [{"label": "A", "seats": [{"number": 1, "x": 0, "y": 0}`,
-		rep: `, {"number": 2, "x": 0, "y": 0}`, tail: `]}]}]}}`, size: size}
+		Rep: `, {"number": 2, "x": 0, "y": 0}`, Tail: `]}]}]}}`, Size: size}
 }
 
 func requireLimit(t *testing.T, err error, field string, limit int) {
@@ -70,34 +34,34 @@ func TestAJSONLayoutPastTheSeatCapIsRefusedAtTheCapWithoutReadingTheRest(t *test
 	_, err := venues.ParseJSON(body)
 	requireLimit(t, err, "layout", venues.MaxSeats)
 	// 100,001 seats of 31 bytes are 3.1 MB; the decoder reads ahead a little.
-	require.Less(t, body.read, 4<<20, "read %d of %d bytes", body.read, body.size)
+	require.Less(t, body.N, 4<<20, "read %d of %d bytes", body.N, body.Size)
 }
 
 func TestAJSONLayoutPastTheSectionCapIsRefusedAtTheCap(t *testing.T) {
 	t.Parallel()
-	body := &endless{head: `{"name": "Hall", "city": "Ghent", "timezone": "Europe/Brussels", "layout": {"sections": [
+	body := &apitest.Endless{Head: `{"name": "Hall", "city": "Ghent", "timezone": "Europe/Brussels", "layout": {"sections": [
 		{"id": "g", "kind": "general", "category": "c", "capacity": 1}`,
-		rep: `, {"id": "g", "kind": "general", "category": "c", "capacity": 1}`, tail: `]}}`, size: 20 << 20}
+		Rep: `, {"id": "g", "kind": "general", "category": "c", "capacity": 1}`, Tail: `]}}`, Size: 20 << 20}
 	_, err := venues.ParseJSON(body)
 	requireLimit(t, err, "layout.sections", venues.MaxSections)
-	require.Less(t, body.read, 1<<20, "read %d of %d bytes", body.read, body.size)
+	require.Less(t, body.N, 1<<20, "read %d of %d bytes", body.N, body.Size)
 }
 
 func TestAJSONBodyPastTheSizeCapIsRefusedAtTheCap(t *testing.T) {
 	t.Parallel()
 	// Whitespace costs nothing to parse: only the size cap stops it.
-	body := &endless{head: `{"name": "Hall", "city":`, rep: strings.Repeat(" ", 4096), tail: `"Ghent"}`, size: 64 << 20}
+	body := &apitest.Endless{Head: `{"name": "Hall", "city":`, Rep: strings.Repeat(" ", 4096), Tail: `"Ghent"}`, Size: 64 << 20}
 	_, err := venues.ParseJSON(body)
 	requireLimit(t, err, "body", venues.MaxFileBytes)
-	require.LessOrEqual(t, body.read, venues.MaxFileBytes+64<<10, "read %d of %d bytes", body.read, body.size)
+	require.LessOrEqual(t, body.N, venues.MaxFileBytes+64<<10, "read %d of %d bytes", body.N, body.Size)
 }
 
 func TestACSVLayoutPastTheSeatOrSectionCapIsRefusedAtTheCap(t *testing.T) {
 	t.Parallel()
-	seats := &endless{head: "section,kind,category,row,seat,x,y\n", rep: "s,seated,c,A,1,0,0\n", size: 30 << 20}
+	seats := &apitest.Endless{Head: "section,kind,category,row,seat,x,y\n", Rep: "s,seated,c,A,1,0,0\n", Size: 30 << 20}
 	_, err := venues.ParseCSV(seats, venues.CSVMeta{Name: "Hall", City: "Ghent", Timezone: "Europe/Brussels"})
 	requireLimit(t, err, "layout", venues.MaxSeats)
-	require.Less(t, seats.read, 3<<20, "read %d of %d bytes", seats.read, seats.size)
+	require.Less(t, seats.N, 3<<20, "read %d of %d bytes", seats.N, seats.Size)
 
 	var b strings.Builder
 	b.WriteString("section,kind,category,row,seat,x,y,capacity\n")
