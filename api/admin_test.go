@@ -3,8 +3,10 @@ package api_test
 import (
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +33,9 @@ type adminStack struct {
 	st *store.Store
 }
 
-func newAdminStack(t *testing.T) *adminStack {
+// newAdminStack starts the admin stack; edits then change its server (the
+// operator's routes mounted, say) before it serves.
+func newAdminStack(t *testing.T, edits ...func(*api.Server)) *adminStack {
 	t.Helper()
 	var st *store.Store
 	s, _ := browseStackWith(t, func(srv *api.Server) {
@@ -42,6 +46,9 @@ func newAdminStack(t *testing.T) *adminStack {
 		srv.Admin = &api.Admin{Venues: venues.NewService(st), Events: organiser.NewService(st),
 			Sales: &organiser.Sales{Reader: store.NewReader(rpool)}, Store: st,
 			Walks: &hotels.Walks{Store: st, Log: srv.Log}}
+		for _, edit := range edits {
+			edit(srv)
+		}
 	})
 	return &adminStack{stack: s, st: st}
 }
@@ -176,6 +183,55 @@ func TestAVenueImportsOverHTTPAsJSONOrCSVAndABadLayoutNamesEveryPathAndWritesNot
 	require.Equal(t, http.StatusUnprocessableEntity, r.Status, string(r.Raw))
 	require.Contains(t, string(r.Raw), "line 2, column seat")
 	require.Equal(t, 2, s.count(`SELECT count(*) FROM venues WHERE org_id = 'org_v'`))
+}
+
+func TestAVenueImportPastTheSeatCapIsRefusedAsTooLargeBeforeTheRestOfTheBodyIsRead(t *testing.T) {
+	t.Parallel()
+	st := store.New(testenv.DB(t), store.Options{})
+	issuer := session.NewIssuer("caps-test-secret")
+	srv := &api.Server{Sessions: issuer, Log: quiet(t),
+		Admin: &api.Admin{Venues: venues.NewService(st), Events: organiser.NewService(st), Store: st}}
+	handler := srv.Handler()
+	tok, err := issuer.Mint(session.Identity{UserID: "caps", DeviceID: "d", Roles: []session.Role{session.Organiser}, Org: "org_caps"}, time.Now())
+	require.NoError(t, err)
+	post := func(contentType string, body *apitest.Endless) (*httptest.ResponseRecorder, map[string]any) {
+		req := httptest.NewRequest(http.MethodPost, "/v1/admin/venues?name=Hall&city=Ghent&timezone=Europe/Brussels", body)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", contentType)
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, req)
+		var p map[string]any
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &p), rec.Body.String())
+		return rec, p
+	}
+	requireTooLarge := func(rec *httptest.ResponseRecorder, p map[string]any, field string, limit int) {
+		t.Helper()
+		require.Equal(t, http.StatusRequestEntityTooLarge, rec.Code, rec.Body.String())
+		require.Equal(t, "application/problem+json", rec.Header().Get("Content-Type"))
+		require.Equal(t, "/problems/layout-too-large", p["type"])
+		require.EqualValues(t, limit, p["limit"])
+		require.Equal(t, field, p["errors"].([]any)[0].(map[string]any)["field"])
+	}
+
+	// Thirty megabytes of one row's seats: past the cap of 100,000 seats at
+	// about three.
+	js := &apitest.Endless{Head: `{"name": "Hall", "city": "Ghent", "timezone": "Europe/Brussels", "layout": {"sections": [
+		{"id": "s", "kind": "seated", "category": "c", "rows": [{"label": "A", "seats": [{"number": 1, "x": 0, "y": 0}`,
+		Rep: `, {"number": 2, "x": 0, "y": 0}`, Size: 30 << 20}
+	rec, p := post("application/json", js)
+	requireTooLarge(rec, p, "layout", venues.MaxSeats)
+	require.Less(t, js.N, 4<<20, "the server read %d of %d bytes", js.N, js.Size)
+
+	csv := &apitest.Endless{Head: "section,kind,category,row,seat,x,y\n", Rep: "s,seated,c,A,1,0,0\n", Size: 30 << 20}
+	rec, p = post("text/csv", csv)
+	requireTooLarge(rec, p, "layout", venues.MaxSeats)
+	require.Less(t, csv.N, 3<<20, "the server read %d of %d bytes", csv.N, csv.Size)
+
+	// A body past the size cap, however cheap to parse, stops at the cap.
+	blank := &apitest.Endless{Head: `{"name": `, Rep: strings.Repeat(" ", 4096), Size: 40 << 20}
+	rec, p = post("application/json", blank)
+	requireTooLarge(rec, p, "body", venues.MaxFileBytes)
+	require.LessOrEqual(t, blank.N, venues.MaxFileBytes+64<<10, "the server read %d of %d bytes", blank.N, blank.Size)
 }
 
 func TestAnOrganiserCreatesPatchesPublishesAndBlocksSeatsOverHTTP(t *testing.T) {
@@ -427,6 +483,43 @@ func findRow(rows [][]string, first string) []string {
 	return nil
 }
 
+func TestTheSalesCSVNeutralisesSectionNamesThatASpreadsheetWouldRunAsFormulas(t *testing.T) {
+	t.Parallel()
+	s := newAdminStack(t)
+	tok := s.token("owner", "org_csv", session.Organiser)
+	v := venues.ClubVenue()
+	require.Len(t, v.Layout.Sections, 2)
+	formula := `=HYPERLINK("http://x.invalid","x")`
+	v.Layout.Sections[0].Name = formula
+	v.Layout.Sections[1].Name = "@SUM(1+1)"
+	body, err := venues.EncodeJSON(v)
+	require.NoError(t, err)
+	r := s.do(http.MethodPost, "/v1/admin/venues?org=org_csv", tok, body, "Content-Type", "application/json")
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+	id := s.event(tok, r.Body["venue_id"].(string))
+
+	r = s.do(http.MethodGet, "/v1/admin/events/"+id+"/sales?format=csv", tok, nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	rows, err := csv.NewReader(strings.NewReader(string(r.Raw))).ReadAll()
+	require.NoError(t, err)
+	prefix := store.SectionPrefix(id)
+	first, second := findRow(rows, prefix+v.Layout.Sections[0].ID), findRow(rows, prefix+v.Layout.Sections[1].ID)
+	require.NotNil(t, first, "rows: %v", rows)
+	require.NotNil(t, second, "rows: %v", rows)
+	require.Equal(t, "'"+formula, first[1], "a leading quote makes the cell text")
+	require.Equal(t, "'@SUM(1+1)", second[1])
+	for _, row := range rows {
+		for _, cell := range row {
+			require.False(t, cell != "" && strings.ContainsRune("=+@\t\r", rune(cell[0])), "cell %q of %v", cell, row)
+		}
+	}
+	// The report's own numbers stay numbers; the JSON keeps the names as typed.
+	require.Equal(t, "140", findRow(rows, prefix+"balcony")[2])
+	r = s.do(http.MethodGet, "/v1/admin/events/"+id+"/sales", tok, nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Contains(t, string(r.Raw), `"=HYPERLINK(`)
+}
+
 func TestEveryMutatingAdminRouteLeavesAnAuditRecordListedByTheAuditRoute(t *testing.T) {
 	s := newAdminStack(t)
 	tok := s.token("auditee", "org_x", session.Organiser)
@@ -487,4 +580,34 @@ func TestEveryMutatingAdminRouteLeavesAnAuditRecordListedByTheAuditRoute(t *test
 	}
 	require.Equal(t, len(actions), seen)
 	require.Equal(t, http.StatusUnprocessableEntity, s.do(http.MethodGet, "/v1/admin/audit?before=x", tok, nil).Status)
+}
+
+func TestAnAdminsChangeToAnotherOrganisationsEventLandsInThatOrganisationsAuditLog(t *testing.T) {
+	t.Parallel()
+	// With the operator's routes too: an admin also sets an event's dials.
+	s := newAdminStack(t, func(srv *api.Server) { srv.Operator = &api.Operator{Store: srv.Holds.Store} })
+	owner := s.token("owner_b", "org_b", session.Organiser)
+	id := s.event(owner, s.venue(owner, "org_b"))
+	// The admin works for an organisation of their own: org_ops.
+	admin := s.token("root_ops", "org_ops", session.Admin)
+
+	r := s.do(http.MethodPatch, "/v1/admin/events/"+id+"/controls", admin, map[string]any{"sales_paused": true, "reason": "audit org"})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	r = s.do(http.MethodPatch, "/v1/admin/events/"+id, admin, map[string]any{"title": "Renamed by an admin"})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+
+	r = s.do(http.MethodGet, "/v1/admin/audit?actor=root_ops", owner, nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	got := map[string]any{}
+	for _, a := range r.Body["actions"].([]any) {
+		m := a.(map[string]any)
+		got[m["action"].(string)] = m["org_id"]
+	}
+	require.Equal(t, map[string]any{"event.controls": "org_b", "event.patch": "org_b"}, got,
+		"org_b's organiser sees what the admin did to org_b's event, recorded under org_b")
+
+	ops := s.token("ops_organiser", "org_ops", session.Organiser)
+	r = s.do(http.MethodGet, "/v1/admin/audit?actor=root_ops", ops, nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Empty(t, r.Body["actions"], "the admin's own organisation does not see another's event's records")
 }

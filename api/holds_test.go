@@ -114,9 +114,7 @@ func TestAnExpiredHoldsSeatsCanBeHeldAgainBeforeTheSweeperRuns(t *testing.T) {
 func TestPromotionCappedAtTenUsesAdmitsExactlyTenOfFiftyBuyers(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
-	code := "CAP10_" + s.eventID
-	_, err := s.pool.Exec(context.Background(), `INSERT INTO promotions (code, event_id, discount_bps, max_uses) VALUES ($1, $2, 2000, 10)`, code, s.eventID)
-	require.NoError(t, err)
+	code := s.promotion("CAP10", 2000, 10)
 	results := s.race(50, func(i int) (string, map[string]any, []string) {
 		seat := s.seat("a", 3+i/20, 1+i%20)
 		return s.fan(fmt.Sprintf("promo%d", i)), map[string]any{"seat_ids": []string{seat}, "promo_code": code}, nil
@@ -139,9 +137,7 @@ func TestPromotionCappedAtTenUsesAdmitsExactlyTenOfFiftyBuyers(t *testing.T) {
 func TestPromotionIsOncePerAccountAndComesBackWhenTheHoldEnds(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
-	code := "ONCE_" + s.eventID
-	_, err := s.pool.Exec(context.Background(), `INSERT INTO promotions (code, event_id, discount_bps, max_uses) VALUES ($1, $2, 1000, 5)`, code, s.eventID)
-	require.NoError(t, err)
+	code := s.promotion("ONCE", 1000, 5)
 	fan := s.fan("saver")
 	first := s.hold(fan, map[string]any{"seat_ids": []string{s.seat("a", 5, 1)}, "promo_code": code})
 	require.Equal(t, http.StatusCreated, first.Status, string(first.Raw))
@@ -159,12 +155,9 @@ func TestIdempotencyKeyReplaysTheStoredResponseWithoutReexecuting(t *testing.T) 
 	s := newStack(t)
 	fan := s.fan("idem")
 	body := map[string]any{"seat_ids": []string{s.seat("b", 0, 2), s.seat("b", 0, 1)}}
-	first := s.hold(fan, body, "Idempotency-Key", "key-1")
-	require.Equal(t, http.StatusCreated, first.Status, string(first.Raw))
+	first := s.holdKeyed(t, fan, "key-1", body)
 	// Same cart, seats in another order: the same request.
-	again := s.hold(fan, map[string]any{"seat_ids": []string{s.seat("b", 0, 1), s.seat("b", 0, 2)}}, "Idempotency-Key", "key-1")
-	require.Equal(t, http.StatusCreated, again.Status)
-	require.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
+	again := s.requireReplayed(t, fan, "key-1", map[string]any{"seat_ids": []string{s.seat("b", 0, 1), s.seat("b", 0, 2)}})
 	require.Equal(t, string(first.Raw), string(again.Raw))
 	require.Equal(t, 1, s.count(`SELECT count(*) FROM reservations WHERE event_id = $1`, s.eventID))
 
@@ -203,9 +196,7 @@ func TestConcurrentDuplicatesCreateOneHoldAndAllAnswerAlike(t *testing.T) {
 func TestAReplayedHoldAnswerIsTheFirstAnswerByteForByte(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
-	code := "REPLAY_" + s.eventID
-	_, err := s.pool.Exec(context.Background(), `INSERT INTO promotions (code, event_id, discount_bps, max_uses) VALUES ($1, $2, 1500, 5)`, code, s.eventID)
-	require.NoError(t, err)
+	code := s.promotion("REPLAY", 1500, 5)
 	cases := []struct {
 		name string
 		body map[string]any
@@ -218,12 +209,9 @@ func TestAReplayedHoldAnswerIsTheFirstAnswerByteForByte(t *testing.T) {
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			fan := s.fan(fmt.Sprintf("bytes%d", i))
-			first := s.hold(fan, tc.body, "Idempotency-Key", "same")
-			require.Equal(t, http.StatusCreated, first.Status, string(first.Raw))
+			first := s.holdKeyed(t, fan, "same", tc.body)
 			require.Empty(t, first.Header.Get("Idempotent-Replayed"))
-			again := s.hold(fan, tc.body, "Idempotency-Key", "same")
-			require.Equal(t, http.StatusCreated, again.Status, string(again.Raw))
-			require.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
+			again := s.requireReplayed(t, fan, "same", tc.body)
 			require.Equal(t, first.Header.Get("Content-Type"), again.Header.Get("Content-Type"))
 			require.Equal(t, string(first.Raw), string(again.Raw))
 		})
@@ -235,8 +223,7 @@ func TestAHoldRecordedWithoutItsAnswerIsReplayedFromItsReservation(t *testing.T)
 	s := newStack(t)
 	fan := s.fan("crashed")
 	body := map[string]any{"seat_ids": []string{s.seat("b", 3, 3), s.seat("b", 3, 4)}}
-	first := s.hold(fan, body, "Idempotency-Key", "lost")
-	require.Equal(t, http.StatusCreated, first.Status, string(first.Raw))
+	first := s.holdKeyed(t, fan, "lost", body)
 	// As holds committed before their answers were kept in the same
 	// transaction left their key's record: without the bytes.
 	tag, err := s.pool.Exec(context.Background(), `UPDATE idempotency_keys SET response_bytes = NULL WHERE key = 'lost' AND reservation_id = $1`,
@@ -244,9 +231,7 @@ func TestAHoldRecordedWithoutItsAnswerIsReplayedFromItsReservation(t *testing.T)
 	require.NoError(t, err)
 	require.EqualValues(t, 1, tag.RowsAffected())
 
-	again := s.hold(fan, body, "Idempotency-Key", "lost")
-	require.Equal(t, http.StatusCreated, again.Status, string(again.Raw))
-	require.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
+	again := s.requireReplayed(t, fan, "lost", body)
 	require.Equal(t, string(first.Raw), string(again.Raw))
 	third := s.hold(fan, body, "Idempotency-Key", "lost")
 	require.Equal(t, string(first.Raw), string(third.Raw), "every replay renders the same bytes")
@@ -258,28 +243,23 @@ func TestAnAnswerStoredAsJSONBeforeTheUpgradeIsStillReplayed(t *testing.T) {
 	s := newStack(t)
 	fan := s.fan("legacy")
 	body := map[string]any{"seat_ids": []string{s.seat("b", 4, 4)}}
-	first := s.hold(fan, body, "Idempotency-Key", "old-format")
-	require.Equal(t, http.StatusCreated, first.Status, string(first.Raw))
+	first := s.holdKeyed(t, fan, "old-format", body)
 	_, err := s.pool.Exec(context.Background(), `UPDATE idempotency_keys
 		SET response_body = convert_from(response_bytes, 'UTF8')::jsonb, response_bytes = NULL, reservation_id = NULL
 		WHERE key = 'old-format'`)
 	require.NoError(t, err)
-	again := s.hold(fan, body, "Idempotency-Key", "old-format")
-	require.Equal(t, http.StatusCreated, again.Status, string(again.Raw))
-	require.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
+	again := s.requireReplayed(t, fan, "old-format", body)
 	require.JSONEq(t, string(first.Raw), string(again.Raw))
 }
 
 func TestIdempotencyRecordsOlderThanADayAreIgnoredAndPurged(t *testing.T) {
 	s := newStack(t)
 	fan := s.fan("old")
-	first := s.hold(fan, map[string]any{"seat_ids": []string{s.seat("b", 2, 1)}}, "Idempotency-Key", "old-key")
-	require.Equal(t, http.StatusCreated, first.Status)
+	first := s.holdKeyed(t, fan, "old-key", map[string]any{"seat_ids": []string{s.seat("b", 2, 1)}})
 	require.Equal(t, http.StatusNoContent, s.do(http.MethodDelete, "/v1/holds/"+first.Body["hold_id"].(string), fan, nil).Status)
 	_, err := s.pool.Exec(context.Background(), `UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = 'old-key'`)
 	require.NoError(t, err)
-	again := s.hold(fan, map[string]any{"seat_ids": []string{s.seat("b", 2, 1)}}, "Idempotency-Key", "old-key")
-	require.Equal(t, http.StatusCreated, again.Status, string(again.Raw))
+	again := s.holdKeyed(t, fan, "old-key", map[string]any{"seat_ids": []string{s.seat("b", 2, 1)}})
 	require.NotEqual(t, first.Body["hold_id"], again.Body["hold_id"])
 	_, err = s.pool.Exec(context.Background(), `UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = 'old-key'`)
 	require.NoError(t, err)
@@ -356,15 +336,13 @@ func TestReleasingAHoldFreesItsSeatsAtOnceAndOnlyForItsOwner(t *testing.T) {
 func TestSweeperEndsExpiredHoldsAndGivesEverythingBack(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
-	code := "SWEEP_" + s.eventID
-	_, err := s.pool.Exec(context.Background(), `INSERT INTO promotions (code, event_id, discount_bps, max_uses) VALUES ($1, $2, 1000, 5)`, code, s.eventID)
-	require.NoError(t, err)
+	code := s.promotion("SWEEP", 1000, 5)
 	seats := []string{s.seat("b", 8, 1), s.seat("b", 8, 2)}
 	h := s.hold(s.fan("sleepy"), map[string]any{"seat_ids": seats, "promo_code": code})
 	require.Equal(t, http.StatusCreated, h.Status)
 	ga := s.hold(s.fan("sleepy2"), map[string]any{"section_id": s.eventID + "_ga", "quantity": 3})
 	require.Equal(t, http.StatusCreated, ga.Status)
-	_, err = s.pool.Exec(context.Background(), `UPDATE reservations SET expires_at = now() - interval '1 minute' WHERE event_id = $1`, s.eventID)
+	_, err := s.pool.Exec(context.Background(), `UPDATE reservations SET expires_at = now() - interval '1 minute' WHERE event_id = $1`, s.eventID)
 	require.NoError(t, err)
 	rep, err := s.holds.Store.Holds.Audit(context.Background(), s.eventID, 0)
 	require.NoError(t, err)

@@ -1,6 +1,8 @@
 package api_test
 
 import (
+	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -42,4 +44,23 @@ func TestEveryAnswerIsCountedByRoutePatternNeverByRawPath(t *testing.T) {
 	}
 	require.Equal(t, map[string]float64{"GET /healthz 200": 2, "GET unmatched 404": 2}, counts)
 	require.Equal(t, 2, histograms, "one histogram per route and method")
+}
+
+func TestMetricsAreNotServedOnTheFanPort(t *testing.T) {
+	s := newStack(t)
+	r := s.do(http.MethodGet, "/metrics", "", nil)
+	require.Equal(t, http.StatusNotFound, r.Status)
+}
+
+func TestReadyzNamesTheFailingCheckWithoutItsErrorText(t *testing.T) {
+	secret := errors.New("dial tcp 10.1.2.3:6379: connection refused (user encore)")
+	srv := &api.Server{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Checks: []api.Check{
+		{Name: "postgres", Ping: func(context.Context) error { return nil }},
+		{Name: "redis", Ping: func(context.Context) error { return secret }},
+	}}
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code)
+	require.JSONEq(t, `{"status":"unavailable","failing":["redis"]}`, rec.Body.String())
+	require.NotContains(t, rec.Body.String(), "10.1.2.3")
 }

@@ -8,9 +8,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
@@ -61,7 +63,7 @@ func newStack(t testing.TB, opts ...stackOption) *stack {
 			{ID: eventID + "_ga", Name: "Floor", General: true, Capacity: 50, BasePrice: 2000},
 		},
 	}
-	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelError}))
+	log := quiet(t)
 	hints := seathint.New(rdb, prefix)
 	svc := &holds.Service{
 		Store:   store.New(pool, store.Options{LockTimeout: 2 * time.Second, StatementTimeout: 5 * time.Second}),
@@ -80,6 +82,20 @@ func newStack(t testing.TB, opts ...stackOption) *stack {
 	t.Cleanup(ts.Close)
 	return &stack{t: t, url: ts.URL, pool: pool, rdb: rdb, prefix: prefix, hints: hints, holds: svc,
 		eventID: eventID, issuer: issuer}
+}
+
+// rowEvent creates an event on sale of one section, a row of seats seats,
+// titled title and the test's name, and returns its ID and the section's.
+func rowEvent(t testing.TB, title string, seats int) (eventID, section string) {
+	t.Helper()
+	eventID = "evt_" + testenv.RandomSuffix()
+	section = eventID + "_a"
+	require.NoError(t, demo.Create(context.Background(), testenv.DB(t), demo.Event{
+		ID: eventID, Title: title + " " + t.Name(), VenueID: "ven_test", VenueName: "Test Hall", City: "Testville",
+		StartsAt: time.Now().Add(24 * time.Hour), OnsaleAt: time.Now().Add(-time.Hour), Currency: "EUR",
+		Sections: []demo.Section{{ID: section, Name: "A", Rows: 1, PerRow: seats, BasePrice: 5000}},
+	}))
+	return eventID, section
 }
 
 func (s *stack) seat(section string, row, n int) string {
@@ -102,6 +118,35 @@ func (s *stack) hold(token string, body map[string]any, headers ...string) apite
 		body["event_id"] = s.eventID
 	}
 	return s.do(http.MethodPost, "/v1/holds", token, body, headers...)
+}
+
+// holdKeyed holds body for fan under the Idempotency-Key key and requires
+// the answer 201, which a hold made and a hold replayed both get.
+func (s *stack) holdKeyed(t testing.TB, fan, key string, body map[string]any) apitest.Response {
+	t.Helper()
+	r := s.hold(fan, body, "Idempotency-Key", key)
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+	return r
+}
+
+// requireReplayed sends a hold again under key and requires the first
+// answer, replayed rather than executed again.
+func (s *stack) requireReplayed(t testing.TB, fan, key string, body map[string]any) apitest.Response {
+	t.Helper()
+	again := s.holdKeyed(t, fan, key, body)
+	require.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
+	return again
+}
+
+// promotion creates the code name_<event> of this event, discountBps off,
+// for at most maxUses holds, and returns it.
+func (s *stack) promotion(name string, discountBps, maxUses int) string {
+	s.t.Helper()
+	code := name + "_" + s.eventID
+	_, err := s.pool.Exec(context.Background(), `INSERT INTO promotions (code, event_id, discount_bps, max_uses) VALUES ($1, $2, $3, $4)`,
+		code, s.eventID, discountBps, maxUses)
+	require.NoError(s.t, err)
+	return code
 }
 
 func (s *stack) seatStatus(id string) string {
@@ -133,12 +178,27 @@ func problemType(r apitest.Response) string {
 
 func problemName(name string) string { return fmt.Sprintf("/problems/%s", name) }
 
+// queryCounter is a pgx tracer that counts the queries a pool sends.
+type queryCounter struct{ n atomic.Int64 }
+
+func (c *queryCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+
+func (c *queryCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
 // testWriter sends the server's error logs to the test's log.
 type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(string(bytes.TrimSpace(p)))
 	return len(p), nil
+}
+
+// quiet is a server's log that passes only errors on, to the test's log.
+func quiet(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelError}))
 }
 
 // newStackB is newStack on a 50,000-seat event (see benchEvent).

@@ -1,11 +1,11 @@
 package api_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/api"
+	"github.com/encore-tickets/encore/api/apitest"
 	"github.com/encore-tickets/encore/session"
 )
 
@@ -28,6 +29,9 @@ type oidcStack struct {
 	issuer *session.Issuer
 	skew   atomic.Int64 // nanoseconds added to the issuer's clock
 	client *http.Client // follows no redirect: the tests read them
+	// verifier and its S256 challenge are the PKCE pair of the client's
+	// sign-in.
+	verifier, challenge string
 }
 
 func newOIDCStack(t *testing.T, clientID string) *oidcStack {
@@ -36,28 +40,24 @@ func newOIDCStack(t *testing.T, clientID string) *oidcStack {
 	s := &oidcStack{url: "http://" + ts.Listener.Addr().String()}
 	s.issuer = session.NewIssuerAt("test-secret", s.url+session.DevIssuerPath, session.DefaultAudience)
 	s.issuer.SetClock(func() time.Time { return time.Now().Add(time.Duration(s.skew.Load())) })
-	srv := &api.Server{Sessions: s.issuer, ClientID: clientID,
-		Log: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelError}))}
+	srv := &api.Server{Sessions: s.issuer, ClientID: clientID, Log: quiet(t)}
 	ts.Config.Handler = srv.Handler()
 	ts.Start()
 	t.Cleanup(ts.Close)
 	s.client = &http.Client{Timeout: 10 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	s.verifier = strings.Repeat("v3rifier-", 6)
+	sum := sha256.Sum256([]byte(s.verifier))
+	s.challenge = base64.RawURLEncoding.EncodeToString(sum[:])
 	return s
-}
-
-// pkce is a verifier and its S256 challenge.
-func pkce(verifier string) (string, string) {
-	sum := sha256.Sum256([]byte(verifier))
-	return verifier, base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
 // authParams is a good authorization request of client "encore-web" back
 // to the API's own origin.
-func (s *oidcStack) authParams(challenge string) url.Values {
+func (s *oidcStack) authParams() url.Values {
 	return url.Values{"response_type": {"code"}, "client_id": {"encore-web"}, "redirect_uri": {s.url + "/"},
 		"scope": {api.SignInScopes}, "state": {"st-123"}, "nonce": {"n-456"},
-		"code_challenge": {challenge}, "code_challenge_method": {"S256"}}
+		"code_challenge": {s.challenge}, "code_challenge_method": {"S256"}}
 }
 
 // authorize signs asha in on the issuer's page and returns the code the
@@ -94,7 +94,6 @@ func (s *oidcStack) exchange(t *testing.T, form url.Values) (int, map[string]any
 
 func TestTheDevelopmentIssuersTokenEndpointExchangesACodeOnceForItsClientRedirectAndVerifier(t *testing.T) {
 	s := newOIDCStack(t, "encore-web")
-	verifier, challenge := pkce(strings.Repeat("v3rifier-", 6))
 	for _, tc := range []struct {
 		name string
 		// change alters the good token request; before runs ahead of it.
@@ -127,8 +126,8 @@ func TestTheDevelopmentIssuersTokenEndpointExchangesACodeOnceForItsClientRedirec
 		t.Run(tc.name, func(t *testing.T) {
 			s.skew.Store(0)
 			t.Cleanup(func() { s.skew.Store(0) })
-			form := url.Values{"grant_type": {"authorization_code"}, "code": {s.authorize(t, s.authParams(challenge))},
-				"client_id": {"encore-web"}, "redirect_uri": {s.url + "/"}, "code_verifier": {verifier}}
+			form := url.Values{"grant_type": {"authorization_code"}, "code": {s.authorize(t, s.authParams())},
+				"client_id": {"encore-web"}, "redirect_uri": {s.url + "/"}, "code_verifier": {s.verifier}}
 			if tc.change != nil {
 				tc.change(form)
 			}
@@ -180,7 +179,6 @@ func TestTheDevelopmentIssuersTokenEndpointExchangesACodeOnceForItsClientRedirec
 
 func TestTheDevelopmentIssuersAuthorizeEndpointRefusesForeignRedirectsAndRequestsWithoutS256(t *testing.T) {
 	s := newOIDCStack(t, "encore-web")
-	_, challenge := pkce(strings.Repeat("v3rifier-", 6))
 	for _, tc := range []struct {
 		name   string
 		change func(q url.Values)
@@ -207,7 +205,7 @@ func TestTheDevelopmentIssuersAuthorizeEndpointRefusesForeignRedirectsAndRequest
 			change: func(q url.Values) { q.Set("response_type", "token") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			q := s.authParams(challenge)
+			q := s.authParams()
 			tc.change(q)
 			for _, method := range []string{http.MethodGet, http.MethodPost} {
 				var resp *http.Response
@@ -240,8 +238,7 @@ func TestTheDevelopmentIssuersAuthorizeEndpointRefusesForeignRedirectsAndRequest
 
 func TestTheDevelopmentIssuersSignInPageCarriesTheRequestAndCancelGoesBackWithAccessDenied(t *testing.T) {
 	s := newOIDCStack(t, "encore-web")
-	_, challenge := pkce(strings.Repeat("v3rifier-", 6))
-	q := s.authParams(challenge)
+	q := s.authParams()
 	resp, err := s.client.Get(s.url + session.DevIssuerPath + "/authorize?" + q.Encode())
 	require.NoError(t, err)
 	body, _ := io.ReadAll(resp.Body)
@@ -253,7 +250,7 @@ func TestTheDevelopmentIssuersSignInPageCarriesTheRequestAndCancelGoesBackWithAc
 	require.NotContains(t, csp, "script-src")
 	require.Equal(t, "DENY", resp.Header.Get("X-Frame-Options"))
 	page := string(body)
-	require.Contains(t, page, `name="code_challenge" value="`+challenge+`"`)
+	require.Contains(t, page, `name="code_challenge" value="`+s.challenge+`"`)
 	require.Contains(t, page, `<input name="user_id" required`)
 	require.NotContains(t, page, "<script")
 	require.NotContains(t, page, "style=")
@@ -340,4 +337,78 @@ func getJSON(t *testing.T, c *http.Client, u string, v any) {
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode, u)
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(v))
+}
+
+// call sends one request to base and decodes a JSON answer.
+func call(t *testing.T, base, method, path, token string, body any) (int, http.Header, map[string]any) {
+	t.Helper()
+	r := apitest.Do(t, method, base+path, token, body)
+	return r.Status, r.Header, r.Body
+}
+
+func TestTheDemoLoginsTokenVerifiesWithTheKeysServedAtDevOIDC(t *testing.T) {
+	t.Parallel()
+	// The demo login, its issuer at the API's own origin as encore dev runs it.
+	s := newOIDCStack(t, "")
+	status, _, body := call(t, s.url, http.MethodPost, "/v1/sessions", "", map[string]any{
+		"user_id": "asha", "device_id": "phone", "email": "asha@example.com", "roles": []string{"organiser"}, "org": "org-1"})
+	require.Equal(t, http.StatusCreated, status, "%v", body)
+	token := body["token"].(string)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	v, err := session.Discover(ctx, session.Options{Issuer: s.issuer.URL(), Audience: session.DefaultAudience, Client: s.client})
+	require.NoError(t, err, "discovery and the key set are served on the API's origin")
+	id, err := v.Verify(ctx, token)
+	require.NoError(t, err)
+	require.Equal(t, session.Identity{UserID: "asha", DeviceID: "phone", Email: "asha@example.com",
+		Roles: []session.Role{session.Organiser}, Org: "org-1", IssuedAt: id.IssuedAt}, id)
+
+	status, _, me := call(t, s.url, http.MethodGet, "/v1/me", token, nil)
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, map[string]any{"user_id": "asha", "device_id": "phone", "email": "asha@example.com",
+		"roles": []any{"organiser"}, "org": "org-1"}, me)
+
+	status, _, me = call(t, s.url, http.MethodGet, "/v1/me", s.issuer.Issue("bo", "laptop", time.Now()), nil)
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, []any{"fan"}, me["roles"], "no roles claim means fan")
+}
+
+func TestTheDemoLoginRefusesUnknownRolesAndMalformedEmails(t *testing.T) {
+	t.Parallel()
+	s := newOIDCStack(t, "")
+	for name, body := range map[string]map[string]any{
+		"an unknown role":                 {"user_id": "u", "device_id": "d", "roles": []string{"root"}},
+		"an email with a display name":    {"user_id": "u", "device_id": "d", "email": "Asha <asha@example.com>"},
+		"an email with a header smuggled": {"user_id": "u", "device_id": "d", "email": "a@example.com\r\nBcc: x@example.com"},
+		"an org with a space":             {"user_id": "u", "device_id": "d", "org": "org 1"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			status, _, p := call(t, s.url, http.MethodPost, "/v1/sessions", "", body)
+			require.Equal(t, http.StatusUnprocessableEntity, status)
+			require.Equal(t, "/problems/invalid-request", p["type"])
+		})
+	}
+}
+
+func TestWithTheDemoLoginOffThereIsNoSessionRouteNorDevelopmentIssuer(t *testing.T) {
+	t.Parallel()
+	dev := session.NewIssuer("elsewhere")
+	// An API verifying an issuer's tokens without the demo login.
+	ts := httptest.NewServer((&api.Server{Tokens: dev.Verifier(), Log: quiet(t)}).Handler())
+	defer ts.Close()
+	for _, path := range []string{"/v1/sessions", "/dev/oidc/jwks.json", "/dev/oidc/.well-known/openid-configuration"} {
+		method := http.MethodGet
+		if path == "/v1/sessions" {
+			method = http.MethodPost
+		}
+		status, _, p := call(t, ts.URL, method, path, "", map[string]any{"user_id": "u", "device_id": "d"})
+		require.Equal(t, http.StatusNotFound, status, path)
+		require.Equal(t, "/problems/not-found", p["type"])
+	}
+	status, _, _ := call(t, ts.URL, http.MethodGet, "/v1/me", dev.Issue("asha", "phone", time.Now()), nil)
+	require.Equal(t, http.StatusOK, status, "the issuer's tokens still verify")
+	status, _, p := call(t, ts.URL, http.MethodGet, "/v1/me", session.NewIssuer("forger").Issue("asha", "phone", time.Now()), nil)
+	require.Equal(t, http.StatusUnauthorized, status)
+	require.Equal(t, "/problems/unauthorized", p["type"])
 }
