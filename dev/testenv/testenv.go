@@ -63,16 +63,22 @@ var (
 	redisURL  string
 	adminErr  error
 
-	dbOnce sync.Once
-	dbPool *pgxpool.Pool
-	dbURL  string
-	dbErr  error
-
-	redisOnce   sync.Once
-	redisClient *redis.Client
-	redisPrefix string
-	redisErr    error
+	// The package's own database and Redis namespace, made on first use.
+	sharedDB    = sync.OnceValues(openDB)
+	sharedRedis = sync.OnceValues(openRedis)
 )
+
+// packageDB is the package's own database.
+type packageDB struct {
+	pool *pgxpool.Pool
+	url  string
+}
+
+// packageRedis is the package's Redis client and key prefix.
+type packageRedis struct {
+	client *redis.Client
+	prefix string
+}
 
 // Main runs the package's tests and then drops the package's database, deletes
 // its Redis keys and stops its Temporal server.
@@ -159,53 +165,62 @@ func RandomSuffix() string {
 	return hex.EncodeToString(b)
 }
 
+// shared returns one of the package's shared resources, made by get on
+// first use, and fails tb if it could not be made.
+func shared[T any](tb testing.TB, what string, get func() (T, error)) T {
+	tb.Helper()
+	requireMain(tb)
+	v, err := get()
+	if err != nil {
+		tb.Fatalf("testenv: %s: %v", what, err)
+	}
+	return v
+}
+
 // DatabaseURL returns the URL of this package's own migrated database.
 func DatabaseURL(tb testing.TB) string {
 	tb.Helper()
-	DB(tb)
-	return dbURL
+	return shared(tb, "database", sharedDB).url
 }
 
 // DB returns a pool on this package's own database, created and migrated on
 // first use and dropped when the package's tests end.
 func DB(tb testing.TB) *pgxpool.Pool {
 	tb.Helper()
-	requireMain(tb)
-	dbOnce.Do(func() {
-		admin, _, err := servers()
-		if err != nil {
-			dbErr = err
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		name := fmt.Sprintf("test_%s_%s", packageTag(), RandomSuffix())
-		dbURL, dbErr = devstack.EnsureDatabase(ctx, admin, name)
-		if dbErr != nil {
-			return
-		}
-		atExit(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			_ = devstack.DropDatabase(ctx, admin, name)
-		})
-		cfg, err := pgxpool.ParseConfig(dbURL)
-		if err != nil {
-			dbErr = err
-			return
-		}
-		cfg.MaxConns = 40
-		dbPool, dbErr = pgxpool.NewWithConfig(ctx, cfg)
-		if dbErr != nil {
-			return
-		}
-		atExit(dbPool.Close) // runs before the drop: cleanups run last-in first-out
-		_, dbErr = schema.Migrate(ctx, dbPool)
-	})
-	if dbErr != nil {
-		tb.Fatalf("testenv: database: %v", dbErr)
+	return shared(tb, "database", sharedDB).pool
+}
+
+func openDB() (packageDB, error) {
+	admin, _, err := servers()
+	if err != nil {
+		return packageDB{}, err
 	}
-	return dbPool
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	name := fmt.Sprintf("test_%s_%s", packageTag(), RandomSuffix())
+	url, err := devstack.EnsureDatabase(ctx, admin, name)
+	if err != nil {
+		return packageDB{}, err
+	}
+	atExit(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = devstack.DropDatabase(ctx, admin, name)
+	})
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return packageDB{}, err
+	}
+	cfg.MaxConns = 40
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return packageDB{}, err
+	}
+	atExit(pool.Close) // runs before the drop: cleanups run last-in first-out
+	if _, err := schema.Migrate(ctx, pool); err != nil {
+		return packageDB{}, err
+	}
+	return packageDB{pool: pool, url: url}, nil
 }
 
 // Redis returns a client and this package's key prefix. Every key a package's
@@ -214,35 +229,31 @@ func DB(tb testing.TB) *pgxpool.Pool {
 // never see each other's) uses RedisPrefix.
 func Redis(tb testing.TB) (*redis.Client, string) {
 	tb.Helper()
-	requireMain(tb)
-	redisOnce.Do(func() {
-		_, u, err := servers()
-		if err != nil {
-			redisErr = err
-			return
-		}
-		opt, err := redis.ParseURL(u)
-		if err != nil {
-			redisErr = err
-			return
-		}
-		opt.PoolSize = 64
-		redisClient = redis.NewClient(opt)
-		redisPrefix = fmt.Sprintf("test:%s:%s:", packageTag(), RandomSuffix())
-		atExit(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			iter := redisClient.Scan(ctx, 0, redisPrefix+"*", 1000).Iterator()
-			for iter.Next(ctx) {
-				redisClient.Del(ctx, iter.Val())
-			}
-			_ = redisClient.Close()
-		})
-	})
-	if redisErr != nil {
-		tb.Fatalf("testenv: Redis: %v", redisErr)
+	r := shared(tb, "Redis", sharedRedis)
+	return r.client, r.prefix
+}
+
+func openRedis() (packageRedis, error) {
+	_, u, err := servers()
+	if err != nil {
+		return packageRedis{}, err
 	}
-	return redisClient, redisPrefix
+	opt, err := redis.ParseURL(u)
+	if err != nil {
+		return packageRedis{}, err
+	}
+	opt.PoolSize = 64
+	r := packageRedis{client: redis.NewClient(opt), prefix: fmt.Sprintf("test:%s:%s:", packageTag(), RandomSuffix())}
+	atExit(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		iter := r.client.Scan(ctx, 0, r.prefix+"*", 1000).Iterator()
+		for iter.Next(ctx) {
+			r.client.Del(ctx, iter.Val())
+		}
+		_ = r.client.Close()
+	})
+	return r, nil
 }
 
 // RedisPrefix returns the client and a key prefix of the calling test's own,
