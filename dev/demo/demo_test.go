@@ -2,9 +2,11 @@ package demo_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/dev/demo"
@@ -13,19 +15,25 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
+// seedDB is a database of the test's own, for the seed writes the demo's
+// fixed IDs and the tests count whole tables, and count, the number a
+// query on it answers.
+func seedDB(t *testing.T) (pool *pgxpool.Pool, count func(sql string, args ...any) int) {
+	t.Helper()
+	pool, _ = testenv.FreshDB(t)
+	return pool, func(sql string, args ...any) int {
+		t.Helper()
+		var n int
+		require.NoError(t, pool.QueryRow(context.Background(), sql, args...).Scan(&n))
+		return n
+	}
+}
+
 func TestSeedCreatesTheDemoEventsOnceAndRepairsAMissingSeat(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	// A database of its own: the seed writes the demo's fixed IDs and the
-	// test counts whole tables.
-	pool, _ := testenv.FreshDB(t)
+	pool, count := seedDB(t)
 	now := time.Now()
-	count := func(sql string, args ...any) int {
-		t.Helper()
-		var n int
-		require.NoError(t, pool.QueryRow(ctx, sql, args...).Scan(&n))
-		return n
-	}
 	seats := func(event string) int { return count(`SELECT count(*) FROM seats WHERE event_id = $1`, event) }
 
 	require.NoError(t, demo.Seed(ctx, pool, now))
@@ -76,4 +84,25 @@ func TestSeedCreatesTheDemoEventsOnceAndRepairsAMissingSeat(t *testing.T) {
 	require.NoError(t, demo.Seed(ctx, pool, now))
 	require.Equal(t, 20000, seats(demo.DemoNightID))
 	require.Equal(t, 1, count(`SELECT count(*) FROM seats WHERE id = $1 AND status = 'BLOCKED'`, upper+"-C-4"))
+}
+
+func TestSeedCreatesThreeAmsterdamHotelsWithNinetyNightsOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, count := seedDB(t)
+	now := time.Now()
+	require.NoError(t, demo.Seed(ctx, pool, now))
+	_, err := pool.Exec(ctx, `UPDATE room_nights SET held = 1 WHERE property_id = 'prop_canal_house' AND room_type = 'double'`)
+	require.NoError(t, err)
+	require.NoError(t, demo.Seed(ctx, pool, now))
+
+	require.Equal(t, 3, count(`SELECT count(*) FROM properties WHERE city = 'Amsterdam' AND venue_id = '`+demo.ArenaVenueID+`'`))
+	require.Equal(t, 6, count(`SELECT count(*) FROM room_types`))
+	// Counted over this seed's nights only: another test of the package
+	// seeds an hour later, which past 23:00 UTC starts a day later.
+	window := fmt.Sprintf(` AND night >= '%s' AND night < '%s'`, now.Format(time.DateOnly),
+		now.AddDate(0, 0, demo.HotelNights).Format(time.DateOnly))
+	require.Equal(t, 6*demo.HotelNights, count(`SELECT count(*) FROM room_nights WHERE true`+window))
+	require.Equal(t, demo.HotelNights, count(`SELECT count(*) FROM room_nights WHERE overbook_limit > 0`+window), "one room type overbooks")
+	require.Equal(t, demo.HotelNights, count(`SELECT count(*) FROM room_nights WHERE held = 1`+window), "a second seed keeps the counters")
 }
