@@ -97,6 +97,16 @@ func startChildGate(t *testing.T, path, event, token string) string {
 	return "http://" + addr
 }
 
+// startAtShowtime starts a test gate on a manifest of ts sealed with keys
+// under header h, its scanner clock at showtime; the test moves the clock it
+// returns. opt sets the rest (ledger options, mode).
+func startAtShowtime(t testing.TB, keys manifest.Keys, h manifest.Header, ts []ticket, opt gate.TestOptions) (*gate.TestGate, *clock) {
+	t.Helper()
+	clk := &clock{t: showtime}
+	opt.Manifest, opt.Keys, opt.Now = sealed(t, keys, h, ts), &keys, clk.Now
+	return gate.StartForTest(t, opt), clk
+}
+
 func scanURL(t testing.TB, client *http.Client, url, token, payload, gateID string) (int, gate.Result) {
 	body := fmt.Sprintf(`{"payload":%q,"gate_id":%q}`, payload, gateID)
 	req, err := http.NewRequest(http.MethodPost, url+"/v1/scan", strings.NewReader(body))
@@ -215,13 +225,11 @@ func TestTwoGateProcessesRacingOnOneLedgerLetEachTicketInExactlyOnce(t *testing.
 func TestEachRejectedScanNamesItsReason(t *testing.T) {
 	t.Parallel()
 	keys := devKeys(t)
-	clk := &clock{t: showtime}
 	ts := makeTickets(t, 6, "sec_a")
 	valid, used, revoked, other := ts[0], ts[1], ts[2], makeTickets(t, 1, "sec_other")[0]
 	unknown := makeTickets(t, 1, "sec_a")[0]
 
-	g := gate.StartForTest(t, gate.TestOptions{Manifest: sealed(t, keys, manifest.Header{EventID: "evt_tonight"}, ts),
-		Keys: &keys, Now: clk.Now})
+	g, clk := startAtShowtime(t, keys, manifest.Header{EventID: "evt_tonight"}, ts, gate.TestOptions{})
 	ctx := context.Background()
 	// Tomorrow's show is in the same ledger: its tickets are "wrong event".
 	m, err := manifest.Open(sealed(t, keys, manifest.Header{EventID: "evt_tomorrow"}, []ticket{other}), keys, clk.t)
@@ -319,9 +327,7 @@ func TestEachRejectedScanNamesItsReason(t *testing.T) {
 
 func TestBadRequestsAreProblems(t *testing.T) {
 	t.Parallel()
-	keys := devKeys(t)
-	g := gate.StartForTest(t, gate.TestOptions{Manifest: sealed(t, keys, manifest.Header{EventID: "evt_x"}, makeTickets(t, 1, "s")),
-		Keys: &keys, Now: (&clock{t: showtime}).Now})
+	g, _ := startAtShowtime(t, devKeys(t), manifest.Header{EventID: "evt_x"}, makeTickets(t, 1, "s"), gate.TestOptions{})
 	for name, body := range map[string]string{
 		"not JSON":        `payload=1`,
 		"missing gate_id": `{"payload":"x"}`,
@@ -345,11 +351,9 @@ func TestBadRequestsAreProblems(t *testing.T) {
 
 func TestLedgerFailureFailsClosed(t *testing.T) {
 	t.Parallel()
-	keys := devKeys(t)
-	clk := &clock{t: showtime}
 	ts := makeTickets(t, 3, "sec_a")
-	g := gate.StartForTest(t, gate.TestOptions{Manifest: sealed(t, keys, manifest.Header{EventID: "evt_fc"}, ts),
-		Keys: &keys, Now: clk.Now, Store: gate.StoreOptions{BusyTimeout: 100 * time.Millisecond}})
+	g, clk := startAtShowtime(t, devKeys(t), manifest.Header{EventID: "evt_fc"}, ts,
+		gate.TestOptions{Store: gate.StoreOptions{BusyTimeout: 100 * time.Millisecond}})
 
 	// Serial: the second step closes the ledger the first scans.
 	t.Run("another process holds the write lock past the busy timeout", func(t *testing.T) {
@@ -407,11 +411,8 @@ func rejects(t *testing.T, g *gate.TestGate, reason string) float64 {
 
 func TestAScanWithoutTheScannersDeviceTokenIsRefusedAndBurnsNoTicket(t *testing.T) {
 	t.Parallel()
-	keys := devKeys(t)
-	clk := &clock{t: showtime}
 	ts := makeTickets(t, 1, "sec_auth")
-	g := gate.StartForTest(t, gate.TestOptions{Manifest: sealed(t, keys, manifest.Header{EventID: "evt_auth"}, ts),
-		Keys: &keys, Now: clk.Now})
+	g, clk := startAtShowtime(t, devKeys(t), manifest.Header{EventID: "evt_auth"}, ts, gate.TestOptions{})
 	body := fmt.Sprintf(`{"payload":%q,"gate_id":"north-1"}`, ts[0].code(clk.Now()))
 	for name, auth := range map[string]string{
 		"no credential":         "",

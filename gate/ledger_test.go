@@ -15,14 +15,12 @@ import (
 func TestOnlyANewerManifestOrADeltaOnItsBaseIsImported(t *testing.T) {
 	t.Parallel()
 	keys := devKeys(t)
-	clk := &clock{t: showtime}
-	ctx := context.Background()
 	ts := makeTickets(t, 4, "sec_v")
 	v1 := showtime.Add(-48 * time.Hour).UnixMicro()
 	v2 := showtime.Add(-24 * time.Hour).UnixMicro()
 	v3 := showtime.Add(-2 * time.Hour).UnixMicro()
-	g := gate.StartForTest(t, gate.TestOptions{Manifest: sealed(t, keys, manifest.Header{EventID: "evt_v", Version: v2}, ts[:3]),
-		Keys: &keys, Now: clk.Now})
+	g, clk := startAtShowtime(t, keys, manifest.Header{EventID: "evt_v", Version: v2}, ts[:3], gate.TestOptions{})
+	ctx := context.Background()
 	open := func(h manifest.Header, list []ticket, revoked ...string) *manifest.Manifest {
 		h.EventID = "evt_v"
 		m, err := manifest.Open(sealed(t, keys, h, list, revoked...), keys, clk.t)
