@@ -153,9 +153,7 @@ func TestPromotionIsOncePerAccountAndComesBackWhenTheHoldEnds(t *testing.T) {
 func TestIdempotencyKeyReplaysTheStoredResponseWithoutReexecuting(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
-	fan := s.fan("idem")
-	body := map[string]any{"seat_ids": []string{s.seat("b", 0, 2), s.seat("b", 0, 1)}}
-	first := s.holdKeyed(t, fan, "key-1", body)
+	fan, _, first := s.keyedCart(t, "idem", "key-1", s.seat("b", 0, 2), s.seat("b", 0, 1))
 	// Same cart, seats in another order: the same request.
 	again := s.requireReplayed(t, fan, "key-1", map[string]any{"seat_ids": []string{s.seat("b", 0, 1), s.seat("b", 0, 2)}})
 	require.Equal(t, string(first.Raw), string(again.Raw))
@@ -221,9 +219,7 @@ func TestAReplayedHoldAnswerIsTheFirstAnswerByteForByte(t *testing.T) {
 func TestAHoldRecordedWithoutItsAnswerIsReplayedFromItsReservation(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
-	fan := s.fan("crashed")
-	body := map[string]any{"seat_ids": []string{s.seat("b", 3, 3), s.seat("b", 3, 4)}}
-	first := s.holdKeyed(t, fan, "lost", body)
+	fan, body, first := s.keyedCart(t, "crashed", "lost", s.seat("b", 3, 3), s.seat("b", 3, 4))
 	// As holds committed before their answers were kept in the same
 	// transaction left their key's record: without the bytes.
 	tag, err := s.pool.Exec(context.Background(), `UPDATE idempotency_keys SET response_bytes = NULL WHERE key = 'lost' AND reservation_id = $1`,
@@ -241,9 +237,7 @@ func TestAHoldRecordedWithoutItsAnswerIsReplayedFromItsReservation(t *testing.T)
 func TestAnAnswerStoredAsJSONBeforeTheUpgradeIsStillReplayed(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
-	fan := s.fan("legacy")
-	body := map[string]any{"seat_ids": []string{s.seat("b", 4, 4)}}
-	first := s.holdKeyed(t, fan, "old-format", body)
+	fan, body, first := s.keyedCart(t, "legacy", "old-format", s.seat("b", 4, 4))
 	_, err := s.pool.Exec(context.Background(), `UPDATE idempotency_keys
 		SET response_body = convert_from(response_bytes, 'UTF8')::jsonb, response_bytes = NULL, reservation_id = NULL
 		WHERE key = 'old-format'`)

@@ -14,7 +14,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
@@ -23,10 +22,8 @@ import (
 	"github.com/encore-tickets/encore/dev/demo"
 	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/holds"
-	"github.com/encore-tickets/encore/ratelimit"
 	"github.com/encore-tickets/encore/seathint"
 	"github.com/encore-tickets/encore/session"
-	"github.com/encore-tickets/encore/store"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -64,14 +61,8 @@ func newStack(t testing.TB, opts ...stackOption) *stack {
 		},
 	}
 	log := quiet(t)
-	hints := seathint.New(rdb, prefix)
-	svc := &holds.Service{
-		Store:   store.New(pool, store.Options{LockTimeout: 2 * time.Second, StatementTimeout: 5 * time.Second}),
-		Hints:   hints,
-		Limiter: ratelimit.New(rdb, prefix+"rl:", ratelimit.Limit{Count: 1000, Per: time.Minute, Burst: 1000}),
-		Log:     log,
-	}
-	svc.Register(prometheus.NewRegistry())
+	svc := apitest.Holds(pool, rdb, prefix, log)
+	hints := svc.Hints
 	for _, o := range opts {
 		o(&ev, svc)
 	}
@@ -127,6 +118,15 @@ func (s *stack) holdKeyed(t testing.TB, fan, key string, body map[string]any) ap
 	r := s.hold(fan, body, "Idempotency-Key", key)
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
 	return r
+}
+
+// keyedCart holds seats for a new fan, name, under the Idempotency-Key key
+// and returns the fan's token, the request's body and its answer, for a test
+// of what sending it again gets.
+func (s *stack) keyedCart(t testing.TB, name, key string, seats ...string) (string, map[string]any, apitest.Response) {
+	t.Helper()
+	fan, body := s.fan(name), map[string]any{"seat_ids": seats}
+	return fan, body, s.holdKeyed(t, fan, key, body)
 }
 
 // requireReplayed sends a hold again under key and requires the first

@@ -1,9 +1,10 @@
 // Package apitest sends requests to a test server of the fan API and reads
 // its answers, for the tests of the api package and of the packages whose
 // routes it serves (the waiting room's), so that each builds its requests
-// and decodes its replies the same way. Its Endless body is the one the
-// caps on a venue import are tested with, by the venues parsers' tests and
-// by the API's route alike.
+// and decodes its replies the same way, and serves them the same hold
+// service (Holds). Its Endless body is the one the caps on a venue import
+// are tested with, by the venues parsers' tests and by the API's route
+// alike.
 package apitest
 
 import (
