@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -181,11 +183,7 @@ func (h *hub) selectClients(event string, b int, users []string) []*client {
 func (h *hub) eventIDs() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	ids := make([]string, 0, len(h.events))
-	for e := range h.events {
-		ids = append(ids, e)
-	}
-	return ids
+	return slices.Collect(maps.Keys(h.events))
 }
 
 // refresher pushes every socket its state once per heartbeat interval, one
