@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/encore-tickets/encore/booking"
 	"github.com/encore-tickets/encore/dev/psp"
@@ -291,12 +292,19 @@ func (e *e2e) recordHistory(name, id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	require.NoError(t, e.temporal.GetWorkflow(ctx, workflows.BookingWorkflowID(id), "").Get(ctx, nil))
+	e.writeHistory(ctx, name, id)
+}
+
+// writeHistory writes the history of the booking's workflow, as it stands,
+// to workflows/testdata/name.json, where the replay tests read it.
+func (e *e2e) writeHistory(ctx context.Context, name, id string) {
+	t := e.t
 	iter := e.temporal.GetWorkflowHistory(ctx, workflows.BookingWorkflowID(id), "", false, 0)
 	var events []json.RawMessage
 	for iter.HasNext() {
 		ev, err := iter.Next()
 		require.NoError(t, err)
-		b, err := protojsonMarshal(ev)
+		b, err := protojson.Marshal(ev)
 		require.NoError(t, err)
 		events = append(events, b)
 	}

@@ -2,10 +2,8 @@ package system_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -156,17 +154,7 @@ func (e *e2e) recordHistoryOf(name, id string) {
 		d, err := e.temporal.DescribeWorkflowExecution(ctx, wid, "")
 		return err == nil && d.GetWorkflowExecutionInfo().GetCloseTime() != nil
 	}, 60*time.Second, 200*time.Millisecond)
-	iter := e.temporal.GetWorkflowHistory(ctx, wid, "", false, 0)
-	var events []json.RawMessage
-	for iter.HasNext() {
-		ev, err := iter.Next()
-		require.NoError(t, err)
-		b, err := protojsonMarshal(ev)
-		require.NoError(t, err)
-		events = append(events, b)
-	}
-	out, _ := json.MarshalIndent(map[string]any{"events": events}, "", " ")
-	require.NoError(t, os.WriteFile(filepath.Join("..", "workflows", "testdata", name+".json"), out, 0o644))
+	e.writeHistory(ctx, name, id)
 }
 
 // A refund asked for during a stuck capture used to be accepted, answered
