@@ -1,6 +1,10 @@
 package system_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -15,8 +19,9 @@ import (
 
 // oidcBrowserStack is browserStack's app and browse plane with the web app
 // set up for OpenID Connect redirect sign-in: its issuer is the development
-// issuer on the API's own origin, its client ID clientID.
-func oidcBrowserStack(t *testing.T, clientID string) (*e2e, string) {
+// issuer on the API's own origin, its client ID clientID. wrap, when given,
+// wraps the API's handler (to bend what the issuer answers).
+func oidcBrowserStack(t *testing.T, clientID string, wrap ...func(http.Handler) http.Handler) (*e2e, string) {
 	t.Helper()
 	e := newE2E(t)
 	// The issuer's URL is the server's: known once it listens.
@@ -25,7 +30,11 @@ func oidcBrowserStack(t *testing.T, clientID string) (*e2e, string) {
 	issuer := session.NewIssuerAt("signin-browser-secret", base+session.DevIssuerPath, session.DefaultAudience)
 	a := browserServer(t, e, e.eventID)
 	a.Sessions, a.ClientID = issuer, clientID
-	srv.Config.Handler = a.Handler()
+	h := a.Handler()
+	for _, w := range wrap {
+		h = w(h)
+	}
+	srv.Config.Handler = h
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return e, base
@@ -85,4 +94,49 @@ func TestAFanSignsInThroughTheIssuersPageAndComesBackSignedInToTheirTickets(t *t
 	)
 	require.Equal(t, "No tickets yet.", js(t, ctx, `document.querySelector('#tickets li').textContent`))
 	require.Equal(t, "none", js(t, ctx, `document.getElementById('problem').hidden ? 'none' : document.getElementById('problem').textContent`))
+}
+
+// withoutIDToken answers the issuer's token endpoint without its ID token:
+// the answer of a sign-in whose nonce the app never sees (only the access
+// token comes back).
+func withoutIDToken(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != session.DevIssuerPath+"/token" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		next.ServeHTTP(rec, r)
+		var out map[string]any
+		if err := json.Unmarshal(rec.Body.Bytes(), &out); err == nil {
+			delete(out, "id_token")
+			b, _ := json.Marshal(out)
+			rec.Body = bytes.NewBuffer(b)
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.Header().Del("Content-Length")
+		w.WriteHeader(rec.Code)
+		_, _ = io.Copy(w, rec.Body)
+	})
+}
+
+func TestARedirectSignInWhoseAnswerCarriesNoIDTokenWithTheNonceIsRefused(t *testing.T) {
+	t.Parallel()
+	e, base := oidcBrowserStack(t, "encore-web", withoutIDToken)
+	ctx := browser(t, 3*time.Minute)
+
+	do(t, ctx, "sign in at the issuer's page",
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(css(`#oidc-signin`)),
+		chromedp.Focus(css(`#oidc-signin`)), chromedp.KeyEvent(kb.Enter),
+		chromedp.WaitVisible(css(`form#authorize input[name=user_id]`)),
+		chromedp.SendKeys(css(`form#authorize input[name=user_id]`), "nonce_"+e.eventID[4:]),
+		chromedp.Click(css(`form#authorize button[value=allow]`)),
+		chromedp.WaitVisible(css(`#problem`)),
+	)
+	require.Contains(t, js(t, ctx, `document.getElementById('problem').textContent`), "did not match this sign-in")
+	require.Equal(t, "none", js(t, ctx, `sessionStorage.getItem('token') === null ? 'none' : 'kept'`), "no token is kept")
+	require.True(t, strings.HasPrefix(js(t, ctx, `location.href`), base+"/"))
 }
