@@ -251,7 +251,7 @@ func (b *booking) run(ctx workflow.Context) (BookingResult, error) {
 	// this very first workflow task, before the hold is adopted; the
 	// handler waits for adoption (b.loaded) before it acts.
 	b.listen(ctx)
-	if err := b.registerUpdates(ctx); err != nil {
+	if err := (updates{b}).register(ctx); err != nil {
 		return BookingResult{}, err
 	}
 	if err := workflow.ExecuteLocalActivity(db(ctx, "adopt the hold"), a.LoadBooking, b.in.ReservationID).Get(ctx, &b.hold); err != nil {
