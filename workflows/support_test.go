@@ -1,0 +1,223 @@
+package workflows_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/suite"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/encore-tickets/encore/activities"
+	"github.com/encore-tickets/encore/vocab"
+	"github.com/encore-tickets/encore/workflows"
+)
+
+// supportSuite holds the saga's tests as support steers it: staff cancels,
+// stuck captures, retry-now, refund-and-close and the UI's cancellation.
+type supportSuite struct{ sagaSuite }
+
+func TestSupportSteering(t *testing.T) { suite.Run(t, new(supportSuite)) }
+
+// An event's cancellation pages the bookings the database calls PAID; one
+// whose confirm has committed may still be capturing. A staff cancel taken
+// then used to be answered PAID with nothing refunded: it is refused as
+// busy, and the job's retry, once the sale has landed, refunds it.
+func (s *supportSuite) TestAStaffCancelWhileTheSaleIsBeingCapturedIsRefusedAsBusyThenRefundsOnRetry() {
+	s.env.OnActivity(workflows.ActivityCapture, mock.Anything, mock.Anything, mock.Anything).After(30*time.Second).
+		Return(activities.CaptureResult{Status: vocab.IntentSucceeded}, nil)
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
+	during := s.staffCancelAfter(2*time.Minute + 10*time.Second)
+	retry := s.staffCancelAfter(3 * time.Minute)
+	s.start()
+	s.True(during.rejected, "a cancel during the capture is refused, not dropped: %+v", during)
+	s.Equal(workflows.ErrTypeBusy, appErrType(during.err))
+	s.NoError(retry.err)
+	s.Equal(vocab.BookingRefunded, retry.status)
+	s.Equal(vocab.BookingRefunded, s.result().Status)
+	s.Equal(1, s.calls[workflows.ActivityIssueTickets])
+	s.Equal(1, s.calls[workflows.ActivityCancelSale])
+	s.Equal(1, s.calls[workflows.ActivityRefund])
+}
+
+// Tickets are written only for a PAID booking: when the database refuses
+// them because the sale was undone after its capture, the booking neither
+// fails nor confirms; its money goes back and staff are told.
+func (s *supportSuite) TestTicketsRefusedForABookingNoLongerPaidRefundAndFlagInsteadOfConfirming() {
+	s.env.OnActivity(workflows.ActivityIssueTickets, mock.Anything, mock.Anything).
+		Return(nil, temporal.NewNonRetryableApplicationError("store: the booking is not paid", activities.ErrTypeNotPaid, nil))
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
+	s.start()
+	r := s.result()
+	s.Equal(vocab.BookingRefunded, r.Status)
+	s.Empty(r.TicketIDs)
+	s.NotEmpty(r.Flagged)
+	s.Equal(1, s.calls[workflows.ActivityRefund])
+	s.Zero(s.calls[workflows.ActivityNotify], "no confirmation for a booking without tickets")
+	s.Zero(s.calls[workflows.ActivityVoid], "the refund settled the payment")
+}
+
+// A capture failing for minutes used to be a local activity retried inside
+// the workflow task, invisible as a pending activity. Its first attempt is
+// still local (the cheap common case); after a failure it continues as a
+// regular activity with the same arguments, so the same step key, and the
+// server's retries (attempts, last failure, next retry) show in the UI.
+func (s *supportSuite) TestACaptureFailingTwiceContinuesAsARegularActivityUnderTheSameStepKey() {
+	seen := s.failingCapture(2, 0)
+	var regular []string
+	s.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		regular = append(regular, info.ActivityType.Name)
+	})
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
+	s.start()
+	s.Equal(vocab.BookingPaid, s.result().Status)
+	key := activities.StepKey(bookingID, activities.StepKeyCapture)
+	s.Equal([]providerAttempt{{true, 1, key}, {false, 1, key}, {false, 2, key}}, *seen,
+		"one local attempt, then the regular activity's first and second attempts")
+	s.Equal([]string{workflows.ActivityCapture, workflows.ActivityCapture}, regular,
+		"only the failing step ran as a regular activity, once per attempt")
+}
+
+// Support filters by where a booking is and whether it needs them: the
+// database says PAID once the sale is confirmed, so the list says so before
+// the capture (which retries) succeeds; a capture failing past a few
+// attempts raises EncoreAttention, and its success clears it.
+func (s *supportSuite) TestAFailingCaptureRaisesAttentionWhileTheListAlreadySaysPaidAsTheDatabaseDoes() {
+	s.failingCapture(0, 3*time.Minute) // from 2 minutes in, it fails for a minute
+	seen := s.upserts()
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
+	s.start()
+	s.Equal(vocab.BookingPaid, s.result().Status)
+	paid := indexOf(*seen, workflows.SearchAttrStatus+"=PAID")
+	capturing := indexOf(*seen, workflows.SearchAttrStep+"="+string(vocab.StepCapturing))
+	raised := indexOf(*seen, workflows.SearchAttrAttention+"=true")
+	cleared := indexOf(*seen, workflows.SearchAttrAttention+"=false")
+	s.GreaterOrEqual(paid, 0, "%v", *seen)
+	s.Less(paid, capturing, "PAID as the confirm commits, before the capture: %v", *seen)
+	s.Less(capturing, raised, "%v", *seen)
+	s.Less(raised, cleared, "%v", *seen)
+	s.Equal(workflows.SearchAttrStep+"="+string(vocab.StepDone), (*seen)[len(*seen)-1])
+}
+
+// Without retry-now the capture waits out its backoff after the provider
+// recovered (the attempt at 3m31.5s); retry-now at 3m10s asks at once.
+func (s *supportSuite) TestRetryNowSkipsTheBackoffOfAStuckCapture() {
+	at, retry := s.captureSucceededAt(3*time.Minute+5*time.Second, 3*time.Minute+10*time.Second)
+	s.True(retry.done)
+	s.NoError(retry.err)
+	s.Equal(3*time.Minute+10*time.Second, at, "captured the moment support asked")
+	s.Len(s.staffSteps, 1, "who asked is audited")
+	s.Equal("booking.retry-now", s.staffSteps[0].Action)
+}
+
+func (s *supportSuite) TestWithoutRetryNowAStuckCaptureWaitsOutItsBackoff() {
+	at, _ := s.captureSucceededAt(3*time.Minute+5*time.Second, 0)
+	s.Greater(at, 3*time.Minute+30*time.Second)
+}
+
+func (s *supportSuite) TestRetryNowWithNothingPendingIsRefused() {
+	retry := s.staffUpdateAfter(workflows.UpdateRetryNow, 90*time.Second)
+	s.start()
+	s.True(retry.done)
+	s.Equal(workflows.ErrTypeNothingToRetry, appErrType(retry.err))
+}
+
+// A refund during a stuck capture used to be accepted and answered PAID,
+// refunding nothing. refund-and-close stops the capture, undoes the sale,
+// gives the money back under the refund step key, audits and tells the fan.
+func (s *supportSuite) TestRefundAndCloseDuringAStuckCaptureRefundsAndEndsRefunded() {
+	s.failingCapture(0, 24*time.Hour)
+	closed := s.staffUpdateAfter(workflows.UpdateRefundAndClose, 2*time.Minute+30*time.Second)
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
+	s.start()
+	s.True(closed.done)
+	s.NoError(closed.err)
+	r := s.result()
+	s.Equal(vocab.BookingRefunded, r.Status)
+	s.Equal(1, s.calls[workflows.ActivityCancelSale])
+	s.Equal(1, s.calls[workflows.ActivityRefund])
+	s.Zero(s.calls[workflows.ActivityVoid], "the refund settled the payment")
+	s.Zero(s.calls[workflows.ActivityIssueTickets])
+	s.Require().Len(s.staffSteps, 1)
+	s.Equal(activities.StaffStep{BookingID: bookingID, EventID: "evt", Staff: "olga", Reason: "provider back up",
+		Action: "booking.refund-and-close", Outcome: vocab.BookingRefunded}, s.staffSteps[0])
+}
+
+func (s *supportSuite) TestRefundAndCloseOfAPaidBookingRefundsAndEndsRefunded() {
+	closed := s.staffUpdateAfter(workflows.UpdateRefundAndClose, time.Hour)
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
+	s.start()
+	s.NoError(closed.err)
+	s.Equal(vocab.BookingRefunded, s.result().Status)
+	s.Equal(1, s.calls[workflows.ActivityRefund])
+	s.Equal(1, s.calls[workflows.ActivityRecordStaffStep])
+}
+
+// "Request Cancellation" in the UI used to close a booking awaiting 3-D
+// Secure with its seats held and its authorisation left: the cancelled
+// workflow releases the hold and voids the payment before it ends.
+func (s *supportSuite) TestACancelledWorkflowReleasesTheHoldAndVoidsThePayment() {
+	s.env.OnActivity(workflows.ActivityAuthorise, mock.Anything, mock.Anything).
+		Return(activities.AuthoriseResult{IntentID: "pi_1", ClientSecret: "s", Status: vocab.IntentRequiresAction, NextActionURL: "http://challenge"}, nil)
+	s.checkoutAfter(time.Minute, "pm_card_threeDSecure2Required")
+	s.env.RegisterDelayedCallback(s.env.CancelWorkflow, 3*time.Minute)
+	s.start()
+	s.True(s.env.IsWorkflowCompleted())
+	var canceled *temporal.CanceledError
+	s.ErrorAs(s.env.GetWorkflowError(), &canceled)
+	s.Equal(1, s.calls[workflows.ActivityReleaseHold])
+	s.Equal(1, s.calls[workflows.ActivityVoid])
+	s.Zero(s.calls[workflows.ActivityConfirmSale])
+}
+
+func (s *supportSuite) TestASupportUpdateThatDoesNotSayWhoSentItIsRefused() {
+	var err error
+	s.env.RegisterDelayedCallback(func() {
+		s.env.UpdateWorkflow(workflows.UpdateRefundAndClose, "", &testsuite.TestUpdateCallback{
+			OnReject: func(e error) { err = e }, OnAccept: func() {}, OnComplete: func(any, error) {},
+		}, workflows.StaffCancelRequest{Reason: "no name"})
+	}, time.Minute)
+	s.start()
+	s.Equal(workflows.ErrTypeStaffRequired, appErrType(err))
+	s.Equal(vocab.BookingExpired, s.result().Status)
+}
+
+// A staff-cancel sent from the Temporal UI used to refund with no audit
+// record and no e-mail; the saga now writes both. One sent by StaffAction
+// (Audited) is audited by its sender, once.
+func (s *supportSuite) TestAStaffCancelFromTheUIIsAuditedByTheSagaAndOneFromTheAPIByItsSender() {
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
+	ui := s.staffCancelAfter(time.Hour)
+	s.start()
+	s.NoError(ui.err)
+	s.Equal(vocab.BookingRefunded, s.result().Status)
+	s.Require().Len(s.staffSteps, 1)
+	s.Equal("booking.staff-cancel", s.staffSteps[0].Action)
+	s.Equal(vocab.BookingRefunded, s.staffSteps[0].Outcome)
+}
+
+func (s *supportSuite) TestAStaffCancelSentByStaffActionIsNotAuditedTwice() {
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
+	var err error
+	s.env.RegisterDelayedCallback(func() {
+		s.env.UpdateWorkflow(workflows.UpdateStaffCancel, "", &testsuite.TestUpdateCallback{
+			OnReject: func(e error) { err = e }, OnAccept: func() {}, OnComplete: func(_ any, e error) { err = e },
+		}, workflows.StaffCancelRequest{Staff: "olga", Reason: "refund", Audited: true})
+	}, time.Hour)
+	s.start()
+	s.NoError(err)
+	s.Equal(vocab.BookingRefunded, s.result().Status)
+	s.Empty(s.staffSteps)
+}
