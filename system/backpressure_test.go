@@ -55,7 +55,7 @@ func TestACheckoutWhoseWorkflowCannotStartAnswers503AndLeavesTheHoldIntact(t *te
 	status, h := e.call(http.MethodPost, "/v1/holds", fan, map[string]any{"event_id": e.eventID, "seat_ids": []string{seat}})
 	require.Equal(t, http.StatusCreated, status)
 	id := h["hold_id"].(string)
-	status, hdr, p := e.callAt(sick, http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.card()})
+	status, hdr, p := e.callAt(sick, http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.pay.card()})
 	require.Equal(t, http.StatusServiceUnavailable, status, "%v", p)
 	require.Equal(t, "/problems/unavailable", p["type"])
 	require.NotEmpty(t, hdr.Get("Retry-After"))
@@ -63,7 +63,7 @@ func TestACheckoutWhoseWorkflowCannotStartAnswers503AndLeavesTheHoldIntact(t *te
 	e.requireNoWorkflow(id)
 
 	// The fan retries on a healthy process and is sold the same seat.
-	status, co := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.card()})
+	status, co := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.pay.card()})
 	require.Equal(t, http.StatusOK, status, "%v", co)
 	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 }
@@ -84,7 +84,7 @@ func TestPastTheSagaBoundCheckoutsAndUnmeteredHoldsAnswer503WithRetryAfter(t *te
 	id := h["hold_id"].(string)
 
 	stuck := load.Begin() // a checkout waiting on the saga fills the bound
-	status, hdr, p := e.callAt(busy, http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.card()})
+	status, hdr, p := e.callAt(busy, http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.pay.card()})
 	require.Equal(t, http.StatusServiceUnavailable, status, "%v", p)
 	require.Equal(t, "/problems/unavailable", p["type"])
 	require.Equal(t, "7", hdr.Get("Retry-After"))
@@ -99,7 +99,7 @@ func TestPastTheSagaBoundCheckoutsAndUnmeteredHoldsAnswer503WithRetryAfter(t *te
 	require.Equal(t, string(vocab.SeatAvailable), e.seatStatus(e.seat(9, 2)), "nothing was taken")
 
 	stuck(false)
-	status, _, co := e.callAt(busy, http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.card()})
+	status, _, co := e.callAt(busy, http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.pay.card()})
 	require.Equal(t, http.StatusOK, status, "%v", co)
 	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 }
@@ -151,7 +151,7 @@ func TestABurstOfHoldsThenCheckoutsEndsEveryBookingPaidOrClearlyRefused(t *testi
 			return
 		}
 		for try := 0; ; try++ {
-			status, co := e.call(http.MethodPost, "/v1/holds/"+ids[i]+"/checkout", tokens[i], map[string]any{"payment_method": e.card()},
+			status, co := e.call(http.MethodPost, "/v1/holds/"+ids[i]+"/checkout", tokens[i], map[string]any{"payment_method": e.pay.card()},
 				"Idempotency-Key", fmt.Sprintf("burst-%d", i))
 			switch {
 			case status == http.StatusOK:

@@ -30,7 +30,7 @@ func BenchmarkBookingsEndToEnd(b *testing.B) {
 	start := time.Now()
 	parallel(64, b.N, func(i int) {
 		token := e.fan(fmt.Sprintf("bench%d", i))
-		id, status, co := e.holdAndCheckout(token, []string{e.seat(i/20, 1+i%20)}, e.card())
+		id, status, co := e.holdAndCheckout(token, []string{e.seat(i/20, 1+i%20)}, e.pay.card())
 		if status != http.StatusOK {
 			b.Errorf("checkout: %d %v", status, co)
 			return

@@ -78,7 +78,7 @@ func TestChaosRunMatchesEveryCapturedPaymentToOneBookingOrRefund(t *testing.T) {
 				mu.Lock()
 				ids[id] = token
 				mu.Unlock()
-				pm := e.card()
+				pm := e.pay.card()
 				if i%25 == 0 {
 					// A declining card first. Each test card is one card to
 					// the fraud rule, so no more than two fans share one.
@@ -92,7 +92,7 @@ func TestChaosRunMatchesEveryCapturedPaymentToOneBookingOrRefund(t *testing.T) {
 						break
 					}
 					if status == http.StatusPaymentRequired {
-						pm = e.card() // another card
+						pm = e.pay.card() // another card
 						continue
 					}
 					// 503 (provider or worker down) and 409 (in progress): retry.

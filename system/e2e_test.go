@@ -29,7 +29,8 @@ import (
 )
 
 // providerEvent fetches the sandbox's latest event of typ for intent.
-func (e *e2e) providerEvent(typ vocab.ProviderEvent, intentID string) []byte {
+func (p provider) providerEvent(typ vocab.ProviderEvent, intentID string) []byte {
+	e := p.e
 	e.t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, e.pspURL+"/v1/events?limit=100", nil)
 	req.Header.Set("Authorization", "Bearer sk_test_encore_sandbox")
@@ -60,7 +61,8 @@ func (e *e2e) providerEvent(typ vocab.ProviderEvent, intentID string) []byte {
 
 // deliver posts a provider event to the webhook endpoint, signed as the
 // provider signs it.
-func (e *e2e) deliver(payload []byte) int {
+func (p provider) deliver(payload []byte) int {
+	e := p.e
 	req, _ := http.NewRequest(http.MethodPost, e.api.URL+"/v1/webhooks/stripe", bytes.NewReader(payload))
 	req.Header.Set("Stripe-Signature", psp.Sign(payload, e.cfg.StripeWebhookSecret.Reveal(), time.Now()))
 	resp, err := http.DefaultClient.Do(req)
@@ -75,14 +77,15 @@ func (e *e2e) deliver(payload []byte) int {
 // it, so the test delivers it (or a forgery of it) itself.
 func (e *e2e) authorisedCheckout(fan string, seats ...string) (string, map[string]any, []byte) {
 	e.t.Helper()
-	id, co := e.checkedOut(fan, e.card(), seats...)
-	return id, co, e.providerEvent(vocab.EventAuthorised, co["payment"].(map[string]any)["intent_id"].(string))
+	id, co := e.checkedOut(fan, e.pay.card(), seats...)
+	return id, co, e.pay.providerEvent(vocab.EventAuthorised, co["payment"].(map[string]any)["intent_id"].(string))
 }
 
 // rewriteEvent is a provider event with idSuffix added to its ID (none: the
 // same ID) and edit applied to the payment intent it carries, as an attacker
 // or a broken relay would send it.
-func (e *e2e) rewriteEvent(event []byte, idSuffix string, edit func(intent map[string]any)) []byte {
+func (p provider) rewriteEvent(event []byte, idSuffix string, edit func(intent map[string]any)) []byte {
+	e := p.e
 	e.t.Helper()
 	var ev map[string]any
 	require.NoError(e.t, json.Unmarshal(event, &ev))
@@ -109,7 +112,7 @@ func TestEightIdenticalWebhooksInParallelGiveOnePaidBookingOneTicketSetAndOneEma
 	require.NotEmpty(t, co["payment"].(map[string]any)["client_secret"])
 
 	codes := make([]int, 8)
-	parallel(len(codes), len(codes), func(i int) { codes[i] = e.deliver(event) })
+	parallel(len(codes), len(codes), func(i int) { codes[i] = e.pay.deliver(event) })
 	for _, c := range codes {
 		require.Equal(t, http.StatusOK, c)
 	}
@@ -132,8 +135,8 @@ func TestEightIdenticalWebhooksInParallelGiveOnePaidBookingOneTicketSetAndOneEma
 	require.Equal(t, "CAPTURED", e.paymentStatus(id))
 
 	// The same event ID with other content is refused.
-	tampered := e.rewriteEvent(event, "", func(intent map[string]any) { intent["amount_capturable"] = 1 })
-	require.Equal(t, http.StatusConflict, e.deliver(tampered))
+	tampered := e.pay.rewriteEvent(event, "", func(intent map[string]any) { intent["amount_capturable"] = 1 })
+	require.Equal(t, http.StatusConflict, e.pay.deliver(tampered))
 }
 
 func (e *e2e) paymentStatus(id string) string {
@@ -191,7 +194,7 @@ func TestAForgedAuthorisationNeverSells(t *testing.T) {
 			e := newE2E(t, onlyEvents("payment_intent.succeeded"))
 			fan, seat := e.fan(tc.fan), e.seat(tc.row, 1)
 			id, _, event := e.authorisedCheckout(fan, seat)
-			require.Equal(t, http.StatusOK, e.deliver(e.rewriteEvent(event, tc.idSuffix, tc.forge)),
+			require.Equal(t, http.StatusOK, e.pay.deliver(e.pay.rewriteEvent(event, tc.idSuffix, tc.forge)),
 				"stored and delivered to the booking the database names")
 			tc.check(t, e, fan, id, seat)
 		})
@@ -206,7 +209,7 @@ func TestADeclinedCardThenAGoodOneSellsThroughTheSandbox(t *testing.T) {
 	require.Equal(t, http.StatusPaymentRequired, status, "%v", co)
 	require.Equal(t, "/problems/payment-declined", co["type"])
 	require.Equal(t, "generic_decline", co["decline_code"])
-	status, co = e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.card()})
+	status, co = e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.pay.card()})
 	require.Equal(t, http.StatusOK, status, "%v", co)
 	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 }
@@ -249,7 +252,7 @@ func TestWebhooksWithABadSignatureOrAnUnknownPaymentAreRefused(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, "older than the 5-minute tolerance")
-	require.Equal(t, http.StatusServiceUnavailable, e.deliver(payload), "unknown payment: retryable")
+	require.Equal(t, http.StatusServiceUnavailable, e.pay.deliver(payload), "unknown payment: retryable")
 }
 
 // TestRecordHistories writes the workflow histories the replay tests use when
@@ -267,7 +270,7 @@ func TestRecordHistories(t *testing.T) {
 	fan := e.fan("rec")
 	id, status, _ := e.holdAndCheckout(fan, []string{e.seat(5, 1)}, "pm_card_chargeDeclined")
 	require.Equal(t, http.StatusPaymentRequired, status)
-	status, _ = e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.card()})
+	status, _ = e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.pay.card()})
 	require.Equal(t, http.StatusOK, status)
 	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 	e.waitNotified(id) // the saga's last step is done before the cancel
@@ -339,7 +342,7 @@ func TestAHoldCostsTemporalNothingUntilCheckout(t *testing.T) {
 	require.Equal(t, string(vocab.BookingCancelled), b["status"])
 	noWorkflow(cancelled)
 
-	id, _ := e.checkedOut(fan, e.card(), e.seat(6, 3))
+	id, _ := e.checkedOut(fan, e.pay.card(), e.seat(6, 3))
 	d, err := e.temporal.DescribeWorkflowExecution(ctx, workflows.BookingWorkflowID(id), "")
 	require.NoError(t, err, "the checkout started the workflow")
 	require.NotNil(t, d.WorkflowExecutionInfo)
@@ -374,7 +377,7 @@ func TestCheckoutOnAnExpiredHoldIsGone(t *testing.T) {
 	fan, id := e.fanHolding("late", e.seat(8, 1))
 	_, err := e.store.Pool().Exec(context.Background(), `UPDATE reservations SET expires_at = now() - interval '1 second' WHERE id = $1`, id)
 	require.NoError(t, err)
-	status, p := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.card()})
+	status, p := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.pay.card()})
 	require.Equal(t, http.StatusGone, status)
 	require.Equal(t, "/problems/hold-expired", p["type"])
 }
@@ -445,10 +448,10 @@ func TestACheckoutKeyReusedForAnotherCardIsRefused(t *testing.T) {
 	require.Equal(t, http.StatusPaymentRequired, status, "%v", first)
 	status, again := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": "pm_card_chargeDeclined"}, "Idempotency-Key", "pay")
 	require.Equal(t, http.StatusPaymentRequired, status, "the same request replays the first answer: %v", again)
-	status, other := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.card()}, "Idempotency-Key", "pay")
+	status, other := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.pay.card()}, "Idempotency-Key", "pay")
 	require.Equal(t, http.StatusUnprocessableEntity, status, "%v", other)
 	require.Equal(t, "/problems/idempotency-key-reused", other["type"])
-	status, ok := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.card()}, "Idempotency-Key", "pay-2")
+	status, ok := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.pay.card()}, "Idempotency-Key", "pay-2")
 	require.Equal(t, http.StatusOK, status, "%v", ok)
 }
 
@@ -490,7 +493,7 @@ func TestARetriedCheckoutGetsItsFirstAnswerAfterTheBookingWasPaid(t *testing.T) 
 	t.Parallel()
 	e := newE2E(t)
 	fan, id := e.fanHolding("retrier", e.seat(14, 1))
-	body := map[string]any{"payment_method": e.card()}
+	body := map[string]any{"payment_method": e.pay.card()}
 	status, first := e.call(http.MethodPost, "/v1/holds/"+id+"/checkout", fan, body, "Idempotency-Key", "lost-answer")
 	require.Equal(t, http.StatusOK, status, "%v", first)
 	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)

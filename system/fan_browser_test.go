@@ -202,13 +202,13 @@ func TestTwoFansInTheFlashSaleQueueAreAdmittedInTheOrderTheyJoinedAndBothBuy(t *
 	pickSeats(t, a, 2)
 	holdSelection(t, a)
 	require.Equal(t, "waiting", js(t, b, `document.getElementById('qstate').dataset.status`), "the second fan waits while the first is in checkout")
-	payWith(t, a, e.card())
+	payWith(t, a, e.pay.card())
 	waitPaid(t, a, 2)
 
 	do(t, b, "second fan admitted after the first bought", chromedp.WaitVisible(css(`#map canvas[data-version]`)))
 	pickSeatsFrom(t, b, 2, 1) // the first fan bought the first two
 	holdSelection(t, b)
-	payWith(t, b, e.card())
+	payWith(t, b, e.pay.card())
 	waitPaid(t, b, 1)
 	require.Equal(t, 3, e.count(`SELECT count(*) FROM tickets t JOIN reservations r ON r.id = t.reservation_id WHERE r.event_id = $1`, flash))
 }
@@ -248,7 +248,7 @@ func TestADeclinedCardIsExplainedAndAnotherCardPaysForTheSameHold(t *testing.T) 
 	require.Equal(t, "#/hold/"+hold, js(t, a, `location.hash`), "the fan stays on the hold")
 	require.Equal(t, "false", js(t, a, `String(document.getElementById('paybtn').disabled)`))
 
-	payWith(t, a, e.card())
+	payWith(t, a, e.pay.card())
 	waitPaid(t, a, 1)
 	require.Equal(t, "#/booking/"+hold, js(t, a, `location.hash`))
 }

@@ -22,7 +22,7 @@ func TestTheFourthAccountPayingWithOneCardIsSteppedUpWhateverTheToken(t *testing
 	// A number of this test's own: the shared pm_card_visa is paid with by
 	// other tests' fans too, which would trip the rule before this test does.
 	num := freshVisaNumber()
-	sameCard := []string{e.cardToken(num, 0), e.cardToken(num, 1), e.cardToken(num, 2)}
+	sameCard := []string{e.pay.cardToken(num, 0), e.pay.cardToken(num, 1), e.pay.cardToken(num, 2)}
 	for i, pm := range sameCard {
 		fan := e.fan("sharer" + string(rune('a'+i)))
 		id, co := e.checkedOut(fan, pm, e.seat(12, 1+i))
@@ -32,14 +32,14 @@ func TestTheFourthAccountPayingWithOneCardIsSteppedUpWhateverTheToken(t *testing
 	}
 
 	fourth := e.fan("sharerd")
-	id, co := e.checkedOut(fourth, e.cardToken(num, 3), e.seat(12, 4))
+	id, co := e.checkedOut(fourth, e.pay.cardToken(num, 3), e.seat(12, 4))
 	require.Equal(t, "requires_action", co["payment"].(map[string]any)["status"], "stepped up to 3-D Secure")
 	decision, reasons := fraudDecision(t, e, id)
 	require.Equal(t, vocab.FraudReview, decision)
 	require.Contains(t, reasons, "card: used by 3 or more other accounts")
 
 	own := e.fan("loner")
-	_, co = e.checkedOut(own, e.card(), e.seat(12, 5))
+	_, co = e.checkedOut(own, e.pay.card(), e.seat(12, 5))
 	require.Equal(t, "requires_capture", co["payment"].(map[string]any)["status"], "a card of one's own is not stepped up")
 }
 

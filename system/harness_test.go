@@ -86,7 +86,14 @@ type e2e struct {
 	dbURL  string
 	redis  *redis.Client
 	prefix string
+	// pay drives the test's payment sandbox: cards, provider events,
+	// refunds.
+	pay provider
 }
+
+// provider is the test's payment sandbox as a fan's card and the provider's
+// webhooks reach the stack.
+type provider struct{ e *e2e }
 
 type e2eOption func(*psp.Config)
 
@@ -99,6 +106,7 @@ func newE2E(t testing.TB, opts ...e2eOption) *e2e {
 	log := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelError}))
 
 	e := &e2e{t: t, issuer: session.NewIssuer("e2e-secret"), mailbox: t.TempDir(), dbURL: dbURL, redis: rdb, prefix: prefix}
+	e.pay = provider{e}
 	e.cfg = config.Default()
 	e.cfg.DataDir = e.mailbox
 	e.cfg.TemporalNamespace = temporalNamespace(t)
@@ -391,7 +399,7 @@ func (e *e2e) checkedOut(fan, pm string, seats ...string) (string, map[string]an
 // booking is PAID.
 func (e *e2e) buy(fan string, seats ...string) (string, map[string]any) {
 	e.t.Helper()
-	id, co := e.checkedOut(fan, e.card(), seats...)
+	id, co := e.checkedOut(fan, e.pay.card(), seats...)
 	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 	return id, co
 }
@@ -407,9 +415,9 @@ var (
 // for a fresh Visa number, as a fan's browser would, so the fraud rule that
 // counts accounts per card fingerprint sees one account per card, as with
 // real fans. Shared test tokens (pm_card_visa) are one card for everyone.
-func (e *e2e) card() string {
-	e.t.Helper()
-	return e.cardNumber(freshVisaNumber())
+func (p provider) card() string {
+	p.e.t.Helper()
+	return p.cardNumber(freshVisaNumber())
 }
 
 // freshVisaNumber is a Visa number no other card of this process (or, by
@@ -417,11 +425,12 @@ func (e *e2e) card() string {
 func freshVisaNumber() string { return rehearsal.VisaNumber(cardBase*1000 + cardSeq.Add(1)) }
 
 // cardNumber creates a payment method in the sandbox for a card number.
-func (e *e2e) cardNumber(num string) string { return e.cardToken(num, 0) }
+func (p provider) cardNumber(num string) string { return p.cardToken(num, 0) }
 
 // cardToken creates the copy-th payment method for a card number: copies
 // are distinct tokens of one card, with one fingerprint.
-func (e *e2e) cardToken(num string, copy int) string {
+func (p provider) cardToken(num string, copy int) string {
+	e := p.e
 	e.t.Helper()
 	c := &http.Client{Timeout: 5 * time.Second}
 	for try := 0; ; try++ {

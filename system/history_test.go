@@ -58,7 +58,7 @@ func TestAPaidBookingsHistoryHoldsNoClientSecretAndNoIPInClear(t *testing.T) {
 	require.Equal(t, http.StatusCreated, status, "%v", h)
 	id := h["hold_id"].(string)
 	status, _, co := e.callAt(base, http.MethodPost, "/v1/holds/"+id+"/checkout", fan,
-		map[string]any{"payment_method": e.card()}, "X-Forwarded-For", fanIP)
+		map[string]any{"payment_method": e.pay.card()}, "X-Forwarded-For", fanIP)
 	require.Equal(t, http.StatusOK, status, "%v", co)
 	clientSecret := co["payment"].(map[string]any)["client_secret"].(string)
 	require.NotEmpty(t, clientSecret)

@@ -30,7 +30,7 @@ func TestAHotelOnlyBookingIsPaidWithAVoucherInTheConfirmation(t *testing.T) {
 	prop := e.hotel(2)
 	fan := e.fan("sleeper")
 	id := e.holdStay(fan, prop, 10, 2)
-	e.checkout(fan, id, e.card()) // a Visa of its own: the shared pm_card_visa trips the card rule across tests
+	e.checkout(fan, id, e.pay.card()) // a Visa of its own: the shared pm_card_visa trips the card rule across tests
 	b := e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 	require.Equal(t, float64(2*nightPrice), b["total"].(map[string]any)["amount"])
 	require.Len(t, b["vouchers"], 1)
@@ -50,7 +50,7 @@ func TestAPackageIsPaidWithTicketsAndAVoucher(t *testing.T) {
 	prop := e.hotel(2)
 	fan := e.fan("package")
 	id := e.holdStay(fan, prop, 20, 1, e.seat(7, 1))
-	e.checkout(fan, id, e.card())
+	e.checkout(fan, id, e.pay.card())
 	b := e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 	require.Eventually(t, func() bool {
 		_, b = e.call(http.MethodGet, "/v1/bookings/"+id, fan, nil)
@@ -74,8 +74,8 @@ func TestAPackageWhoseNightsAreGoneAfterAuthorisationIsCompensated(t *testing.T)
 	prop := e.hotel(2)
 	id, intentID := e.packageWhoseNightIsGone(e.fan("unlucky"), prop, 20, e.seat(8, 1))
 	require.Eventually(t, func() bool { return e.paymentStatus(id) == "VOIDED" }, 20*time.Second, 50*time.Millisecond)
-	require.Equal(t, 1, e.intentEvents("payment_intent.canceled", intentID), "voided once")
-	require.Empty(t, e.refundAmounts(intentID), "nothing captured, nothing refunded")
+	require.Equal(t, 1, e.pay.intentEvents("payment_intent.canceled", intentID), "voided once")
+	require.Empty(t, e.pay.refundAmounts(intentID), "nothing captured, nothing refunded")
 	require.Equal(t, 0, e.count(`SELECT count(*) FROM tickets WHERE reservation_id = $1`, id))
 	require.Equal(t, 0, e.count(`SELECT count(*) FROM vouchers WHERE reservation_id = $1`, id))
 	require.Equal(t, "AVAILABLE", e.seatStatus(e.seat(8, 1)))
@@ -108,7 +108,7 @@ func TestCancellingAStayRefundsPerTheRatesPolicy(t *testing.T) {
 			prop := e.hotel(tc.freeCancelDays)
 			fan := e.fan("canceller")
 			id := e.holdStay(fan, prop, 20, 2, e.seat(9, 1))
-			intentID := e.checkout(fan, id, e.card())
+			intentID := e.checkout(fan, id, e.pay.card())
 			b := e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 			total := int64(b["total"].(map[string]any)["amount"].(float64))
 			e.waitNotified(id)
@@ -125,7 +125,7 @@ func TestCancellingAStayRefundsPerTheRatesPolicy(t *testing.T) {
 				require.Equal(t, http.StatusOK, status, "%v", c)
 				require.Equal(t, string(vocab.BookingRefunded), c["status"])
 			}
-			require.Equal(t, []int64{total - tc.keep}, e.refundAmounts(intentID))
+			require.Equal(t, []int64{total - tc.keep}, e.pay.refundAmounts(intentID))
 			// The refund step retried (a lost answer) is the same refund.
 			// A full refund is asked for without an amount (all that is left).
 			asked := total - tc.keep
@@ -135,7 +135,7 @@ func TestCancellingAStayRefundsPerTheRatesPolicy(t *testing.T) {
 			r, err := system.Payments(e.cfg).RefundAmount(context.Background(), activities.StepKey(id, activities.StepKeyRefund), intentID, asked)
 			require.NoError(t, err)
 			require.Equal(t, total-tc.keep, r.Amount)
-			require.Len(t, e.refundAmounts(intentID), 1, "refunded once")
+			require.Len(t, e.pay.refundAmounts(intentID), 1, "refunded once")
 			require.Equal(t, "REFUNDED", e.paymentStatus(id))
 			require.Equal(t, "AVAILABLE", e.seatStatus(e.seat(9, 1)))
 			held, sold := e.nightCounters(prop, 20)
@@ -156,7 +156,7 @@ func TestAWalkRefundsTheNightOnceAtTheProvider(t *testing.T) {
 	e.hotel(2) // the other hotel in town, where the guest is walked to
 	fan := e.fan("walked")
 	id := e.holdStay(fan, prop, 15, 2)
-	intentID := e.checkout(fan, id, e.card())
+	intentID := e.checkout(fan, id, e.pay.card())
 	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 	// PAID is the sale; the capture follows it, and only captured money
 	// can be refunded.
@@ -181,7 +181,7 @@ func TestAWalkRefundsTheNightOnceAtTheProvider(t *testing.T) {
 	again, err := walks.Walk(context.Background(), req)
 	require.NoError(t, err)
 	require.Equal(t, got[0].RefundID, again[0].RefundID, "the same refund")
-	require.Equal(t, []int64{nightPrice}, e.refundAmounts(intentID))
+	require.Equal(t, []int64{nightPrice}, e.pay.refundAmounts(intentID))
 	require.Equal(t, string(vocab.BookingPaid), e.waitStatus(fan, id, vocab.BookingPaid, time.Second)["status"])
 	e.requireReconciled()
 }
@@ -199,8 +199,8 @@ func TestRecordPackageHistories(t *testing.T) {
 	prop := e.hotel(30)
 	fan := e.fan("rec-package")
 	id := e.holdStay(fan, prop, 20, 1, e.seat(10, 1))
-	intentID := e.checkout(fan, id, e.card())
-	require.Equal(t, http.StatusOK, e.deliver(e.providerEvent(vocab.EventAuthorised, intentID)))
+	intentID := e.checkout(fan, id, e.pay.card())
+	require.Equal(t, http.StatusOK, e.pay.deliver(e.pay.providerEvent(vocab.EventAuthorised, intentID)))
 	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 	e.waitNotified(id)
 	status, _ := e.call(http.MethodPost, "/v1/bookings/"+id+"/cancel", fan, nil)
@@ -227,7 +227,7 @@ func TestTheWalkWorkflowRelocatesRefundsAndTellsTwoGuestsOnceWhenRunAgain(t *tes
 		email := fmt.Sprintf("%s-%d@guests.example", name, i)
 		fan := e.fanWithEmail(name, email)
 		id := e.holdStay(fan, prop, 15, 1)
-		intents = append(intents, e.checkout(fan, id, e.card()))
+		intents = append(intents, e.checkout(fan, id, e.pay.card()))
 		e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 		ids, emails = append(ids, id), append(emails, email)
 	}
@@ -245,7 +245,7 @@ func TestTheWalkWorkflowRelocatesRefundsAndTellsTwoGuestsOnceWhenRunAgain(t *tes
 		require.True(t, w.Notified)
 	}
 	for i, id := range ids {
-		require.Equal(t, []int64{nightPrice}, e.refundAmounts(intents[i]))
+		require.Equal(t, []int64{nightPrice}, e.pay.refundAmounts(intents[i]))
 		mail := e.mailAbout("walk-" + id)
 		require.Contains(t, mail, "To: "+emails[i], "the walk email goes where the token said")
 		require.Contains(t, mail, "has moved")
@@ -259,7 +259,7 @@ func TestTheWalkWorkflowRelocatesRefundsAndTellsTwoGuestsOnceWhenRunAgain(t *tes
 	require.NoError(t, err)
 	require.ElementsMatch(t, walks, again, "nobody walked, refunded or told twice")
 	for i := range ids {
-		require.Equal(t, []int64{nightPrice}, e.refundAmounts(intents[i]))
+		require.Equal(t, []int64{nightPrice}, e.pay.refundAmounts(intents[i]))
 	}
 	require.Equal(t, 2, e.count(`SELECT count(*) FROM walks WHERE from_property = $1`, prop))
 	e.requireReconciled()
@@ -289,7 +289,7 @@ func TestAPackageWhoseHotelCannotHonourThePaidNightIsCancelledWholeAndRefundedOn
 	fan := e.fanWithEmail("packaged", email)
 	seat := e.seat(3, 3)
 	id := e.holdStay(fan, prop, 15, 1, seat)
-	intentID := e.checkout(fan, id, e.card())
+	intentID := e.checkout(fan, id, e.pay.card())
 	paid := e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
 	total := int64(paid["total"].(map[string]any)["amount"].(float64))
 	require.Eventually(t, func() bool {
@@ -307,7 +307,7 @@ func TestAPackageWhoseHotelCannotHonourThePaidNightIsCancelledWholeAndRefundedOn
 
 	got := e.waitStatus(fan, id, vocab.BookingRefunded, 30*time.Second)
 	require.Equal(t, string(vocab.BookingRefunded), got["status"])
-	require.Equal(t, []int64{total}, e.refundAmounts(intentID), "the whole package, refunded once")
+	require.Equal(t, []int64{total}, e.pay.refundAmounts(intentID), "the whole package, refunded once")
 	require.Zero(t, e.count(`SELECT count(*) FROM tickets WHERE reservation_id = $1 AND status = 'VALID'`, id), "the ticket is revoked")
 	require.Equal(t, "AVAILABLE", e.seatStatus(seat), "the seat is back on sale")
 	held, sold := e.nightCounters(prop, 15)
@@ -317,7 +317,7 @@ func TestAPackageWhoseHotelCannotHonourThePaidNightIsCancelledWholeAndRefundedOn
 	again, err := svc.Walk(ctx, req)
 	require.NoError(t, err)
 	require.Equal(t, walks, again)
-	require.Equal(t, []int64{total}, e.refundAmounts(intentID))
+	require.Equal(t, []int64{total}, e.pay.refundAmounts(intentID))
 	e.requireReconciled()
 	audit, err := e.store.Holds.Audit(ctx, e.eventID, time.Minute)
 	require.NoError(t, err)
@@ -332,13 +332,13 @@ func TestAPackageWhoseHotelCannotHonourThePaidNightIsCancelledWholeAndRefundedOn
 func (e *e2e) packageWhoseNightIsGone(fan, property string, checkin int, seat string) (string, string) {
 	e.t.Helper()
 	id := e.holdStay(fan, property, checkin, 1, seat)
-	intentID := e.checkout(fan, id, e.card())
+	intentID := e.checkout(fan, id, e.pay.card())
 	// The night's held counter is taken away underneath the hold (a direct
 	// change to its row).
 	_, err := e.store.Pool().Exec(context.Background(), `UPDATE room_nights SET held = held - 1
 		WHERE property_id = $1 AND room_type = 'double' AND night = $2`, property, today().AddDate(0, 0, checkin))
 	require.NoError(e.t, err)
-	require.Equal(e.t, http.StatusOK, e.deliver(e.providerEvent(vocab.EventAuthorised, intentID)))
+	require.Equal(e.t, http.StatusOK, e.pay.deliver(e.pay.providerEvent(vocab.EventAuthorised, intentID)))
 	e.waitStatus(fan, id, vocab.BookingFailed, 30*time.Second)
 	return id, intentID
 }

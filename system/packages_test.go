@@ -69,7 +69,8 @@ func (e *e2e) nightCounters(property string, n int) (held, sold int) {
 }
 
 // sandboxList reads a list of the payment sandbox (refunds, events).
-func (e *e2e) sandboxList(path string) []map[string]any {
+func (p provider) sandboxList(path string) []map[string]any {
+	e := p.e
 	e.t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, e.pspURL+path, nil)
 	req.Header.Set("Authorization", "Bearer "+system.SandboxKey)
@@ -84,18 +85,18 @@ func (e *e2e) sandboxList(path string) []map[string]any {
 }
 
 // refundAmounts lists the amounts of the sandbox's refunds of intentID.
-func (e *e2e) refundAmounts(intentID string) []int64 {
+func (p provider) refundAmounts(intentID string) []int64 {
 	var out []int64
-	for _, r := range e.sandboxList("/v1/refunds?limit=100&payment_intent=" + intentID) {
+	for _, r := range p.sandboxList("/v1/refunds?limit=100&payment_intent=" + intentID) {
 		out = append(out, int64(r["amount"].(float64)))
 	}
 	return out
 }
 
 // intentEvents counts the sandbox's events of typ about intentID.
-func (e *e2e) intentEvents(typ, intentID string) int {
+func (p provider) intentEvents(typ, intentID string) int {
 	n := 0
-	for _, ev := range e.sandboxList("/v1/events?limit=100") {
+	for _, ev := range p.sandboxList("/v1/events?limit=100") {
 		obj := ev["data"].(map[string]any)["object"].(map[string]any)
 		if ev["type"] == typ && obj["id"] == intentID {
 			n++

@@ -33,7 +33,7 @@ func TestReconciliationRepairsEachBrokenStateOnceAndReportsThemAsMetrics(t *test
 
 	// A paid booking, whose provider events reached its workflow.
 	fan := e.fan("reconciled")
-	holdID, co := e.checkedOut(fan, e.card(), e.seat(1, 1))
+	holdID, co := e.checkedOut(fan, e.pay.card(), e.seat(1, 1))
 	e.waitStatus(fan, co["booking_id"].(string), vocab.BookingPaid, time.Minute)
 	require.EqualValues(t, 1, histogramCount(t, reg, "encore_checkout_to_paid_seconds"), "the sale's checkout to PAID is timed")
 

@@ -44,7 +44,7 @@ var replicaStarts sync.Mutex
 // startReplica starts a streaming replica of the test cluster, stopped when
 // the test ends, and returns it, caught up, with the URL of the database at
 // dbURL on it.
-func startReplica(t *testing.T, dbURL string) (*devstack.Replica, string) {
+func startReplica(t testing.TB, dbURL string) (*devstack.Replica, string) {
 	t.Helper()
 	replicaStarts.Lock()
 	defer replicaStarts.Unlock()
@@ -66,7 +66,7 @@ func startReplica(t *testing.T, dbURL string) (*devstack.Replica, string) {
 	return rep, repURL
 }
 
-func freeLoopbackPort(t *testing.T) int {
+func freeLoopbackPort(t testing.TB) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer l.Close()
@@ -146,7 +146,7 @@ func TestOnAReplicaHoldsAndBookingsWriteThePrimaryWhileBrowseReadsComeFromTheRep
 	status, _, h := e.callAt(base, http.MethodPost, "/v1/holds", fan, map[string]any{"event_id": e.eventID, "seat_ids": seats})
 	require.Equal(t, http.StatusCreated, status, "%v", h)
 	id := h["hold_id"].(string)
-	status, _, co := e.callAt(base, http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.card()})
+	status, _, co := e.callAt(base, http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.pay.card()})
 	require.Equal(t, http.StatusOK, status, "%v", co)
 	var last map[string]any
 	require.Eventually(t, func() bool {
@@ -335,15 +335,13 @@ func TestEveryRefetchAfterAnInvalidationShowsTheChangeOnAStreamingReplica(t *tes
 		waits[len(waits)/2], waits[len(waits)-1], b.Fresh.Fallbacks(), len(waits))
 }
 
-// TestReplicaReplayLagUnderHoldLoad measures, on the replica of the test
-// cluster, the time from a commit on the primary until the replica shows it,
-// idle and while fans make and release holds (BENCHMARKS.md).
-func TestReplicaReplayLagUnderHoldLoad(t *testing.T) {
-	// Not parallel: a measurement, taken while no other test of the package
-	// loads the cluster (run alongside them, replay once stalled past 30 s).
-	if testing.Short() {
-		t.Skip("a measurement")
-	}
+// BenchmarkReplicaReplayLagUnderHoldLoad measures, on the replica of the
+// test cluster, the time from a commit on the primary until the replica
+// shows it, idle and while fans make and release holds (BENCHMARKS.md). A
+// measurement, not a test: it runs with -bench, alone, and reports in its
+// log; b.N is not used.
+func BenchmarkReplicaReplayLagUnderHoldLoad(b *testing.B) {
+	t := b
 	e := newE2E(t)
 	rep, repURL := startReplica(t, e.dbURL)
 	ctx := context.Background()

@@ -29,7 +29,7 @@ func TestAStuckCaptureIsAPendingActivityAndRetryNowPaysOnceTheFaultClears(t *tes
 	_, err := psp.SetFaults(ctx, e.pspURL, psp.Faults{CaptureUnavailable: true})
 	require.NoError(t, err)
 	fan := e.fan("stuck-capture")
-	id, _ := e.checkedOut(fan, e.card(), e.seat(1, 1))
+	id, _ := e.checkedOut(fan, e.pay.card(), e.seat(1, 1))
 	wid := workflows.BookingWorkflowID(id)
 
 	// The server spaces the attempts 1, 1, 2, 4, 8 s apart: once attempt 5
@@ -113,7 +113,7 @@ func TestRecordSteeredHistories(t *testing.T) {
 	_, err := psp.SetFaults(ctx, e.pspURL, psp.Faults{CaptureUnavailable: true})
 	require.NoError(t, err)
 	fan := e.fan("rec-stuck")
-	id, _ := e.checkedOut(fan, e.card(), e.seat(6, 1))
+	id, _ := e.checkedOut(fan, e.pay.card(), e.seat(6, 1))
 	require.Eventually(t, func() bool {
 		d, err := e.temporal.DescribeWorkflowExecution(ctx, workflows.BookingWorkflowID(id), "")
 		if err != nil {
@@ -170,7 +170,7 @@ func TestRefundAndCloseThroughTheAPIDuringAStuckCaptureGivesTheMoneyBackAuditsAn
 	_, err := psp.SetFaults(ctx, e.pspURL, psp.Faults{CaptureUnavailable: true})
 	require.NoError(t, err)
 	fan := e.fanWithEmail("stuck-refund", "stuck-"+e.eventID+"@example.test")
-	id, _ := e.checkedOut(fan, e.card(), e.seat(7, 1))
+	id, _ := e.checkedOut(fan, e.pay.card(), e.seat(7, 1))
 	wid := workflows.BookingWorkflowID(id)
 	require.Eventually(t, func() bool {
 		d, err := e.temporal.DescribeWorkflowExecution(ctx, wid, "")

@@ -49,7 +49,7 @@ func TestTheTemporalUIShowsAStuckCaptureWithItsAttemptsAndRetryNowCompletesIt(t 
 	_, err := psp.SetFaults(ctx, e.pspURL, psp.Faults{CaptureUnavailable: true})
 	require.NoError(t, err)
 	fan := e.fanWithEmail("ui-stuck", "asha-"+e.eventID+"@example.test")
-	id, _ := e.checkedOut(fan, e.card(), e.seat(9, 1))
+	id, _ := e.checkedOut(fan, e.pay.card(), e.seat(9, 1))
 	wid := workflows.BookingWorkflowID(id)
 	var runID string
 	require.Eventually(t, func() bool {
