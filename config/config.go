@@ -116,11 +116,12 @@ type Config struct {
 	ReadWait           time.Duration `env:"ENCORE_READ_WAIT" default:"100ms" doc:"Browse plane: how long a read waits for its class's slot before 503 unavailable with Retry-After."`
 	SuggestCacheTTL    time.Duration `env:"ENCORE_SUGGEST_CACHE_TTL" default:"30s" doc:"Browse plane: how long an API process reuses the suggestions of one normalised prefix (in memory, at most 10,000 prefixes); a new event is suggested within it. 0 disables."`
 
-	PSPAddr             string `env:"ENCORE_PSP_ADDR" default:"127.0.0.1:12111" doc:"Address of the built-in payment sandbox that encore dev and encore psp start."`
-	PSPWebhookURL       string `env:"ENCORE_PSP_WEBHOOK_URL" default:"" doc:"Where the payment sandbox (encore psp, encore dev) posts its signed events. Empty: ENCORE_PUBLIC_URL + /v1/webhooks/stripe. In compose the sandbox reaches the API by its service name."`
-	StripeAPIURL        string `env:"ENCORE_STRIPE_API_URL" default:"" doc:"Base URL stripe-go talks to. Empty: the sandbox at ENCORE_PSP_ADDR, or Stripe itself when ENCORE_STRIPE_KEY is a live or test key of a real account."`
-	StripeKey           Secret `env:"ENCORE_STRIPE_KEY" default:"sk_test_encore_sandbox" use:"api worker" generate:"provider" doc:"Stripe secret key. The default is the sandbox's key."`
-	StripeWebhookSecret Secret `env:"ENCORE_STRIPE_WEBHOOK_SECRET" default:"whsec_encore_sandbox" use:"api" generate:"provider" doc:"Secret that verifies Stripe-Signature on webhooks."`
+	PSPAddr              string `env:"ENCORE_PSP_ADDR" default:"127.0.0.1:12111" doc:"Address of the built-in payment sandbox that encore dev and encore psp start."`
+	PSPWebhookURL        string `env:"ENCORE_PSP_WEBHOOK_URL" default:"" doc:"Where the payment sandbox (encore psp, encore dev) posts its signed events. Empty: ENCORE_PUBLIC_URL + /v1/webhooks/stripe. In compose the sandbox reaches the API by its service name."`
+	StripeAPIURL         string `env:"ENCORE_STRIPE_API_URL" default:"" doc:"Base URL stripe-go talks to. Empty: the sandbox at ENCORE_PSP_ADDR, or Stripe itself when ENCORE_STRIPE_KEY is a live or test key of a real account."`
+	StripeKey            Secret `env:"ENCORE_STRIPE_KEY" default:"sk_test_encore_sandbox" use:"api worker" generate:"provider" doc:"Stripe secret key. The default is the sandbox's key."`
+	StripePublishableKey string `env:"ENCORE_STRIPE_PUBLISHABLE_KEY" default:"pk_test_encore_sandbox" doc:"Stripe publishable key, handed to the web app's payment form (GET /v1/payments/config). With a real ENCORE_STRIPE_KEY it must be of the same mode (pk_live_ with sk_live_, pk_test_ with sk_test_): production refuses to start otherwise. The default is the sandbox's."`
+	StripeWebhookSecret  Secret `env:"ENCORE_STRIPE_WEBHOOK_SECRET" default:"whsec_encore_sandbox" use:"api" generate:"provider" doc:"Secret that verifies Stripe-Signature on webhooks."`
 
 	TicketSealingKey    Secret `env:"ENCORE_TICKET_SEALING_KEY" default:"f9317ccd4c5ce67ef314a19ac2ffb6febd1370422dcb1e633cfc4d5ac89922ec" use:"api worker manifest" doc:"AES-256 key (64 hex characters or base64) that seals each ticket's QR secret in the database. The default is for development only."`
 	ManifestKey         Secret `env:"ENCORE_MANIFEST_KEY" default:"6ceb22d78589b2d94c8744777d7f1fc56cb21ed0cb881759c4760b37cfe92178" use:"manifest gate" doc:"AES-256 key (64 hex characters or base64) that encrypts the venue gate manifest; the gate needs the same key. The default is for development only."`
@@ -131,6 +132,7 @@ type Config struct {
 
 	FraudIPSecret Secret `env:"ENCORE_FRAUD_IP_SECRET" default:"dev-fraud-ip-secret-change-me" doc:"Secret of the keyed hash (HMAC-SHA256) that stands for a fan's IP address in fraud records and workflow history: the IP velocity rule counts the hash, never the address. Changing it restarts the per-IP counts. The default is for development only."`
 
+	SMTPURL        Secret        `env:"ENCORE_SMTP_URL" default:"" doc:"SMTP server for fans' emails, as smtp://user:password@host:587 (STARTTLS when the server offers it) or smtps://user:password@host:465 (TLS from the start); user and password optional. Takes precedence over ENCORE_SMTP_ADDR. Empty, and ENCORE_SMTP_ADDR empty: encore dev's Mailpit, else the mailbox folder."`
 	SMTPAddr       string        `env:"ENCORE_SMTP_ADDR" default:"" doc:"SMTP server (host:port) for confirmation emails. Empty: emails are written to ENCORE_DATA_DIR/mailbox as .eml files."`
 	SMTPFrom       string        `env:"ENCORE_SMTP_FROM" default:"tickets@encore.invalid" doc:"Sender address of confirmation emails."`
 	SMTPUser       string        `env:"ENCORE_SMTP_USER" default:"" doc:"SMTP user (empty: no authentication)."`

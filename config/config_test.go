@@ -144,3 +144,39 @@ func TestAProductionProcessRefusesToStartHalfConfigured(t *testing.T) {
 		})
 	}
 }
+
+func TestTheAPIRefusesAPublishableKeyThatCannotPayWithItsSecretKey(t *testing.T) {
+	t.Parallel()
+	real := config.Default()
+	real.StripeKey = config.Secret("sk_live_" + strings.Repeat("a1", 20))
+	for _, tc := range []struct {
+		name, secret, publishable, says string
+	}{
+		{"a live pair", "sk_live_" + strings.Repeat("a1", 20), "pk_live_" + strings.Repeat("b2", 20), ""},
+		{"a test pair", "sk_test_" + strings.Repeat("a1", 20), "pk_test_" + strings.Repeat("b2", 20), ""},
+		{"a restricted live key with a live publishable key", "rk_live_" + strings.Repeat("a1", 20), "pk_live_" + strings.Repeat("b2", 20), ""},
+		{"a test publishable key beside a live secret key", "sk_live_" + strings.Repeat("a1", 20), "pk_test_" + strings.Repeat("b2", 20), "is a test key but ENCORE_STRIPE_KEY a live key"},
+		{"a live publishable key beside a test secret key", "sk_test_" + strings.Repeat("a1", 20), "pk_live_" + strings.Repeat("b2", 20), "is a live key but ENCORE_STRIPE_KEY a test key"},
+		{"the sandbox's publishable key", "sk_live_" + strings.Repeat("a1", 20), config.SandboxPublishableKey, "the payment sandbox's"},
+		{"no publishable key", "sk_live_" + strings.Repeat("a1", 20), "", "ENCORE_STRIPE_PUBLISHABLE_KEY is empty"},
+		{"a secret key given as the publishable one", "sk_live_" + strings.Repeat("a1", 20), "sk_live_" + strings.Repeat("a1", 20), "is not a publishable key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := config.Default()
+			c.StripeKey, c.StripePublishableKey = config.Secret(tc.secret), tc.publishable
+			err := c.CheckSecrets("api")
+			require.Error(t, err, "the other defaults are still refused")
+			if tc.says == "" {
+				require.NotContains(t, err.Error(), "ENCORE_STRIPE_PUBLISHABLE_KEY")
+				return
+			}
+			require.ErrorContains(t, err, tc.says)
+			require.NotContains(t, err.Error(), tc.secret, "the secret key is never printed")
+			c.Env = config.Development
+			require.NoError(t, c.CheckSecrets("api"), "development accepts any pair")
+		})
+	}
+	require.True(t, real.LiveStripe())
+	require.False(t, config.Default().LiveStripe(), "the sandbox's key is not a real account's")
+}

@@ -102,6 +102,9 @@ func (c Config) CheckSecrets(command string) error {
 		bad = append(bad, "ENCORE_DEMO_LOGIN is true (anyone could mint an admin token; set ENCORE_OIDC_ISSUER, "+
 			"or ENCORE_ENV=development on a development machine)")
 	}
+	if command == "api" && c.LiveStripe() {
+		bad = append(bad, c.stripeKeyProblems()...)
+	}
 	if command == "api" || command == "worker" {
 		if tok := c.TemporalCodecToken.Reveal(); tok != "" && len(tok) < MinSecretBytes {
 			bad = append(bad, fmt.Sprintf("ENCORE_TEMPORAL_CODEC_TOKEN is shorter than %d bytes", MinSecretBytes))
@@ -160,4 +163,48 @@ func PasswordSecrets() []string {
 		}
 	}
 	return out
+}
+
+// stripeMode is a Stripe key's mode, "live" or "test", read from its prefix
+// (sk_, rk_ and pk_ keys alike), or "" for a key that is not Stripe's.
+func stripeMode(key string) string {
+	for _, p := range []string{"sk_", "rk_", "pk_"} {
+		if rest, ok := strings.CutPrefix(key, p); ok {
+			if mode, _, ok := strings.Cut(rest, "_"); ok && (mode == "live" || mode == "test") {
+				return mode
+			}
+		}
+	}
+	return ""
+}
+
+// stripeKeyProblems is what is wrong with the publishable key beside the
+// secret key: a browser given a key of another mode than the server's
+// creates payment methods the server's intents cannot use, and the
+// sandbox's publishable key only works against the sandbox.
+func (c Config) stripeKeyProblems() []string {
+	pk := c.StripePublishableKey
+	switch {
+	case pk == "":
+		return []string{"ENCORE_STRIPE_PUBLISHABLE_KEY is empty"}
+	case pk == SandboxPublishableKey:
+		return []string{"ENCORE_STRIPE_PUBLISHABLE_KEY is the payment sandbox's"}
+	case !strings.HasPrefix(pk, "pk_") || stripeMode(pk) == "":
+		return []string{"ENCORE_STRIPE_PUBLISHABLE_KEY is not a publishable key (pk_live_ or pk_test_)"}
+	}
+	if sm := stripeMode(c.StripeKey.Reveal()); sm != "" && sm != stripeMode(pk) {
+		return []string{fmt.Sprintf("ENCORE_STRIPE_PUBLISHABLE_KEY is a %s key but ENCORE_STRIPE_KEY a %s key", stripeMode(pk), sm)}
+	}
+	return nil
+}
+
+// SandboxPublishableKey is the payment sandbox's publishable key, the
+// default of ENCORE_STRIPE_PUBLISHABLE_KEY.
+const SandboxPublishableKey = "pk_test_encore_sandbox"
+
+// LiveStripe reports whether the secret key is one of a real Stripe
+// account (live or test mode), not the sandbox's.
+func (c Config) LiveStripe() bool {
+	k := c.StripeKey.Reveal()
+	return stripeMode(k) != "" && !strings.HasPrefix(k, "sk_test_encore")
 }

@@ -45,6 +45,7 @@ func productionEnv(t *testing.T) map[string]string {
 	env := generated(t)
 	env["ENCORE_STRIPE_KEY"] = "sk_test_" + strings.Repeat("4eC39HqLyjWDarjtT1zdp7dc", 3)
 	env["ENCORE_STRIPE_WEBHOOK_SECRET"] = "whsec_" + strings.Repeat("k9", 16)
+	env["ENCORE_STRIPE_PUBLISHABLE_KEY"] = "pk_test_" + strings.Repeat("TYooMQauvdEDq54NiTphI7jx", 3)
 	env["ENCORE_DATABASE_URL"] = ""
 	env["ENCORE_REDIS_URL"] = ""
 	env["ENCORE_DATA_DIR"] = t.TempDir()
