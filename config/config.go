@@ -132,14 +132,16 @@ type Config struct {
 
 	FraudIPSecret Secret `env:"ENCORE_FRAUD_IP_SECRET" default:"dev-fraud-ip-secret-change-me" doc:"Secret of the keyed hash (HMAC-SHA256) that stands for a fan's IP address in fraud records and workflow history: the IP velocity rule counts the hash, never the address. Changing it restarts the per-IP counts. The default is for development only."`
 
-	SMTPURL        Secret        `env:"ENCORE_SMTP_URL" default:"" doc:"SMTP server for fans' emails, as smtp://user:password@host:587 (STARTTLS when the server offers it) or smtps://user:password@host:465 (TLS from the start); user and password optional. Takes precedence over ENCORE_SMTP_ADDR. Empty, and ENCORE_SMTP_ADDR empty: encore dev's Mailpit, else the mailbox folder."`
-	SMTPAddr       string        `env:"ENCORE_SMTP_ADDR" default:"" doc:"SMTP server (host:port) for confirmation emails. Empty: emails are written to ENCORE_DATA_DIR/mailbox as .eml files."`
-	SMTPFrom       string        `env:"ENCORE_SMTP_FROM" default:"tickets@encore.invalid" doc:"Sender address of confirmation emails."`
-	SMTPUser       string        `env:"ENCORE_SMTP_USER" default:"" doc:"SMTP user (empty: no authentication)."`
-	SMTPPassword   Secret        `env:"ENCORE_SMTP_PASSWORD" default:"" doc:"SMTP password."`
-	ReconcileEvery time.Duration `env:"ENCORE_RECONCILE_EVERY" default:"15m" doc:"How often the reconciliation workflow matches provider payments with bookings."`
-	AuditEvery     time.Duration `env:"ENCORE_AUDIT_EVERY" default:"24h" doc:"How often the scheduled inventory audit (workflow AuditInventory, schedule encore-audit) checks seats and room-nights; a broken rule fails the run and is logged at error level."`
-	CancelRate     int           `env:"ENCORE_CANCEL_RATE" default:"20" doc:"Bookings a second an event cancellation job refunds."`
+	SMTPURL         Secret        `env:"ENCORE_SMTP_URL" default:"" doc:"SMTP server for fans' emails, as smtp://user:password@host:587 (STARTTLS when the server offers it) or smtps://user:password@host:465 (TLS from the start); user and password optional. Takes precedence over ENCORE_SMTP_ADDR. Empty, and ENCORE_SMTP_ADDR empty: encore dev's Mailpit, else the mailbox folder."`
+	SMTPAddr        string        `env:"ENCORE_SMTP_ADDR" default:"" doc:"SMTP server (host:port, STARTTLS when offered) for fans' emails, with ENCORE_SMTP_USER and ENCORE_SMTP_PASSWORD; ENCORE_SMTP_URL is the newer form and wins. Both empty: encore dev's Mailpit, else emails are written to ENCORE_DATA_DIR/mailbox as .eml files."`
+	SMTPFrom        string        `env:"ENCORE_SMTP_FROM" default:"tickets@encore.invalid" doc:"Sender address of fans' emails."`
+	SMTPUser        string        `env:"ENCORE_SMTP_USER" default:"" doc:"SMTP user with ENCORE_SMTP_ADDR (empty: no authentication)."`
+	SMTPPassword    Secret        `env:"ENCORE_SMTP_PASSWORD" default:"" doc:"SMTP password with ENCORE_SMTP_ADDR."`
+	MailpitSMTPAddr string        `env:"ENCORE_MAILPIT_SMTP_ADDR" default:"127.0.0.1:1025" doc:"encore dev: loopback address of the SMTP side of the Mailpit mail catcher it starts (or reuses) when ENCORE_SMTP_URL and ENCORE_SMTP_ADDR are empty; every email of the run goes there."`
+	MailpitHTTPAddr string        `env:"ENCORE_MAILPIT_HTTP_ADDR" default:"127.0.0.1:8025" doc:"encore dev: loopback address of Mailpit's web UI and API (GET /api/v1/messages), where the run's emails are read."`
+	ReconcileEvery  time.Duration `env:"ENCORE_RECONCILE_EVERY" default:"15m" doc:"How often the reconciliation workflow matches provider payments with bookings."`
+	AuditEvery      time.Duration `env:"ENCORE_AUDIT_EVERY" default:"24h" doc:"How often the scheduled inventory audit (workflow AuditInventory, schedule encore-audit) checks seats and room-nights; a broken rule fails the run and is logged at error level."`
+	CancelRate      int           `env:"ENCORE_CANCEL_RATE" default:"20" doc:"Bookings a second an event cancellation job refunds."`
 
 	DBMigratorPassword Secret `env:"ENCORE_DB_MIGRATOR_PASSWORD" default:"" generate:"password" doc:"encore db logins only: password it gives the encore_migrator login (owns the schema; encore migrate connects as it)."`
 	DBAppPassword      Secret `env:"ENCORE_DB_APP_PASSWORD" default:"" generate:"password" doc:"encore db logins only: password it gives the encore_app login (reads and writes rows, no DDL; encore api and worker connect as it)."`

@@ -1,23 +1,50 @@
-// Package notify sends fans their confirmations: through an SMTP server in
-// production, into a local mailbox folder in development. A failed send is
-// retried by the saga with backoff and never blocks or undoes a sale.
+// Package notify sends fans their emails: one MIME message per Message (a
+// plain-text body, an HTML alternative, inline images such as the tickets'
+// QR codes), built with go-mail and sent through an SMTP server, or written
+// as the same .eml file into a local mailbox folder where there is no SMTP
+// server at all (tests, encore api without one). Delivery with retries and
+// a dead-letter list is the outbox's mail queue (outbox/mail.go), a Mailer
+// in front of these.
 package notify
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
-	"net/smtp"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
+
+	mail "github.com/wneessen/go-mail"
 )
 
 // Message is one email.
 type Message struct {
-	To, Subject, Body string
-	// Key names the message for idempotent delivery (booking and kind).
-	Key string
+	To      string `json:"to"`
+	Subject string `json:"subject"`
+	// Body is the plain-text part, always sent.
+	Body string `json:"body"`
+	// HTML is the HTML alternative of Body (empty: a text-only message).
+	HTML string `json:"html,omitempty"`
+	// Inline are images the HTML shows by "cid:" + CID.
+	Inline []Image `json:"inline,omitempty"`
+	// Key names the message for idempotent delivery (booking and kind): the
+	// Message-ID is made from it, so a repeated send is the same message.
+	Key string `json:"key"`
+}
+
+// Image is an inline image of a message.
+type Image struct {
+	CID  string `json:"cid"`
+	Name string `json:"name"`
+	// ContentType is "image/png" when empty.
+	ContentType string `json:"content_type,omitempty"`
+	Data        []byte `json:"data"`
 }
 
 // Mailer sends messages.
@@ -25,12 +52,82 @@ type Mailer interface {
 	Send(ctx context.Context, m Message) error
 }
 
+// ErrNoRecipient refuses a message without a valid To.
+var ErrNoRecipient = errors.New("notify: no valid recipient")
+
+// MessageID is the Message-ID (without angle brackets) of the message with
+// key: the same key, the same ID, so mail clients fold a repeated delivery.
+func MessageID(key string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune("-_.+=", r):
+			return r
+		}
+		return '_'
+	}, key) + "@encore"
+}
+
+// Build is the go-mail message of m from the sender from, dated now.
+func Build(from string, m Message, now time.Time) (*mail.Msg, error) {
+	msg := mail.NewMsg(mail.WithNoDefaultUserAgent())
+	if err := msg.From(from); err != nil {
+		return nil, fmt.Errorf("notify: sender %q: %w", from, err)
+	}
+	if err := msg.To(m.To); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoRecipient, err)
+	}
+	msg.Subject(m.Subject)
+	msg.SetDateWithValue(now)
+	msg.SetMessageIDWithValue(MessageID(m.Key))
+	msg.SetBodyString(mail.TypeTextPlain, m.Body)
+	if m.HTML != "" {
+		msg.AddAlternativeString(mail.TypeTextHTML, m.HTML)
+	}
+	for _, img := range m.Inline {
+		ct := img.ContentType
+		if ct == "" {
+			ct = "image/png"
+		}
+		if err := msg.EmbedReader(img.Name, bytes.NewReader(img.Data), mail.WithFileContentID(img.CID),
+			mail.WithFileContentType(mail.ContentType(ct))); err != nil {
+			return nil, err
+		}
+	}
+	return msg, nil
+}
+
+// Render is the message as the bytes of a MIME message: what Mailbox writes
+// and what an SMTP server receives.
+func Render(from string, m Message, now time.Time) ([]byte, error) {
+	msg, err := Build(from, m, now)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if _, err := msg.WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
 // Mailbox writes each message as <Key>.eml into Dir: the dev "inbox".
 // Writing the same key twice leaves one file.
-type Mailbox struct{ Dir string }
+type Mailbox struct {
+	Dir string
+	// From is the sender (empty: encore@localhost).
+	From string
+}
 
 // Send writes the message atomically.
 func (b Mailbox) Send(_ context.Context, m Message) error {
+	from := b.From
+	if from == "" {
+		from = "encore@localhost"
+	}
+	raw, err := Render(from, m, time.Now())
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(b.Dir, 0o755); err != nil {
 		return err
 	}
@@ -44,7 +141,7 @@ func (b Mailbox) Send(_ context.Context, m Message) error {
 	if err != nil {
 		return err
 	}
-	if _, err := tmp.WriteString(render("encore@localhost", m)); err != nil {
+	if _, err := tmp.Write(raw); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
 		return err
@@ -55,23 +152,95 @@ func (b Mailbox) Send(_ context.Context, m Message) error {
 	return os.Rename(tmp.Name(), filepath.Join(b.Dir, name))
 }
 
-// SMTP sends through an SMTP server (host:port), without auth when User is
-// empty.
+// SMTP sends through an SMTP server.
 type SMTP struct {
-	Addr, From, User, Password string
+	// Host and Port of the server.
+	Host string
+	Port int
+	// ImplicitTLS speaks TLS from the first byte (smtps, usually port 465);
+	// otherwise STARTTLS is used when the server offers it.
+	ImplicitTLS bool
+	// User and Password authenticate when User is set.
+	User, Password string
+	From           string
+	// Timeout bounds one delivery (0: 30s).
+	Timeout time.Duration
+}
+
+// ParseSMTPURL reads smtp://[user[:password]@]host[:port] (port 587 by
+// default; STARTTLS when offered) or smtps://... (port 465; TLS from the
+// start).
+func ParseSMTPURL(raw, from string) (SMTP, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		// The URL may carry a password: never echo it.
+		return SMTP{}, errors.New("notify: SMTP URL does not parse")
+	}
+	s := SMTP{From: from}
+	switch u.Scheme {
+	case "smtp":
+		s.Port = 587
+	case "smtps":
+		s.Port, s.ImplicitTLS = 465, true
+	default:
+		return SMTP{}, fmt.Errorf("notify: SMTP URL scheme %q: want smtp or smtps", u.Scheme)
+	}
+	s.Host = u.Hostname()
+	if s.Host == "" {
+		return SMTP{}, errors.New("notify: SMTP URL has no host")
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n <= 0 || n > 65535 {
+			return SMTP{}, fmt.Errorf("notify: SMTP URL port %q", p)
+		}
+		s.Port = n
+	}
+	if u.User != nil {
+		s.User = u.User.Username()
+		s.Password, _ = u.User.Password()
+	}
+	return s, nil
+}
+
+// ParseSMTPAddr reads host:port (the older ENCORE_SMTP_ADDR): STARTTLS
+// when offered.
+func ParseSMTPAddr(addr, from, user, password string) (SMTP, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return SMTP{}, fmt.Errorf("notify: SMTP address %q: %w", addr, err)
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n <= 0 || n > 65535 {
+		return SMTP{}, fmt.Errorf("notify: SMTP address %q: bad port", addr)
+	}
+	return SMTP{Host: host, Port: n, From: from, User: user, Password: password}, nil
 }
 
 // Send delivers one message.
-func (s SMTP) Send(_ context.Context, m Message) error {
-	var auth smtp.Auth
-	if s.User != "" {
-		host, _, _ := strings.Cut(s.Addr, ":")
-		auth = smtp.PlainAuth("", s.User, s.Password, host)
+func (s SMTP) Send(ctx context.Context, m Message) error {
+	msg, err := Build(s.From, m, time.Now())
+	if err != nil {
+		return err
 	}
-	return smtp.SendMail(s.Addr, auth, s.From, []string{m.To}, []byte(render(s.From, m)))
-}
-
-func render(from string, m Message) string {
-	return fmt.Sprintf("From: %s\r\nTo: %s\r\nSubject: %s\r\nDate: %s\r\nMessage-ID: <%s@encore>\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n%s\r\n",
-		from, m.To, m.Subject, time.Now().UTC().Format(time.RFC1123Z), m.Key, m.Body)
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	opts := []mail.Option{mail.WithPort(s.Port), mail.WithTimeout(timeout)}
+	if s.ImplicitTLS {
+		opts = append(opts, mail.WithSSL())
+	} else {
+		opts = append(opts, mail.WithTLSPolicy(mail.TLSOpportunistic))
+	}
+	if s.User != "" {
+		opts = append(opts, mail.WithSMTPAuth(mail.SMTPAuthAutoDiscover), mail.WithUsername(s.User), mail.WithPassword(s.Password))
+	}
+	c, err := mail.NewClient(s.Host, opts...)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return c.DialAndSendWithContext(ctx, msg)
 }

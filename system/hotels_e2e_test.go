@@ -164,7 +164,7 @@ func TestAWalkRefundsTheNightOnceAtTheProvider(t *testing.T) {
 		return e.count(`SELECT count(*) FROM payments WHERE reservation_id = $1 AND status = 'CAPTURED'`, id) == 1
 	}, 30*time.Second, 50*time.Millisecond, "the payment is captured")
 
-	walks := &hotels.Walks{Store: e.store, Mailer: system.Mailer(e.cfg), Payments: system.Payments(e.cfg),
+	walks := &hotels.Walks{Store: e.store, Mailer: system.Mailer(e.cfg, e.store), Payments: system.Payments(e.cfg),
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	req := hotels.WalkRequest{PropertyID: prop, Night: today().AddDate(0, 0, 15), Rooms: 1}
 	got, err := walks.Walk(context.Background(), req)

@@ -168,7 +168,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisU
 		p.Close()
 		return nil, err
 	}
-	p.Waitlist = &waitlist.Offers{Store: p.Store, Room: p.Room, Mailer: Mailer(cfg), PublicURL: public,
+	p.Waitlist = &waitlist.Offers{Store: p.Store, Room: p.Room, Mailer: Mailer(cfg, p.Store), PublicURL: public,
 		TTL: cfg.RoomPassTTL, Log: log.With("component", "waitlist")}
 	p.Waitlist.Register(p.Registry)
 	if cfg.RoomAdaptive {
@@ -258,7 +258,7 @@ func (p *Process) API() *api.Server {
 	return &api.Server{Holds: p.Holds, Bookings: p.Bookings, Room: p.Room, Browse: p.Browse.API, Tickets: p.Tickets,
 		Sessions: p.Sessions, Tokens: p.Tokens, ClientID: p.Config.OIDCClientID, ReturnURLs: ReturnURLs(p.Config), Checks: checks, Log: p.Log, TrustedProxies: p.trusted,
 		Sockets: p.Sockets, RequestTimeout: p.Config.RequestTimeout, Admin: p.adminAPI(), Operator: p.operatorAPI(),
-		Waitlist: p.Waitlist, Metrics: p.Edge, Reads: p.Reads}
+		Waitlist: p.Waitlist, Metrics: p.Edge, Reads: p.Reads, Payments: PaymentPage(p.Config)}
 }
 
 // adminAPI is the organiser and admin API over the buy plane's store, its
@@ -322,6 +322,7 @@ func (p *Process) RunWorker(ctx context.Context) (stop func(), err error) {
 	go p.Room.Admitter().Run(ctx, "")
 	go p.Waitlist.Run(ctx)
 	go p.Activities.Metrics.FollowSaga(ctx, p.Store, 15*time.Second)
+	go MailQueue(p.Config, p.Store, p.Registry, p.Log).Run(ctx)
 	return func() { _ = p.SetWorkerRunning(false) }, nil
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/internal/redisurl"
 	"github.com/encore-tickets/encore/notify"
+	"github.com/encore-tickets/encore/outbox"
 	"github.com/encore-tickets/encore/payments"
 	"github.com/encore-tickets/encore/ratelimit"
 	"github.com/encore-tickets/encore/schema"
@@ -144,18 +145,66 @@ func BookingActivities(cfg config.Config, st *store.Store, log *slog.Logger) (*a
 	if err != nil {
 		return nil, err
 	}
-	return &activities.Booking{Store: st, Payments: Payments(cfg), Keyring: keyring, Mailer: Mailer(cfg), Log: log,
+	if _, err := MailTransport(cfg); err != nil {
+		return nil, err
+	}
+	return &activities.Booking{Store: st, Payments: Payments(cfg), Keyring: keyring, Mailer: Mailer(cfg, st), Log: log,
 		ReturnURL: public + "/v1/payments/return", PublicURL: public, NoLoopbackReturn: cfg.Env == config.Production,
 		IPSecret: []byte(cfg.FraudIPSecret.Reveal())}, nil
 }
 
-// Mailer is the configured SMTP server, or the development mailbox folder.
-func Mailer(cfg config.Config) notify.Mailer {
-	if cfg.SMTPAddr != "" {
-		return notify.SMTP{Addr: cfg.SMTPAddr, From: cfg.SMTPFrom, User: cfg.SMTPUser, Password: cfg.SMTPPassword.Reveal()}
+// Mailer is how the process sends fans' emails: through the mail queue
+// (outbox.Mail: retries, a dead-letter list) to MailTransport when there is
+// a store, straight to the transport without one. A transport that does
+// not configure is refused by BookingActivities at start.
+func Mailer(cfg config.Config, st *store.Store) notify.Mailer {
+	t, err := MailTransport(cfg)
+	if err != nil {
+		t = brokenMailer{err}
 	}
-	return notify.Mailbox{Dir: filepath.Join(cfg.DataDir, "mailbox")}
+	if st == nil {
+		return t
+	}
+	return &outbox.Mail{Store: st, Transport: t}
 }
+
+// MailTransport is the configured SMTP server (ENCORE_SMTP_URL, else
+// ENCORE_SMTP_ADDR; encore dev sets the URL to its Mailpit), or the
+// mailbox folder ENCORE_DATA_DIR/mailbox when there is none.
+func MailTransport(cfg config.Config) (notify.Mailer, error) {
+	switch {
+	case cfg.SMTPURL != "":
+		s, err := notify.ParseSMTPURL(cfg.SMTPURL.Reveal(), cfg.SMTPFrom)
+		if err != nil {
+			return nil, fmt.Errorf("ENCORE_SMTP_URL: %w", err)
+		}
+		return s, nil
+	case cfg.SMTPAddr != "":
+		s, err := notify.ParseSMTPAddr(cfg.SMTPAddr, cfg.SMTPFrom, cfg.SMTPUser, cfg.SMTPPassword.Reveal())
+		if err != nil {
+			return nil, fmt.Errorf("ENCORE_SMTP_ADDR: %w", err)
+		}
+		return s, nil
+	}
+	return notify.Mailbox{Dir: filepath.Join(cfg.DataDir, "mailbox"), From: cfg.SMTPFrom}, nil
+}
+
+// MailQueue is the loop that retries the mail queue's due messages
+// (every worker runs one; each message is claimed by one).
+func MailQueue(cfg config.Config, st *store.Store, reg prometheus.Registerer, log *slog.Logger) *outbox.Mail {
+	t, err := MailTransport(cfg)
+	if err != nil {
+		t = brokenMailer{err}
+	}
+	q := &outbox.Mail{Store: st, Transport: t, Log: log.With("component", "mail")}
+	q.Register(reg)
+	return q
+}
+
+// brokenMailer fails every send with the configuration's error.
+type brokenMailer struct{ err error }
+
+func (b brokenMailer) Send(context.Context, notify.Message) error { return b.err }
 
 // TicketKeyring is the keyring that seals ticket QR secrets
 // (ENCORE_TICKET_SEALING_KEY).
