@@ -116,6 +116,8 @@ type View struct {
 	// Vouchers are the hotel vouchers of a paid package or stay.
 	Vouchers []VoucherView `json:"vouchers"`
 	Payment  *PaymentView  `json:"payment,omitempty"`
+	// Dispute is the booking's latest dispute (booking/disputes.go).
+	Dispute *DisputeView `json:"dispute,omitempty"`
 }
 
 // TicketView names one ticket of a booking.
@@ -145,9 +147,17 @@ type PaymentView struct {
 // Status derives the fan's booking status from the reservation and its
 // payment: the reservation says how it ended, the payment refines a
 // cancellation into refunded or failed and a pending hold into authorised.
+// A dispute refines it last: a lost one is CHARGED_BACK whatever else
+// happened (the money is gone), an open one on a paid booking DISPUTED.
 func Status(v store.BookingView) vocab.BookingStatus {
+	if v.Dispute != nil && v.Dispute.Status == vocab.DisputeLost {
+		return vocab.BookingChargedBack
+	}
 	switch v.Hold.Status {
 	case vocab.ReservationPaid:
+		if v.Dispute != nil && !v.Dispute.Status.Closed() {
+			return vocab.BookingDisputed
+		}
 		return vocab.BookingPaid
 	case vocab.ReservationExpired:
 		return vocab.BookingExpired
@@ -179,6 +189,9 @@ func view(v store.BookingView) View {
 	}
 	if v.IntentID != "" {
 		r.Payment = &PaymentView{IntentID: v.IntentID, Status: string(v.PaymentStatus)}
+	}
+	if d := v.Dispute; d != nil {
+		r.Dispute = &DisputeView{ID: d.ID, Status: d.Status, Reason: d.Reason, Amount: d.Amount}
 	}
 	return r
 }
@@ -328,6 +341,9 @@ func (s *Service) Cancel(ctx context.Context, who session.Identity, id uuid.UUID
 	b, err := s.Store.Bookings.Booking(ctx, id, who.UserID)
 	if err != nil {
 		return View{}, err
+	}
+	if settledOutside(b) {
+		return View{}, ErrNotCancellable // disputed, charged back or refunded by the provider: no refund of ours
 	}
 	if idemKey != "" {
 		sum := sha256.Sum256([]byte(id.String()))

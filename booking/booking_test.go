@@ -38,6 +38,55 @@ func TestTheBookingStatusIsTheReservationRefinedByItsPayment(t *testing.T) {
 	}
 }
 
+func TestADisputeRefinesThePaidBooking(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name        string
+		reservation vocab.ReservationStatus
+		payment     vocab.PaymentStatus
+		dispute     vocab.DisputeStatus
+		want        vocab.BookingStatus
+	}{
+		{"an open dispute makes a paid booking disputed", vocab.ReservationPaid, vocab.PaymentCaptured, vocab.DisputeNeedsResponse, vocab.BookingDisputed},
+		{"evidence under review is still disputed", vocab.ReservationPaid, vocab.PaymentCaptured, vocab.DisputeUnderReview, vocab.BookingDisputed},
+		{"an inquiry is disputed too", vocab.ReservationPaid, vocab.PaymentCaptured, vocab.DisputeWarningNeedsResponse, vocab.BookingDisputed},
+		{"a won dispute leaves the booking paid", vocab.ReservationPaid, vocab.PaymentCaptured, vocab.DisputeWon, vocab.BookingPaid},
+		{"a closed inquiry leaves the booking paid", vocab.ReservationPaid, vocab.PaymentCaptured, vocab.DisputeWarningClosed, vocab.BookingPaid},
+		{"a lost dispute charges the booking back", vocab.ReservationPaid, vocab.PaymentCaptured, vocab.DisputeLost, vocab.BookingChargedBack},
+		{"a lost dispute of a refunded booking is a chargeback too", vocab.ReservationCancelled, vocab.PaymentRefunded, vocab.DisputeLost, vocab.BookingChargedBack},
+		{"an open dispute of a refunded booking leaves it refunded", vocab.ReservationCancelled, vocab.PaymentRefunded, vocab.DisputeNeedsResponse, vocab.BookingRefunded},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			v := store.BookingView{Hold: store.Hold{Status: tc.reservation}, PaymentStatus: tc.payment, Dispute: &store.Dispute{Status: tc.dispute}}
+			require.Equal(t, tc.want, booking.Status(v))
+		})
+	}
+}
+
+func TestOnlyARefundUnderEncoresOwnKeysIsEncores(t *testing.T) {
+	t.Parallel()
+	const bookingID = "7d3f7a2e-8a51-4c1f-9d0e-2a6b5c4d3e21"
+	for _, tc := range []struct {
+		name, key string
+		own       bool
+	}{
+		{"the saga's refund", bookingID + ":refund", true},
+		{"a walk's refund of a night", bookingID + ":walk-12", true},
+		{"reconciliation's refund of the intent", "reconcile:orphan_capture:pi_1", true},
+		{"a refund without a key", "", false},
+		{"a dashboard refund", "8f14e45f-ceea-467f-a0e6-000000000000", false},
+		{"another booking's refund", "00000000-0000-0000-0000-000000000000:refund", false},
+		{"reconciliation's refund of another intent", "reconcile:orphan_capture:pi_2", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ev := payments.WebhookEvent{Type: vocab.EventRefunded, Object: "charge", IntentID: "pi_1", IdempotencyKey: tc.key}
+			require.Equal(t, tc.own, booking.OwnRefund(ev, bookingID))
+		})
+	}
+}
+
 func TestTheSagaHearsOnlyOfEventsItMustActOn(t *testing.T) {
 	t.Parallel()
 	intent := func(typ vocab.ProviderEvent) payments.WebhookEvent {
@@ -58,6 +107,7 @@ func TestTheSagaHearsOnlyOfEventsItMustActOn(t *testing.T) {
 			CapturedBySaga: true}, vocab.PaymentAuthorised, false},
 		{"the cancellation by the saga's own void", intent(vocab.EventCanceled), vocab.PaymentVoided, false},
 		{"a refund", payments.WebhookEvent{Type: vocab.EventRefunded, Object: "charge"}, vocab.PaymentRefunded, false},
+		{"a dispute", payments.WebhookEvent{Type: vocab.EventDisputeCreated, Object: "dispute"}, vocab.PaymentCaptured, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -76,8 +126,14 @@ func TestEveryBookingStatusIsReachable(t *testing.T) {
 			}
 		}
 	}
+	for _, r := range vocab.ReservationStatuses {
+		for _, d := range vocab.DisputeStatuses {
+			seen[booking.Status(store.BookingView{Hold: store.Hold{Status: r}, PaymentStatus: vocab.PaymentCaptured,
+				Dispute: &store.Dispute{Status: d}})] = true
+		}
+	}
 	for _, s := range vocab.BookingStatuses {
-		require.True(t, seen[s], "no reservation and payment give %s", s)
+		require.True(t, seen[s], "no reservation, payment and dispute give %s", s)
 	}
 	require.Len(t, seen, len(vocab.BookingStatuses), "Status gives only statuses of the full set")
 }

@@ -77,6 +77,10 @@ type Detail struct {
 	UserID string `json:"user_id"`
 	store.SupportDetail
 	Flagged string `json:"flagged,omitempty"`
+	// Disputes are every dispute of the booking, newest first, and
+	// OutsideRefunds the refunds made outside Encore (booking/disputes.go).
+	Disputes       []store.Dispute       `json:"disputes"`
+	OutsideRefunds []store.OutsideRefund `json:"outside_refunds"`
 	// Step is the saga's current step, from its workflow; "" once the
 	// workflow has ended or when it never started (no checkout).
 	Step vocab.Step `json:"step,omitempty"`
@@ -107,7 +111,16 @@ func (s *Service) Detail(ctx context.Context, id uuid.UUID) (Detail, error) {
 	if err != nil {
 		return Detail{}, err
 	}
-	return Detail{View: view(v), UserID: v.Hold.UserID, SupportDetail: sd, Flagged: v.Flagged, Step: step}, nil
+	ds, err := s.Store.Bookings.Disputes(ctx, id)
+	if err != nil {
+		return Detail{}, err
+	}
+	rs, err := s.Store.Bookings.OutsideRefunds(ctx, id)
+	if err != nil {
+		return Detail{}, err
+	}
+	return Detail{View: view(v), UserID: v.Hold.UserID, SupportDetail: sd, Flagged: v.Flagged, Step: step,
+		Disputes: ds, OutsideRefunds: rs}, nil
 }
 
 // staffTimeout bounds a support action waiting on the worker.
@@ -175,6 +188,9 @@ func (s *Service) StaffRefund(ctx context.Context, who session.Identity, id uuid
 	}
 	if v := view(before); v.Status == vocab.BookingRefunded {
 		return v, nil // refunded already, by this request retried or by anyone: nothing more to do
+	}
+	if settledOutside(before) {
+		return View{}, ErrNotCancellable // disputed or charged back: a refund would pay twice
 	}
 	if before.Hold.Status != vocab.ReservationPaid && before.Hold.Status != vocab.ReservationPending {
 		return View{}, store.ErrNotPending

@@ -98,6 +98,14 @@ func (s *Service) ReceiveWebhook(ctx context.Context, body []byte, signature str
 		return Receipt{}, err
 	}
 	receipt := Receipt{Received: true, Duplicate: dup}
+	if bookingID != "" && !(dup && signalled) {
+		// Disputes and outside refunds: recorded in the database whether or
+		// not the booking's workflow still runs; a failure is answered as
+		// one, so the provider redelivers.
+		if err := s.applyMoneyEvent(ctx, ev, bookingID); err != nil {
+			return Receipt{}, err
+		}
+	}
 	if (dup && signalled) || bookingID == "" || !SagaActsOn(ev, recorded) {
 		_ = s.Store.Bookings.MarkWebhookSignalled(ctx, provider, ev.ID)
 		return receipt, nil

@@ -40,6 +40,14 @@ type WebhookEvent struct {
 	CapturedBySaga bool
 	// Created is when the provider created the event.
 	Created time.Time
+	// IdempotencyKey is the Idempotency-Key of the API request that caused
+	// the event (request.idempotency_key): Encore's own refunds carry its
+	// step keys, so their charge.refunded is known as Encore's.
+	IdempotencyKey string
+	// Dispute is set for a charge.dispute.* event.
+	Dispute *Dispute
+	// Charge is set for an event about a charge (charge.refunded).
+	Charge *Charge
 	// Fingerprint identifies the content, so an event ID reused with other
 	// content is caught.
 	Fingerprint []byte
@@ -73,6 +81,25 @@ func DecodeStoredWebhook(body []byte) (WebhookEvent, error) {
 	return decodeEvent(ev, body)
 }
 
+// Dispute is the dispute a charge.dispute.* event is about.
+type Dispute struct {
+	ID       string
+	ChargeID string
+	Status   vocab.DisputeStatus
+	Reason   string
+	Amount   money.Money
+}
+
+// Charge is the charge a charge.* event is about, with its refunds' total.
+type Charge struct {
+	ID             string
+	AmountCaptured int64
+	AmountRefunded int64
+	Currency       string
+	// Refunded: refunded in full.
+	Refunded bool
+}
+
 func decodeEvent(ev stripe.Event, body []byte) (WebhookEvent, error) {
 	if ev.ID == "" || ev.Type == "" || ev.Data == nil {
 		return WebhookEvent{}, errors.New("event without id, type or data")
@@ -95,6 +122,46 @@ func decodeEvent(ev stripe.Event, body []byte) (WebhookEvent, error) {
 	out := WebhookEvent{ID: ev.ID, Type: vocab.ProviderEvent(ev.Type), Object: obj.Object, Status: obj.Status,
 		BookingID: obj.Metadata["booking_id"], CapturedBySaga: obj.Metadata[MetaCapturedBy] == CapturedBySaga,
 		Fingerprint: sum[:], Raw: body, Created: time.Unix(ev.Created, 0)}
+	if ev.Request != nil {
+		out.IdempotencyKey = ev.Request.IdempotencyKey
+	}
+	switch obj.Object {
+	case "dispute":
+		// Decoded by stripe-go's own type, whose charge and payment_intent
+		// are an ID or an expanded object alike.
+		var d stripe.Dispute
+		if err := json.Unmarshal(ev.Data.Raw, &d); err != nil {
+			return WebhookEvent{}, errors.New("dispute is not a Stripe dispute")
+		}
+		if d.ID == "" || d.Status == "" {
+			return WebhookEvent{}, errors.New("dispute without id or status")
+		}
+		out.Dispute = &Dispute{ID: d.ID, Status: vocab.DisputeStatus(d.Status), Reason: string(d.Reason),
+			Amount: money.Money{Amount: d.Amount, Currency: strings.ToUpper(string(d.Currency))}}
+		if d.Charge != nil {
+			out.Dispute.ChargeID = d.Charge.ID
+		}
+		if d.PaymentIntent != nil {
+			out.IntentID = d.PaymentIntent.ID
+		}
+		out.Amount = out.Dispute.Amount
+		return out, nil
+	case "charge":
+		// Only the fields read here: a charge's other fields (outcome,
+		// payment method details) vary with the API version and must not
+		// make a refund unreadable.
+		var ch struct {
+			AmountCaptured int64 `json:"amount_captured"`
+			AmountRefunded int64 `json:"amount_refunded"`
+			Refunded       bool  `json:"refunded"`
+		}
+		if err := json.Unmarshal(ev.Data.Raw, &ch); err != nil {
+			return WebhookEvent{}, errors.New("charge is not a Stripe charge")
+		}
+		out.Charge = &Charge{ID: obj.ID, AmountCaptured: ch.AmountCaptured, AmountRefunded: ch.AmountRefunded,
+			Currency: strings.ToUpper(obj.Currency), Refunded: ch.Refunded}
+		out.Amount = money.Money{Amount: ch.AmountRefunded, Currency: out.Charge.Currency}
+	}
 	switch obj.Object {
 	case "payment_intent":
 		out.IntentID = obj.ID

@@ -393,6 +393,11 @@ type BookingView struct {
 	Tickets       []TicketRef
 	// Vouchers are the paid stays, one per stay (store/stays.go).
 	Vouchers []Voucher
+	// Dispute is the booking's latest dispute, nil without one; and
+	// RefundedOutside says a refund made outside Encore ended the booking
+	// (store/disputes.go).
+	Dispute         *Dispute
+	RefundedOutside bool
 }
 
 // TicketRef names one ticket of a booking.

@@ -205,6 +205,9 @@ func (s *Bookings) bookingViews(ctx context.Context, where string, args ...any) 
 		FROM vouchers WHERE reservation_id = ANY($1) ORDER BY reservation_id, stay`, ids); err != nil {
 		return nil, err
 	}
+	if err := s.attachDisputes(ctx, at, ids); err != nil {
+		return nil, err
+	}
 	return views, nil
 }
 

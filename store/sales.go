@@ -11,6 +11,9 @@ import (
 // Held count tickets (a general-admission hold of four is four); Revenue
 // is what paid bookings' tickets cost, Refunded what cancelled, refunded
 // bookings' tickets had cost, in minor units of the event's currency.
+// ChargedBackTickets counts the tickets of paid bookings whose dispute was
+// lost, ChargedBack what they had cost: their seats stay taken (not
+// available), their money is gone (not revenue).
 type SectionSales struct {
 	SectionID string `json:"section_id"`
 	Name      string `json:"name"`
@@ -21,6 +24,9 @@ type SectionSales struct {
 	Available int    `json:"available"`
 	Revenue   int64  `json:"revenue"`
 	Refunded  int64  `json:"refunded"`
+
+	ChargedBackTickets int   `json:"charged_back_tickets"`
+	ChargedBack        int64 `json:"charged_back"`
 }
 
 // EventSales is the report's header: the event's organisation and currency.
@@ -50,7 +56,9 @@ func (r *Reader) EventSales(ctx context.Context, eventID, org string) (EventSale
 		       coalesce(sum(it.quantity) FILTER (WHERE it.state = 'held'), 0),
 		       (SELECT count(*) FROM seats st WHERE st.section_id = sec.id AND st.status = 'BLOCKED'),
 		       coalesce(sum(it.amount) FILTER (WHERE it.state = 'sold'), 0),
-		       coalesce(sum(it.amount) FILTER (WHERE it.state = 'refunded'), 0)
+		       coalesce(sum(it.amount) FILTER (WHERE it.state = 'refunded'), 0),
+		       coalesce(sum(it.quantity) FILTER (WHERE it.state = 'charged_back'), 0),
+		       coalesce(sum(it.amount) FILTER (WHERE it.state = 'charged_back'), 0)
 		FROM sections sec LEFT JOIN items it ON it.section_id = sec.id
 		WHERE sec.event_id = $1
 		GROUP BY sec.id, sec.name, sec.capacity, sec.sort_order
@@ -61,10 +69,11 @@ func (r *Reader) EventSales(ctx context.Context, eventID, org string) (EventSale
 	defer rows.Close()
 	for rows.Next() {
 		var s SectionSales
-		if err := rows.Scan(&s.SectionID, &s.Name, &s.Capacity, &s.Sold, &s.Held, &s.Blocked, &s.Revenue, &s.Refunded); err != nil {
+		if err := rows.Scan(&s.SectionID, &s.Name, &s.Capacity, &s.Sold, &s.Held, &s.Blocked, &s.Revenue, &s.Refunded,
+			&s.ChargedBackTickets, &s.ChargedBack); err != nil {
 			return EventSales{}, err
 		}
-		s.Available = max(s.Capacity-s.Sold-s.Held-s.Blocked, 0)
+		s.Available = max(s.Capacity-s.Sold-s.Held-s.Blocked-s.ChargedBackTickets, 0)
 		out.Sections = append(out.Sections, s)
 	}
 	return out, rows.Err()

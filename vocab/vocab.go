@@ -113,11 +113,17 @@ const (
 	BookingCancelled      BookingStatus = "CANCELLED"
 	BookingRefunded       BookingStatus = "REFUNDED"
 	BookingFailed         BookingStatus = "FAILED"
+	// BookingDisputed: paid, and the fan's bank disputes the charge; the
+	// tickets stay valid until the dispute is lost.
+	BookingDisputed BookingStatus = "DISPUTED"
+	// BookingChargedBack: a dispute was lost, the money went back to the
+	// fan's bank (not refunded by Encore) and the tickets are revoked.
+	BookingChargedBack BookingStatus = "CHARGED_BACK"
 )
 
 // BookingStatuses is the full set.
 var BookingStatuses = []BookingStatus{BookingPendingPayment, BookingAuthorised, BookingPaid, BookingExpired,
-	BookingCancelled, BookingRefunded, BookingFailed}
+	BookingCancelled, BookingRefunded, BookingFailed, BookingDisputed, BookingChargedBack}
 
 // PaymentStatus is the state of a booking's payment as Encore records it.
 type PaymentStatus string
@@ -180,11 +186,45 @@ const (
 	EventFailed     ProviderEvent = "payment_intent.payment_failed"
 	EventCanceled   ProviderEvent = "payment_intent.canceled"
 	EventRefunded   ProviderEvent = "charge.refunded"
+	// EventDisputeCreated: the fan's bank disputes a charge (a chargeback
+	// or an inquiry), data.object is the dispute.
+	EventDisputeCreated ProviderEvent = "charge.dispute.created"
+	// EventDisputeClosed: the dispute ended, won, lost or (an inquiry)
+	// closed; data.object is the dispute.
+	EventDisputeClosed ProviderEvent = "charge.dispute.closed"
 )
 
 // ProviderEvents is the full set: what the webhook endpoint is subscribed to
 // (Stripe's enabled_events).
-var ProviderEvents = []ProviderEvent{EventAuthorised, EventSucceeded, EventFailed, EventCanceled, EventRefunded}
+var ProviderEvents = []ProviderEvent{EventAuthorised, EventSucceeded, EventFailed, EventCanceled, EventRefunded,
+	EventDisputeCreated, EventDisputeClosed}
+
+// DisputeStatus is a dispute's state at the provider, spelt as Stripe spells
+// it (mirrors the CHECK on payment_disputes.status).
+type DisputeStatus string
+
+// Every dispute status. The warning_ ones are an inquiry before a
+// chargeback (no money moved yet).
+const (
+	DisputeWarningNeedsResponse DisputeStatus = "warning_needs_response"
+	DisputeWarningUnderReview   DisputeStatus = "warning_under_review"
+	DisputeWarningClosed        DisputeStatus = "warning_closed"
+	DisputeNeedsResponse        DisputeStatus = "needs_response"
+	DisputeUnderReview          DisputeStatus = "under_review"
+	DisputePrevented            DisputeStatus = "prevented"
+	DisputeWon                  DisputeStatus = "won"
+	DisputeLost                 DisputeStatus = "lost"
+)
+
+// DisputeStatuses is the full set.
+var DisputeStatuses = []DisputeStatus{DisputeWarningNeedsResponse, DisputeWarningUnderReview, DisputeWarningClosed,
+	DisputeNeedsResponse, DisputeUnderReview, DisputePrevented, DisputeWon, DisputeLost}
+
+// Closed reports whether the dispute has ended: no later status replaces a
+// closed one, so events arriving out of order converge.
+func (s DisputeStatus) Closed() bool {
+	return s == DisputeWarningClosed || s == DisputePrevented || s == DisputeWon || s == DisputeLost
+}
 
 // FraudDecision is the outcome of scoring a checkout attempt.
 type FraudDecision string
