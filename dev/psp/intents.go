@@ -381,6 +381,7 @@ func (s *Server) authorizeLocked(ec *emitCtx, pi *intent, pm string) {
 	s.logRec(record{Op: opPutCharge, Charge: ch})
 	s.putIntentLocked(pi)
 	s.emitLocked(ec, EventPaymentIntentSucceeded, pi.ID, s.renderIntent(pi, nil))
+	s.disputeLaterLocked(ch)
 }
 
 // declineLocked records a declined attempt and returns the card error.
@@ -457,6 +458,7 @@ func (s *Server) captureIntent(c *apiCall) apiResult {
 	pi.AmountCapturable = 0
 	s.putIntentLocked(pi)
 	s.emitLocked(&c.emitCtx, EventPaymentIntentSucceeded, pi.ID, s.renderIntent(pi, nil))
+	s.disputeLaterLocked(s.charges[pi.LatestCharge])
 	res := okResult(s.renderIntent(pi, formExpand(c.form)))
 	res.losable = true
 	return res

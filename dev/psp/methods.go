@@ -32,6 +32,9 @@ func (s *Server) card(pm string) (testCard, bool) {
 	if c, ok := testCards[pm]; ok {
 		return c, true
 	}
+	if pm == DisputeCard {
+		return disputeCard, true
+	}
 	if m := s.methods[pm]; m != nil {
 		return m.Card, true
 	}
@@ -129,6 +132,9 @@ func parseCardParams(f url.Values, now time.Time) (testCard, *apiError) {
 // and last four digits are kept.
 func cardForNumber(number string) testCard {
 	c, known := testCardsByNumber[number]
+	if number == DisputeCardNumber {
+		c, known = disputeCard, true
+	}
 	if !known {
 		c = testCard{Brand: brandOf(number), Funding: "credit", Outcome: "succeed"}
 	}

@@ -64,6 +64,9 @@ type Config struct {
 	EnabledEvents []string
 	// Delivery tunes webhook delivery and redelivery.
 	Delivery DeliveryConfig
+	// DisputeDelay is how long after its capture a payment with the
+	// dispute test card is disputed (disputes.go); default 3s.
+	DisputeDelay time.Duration
 }
 
 // FaultConfig holds the configured fault rates. Per-request faults come from
@@ -120,6 +123,10 @@ type Server struct {
 	inflight    map[string]bool
 	st          *store
 	pending     []record
+
+	// The disputes (disputes.go), in memory only, the order ascending Seq.
+	disputes     map[string]*dispute
+	disputeOrder []*dispute
 
 	rngMu sync.Mutex
 	rng   *rand.Rand
@@ -317,6 +324,10 @@ func (s *Server) routes() http.Handler {
 	api.HandleFunc("GET /v1/refunds", s.reading(s.listRefunds))
 	api.HandleFunc("GET /v1/refunds/{id}", s.reading(s.getRefund))
 	api.HandleFunc("GET /v1/charges/{id}", s.reading(s.getCharge))
+	api.HandleFunc("GET /v1/disputes", s.reading(s.listDisputes))
+	api.HandleFunc("GET /v1/disputes/{id}", s.reading(s.getDispute))
+	api.HandleFunc("POST /v1/disputes/{id}", s.mutating(s.updateDispute))
+	api.HandleFunc("POST /v1/disputes/{id}/close", s.mutating(s.closeDispute))
 	api.HandleFunc("POST /v1/payment_methods", s.mutating(s.createPaymentMethod))
 	api.HandleFunc("GET /v1/payment_methods/{id}", s.reading(s.getPaymentMethod))
 	api.HandleFunc("GET /v1/events", s.reading(s.listEvents))
