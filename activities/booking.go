@@ -342,7 +342,11 @@ func (a *Booking) Refund(ctx context.Context, bookingID, intentID string) error 
 	if err != nil {
 		return err
 	}
-	return a.Store.Bookings.SetPaymentStatus(ctx, id, vocab.PaymentRefunded, r.ID)
+	if err := a.Store.Bookings.SetPaymentStatus(ctx, id, vocab.PaymentRefunded, r.ID); err != nil {
+		return err
+	}
+	a.tellCancelled(ctx, id, bookingID, r.Amount)
+	return nil
 }
 
 // captured reports whether the booking's intent was captured, so there is
@@ -452,21 +456,17 @@ func (a *Booking) sendConfirmation(ctx context.Context, id uuid.UUID, bookingID,
 	if err != nil {
 		return err
 	}
-	body := fmt.Sprintf("Your booking %s for %s is confirmed: %d ticket(s), total %d %s.\n",
-		bookingID, b.Hold.EventID, len(b.Tickets), b.Hold.Total.Amount, b.Hold.Total.Currency)
-	for _, v := range b.Vouchers {
-		// A package's or stay's hotel vouchers, issued in the sale's transaction.
-		body += fmt.Sprintf("Hotel voucher %s: %s, %s, %s to %s, confirmation %s.\n", v.ID, v.PropertyID, v.RoomType,
-			v.Checkin.Format(time.DateOnly), v.Checkout.Format(time.DateOnly), v.Confirmation)
-	}
-	if a.PublicURL != "" {
-		body += "Your booking: " + a.PublicURL + "/v1/bookings/" + bookingID + "\n"
-	}
 	key := bookingID + "-" + kind
 	if kind != NotifyConfirmation {
 		key += "-" + uuid.NewString() // a resend is a new message
 	}
-	if err := a.Mailer.Send(ctx, notify.Message{To: to, Subject: "Your Encore tickets", Body: body, Key: key}); err != nil {
+	c := a.confirmation(ctx, id, bookingID, b)
+	c.Resent = kind != NotifyConfirmation
+	m, err := notify.ConfirmationMessage(to, key, c)
+	if err != nil {
+		return err
+	}
+	if err := a.Mailer.Send(ctx, m); err != nil {
 		return err
 	}
 	return a.Store.Bookings.LogNotification(ctx, id, kind, to)

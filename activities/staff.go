@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/encore-tickets/encore/notify"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/vocab"
 )
@@ -158,22 +156,7 @@ func (a *Booking) refundClosed(ctx context.Context, id uuid.UUID, bookingID stri
 }
 
 func (a *Booking) notifyCancellation(ctx context.Context, id uuid.UUID, bookingID, reason string) error {
-	if done, err := a.Store.Bookings.Notified(ctx, id, NotifyCancellation); err != nil || done {
-		return err
-	}
-	to, err := a.recipient(ctx, id)
-	if err != nil {
-		return err
-	}
-	body := fmt.Sprintf("Your booking %s has been cancelled and refunded in full.\nReason: %s\n", bookingID, reason)
-	if err := a.Mailer.Send(ctx, notify.Message{To: to, Subject: "Your Encore booking was cancelled", Body: body,
-		Key: bookingID + "-" + NotifyCancellation}); err != nil {
-		return err
-	}
-	if err := a.Store.Bookings.LogNotification(ctx, id, NotifyCancellation, to); err != nil {
-		return err
-	}
-	return a.Store.Bookings.MarkNotified(ctx, id, NotifyCancellation)
+	return a.sendCancellation(ctx, id, bookingID, reason, nil)
 }
 
 func (a *Booking) recipient(ctx context.Context, id uuid.UUID) (string, error) {

@@ -26,5 +26,9 @@ func (a *Booking) RefundPart(ctx context.Context, bookingID, intentID string, am
 	if err != nil {
 		return err
 	}
-	return a.Store.Bookings.SetPaymentStatus(ctx, id, vocab.PaymentRefunded, r.ID)
+	if err := a.Store.Bookings.SetPaymentStatus(ctx, id, vocab.PaymentRefunded, r.ID); err != nil {
+		return err
+	}
+	a.tellCancelled(ctx, id, bookingID, r.Amount)
+	return nil
 }

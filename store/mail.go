@@ -170,6 +170,12 @@ type BookingMail struct {
 	Sections map[string]string
 	// Seats labels the booking's seats by ID.
 	Seats map[string]SeatLabel
+	// Status is the reservation's; CancelReason what staff gave as the
+	// reason of a cancellation (empty: none recorded).
+	Status       vocab.ReservationStatus
+	CancelReason string
+	// Currency is the event's.
+	Currency string
 }
 
 // SeatLabel is a seat as the venue's signs name it.
@@ -182,9 +188,9 @@ type SeatLabel struct {
 // BookingMail reads the event, venue and seat labels of a booking's emails.
 func (q *MailQueue) BookingMail(ctx context.Context, reservationID uuid.UUID) (BookingMail, error) {
 	var b BookingMail
-	err := q.pool.QueryRow(ctx, `SELECT e.title, v.name, v.city, v.timezone, e.starts_at
+	err := q.pool.QueryRow(ctx, `SELECT e.title, v.name, v.city, v.timezone, e.starts_at, r.status, coalesce(r.cancel_reason, ''), e.currency
 		FROM reservations r JOIN events e ON e.id = r.event_id JOIN venues v ON v.id = e.venue_id
-		WHERE r.id = $1`, reservationID).Scan(&b.EventTitle, &b.VenueName, &b.VenueCity, &b.TimeZone, &b.StartsAt)
+		WHERE r.id = $1`, reservationID).Scan(&b.EventTitle, &b.VenueName, &b.VenueCity, &b.TimeZone, &b.StartsAt, &b.Status, &b.CancelReason, &b.Currency)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return BookingMail{}, ErrNotFound
 	}

@@ -131,7 +131,7 @@ func TestEightIdenticalWebhooksInParallelGiveOnePaidBookingOneTicketSetAndOneEma
 	require.Len(t, mails, 1)
 	mail, err := os.ReadFile(mails[0])
 	require.NoError(t, err)
-	require.Contains(t, string(mail), "\r\nTo: asha@example.com\r\n", "the confirmation goes to the token's email")
+	require.Contains(t, string(mail), "\r\nTo: <asha@example.com>\r\n", "the confirmation goes to the token's email")
 	require.Equal(t, "CAPTURED", e.paymentStatus(id))
 
 	// The same event ID with other content is refused.

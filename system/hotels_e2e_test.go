@@ -247,9 +247,9 @@ func TestTheWalkWorkflowRelocatesRefundsAndTellsTwoGuestsOnceWhenRunAgain(t *tes
 	for i, id := range ids {
 		require.Equal(t, []int64{nightPrice}, e.pay.refundAmounts(intents[i]))
 		mail := e.mailAbout("walk-" + id)
-		require.Contains(t, mail, "To: "+emails[i], "the walk email goes where the token said")
+		require.Contains(t, mail, "To: <"+emails[i]+">", "the walk email goes where the token said")
 		require.Contains(t, mail, "has moved")
-		require.Contains(t, e.mailAbout(id+"-confirmation"), "To: "+emails[i], "so does a hotel-only booking's confirmation")
+		require.Contains(t, e.mailAbout(id+"-confirmation"), "To: <"+emails[i]+">", "so does a hotel-only booking's confirmation")
 	}
 	desc, err := e.temporal.DescribeWorkflowExecution(ctx, workflows.WalkWorkflowID(prop, day(15)), "")
 	require.NoError(t, err)
