@@ -54,6 +54,7 @@ func (s *Server) routes() []route {
 		hold    = &holdHandlers{holds: s.Holds, bookings: s.Bookings, returns: s.ReturnURLs, problems: p}
 		booked  = &bookingHandlers{bookings: s.Bookings, tickets: s.Tickets, problems: p}
 		support = &supportHandlers{bookings: s.Bookings, problems: p}
+		emails  = &emailHandlers{store: bookingStore(s.Bookings), problems: p}
 		webhook = &webhookHandlers{bookings: s.Bookings, problems: p}
 		org     = newAdminHandlers(s.Admin, p)
 		ops     = newOperatorHandlers(s.Operator, s.Room, p)
@@ -71,7 +72,7 @@ func (s *Server) routes() []route {
 	staff := []session.Role{session.Support, session.Admin}
 	adminOnly := []session.Role{session.Admin}
 	own := []gin.HandlerFunc{org.ownEvent}
-	app := fanApp(auth.signInOrigins()...)
+	app := fanApp(s.Payments.sources(), auth.signInOrigins()...)
 	cors := []gin.HandlerFunc{anyOrigin}
 	return []route{
 		// The fan web app and the organiser app, embedded (package webapp);
@@ -99,6 +100,7 @@ func (s *Server) routes() []route {
 		{method: http.MethodPost, path: session.DevIssuerPath + "/authorize", handler: auth.devAuthorize, enabled: s.Sessions != nil},
 		{method: http.MethodPost, path: session.DevIssuerPath + "/token", before: cors, handler: auth.devToken, enabled: s.Sessions != nil},
 		{method: http.MethodGet, path: "/v1/auth/config", handler: auth.authConfig, enabled: true},
+		{method: http.MethodGet, path: "/v1/payments/config", handler: paymentsConfig(s.Payments), enabled: true},
 		{method: http.MethodGet, path: "/v1/me", access: fan, handler: me, enabled: true},
 
 		// Browse plane.
@@ -137,6 +139,8 @@ func (s *Server) routes() []route {
 		{method: http.MethodPost, path: "/v1/admin/bookings/:booking_id/resend", roles: staff, deadline: staffDeadline, handler: support.supportResend, enabled: bookings},
 		{method: http.MethodPost, path: "/v1/admin/bookings/:booking_id/refund-and-close", roles: staff, deadline: staffDeadline, handler: support.supportRefundAndClose, enabled: bookings},
 		{method: http.MethodPost, path: "/v1/admin/bookings/:booking_id/retry-now", roles: staff, deadline: staffDeadline, handler: support.supportRetryNow, enabled: bookings},
+		{method: http.MethodGet, path: "/v1/support/emails", roles: staff, handler: emails.listEmails, enabled: bookings},
+		{method: http.MethodPost, path: "/v1/support/emails/:email_id/resend", roles: staff, handler: emails.resendEmail, enabled: bookings},
 
 		// The payment provider.
 		{method: http.MethodPost, path: "/v1/webhooks/stripe", handler: webhook.stripeWebhook, enabled: bookings},
