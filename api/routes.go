@@ -72,7 +72,7 @@ func (s *Server) routes() []route {
 	staff := []session.Role{session.Support, session.Admin}
 	adminOnly := []session.Role{session.Admin}
 	own := []gin.HandlerFunc{org.ownEvent}
-	app := fanApp(auth.signInOrigins()...)
+	app := fanApp(s.Payments.sources(), auth.signInOrigins()...)
 	cors := []gin.HandlerFunc{anyOrigin}
 	return []route{
 		// The fan web app and the organiser app, embedded (package webapp);
@@ -100,6 +100,7 @@ func (s *Server) routes() []route {
 		{method: http.MethodPost, path: session.DevIssuerPath + "/authorize", handler: auth.devAuthorize, enabled: s.Sessions != nil},
 		{method: http.MethodPost, path: session.DevIssuerPath + "/token", before: cors, handler: auth.devToken, enabled: s.Sessions != nil},
 		{method: http.MethodGet, path: "/v1/auth/config", handler: auth.authConfig, enabled: true},
+		{method: http.MethodGet, path: "/v1/payments/config", handler: paymentsConfig(s.Payments), enabled: true},
 		{method: http.MethodGet, path: "/v1/me", access: fan, handler: me, enabled: true},
 
 		// Browse plane.

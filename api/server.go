@@ -77,6 +77,10 @@ type Server struct {
 	// (ENCORE_OIDC_CLIENT_ID): set, the app signs fans in by the OpenID
 	// Connect redirect (signin.go); empty, by the demo form.
 	ClientID string
+	// Payments tells the web app which payment script to load with which
+	// key (GET /v1/payments/config) and opens the app's policy to it; the
+	// zero value serves an empty configuration and opens nothing.
+	Payments PaymentPage
 	// ReturnURLs is where a checkout's return_url may point (the zero
 	// value: loopback only).
 	ReturnURLs ReturnURLs

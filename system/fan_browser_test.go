@@ -91,15 +91,18 @@ func holdSelection(t *testing.T, ctx context.Context) string {
 	return strings.TrimPrefix(js(t, ctx, `location.hash`), "#/hold/")
 }
 
-// payWith chooses a card on the hold page (adding it first when it is a
-// card the fan's browser made at the provider, as a card form would) and
-// pays.
+// payWith pays on the hold page with a payment method through the
+// development shortcut beside the payment form (adding it to the list
+// first when it is a card the test made at the provider).
 func payWith(t *testing.T, ctx context.Context, pm string) {
 	t.Helper()
-	js(t, ctx, `(() => { const s = document.querySelector('#pay select[name=pm]');
+	// The payment form is mounted first (its frame moves the list down).
+	waitJS(t, ctx, `document.getElementById('main').dataset.paymentForm || ''`, "ready", 30*time.Second)
+	waitJS(t, ctx, `(() => { const d = document.getElementById('testpay'); if (!d || d.hidden) return '';
+		d.open = true; const s = document.querySelector('#testform select[name=pm]');
 		if (![...s.options].some(o => o.value === '`+pm+`')) s.add(new Option('My card', '`+pm+`'), 0);
-		s.value = '`+pm+`'; return s.value })()`)
-	do(t, ctx, "pay with "+pm, chromedp.Focus(css(`#paybtn`)), chromedp.KeyEvent(kb.Enter))
+		s.value = '`+pm+`'; return d.open && !document.getElementById('testbtn').disabled ? s.value : '' })()`, pm, 10*time.Second)
+	do(t, ctx, "pay with "+pm, chromedp.Focus(css(`#testbtn`)), chromedp.KeyEvent(kb.Enter))
 }
 
 // waitPaid waits for the booking page to say PAID with a drawn QR code per
@@ -157,8 +160,9 @@ func TestAFanSearchesPicksTwoSeatsPaysAndSeesTwoTicketsWhoseCodesRotateWhileAnot
 		require.Less(t, lag, time.Second, "seat %s turns taken on the watching map within a second", s)
 	}
 
-	// A pays with the default test card and gets two tickets.
-	require.Equal(t, "pm_card_visa", js(t, a, `document.querySelector('#pay select[name=pm]').value`))
+	// A pays with the first test method of the development list and gets
+	// two tickets.
+	require.Equal(t, "pm_card_visa", js(t, a, `document.querySelector('#testform select[name=pm]').value`))
 	payWith(t, a, "pm_card_visa")
 	waitPaid(t, a, 2)
 	require.ElementsMatch(t, seats, strings.Split(js(t, a, `[...document.querySelectorAll('#tickets img')].map(i => i.alt.replace('Entry QR code for seat ', '')).join(',')`), ","))
@@ -246,7 +250,7 @@ func TestADeclinedCardIsExplainedAndAnotherCardPaysForTheSameHold(t *testing.T) 
 	waitJS(t, a, `document.getElementById('problem').dataset.type`, "/problems/payment-declined", 30*time.Second)
 	require.Contains(t, js(t, a, `document.getElementById('problem').textContent`), "try another card")
 	require.Equal(t, "#/hold/"+hold, js(t, a, `location.hash`), "the fan stays on the hold")
-	require.Equal(t, "false", js(t, a, `String(document.getElementById('paybtn').disabled)`))
+	require.Equal(t, "false", js(t, a, `String(document.getElementById('testbtn').disabled)`))
 
 	payWith(t, a, e.pay.card())
 	waitPaid(t, a, 1)

@@ -258,7 +258,7 @@ func (p *Process) API() *api.Server {
 	return &api.Server{Holds: p.Holds, Bookings: p.Bookings, Room: p.Room, Browse: p.Browse.API, Tickets: p.Tickets,
 		Sessions: p.Sessions, Tokens: p.Tokens, ClientID: p.Config.OIDCClientID, ReturnURLs: ReturnURLs(p.Config), Checks: checks, Log: p.Log, TrustedProxies: p.trusted,
 		Sockets: p.Sockets, RequestTimeout: p.Config.RequestTimeout, Admin: p.adminAPI(), Operator: p.operatorAPI(),
-		Waitlist: p.Waitlist, Metrics: p.Edge, Reads: p.Reads}
+		Waitlist: p.Waitlist, Metrics: p.Edge, Reads: p.Reads, Payments: PaymentPage(p.Config)}
 }
 
 // adminAPI is the organiser and admin API over the buy plane's store, its

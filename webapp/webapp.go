@@ -42,8 +42,42 @@ type asset struct {
 // gzip-compressed at start, so a request costs a map lookup.
 type Handler struct {
 	assets map[string]asset
-	// connect are origins beyond the app's own in its connect-src.
-	connect string
+	// connect, script and frame are origins beyond the app's own in its
+	// connect-src, script-src and frame-src.
+	connect, script, frame string
+}
+
+// Sources are further origins the app's pages may use, by directive: the
+// payment provider's script, frames and API (PaymentSources).
+type Sources struct {
+	Script, Frame, Connect []string
+}
+
+// StripeSources are the origins Stripe documents for Stripe.js and its
+// Payment Element: the script and its frames from js.stripe.com (and its
+// subdomains), 3-D Secure and redirect frames from hooks.stripe.com, API
+// calls to api.stripe.com. Address autocompletion (maps.googleapis.com) is
+// left out: the app does not collect addresses.
+var StripeSources = Sources{
+	Script:  []string{"https://js.stripe.com", "https://*.js.stripe.com"},
+	Frame:   []string{"https://js.stripe.com", "https://*.js.stripe.com", "https://hooks.stripe.com"},
+	Connect: []string{"https://api.stripe.com"},
+}
+
+// Allow adds src's origins to the policy; anything that is not an origin
+// (a path, a second directive smuggled in) is left out. It returns h.
+func (h *Handler) Allow(src Sources) *Handler {
+	add := func(to *string, origins []string) {
+		for _, o := range origins {
+			if originPattern.MatchString(o) && !strings.Contains(*to+" ", " "+o+" ") {
+				*to += " " + o
+			}
+		}
+	}
+	add(&h.script, src.Script)
+	add(&h.frame, src.Frame)
+	add(&h.connect, src.Connect)
+	return h
 }
 
 // New prepares the embedded files. connect are further origins
@@ -111,19 +145,20 @@ var hostPattern = regexp.MustCompile(`^[A-Za-z0-9.\-]+(:[0-9]{1,5})?$|^\[[0-9A-F
 // CSP is the Content-Security-Policy of every app response for a request
 // to host: everything from the app's own origin only (no CDN, no inline
 // script or style), sockets to the same host.
-func CSP(host string) string { return csp(host, "") }
+func CSP(host string) string { return (&Handler{}).csp(host) }
 
-// originPattern is an origin New accepts for connect-src.
-var originPattern = regexp.MustCompile(`^https?://([A-Za-z0-9.\-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?$`)
+// originPattern is an origin New and Allow accept: scheme, host (or a
+// wildcard subdomain of an https host) and port, nothing else.
+var originPattern = regexp.MustCompile(`^(https?://([A-Za-z0-9.\-]+|\[[0-9A-Fa-f:.]+\])|https://\*\.[A-Za-z0-9.\-]+)(:[0-9]{1,5})?$`)
 
-func csp(host, extra string) string {
+func (h *Handler) csp(host string) string {
 	connect := "'self'"
 	if hostPattern.MatchString(host) {
 		connect += " ws://" + host + " wss://" + host
 	}
-	connect += extra
-	return "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; font-src 'self'; " +
-		"connect-src " + connect + "; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+	connect += h.connect
+	return "default-src 'self'; script-src 'self'" + h.script + "; style-src 'self'; img-src 'self' blob: data:; font-src 'self'; " +
+		"connect-src " + connect + "; frame-src 'self'" + h.frame + "; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
 }
 
 // OrganiserPath is where the organiser app is served: its index.html, and
@@ -152,7 +187,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	hd := w.Header()
 	hd.Set("Content-Type", a.ctype)
-	hd.Set("Content-Security-Policy", csp(r.Host, h.connect))
+	hd.Set("Content-Security-Policy", h.csp(r.Host))
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Referrer-Policy", "no-referrer")
 	hd.Set("ETag", a.etag)

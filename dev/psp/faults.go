@@ -289,7 +289,7 @@ func (s *Server) writeUnavailableFault(w http.ResponseWriter, r *http.Request, k
 // sandbox's API key, may reach it; a POST must be a JSON object.
 func (s *Server) serveFaults(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	if !loopbackPeer(r) && s.authenticate(r) != nil {
+	if !loopbackPeer(r) && s.authenticate(r, nil) != nil {
 		writeProblem(w, http.StatusForbidden, "forbidden", "Forbidden",
 			"the fault switches answer loopback callers, or callers presenting the sandbox's API key")
 		return

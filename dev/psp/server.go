@@ -30,6 +30,9 @@ const (
 	DefaultAddr          = "127.0.0.1:12111"
 	DefaultAPIKey        = "sk_test_encore_sandbox"
 	DefaultWebhookSecret = "whsec_encore_sandbox"
+	// DefaultPublishableKey is the key the stand-in for Stripe.js (stripejs.go)
+	// is given in the browser.
+	DefaultPublishableKey = "pk_test_encore_sandbox"
 )
 
 // APIVersion is the Stripe API version the sandbox speaks and stamps on
@@ -39,10 +42,14 @@ const APIVersion = stripe.APIVersion
 
 // Config configures a sandbox server.
 type Config struct {
-	Addr          string // default "127.0.0.1:12111"
-	APIKey        string // accepted secret key, default "sk_test_encore_sandbox"
-	WebhookURL    string // where events are POSTed; empty = events are recorded but not delivered
-	WebhookSecret string // signing secret, default "whsec_encore_sandbox"
+	Addr   string // default "127.0.0.1:12111"
+	APIKey string // accepted secret key, default "sk_test_encore_sandbox"
+	// PublishableKey is accepted by the calls a browser makes with the
+	// stand-in for Stripe.js: creating a payment method and reading an
+	// intent by its client secret. Default "pk_test_encore_sandbox".
+	PublishableKey string
+	WebhookURL     string // where events are POSTed; empty = events are recorded but not delivered
+	WebhookSecret  string // signing secret, default "whsec_encore_sandbox"
 	// StatePath is the JSON state file. It is rewritten atomically (temp file,
 	// fsync, rename); every mutation is appended to StatePath+".journal"
 	// before the API answers, and the journal is folded into the state file
@@ -153,6 +160,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.WebhookSecret == "" {
 		cfg.WebhookSecret = DefaultWebhookSecret
+	}
+	if cfg.PublishableKey == "" {
+		cfg.PublishableKey = DefaultPublishableKey
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
@@ -347,13 +357,14 @@ func (s *Server) routes() http.Handler {
 	root.HandleFunc("POST /checkout/{id}", s.hostedForm(s.checkoutPay))
 	root.HandleFunc("GET /checkout/{id}/challenge", s.challengePage)
 	root.HandleFunc("POST /checkout/{id}/challenge", s.hostedForm(s.challengeSubmit))
+	root.Handle("GET /js/v3/", http.StripPrefix("/js/v3/", http.HandlerFunc(serveStripeJS)))
 	root.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		reqID := newID("req")
 		h := w.Header()
 		h.Set("Request-Id", reqID)
 		h.Set("Stripe-Version", APIVersion)
 		h.Set("Cache-Control", "no-cache, no-store")
-		if e := s.authenticate(r); e != nil {
+		if e := s.authenticate(r, api); e != nil {
 			h.Set("WWW-Authenticate", `Bearer realm="Stripe"`)
 			writeJSON(w, e.Status, errorBody(e.Err))
 			return
@@ -371,7 +382,7 @@ func (s *Server) routes() http.Handler {
 
 type reqIDKey struct{}
 
-func (s *Server) authenticate(r *http.Request) *apiError {
+func (s *Server) authenticate(r *http.Request, api *http.ServeMux) *apiError {
 	key := ""
 	auth := r.Header.Get("Authorization")
 	switch {
@@ -387,6 +398,9 @@ func (s *Server) authenticate(r *http.Request) *apiError {
 	if key == "" {
 		return &apiError{Status: 401, Err: jsonError{Type: "invalid_request_error",
 			Message: "You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY')."}}
+	}
+	if subtle.ConstantTimeCompare([]byte(key), []byte(s.cfg.PublishableKey)) == 1 {
+		return s.publishableAllowed(r, api)
 	}
 	if subtle.ConstantTimeCompare([]byte(key), []byte(s.cfg.APIKey)) != 1 {
 		return &apiError{Status: 401, Err: jsonError{Type: "invalid_request_error",

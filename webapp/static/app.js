@@ -5,6 +5,7 @@ import { Queue } from './queue.js';
 import { message } from './problems.js';
 import { signInConfig, startSignIn, finishSignIn } from './signin.js';
 import { SeatMap, money, drawSeat } from './seatmap.js';
+import { PaymentForm, paymentConfig } from './pay.js';
 
 const main = document.getElementById('main');
 const banner = document.getElementById('problem');
@@ -197,9 +198,9 @@ async function eventView(id, sectionID) {
   main.querySelector('#holdform').onsubmit = e => { e.preventDefault(); hold([...map.selected]); };
 }
 
-// The test cards the sandbox knows (a real provider's page takes real
-// cards: "Pay on the payment page" sends no payment method).
-const CARDS = [
+// The sandbox's test payment methods: a development shortcut beside the
+// payment form, offered only when payments go to the sandbox.
+const TEST_METHODS = [
   ['pm_card_visa', 'Visa (succeeds)'],
   ['pm_card_chargeDeclined', 'Declined card'],
   ['pm_card_chargeDeclinedInsufficientFunds', 'Card with insufficient funds'],
@@ -214,16 +215,21 @@ async function holdView(id) {
     <p>Seats: ${h.items ? h.items.map(i => esc(i.seat_id || i.id || '')).join(', ') : esc((h.seat_ids || []).join(', '))}</p>
     <p>Total: <strong>${money(h.total)}</strong></p>
     <p>Time left to pay: <span class="countdown" id="countdown" role="timer" aria-live="off"></span></p>
-    <form class="row" id="pay"><label>Card <select name="pm">${CARDS.map(([v, l]) => `<option value="${v}">${esc(l)}</option>`).join('')}</select></label>
-      <button id="paybtn">Pay ${money(h.total)}</button>
-      <button type="button" class="secondary" id="release">Release</button></form>`;
-  const cd = main.querySelector('#countdown'), payBtn = main.querySelector('#paybtn');
-  let end = new Date(h.expires_at).getTime(), expired = false;
+    <form id="pay" class="pay" aria-label="Payment">
+      <div id="payment-element" class="payment-element" aria-busy="true"><p class="note">Loading the payment form…</p></div>
+      <div class="row"><button id="paybtn" disabled>Pay ${money(h.total)}</button>
+      <button type="button" class="secondary" id="release">Release</button></div></form>
+    <details id="testpay" class="testpay" hidden><summary>Development: pay with a test payment method</summary>
+      <form class="row" id="testform"><label>Test method <select name="pm">${TEST_METHODS.map(([v, l]) => `<option value="${v}">${esc(l)}</option>`).join('')}</select></label>
+      <button id="testbtn">Pay ${money(h.total)} with it</button></form></details>`;
+  const cd = main.querySelector('#countdown'), payBtn = main.querySelector('#paybtn'), testBtn = main.querySelector('#testbtn');
+  const slot = main.querySelector('#payment-element');
+  let end = new Date(h.expires_at).getTime(), expired = false, busy = false, form = null;
   const tick = () => {
     const s = Math.max(0, Math.round((end - Date.now()) / 1000));
     cd.textContent = `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
     if (s === 0 && !expired) {
-      expired = true; payBtn.disabled = true; main.dataset.expired = 'yes';
+      expired = true; payBtn.disabled = true; testBtn.disabled = true; main.dataset.expired = 'yes';
       showProblem(new ProblemError({ type: '/problems/hold-expired' }, 410),
         [['Choose seats again', () => { location.hash = '#/event/' + encodeURIComponent(h.event_id); }]]);
       announce('Your hold has expired');
@@ -232,34 +238,92 @@ async function holdView(id) {
   };
   tick();
   const iv = setInterval(tick, 1000); cleanup.push(() => clearInterval(iv));
-  // One idempotency key per card tried: a retry of the same attempt gets
-  // its first answer, another card is another attempt.
+  const returnURL = location.origin + '/#/booking/' + encodeURIComponent(id);
+  // One idempotency key per payment method tried: a retry of the same
+  // attempt gets its first answer, another card is another attempt.
   const keys = new Map();
+  const checkout = pm => {
+    if (!keys.has(pm)) keys.set(pm, newKey());
+    return post(`/v1/holds/${encodeURIComponent(id)}/checkout`, { ...(pm ? { payment_method: pm } : {}), return_url: returnURL }, keys.get(pm));
+  };
+  const declined = (err, pm) => {
+    keys.delete(pm); // a declined card may be tried again later, as a new attempt
+    showProblem(err);
+    announce('Card declined. Try another card.');
+  };
+  const setBusy = on => { busy = on; payBtn.disabled = on || expired || !form; testBtn.disabled = on || expired; main.dataset.paying = on ? 'yes' : ''; };
+
+  paymentConfig().then(cfg => { main.querySelector('#testpay').hidden = !cfg.sandbox; }).catch(() => {});
+  PaymentForm.mount(slot, h.total).then(async f => {
+    form = f; cleanup.push(() => f.destroy());
+    slot.querySelector('.note')?.remove();
+    await f.ready;
+    slot.removeAttribute('aria-busy');
+    main.dataset.paymentForm = 'ready';
+    setBusy(false);
+  }).catch(err => {
+    slot.innerHTML = '';
+    showProblem(err);
+  });
+
   main.querySelector('#pay').onsubmit = async e => {
     e.preventDefault();
-    const pm = e.target.pm.value;
-    if (!keys.has(pm)) keys.set(pm, newKey());
-    payBtn.disabled = true;
+    if (busy || !form || expired) return;
+    setBusy(true);
     try {
-      const res = await post(`/v1/holds/${encodeURIComponent(id)}/checkout`,
-        { ...(pm ? { payment_method: pm } : {}), return_url: location.origin + '/#/booking/' + encodeURIComponent(id) }, keys.get(pm));
+      const pm = await form.paymentMethod(sessionStorage.getItem('email') || '');
+      if (pm.error) {
+        // The form shows what is wrong with the card; a problem from the
+        // provider (a refused card) also goes to the banner.
+        if (pm.error.type !== 'validation_error') showProblem(new Error(pm.error.message));
+        return;
+      }
+      let res;
+      try { res = await checkout(pm.id); } catch (err) {
+        if (err instanceof ProblemError && String(err.problem.type).endsWith('/payment-declined')) { declined(err, pm.id); return; }
+        throw err;
+      }
       clearProblem();
       if (res.expires_at) end = new Date(res.expires_at).getTime();
-      // 3-D Secure or the hosted page: the provider's page, in this tab; it
+      const pay = res.payment || {};
+      if (pay.status === 'requires_action' && pay.client_secret) {
+        announce('Your bank asks you to confirm the payment.');
+        const r = await form.confirm(pay.client_secret);
+        if (r.error) {
+          showProblem(new Error((r.error.message || 'Your bank did not confirm the payment.') + ' Your seats are still held: you can try again or use another card.'));
+          keys.delete(pm.id);
+          return;
+        }
+      } else if (pay.next_action) {
+        // A redirect the provider asks for (not a 3-D Secure modal).
+        location.assign(pay.next_action); return;
+      }
+      location.hash = '#/booking/' + res.booking_id;
+    } catch (err) {
+      showProblem(err);
+    } finally {
+      if (location.hash.startsWith('#/hold/')) setBusy(false);
+    }
+  };
+
+  main.querySelector('#testform').onsubmit = async e => {
+    e.preventDefault();
+    const pm = e.target.pm.value;
+    setBusy(true);
+    try {
+      const res = await checkout(pm);
+      clearProblem();
+      if (res.expires_at) end = new Date(res.expires_at).getTime();
+      // 3-D Secure or the hosted page: the sandbox's page, in this tab; it
       // sends the fan back to the booking page, which follows the saga.
       const next = res.payment && res.payment.next_action;
       if (next) { sessionStorage.setItem('verify:' + res.booking_id, next); location.assign(next); return; }
       location.hash = '#/booking/' + res.booking_id;
     } catch (err) {
-      payBtn.disabled = expired;
-      if (err instanceof ProblemError && String(err.problem.type).endsWith('/payment-declined')) {
-        keys.delete(pm); // a declined card may be tried again later, as a new attempt
-        showProblem(err);
-        e.target.pm.focus();
-        announce('Card declined. Choose another card.');
-        return;
-      }
+      if (err instanceof ProblemError && String(err.problem.type).endsWith('/payment-declined')) { declined(err, pm); e.target.pm.focus(); return; }
       showProblem(err);
+    } finally {
+      if (location.hash.startsWith('#/hold/')) setBusy(false);
     }
   };
   main.querySelector('#release').onclick = async () => {

@@ -676,10 +676,15 @@ export class SeatMap {
   }
 }
 
+// money formats an amount in minor units: the currency's own number of
+// decimals (none for JPY, three for KWD, two for EUR) says how many minor
+// units make one.
 export function money(m) {
   if (!m || typeof m.amount !== 'number') return '';
-  try { return new Intl.NumberFormat(undefined, { style: 'currency', currency: m.currency }).format(m.amount / 100); }
-  catch { return (m.amount / 100).toFixed(2) + ' ' + m.currency; }
+  try {
+    const f = new Intl.NumberFormat(undefined, { style: 'currency', currency: m.currency });
+    return f.format(m.amount / 10 ** f.resolvedOptions().maximumFractionDigits);
+  } catch { return (m.amount / 100).toFixed(2) + ' ' + m.currency; }
 }
 
 export { token };

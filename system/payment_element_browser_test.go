@@ -1,0 +1,187 @@
+package system_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/api"
+	"github.com/encore-tickets/encore/config"
+	"github.com/encore-tickets/encore/system"
+)
+
+// cardFrame is the payment form's frame, once the form says it is ready:
+// the provider's card fields live in it, on the provider's origin.
+func cardFrame(t *testing.T, ctx context.Context) *chromedp.Node {
+	t.Helper()
+	waitJS(t, ctx, `document.getElementById('main').dataset.paymentForm || ''`, "ready", 30*time.Second)
+	nodes, err := chromedp.Run(ctx, chromedp.Nodes(css(`#payment-element iframe`)))
+	require.NoError(t, err)
+	require.Len(t, nodes, 1)
+	return nodes[0]
+}
+
+// typeCard types a card number, a future expiry and a CVC into the
+// payment form's frame, as a fan would.
+func typeCard(t *testing.T, ctx context.Context, number string) {
+	t.Helper()
+	in := chromedp.FromNode(cardFrame(t, ctx))
+	expiry := "12" + strconv.Itoa(time.Now().Year()%100+3)
+	acts := []chromedp.Action[chromedp.Void]{chromedp.WaitVisible(css(`#number`), in)}
+	for field, value := range map[string]string{"#number": number, "#expiry": expiry, "#cvc": "123"} {
+		// As a fan replaces what a field holds: select it all, type over.
+		acts = append(acts, chromedp.Focus(css(field), in),
+			chromedp.KeyEvent("a", chromedp.KeyModifiers(chromedp.ModifierCtrl)), chromedp.KeyEvent(kb.Backspace),
+			chromedp.SendKeys(css(field), value, in))
+	}
+	do(t, ctx, "type the card "+number, acts...)
+}
+
+// recordRequests makes the page note the body of every request it sends to
+// its own origin (window.sent), to show what the app hands Encore.
+const recordRequests = `(() => { window.sent = []; const f = window.fetch;
+	window.fetch = (input, init) => { window.sent.push(String(input) + ' ' + String((init && init.body) || '')); return f(input, init); };
+	return 'recording' })()`
+
+func TestAFanPaysByCardInTheProvidersFormAfterADeclineAndTheNumberNeverReachesEncore(t *testing.T) {
+	t.Parallel()
+	e, a, hold := oneSeatHeld(t, "element")
+	js(t, a, recordRequests)
+	frame := cardFrame(t, a)
+	require.True(t, strings.HasPrefix(frame.AttributeValue("src"), e.pspURL+"/js/v3/payment.html#"), "the card form is the provider's page")
+	require.Equal(t, "null", js(t, a, `String(document.querySelector('#payment-element iframe').contentDocument)`),
+		"the app's page cannot read into the provider's frame")
+
+	// An unfinished card is refused in the form, without any request.
+	do(t, a, "pay with nothing typed", chromedp.Click(css(`#paybtn`)))
+	waitJS(t, a, `window.sent.filter(s => s.includes('/checkout')).length === 0 && !document.getElementById('paybtn').disabled ? 'refused' : ''`, "refused", 5*time.Second)
+	errText, err := chromedp.Run(a, chromedp.Text(css(`#error`), chromedp.FromNode(frame)))
+	require.NoError(t, err)
+	require.Equal(t, "Your card number is incomplete.", errText)
+
+	// A card the bank declines: explained, and the fan stays on the hold.
+	typeCard(t, a, "4000000000000002")
+	do(t, a, "pay with the declined card", chromedp.Click(css(`#paybtn`)))
+	waitJS(t, a, `document.getElementById('problem').dataset.type || ''`, "/problems/payment-declined", 30*time.Second)
+	require.Equal(t, "#/hold/"+hold, js(t, a, `location.hash`))
+
+	// Another card pays for the same hold.
+	typeCard(t, a, "4242424242424242")
+	do(t, a, "pay with the good card", chromedp.Click(css(`#paybtn`)))
+	waitPaid(t, a, 1)
+	require.Equal(t, "#/booking/"+hold, js(t, a, `location.hash`))
+
+	// Encore was sent payment method IDs, never a card number.
+	var sent []string
+	require.NoError(t, json.Unmarshal([]byte(js(t, a, `JSON.stringify(window.sent)`)), &sent))
+	var checkouts []string
+	for _, s := range sent {
+		require.NotContains(t, s, "4242424242424242")
+		require.NotContains(t, s, "4000000000000002")
+		if strings.Contains(s, "/checkout") {
+			checkouts = append(checkouts, s)
+		}
+	}
+	require.Len(t, checkouts, 2, "one checkout per card tried: %v", sent)
+	for _, c := range checkouts {
+		require.Contains(t, c, `"payment_method":"pm_`)
+	}
+}
+
+func TestAFanConfirmsThreeDSecureInTheBanksWindowOverThePageAndNeverLeavesTheApp(t *testing.T) {
+	t.Parallel()
+	e, a, hold := oneSeatHeld(t, "modal")
+	js(t, a, `window.stayed = 'yes'`)
+	typeCard(t, a, "4000000000003220")
+	do(t, a, "pay", chromedp.Click(css(`#paybtn`)))
+
+	// The bank's check opens over the hold page, in the provider's frame.
+	do(t, a, "the bank's window", chromedp.WaitVisible(css(`div[role=dialog] iframe`)))
+	nodes, err := chromedp.Run(a, chromedp.Nodes(css(`div[role=dialog] iframe`)))
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(nodes[0].AttributeValue("src"), e.pspURL+"/js/v3/challenge.html#"))
+	require.Equal(t, "#/hold/"+hold, js(t, a, `location.hash`), "the fan is still on the hold page")
+	in := chromedp.FromNode(nodes[0])
+	do(t, a, "the bank shows the amount", chromedp.WaitVisible(css(`#amount`), in))
+	waitJS(t, a, `document.querySelector('div[role=dialog]') ? 'open' : ''`, "open", time.Second)
+	do(t, a, "confirm", chromedp.Click(css(`#complete`), in))
+
+	// The window closes, the booking page follows the saga to PAID, and
+	// the page was never reloaded or left.
+	waitPaid(t, a, 1)
+	require.Equal(t, "#/booking/"+hold, js(t, a, `location.hash`))
+	require.Equal(t, "yes", js(t, a, `window.stayed`))
+	require.Equal(t, "", js(t, a, `document.querySelector('div[role=dialog]') ? 'still open' : ''`))
+}
+
+func TestAFanWhoseBankRefusesTheCheckKeepsTheHoldAndPaysWithAnotherCard(t *testing.T) {
+	t.Parallel()
+	_, a, hold := oneSeatHeld(t, "refused")
+	typeCard(t, a, "4000000000003220")
+	do(t, a, "pay", chromedp.Click(css(`#paybtn`)))
+	do(t, a, "the bank's window", chromedp.WaitVisible(css(`div[role=dialog] iframe`)))
+	nodes, err := chromedp.Run(a, chromedp.Nodes(css(`div[role=dialog] iframe`)))
+	require.NoError(t, err)
+	do(t, a, "fail the check", chromedp.Click(css(`#fail`), chromedp.FromNode(nodes[0])))
+	waitJS(t, a, `document.getElementById('problem').hidden ? '' : document.getElementById('problem').textContent.endsWith('Your seats are still held: you can try again or use another card.') ? 'told' : ''`,
+		"told", 20*time.Second)
+	require.Equal(t, "#/hold/"+hold, js(t, a, `location.hash`))
+
+	typeCard(t, a, "5555555555554444")
+	do(t, a, "pay with another card", chromedp.Click(css(`#paybtn`)))
+	waitPaid(t, a, 1)
+}
+
+func TestAnAPIWithARealStripeKeyLoadsStripeJSAndItsPagesAllowStripesOriginsAndNothingElse(t *testing.T) {
+	t.Parallel()
+	cfg := config.Default()
+	cfg.StripeKey = config.Secret("sk_live_" + strings.Repeat("x1", 20))
+	cfg.StripePublishableKey = "pk_live_" + strings.Repeat("y2", 20)
+	srv := httptest.NewServer((&api.Server{Payments: system.PaymentPage(cfg)}).Handler())
+	t.Cleanup(srv.Close)
+
+	res, err := http.Get(srv.URL + "/v1/payments/config")
+	require.NoError(t, err)
+	defer res.Body.Close()
+	var got map[string]any
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&got))
+	require.Equal(t, map[string]any{"publishable_key": cfg.StripePublishableKey, "js_url": "https://js.stripe.com/v3/", "sandbox": false}, got)
+
+	page, err := http.Get(srv.URL + "/")
+	require.NoError(t, err)
+	page.Body.Close()
+	policy := map[string]string{}
+	for _, d := range strings.Split(page.Header.Get("Content-Security-Policy"), ";") {
+		name, value, _ := strings.Cut(strings.TrimSpace(d), " ")
+		policy[name] = value
+	}
+	host := strings.TrimPrefix(srv.URL, "http://")
+	require.Equal(t, "'self' https://js.stripe.com https://*.js.stripe.com", policy["script-src"])
+	require.Equal(t, "'self' https://js.stripe.com https://*.js.stripe.com https://hooks.stripe.com", policy["frame-src"])
+	require.Equal(t, "'self' ws://"+host+" wss://"+host+" https://api.stripe.com", policy["connect-src"])
+	require.Equal(t, "'self'", policy["style-src"], "nothing inline, nothing from elsewhere")
+	require.Equal(t, "'none'", policy["frame-ancestors"])
+
+	// The sandbox's configuration opens the pages to the sandbox alone.
+	dev := config.Default()
+	dev.StripeAPIURL = "http://127.0.0.1:12111"
+	sandbox := system.PaymentPage(dev)
+	require.Equal(t, api.PaymentPage{PublishableKey: "pk_test_encore_sandbox", JSURL: "http://127.0.0.1:12111/js/v3/", Sandbox: true}, sandbox)
+	dsrv := httptest.NewServer((&api.Server{Payments: sandbox}).Handler())
+	t.Cleanup(dsrv.Close)
+	dpage, err := http.Get(dsrv.URL + "/")
+	require.NoError(t, err)
+	dpage.Body.Close()
+	require.Contains(t, dpage.Header.Get("Content-Security-Policy"), "script-src 'self' http://127.0.0.1:12111;")
+	require.Contains(t, dpage.Header.Get("Content-Security-Policy"), "frame-src 'self' http://127.0.0.1:12111;")
+	require.NotContains(t, dpage.Header.Get("Content-Security-Policy"), "stripe.com")
+}
