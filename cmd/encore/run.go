@@ -75,6 +75,16 @@ func runDev(ctx context.Context, cfg config.Config) error {
 		return err
 	}
 	defer stopInfra()
+	// Every email of the run goes to Mailpit, unless an SMTP server is
+	// configured; without Mailpit (it would not build) to the mailbox folder.
+	mailpit, err := stack.ProvideMail(ctx, cfg, os.Stderr)
+	if err != nil {
+		log.Warn("mailpit not started: emails go to the mailbox folder", "dir", system.DataPath(cfg, "mailbox"), "err", err)
+	}
+	if mailpit != nil {
+		defer func() { _ = mailpit.Stop() }()
+		cfg.SMTPURL = config.Secret(mailpit.SMTPURL())
+	}
 	pool, err := store.Open(ctx, inf.DatabaseURL, 2)
 	if err != nil {
 		return err
@@ -145,6 +155,9 @@ func runDev(ctx context.Context, cfg config.Config) error {
 	}
 	adminAddr, _ := p.ServeAdmin(ctx) // already listening: the worker started it
 	printURLs(os.Stdout, system.HTTPURL(addr), "http://"+adminAddr, temporalAddr, uiURL, time.Since(start))
+	if mailpit != nil {
+		fmt.Fprintf(os.Stdout, "  Mailpit         %s   (every email of the run; API: %s/api/v1/messages)\n", mailpit.URL(), mailpit.URL())
+	}
 	printTokens(os.Stdout, drillFile, codecFile)
 	fmt.Fprintf(os.Stdout, "Press Ctrl-C to stop.\n")
 	select {
