@@ -144,6 +144,11 @@ func (s *Service) RetryNow(ctx context.Context, who session.Identity, id uuid.UU
 // tells the fan. A booking whose saga has ended is refunded as StaffRefund
 // does.
 func (s *Service) RefundAndClose(ctx context.Context, who session.Identity, id uuid.UUID, reason, requestID string) (View, error) {
+	if before, err := s.Store.Bookings.Booking(ctx, id, ""); err != nil {
+		return View{}, err
+	} else if settledOutside(before) {
+		return View{}, ErrNotCancellable // disputed, charged back or refunded by the provider: a refund would pay twice
+	}
 	uctx, cancel := context.WithTimeout(ctx, staffTimeout)
 	defer cancel()
 	_, err := workflows.RefundAndClose(uctx, s.Temporal, id.String(), "refund-and-close-"+requestID,

@@ -30,6 +30,10 @@
 //	GET  /v1/refunds/{id}
 //	GET  /v1/refunds                         payment_intent, charge, limit, starting_after, ending_before
 //	GET  /v1/charges/{id}
+//	GET  /v1/disputes                       charge, payment_intent, limit, starting_after, ending_before (disputes.go)
+//	GET  /v1/disputes/{id}
+//	POST /v1/disputes/{id}                  evidence[uncategorized_text]=winning_evidence|losing_evidence closes it won|lost
+//	POST /v1/disputes/{id}/close            accepts it: lost
 //	POST /v1/payment_methods                 type=card, card[number], card[exp_month], card[exp_year], card[cvc],
 //	                                         metadata[...]: a card PaymentMethod "pm_..." (see Test cards)
 //	GET  /v1/payment_methods/{id}            a test payment method below or a created one (card.fingerprint included)
@@ -81,6 +85,8 @@
 //	pm_card_chargeDeclinedExpiredCard        402 card_error, code expired_card
 //	pm_card_chargeDeclinedIncorrectCvc       402 card_error, code incorrect_cvc
 //	pm_card_chargeDeclinedProcessingError    402 card_error, code processing_error
+//	pm_card_createDispute                    visa 0259 (4000000000000259): pays, then Config.DisputeDelay after
+//	                                         the capture a dispute opens (reason fraudulent): see disputes.go
 //	pm_card_threeDSecure2Required, pm_card_authenticationRequired
 //	                                         requires_action with next_action.redirect_to_url.url =
 //	                                         <base>/checkout/<id>/challenge until the challenge is completed
@@ -160,6 +166,9 @@
 //	payment_intent.canceled
 //	refund.created                            data.object is the refund
 //	charge.refunded                           data.object is the charge (amount_refunded, refunded)
+//	charge.dispute.created                    data.object is the dispute (needs_response)
+//	charge.dispute.updated                    evidence submitted that does not decide it (under_review)
+//	charge.dispute.closed                     won or lost
 //
 // When Config.WebhookURL is set, events (filtered by Config.EnabledEvents)
 // are POSTed there with "Stripe-Signature: t=<unix>,v1=<hex HMAC-SHA256 of
