@@ -223,3 +223,25 @@ func TestSupportSeesADeadEmailAndResendsIt(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, fmt.Sprint(list["emails"]), key)
 }
+
+// A fan who cancels their own paid booking is told, with the amount
+// refunded in the event's currency.
+func TestAFansOwnCancellationSendsAnEmailWithTheRefund(t *testing.T) {
+	t.Parallel()
+	mp := startMailpit(t)
+	e := newE2E(t)
+	e.sendThrough(mp.smtp)
+	event := e.currencyEvent("Dinar Night", "KWD", "Asia/Kuwait", 12345)
+	fan := e.fanWithEmail("canceller", "canceller@example.com")
+	id := e.buyAt(fan, event)
+	status, b := e.call(http.MethodPost, "/v1/bookings/"+id+"/cancel", fan, nil, "Idempotency-Key", "cancel-"+id)
+	require.Equal(t, http.StatusOK, status, "%v", b)
+	require.Equal(t, string(vocab.BookingRefunded), b["status"])
+
+	msg := mp.message(id + "-cancellation")
+	require.Equal(t, "Your booking for Dinar Night was cancelled", msg.Subject)
+	require.Contains(t, msg.Text, "KWD 12.345 is refunded")
+	require.Contains(t, msg.HTML, `<strong class="refund">KWD 12.345</strong>`)
+	require.Contains(t, msg.HTML, `href="`+e.cfg.PublicURL+`/#/booking/`+id+`"`)
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM mail_queue WHERE key = $1`, id+"-cancellation"), "one email, once")
+}
