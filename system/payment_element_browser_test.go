@@ -16,6 +16,8 @@ import (
 
 	"github.com/encore-tickets/encore/api"
 	"github.com/encore-tickets/encore/config"
+	"github.com/encore-tickets/encore/dev/demo"
+	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/system"
 )
 
@@ -184,4 +186,41 @@ func TestAnAPIWithARealStripeKeyLoadsStripeJSAndItsPagesAllowStripesOriginsAndNo
 	require.Contains(t, dpage.Header.Get("Content-Security-Policy"), "script-src 'self' http://127.0.0.1:12111;")
 	require.Contains(t, dpage.Header.Get("Content-Security-Policy"), "frame-src 'self' http://127.0.0.1:12111;")
 	require.NotContains(t, dpage.Header.Get("Content-Security-Policy"), "stripe.com")
+}
+
+func TestAmountsInYenAndKuwaitiDinarsShowWithTheirCurrencysOwnDecimalsAndYenPayByCard(t *testing.T) {
+	t.Parallel()
+	e, base := browserStack(t)
+	a := browser(t, 4*time.Minute)
+	for _, tc := range []struct {
+		currency string
+		price    int64 // minor units: yen have none, a dinar has 1,000 fils
+		shown    string
+	}{
+		{"JPY", 15000, "¥15,000"},
+		{"KWD", 12500, "KWD 12.500"},
+	} {
+		id := "evt_" + testenv.RandomSuffix()
+		require.NoError(t, demo.Create(context.Background(), e.store.Pool(), demo.Event{ID: id, Title: tc.currency + " night", Artist: "Money Testers",
+			VenueID: "ven_" + id[4:], VenueName: "Hall", City: "C", Currency: tc.currency,
+			StartsAt: time.Now().AddDate(0, 1, 0), OnsaleAt: time.Now().Add(-time.Hour),
+			Sections: []demo.Section{{ID: "sec_" + id[4:], Name: "Floor", Rows: 2, PerRow: 5, BasePrice: tc.price}}}))
+		if tc.currency == "JPY" {
+			signIn(t, a, base, "money_"+id[4:])
+		}
+		do(t, a, "open the "+tc.currency+" event", chromedp.Navigate(base+"/#/event/"+id), chromedp.WaitVisible(css(`#map canvas[data-version]`)))
+		pickSeats(t, a, 1)
+		holdSelection(t, a)
+		require.Equal(t, tc.shown, js(t, a, `document.querySelector('#main strong').textContent.replace(/\s/g, ' ')`), tc.currency)
+		require.Equal(t, "Pay "+tc.shown, js(t, a, `document.getElementById('paybtn').textContent.replace(/\s/g, ' ')`))
+		if tc.currency == "JPY" {
+			typeCard(t, a, "4242424242424242")
+			do(t, a, "pay in yen", chromedp.Click(css(`#paybtn`)))
+			waitPaid(t, a, 1)
+			var amount int64
+			require.NoError(t, e.store.Pool().QueryRow(context.Background(),
+				`SELECT total FROM reservations WHERE event_id = $1 AND status = 'PAID'`, id).Scan(&amount))
+			require.Equal(t, tc.price, amount, "15,000 yen are 15,000 minor units")
+		}
+	}
 }
