@@ -363,7 +363,7 @@ func TestAWalkRelocatesRefundsAndTellsTwoGuestsOnceEvenWhenRetried(t *testing.T)
 	require.Len(t, mails, 2)
 	body, err := os.ReadFile(mails[0])
 	require.NoError(t, err)
-	require.Contains(t, string(body), "refunded (100.00 EUR)")
+	require.Contains(t, string(body), "refunded (EUR 100.00)")
 	var n int
 	require.NoError(t, f.store.Pool().QueryRow(ctx, `SELECT count(*) FROM walks WHERE from_property = $1`, f.main).Scan(&n))
 	require.Equal(t, 2, n)

@@ -155,10 +155,6 @@ func walkMessage(to string, wk store.Walk) notify.Message {
 		Body: fmt.Sprintf("We are sorry: %s is full on the night of %s. Your room is booked at %s (%s) that night at no cost to you.\n"+
 			"The night at %s is refunded (%s) and we add %s in compensation.\nBooking %s",
 			wk.FromProperty, wk.Night.Format(time.DateOnly), wk.ToProperty, wk.ToRoomType, wk.FromProperty,
-			formatMoney(refund), formatMoney(comp), wk.ReservationID),
+			money.Format(refund), money.Format(comp), wk.ReservationID),
 	}
-}
-
-func formatMoney(m money.Money) string {
-	return fmt.Sprintf("%d.%02d %s", m.Amount/100, m.Amount%100, m.Currency)
 }
