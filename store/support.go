@@ -29,6 +29,8 @@ type BookingSummary struct {
 	Currency      string    `json:"currency"`
 	PaymentStatus string    `json:"payment_status,omitempty"`
 	CreatedAt     time.Time `json:"created_at"`
+	// DisputeStatus is the status of the booking's latest dispute, if any.
+	DisputeStatus string `json:"dispute_status,omitempty"`
 }
 
 // SearchBookings finds bookings for support staff, newest first.
@@ -41,7 +43,8 @@ func (s *Bookings) SearchBookings(ctx context.Context, f BookingFilter) ([]Booki
 		before = &f.Before
 	}
 	rows, err := s.pool.Query(ctx, `SELECT r.id, r.user_id, coalesce(r.fan_email, ''), coalesce(r.event_id, ''), r.status,
-			r.total, r.currency, coalesce(p.status, ''), r.created_at
+			r.total, r.currency, coalesce(p.status, ''), r.created_at,
+			coalesce((SELECT d.status FROM payment_disputes d WHERE d.reservation_id = r.id ORDER BY d.opened_at DESC LIMIT 1), '')
 		FROM reservations r LEFT JOIN payments p ON p.reservation_id = r.id
 		WHERE ($1 = '' OR r.user_id = $1) AND ($2 = '' OR lower(r.fan_email) = lower($2))
 		  AND ($3 = '' OR r.event_id = $3) AND ($4 = '' OR r.status = $4)
@@ -52,7 +55,7 @@ func (s *Bookings) SearchBookings(ctx context.Context, f BookingFilter) ([]Booki
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (BookingSummary, error) {
 		var b BookingSummary
-		err := row.Scan(&b.ID, &b.UserID, &b.Email, &b.EventID, &b.Status, &b.Total, &b.Currency, &b.PaymentStatus, &b.CreatedAt)
+		err := row.Scan(&b.ID, &b.UserID, &b.Email, &b.EventID, &b.Status, &b.Total, &b.Currency, &b.PaymentStatus, &b.CreatedAt, &b.DisputeStatus)
 		return b, err
 	})
 }

@@ -126,6 +126,10 @@ func TestALostDisputeChargesTheBookingBackRevokesItsTicketsAtTheGateAndCountsInT
 	require.Len(t, ds, 1)
 	require.Equal(t, disputeID, ds[0].(map[string]any)["id"])
 	require.NotEmpty(t, ds[0].(map[string]any)["revoked_at"])
+	status, found := e.call(http.MethodGet, "/v1/admin/bookings?event="+e.eventID, e.staff("sam", "org_support", session.Support), nil)
+	require.Equal(t, http.StatusOK, status, "%v", found)
+	require.Equal(t, string(vocab.DisputeLost), found["bookings"].([]any)[0].(map[string]any)["dispute_status"],
+		"support's search shows the dispute")
 	require.Eventually(t, func() bool {
 		return e.count(`SELECT count(*) FROM webhook_events WHERE type = 'charge.dispute.closed' AND signalled_at IS NOT NULL`) == 1
 	}, 10*time.Second, 50*time.Millisecond)
