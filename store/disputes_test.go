@@ -130,3 +130,25 @@ func TestAnOutsideRefundInFullEndsThePaidBookingOnceAndAPartialOneIsOnlyRecorded
 		"booking:"+full.String()).Scan(&audits))
 	require.Equal(t, 1, audits)
 }
+
+func TestAnEventCancellationLeavesChargedBackBookingsOutOfItsRefunds(t *testing.T) {
+	t.Parallel()
+	e := newTicketEvent(t)
+	ctx := context.Background()
+	kept := e.paidWithTicket("u_kept_"+uuid.NewString(), 1, "pi_"+uuid.NewString())
+	lost := e.paidWithTicket("u_lost_"+uuid.NewString(), 2, "pi_"+uuid.NewString())
+	open := e.paidWithTicket("u_open_"+uuid.NewString(), 3, "pi_"+uuid.NewString())
+	for id, st := range map[uuid.UUID]vocab.DisputeStatus{lost: vocab.DisputeLost, open: vocab.DisputeNeedsResponse} {
+		_, err := e.st.Bookings.ApplyDispute(ctx, store.DisputeEvent{ReservationID: id, IntentID: "pi", ChargeID: "ch",
+			DisputeID: "dp_" + uuid.NewString(), Status: st, Reason: "fraudulent", Amount: money.Money{Amount: 1000, Currency: "EUR"},
+			EventID: "evt_" + uuid.NewString(), EventAt: time.Now()})
+		require.NoError(t, err)
+	}
+
+	c, err := e.st.Jobs.CancelEvent(ctx, e.ev, "", "olga", "ill", "job-"+e.ev)
+	require.NoError(t, err)
+	require.Equal(t, 2, c.Job.Total, "the charged-back booking's money is already back with the cardholder")
+	ids, err := e.st.Jobs.PaidBookingsAfter(ctx, e.ev, uuid.Nil, 10)
+	require.NoError(t, err)
+	require.ElementsMatch(t, []uuid.UUID{kept, open}, ids)
+}

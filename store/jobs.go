@@ -86,7 +86,8 @@ func (s *Jobs) CancelEvent(ctx context.Context, eventID, org, actor, reason, job
 			return err
 		}
 		var total int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM reservations WHERE event_id = $1 AND status = 'PAID'`, eventID).Scan(&total); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM reservations r WHERE r.event_id = $1 AND r.status = 'PAID' AND `+notChargedBack,
+			eventID).Scan(&total); err != nil {
 			return err
 		}
 		if err := tx.QueryRow(ctx, `INSERT INTO jobs (id, kind, event_id, org_id, actor, reason, total)
@@ -141,11 +142,18 @@ func (s *Jobs) EventCancelled(ctx context.Context, eventID string) (bool, error)
 	return cancelled, err
 }
 
-// PaidBookingsAfter pages through an event's paid bookings in ID order:
-// up to limit IDs greater than after (uuid.Nil: from the start).
+// notChargedBack keeps reservation r out of an event cancellation's refunds
+// when its payment was charged back (a dispute lost): the cardholder's
+// bank has already returned the money, and a refund on top would pay it
+// out twice.
+const notChargedBack = `NOT EXISTS (SELECT 1 FROM payment_disputes d WHERE d.reservation_id = r.id AND d.status = 'lost')`
+
+// PaidBookingsAfter pages through an event's paid bookings that are still
+// the organiser's to refund, in ID order: up to limit IDs greater than
+// after (uuid.Nil: from the start). Charged-back bookings are left out.
 func (s *Jobs) PaidBookingsAfter(ctx context.Context, eventID string, after uuid.UUID, limit int) ([]uuid.UUID, error) {
-	return queryIDs(ctx, s.pool, `SELECT id FROM reservations WHERE event_id = $1 AND status = 'PAID' AND id > $2
-		ORDER BY id LIMIT $3`, eventID, after, limit)
+	return queryIDs(ctx, s.pool, `SELECT r.id FROM reservations r WHERE r.event_id = $1 AND r.status = 'PAID' AND r.id > $2
+		AND `+notChargedBack+` ORDER BY r.id LIMIT $3`, eventID, after, limit)
 }
 
 // RecordJobItem records the outcome of one booking of a job and moves the
