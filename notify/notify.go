@@ -69,7 +69,14 @@ func MessageID(key string) string {
 
 // Build is the go-mail message of m from the sender from, dated now.
 func Build(from string, m Message, now time.Time) (*mail.Msg, error) {
-	msg := mail.NewMsg(mail.WithNoDefaultUserAgent())
+	// 8bit text parts (RFC 6152), so a .eml file or a server's log reads as
+	// written; quoted-printable only when a line would pass SMTP's limit of
+	// 998 bytes (a very long title, say).
+	enc := mail.NoEncoding
+	if longLine(m.Body) || longLine(m.HTML) {
+		enc = mail.EncodingQP
+	}
+	msg := mail.NewMsg(mail.WithNoDefaultUserAgent(), mail.WithEncoding(enc))
 	if err := msg.From(from); err != nil {
 		return nil, fmt.Errorf("notify: sender %q: %w", from, err)
 	}
@@ -94,6 +101,16 @@ func Build(from string, m Message, now time.Time) (*mail.Msg, error) {
 		}
 	}
 	return msg, nil
+}
+
+// longLine says whether s has a line SMTP would refuse as 8bit.
+func longLine(s string) bool {
+	for line := range strings.Lines(s) {
+		if len(line) > 900 {
+			return true
+		}
+	}
+	return false
 }
 
 // Render is the message as the bytes of a MIME message: what Mailbox writes

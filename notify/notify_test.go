@@ -72,7 +72,11 @@ func parse(t *testing.T, raw []byte) (*mail.Message, []part) {
 	msg, err := mail.ReadMessage(bytes.NewReader(raw))
 	require.NoError(t, err)
 	var ps []part
-	walk(t, msg.Header.Get("Content-Type"), msg.Body, &ps)
+	var body io.Reader = msg.Body
+	if msg.Header.Get("Content-Transfer-Encoding") == "quoted-printable" {
+		body = qpReader(body)
+	}
+	walk(t, msg.Header.Get("Content-Type"), body, &ps)
 	return msg, ps
 }
 
@@ -221,4 +225,19 @@ func FuzzParseSMTPURL(f *testing.F) {
 			t.Fatalf("accepted %q as %+v", raw, s)
 		}
 	})
+}
+
+func TestALineTooLongForSMTPIsQuotedPrintable(t *testing.T) {
+	t.Parallel()
+	short, err := notify.Render("t@encore.invalid", notify.Message{To: "fan@example.com", Key: "k", Body: "hello"}, time.Now())
+	require.NoError(t, err)
+	require.Contains(t, string(short), "Content-Transfer-Encoding: 8bit")
+	long, err := notify.Render("t@encore.invalid", notify.Message{To: "fan@example.com", Key: "k", Body: strings.Repeat("a", 2000)}, time.Now())
+	require.NoError(t, err)
+	require.Contains(t, string(long), "Content-Transfer-Encoding: quoted-printable")
+	for line := range strings.Lines(string(long)) {
+		require.LessOrEqual(t, len(line), 998)
+	}
+	_, ps := parse(t, long)
+	require.Equal(t, strings.Repeat("a", 2000), strings.TrimSpace(string(find(ps, "text/plain").body)))
 }
