@@ -250,7 +250,7 @@ func (s *Bookings) CancelPaid(ctx context.Context, id uuid.UUID) (Ended, error) 
 		if status != string(vocab.ReservationPaid) {
 			return ErrNotPending
 		}
-		if _, err := tx.Exec(ctx, `UPDATE tickets SET status = 'REVOKED', revoked_at = now() WHERE reservation_id = $1 AND status = 'VALID'`, id); err != nil {
+		if _, err := revokeLocked(ctx, tx, id); err != nil {
 			return err
 		}
 		var err error

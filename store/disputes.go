@@ -114,12 +114,7 @@ func (s *Bookings) ApplyDispute(ctx context.Context, ev DisputeEvent) (DisputeOu
 		}
 		out.Dispute, out.Changed = after, moves
 		if after.Status == vocab.DisputeLost && after.RevokedAt == nil {
-			rows, err := tx.Query(ctx, `UPDATE tickets SET status = 'REVOKED', revoked_at = clock_timestamp()
-				WHERE reservation_id = $1 AND status = 'VALID' AND revoked_at IS NULL RETURNING id`, ev.ReservationID)
-			if err != nil {
-				return err
-			}
-			if out.Revoked, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+			if out.Revoked, err = revokeLocked(ctx, tx, ev.ReservationID); err != nil {
 				return err
 			}
 			if err := tx.QueryRow(ctx, `UPDATE payment_disputes SET revoked_at = now() WHERE dispute_id = $1 RETURNING revoked_at`,
@@ -295,12 +290,8 @@ func (s *Bookings) ApplyOutsideRefund(ctx context.Context, ev OutsideRefundEvent
 		action := "booking.refund.outside_partial"
 		if ev.Full && status == string(vocab.ReservationPaid) && payment == string(vocab.PaymentCaptured) {
 			action = "booking.refund.outside"
-			rows, err := tx.Query(ctx, `UPDATE tickets SET status = 'REVOKED', revoked_at = clock_timestamp()
-				WHERE reservation_id = $1 AND status = 'VALID' AND revoked_at IS NULL RETURNING id`, ev.ReservationID)
-			if err != nil {
-				return err
-			}
-			if out.Revoked, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+			var err error
+			if out.Revoked, err = revokeLocked(ctx, tx, ev.ReservationID); err != nil {
 				return err
 			}
 			if out.Ended, err = endLocked(ctx, tx, ev.ReservationID, vocab.ReservationCancelled, vocab.ReservationPaid); err != nil {

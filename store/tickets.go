@@ -175,19 +175,26 @@ func (s *Tickets) TicketsOfReservation(ctx context.Context, reservationID uuid.U
 // (Holds.Audit, TicketsRevokedTwice) counts any that shows a rewrite.
 func (s *Tickets) RevokeTickets(ctx context.Context, reservationID uuid.UUID) ([]string, error) {
 	var ids []string
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `UPDATE tickets SET status = 'REVOKED', revoked_at = clock_timestamp()
-			WHERE reservation_id = $1 AND status = 'VALID' AND revoked_at IS NULL RETURNING id`, reservationID)
-		if err != nil {
-			return err
-		}
-		ids, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	err := s.tx(ctx, func(tx pgx.Tx) (err error) {
+		ids, err = revokeLocked(ctx, tx, reservationID)
 		return err
 	})
 	if transient(err) {
 		return nil, ErrBusy
 	}
 	return ids, err
+}
+
+// revokeLocked is the one statement that revokes a reservation's valid
+// tickets, inside the caller's transaction (RevokeTickets says why it
+// reads the statement's clock and never touches a revoked ticket).
+func revokeLocked(ctx context.Context, tx pgx.Tx, reservationID uuid.UUID) ([]string, error) {
+	rows, err := tx.Query(ctx, `UPDATE tickets SET status = 'REVOKED', revoked_at = clock_timestamp()
+		WHERE reservation_id = $1 AND status = 'VALID' AND revoked_at IS NULL RETURNING id`, reservationID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
 // ManifestSnapshot is what the venue gate's manifest carries, read in one
