@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/google/uuid"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/encore-tickets/encore/store"
@@ -76,6 +78,10 @@ func (a *Booking) FinishJob(ctx context.Context, jobID string) error {
 // and step key, so either way the money moves once. The fan is told why.
 // A resend sends the confirmation again.
 func (a *Booking) StaffAction(ctx context.Context, in StaffInput) (vocab.BookingStatus, error) {
+	// Alive while it waits on the booking's workflow: an attempt lost with
+	// its worker is retried once its heartbeat lapses, not after the whole
+	// start-to-close bound.
+	defer heartbeat(ctx, 2*time.Second)()
 	id, err := parseID(in.BookingID)
 	if err != nil {
 		return "", err
@@ -213,4 +219,29 @@ func (a *Booking) RecordStaffStep(ctx context.Context, in StaffStep) error {
 		a.Log.Warn("cancellation email not sent", "booking", in.BookingID, "error", err)
 	}
 	return nil
+}
+
+// heartbeat records the activity's heartbeat every interval until the
+// returned stop is called. Outside an activity (a test calling the method
+// directly) it does nothing.
+func heartbeat(ctx context.Context, interval time.Duration) (stop func()) {
+	if !activity.IsActivity(ctx) {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() { close(done) }
 }

@@ -49,11 +49,12 @@ func EventCancellation(ctx workflow.Context, in EventCancelInput) error {
 	if in.Rate <= 0 {
 		in.Rate = 20
 	}
-	// A refund through the booking's workflow takes seconds; a short bound
-	// matters because an attempt lost with a stopped worker is retried only
-	// once it times out.
+	// A refund through the booking's workflow takes seconds; an attempt
+	// lost with a stopped worker is retried once its heartbeat lapses
+	// (activities.Booking.StaffAction beats every two seconds).
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
+		HeartbeatTimeout:    6 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: 20},
 	})
 	dctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
