@@ -385,23 +385,51 @@ async function bookingView(id) {
 }
 
 // showTickets lists tickets with their rotating QR codes, each refetched
-// when its code expires.
+// when its code expires. A fetch that fails (no signal at the door) keeps
+// the last code on screen, says so under it, and tries again with backoff
+// (at once when the browser is back online); an expired code is greyed, so
+// the fan knows it will not scan until it refreshes.
 function showTickets(ul, tickets) {
   ul.innerHTML = tickets.map(t => `<li><h3>Seat ${esc(t.seat_id || 'general admission')}</h3>
-    <img data-ticket="${esc(t.id)}" alt="Entry QR code for seat ${esc(t.seat_id || '')}"></li>`).join('');
+    <img data-ticket="${esc(t.id)}" alt="Entry QR code for seat ${esc(t.seat_id || '')}">
+    <p class="qrstate" role="status" data-state="loading"></p></li>`).join('');
   for (const img of ul.querySelectorAll('img')) {
-    let timer, url;
+    const state = img.nextElementSibling;
+    let timer, staleTimer, url, failures = 0, stopped = false;
+    const say = (key, text) => { state.dataset.state = key; state.textContent = text; };
+    const schedule = (fn, ms) => { clearTimeout(timer); if (!stopped) timer = setTimeout(fn, ms); };
     const load = async () => {
       try {
         const q = await blob(`/v1/tickets/${encodeURIComponent(img.dataset.ticket)}/qr?format=png`);
+        if (stopped) return;
         if (url) URL.revokeObjectURL(url);
         url = URL.createObjectURL(q.blob); img.src = url;
-        const wait = q.expires ? Math.max(1000, new Date(q.expires).getTime() - Date.now()) : 15000;
-        timer = setTimeout(load, wait);
-      } catch (err) { showProblem(err); }
+        failures = 0;
+        img.classList.remove('stale');
+        say('live', '');
+        const until = q.expires ? new Date(q.expires).getTime() : Date.now() + 15000;
+        clearTimeout(staleTimer);
+        staleTimer = setTimeout(() => { img.classList.add('stale'); }, Math.max(0, until - Date.now()));
+        schedule(load, Math.max(1000, until - Date.now()));
+      } catch (err) {
+        if (stopped) return;
+        failures++;
+        if (err instanceof ProblemError && err.status >= 400 && err.status < 500 && ![408, 429].includes(err.status)) {
+          // The ticket itself is refused (revoked, not this fan's): no retry.
+          say('refused', message(err.problem, err.retryAfter));
+          img.classList.add('stale');
+          return;
+        }
+        say('offline', navigator.onLine === false
+          ? 'No connection. The code shown may be out of date; it refreshes as soon as you are back online.'
+          : 'Could not refresh the code. Trying again…');
+        schedule(load, Math.min(15000, 1000 * 2 ** Math.min(failures - 1, 4)));
+      }
     };
+    const online = () => { if (state.dataset.state === 'offline') schedule(load, 0); };
+    window.addEventListener('online', online);
     load();
-    cleanup.push(() => clearTimeout(timer));
+    cleanup.push(() => { stopped = true; clearTimeout(timer); clearTimeout(staleTimer); window.removeEventListener('online', online); if (url) URL.revokeObjectURL(url); });
   }
 }
 
