@@ -2,16 +2,19 @@ package booking
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 
 	"github.com/google/uuid"
+	"go.temporal.io/api/serviceerror"
 
 	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/payments"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/vocab"
+	"github.com/encore-tickets/encore/workflows"
 )
 
 // Disputes and refunds made outside Encore reach a booking as provider
@@ -79,6 +82,7 @@ func (s *Service) applyMoneyEvent(ctx context.Context, ev payments.WebhookEvent,
 		if out.Changed {
 			s.Log.Warn("payment dispute", "booking", bookingID, "dispute", d.ID, "status", out.Dispute.Status,
 				"reason", d.Reason, "revoked_tickets", len(out.Revoked))
+			s.tellSaga(ctx, id)
 		}
 	case ev.Type == vocab.EventRefunded && ev.Charge != nil:
 		if OwnRefund(ev, bookingID) {
@@ -92,12 +96,33 @@ func (s *Service) applyMoneyEvent(ctx context.Context, ev payments.WebhookEvent,
 			return err
 		}
 		if !out.Duplicate {
+			s.tellSaga(ctx, id)
 			s.Log.Warn("refund made outside Encore", "booking", bookingID, "charge", ch.ID, "refunded", ch.AmountRefunded,
 				"captured", ch.AmountCaptured, "full", ch.Refunded, "ended", out.Ended.ReservationID != uuid.Nil,
 				"revoked_tickets", len(out.Revoked))
 		}
 	}
 	return nil
+}
+
+// tellSaga shows the booking's status as the database now has it in its
+// workflow's EncoreBookingStatus, when the workflow still runs (a paid
+// booking's stays open until the event's cancellation deadline), so support
+// finds a disputed or charged-back booking in the Temporal UI as it is. The
+// database is the record: a workflow that has ended, or a signal that does
+// not go through, changes nothing else.
+func (s *Service) tellSaga(ctx context.Context, id uuid.UUID) {
+	v, err := s.Store.Bookings.Booking(ctx, id, "")
+	if err != nil {
+		s.Log.Warn("booking status not shown in its workflow", "booking", id, "error", err)
+		return
+	}
+	err = s.Temporal.SignalWorkflow(ctx, workflows.BookingWorkflowID(id.String()), "", workflows.SignalSettledOutside,
+		workflows.SettledOutside{Status: view(v).Status})
+	var nf *serviceerror.NotFound
+	if err != nil && !errors.As(err, &nf) {
+		s.Log.Warn("booking status not shown in its workflow", "booking", id, "error", err)
+	}
 }
 
 // settledOutside reports whether the booking's money was settled outside

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/stripe/stripe-go/v85"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/encore-tickets/encore/dev/psp"
 	"github.com/encore-tickets/encore/organiser"
@@ -16,6 +17,7 @@ import (
 	"github.com/encore-tickets/encore/system"
 	"github.com/encore-tickets/encore/venues"
 	"github.com/encore-tickets/encore/vocab"
+	"github.com/encore-tickets/encore/workflows"
 )
 
 // disputeSoon makes the sandbox dispute a dispute card's payment half a
@@ -94,6 +96,10 @@ func TestALostDisputeChargesTheBookingBackRevokesItsTicketsAtTheGateAndCountsInT
 	e.pay.evidence(disputeID, psp.LosingEvidence)
 	got := e.waitStatus(fan, id, vocab.BookingChargedBack, 30*time.Second)
 	require.Equal(t, string(vocab.DisputeLost), got["dispute"].(map[string]any)["status"])
+	// Support's list in the Temporal UI shows it too: the paid booking's
+	// workflow is still open (until the cancellation deadline).
+	require.Eventually(t, func() bool { return e.listedStatus(id) == string(vocab.BookingChargedBack) }, 10*time.Second, 50*time.Millisecond,
+		"EncoreBookingStatus follows the database: %q", e.listedStatus(id))
 	for _, tk := range got["tickets"].([]any) {
 		require.Equal(t, string(vocab.TicketRevoked), tk.(map[string]any)["status"])
 	}
@@ -217,4 +223,19 @@ func TestEncoresOwnRefundIsNotTakenForARefundMadeElsewhere(t *testing.T) {
 	}, 30*time.Second, 50*time.Millisecond, "the refund's event arrives")
 	require.Zero(t, e.count(`SELECT count(*) FROM outside_refunds WHERE reservation_id = $1`, id))
 	require.Empty(t, e.supportView(id)["cancelled_by"], "the fan cancelled, not the provider")
+}
+
+// listedStatus is the EncoreBookingStatus the booking's workflow shows in
+// the Temporal UI's list.
+func (e *e2e) listedStatus(id string) string {
+	d, err := e.temporal.DescribeWorkflowExecution(context.Background(), workflows.BookingWorkflowID(id), "")
+	if err != nil || d.WorkflowExecutionInfo.GetSearchAttributes() == nil {
+		return ""
+	}
+	p := d.WorkflowExecutionInfo.GetSearchAttributes().GetIndexedFields()["EncoreBookingStatus"]
+	var s string
+	if p == nil || converter.GetDefaultDataConverter().FromPayload(p, &s) != nil {
+		return ""
+	}
+	return s
 }

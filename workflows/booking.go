@@ -666,9 +666,28 @@ func (b *booking) afterUnsold(ctx workflow.Context) (BookingResult, error) {
 	return b.result(), nil
 }
 
+// followSettledOutside shows, while the booking stays open after its sale,
+// the status the provider settled it at outside the saga. The database
+// holds that truth and every API reads it there; the signal moves only the
+// list's EncoreBookingStatus, so a forged one changes nothing the saga does.
+// It adds no command until a signal arrives, so histories recorded before
+// it replay unchanged.
+func (b *booking) followSettledOutside(ctx workflow.Context) {
+	ch := workflow.GetSignalChannel(ctx, SignalSettledOutside)
+	for {
+		var s SettledOutside
+		ch.Receive(ctx, &s)
+		switch s.Status {
+		case vocab.BookingDisputed, vocab.BookingChargedBack, vocab.BookingPaid, vocab.BookingRefunded:
+			b.dbStatus(ctx, s.Status)
+		}
+	}
+}
+
 // afterPaid keeps the booking open until the event's cancellation deadline,
 // so the fan can cancel within policy through the cancel Update.
 func (b *booking) afterPaid(ctx workflow.Context) (BookingResult, error) {
+	workflow.Go(ctx, b.followSettledOutside)
 	remaining := b.hold.CancelBy.Sub(workflow.Now(ctx))
 	if remaining > 0 {
 		if _, err := workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{Timeout: remaining,

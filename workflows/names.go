@@ -43,6 +43,12 @@ const (
 	SignalRelease = "release"
 	// SignalPayment carries a verified provider event (from the webhook).
 	SignalPayment = "payment"
+	// SignalSettledOutside tells a paid booking the status the provider
+	// has settled it at outside the saga (a dispute opened, lost or won; a
+	// refund made in the provider's dashboard), already committed in the
+	// database: the saga shows it in EncoreBookingStatus and does nothing
+	// else (booking.Service sends it after applying the provider's event).
+	SignalSettledOutside = "settled-outside"
 
 	// UpdateCheckout runs fraud and authorisation and returns the client
 	// secret synchronously.

@@ -221,3 +221,25 @@ func (s *supportSuite) TestAStaffCancelSentByStaffActionIsNotAuditedTwice() {
 	s.Equal(vocab.BookingRefunded, s.result().Status)
 	s.Empty(s.staffSteps)
 }
+
+// A dispute or a dashboard refund is settled outside the saga, maybe long
+// after its sale: the database records it, and the running booking only
+// shows it in the list's status, for support. A status it does not know of
+// (a forged signal) is not shown, and the saga's own outcome is unmoved.
+func (s *supportSuite) TestAStatusSettledOutsideTheSagaShowsInTheListAndChangesNothingElse() {
+	seen := s.upserts()
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
+	for i, st := range []vocab.BookingStatus{vocab.BookingDisputed, vocab.BookingExpired, vocab.BookingChargedBack} {
+		s.env.RegisterDelayedCallback(func() {
+			s.env.SignalWorkflow(workflows.SignalSettledOutside, workflows.SettledOutside{Status: st})
+		}, time.Duration(i+1)*time.Hour)
+	}
+	s.start()
+	s.Equal(vocab.BookingPaid, s.result().Status, "the saga's outcome is the sale")
+	paid := indexOf(*seen, "EncoreBookingStatus=PAID")
+	disputed := indexOf(*seen, "EncoreBookingStatus=DISPUTED")
+	charged := indexOf(*seen, "EncoreBookingStatus=CHARGED_BACK")
+	s.Require().True(paid >= 0 && disputed > paid && charged > disputed, "%v", *seen)
+	s.Equal(-1, indexOf(*seen, "EncoreBookingStatus=EXPIRED"), "an unknown settlement is not shown")
+}

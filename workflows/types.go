@@ -76,6 +76,12 @@ type CheckoutResult struct {
 	ExpiresAt time.Time           `json:"expires_at"`
 }
 
+// SettledOutside is the settled-outside signal's payload: the booking's
+// status as the database now has it.
+type SettledOutside struct {
+	Status vocab.BookingStatus
+}
+
 // PaymentEvent is a verified provider event for this booking.
 type PaymentEvent struct {
 	EventID  string
