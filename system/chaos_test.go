@@ -19,7 +19,7 @@ import (
 	"github.com/encore-tickets/encore/vocab"
 )
 
-// TestChaosRunMatchesEveryCapturedPaymentToOneBookingOrRefund plays 200
+// TestChaosRunMatchesEveryCapturedPaymentToOneBookingOrRefund plays 120
 // bookings while the sandbox loses 10% of confirm and capture answers after
 // acting, duplicates 10% and reorders 10% of webhooks, and the worker is
 // killed and restarted mid-run. Afterwards reconciliation finds every
@@ -30,7 +30,7 @@ func TestChaosRunMatchesEveryCapturedPaymentToOneBookingOrRefund(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos run is long")
 	}
-	const bookings = 200
+	const bookings = 120
 	e := newE2E(t, func(c *psp.Config) {
 		c.Faults = psp.FaultConfig{TimeoutAfterSuccessRate: 0.1, DuplicateWebhookRate: 0.1, OutOfOrderWebhookRate: 0.1,
 			TimeoutMode: psp.TimeoutHold, TimeoutHold: 3 * time.Second, OutOfOrderHold: time.Second, Seed: 7}
@@ -119,7 +119,7 @@ func TestChaosRunMatchesEveryCapturedPaymentToOneBookingOrRefund(t *testing.T) {
 	}()
 	wg.Wait()
 	t.Logf("holds %d (conflicts %d), checkouts %d", started.Load(), conflicts.Load(), checkedOut.Load())
-	require.GreaterOrEqual(t, started.Load(), int64(150))
+	require.GreaterOrEqual(t, started.Load(), int64(bookings*3/4), "most fans got a hold")
 
 	// Every checked-out booking ends PAID; then nothing is left in flight.
 	inFlight := func() int {
