@@ -141,13 +141,18 @@ func (s *Service) stopServer(evenInUse bool) error {
 	defer lk.Close()
 	s.releaseInUse()
 	if s.inUsePath != "" && !evenInUse {
-		excl, err := tryLockFile(s.inUsePath, syscall.LOCK_EX)
-		if err != nil {
-			return fmt.Errorf("%s: stop: %w", s.Name, err)
-		}
-		if excl == nil {
+		// Waited for a moment, not tried once: a child process forked by
+		// this process between its fork and its exec holds a copy of every
+		// open file, in-use locks included, for that instant.
+		wctx, wcancel := context.WithTimeout(ctx, inUseWait)
+		excl, err := lockFile(wctx, s.inUsePath, syscall.LOCK_EX)
+		wcancel()
+		if errors.Is(err, context.DeadlineExceeded) {
 			s.log.printf("%s: still used by another process or test; leaving it running on port %d", s.Name, s.Port)
 			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: stop: %w", s.Name, err)
 		}
 		defer excl.Close()
 	}
@@ -159,6 +164,10 @@ func (s *Service) stopServer(evenInUse bool) error {
 	s.log.printf("%s: stopped in %s", s.Name, since(start))
 	return nil
 }
+
+// inUseWait is how long Stop waits for the other users of a server to let
+// go before it leaves the server running for them.
+const inUseWait = 500 * time.Millisecond
 
 func (s *Service) releaseInUse() {
 	if s.inUse != nil {
@@ -323,23 +332,6 @@ func lockFile(ctx context.Context, path string, how int) (*os.File, error) {
 			delay *= 2
 		}
 	}
-}
-
-// tryLockFile takes a flock without waiting; it returns nil, nil when
-// someone else holds a conflicting lock.
-func tryLockFile(path string, how int) (*os.File, error) {
-	f, err := openLockFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := flock(f, how|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	return f, nil
 }
 
 // openLockFile opens path for flock, which needs no write access: lock
