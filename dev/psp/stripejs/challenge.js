@@ -8,12 +8,10 @@ const buttons = [document.getElementById('complete'), document.getElementById('f
 retrieveIntent(clientSecret).then(r => {
   if (r.error) { document.getElementById('error').textContent = r.error.message; return; }
   const pi = r.paymentIntent;
-  const zero = ['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf'];
-  const three = ['bhd', 'iqd', 'jod', 'kwd', 'lyd', 'omr', 'tnd'];
-  const exp = zero.includes(pi.currency) ? 0 : three.includes(pi.currency) ? 3 : 2;
-  document.getElementById('amount').textContent =
-    new Intl.NumberFormat(undefined, { style: 'currency', currency: pi.currency.toUpperCase(), minimumFractionDigits: exp, maximumFractionDigits: exp })
-      .format(pi.amount / 10 ** exp);
+  // The currency's own decimals say how many minor units make one, as in
+  // the app's money().
+  const f = new Intl.NumberFormat(undefined, { style: 'currency', currency: pi.currency.toUpperCase() });
+  document.getElementById('amount').textContent = f.format(pi.amount / 10 ** f.resolvedOptions().maximumFractionDigits);
 });
 
 async function answer(action) {
