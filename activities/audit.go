@@ -17,7 +17,7 @@ const paidTicketsGrace = 10 * time.Minute
 
 // AuditStore counts the violations of the inventory rules over the whole
 // database (store.Store.Audit), logging any at error level.
-func (a *Booking) AuditStore(ctx context.Context) (store.AuditReport, error) {
+func (a *Reconciliation) AuditStore(ctx context.Context) (store.AuditReport, error) {
 	rep, err := a.Store.Holds.Audit(ctx, "", auditSweeperLag)
 	if err != nil {
 		return rep, err

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/encore-tickets/encore/fraud"
+	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/notify"
 	"github.com/encore-tickets/encore/payments"
 	"github.com/encore-tickets/encore/store"
@@ -121,8 +121,7 @@ func (a *Booking) LoadBooking(ctx context.Context, bookingID string) (HoldInfo, 
 	if err != nil {
 		return HoldInfo{}, err
 	}
-	return HoldInfo{Status: vocab.BookingStatus(b.Status), UserID: b.UserID, EventID: b.EventID,
-		ExpiresAt: b.ExpiresAt, Total: b.Total, CancelBy: b.CancelBy, StayFreeUntil: b.StayFreeUntil, StayPenalty: b.StayPenalty}, nil
+	return HoldInfoOf(b), nil
 }
 
 // ExtendHold extends the hold once for a 3-D Secure challenge.
@@ -342,6 +341,12 @@ func (a *Booking) Refund(ctx context.Context, bookingID, intentID string) error 
 	if err != nil {
 		return err
 	}
+	return a.refunded(ctx, id, bookingID, r)
+}
+
+// refunded records the provider's refund r on the booking and tells the fan
+// what came back.
+func (a *Booking) refunded(ctx context.Context, id uuid.UUID, bookingID string, r payments.Refund) error {
 	if err := a.Store.Bookings.SetPaymentStatus(ctx, id, vocab.PaymentRefunded, r.ID); err != nil {
 		return err
 	}
@@ -437,10 +442,7 @@ func (a *Booking) Notify(ctx context.Context, bookingID, kind string) error {
 	if done, err := a.Store.Bookings.Notified(ctx, id, kind); err != nil || done {
 		return err
 	}
-	if err := a.sendConfirmation(ctx, id, bookingID, kind); err != nil {
-		return err
-	}
-	return a.Store.Bookings.MarkNotified(ctx, id, kind)
+	return a.sendConfirmation(ctx, id, bookingID, kind)
 }
 
 // sendConfirmation sends the booking's confirmation (kind says why: the
@@ -469,7 +471,10 @@ func (a *Booking) sendConfirmation(ctx context.Context, id uuid.UUID, bookingID,
 	if err := a.Mailer.Send(ctx, m); err != nil {
 		return err
 	}
-	return a.Store.Bookings.LogNotification(ctx, id, kind, to)
+	if kind == NotifyConfirmation {
+		return a.Store.Bookings.RecordSentOnce(ctx, id, kind, to)
+	}
+	return a.Store.Bookings.LogNotification(ctx, id, kind, to) // every resend is logged
 }
 
 // FlagPayment records a reason for staff to look at the payment.
@@ -480,87 +485,6 @@ func (a *Booking) FlagPayment(ctx context.Context, bookingID, reason string) err
 	}
 	a.Log.Warn("payment flagged", "booking", bookingID, "reason", reason)
 	return a.Store.Bookings.FlagPayment(ctx, id, reason)
-}
-
-// ReconcilePayments matches the provider's payments of the lookback window
-// with bookings and refunds: every captured payment must belong to exactly
-// one PAID booking, or be refunded in full.
-func (a *Booking) ReconcilePayments(ctx context.Context, lookback time.Duration) (ReconcileReport, error) {
-	type seen struct {
-		in      payments.Intent
-		refunds []payments.Refund
-	}
-	var all []seen
-	if err := a.Payments.Each(ctx, time.Now().Add(-lookback), func(in payments.Intent, rs []payments.Refund) error {
-		all = append(all, seen{in, rs})
-		return nil
-	}); err != nil {
-		return ReconcileReport{}, err
-	}
-	ids := make([]string, len(all))
-	for i, s := range all {
-		ids[i] = s.in.ID
-	}
-	rows, err := a.Store.Bookings.PaymentsForReconciliation(ctx, ids)
-	if err != nil {
-		return ReconcileReport{}, err
-	}
-	rep := ReconcileReport{Checked: len(all)}
-	settled := time.Now().Add(-a.grace())
-	for _, s := range all {
-		if s.in.Status == vocab.IntentRequiresCapture && s.in.Created.Before(settled) {
-			// Authorised and never captured: the money is the fan's while
-			// its booking lives (a checkout in flight, or paid and about to
-			// be captured); past that it is leaked and is voided.
-			row, known := rows[s.in.ID]
-			if !known || (row.ReservationStatus != string(vocab.ReservationPending) && row.ReservationStatus != string(vocab.ReservationPaid)) {
-				rep.Repairs = append(rep.Repairs, Repair{Kind: vocab.RepairLeakedAuthorisation, IntentID: s.in.ID, BookingID: s.in.BookingID})
-			}
-			continue
-		}
-		if s.in.AmountReceived == 0 {
-			continue
-		}
-		rep.Captured++
-		row, known := rows[s.in.ID]
-		// A walk's refund of one night is expected whatever the booking's
-		// state; it is counted as received money given back.
-		var refunded, walked int64
-		var others []payments.Refund
-		for _, r := range s.refunds {
-			if r.Status != string(vocab.RefundSucceeded) && r.Status != string(vocab.RefundPending) {
-				continue
-			}
-			if slices.Contains(row.WalkRefundIDs, r.ID) {
-				walked += r.Amount
-				continue
-			}
-			refunded += r.Amount
-			others = append(others, r)
-		}
-		paid := known && row.ReservationStatus == string(vocab.ReservationPaid) && row.PaymentStatus == string(vocab.PaymentCaptured)
-		fullyRefunded := refunded+walked == s.in.AmountReceived && len(others) == 1
-		// A cancellation past a stay's free window refunds less than all:
-		// one refund, the one the booking recorded.
-		refundedLessPenalty := known && row.PaymentStatus == string(vocab.PaymentRefunded) && len(others) == 1 &&
-			others[0].ID == row.RefundID
-		switch {
-		case paid && refunded == 0, !paid && (fullyRefunded || refundedLessPenalty):
-		default:
-			rep.Mismatches = append(rep.Mismatches, fmt.Sprintf("%s (booking %s): captured %d, refunded %d in %d refunds, booking %v %s/%s",
-				s.in.ID, s.in.BookingID, s.in.AmountReceived, refunded, len(s.refunds), known, row.ReservationStatus, row.PaymentStatus))
-			if rest := s.in.AmountReceived - refunded - walked; !paid && rest > 0 && s.in.Created.Before(settled) && !refundedLessPenalty {
-				// Money kept without a sale: give back what is left.
-				rep.Repairs = append(rep.Repairs, Repair{Kind: vocab.RepairOrphanCapture, IntentID: s.in.ID,
-					BookingID: s.in.BookingID, Amount: rest})
-			}
-		}
-	}
-	a.publishReconcile(rep)
-	if len(rep.Mismatches) > 0 {
-		a.Log.Error("reconciliation found mismatches", "count", len(rep.Mismatches), "first", rep.Mismatches[0])
-	}
-	return rep, nil
 }
 
 // returnTo is where the provider sends the fan back after its page: the
@@ -583,4 +507,44 @@ func (a *Booking) returnTo(requested string) string {
 		return requested
 	}
 	return a.ReturnURL
+}
+
+// ProviderPayment is what the provider and Encore's database say of the
+// payment a provider event names: the saga acts on this, never on what a
+// signal says (anyone who may signal a workflow could otherwise sell seats
+// on a payment that never happened, or refund another booking's money).
+type ProviderPayment struct {
+	// Known: the provider has the intent. Unknown, nothing else is set.
+	Known  bool
+	Status vocab.IntentStatus
+	Amount money.Money
+	// ClaimedBookingID is the booking the intent's own metadata names.
+	ClaimedBookingID string
+	// BookingID is the booking the database records for the intent ("" when
+	// none does).
+	BookingID string
+}
+
+// CheckPayment reads the intent from the provider and the booking the
+// database records for it. An intent the provider refuses to show (404 and
+// the like) is unknown, not an error: no retry will find it.
+func (a *Booking) CheckPayment(ctx context.Context, intentID string) (ProviderPayment, error) {
+	it, err := a.Payments.Retrieve(ctx, intentID)
+	var rejected *payments.RejectedError
+	if errors.As(err, &rejected) {
+		return ProviderPayment{}, nil
+	}
+	if err != nil {
+		return ProviderPayment{}, err
+	}
+	p := ProviderPayment{Known: true, Status: it.Status, Amount: it.Amount, ClaimedBookingID: it.BookingID}
+	id, _, err := a.Store.Bookings.BookingByIntent(ctx, intentID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		return ProviderPayment{}, err
+	default:
+		p.BookingID = id.String()
+	}
+	return p, nil
 }

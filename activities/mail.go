@@ -12,6 +12,7 @@ import (
 	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/notify"
 	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/venues"
 	"github.com/encore-tickets/encore/vocab"
 )
 
@@ -142,10 +143,7 @@ func (a *Booking) sendCancellation(ctx context.Context, id uuid.UUID, bookingID,
 	if err := a.Mailer.Send(ctx, m); err != nil {
 		return err
 	}
-	if err := a.Store.Bookings.LogNotification(ctx, id, NotifyCancellation, to); err != nil {
-		return err
-	}
-	return a.Store.Bookings.MarkNotified(ctx, id, NotifyCancellation)
+	return a.Store.Bookings.RecordSentOnce(ctx, id, NotifyCancellation, to)
 }
 
 func venue(b store.BookingMail) string {
@@ -177,7 +175,7 @@ func seatLabel(b store.BookingMail, it store.Item) string {
 	if !ok {
 		return it.SeatID
 	}
-	return fmt.Sprintf("%s, row %s, seat %d", cmp.Or(b.Sections[l.SectionID], l.SectionID), l.Row, l.Number)
+	return venues.Label(store.Place{Section: cmp.Or(b.Sections[l.SectionID], l.SectionID), Row: l.Row, Number: l.Number})
 }
 
 // cardBrand spells a provider's brand code as the card says it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,6 +13,12 @@ import (
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/vocab"
 )
+
+// Reconciliation is the scheduled payment reconciliation's and inventory
+// audit's activities, and their repairs. It shares Booking's dependencies
+// (a conversion of the same struct, wired with it) but not its methods:
+// the saga's steps stay on Booking.
+type Reconciliation Booking
 
 // repairGrace is how old a payment must be before reconciliation repairs
 // it: younger ones may still be in their saga's hands (a compensation
@@ -22,7 +29,7 @@ const repairGrace = 15 * time.Minute
 // delivery before reconciliation signals it again.
 const webhookGrace = time.Minute
 
-func (a *Booking) grace() time.Duration {
+func (a *Reconciliation) grace() time.Duration {
 	if a.RepairGrace > 0 {
 		return a.RepairGrace
 	}
@@ -78,7 +85,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 }
 
 // publishReconcile sets the mismatch gauges from a finished match.
-func (a *Booking) publishReconcile(rep ReconcileReport) {
+func (a *Reconciliation) publishReconcile(rep ReconcileReport) {
 	if a.Metrics == nil {
 		return
 	}
@@ -118,7 +125,7 @@ func (m *Metrics) FollowSaga(ctx context.Context, st *store.Store, every time.Du
 }
 
 // publishAudit sets the audit's gauges.
-func (a *Booking) publishAudit(rep store.AuditReport, h store.SagaHealth) {
+func (a *Reconciliation) publishAudit(rep store.AuditReport, h store.SagaHealth) {
 	if a.Metrics == nil {
 		return
 	}
@@ -134,7 +141,7 @@ func (a *Booking) publishAudit(rep store.AuditReport, h store.SagaHealth) {
 
 // UndeliveredWebhooks lists the stored provider events that never reached
 // their booking (at most 500 a run), as repairs.
-func (a *Booking) UndeliveredWebhooks(ctx context.Context) ([]Repair, error) {
+func (a *Reconciliation) UndeliveredWebhooks(ctx context.Context) ([]Repair, error) {
 	evs, err := a.Store.Bookings.UnsignalledWebhooks(ctx, webhookGrace, 500)
 	if err != nil {
 		return nil, err
@@ -152,7 +159,7 @@ func (a *Booking) UndeliveredWebhooks(ctx context.Context) ([]Repair, error) {
 // Repair puts one broken state right, under the repair's step key, and
 // reports whether it changed anything (a state already put right, by the
 // saga or an earlier run, is left alone).
-func (a *Booking) Repair(ctx context.Context, r Repair) (bool, error) {
+func (a *Reconciliation) Repair(ctx context.Context, r Repair) (bool, error) {
 	var done bool
 	var err error
 	switch r.Kind {
@@ -177,7 +184,7 @@ func (a *Booking) Repair(ctx context.Context, r Repair) (bool, error) {
 	return done, err
 }
 
-func (a *Booking) voidLeaked(ctx context.Context, r Repair) (bool, error) {
+func (a *Reconciliation) voidLeaked(ctx context.Context, r Repair) (bool, error) {
 	in, err := a.Payments.Retrieve(ctx, r.IntentID)
 	if err != nil {
 		return false, err
@@ -189,7 +196,7 @@ func (a *Booking) voidLeaked(ctx context.Context, r Repair) (bool, error) {
 	return err == nil, err
 }
 
-func (a *Booking) refundOrphan(ctx context.Context, r Repair) (bool, error) {
+func (a *Reconciliation) refundOrphan(ctx context.Context, r Repair) (bool, error) {
 	if r.Amount <= 0 {
 		return false, nil
 	}
@@ -197,7 +204,7 @@ func (a *Booking) refundOrphan(ctx context.Context, r Repair) (bool, error) {
 	return err == nil, err
 }
 
-func (a *Booking) resignal(ctx context.Context, r Repair) (bool, error) {
+func (a *Reconciliation) resignal(ctx context.Context, r Repair) (bool, error) {
 	if a.Sagas == nil {
 		return false, errors.New("reconcile: no Temporal client to signal bookings with")
 	}
@@ -224,4 +231,85 @@ func (a *Booking) resignal(ctx context.Context, r Repair) (bool, error) {
 		return false, err
 	}
 	return true, a.Store.Bookings.MarkWebhookSignalled(ctx, r.Provider, r.EventID)
+}
+
+// ReconcilePayments matches the provider's payments of the lookback window
+// with bookings and refunds: every captured payment must belong to exactly
+// one PAID booking, or be refunded in full.
+func (a *Reconciliation) ReconcilePayments(ctx context.Context, lookback time.Duration) (ReconcileReport, error) {
+	type seen struct {
+		in      payments.Intent
+		refunds []payments.Refund
+	}
+	var all []seen
+	if err := a.Payments.Each(ctx, time.Now().Add(-lookback), func(in payments.Intent, rs []payments.Refund) error {
+		all = append(all, seen{in, rs})
+		return nil
+	}); err != nil {
+		return ReconcileReport{}, err
+	}
+	ids := make([]string, len(all))
+	for i, s := range all {
+		ids[i] = s.in.ID
+	}
+	rows, err := a.Store.Bookings.PaymentsForReconciliation(ctx, ids)
+	if err != nil {
+		return ReconcileReport{}, err
+	}
+	rep := ReconcileReport{Checked: len(all)}
+	settled := time.Now().Add(-a.grace())
+	for _, s := range all {
+		if s.in.Status == vocab.IntentRequiresCapture && s.in.Created.Before(settled) {
+			// Authorised and never captured: the money is the fan's while
+			// its booking lives (a checkout in flight, or paid and about to
+			// be captured); past that it is leaked and is voided.
+			row, known := rows[s.in.ID]
+			if !known || (row.ReservationStatus != string(vocab.ReservationPending) && row.ReservationStatus != string(vocab.ReservationPaid)) {
+				rep.Repairs = append(rep.Repairs, Repair{Kind: vocab.RepairLeakedAuthorisation, IntentID: s.in.ID, BookingID: s.in.BookingID})
+			}
+			continue
+		}
+		if s.in.AmountReceived == 0 {
+			continue
+		}
+		rep.Captured++
+		row, known := rows[s.in.ID]
+		// A walk's refund of one night is expected whatever the booking's
+		// state; it is counted as received money given back.
+		var refunded, walked int64
+		var others []payments.Refund
+		for _, r := range s.refunds {
+			if r.Status != string(vocab.RefundSucceeded) && r.Status != string(vocab.RefundPending) {
+				continue
+			}
+			if slices.Contains(row.WalkRefundIDs, r.ID) {
+				walked += r.Amount
+				continue
+			}
+			refunded += r.Amount
+			others = append(others, r)
+		}
+		paid := known && row.ReservationStatus == string(vocab.ReservationPaid) && row.PaymentStatus == string(vocab.PaymentCaptured)
+		fullyRefunded := refunded+walked == s.in.AmountReceived && len(others) == 1
+		// A cancellation past a stay's free window refunds less than all:
+		// one refund, the one the booking recorded.
+		refundedLessPenalty := known && row.PaymentStatus == string(vocab.PaymentRefunded) && len(others) == 1 &&
+			others[0].ID == row.RefundID
+		switch {
+		case paid && refunded == 0, !paid && (fullyRefunded || refundedLessPenalty):
+		default:
+			rep.Mismatches = append(rep.Mismatches, fmt.Sprintf("%s (booking %s): captured %d, refunded %d in %d refunds, booking %v %s/%s",
+				s.in.ID, s.in.BookingID, s.in.AmountReceived, refunded, len(s.refunds), known, row.ReservationStatus, row.PaymentStatus))
+			if rest := s.in.AmountReceived - refunded - walked; !paid && rest > 0 && s.in.Created.Before(settled) && !refundedLessPenalty {
+				// Money kept without a sale: give back what is left.
+				rep.Repairs = append(rep.Repairs, Repair{Kind: vocab.RepairOrphanCapture, IntentID: s.in.ID,
+					BookingID: s.in.BookingID, Amount: rest})
+			}
+		}
+	}
+	a.publishReconcile(rep)
+	if len(rep.Mismatches) > 0 {
+		a.Log.Error("reconciliation found mismatches", "count", len(rep.Mismatches), "first", rep.Mismatches[0])
+	}
+	return rep, nil
 }

@@ -131,10 +131,32 @@ func (a *Booking) StaffAction(ctx context.Context, in StaffInput) (vocab.Booking
 			return "", err
 		}
 	}
+	return settledStatus(b), nil
+}
+
+// settledStatus is how a booking given back ended, as its page says it: a
+// captured payment refunded is REFUNDED; an authorisation voided (no money
+// moved) leaves the reservation's own status, CANCELLED.
+func settledStatus(b store.BookingView) vocab.BookingStatus {
 	if b.PaymentStatus == vocab.PaymentRefunded {
-		return vocab.BookingRefunded, nil
+		return vocab.BookingRefunded
 	}
-	return vocab.BookingStatus(b.Hold.Status), nil
+	return vocab.BookingStatus(b.Hold.Status)
+}
+
+// SettledStatus reads how a booking the saga gave back ended in the
+// database: support closing a stuck capture cannot know, until the refund
+// step ran, whether money had moved (refunded) or not (voided).
+func (a *Booking) SettledStatus(ctx context.Context, bookingID string) (vocab.BookingStatus, error) {
+	id, err := parseID(bookingID)
+	if err != nil {
+		return "", err
+	}
+	b, err := a.Store.Bookings.Booking(ctx, id, "")
+	if err != nil {
+		return "", err
+	}
+	return settledStatus(b), nil
 }
 
 // refundClosed cancels and refunds a paid booking whose workflow has ended

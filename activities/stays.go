@@ -26,9 +26,5 @@ func (a *Booking) RefundPart(ctx context.Context, bookingID, intentID string, am
 	if err != nil {
 		return err
 	}
-	if err := a.Store.Bookings.SetPaymentStatus(ctx, id, vocab.PaymentRefunded, r.ID); err != nil {
-		return err
-	}
-	a.tellCancelled(ctx, id, bookingID, r.Amount)
-	return nil
+	return a.refunded(ctx, id, bookingID, r)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/payments"
+	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/vocab"
 )
 
@@ -61,6 +62,27 @@ type HoldInfo struct {
 	// (store.BookingInfo); zero without stays.
 	StayFreeUntil time.Time
 	StayPenalty   int64
+}
+
+// HoldInfoOf is the saga's view of a committed hold.
+func HoldInfoOf(b store.BookingInfo) HoldInfo {
+	return HoldInfo{Status: vocab.BookingStatus(b.Status), UserID: b.UserID, EventID: b.EventID,
+		ExpiresAt: b.ExpiresAt, Total: b.Total, CancelBy: b.CancelBy, StayFreeUntil: b.StayFreeUntil, StayPenalty: b.StayPenalty}
+}
+
+// FanCanCancel says a fan may still cancel the paid booking at now: until
+// its CancelBy (the event's deadline, or the first check-in).
+func (h HoldInfo) FanCanCancel(now time.Time) bool { return now.Before(h.CancelBy) }
+
+// FanRefund is what a fan's cancellation at now gives back: everything,
+// or, past the stays' free window, everything but the first night of each
+// stay (StayPenalty). Staff cancels refund everything. The saga refunds by
+// it and the booking's page shows it before the fan confirms.
+func (h HoldInfo) FanRefund(now time.Time) money.Money {
+	if h.StayPenalty > 0 && !now.Before(h.StayFreeUntil) {
+		return money.Money{Amount: h.Total.Amount - h.StayPenalty, Currency: h.Total.Currency}
+	}
+	return h.Total
 }
 
 // ReconcileReport lists captured payments without exactly one booking or

@@ -10,6 +10,7 @@ import (
 	"github.com/encore-tickets/encore/booking"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/tickets"
+	"github.com/encore-tickets/encore/venues"
 	"github.com/encore-tickets/encore/waitlist"
 )
 
@@ -22,6 +23,10 @@ type TicketItem struct {
 	SeatID    string    `json:"seat_id,omitempty"`
 	Status    string    `json:"status"`
 	IssuedAt  time.Time `json:"issued_at"`
+	// Label is the ticket's place for people ("Lower 7, Row P, Seat 16").
+	Label string `json:"label"`
+	// Event is the ticket's event, so tickets of two events read apart.
+	Event *booking.EventView `json:"event"`
 }
 
 // pageParams reads ?limit (1 to 100, default 20) and ?cursor; a refusal has
@@ -92,7 +97,7 @@ func (h *meHandlers) myTickets(c *gin.Context) {
 	out := make([]TicketItem, len(rows))
 	for i, t := range rows {
 		out[i] = TicketItem{ID: t.ID, BookingID: t.ReservationID.String(), EventID: t.EventID, SectionID: t.SectionID,
-			SeatID: t.SeatID, Status: string(t.Status), IssuedAt: t.IssuedAt}
+			SeatID: t.SeatID, Status: string(t.Status), IssuedAt: t.IssuedAt, Label: venues.Label(t.Place), Event: booking.EventOf(t.Event)}
 	}
 	c.JSON(http.StatusOK, gin.H{"tickets": out, "next_cursor": cursorString(next)})
 }

@@ -24,12 +24,14 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/backpressure"
 	"github.com/encore-tickets/encore/fraud"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/venues"
 	"github.com/encore-tickets/encore/vocab"
 	"github.com/encore-tickets/encore/workflows"
 )
@@ -112,12 +114,33 @@ type View struct {
 	Status    vocab.BookingStatus `json:"status"`
 	Total     money.Money         `json:"total"`
 	SeatIDs   []string            `json:"seat_ids"`
-	Tickets   []TicketView        `json:"tickets"`
+	// PromoCode is the promotion the hold was priced with ("" without).
+	PromoCode string `json:"promo_code,omitempty"`
+	// Event is the booked event, omitted for a hotel-only booking.
+	Event *EventView `json:"event,omitempty"`
+	// Items are the booking's seats and general-admission places with the
+	// prices frozen at hold time, each labelled for people.
+	Items   []ItemView   `json:"items"`
+	Tickets []TicketView `json:"tickets"`
 	// Vouchers are the hotel vouchers of a paid package or stay.
 	Vouchers []VoucherView `json:"vouchers"`
 	Payment  *PaymentView  `json:"payment,omitempty"`
 	// Dispute is the booking's latest dispute (booking/disputes.go).
 	Dispute *DisputeView `json:"dispute,omitempty"`
+	// ExpiresAt is when a hold still waiting for payment ends.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	// Cancellation is what the fan's cancellation of a paid booking would
+	// do now: shown on the booking's own page before the fan confirms
+	// (not in lists).
+	Cancellation *CancellationView `json:"cancellation,omitempty"`
+}
+
+// CancellationView is a paid booking's cancellation terms: whether the fan
+// may still cancel, until when, and what would be refunded.
+type CancellationView struct {
+	Allowed  bool        `json:"allowed"`
+	Deadline time.Time   `json:"deadline"`
+	Refund   money.Money `json:"refund"`
 }
 
 // TicketView names one ticket of a booking.
@@ -125,6 +148,46 @@ type TicketView struct {
 	ID     string `json:"id"`
 	SeatID string `json:"seat_id,omitempty"`
 	Status string `json:"status"`
+	// Label is the ticket's place for people ("Lower 7, Row P, Seat 16").
+	Label string `json:"label"`
+}
+
+// EventView is the booked event as the fan's pages show it: the start in
+// the venue's time zone (IANA), where the fan will be.
+type EventView struct {
+	ID       string    `json:"id"`
+	Title    string    `json:"title"`
+	StartsAt time.Time `json:"starts_at"`
+	Timezone string    `json:"timezone"`
+	Venue    VenueRef  `json:"venue"`
+}
+
+// EventOf is the event as a booking or a ticket shows it; nil for none (a
+// hotel-only booking).
+func EventOf(e store.EventRef) *EventView {
+	if e.ID == "" {
+		return nil
+	}
+	return &EventView{ID: e.ID, Title: e.Title, StartsAt: e.StartsAt.UTC(), Timezone: e.Timezone,
+		Venue: VenueRef{Name: e.VenueName, City: e.VenueCity}}
+}
+
+// VenueRef names a venue.
+type VenueRef struct {
+	Name string `json:"name"`
+	City string `json:"city"`
+}
+
+// ItemView is one line of a booking: a seat, or places in a standing area.
+type ItemView struct {
+	SeatID    string      `json:"seat_id,omitempty"`
+	SectionID string      `json:"section_id"`
+	Quantity  int         `json:"quantity"`
+	Price     money.Money `json:"price"`
+	// Discount is what the hold's promotion took off each unit before
+	// Price, in the same currency's minor units (0 without one).
+	Discount int64  `json:"discount"`
+	Label    string `json:"label"`
 }
 
 // VoucherView is one hotel voucher of a booking: one per stay.
@@ -178,9 +241,14 @@ func Status(v store.BookingView) vocab.BookingStatus {
 
 func view(v store.BookingView) View {
 	r := View{BookingID: v.Hold.ID.String(), HoldID: v.Hold.ID.String(), EventID: v.Hold.EventID,
-		Status: Status(v), Total: v.Hold.Total, SeatIDs: v.Hold.SeatIDs(), Tickets: []TicketView{}}
+		Status: Status(v), Total: v.Hold.Total, SeatIDs: v.Hold.SeatIDs(), PromoCode: v.Hold.PromoCode, Items: []ItemView{}, Tickets: []TicketView{}}
+	r.Event = EventOf(v.Event)
+	for _, it := range v.Hold.Items {
+		r.Items = append(r.Items, ItemView{SeatID: it.SeatID, SectionID: it.SectionID, Quantity: it.Quantity,
+			Price: it.Price, Discount: it.Discount, Label: venues.Label(it.Place)})
+	}
 	for _, t := range v.Tickets {
-		r.Tickets = append(r.Tickets, TicketView{ID: t.ID, SeatID: t.SeatID, Status: t.Status})
+		r.Tickets = append(r.Tickets, TicketView{ID: t.ID, SeatID: t.SeatID, Status: t.Status, Label: venues.Label(t.Place)})
 	}
 	r.Vouchers = []VoucherView{}
 	for _, vc := range v.Vouchers {
@@ -193,6 +261,10 @@ func view(v store.BookingView) View {
 	if d := v.Dispute; d != nil {
 		r.Dispute = &DisputeView{ID: d.ID, Status: d.Status, Reason: d.Reason, Amount: d.Amount}
 	}
+	if r.Status == vocab.BookingPendingPayment || r.Status == vocab.BookingAuthorised {
+		at := v.Hold.ExpiresAt.UTC()
+		r.ExpiresAt = &at
+	}
 	return r
 }
 
@@ -202,7 +274,16 @@ func (s *Service) Get(ctx context.Context, who session.Identity, id uuid.UUID) (
 	if err != nil {
 		return View{}, err
 	}
-	return view(v), nil
+	out := view(v)
+	if out.Status == vocab.BookingPaid {
+		info, err := s.Store.Bookings.LoadBooking(ctx, id)
+		if err != nil {
+			return View{}, err
+		}
+		h, now := activities.HoldInfoOf(info), time.Now()
+		out.Cancellation = &CancellationView{Allowed: h.FanCanCancel(now), Deadline: h.CancelBy.UTC(), Refund: h.FanRefund(now)}
+	}
+	return out, nil
 }
 
 // Mine lists who's bookings, newest first: a page of at most limit after

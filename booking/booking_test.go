@@ -11,54 +11,43 @@ import (
 	"github.com/encore-tickets/encore/vocab"
 )
 
-func TestTheBookingStatusIsTheReservationRefinedByItsPayment(t *testing.T) {
+// The booking status is the reservation's, refined by its payment, a
+// reconciliation flag and the latest dispute (none where dispute is empty).
+func TestTheBookingStatusIsTheReservationRefinedByItsPaymentAndDispute(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name        string
 		reservation vocab.ReservationStatus
 		payment     vocab.PaymentStatus
 		flagged     string
+		dispute     vocab.DisputeStatus
 		want        vocab.BookingStatus
 	}{
-		{"a fresh hold is pending", vocab.ReservationPending, "", "", vocab.BookingPendingPayment},
-		{"a hold whose card needs 3-D Secure is still pending", vocab.ReservationPending, vocab.PaymentRequiresAction, "", vocab.BookingPendingPayment},
-		{"an authorised hold is authorised", vocab.ReservationPending, vocab.PaymentAuthorised, "", vocab.BookingAuthorised},
-		{"a paid reservation is paid", vocab.ReservationPaid, vocab.PaymentCaptured, "", vocab.BookingPaid},
-		{"an expired hold is expired", vocab.ReservationExpired, vocab.PaymentVoided, "", vocab.BookingExpired},
-		{"a released hold is cancelled", vocab.ReservationCancelled, "", "", vocab.BookingCancelled},
-		{"a refunded booking is refunded", vocab.ReservationCancelled, vocab.PaymentRefunded, "", vocab.BookingRefunded},
-		{"a failed payment fails the booking", vocab.ReservationCancelled, vocab.PaymentFailed, "", vocab.BookingFailed},
-		{"a flagged cancellation is a failure", vocab.ReservationCancelled, vocab.PaymentVoided, "amount mismatch", vocab.BookingFailed},
+		{"a fresh hold is pending", vocab.ReservationPending, "", "", "", vocab.BookingPendingPayment},
+		{"a hold whose card needs 3-D Secure is still pending", vocab.ReservationPending, vocab.PaymentRequiresAction, "", "", vocab.BookingPendingPayment},
+		{"an authorised hold is authorised", vocab.ReservationPending, vocab.PaymentAuthorised, "", "", vocab.BookingAuthorised},
+		{"a paid reservation is paid", vocab.ReservationPaid, vocab.PaymentCaptured, "", "", vocab.BookingPaid},
+		{"an expired hold is expired", vocab.ReservationExpired, vocab.PaymentVoided, "", "", vocab.BookingExpired},
+		{"a released hold is cancelled", vocab.ReservationCancelled, "", "", "", vocab.BookingCancelled},
+		{"a refunded booking is refunded", vocab.ReservationCancelled, vocab.PaymentRefunded, "", "", vocab.BookingRefunded},
+		{"a failed payment fails the booking", vocab.ReservationCancelled, vocab.PaymentFailed, "", "", vocab.BookingFailed},
+		{"a flagged cancellation is a failure", vocab.ReservationCancelled, vocab.PaymentVoided, "amount mismatch", "", vocab.BookingFailed},
+
+		{"an open dispute makes a paid booking disputed", vocab.ReservationPaid, vocab.PaymentCaptured, "", vocab.DisputeNeedsResponse, vocab.BookingDisputed},
+		{"evidence under review is still disputed", vocab.ReservationPaid, vocab.PaymentCaptured, "", vocab.DisputeUnderReview, vocab.BookingDisputed},
+		{"an inquiry is disputed too", vocab.ReservationPaid, vocab.PaymentCaptured, "", vocab.DisputeWarningNeedsResponse, vocab.BookingDisputed},
+		{"a won dispute leaves the booking paid", vocab.ReservationPaid, vocab.PaymentCaptured, "", vocab.DisputeWon, vocab.BookingPaid},
+		{"a closed inquiry leaves the booking paid", vocab.ReservationPaid, vocab.PaymentCaptured, "", vocab.DisputeWarningClosed, vocab.BookingPaid},
+		{"a lost dispute charges the booking back", vocab.ReservationPaid, vocab.PaymentCaptured, "", vocab.DisputeLost, vocab.BookingChargedBack},
+		{"a lost dispute of a refunded booking is a chargeback too", vocab.ReservationCancelled, vocab.PaymentRefunded, "", vocab.DisputeLost, vocab.BookingChargedBack},
+		{"an open dispute of a refunded booking leaves it refunded", vocab.ReservationCancelled, vocab.PaymentRefunded, "", vocab.DisputeNeedsResponse, vocab.BookingRefunded},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			v := store.BookingView{Hold: store.Hold{Status: tc.reservation}, PaymentStatus: tc.payment, Flagged: tc.flagged}
-			require.Equal(t, tc.want, booking.Status(v))
-		})
-	}
-}
-
-func TestADisputeRefinesThePaidBooking(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name        string
-		reservation vocab.ReservationStatus
-		payment     vocab.PaymentStatus
-		dispute     vocab.DisputeStatus
-		want        vocab.BookingStatus
-	}{
-		{"an open dispute makes a paid booking disputed", vocab.ReservationPaid, vocab.PaymentCaptured, vocab.DisputeNeedsResponse, vocab.BookingDisputed},
-		{"evidence under review is still disputed", vocab.ReservationPaid, vocab.PaymentCaptured, vocab.DisputeUnderReview, vocab.BookingDisputed},
-		{"an inquiry is disputed too", vocab.ReservationPaid, vocab.PaymentCaptured, vocab.DisputeWarningNeedsResponse, vocab.BookingDisputed},
-		{"a won dispute leaves the booking paid", vocab.ReservationPaid, vocab.PaymentCaptured, vocab.DisputeWon, vocab.BookingPaid},
-		{"a closed inquiry leaves the booking paid", vocab.ReservationPaid, vocab.PaymentCaptured, vocab.DisputeWarningClosed, vocab.BookingPaid},
-		{"a lost dispute charges the booking back", vocab.ReservationPaid, vocab.PaymentCaptured, vocab.DisputeLost, vocab.BookingChargedBack},
-		{"a lost dispute of a refunded booking is a chargeback too", vocab.ReservationCancelled, vocab.PaymentRefunded, vocab.DisputeLost, vocab.BookingChargedBack},
-		{"an open dispute of a refunded booking leaves it refunded", vocab.ReservationCancelled, vocab.PaymentRefunded, vocab.DisputeNeedsResponse, vocab.BookingRefunded},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			v := store.BookingView{Hold: store.Hold{Status: tc.reservation}, PaymentStatus: tc.payment, Dispute: &store.Dispute{Status: tc.dispute}}
+			if tc.dispute != "" {
+				v.Dispute = &store.Dispute{Status: tc.dispute}
+			}
 			require.Equal(t, tc.want, booking.Status(v))
 		})
 	}

@@ -28,11 +28,14 @@ var ErrBadCursor = errors.New("catalog: cursor is not valid for this query")
 
 // Event is an event as search lists it (the public contract's field names).
 type Event struct {
-	ID       string    `json:"id"`
-	Title    string    `json:"title"`
-	Artist   string    `json:"artist"`
-	Venue    string    `json:"venue"`
-	City     string    `json:"city"`
+	ID     string `json:"id"`
+	Title  string `json:"title"`
+	Artist string `json:"artist"`
+	Venue  string `json:"venue"`
+	City   string `json:"city"`
+	// Timezone is the venue's IANA zone ("Europe/Amsterdam"): the fan's
+	// pages show the event's times in it, labelled.
+	Timezone string    `json:"timezone"`
 	Genre    string    `json:"genre"`
 	StartsAt time.Time `json:"starts_at"`
 	OnsaleAt time.Time `json:"onsale_at"`
@@ -217,7 +220,7 @@ func (s *Service) Search(ctx context.Context, q Query) (Page, error) {
 }
 
 func event(e store.EventSummary) Event {
-	return Event{ID: e.ID, Title: e.Title, Artist: e.Artist, Venue: e.Venue, City: e.City, Genre: e.Genre,
+	return Event{ID: e.ID, Title: e.Title, Artist: e.Artist, Venue: e.Venue, City: e.City, Timezone: e.Timezone, Genre: e.Genre,
 		StartsAt: e.StartsAt.UTC(), OnsaleAt: e.OnsaleAt.UTC(), Currency: e.Currency, Metered: e.Metered}
 }
 

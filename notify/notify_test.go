@@ -21,7 +21,7 @@ import (
 func sampleConfirmation() notify.Confirmation {
 	return notify.Confirmation{
 		BookingID: "b-1", EventTitle: "Night Jazz", Venue: "Hall, Lisbon", When: "Fri 5 Jun 2026, 20:00 WEST (UTC+01:00)",
-		Seats: []string{"Stalls, row A, seat 1"},
+		Seats: []string{"Stalls, Row A, Seat 1"},
 		Lines: []notify.Line{{Label: "Stalls", Quantity: 1, Unit: "EUR 75.00", Amount: "EUR 75.00"}},
 		Total: "EUR 75.00", Card: "Visa •••• 4242",
 		BookingURL: "https://tickets.example/#/booking/b-1", TicketsURL: "https://tickets.example/#/tickets",

@@ -119,6 +119,9 @@ type Event struct {
 	GeneralCapacity      int                    `json:"general_capacity"`
 	CreatedAt            time.Time              `json:"created_at"`
 	PublishedAt          *time.Time             `json:"published_at"`
+	// Timezone is the venue's IANA zone: times are shown and typed on its
+	// clocks.
+	Timezone string `json:"timezone"`
 }
 
 // Service runs the organiser's event lifecycle over the buy plane's store.
@@ -137,7 +140,7 @@ func (s *Service) view(e store.OrganiserEvent) Event {
 		StartsAt: e.StartsAt.UTC(), OnsaleAt: e.OnsaleAt.UTC(), CancellationDeadline: e.CancellationDeadline.UTC(),
 		Currency: e.Currency, Metered: e.Metered, PerCustomerLimit: e.PerCustomerLimit, HoldTTLSeconds: e.HoldTTLSeconds,
 		Prices: map[string]money.Money{}, Sections: e.Sections, Seats: e.Seats, GeneralCapacity: e.GeneralCapacity,
-		CreatedAt: e.CreatedAt.UTC()}
+		CreatedAt: e.CreatedAt.UTC(), Timezone: e.Timezone}
 	if !e.OffsaleAt.IsZero() {
 		t := e.OffsaleAt.UTC()
 		out.OffsaleAt = &t

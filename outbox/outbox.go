@@ -24,6 +24,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/encore-tickets/encore/internal/ctxsleep"
 	"github.com/encore-tickets/encore/internal/defaults"
 	"github.com/encore-tickets/encore/store"
 )
@@ -163,7 +164,7 @@ func (r *Relay) Run(ctx context.Context) {
 			}
 			if l == nil {
 				r.setActive(false)
-				sleep(ctx, r.opts.StandbyInterval)
+				ctxsleep.Sleep(ctx, r.opts.StandbyInterval)
 				continue
 			}
 			lease = l
@@ -187,19 +188,7 @@ func (r *Relay) Run(ctx context.Context) {
 		default:
 			backoff = 0
 		}
-		sleep(ctx, pause)
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
+		ctxsleep.Sleep(ctx, pause)
 	}
 }
 

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/stripe/stripe-go/v85"
 
+	"github.com/encore-tickets/encore/dev/psp"
 	"github.com/encore-tickets/encore/payments"
 	"github.com/encore-tickets/encore/vocab"
 )
@@ -186,26 +186,13 @@ func fanCard(fan int) string {
 	panic("unreachable")
 }
 
-// createCard creates a card PaymentMethod from a number on the sandbox with
-// stripe-go, as load tests do for each fan, and returns its ID.
+// createCard creates a card PaymentMethod from a number on the sandbox, as
+// load tests do for each fan, and returns its ID.
 func createCard(t *testing.T, base, number string) string {
 	t.Helper()
-	backends := stripe.NewBackendsWithConfig(&stripe.BackendConfig{
-		URL:           stripe.String(base),
-		LeveledLogger: &stripe.LeveledLogger{Level: stripe.LevelNull},
-	})
-	sc := stripe.NewClient(key, stripe.WithBackends(backends))
-	pm, err := sc.V1PaymentMethods.Create(context.Background(), &stripe.PaymentMethodCreateParams{
-		Type: stripe.String("card"),
-		Card: &stripe.PaymentMethodCreateCardParams{
-			Number:   stripe.String(number),
-			ExpMonth: stripe.Int64(12),
-			ExpYear:  stripe.Int64(2034),
-			CVC:      stripe.String("123"),
-		},
-	})
+	id, err := psp.NewCard(context.Background(), http.DefaultClient, base, key, number, "")
 	require.NoError(t, err)
-	return pm.ID
+	return id
 }
 
 func TestACardCreatedFromANumberHasTheFingerprintOfThatNumber(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/encore-tickets/encore/activities"
+	"github.com/encore-tickets/encore/internal/ctxsleep"
 	"github.com/encore-tickets/encore/store"
 )
 
@@ -20,7 +21,7 @@ type Books interface {
 
 // StackBooks are the Books of a stack: its store and the booking saga's
 // activities (whose Payments client reaches the provider). The
-// reconciliation is the saga's own (activities.Booking.ReconcilePayments), so
+// reconciliation is the saga's own (activities.Reconciliation.ReconcilePayments), so
 // a rehearsal and the scheduled reconciliation never disagree on what a
 // mismatch is.
 type StackBooks struct {
@@ -38,7 +39,7 @@ func (b StackBooks) Audit(ctx context.Context, eventID string) (store.AuditRepor
 
 // Reconcile matches every payment the provider took since then.
 func (b StackBooks) Reconcile(ctx context.Context, since time.Time) (activities.ReconcileReport, error) {
-	return b.Activities.ReconcilePayments(ctx, time.Since(since))
+	return (*activities.Reconciliation)(b.Activities).ReconcilePayments(ctx, time.Since(since))
 }
 
 // checked is what the books said.
@@ -63,7 +64,7 @@ func check(ctx context.Context, b Books, eventID string, since time.Time) checke
 		if (c.reconErr == nil && len(c.recon.Mismatches) == 0) || c.reconTries == 6 {
 			break
 		}
-		if !sleep(ctx, 5*time.Second) {
+		if !ctxsleep.Sleep(ctx, 5*time.Second) {
 			break
 		}
 	}

@@ -125,18 +125,3 @@ func (e *edge) do(ctx context.Context, c *http.Client, call string, req *http.Re
 func (e *edge) api(ctx context.Context, c *http.Client, call, method, path, token string, body any, headers ...string) answer {
 	return e.call(ctx, c, call, method, e.base+path, token, body, headers...)
 }
-
-// sleep waits d or until ctx ends, and says whether the wait was whole.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}

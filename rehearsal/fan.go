@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/encore-tickets/encore/internal/ctxsleep"
 )
 
 // fan is one simulated fan: an account on a device of its own, with its
@@ -97,7 +99,7 @@ func (f *fan) key(step string, n int) string {
 }
 
 func (f *fan) think(ctx context.Context) bool {
-	return sleep(ctx, jitter(f.r, f.run.cfg.Think, 0.5, 1.5))
+	return ctxsleep.Sleep(ctx, jitter(f.r, f.run.cfg.Think, 0.5, 1.5))
 }
 
 // live plays the fan's sale: sign in, queue, look at the map, hold, then
@@ -181,7 +183,7 @@ func (f *fan) signIn(ctx context.Context) bool {
 		if a.status != 0 && a.status != http.StatusTooManyRequests && a.status != http.StatusServiceUnavailable {
 			return false
 		}
-		if !sleep(ctx, a.retryAfter(time.Second)) {
+		if !ctxsleep.Sleep(ctx, a.retryAfter(time.Second)) {
 			return false
 		}
 	}
@@ -305,7 +307,7 @@ func (f *fan) hold(ctx context.Context, pass string) (id string, seats int, hold
 			}
 		case a.status == 0, a.name() == "rate-limited", a.status == http.StatusServiceUnavailable,
 			a.name() == "request-in-progress", a.name() == "not-on-sale":
-			if !sleep(ctx, a.retryAfter(jitter(f.r, time.Second, 1, 2))) {
+			if !ctxsleep.Sleep(ctx, a.retryAfter(jitter(f.r, time.Second, 1, 2))) {
 				return "", 0, time.Time{}, false
 			}
 		default: // queue-required (the pass ran out), purchase-limit, ...: the fan leaves
@@ -425,7 +427,7 @@ func (f *fan) follow(ctx context.Context, id string, seats int, holdAt, checkout
 				return false
 			}
 		}
-		if !sleep(ctx, jitter(f.r, time.Second, 0.7, 1.3)) {
+		if !ctxsleep.Sleep(ctx, jitter(f.r, time.Second, 0.7, 1.3)) {
 			break
 		}
 	}

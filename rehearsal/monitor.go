@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/encore-tickets/encore/internal/ctxsleep"
 )
 
 // monitor samples the sale every second: the rehearsal's own counts, the
@@ -20,7 +22,7 @@ func (rn *run) monitor(ctx context.Context, every time.Duration) {
 	c := &http.Client{Timeout: 2 * time.Second}
 	for {
 		rn.rec.sample(rn.sampleNow(ctx, c))
-		if !sleep(ctx, every) {
+		if !ctxsleep.Sleep(ctx, every) {
 			return
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/encore-tickets/encore/internal/ctxsleep"
 )
 
 // Test payment methods of the payment sandbox.
@@ -107,7 +109,7 @@ func (f *fan) checkout(ctx context.Context, hold, pm string, attempt *int) (answ
 		if !retry {
 			break
 		}
-		if !sleep(ctx, a.retryAfter(jitter(f.r, time.Second, 1, 2))) {
+		if !ctxsleep.Sleep(ctx, a.retryAfter(jitter(f.r, time.Second, 1, 2))) {
 			break
 		}
 	}
@@ -175,7 +177,7 @@ func (f *fan) ownCard(ctx context.Context) string {
 		if a.ok() && a.decode(&pm) == nil && strings.HasPrefix(pm.ID, "pm_") {
 			return pm.ID
 		}
-		if !sleep(ctx, 200*time.Millisecond) {
+		if !ctxsleep.Sleep(ctx, 200*time.Millisecond) {
 			break
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/encore-tickets/encore/internal/ctxsleep"
 )
 
 // progress draws the bar on cfg.Progress until ctx ends: redrawn in place
@@ -25,7 +27,7 @@ func (rn *run) progress(ctx context.Context) {
 		} else {
 			fmt.Fprintln(w, line)
 		}
-		if !sleep(ctx, every) {
+		if !ctxsleep.Sleep(ctx, every) {
 			if rn.cfg.ProgressTTY {
 				fmt.Fprintf(w, "\r%s\033[K\n", rn.progressLine(time.Now(), 30))
 			}

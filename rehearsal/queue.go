@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/encore-tickets/encore/internal/ctxsleep"
 )
 
 // queueState is what the waiting room answers and pushes: waiting with a
@@ -100,7 +102,7 @@ func (f *fan) queue(ctx context.Context) (pass string, soldOut bool) {
 		until := time.Now().Add(jitter(f.r, backoff, 0.5, 1))
 		backoff = min(2*backoff, 30*time.Second)
 		for time.Now().Before(until) && ctx.Err() == nil {
-			if !sleep(ctx, jitter(f.r, time.Duration(f.heartbeat)*time.Second, 0.7, 1)) {
+			if !ctxsleep.Sleep(ctx, jitter(f.r, time.Duration(f.heartbeat)*time.Second, 0.7, 1)) {
 				return "", false
 			}
 			a := f.run.edge.api(ctx, f.client, "queue-poll", http.MethodGet, f.queuePath(), f.token, nil)
@@ -137,7 +139,7 @@ func (f *fan) join(ctx context.Context) (queueState, bool) {
 			f.run.rec.n.proofsOfWork.Add(1)
 			headers = []string{"X-Queue-Challenge", a.problem.Challenge.Token, "X-Queue-Solution", sol}
 		case a.status == 0, a.status == http.StatusTooManyRequests, a.status == http.StatusServiceUnavailable:
-			if !sleep(ctx, a.retryAfter(jitter(f.r, time.Second, 1, 2))) {
+			if !ctxsleep.Sleep(ctx, a.retryAfter(jitter(f.r, time.Second, 1, 2))) {
 				return queueState{}, false
 			}
 		default:
@@ -221,7 +223,7 @@ func (f *fan) followQueue(ctx context.Context) (st queueState, live bool, why we
 	hr, every := rand.New(rand.NewPCG(f.r.Uint64(), f.r.Uint64())), time.Duration(f.heartbeat)*time.Second
 	go func() {
 		for {
-			if !sleep(hctx, jitter(hr, every, 0.7, 1)) {
+			if !ctxsleep.Sleep(hctx, jitter(hr, every, 0.7, 1)) {
 				return
 			}
 			wctx, cancel := context.WithTimeout(hctx, 5*time.Second)

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/encore-tickets/encore/internal/ctxsleep"
 )
 
 // run is one rehearsal in progress.
@@ -142,7 +144,7 @@ func (rn *run) play(parent context.Context) {
 	var at time.Duration
 	for i := 0; i < cfg.Fans; i++ {
 		at += time.Duration(arrivals.ExpFloat64() / cfg.ArrivalRate * float64(time.Second))
-		if at >= cfg.Duration || !sleep(sale, time.Until(rn.rec.start.Add(at))) {
+		if at >= cfg.Duration || !ctxsleep.Sleep(sale, time.Until(rn.rec.start.Add(at))) {
 			break
 		}
 		fans.Add(1)

@@ -310,9 +310,16 @@ func (s *Bookings) Notified(ctx context.Context, id uuid.UUID, kind string) (boo
 	return n > 0, err
 }
 
-// MarkNotified records a sent notification.
-func (s *Bookings) MarkNotified(ctx context.Context, id uuid.UUID, kind string) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO notifications (reservation_id, kind) VALUES ($1, $2) ON CONFLICT DO NOTHING`, id, kind)
+// RecordSentOnce records that the booking's one message of kind went to
+// recipient: the marker (notifications, which Notified reads) and the log
+// line (notification_log) are written in one statement, the log line only
+// by the call that wrote the marker. A step retried after its message went
+// out (the mail queue sends a key once), or two senders of the same
+// message, log it once.
+func (s *Bookings) RecordSentOnce(ctx context.Context, id uuid.UUID, kind, recipient string) error {
+	_, err := s.pool.Exec(ctx, `WITH marked AS (
+			INSERT INTO notifications (reservation_id, kind) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING reservation_id)
+		INSERT INTO notification_log (reservation_id, kind, recipient) SELECT reservation_id, $2, $3 FROM marked`, id, kind, recipient)
 	return err
 }
 
@@ -386,7 +393,10 @@ func (s *Bookings) MarkWebhookSignalled(ctx context.Context, provider, eventID s
 
 // BookingView is a booking as GET /v1/bookings/{id} shows it.
 type BookingView struct {
-	Hold          Hold
+	Hold Hold
+	// Event is the booked event as the fan's pages name it (zero for a
+	// hotel-only booking).
+	Event         EventRef
 	PaymentStatus vocab.PaymentStatus
 	IntentID      string
 	Flagged       string
@@ -405,6 +415,18 @@ type TicketRef struct {
 	ID     string `json:"id"`
 	SeatID string `json:"seat_id,omitempty"`
 	Status string `json:"status"`
+	Place  Place  `json:"-"`
+}
+
+// EventRef is an event as a booking names it: title, start, and the venue
+// with its IANA time zone, in which the fan's pages show the start.
+type EventRef struct {
+	ID        string
+	Title     string
+	StartsAt  time.Time
+	Timezone  string
+	VenueName string
+	VenueCity string
 }
 
 // Booking reads a booking for its owner; another user's (when userID is

@@ -52,11 +52,14 @@ func OpenReader(ctx context.Context, url, role string, opts PoolOptions) (*pgxpo
 
 // EventSummary is one event as search lists it.
 type EventSummary struct {
-	ID       string
-	Title    string
-	Artist   string
-	Venue    string
-	City     string
+	ID     string
+	Title  string
+	Artist string
+	Venue  string
+	City   string
+	// Timezone is the venue's IANA zone, in which the event's times are
+	// shown.
+	Timezone string
 	Genre    string
 	StartsAt time.Time
 	OnsaleAt time.Time
@@ -107,7 +110,7 @@ func (r *Reader) SearchEvents(ctx context.Context, q SearchQuery) (SearchPage, e
 		WITH q AS (SELECT CASE WHEN numnode(websearch_to_tsquery('english', $1)) = 0 THEN NULL
 		                       ELSE websearch_to_tsquery('english', $1) END AS query),
 		hits AS (
-			SELECT e.id, e.title, e.artist, v.name AS venue, v.city, e.genre, e.starts_at, e.onsale_at,
+			SELECT e.id, e.title, e.artist, v.name AS venue, v.city, v.timezone, e.genre, e.starts_at, e.onsale_at,
 			       e.currency, e.metered,
 			       CASE WHEN q.query IS NULL THEN 0::real ELSE ts_rank(e.search, q.query) END AS rank
 			FROM events e JOIN venues v ON v.id = e.venue_id CROSS JOIN q
@@ -117,7 +120,7 @@ func (r *Reader) SearchEvents(ctx context.Context, q SearchQuery) (SearchPage, e
 			  AND ($3 = '' OR lower(e.genre) = lower($3))
 			  AND ($4::timestamptz IS NULL OR e.starts_at >= $4)
 			  AND ($5::timestamptz IS NULL OR e.starts_at < $5))
-		SELECT id, title, artist, venue, city, genre, starts_at, onsale_at, currency, metered, rank FROM hits
+		SELECT id, title, artist, venue, city, timezone, genre, starts_at, onsale_at, currency, metered, rank FROM hits
 		WHERE $6::real IS NULL OR rank < $6 OR (rank = $6 AND (starts_at, id) > ($7::timestamptz, $8::text))
 		ORDER BY rank DESC, starts_at, id
 		LIMIT $9`,
@@ -131,7 +134,7 @@ func (r *Reader) SearchEvents(ctx context.Context, q SearchQuery) (SearchPage, e
 	for rows.Next() {
 		var e EventSummary
 		var rank float32
-		if err := rows.Scan(&e.ID, &e.Title, &e.Artist, &e.Venue, &e.City, &e.Genre, &e.StartsAt, &e.OnsaleAt,
+		if err := rows.Scan(&e.ID, &e.Title, &e.Artist, &e.Venue, &e.City, &e.Timezone, &e.Genre, &e.StartsAt, &e.OnsaleAt,
 			&e.Currency, &e.Metered, &rank); err != nil {
 			return SearchPage{}, err
 		}
@@ -254,10 +257,10 @@ func (r *Reader) GetEvent(ctx context.Context, eventID string) (EventDetail, err
 	var d EventDetail
 	err := pgx.BeginTxFunc(ctx, r.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
 		func(tx pgx.Tx) error {
-			err := tx.QueryRow(ctx, `SELECT e.id, e.title, e.artist, v.name, v.city, e.genre, e.description,
+			err := tx.QueryRow(ctx, `SELECT e.id, e.title, e.artist, v.name, v.city, v.timezone, e.genre, e.description,
 				e.starts_at, e.onsale_at, e.currency, e.metered
 				FROM events e JOIN venues v ON v.id = e.venue_id WHERE e.id = $1 AND e.status = 'PUBLISHED'`, eventID).Scan(
-				&d.ID, &d.Title, &d.Artist, &d.Venue, &d.City, &d.Genre, &d.Description,
+				&d.ID, &d.Title, &d.Artist, &d.Venue, &d.City, &d.Timezone, &d.Genre, &d.Description,
 				&d.StartsAt, &d.OnsaleAt, &d.Currency, &d.Metered)
 			if errors.Is(err, pgx.ErrNoRows) {
 				return ErrNotFound

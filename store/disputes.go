@@ -343,8 +343,8 @@ func (s *Bookings) OutsideRefunds(ctx context.Context, reservationID uuid.UUID) 
 
 // attachDisputes sets each view's latest dispute and whether an outside
 // refund ended it, in one query for the whole page.
-func (s *Bookings) attachDisputes(ctx context.Context, at map[uuid.UUID]*BookingView, ids []uuid.UUID) error {
-	return eachRow(ctx, s.pool, func(r pgx.Rows) error {
+func attachDisputes(ctx context.Context, q rowsQuerier, at map[uuid.UUID]*BookingView, ids []uuid.UUID) error {
+	return eachRow(ctx, q, func(r pgx.Rows) error {
 		var rid uuid.UUID
 		var id, status, reason, cur *string
 		var amount *int64

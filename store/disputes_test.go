@@ -2,6 +2,9 @@ package store_test
 
 import (
 	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -151,4 +154,64 @@ func TestAnEventCancellationLeavesChargedBackBookingsOutOfItsRefunds(t *testing.
 	ids, err := e.st.Jobs.PaidBookingsAfter(ctx, e.ev, uuid.Nil, 10)
 	require.NoError(t, err)
 	require.ElementsMatch(t, []uuid.UUID{kept, open}, ids)
+}
+
+// TestABookingReadWhileItsDisputeIsLostShowsTheLossAndItsRevokedTicketsTogether
+// loses the disputes of twenty bookings one by one while readers keep
+// reading them: a reader sees a lost dispute only with every ticket
+// revoked, as the one transaction that records the loss leaves them.
+func TestABookingReadWhileItsDisputeIsLostShowsTheLossAndItsRevokedTicketsTogether(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var ids []uuid.UUID
+	for range 4 {
+		e := newTicketEvent(t)
+		for n := 1; n <= 5; n++ {
+			ids = append(ids, e.paidWithTicket("u_"+uuid.NewString(), n, "pi_"+uuid.NewString()))
+		}
+	}
+	st := newTicketEvent(t).st
+	var torn, lostSeen atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for _, id := range ids {
+					v, err := st.Bookings.Booking(ctx, id, "")
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if v.Dispute == nil || v.Dispute.Status != vocab.DisputeLost {
+						continue
+					}
+					lostSeen.Add(1)
+					for _, tk := range v.Tickets {
+						if tk.Status != string(vocab.TicketRevoked) {
+							torn.Add(1)
+						}
+					}
+				}
+			}
+		})
+	}
+	for i, id := range ids {
+		seen := lostSeen.Load()
+		_, err := st.Bookings.ApplyDispute(ctx, store.DisputeEvent{ReservationID: id, IntentID: "pi", ChargeID: "ch",
+			DisputeID: "dp_" + uuid.NewString(), Status: vocab.DisputeLost, Reason: "fraudulent",
+			Amount: money.Money{Amount: 1000, Currency: "EUR"}, EventID: "evt_lost_" + strconv.Itoa(i), EventAt: time.Now()})
+		require.NoError(t, err)
+		// The readers cross this commit before the next one.
+		require.Eventually(t, func() bool { return lostSeen.Load() > seen }, 10*time.Second, time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	require.Positive(t, lostSeen.Load(), "the readers saw lost disputes")
+	require.Zero(t, torn.Load(), "a booking read as charged back with a ticket still valid")
 }

@@ -23,6 +23,7 @@ type SectionSpec struct {
 type EventSpec struct {
 	ID, Title, Artist, Genre, Description string
 	VenueID, VenueName, City              string
+	Timezone                              string // the venue's IANA zone; empty: UTC
 	StartsAt, OnsaleAt                    time.Time
 	Currency                              string
 	Metered                               bool
@@ -34,8 +35,8 @@ type EventSpec struct {
 // CreateEvent inserts the event, its venue, sections and seats if missing.
 func (s *Catalogue) CreateEvent(ctx context.Context, e EventSpec) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO venues (id, name, city) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING`,
-			e.VenueID, e.VenueName, e.City); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO venues (id, name, city, timezone) VALUES ($1, $2, $3, coalesce(nullif($4, ''), 'UTC'))
+			ON CONFLICT (id) DO NOTHING`, e.VenueID, e.VenueName, e.City, e.Timezone); err != nil {
 			return err
 		}
 		ttl := int(e.HoldTTL.Seconds())

@@ -59,6 +59,18 @@ type Item struct {
 	Base      int64       `json:"base_price"`
 	SurgeBps  int         `json:"surge_bps"`
 	Discount  int64       `json:"discount"`
+	// Place is where the item is, as the venue's signs name it: read with
+	// a booking's view, not with a hold (the hold's path reads no names).
+	Place Place `json:"-"`
+}
+
+// Place is a seat or a standing area as the venue names it: the section's
+// name, and for a seat its row and number (venues.Label writes it for
+// people).
+type Place struct {
+	Section string
+	Row     string
+	Number  int
 }
 
 // Hold is a reservation as the buy plane sees it.
@@ -323,10 +335,16 @@ type eventTerms struct {
 }
 
 // queueLoadTerms reads the event's terms into *ev and refuses an event not on
-// sale.
+// sale. The event's row is share-locked, as ConfirmSale does and in the
+// order CancelEvent locks (event, then reservations): a hold either commits
+// before a cancellation (which then releases it) or waits for it and is
+// refused. Unlocked, a hold that read the event just before the
+// cancellation committed could commit after its scan of pending holds and
+// stay PENDING on a cancelled event. The reservation's foreign key takes the
+// same lock at its insert anyway; this takes it before the status is read.
 func queueLoadTerms(b *pgx.Batch, eventID string, ev *eventTerms) {
 	b.Queue(`SELECT currency, per_customer_limit, hold_ttl_seconds, starts_at, now(), status, onsale_at, offsale_at
-		FROM events WHERE id = $1`, eventID).QueryRow(func(row pgx.Row) error {
+		FROM events WHERE id = $1 FOR KEY SHARE`, eventID).QueryRow(func(row pgx.Row) error {
 		var sale saleWindow
 		err := row.Scan(&ev.currency, &ev.limit, &ev.ttl, &ev.startsAt, &ev.now, &sale.status, &sale.onsale, &sale.offsale)
 		switch {

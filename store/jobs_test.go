@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -80,4 +82,46 @@ func TestCancellingAnEventStopsSalesReleasesHoldsAndCountsThePaidBookingsOnce(t 
 	require.NoError(t, err)
 	require.Equal(t, store.JobDone, j.Status)
 	require.Equal(t, 1, j.Done)
+}
+
+// Holds racing an event's cancellation either commit before it (and are
+// released by it) or are refused: none is left PENDING on the cancelled
+// event. CreateHold read the event's status without a lock, and in a run of
+// this race about half of the racing holds stayed PENDING.
+func TestHoldsRacingAnEventsCancellationAreReleasedOrRefusedNeverLeftPending(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := store.New(testenv.DB(t), store.Options{})
+	const rounds, racers = 20, 12
+	for round := range rounds {
+		ev := "evt_race_" + testenv.RandomSuffix()
+		require.NoError(t, st.Catalogue.CreateEvent(ctx, store.EventSpec{ID: ev, Title: "C", VenueID: "ven_race", VenueName: "V", City: "C",
+			StartsAt: time.Now().AddDate(0, 1, 0), OnsaleAt: time.Now().Add(-time.Hour), Currency: "EUR",
+			Sections: []store.SectionSpec{{ID: "sec_" + ev, Name: "A", Rows: 1, PerRow: racers, BasePrice: 1000}}}))
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for k := 1; k <= racers; k++ {
+			wg.Go(func() {
+				<-start
+				// Spread over the cancellation's transaction.
+				time.Sleep(time.Duration(k*150) * time.Microsecond)
+				_, _, err := st.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: fmt.Sprintf("fan%d", k),
+					EventID: ev, SeatIDs: []string{fmt.Sprintf("sec_%s-A-%d", ev, k)}})
+				if err != nil {
+					require.ErrorIs(t, err, store.ErrNotOnSale, "round %d, fan %d", round, k)
+				}
+			})
+		}
+		wg.Go(func() {
+			<-start
+			_, err := st.Jobs.CancelEvent(ctx, ev, "", "olga", "ill", "job-"+ev)
+			require.NoError(t, err)
+		})
+		close(start)
+		wg.Wait()
+		var pending int
+		require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM reservations WHERE event_id = $1 AND status = 'PENDING_PAYMENT'`,
+			ev).Scan(&pending))
+		require.Zero(t, pending, "round %d: holds left pending on the cancelled event", round)
+	}
 }

@@ -54,13 +54,15 @@ func (s *Tickets) TicketsOfUser(ctx context.Context, userID string, after *PageC
 	if after != nil {
 		at, id = &after.At, &after.ID
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+ticketColumns+` FROM tickets t JOIN reservations r ON r.id = t.reservation_id
+	rows, err := s.pool.Query(ctx, `SELECT `+listedTicketColumns+` FROM tickets t JOIN reservations r ON r.id = t.reservation_id
+		JOIN sections sec ON sec.id = t.section_id LEFT JOIN seats st ON st.id = t.seat_id
+		JOIN events e ON e.id = t.event_id JOIN venues v ON v.id = e.venue_id
 		WHERE t.user_id = $1 AND ($2::timestamptz IS NULL OR (t.issued_at, t.id) < ($2, $3::text))
 		ORDER BY t.issued_at DESC, t.id DESC LIMIT $4`, userID, at, id, limit+1)
 	if err != nil {
 		return nil, nil, err
 	}
-	got, err := pgx.CollectRows(rows, scanTicket)
+	got, err := pgx.CollectRows(rows, scanListedTicket)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -99,11 +101,33 @@ func (s *Bookings) BookingViewsOfUser(ctx context.Context, userID string, after 
 // query, then its items, stay nights, tickets and vouchers in one query
 // each for every booking at once. A page of a hundred bookings costs five
 // queries, as one booking does; reading them one by one cost five each.
+//
+// The queries share one snapshot (a read-only repeatable-read transaction):
+// read one by one, a dispute lost between the tickets' query and the
+// disputes' showed a CHARGED_BACK booking with its tickets still VALID,
+// though one transaction revokes them as it records the loss.
 func (s *Bookings) bookingViews(ctx context.Context, where string, args ...any) ([]BookingView, error) {
-	rows, err := s.pool.Query(ctx, `SELECT r.id, r.user_id, coalesce(r.event_id, ''), r.status, r.created_at, r.expires_at,
+	var views []BookingView
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var err error
+		views, err = bookingViewsIn(ctx, tx, where, args...)
+		return err
+	})
+	return views, err
+}
+
+// rowsQuerier runs a query that returns rows: the pool or a transaction.
+type rowsQuerier interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}
+
+func bookingViewsIn(ctx context.Context, q rowsQuerier, where string, args ...any) ([]BookingView, error) {
+	rows, err := q.Query(ctx, `SELECT r.id, r.user_id, coalesce(r.event_id, ''), r.status, r.created_at, r.expires_at,
 		r.ended_at, r.total, r.currency, coalesce(r.promo_code, ''), r.status = 'PENDING_PAYMENT' AND r.expires_at <= now(),
-		coalesce(p.status, ''), coalesce(p.intent_id, ''), coalesce(p.flagged, '')
-		FROM reservations r LEFT JOIN payments p ON p.reservation_id = r.id WHERE `+where, args...)
+		coalesce(p.status, ''), coalesce(p.intent_id, ''), coalesce(p.flagged, ''),
+		coalesce(e.title, ''), e.starts_at, coalesce(v.timezone, ''), coalesce(v.name, ''), coalesce(v.city, '')
+		FROM reservations r LEFT JOIN payments p ON p.reservation_id = r.id
+		LEFT JOIN events e ON e.id = r.event_id LEFT JOIN venues v ON v.id = e.venue_id WHERE `+where, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -112,8 +136,14 @@ func (s *Bookings) bookingViews(ctx context.Context, where string, args ...any) 
 		h := &v.Hold
 		var status, payment string
 		var expired bool
+		var startsAt *time.Time
+		ev := &v.Event
 		err := row.Scan(&h.ID, &h.UserID, &h.EventID, &status, &h.CreatedAt, &h.ExpiresAt, &h.EndedAt, &h.Total.Amount,
-			&h.Total.Currency, &h.PromoCode, &expired, &payment, &v.IntentID, &v.Flagged)
+			&h.Total.Currency, &h.PromoCode, &expired, &payment, &v.IntentID, &v.Flagged,
+			&ev.Title, &startsAt, &ev.Timezone, &ev.VenueName, &ev.VenueCity)
+		if startsAt != nil {
+			ev.ID, ev.StartsAt = h.EventID, *startsAt
+		}
 		// A pending hold past its expiry reads as EXPIRED before the sweeper
 		// ends it (lazy expiry), as GetHold reads it.
 		h.Status = vocab.ReservationStatus(status)
@@ -134,22 +164,25 @@ func (s *Bookings) bookingViews(ctx context.Context, where string, args ...any) 
 	}
 	// Each query orders by reservation and then as the single booking's
 	// reads always did, so appending keeps every booking's own order.
-	if err := eachRow(ctx, s.pool, func(r pgx.Rows) error {
+	if err := eachRow(ctx, q, func(r pgx.Rows) error {
 		var rid uuid.UUID
 		var it Item
-		if err := r.Scan(&rid, &it.SeatID, &it.SectionID, &it.Quantity, &it.Price.Amount, &it.Base, &it.SurgeBps, &it.Discount); err != nil {
+		if err := r.Scan(&rid, &it.SeatID, &it.SectionID, &it.Quantity, &it.Price.Amount, &it.Base, &it.SurgeBps, &it.Discount,
+			&it.Place.Section, &it.Place.Row, &it.Place.Number); err != nil {
 			return err
 		}
 		v := at[rid]
 		it.Price.Currency = v.Hold.Total.Currency
 		v.Hold.Items = append(v.Hold.Items, it)
 		return nil
-	}, `SELECT reservation_id, coalesce(seat_id, ''), section_id, quantity, price_at_lock, base_price, surge_bps, discount
-		FROM reservation_items WHERE reservation_id = ANY($1) ORDER BY reservation_id, seat_id COLLATE "C", id`, ids); err != nil {
+	}, `SELECT i.reservation_id, coalesce(i.seat_id, ''), i.section_id, i.quantity, i.price_at_lock, i.base_price, i.surge_bps, i.discount,
+			coalesce(sec.name, ''), coalesce(st.row_label, ''), coalesce(st.number, 0)
+		FROM reservation_items i LEFT JOIN sections sec ON sec.id = i.section_id LEFT JOIN seats st ON st.id = i.seat_id
+		WHERE i.reservation_id = ANY($1) ORDER BY i.reservation_id, i.seat_id COLLATE "C", i.id`, ids); err != nil {
 		return nil, err
 	}
 	lastStay := map[uuid.UUID]int{}
-	if err := eachRow(ctx, s.pool, func(r pgx.Rows) error {
+	if err := eachRow(ctx, q, func(r pgx.Rows) error {
 		var rid uuid.UUID
 		var idx, rooms int
 		var prop, rt, cur string
@@ -176,23 +209,24 @@ func (s *Bookings) bookingViews(ctx context.Context, where string, args ...any) 
 		FROM reservation_nights WHERE reservation_id = ANY($1) ORDER BY reservation_id, stay, night, live`, ids); err != nil {
 		return nil, err
 	}
-	if err := eachRow(ctx, s.pool, func(r pgx.Rows) error {
+	if err := eachRow(ctx, q, func(r pgx.Rows) error {
 		var rid uuid.UUID
 		var t TicketRef
-		if err := r.Scan(&rid, &t.ID, &t.SeatID, &t.Status); err != nil {
+		if err := r.Scan(&rid, &t.ID, &t.SeatID, &t.Status, &t.Place.Section, &t.Place.Row, &t.Place.Number); err != nil {
 			return err
 		}
 		v := at[rid]
 		v.Tickets = append(v.Tickets, t)
 		return nil
-	}, `SELECT reservation_id, id, coalesce(seat_id, ''), status FROM tickets
-		WHERE reservation_id = ANY($1) ORDER BY reservation_id, seat_id, unit`, ids); err != nil {
+	}, `SELECT t.reservation_id, t.id, coalesce(t.seat_id, ''), t.status, sec.name, coalesce(st.row_label, ''), coalesce(st.number, 0)
+		FROM tickets t JOIN sections sec ON sec.id = t.section_id LEFT JOIN seats st ON st.id = t.seat_id
+		WHERE t.reservation_id = ANY($1) ORDER BY t.reservation_id, t.seat_id, t.unit`, ids); err != nil {
 		return nil, err
 	}
 	for i := range views {
 		views[i].Vouchers = []Voucher{}
 	}
-	if err := eachRow(ctx, s.pool, func(r pgx.Rows) error {
+	if err := eachRow(ctx, q, func(r pgx.Rows) error {
 		var rid uuid.UUID
 		var vc Voucher
 		if err := r.Scan(&rid, &vc.ID, &vc.PropertyID, &vc.RoomType, &vc.Checkin, &vc.Checkout, &vc.Confirmation, &vc.Status); err != nil {
@@ -205,16 +239,14 @@ func (s *Bookings) bookingViews(ctx context.Context, where string, args ...any) 
 		FROM vouchers WHERE reservation_id = ANY($1) ORDER BY reservation_id, stay`, ids); err != nil {
 		return nil, err
 	}
-	if err := s.attachDisputes(ctx, at, ids); err != nil {
+	if err := attachDisputes(ctx, q, at, ids); err != nil {
 		return nil, err
 	}
 	return views, nil
 }
 
 // eachRow runs one query and hands each of its rows to scan.
-func eachRow(ctx context.Context, q interface {
-	Query(context.Context, string, ...any) (pgx.Rows, error)
-}, scan func(pgx.Rows) error, sql string, args ...any) error {
+func eachRow(ctx context.Context, q rowsQuerier, scan func(pgx.Rows) error, sql string, args ...any) error {
 	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return err

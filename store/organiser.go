@@ -28,6 +28,9 @@ type OrganiserEvent struct {
 	CreatedAt                         time.Time
 	PublishedAt                       time.Time // zero while DRAFT
 	Sections, Seats, GeneralCapacity  int
+	// Timezone is the venue's IANA zone (read, never written with the
+	// event): the organiser's forms take and show times on its clocks.
+	Timezone string
 }
 
 // SectionPrefix is the prefix of the IDs of the sections an event copies
@@ -123,14 +126,15 @@ const organiserEventColumns = `e.id, e.org_id, e.venue_id, e.title, e.artist, e.
 	coalesce((SELECT jsonb_object_agg(p.category, p.amount) FROM event_prices p WHERE p.event_id = e.id), '{}'),
 	(SELECT count(*) FROM sections sec WHERE sec.event_id = e.id),
 	(SELECT count(*) FROM seats st WHERE st.event_id = e.id),
-	(SELECT coalesce(sum(capacity), 0) FROM sections sec WHERE sec.event_id = e.id AND sec.kind = 'general')`
+	(SELECT coalesce(sum(capacity), 0) FROM sections sec WHERE sec.event_id = e.id AND sec.kind = 'general'),
+	(SELECT v.timezone FROM venues v WHERE v.id = e.venue_id)`
 
 func scanOrganiserEvent(row pgx.Row) (OrganiserEvent, error) {
 	var e OrganiserEvent
 	var offsale, published *time.Time
 	err := row.Scan(&e.ID, &e.OrgID, &e.VenueID, &e.Title, &e.Artist, &e.Genre, &e.Description, &e.Status,
 		&e.StartsAt, &e.OnsaleAt, &offsale, &e.CancellationDeadline, &e.Currency, &e.Metered, &e.PerCustomerLimit,
-		&e.HoldTTLSeconds, &e.CreatedAt, &published, &e.Prices, &e.Sections, &e.Seats, &e.GeneralCapacity)
+		&e.HoldTTLSeconds, &e.CreatedAt, &published, &e.Prices, &e.Sections, &e.Seats, &e.GeneralCapacity, &e.Timezone)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return OrganiserEvent{}, ErrNotFound
 	}

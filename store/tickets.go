@@ -36,6 +36,10 @@ type Ticket struct {
 	Status    vocab.TicketStatus
 	IssuedAt  time.Time
 	RevokedAt *time.Time
+	// Place and Event are the ticket's seat or standing area as the venue
+	// names it and its event: set on a fan's list (TicketsOfUser) only.
+	Place Place
+	Event EventRef
 }
 
 // TicketConflictError says an insert met another ticket that is not the
@@ -138,6 +142,22 @@ func scanTicket(row pgx.CollectableRow) (Ticket, error) {
 	var t Ticket
 	err := row.Scan(&t.ID, &t.ReservationID, &t.EventID, &t.SectionID, &t.SeatID, &t.Unit, &t.UserID,
 		&t.SecretSealed, &t.Status, &t.IssuedAt, &t.RevokedAt)
+	return t, err
+}
+
+// listedTicketColumns are ticketColumns and what a fan's list shows beside
+// them: the place as the venue names it and the event (a list's read, not
+// the code's: a ticket's QR refresh reads ticketColumns alone). They need
+// sections sec, seats st (left), events e and venues v joined.
+const listedTicketColumns = ticketColumns + `, sec.name, coalesce(st.row_label, ''), coalesce(st.number, 0),
+	e.title, e.starts_at, v.timezone, v.name, v.city`
+
+func scanListedTicket(row pgx.CollectableRow) (Ticket, error) {
+	var t Ticket
+	err := row.Scan(&t.ID, &t.ReservationID, &t.EventID, &t.SectionID, &t.SeatID, &t.Unit, &t.UserID,
+		&t.SecretSealed, &t.Status, &t.IssuedAt, &t.RevokedAt, &t.Place.Section, &t.Place.Row, &t.Place.Number,
+		&t.Event.Title, &t.Event.StartsAt, &t.Event.Timezone, &t.Event.VenueName, &t.Event.VenueCity)
+	t.Event.ID = t.EventID
 	return t, err
 }
 

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -197,4 +198,31 @@ func TestTheAuditCountsTicketsBeyondTheSaleAndTicketsRevokedTwice(t *testing.T) 
 	rep = audit()
 	require.EqualValues(t, 1, rep.TicketsRevokedTwice, rep.String())
 	require.EqualValues(t, 3, rep.Violations(), rep.String())
+}
+
+// A booking's cancellation e-mail had two senders (its saga's refund step
+// and the staff action that asked for it), each checking Notified before it
+// sent and logging after: racing, or retried after the send, they logged the
+// one message twice. RecordSentOnce marks and logs it once, however many
+// record it at once.
+func TestAMessageRecordedByManySendersAtOnceIsLoggedOnce(t *testing.T) {
+	t.Parallel()
+	e := newTicketEvent(t)
+	ctx := context.Background()
+	id := e.sold("asha", 1)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			require.NoError(t, e.st.Bookings.RecordSentOnce(ctx, id, "cancellation", "asha@example.test"))
+		})
+	}
+	wg.Wait()
+	require.NoError(t, e.st.Bookings.RecordSentOnce(ctx, id, "cancellation", "asha@example.test"), "a retry after the fact")
+	var logged int
+	require.NoError(t, e.st.Pool().QueryRow(ctx, `SELECT count(*) FROM notification_log WHERE reservation_id = $1 AND kind = 'cancellation'`,
+		id).Scan(&logged))
+	require.Equal(t, 1, logged)
+	sent, err := e.st.Bookings.Notified(ctx, id, "cancellation")
+	require.NoError(t, err)
+	require.True(t, sent)
 }

@@ -162,7 +162,12 @@ func do(t testing.TB, ctx context.Context, step string, actions ...chromedp.Acti
 	sctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	if err := chromedp.Do(sctx, append([]chromedp.Action[chromedp.Void]{front()}, actions...)...); err != nil {
-		t.Fatalf("step %q: %v (screenshot: %s)", step, err, screenshot(t, ctx, step))
+		shot := screenshot(t, ctx, step)
+		// The fan app keeps the cause of an error page it showed (errorView).
+		ectx, ecancel := context.WithTimeout(ctx, 5*time.Second)
+		cause, _ := chromedp.Run(ectx, chromedp.Evaluate[string](`(document.getElementById('main') || {dataset: {}}).dataset.error || ''`))
+		ecancel()
+		t.Fatalf("step %q: %v (screenshot: %s; page error: %q)", step, err, shot, cause)
 	}
 }
 
@@ -261,7 +266,7 @@ func TestAFanBuysASeatChosenWithTheKeyboardAndAnotherFanSeesItGoLive(t *testing.
 	// the keyboard alone; the booking page follows the saga.
 	typeCard(t, a, "4242424242424242")
 	require.NoError(t, chromedp.Do(a, chromedp.Focus(css(`#paybtn`)), chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(css(`#bstatus`))))
-	waitJS(t, a, `document.getElementById('bstatus').textContent`, "PAID", 90*time.Second)
+	waitJS(t, a, `document.getElementById('bstatus').dataset.status`, "PAID", 90*time.Second)
 	waitJS(t, a, `(() => { const i = document.querySelector('#tickets img'); return i && i.src.startsWith('blob:') && i.complete && i.naturalWidth > 0 ? 'shown' : '' })()`,
 		"shown", 20*time.Second)
 
@@ -270,8 +275,9 @@ func TestAFanBuysASeatChosenWithTheKeyboardAndAnotherFanSeesItGoLive(t *testing.
 
 	// "My tickets" lists the ticket with its rotating code.
 	require.NoError(t, chromedp.Do(a, chromedp.Navigate(base+"/#/tickets"), chromedp.WaitVisible(css(`#tickets img`))))
-	waitJS(t, a, `(() => { const i = document.querySelector('#tickets img'); return i && i.complete && i.naturalWidth > 0 ? i.alt : '' })()`,
-		"Entry QR code for seat "+seat, 20*time.Second)
+	waitJS(t, a, `(() => { const i = document.querySelector('#tickets img'); return i && i.complete && i.naturalWidth > 0 ? i.dataset.seat : '' })()`,
+		seat, 20*time.Second)
+	require.Regexp(t, `^A, Row [A-Z]+, Seat \d+$`, js(t, a, `document.querySelector('#tickets h3').textContent`), "the ticket names its seat for people")
 }
 
 func TestAFanWithAStaleMapIsToldTheSeatWasTakenAndOfferedAlternatives(t *testing.T) {

@@ -137,7 +137,7 @@ func TestChaosRunMatchesEveryCapturedPaymentToOneBookingOrRefund(t *testing.T) {
 	require.EqualValues(t, started.Load(), paid)
 	require.Equal(t, paid, e.count(`SELECT count(DISTINCT reservation_id) FROM tickets WHERE event_id = $1`, e.eventID))
 
-	rep, err := e.deps.Booking.ReconcilePayments(context.Background(), time.Hour)
+	rep, err := e.reconcile(context.Background(), time.Hour)
 	require.NoError(t, err)
 	t.Logf("reconciliation: %d intents, %d captured", rep.Checked, rep.Captured)
 	require.Empty(t, rep.Mismatches)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/encore-tickets/encore/booking"
 	"github.com/encore-tickets/encore/dev/psp"
+	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/vocab"
@@ -153,41 +154,26 @@ func (e *e2e) paymentFlagged(id string) *string {
 	return flagged
 }
 
-// TestAForgedAuthorisationNeverSells delivers, correctly signed, a forgery
-// of the sandbox's authorisation of a checkout under an event ID of its own:
-// a wrong amount fails the booking (seats released, the authorisation
-// voided, the payment flagged); a reference naming another booking reaches
-// the booking the database names, which flags it and keeps the seat held.
-func TestAForgedAuthorisationNeverSells(t *testing.T) {
+// TestAForgedAuthorisationIsActedOnAsTheProviderTellsIt delivers,
+// correctly signed, a forgery of the sandbox's authorisation of a checkout
+// under an event ID of its own. The saga reads the payment from the
+// provider before it acts, so what the forgery changed counts for nothing:
+// the provider says the hold's total is authorised for this booking, and
+// the booking sells for that total.
+func TestAForgedAuthorisationIsActedOnAsTheProviderTellsIt(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name, fan, idSuffix string
 		row                 int
 		forge               func(intent map[string]any)
-		check               func(t *testing.T, e *e2e, fan, id, seat string)
 	}{
-		{"a wrong amount", "mallory", "_forged", 1,
-			func(intent map[string]any) {
-				intent["amount_capturable"] = 1
-				intent["amount"] = 1
-			},
-			func(t *testing.T, e *e2e, fan, id, _ string) {
-				e.waitStatus(fan, id, vocab.BookingFailed, 30*time.Second)
-				require.Equal(t, 0, e.count(`SELECT count(*) FROM seats WHERE reservation_id = $1`, id), "seats released")
-				require.Equal(t, 0, e.count(`SELECT count(*) FROM tickets WHERE reservation_id = $1`, id))
-				flagged := e.paymentFlagged(id)
-				require.NotNil(t, flagged)
-				require.Contains(t, *flagged, "differs")
-				require.Equal(t, "VOIDED", e.paymentStatus(id))
-			}},
-		{"a reference naming another booking", "victim", "_other", 10,
-			func(intent map[string]any) {
-				intent["metadata"] = map[string]any{"booking_id": "00000000-0000-4000-8000-000000000000"}
-			},
-			func(t *testing.T, e *e2e, _, id, seat string) {
-				require.Eventually(t, func() bool { return e.paymentFlagged(id) != nil }, 20*time.Second, 50*time.Millisecond)
-				require.Equal(t, "HELD", e.seatStatus(seat), "never sold on a mismatched reference")
-			}},
+		{"a wrong amount", "mallory", "_forged", 1, func(intent map[string]any) {
+			intent["amount_capturable"] = 1
+			intent["amount"] = 1
+		}},
+		{"a reference naming another booking", "victim", "_other", 10, func(intent map[string]any) {
+			intent["metadata"] = map[string]any{"booking_id": "00000000-0000-4000-8000-000000000000"}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel() // a stack of its own
@@ -196,9 +182,56 @@ func TestAForgedAuthorisationNeverSells(t *testing.T) {
 			id, _, event := e.authorisedCheckout(fan, seat)
 			require.Equal(t, http.StatusOK, e.pay.deliver(e.pay.rewriteEvent(event, tc.idSuffix, tc.forge)),
 				"stored and delivered to the booking the database names")
-			tc.check(t, e, fan, id, seat)
+			e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
+			e.waitNotified(id) // the saga's last step: captured and ticketed
+			require.Equal(t, "SOLD", e.seatStatus(seat))
+			require.Equal(t, 1, e.count(`SELECT count(*) FROM tickets WHERE reservation_id = $1`, id))
+			require.Equal(t, "CAPTURED", e.paymentStatus(id))
+			require.Equal(t, 1, e.count(`SELECT count(*) FROM payments p JOIN reservations r ON r.id = p.reservation_id
+				WHERE p.reservation_id = $1 AND p.amount = r.total`, id), "captured for the hold's total, not the forgery's")
+			require.Nil(t, e.paymentFlagged(id))
 		})
 	}
+}
+
+// TestAPaymentSignalSentFromTheWebUIIsCheckedWithTheProviderFirst signals,
+// as anyone allowed to press the Web UI's Signal button could, that a
+// payment still waiting on its 3-D Secure challenge was authorised, then
+// that a payment the provider never made was. Neither sells: the saga
+// asks the provider, which says the challenge is still open and knows
+// nothing of the second (flagged for staff). The fan's real challenge then
+// sells the booking as usual.
+func TestAPaymentSignalSentFromTheWebUIIsCheckedWithTheProviderFirst(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	fan, seat := e.fan("forger"), e.seat(11, 1)
+	id, co := e.checkedOut(fan, "pm_card_threeDSecure2Required", seat)
+	pay := co["payment"].(map[string]any)
+	require.Equal(t, "requires_action", pay["status"])
+	var total money.Money
+	require.NoError(t, e.store.Pool().QueryRow(context.Background(),
+		`SELECT total, currency FROM reservations WHERE id = $1`, id).Scan(&total.Amount, &total.Currency))
+
+	ctx := context.Background()
+	wid := workflows.BookingWorkflowID(id)
+	for _, ev := range []workflows.PaymentEvent{
+		{EventID: "evt_ui_1", Type: vocab.EventAuthorised, IntentID: pay["intent_id"].(string), Amount: total, BookingID: id, ClaimedBookingID: id},
+		{EventID: "evt_ui_2", Type: vocab.EventAuthorised, IntentID: "pi_never_made", Amount: total, BookingID: id, ClaimedBookingID: id},
+	} {
+		require.NoError(t, e.temporal.SignalWorkflow(ctx, wid, "", workflows.SignalPayment, ev))
+	}
+	// The saga takes signals in order: the second one's flag means the
+	// first was handled too.
+	require.Eventually(t, func() bool { return e.paymentFlagged(id) != nil }, 30*time.Second, 50*time.Millisecond)
+	require.Contains(t, *e.paymentFlagged(id), "evt_ui_2 names a payment the provider does not know")
+	require.Equal(t, "HELD", e.seatStatus(seat), "nothing sold on a signal's word")
+	e.waitStatus(fan, id, vocab.BookingPendingPayment, time.Second)
+	require.Equal(t, 0, e.count(`SELECT count(*) FROM tickets WHERE reservation_id = $1`, id))
+
+	e.passChallenge(pay)
+	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
+	e.waitNotified(id)
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM tickets WHERE reservation_id = $1`, id))
 }
 
 func TestADeclinedCardThenAGoodOneSellsThroughTheSandbox(t *testing.T) {
@@ -285,6 +318,17 @@ func TestRecordHistories(t *testing.T) {
 	status, _ = e.call(http.MethodDelete, "/v1/holds/"+id2, fan2, nil)
 	require.Equal(t, http.StatusNoContent, status)
 	record("released_after_checkout", id2) // waits for the workflow to end
+
+	// Paid after a 3-D Secure challenge: the authorisation's event is
+	// checked with the provider before the sale; then cancelled.
+	fan3 := e.fan("rec3")
+	id3, co3 := e.checkedOut(fan3, "pm_card_threeDSecure2Required", e.seat(5, 3))
+	e.passChallenge(co3["payment"].(map[string]any))
+	e.waitStatus(fan3, id3, vocab.BookingPaid, 30*time.Second)
+	e.waitNotified(id3)
+	status, _ = e.call(http.MethodPost, "/v1/bookings/"+id3+"/cancel", fan3, nil)
+	require.Equal(t, http.StatusOK, status)
+	record("threeds_event_checked_then_paid_then_cancelled", id3)
 	fmt.Println("recorded")
 }
 
@@ -404,12 +448,20 @@ func TestThreeDSecureExtendsTheHoldOnceAndSellsAfterTheChallenge(t *testing.T) {
 	require.NoError(t, e.store.Pool().QueryRow(context.Background(), `SELECT extended FROM reservations WHERE id = $1`, id).Scan(&extended))
 	require.True(t, extended)
 
-	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := noRedirect.PostForm(challenge, url.Values{"action": {"complete"}, "client_secret": {pay["client_secret"].(string)}})
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Contains(t, resp.Header.Get("Location"), "/v1/payments/return", "back to Encore after the challenge")
+	require.Contains(t, e.passChallenge(pay), "/v1/payments/return", "back to Encore after the challenge")
 	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
+}
+
+// passChallenge completes the sandbox's 3-D Secure challenge of a
+// checkout's payment, as the fan's browser does, and returns where the
+// sandbox sends the fan next.
+func (e *e2e) passChallenge(pay map[string]any) string {
+	e.t.Helper()
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.PostForm(pay["next_action"].(string), url.Values{"action": {"complete"}, "client_secret": {pay["client_secret"].(string)}})
+	require.NoError(e.t, err)
+	resp.Body.Close()
+	return resp.Header.Get("Location")
 }
 
 // TestTheLastDeclinedCheckoutRetriedAfterTheHoldWasReleasedIsStillDeclined:

@@ -163,7 +163,7 @@ func TestAPaidBookingsConfirmationReachesMailpitWithTheWebAppLinkAndAmountsPerCu
 		require.Contains(t, msg.HTML, "Night in "+c.currency+" &lt;b&gt;live&lt;/b&gt;", "the title, escaped")
 		require.Contains(t, msg.HTML, `class="total">`+c.total+`<`, "the total in the currency's minor unit")
 		require.Contains(t, msg.Text, "Total  "+c.total)
-		require.Contains(t, msg.Text, "Stalls, row A, seat 2", "the seat by its labels")
+		require.Contains(t, msg.Text, "Stalls, Row A, Seat 2", "the seat by its labels")
 		require.Contains(t, msg.Text, c.when, "the time in the venue's zone")
 		require.Contains(t, msg.Text, "Paid with Visa •••• 4242", "the card as the provider charged it")
 		require.Len(t, msg.Inline, 1)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,7 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,13 +21,10 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/api"
@@ -97,7 +92,25 @@ type provider struct{ e *e2e }
 
 type e2eOption func(*psp.Config)
 
+// temporalTarget is the Temporal server and namespace a stack runs its
+// workflows in, and the API key it admits the stack by.
+type temporalTarget struct{ addr, namespace, apiKey string }
+
+// packageTemporal is the package's Temporal server with a namespace of the
+// test's own.
+func packageTemporal(t testing.TB) temporalTarget {
+	srv := temporaltest.Temporal(t)
+	return temporalTarget{addr: srv.FrontendAddress(), namespace: temporalNamespace(t), apiKey: srv.APIKey()}
+}
+
 func newE2E(t testing.TB, opts ...e2eOption) *e2e {
+	t.Helper()
+	return newE2EOn(t, packageTemporal(t), opts...)
+}
+
+// newE2EOn is newE2E with its workflows on target: a test that needs a
+// server configured otherwise (the Web UI's sign-in) starts its own.
+func newE2EOn(t testing.TB, target temporalTarget, opts ...e2eOption) *e2e {
 	t.Helper()
 	ctx := context.Background()
 	pool, dbURL := testenv.FreshDB(t)
@@ -105,15 +118,20 @@ func newE2E(t testing.TB, opts ...e2eOption) *e2e {
 	prefix += testenv.RandomSuffix() + ":"
 	log := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelError}))
 
-	e := &e2e{t: t, issuer: session.NewIssuer("e2e-secret"), mailbox: t.TempDir(), dbURL: dbURL, redis: rdb, prefix: prefix}
+	e := &e2e{t: t, mailbox: t.TempDir(), dbURL: dbURL, redis: rdb, prefix: prefix}
 	e.pay = provider{e}
 	e.cfg = config.Default()
 	e.cfg.DataDir = e.mailbox
-	e.cfg.TemporalNamespace = temporalNamespace(t)
+	e.cfg.TemporalNamespace = target.namespace
+	// The Temporal server admits Encore's processes by its key.
+	e.cfg.TemporalAPIKey = config.Secret(target.apiKey)
 
 	// The API listens first: the sandbox delivers webhooks to it.
 	apiLn, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
+	// The development issuer at the API's own origin, as encore dev serves
+	// it: a browser can sign in through its /dev/oidc pages.
+	e.issuer = session.NewIssuerAt("e2e-secret", "http://"+apiLn.Addr().String()+session.DevIssuerPath, session.DefaultAudience)
 	pcfg := psp.Config{APIKey: system.SandboxKey, WebhookSecret: e.cfg.StripeWebhookSecret.Reveal(),
 		WebhookURL: "http://" + apiLn.Addr().String() + "/v1/webhooks/stripe", Logger: log,
 		// Stripe retries for days; the test gives the sandbox minutes, so a
@@ -146,7 +164,7 @@ func newE2E(t testing.TB, opts ...e2eOption) *e2e {
 	require.NoError(t, err)
 	e.deps = encworker.Dependencies{Holds: &activities.Holds{Service: e.holds}, Booking: acts}
 
-	e.temporal = temporalClient(t, e.cfg, log)
+	e.temporal = temporalClient(t, e.cfg, target.addr, log)
 	requireSearchAttributesAccepted(t, e.temporal)
 	e.startWorker()
 	t.Cleanup(func() { e.stopWorker() })
@@ -170,66 +188,17 @@ func newE2E(t testing.TB, opts ...e2eOption) *e2e {
 	return e
 }
 
-// temporalNamespace registers a namespace of the calling test's own on the
-// package's embedded Temporal server, with the saga's search attributes, and
-// returns its name once the frontend resolves them (a query naming one is
-// refused as invalid until then).
-func temporalNamespace(t testing.TB) string {
-	t.Helper()
-	srv := temporaltest.Temporal(t)
-	ns := "test-" + testenv.RandomSuffix()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	c, err := srv.NewClient(ctx, client.Options{})
-	require.NoError(t, err)
-	defer c.Close()
-	svc := c.WorkflowService()
-	names := slices.Sorted(maps.Keys(workflows.SearchAttributes))
-	clauses := make([]string, len(names))
-	for i, n := range names {
-		clauses[i] = "`" + n + "` IS NULL"
-	}
-	steps := []func() error{
-		func() error {
-			_, err := svc.RegisterNamespace(ctx, &workflowservice.RegisterNamespaceRequest{Namespace: ns,
-				WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour)})
-			if _, exists := errors.AsType[*serviceerror.NamespaceAlreadyExists](err); exists {
-				return nil // an earlier try's, answered too late
-			}
-			return err
-		},
-		func() error { return temporalclient.EnsureNamespace(ctx, c, ns, workflows.SearchAttributes) },
-		func() error {
-			_, err := svc.CountWorkflowExecutions(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: ns,
-				Query: strings.Join(clauses, " AND ")})
-			return err
-		},
-	}
-	for _, step := range steps {
-		// Until the server's caches know the namespace and its attributes
-		// (refreshed every second), a step is refused: retry it.
-		for delay := 20 * time.Millisecond; ; delay = min(2*delay, 250*time.Millisecond) {
-			err := step()
-			if err == nil {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				t.Fatalf("temporal namespace %s: %v", ns, err)
-			case <-time.After(delay):
-			}
-		}
-	}
-	return ns
-}
+// temporalNamespace is a namespace of the calling test's own on the
+// package's Temporal server, with the saga's search attributes.
+func temporalNamespace(t testing.TB) string { return temporaltest.Namespace(t) }
 
 // temporalClient dials the package's embedded Temporal server in
 // cfg.TemporalNamespace with the options every Encore command dials with (so
 // histories are encrypted with the development codec key), closed when the
 // test ends.
-func temporalClient(t testing.TB, cfg config.Config, log *slog.Logger) client.Client {
+func temporalClient(t testing.TB, cfg config.Config, addr string, log *slog.Logger) client.Client {
 	t.Helper()
-	opts, err := temporalclient.Options(cfg, temporaltest.Temporal(t).FrontendAddress(), log)
+	opts, err := temporalclient.Options(cfg, addr, log)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -509,4 +478,10 @@ type testLog struct{ t testing.TB }
 func (w testLog) Write(p []byte) (int, error) {
 	w.t.Log(string(bytes.TrimSpace(p)))
 	return len(p), nil
+}
+
+// reconcile runs the scheduled reconciliation's activity on the stack's
+// provider and database, as the Reconcile workflow does.
+func (e *e2e) reconcile(ctx context.Context, lookback time.Duration) (activities.ReconcileReport, error) {
+	return (*activities.Reconciliation)(e.deps.Booking).ReconcilePayments(ctx, lookback)
 }

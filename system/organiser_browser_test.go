@@ -216,7 +216,7 @@ func TestAnOrganiserBlocksSeatsAFanSeesThemBlockedAndTheDashboardFollowsTheFansH
 	// Paid, the dashboard counts it sold with its revenue.
 	payWith(t, fan, "pm_card_visa")
 	do(t, fan, "the fan pays", chromedp.WaitVisible(css(`#bstatus`)))
-	waitJS(t, fan, `document.getElementById('bstatus').textContent`, "PAID", 90*time.Second)
+	waitJS(t, fan, `document.getElementById('bstatus').dataset.status`, "PAID", 90*time.Second)
 	waitJS(t, org, `document.querySelector('#sales tfoot [data-field=sold]').textContent`, "1", 15*time.Second)
 	require.Equal(t, "4550", js(t, org, `document.querySelector('#sales tfoot [data-field=revenue]').dataset.minor`))
 	require.Contains(t, js(t, org, `document.querySelector('#sales tfoot [data-field=revenue]').textContent`), "45.50")
@@ -234,6 +234,7 @@ func TestAnOrganiserBlocksSeatsAFanSeesThemBlockedAndTheDashboardFollowsTheFansH
 		chromedp.Click(css(`#confirmcancel`)),
 		chromedp.WaitVisible(css(`#progress`)),
 	)
+	require.Equal(t, "CANCELLED", js(t, org, `document.querySelector('h1 .badge').dataset.status`), "the header says cancelled at once")
 	waitJS(t, org, `document.getElementById('jobstatus').dataset.status`, "done", 2*time.Minute)
 	require.Equal(t, "1", js(t, org, `String(document.getElementById('progress').value)`))
 	require.Equal(t, "1", js(t, org, `String(document.getElementById('progress').max)`))

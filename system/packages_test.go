@@ -127,7 +127,7 @@ func (e *e2e) mailAbout(id string) string {
 // payments: every captured payment must match its booking and refunds.
 func (e *e2e) requireReconciled() {
 	e.t.Helper()
-	rep, err := e.deps.Booking.ReconcilePayments(context.Background(), time.Hour)
+	rep, err := e.reconcile(context.Background(), time.Hour)
 	require.NoError(e.t, err)
 	require.NotZero(e.t, rep.Captured)
 	require.Empty(e.t, rep.Mismatches)

@@ -211,7 +211,7 @@ func TestAmountsInYenAndKuwaitiDinarsShowWithTheirCurrencysOwnDecimalsAndYenPayB
 		do(t, a, "open the "+tc.currency+" event", chromedp.Navigate(base+"/#/event/"+id), chromedp.WaitVisible(css(`#map canvas[data-version]`)))
 		pickSeats(t, a, 1)
 		holdSelection(t, a)
-		require.Equal(t, tc.shown, js(t, a, `document.querySelector('#main strong').textContent.replace(/\s/g, ' ')`), tc.currency)
+		require.Equal(t, tc.shown, js(t, a, `document.querySelector('.summary .total strong').textContent.replace(/\s/g, ' ')`), tc.currency)
 		require.Equal(t, "Pay "+tc.shown, js(t, a, `document.getElementById('paybtn').textContent.replace(/\s/g, ' ')`))
 		if tc.currency == "JPY" {
 			typeCard(t, a, "4242424242424242")

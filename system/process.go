@@ -192,7 +192,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisU
 		p.Close()
 		return nil, err
 	}
-	opts, err := temporalclient.Options(cfg, temporalAddr, log)
+	tcfg, err := withTemporalKey(cfg, temporalAddr)
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	opts, err := temporalclient.Options(tcfg, temporalAddr, log)
 	if err != nil {
 		p.Close()
 		return nil, err

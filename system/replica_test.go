@@ -199,8 +199,11 @@ func replicaEvent(t *testing.T, rep *devstack.Replica) (eventID, sectionID strin
 	require.NoError(t, demo.Create(context.Background(), testenv.DB(t), demo.Event{ID: eventID, Title: "Replica", VenueID: "ven_" + eventID[4:],
 		VenueName: "Replica", City: "C", Currency: "EUR", StartsAt: time.Now().AddDate(0, 1, 0), OnsaleAt: time.Now().Add(-time.Hour),
 		Sections: []demo.Section{{ID: sectionID, Name: "A", Rows: 5, PerRow: 10, BasePrice: 4000}}}))
-	_, err := rep.CatchUp(context.Background())
-	require.NoError(t, err)
+	// Bounded: a replica that stopped replaying fails the test, not the run.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, err := rep.CatchUp(ctx)
+	require.NoError(t, err, "the replica replays the new event")
 	return eventID, sectionID
 }
 

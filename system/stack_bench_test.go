@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,7 +26,9 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/rehearsal"
+	"github.com/encore-tickets/encore/system"
 )
 
 // BenchmarkHoldsThroughARunningStack drives POST /v1/holds of a running
@@ -315,7 +318,18 @@ func dialStackTemporal(b *testing.B) client.Client {
 	ns := envOr("ENCORE_BENCH_NAMESPACE", "default")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	// The stack's embedded server admits Encore's processes by the key
+	// encore dev keeps in its data folder (or ENCORE_TEMPORAL_API_KEY).
+	key := os.Getenv("ENCORE_TEMPORAL_API_KEY")
+	if key == "" {
+		raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), ".encore", system.TemporalKeyFile))
+		if err != nil {
+			b.Fatalf("the stack's Temporal API key (set ENCORE_TEMPORAL_API_KEY): %v", err)
+		}
+		key = strings.TrimSpace(string(raw))
+	}
 	c, err := client.DialContext(ctx, client.Options{HostPort: addr, Namespace: ns,
+		Credentials: client.NewAPIKeyStaticCredentials(key), ConnectionOptions: client.ConnectionOptions{TLSDisabled: true},
 		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))})
 	if err != nil {
 		b.Fatalf("dial Temporal at %s: %v", addr, err)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,7 +22,6 @@ import (
 	"github.com/encore-tickets/encore/dev/psp"
 	"github.com/encore-tickets/encore/dev/temporalserver"
 	"github.com/encore-tickets/encore/dev/testenv"
-	"github.com/encore-tickets/encore/dev/testenv/temporaltest"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/system"
 	"github.com/encore-tickets/encore/vocab"
@@ -41,10 +41,9 @@ const supportUICodecBearer = "support-ui-codec-bearer-0123456789abcdef"
 // docs/support.
 func TestTheTemporalUIShowsAStuckCaptureWithItsAttemptsAndRetryNowCompletesIt(t *testing.T) {
 	t.Parallel()
-	e := newE2E(t)
+	e, ui := supportStack(t)
 	ctx := context.Background()
 	ns := e.cfg.TemporalNamespace
-	ui := supportWebUI(t, e.cfg)
 
 	_, err := psp.SetFaults(ctx, e.pspURL, psp.Faults{CaptureUnavailable: true})
 	require.NoError(t, err)
@@ -70,6 +69,8 @@ func TestTheTemporalUIShowsAStuckCaptureWithItsAttemptsAndRetryNowCompletesIt(t 
 	page := ui + "/namespaces/" + url.PathEscape(ns) + "/workflows/" + url.PathEscape(wid) + "/" + runID
 	do(t, tab, "open the booking's pending activities", chromedp.EmulateViewport(1366, 900),
 		chromedp.Navigate(page+"/pending-activities"))
+	// The UI sends a visitor to the issuer first: support signs in there.
+	signInToTemporalUI(t, tab, "olga", session.Support)
 	// The test's assertion: the UI lists the capture as a pending activity
 	// with its attempt, last failure and next retry (it reads
 	// DescribeWorkflowExecution, as the test above does).
@@ -97,11 +98,41 @@ func TestTheTemporalUIShowsAStuckCaptureWithItsAttemptsAndRetryNowCompletesIt(t 
 	writeUIScreenshot(t, tab, "after-retry-now.png", "Event History")
 }
 
-// supportWebUI serves the embedded Temporal Web UI against the package's
-// Temporal server, opening the test's namespace, with the payload codec
-// behind the UI's /codec proxy and its bearer, as encore dev serves it; it
-// returns the UI's base URL.
-func supportWebUI(t *testing.T, cfg config.Config) string {
+// supportStack is a stack whose workflows run on a Temporal server of the
+// test's own, set up as encore dev sets up its embedded one: it admits the
+// stack's processes by its API key and the Web UI's users who signed in at
+// the stack's development issuer (the API's /dev/oidc) as support or
+// admin. It returns the stack and the Web UI's base URL.
+func supportStack(t *testing.T) (*e2e, string) {
+	t.Helper()
+	var staff atomic.Pointer[session.Verifier] // the stack's issuer, once it exists
+	srv := temporalserver.StartForTest(t, testenv.AdminURL(t), func(c *temporalserver.Config) {
+		c.SearchAttributes = workflows.SearchAttributes
+		c.StaffTokens = staff.Load
+	})
+	e := newE2EOn(t, temporalTarget{addr: srv.FrontendAddress(), namespace: srv.Namespace(), apiKey: srv.APIKey()})
+	staff.Store(e.issuer.Verifier())
+	return e, supportWebUI(t, e.cfg, srv.FrontendAddress(), e.issuer.URL())
+}
+
+// signInToTemporalUI signs in at the development issuer's page, where the
+// Web UI has sent the tab, as user with role, and waits until the tab is
+// back on the UI.
+func signInToTemporalUI(t *testing.T, tab context.Context, user string, role session.Role) {
+	t.Helper()
+	do(t, tab, "sign in to the Temporal UI as "+user+" ("+string(role)+")",
+		chromedp.WaitVisible(css(`input[name=user_id]`)),
+		chromedp.SendKeys(css(`input[name=user_id]`), user),
+		chromedp.SetValue(css(`select[name=role]`), string(role)),
+		chromedp.Click(css(`button[value=allow]`)),
+		chromedp.WaitNotPresent(css(`input[name=user_id]`)))
+}
+
+// supportWebUI serves the embedded Temporal Web UI against the frontend
+// at frontendAddr, opening the test's namespace, its users signing in at
+// issuer, with the payload codec behind the UI's /codec proxy and its
+// bearer, as encore dev serves it; it returns the UI's base URL.
+func supportWebUI(t *testing.T, cfg config.Config, frontendAddr, issuer string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -116,8 +147,8 @@ func supportWebUI(t *testing.T, cfg config.Config) string {
 	}
 	admin := httptest.NewServer(system.AdminHandler(prometheus.NewRegistry(), map[string]http.Handler{"/codec/": http.StripPrefix("/codec", h)}))
 	t.Cleanup(admin.Close)
-	srv := temporaltest.Temporal(t)
-	ui, err := temporalserver.StartWebUI(ln, srv.FrontendAddress(), cfg.TemporalNamespace, admin.URL+"/codec", supportUICodecBearer)
+	ui, err := temporalserver.StartWebUI(ln, temporalserver.UIConfig{FrontendAddress: frontendAddr, Namespace: cfg.TemporalNamespace,
+		CodecEndpoint: admin.URL + "/codec", CodecToken: supportUICodecBearer, SignIn: temporalserver.SignIn{Issuer: issuer}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ui.Stop() })
 	return ui.URL()

@@ -48,8 +48,25 @@ func Options(cfg config.Config, hostPort string, log *slog.Logger) (client.Optio
 	}
 	if key := cfg.TemporalAPIKey.Reveal(); key != "" {
 		opts.Credentials = client.NewAPIKeyStaticCredentials(key)
+		// The SDK turns TLS on with an API key; TLS chose plain text for
+		// a loopback server (the embedded one), which checks the key.
+		opts.ConnectionOptions.TLSDisabled = tlsConfig == nil
 	}
 	return opts, nil
+}
+
+// Loopback reports whether hostPort names this machine: localhost or a
+// loopback IP.
+func Loopback(hostPort string) bool {
+	host, _, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		host = hostPort
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // FailureConverter encrypts what a failure says: its message and stack
@@ -75,13 +92,15 @@ func Codec(cfg config.Config) (*payloadcodec.Codec, error) {
 
 // TLS is the TLS configuration for the frontend at hostPort, or nil for a
 // plain connection (the embedded development server). An API key implies
-// TLS: it is a bearer token, and sending one in clear would give it away.
+// TLS, except to a loopback address: it is a bearer token, and sending one
+// in clear over a network would give it away; the embedded server on this
+// machine (encore dev, encore temporal) takes its key over plain loopback.
 func TLS(cfg config.Config, hostPort string) (*tls.Config, error) {
 	if (cfg.TemporalTLSCert == "") != (cfg.TemporalTLSKey == "") {
 		return nil, errors.New("ENCORE_TEMPORAL_TLS_CERT and ENCORE_TEMPORAL_TLS_KEY go together")
 	}
 	on := cfg.TemporalTLS || cfg.TemporalTLSCA != "" || cfg.TemporalTLSCert != "" ||
-		cfg.TemporalTLSServerName != "" || cfg.TemporalAPIKey != ""
+		cfg.TemporalTLSServerName != "" || (cfg.TemporalAPIKey != "" && !Loopback(hostPort))
 	if !on {
 		return nil, nil
 	}

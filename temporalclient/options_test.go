@@ -187,7 +187,7 @@ func TestTheConfiguredClientConnectsOnlyOverMutualTLSAndSendsTheAPIKey(t *testin
 	require.Equal(t, []string{"Bearer tc-api-key-1"}, fe.authorizations(), "the API key went with the call that set it, and only that one")
 }
 
-func TestAnAPIKeyAloneImpliesTLS(t *testing.T) {
+func TestAnAPIKeyAloneImpliesTLSExceptToLoopback(t *testing.T) {
 	t.Parallel()
 	cfg := config.Default()
 	tlsConfig, err := temporalclient.TLS(cfg, "127.0.0.1:7233")
@@ -198,6 +198,17 @@ func TestAnAPIKeyAloneImpliesTLS(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, tlsConfig)
 	require.Equal(t, "ns.acct.tmprl.cloud", tlsConfig.ServerName)
+	// To the embedded server on this machine the key goes over plain
+	// loopback: it is that server's credential for Encore's processes.
+	for _, addr := range []string{"127.0.0.1:7233", "localhost:7233", "[::1]:7233"} {
+		tlsConfig, err = temporalclient.TLS(cfg, addr)
+		require.NoError(t, err)
+		require.Nil(t, tlsConfig, addr)
+		opts, err := temporalclient.Options(cfg, addr, nil)
+		require.NoError(t, err)
+		require.True(t, opts.ConnectionOptions.TLSDisabled, addr)
+		require.NotNil(t, opts.Credentials, addr)
+	}
 }
 
 func TestTLSSettingsThatCannotWorkAreRefused(t *testing.T) {

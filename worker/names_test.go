@@ -23,7 +23,7 @@ func TestActivitiesKeepTheirRecordedNames(t *testing.T) {
 		workflows.ActivityCancelSale, workflows.ActivityIssueTickets, workflows.ActivityNotify, workflows.ActivityFlagPayment, workflows.ActivityReconcile, workflows.ActivityRefundPart,
 		workflows.ActivityStaffAction, workflows.ActivityPaidPage, workflows.ActivityJobItem, workflows.ActivityFinishJob, workflows.ActivityRelocate, workflows.ActivityRefundWalk,
 		workflows.ActivityTellWalked, workflows.ActivityAuditStore, workflows.ActivityUndeliveredWebhooks, workflows.ActivityRepair,
-		workflows.ActivityRecordStaffStep}
+		workflows.ActivityRecordStaffStep, workflows.ActivitySettledStatus, workflows.ActivityCheckPayment}
 	var got []string
 	for _, act := range activitiesOf(Dependencies{Holds: &activities.Holds{}, Booking: &activities.Booking{}}) {
 		got = append(got, act.name)
@@ -31,7 +31,8 @@ func TestActivitiesKeepTheirRecordedNames(t *testing.T) {
 		require.Truef(t, strings.HasSuffix(fn, "."+act.name+"-fm"), "%s is registered as %q", fn, act.name)
 	}
 	require.ElementsMatch(t, recorded, got)
-	for _, typ := range []reflect.Type{reflect.TypeFor[*activities.Booking](), reflect.TypeFor[*activities.Holds]()} {
+	for _, typ := range []reflect.Type{reflect.TypeFor[*activities.Booking](), reflect.TypeFor[*activities.Holds](),
+		reflect.TypeFor[*activities.Reconciliation](), reflect.TypeFor[*activities.Walks]()} {
 		for m := range typ.Methods() {
 			require.Containsf(t, got, m.Name, "%s.%s is exported but not an activity", typ, m.Name)
 		}

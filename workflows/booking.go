@@ -20,6 +20,7 @@ var (
 	a  *activities.Booking
 	h  *activities.Holds
 	wa *activities.Walks
+	rc *activities.Reconciliation
 )
 
 // Booking is the booking saga of one hold, started with its first checkout
@@ -84,10 +85,13 @@ type booking struct {
 	step     vocab.Step
 	status   vocab.BookingStatus
 
-	attempts     int
-	intentID     string
-	checkoutBusy bool
-	extended     bool
+	attempts int
+	intentID string
+	// authorisedIntent is the intent the checkout's own call to the
+	// provider found authorised: its event need not be checked again.
+	authorisedIntent string
+	checkoutBusy     bool
+	extended         bool
 
 	expired     bool // the expiry timer fired
 	timerGen    int
@@ -408,8 +412,58 @@ func (b *booking) endHold(ctx workflow.Context, end func(context.Context, string
 	return nil
 }
 
+// checked is ev as the provider and the database tell it: the payment's
+// status, amount and both booking references read afresh, the event's type
+// the one that status means. ok is false when there is nothing to act on:
+// the provider does not know the intent (staff are told), could not be
+// asked within the step's budget (the hold's expiry gives the payment
+// back), or the payment has not settled either way yet (its own event will
+// come). Bookings started before this change act on the signal as sent.
+func (b *booking) checked(ctx workflow.Context, ev PaymentEvent) (PaymentEvent, bool, error) {
+	if workflow.GetVersion(ctx, versionProviderEventsChecked, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return ev, true, nil
+	}
+	if ev.Type == vocab.EventAuthorised && ev.IntentID != "" && ev.IntentID == b.authorisedIntent && ev.Amount == b.hold.Total &&
+		ev.BookingID == b.in.ReservationID && ev.ClaimedBookingID == b.in.ReservationID {
+		// The provider told the checkout so itself, for the intent it made
+		// for this hold's total: the event only repeats it (the common path,
+		// no extra call).
+		return ev, true, nil
+	}
+	var p activities.ProviderPayment
+	if err := b.callProvider(ctx, b.checkStep(ev), &p); err != nil {
+		var canceled *temporal.CanceledError
+		if errors.As(err, &canceled) {
+			return ev, false, err
+		}
+		return ev, false, b.flag(ctx, "event "+ev.EventID+" could not be checked with the provider: "+err.Error())
+	}
+	if !p.Known {
+		return ev, false, b.flag(ctx, "event "+ev.EventID+" names a payment the provider does not know")
+	}
+	ev.Status, ev.Amount = string(p.Status), p.Amount
+	ev.BookingID, ev.ClaimedBookingID = p.BookingID, p.ClaimedBookingID
+	switch p.Status {
+	case vocab.IntentRequiresCapture:
+		ev.Type = vocab.EventAuthorised
+	case vocab.IntentSucceeded:
+		ev.Type = vocab.EventSucceeded
+	case vocab.IntentRequiresPaymentMethod:
+		ev.Type = vocab.EventFailed
+	case vocab.IntentCanceled:
+		ev.Type = vocab.EventCanceled
+	default:
+		return ev, false, nil
+	}
+	return ev, true, nil
+}
+
 // onPendingEvent handles a provider event while the hold is pending.
 func (b *booking) onPendingEvent(ctx workflow.Context, ev PaymentEvent) error {
+	ev, ok, err := b.checked(ctx, ev)
+	if !ok || err != nil {
+		return err
+	}
 	if ev.BookingID != b.in.ReservationID || ev.ClaimedBookingID != b.in.ReservationID ||
 		(b.intentID != "" && ev.IntentID != b.intentID) {
 		// A payment is sold on only if its reference names this booking and
@@ -496,7 +550,14 @@ func (b *booking) sell(ctx workflow.Context) error {
 		if cerr := b.comp.run(ctx); cerr != nil {
 			return cerr
 		}
-		b.setStatus(ctx, vocab.BookingRefunded)
+		ended := vocab.BookingRefunded
+		if workflow.GetVersion(ctx, versionClosedAsTheDatabaseSays, workflow.DefaultVersion, 1) == 1 {
+			if err := workflow.ExecuteLocalActivity(db(ctx, "read how the booking ended"), a.SettledStatus,
+				b.in.ReservationID).Get(ctx, &ended); err != nil {
+				return err
+			}
+		}
+		b.setStatus(ctx, ended)
 		return nil
 	}
 	if err != nil {
@@ -641,8 +702,14 @@ func (b *booking) afterUnsold(ctx workflow.Context) (BookingResult, error) {
 		if !ok {
 			break
 		}
-		ev := b.events[0]
+		ev, ok, err := b.checked(ctx, b.events[0])
 		b.events = b.events[1:]
+		if err != nil {
+			return b.result(), err
+		}
+		if !ok {
+			continue
+		}
 		if ev.BookingID != b.in.ReservationID || ev.ClaimedBookingID != b.in.ReservationID {
 			if err := b.flag(ctx, "late event "+ev.EventID+" names another booking"); err != nil {
 				return b.result(), err

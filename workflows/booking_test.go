@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,6 +41,13 @@ type sagaSuite struct {
 	startedAt time.Time
 	// staffSteps are the support actions audited.
 	staffSteps []activities.StaffStep
+	// provider is what the payment provider and the database say of each
+	// intent (ActivityCheckPayment): paymentAfter's events set it, as a
+	// real provider's state moves before it sends the event; a forged
+	// signal does not.
+	provider map[string]activities.ProviderPayment
+	// flags are the reasons the saga flagged the payment for staff.
+	flags []string
 }
 
 // bookingSuite holds the saga's tests as the fan meets it: holds,
@@ -55,6 +63,8 @@ func (s *sagaSuite) SetupTest() {
 	s.env = s.NewTestWorkflowEnvironment()
 	s.calls = map[string]int{}
 	s.staffSteps = nil
+	s.provider = map[string]activities.ProviderPayment{}
+	s.flags = nil
 	start := s.env.Now()
 	s.startedAt = start
 	reg := func(name string, fn any) {
@@ -114,12 +124,21 @@ func (s *sagaSuite) SetupTest() {
 	})
 	reg(workflows.ActivityFlagPayment, func(ctx context.Context, id, reason string) error {
 		count(workflows.ActivityFlagPayment)
+		s.flags = append(s.flags, reason)
 		return nil
+	})
+	reg(workflows.ActivityCheckPayment, func(ctx context.Context, intentID string) (activities.ProviderPayment, error) {
+		count(workflows.ActivityCheckPayment)
+		return s.provider[intentID], nil
 	})
 	reg(workflows.ActivityRecordStaffStep, func(ctx context.Context, in activities.StaffStep) error {
 		count(workflows.ActivityRecordStaffStep)
 		s.staffSteps = append(s.staffSteps, in)
 		return nil
+	})
+	reg(workflows.ActivitySettledStatus, func(ctx context.Context, id string) (vocab.BookingStatus, error) {
+		count(workflows.ActivitySettledStatus)
+		return vocab.BookingRefunded, nil
 	})
 }
 
@@ -131,32 +150,51 @@ func (s *sagaSuite) start(in ...workflows.BookingInput) {
 	s.env.ExecuteWorkflow(workflows.Booking, input)
 }
 
-// checkout sends the checkout Update after d and records its outcome.
-type outcome struct {
-	result workflows.CheckoutResult
-	err    error
-	done   bool
+// outcome is how an Update a test sent ended: refused by its validator
+// (rejected) or completed with its result or an error; done either way.
+type outcome[R any] struct {
+	result   R
+	err      error
+	rejected bool
+	done     bool
 }
 
-func (s *sagaSuite) checkoutAfter(d time.Duration, pm string) *outcome {
-	o := &outcome{}
-	s.env.RegisterDelayedCallback(func() {
-		s.env.UpdateWorkflow(workflows.UpdateCheckout, "", &testsuite.TestUpdateCallback{
-			OnReject: func(err error) { o.err, o.done = err, true },
+// updateAfter sends the Update name with args after d and records its
+// outcome.
+func updateAfter[R any](env *testsuite.TestWorkflowEnvironment, name string, d time.Duration, args ...any) *outcome[R] {
+	o := &outcome[R]{}
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(name, "", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { o.err, o.rejected, o.done = err, true, true },
 			OnAccept: func() {},
 			OnComplete: func(v any, err error) {
-				if err == nil {
-					o.result = v.(workflows.CheckoutResult)
+				if r, ok := v.(R); ok && err == nil {
+					o.result = r
 				}
 				o.err, o.done = err, true
 			},
-		}, workflows.CheckoutRequest{PaymentMethod: pm})
+		}, args...)
 	}, d)
 	return o
 }
 
+// checkoutAfter sends the checkout Update after d and records its outcome.
+func (s *sagaSuite) checkoutAfter(d time.Duration, pm string) *outcome[workflows.CheckoutResult] {
+	return updateAfter[workflows.CheckoutResult](s.env, workflows.UpdateCheckout, d, workflows.CheckoutRequest{PaymentMethod: pm})
+}
+
+// intentStatus is the intent status a provider event of type typ reports.
+var intentStatus = map[vocab.ProviderEvent]vocab.IntentStatus{
+	vocab.EventAuthorised: vocab.IntentRequiresCapture, vocab.EventSucceeded: vocab.IntentSucceeded,
+	vocab.EventFailed: vocab.IntentRequiresPaymentMethod, vocab.EventCanceled: vocab.IntentCanceled,
+}
+
+// paymentAfter has the provider move intent pi_1 of this booking as an
+// event of type typ says, then deliver the event, after d.
 func (s *sagaSuite) paymentAfter(d time.Duration, typ vocab.ProviderEvent, amount money.Money, eventID string) {
 	s.env.RegisterDelayedCallback(func() {
+		s.provider["pi_1"] = activities.ProviderPayment{Known: true, Status: intentStatus[typ], Amount: amount,
+			ClaimedBookingID: bookingID, BookingID: bookingID}
 		s.env.SignalWorkflow(workflows.SignalPayment, workflows.PaymentEvent{
 			EventID: eventID, Type: typ, IntentID: "pi_1", Amount: amount, BookingID: bookingID, ClaimedBookingID: bookingID})
 	}, d)
@@ -251,7 +289,7 @@ func (s *bookingSuite) TestDeclinesUpToTheAttemptLimitReleaseAtOnce() {
 func (s *bookingSuite) TestAFailedPaymentEventDuringTheLastCheckoutLeavesItsDeclineAsTheAnswer() {
 	s.env.OnActivity(workflows.ActivityAuthorise, mock.Anything, mock.Anything).After(30*time.Second).
 		Return(activities.AuthoriseResult{IntentID: "pi_1", Declined: true, DeclineCode: "processing_error"}, nil)
-	var tries []*outcome
+	var tries []*outcome[workflows.CheckoutResult]
 	for i := 1; i <= 3; i++ {
 		tries = append(tries, s.checkoutAfter(time.Duration(i)*time.Minute, "pm_card_chargeDeclinedProcessingError"))
 	}
@@ -315,6 +353,75 @@ func (s *bookingSuite) TestAWrongAmountNeverSellsAndIsFlagged() {
 	s.Zero(s.calls[workflows.ActivityConfirmSale])
 	s.Equal(1, s.calls[workflows.ActivityVoid])
 	s.Equal(1, s.calls[workflows.ActivityReleaseHold])
+}
+
+// forgeAfter sends, after d, a payment signal the provider never made:
+// what anyone allowed to signal the workflow (the Web UI's Signal button)
+// could send.
+func (s *sagaSuite) forgeAfter(d time.Duration, typ vocab.ProviderEvent, intentID, eventID string) {
+	s.env.RegisterDelayedCallback(func() {
+		s.env.SignalWorkflow(workflows.SignalPayment, workflows.PaymentEvent{
+			EventID: eventID, Type: typ, IntentID: intentID, Amount: total, BookingID: bookingID, ClaimedBookingID: bookingID})
+	}, d)
+}
+
+// threeDSCheckoutThenProviderSays checks out into a 3-D Secure challenge
+// (intent pi_1) after a minute; from then on the provider reports pi_1 at
+// status for this booking, whatever signals say.
+func (s *sagaSuite) threeDSCheckoutThenProviderSays(status vocab.IntentStatus) {
+	s.env.OnActivity(workflows.ActivityAuthorise, mock.Anything, mock.Anything).
+		Return(activities.AuthoriseResult{IntentID: "pi_1", ClientSecret: "s", Status: vocab.IntentRequiresAction, NextActionURL: "https://3ds.invalid"}, nil)
+	s.checkoutAfter(time.Minute, "pm_card_threeDSecure2Required")
+	s.env.RegisterDelayedCallback(func() {
+		s.provider["pi_1"] = activities.ProviderPayment{Known: true, Status: status, Amount: total,
+			ClaimedBookingID: bookingID, BookingID: bookingID}
+	}, time.Minute)
+}
+
+func (s *bookingSuite) TestAForgedAuthorisationSignalSellsNothingAndTheHoldExpiresAsIfItNeverCame() {
+	// The fan opened a 3-D Secure challenge and walked away: the provider
+	// says requires_action, yet a signal claims the money is authorised.
+	s.threeDSCheckoutThenProviderSays(vocab.IntentRequiresAction)
+	s.forgeAfter(2*time.Minute, vocab.EventAuthorised, "pi_1", "evt_forged")
+	s.start()
+	s.Equal(1, s.calls[workflows.ActivityCheckPayment], "the saga asked the provider what the signal claimed")
+	s.Zero(s.calls[workflows.ActivityConfirmSale], "nothing was sold on the signal's word")
+	s.Zero(s.calls[workflows.ActivityCapture])
+	s.Equal(vocab.BookingExpired, s.result().Status)
+	s.GreaterOrEqual(s.calls[workflows.ActivityVoid], 1, "the open intent was given back at expiry")
+}
+
+func (s *bookingSuite) TestASignalNamingAPaymentTheProviderDoesNotKnowIsFlaggedAndSellsNothing() {
+	s.threeDSCheckoutThenProviderSays(vocab.IntentRequiresAction)
+	s.forgeAfter(2*time.Minute, vocab.EventAuthorised, "pi_forged", "evt_forged")
+	s.start()
+	s.Zero(s.calls[workflows.ActivityConfirmSale])
+	s.Contains(s.flags, "event evt_forged names a payment the provider does not know")
+	s.Equal(vocab.BookingExpired, s.result().Status)
+}
+
+func (s *bookingSuite) TestAnEventIsActedOnAsTheProviderTellsItNotAsTheSignalSaysIt() {
+	// The signal says the payment failed, the provider says it is
+	// authorised (the fan passed 3-D Secure after all): the saga sells.
+	s.threeDSCheckoutThenProviderSays(vocab.IntentRequiresCapture)
+	s.forgeAfter(2*time.Minute, vocab.EventFailed, "pi_1", "evt_1")
+	s.start()
+	s.Equal(vocab.BookingPaid, s.result().Status)
+	s.Equal(1, s.calls[workflows.ActivityCapture])
+}
+
+func (s *bookingSuite) TestALateForgedSuccessForAnotherBookingsPaymentRefundsNothing() {
+	// After expiry a signal claims this booking's money was captured on an
+	// intent that is another booking's: the provider's metadata and the
+	// database both name the other booking, so nothing is refunded.
+	other := "0b9c4c53-0000-4000-8000-000000000002"
+	s.provider["pi_other"] = activities.ProviderPayment{Known: true, Status: vocab.IntentSucceeded, Amount: total,
+		ClaimedBookingID: other, BookingID: other}
+	s.forgeAfter(10*time.Minute+30*time.Second, vocab.EventSucceeded, "pi_other", "evt_forged")
+	s.start()
+	s.Equal(vocab.BookingExpired, s.result().Status)
+	s.Zero(s.calls[workflows.ActivityRefund], "another booking's money stays where it is")
+	s.Contains(s.flags, "late event evt_forged names another booking")
 }
 
 func (s *bookingSuite) TestTimeoutAfterSuccessIsRetriedAndChargedOnce() {
@@ -390,23 +497,10 @@ func (s *bookingSuite) TestAFraudDenialRefusesAndReleases() {
 func (s *bookingSuite) TestCancellingAPaidBookingRefundsAndReleases() {
 	s.checkoutAfter(time.Minute, "pm_card_visa")
 	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
-	var cancelled vocab.BookingStatus
-	var cancelErr error
-	s.env.RegisterDelayedCallback(func() {
-		s.env.UpdateWorkflow(workflows.UpdateCancel, "", &testsuite.TestUpdateCallback{
-			OnReject: func(err error) { cancelErr = err },
-			OnAccept: func() {},
-			OnComplete: func(v any, err error) {
-				cancelErr = err
-				if err == nil {
-					cancelled = v.(vocab.BookingStatus)
-				}
-			},
-		})
-	}, time.Hour)
+	cancel := updateAfter[vocab.BookingStatus](s.env, workflows.UpdateCancel, time.Hour)
 	s.start()
-	s.NoError(cancelErr)
-	s.Equal(vocab.BookingRefunded, cancelled)
+	s.NoError(cancel.err)
+	s.Equal(vocab.BookingRefunded, cancel.result)
 	s.Equal(vocab.BookingRefunded, s.result().Status)
 	s.Equal(1, s.calls[workflows.ActivityCancelSale])
 	s.Equal(1, s.calls[workflows.ActivityRefund])
@@ -484,31 +578,11 @@ func (s *bookingSuite) TestAFraudReviewAsksForThreeDSecure() {
 	s.Equal(vocab.BookingPaid, s.result().Status)
 }
 
-// cancelOutcome is how a cancel Update ended: refused by its validator
-// (rejected), or completed with a status or an error.
-type cancelOutcome struct {
-	status   vocab.BookingStatus
-	err      error
-	rejected bool
-}
-
 // staffCancelAfter sends the staff-cancel Update after d and records its
 // outcome.
-func (s *sagaSuite) staffCancelAfter(d time.Duration) *cancelOutcome {
-	o := &cancelOutcome{}
-	s.env.RegisterDelayedCallback(func() {
-		s.env.UpdateWorkflow(workflows.UpdateStaffCancel, "", &testsuite.TestUpdateCallback{
-			OnReject: func(err error) { o.err, o.rejected = err, true },
-			OnAccept: func() {},
-			OnComplete: func(v any, err error) {
-				o.err = err
-				if err == nil {
-					o.status = v.(vocab.BookingStatus)
-				}
-			},
-		}, workflows.StaffCancelRequest{Staff: "olga", Reason: "the artist is ill"})
-	}, d)
-	return o
+func (s *sagaSuite) staffCancelAfter(d time.Duration) *outcome[vocab.BookingStatus] {
+	return updateAfter[vocab.BookingStatus](s.env, workflows.UpdateStaffCancel, d,
+		workflows.StaffCancelRequest{Staff: "olga", Reason: "the artist is ill"})
 }
 
 // providerAttempt is one attempt of a provider step as the activity saw it.
@@ -547,6 +621,16 @@ func (s *sagaSuite) upserts() *[]string {
 	return &seen
 }
 
+// lastOf is the last of seen that starts with prefix, or "".
+func lastOf(seen []string, prefix string) string {
+	for i := len(seen) - 1; i >= 0; i-- {
+		if strings.HasPrefix(seen[i], prefix) {
+			return seen[i]
+		}
+	}
+	return ""
+}
+
 // indexOf is the position of want in seen, or -1.
 func indexOf(seen []string, want string) int {
 	for i, v := range seen {
@@ -571,22 +655,14 @@ func TestTheEmailHashIsKeyedStableAndNotTheAddress(t *testing.T) {
 
 // staffUpdateAfter sends a support Update (retry-now, refund-and-close)
 // after d and records its outcome.
-func (s *sagaSuite) staffUpdateAfter(name string, d time.Duration) *outcome {
-	o := &outcome{}
-	s.env.RegisterDelayedCallback(func() {
-		s.env.UpdateWorkflow(name, "", &testsuite.TestUpdateCallback{
-			OnReject:   func(err error) { o.err, o.done = err, true },
-			OnAccept:   func() {},
-			OnComplete: func(_ any, err error) { o.err, o.done = err, true },
-		}, workflows.StaffCancelRequest{Staff: "olga", Reason: "provider back up"})
-	}, d)
-	return o
+func (s *sagaSuite) staffUpdateAfter(name string, d time.Duration) *outcome[any] {
+	return updateAfter[any](s.env, name, d, workflows.StaffCancelRequest{Staff: "olga", Reason: "provider back up"})
 }
 
 // captureSucceededAt runs a capture that fails from the sale (2 minutes
 // in) until clears, optionally with retry-now at retryAt, and answers when
 // the capture succeeded.
-func (s *sagaSuite) captureSucceededAt(clears time.Duration, retryAt time.Duration) (time.Duration, *outcome) {
+func (s *sagaSuite) captureSucceededAt(clears time.Duration, retryAt time.Duration) (time.Duration, *outcome[any]) {
 	var succeeded time.Duration
 	s.env.OnActivity(workflows.ActivityCapture, mock.Anything, mock.Anything, mock.Anything).
 		Return(func(ctx context.Context, id, _ string) (activities.CaptureResult, error) {
@@ -598,7 +674,7 @@ func (s *sagaSuite) captureSucceededAt(clears time.Duration, retryAt time.Durati
 			}
 			return activities.CaptureResult{Status: vocab.IntentSucceeded}, nil
 		})
-	var retry *outcome
+	var retry *outcome[any]
 	if retryAt > 0 {
 		retry = s.staffUpdateAfter(workflows.UpdateRetryNow, retryAt)
 	}

@@ -171,7 +171,7 @@ var _ activities.Sagas = Sagas{}
 func (s Sagas) StaffCancel(ctx context.Context, bookingID, updateID, staff, reason string) error {
 	h, err := s.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID: BookingWorkflowID(bookingID), UpdateID: updateID, UpdateName: UpdateStaffCancel,
-		Args: []any{StaffCancelRequest{Staff: staff, Reason: reason, Audited: true}}, WaitForStage: client.WorkflowUpdateStageCompleted,
+		Args: []any{StaffCancelRequest{Staff: staff, Reason: reason}}, WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err == nil {
 		err = h.Get(ctx, nil)

@@ -41,7 +41,10 @@ const (
 	// SignalRelease asks the booking to give its seats back now (the fan
 	// pressed "release" or DELETE /v1/holds/{id}).
 	SignalRelease = "release"
-	// SignalPayment carries a verified provider event (from the webhook).
+	// SignalPayment carries a provider event (from the signed webhook, or
+	// reconciliation). The saga reads the payment it names from the
+	// provider before acting (ActivityCheckPayment): the signal says where
+	// to look, never what happened.
 	SignalPayment = "payment"
 	// SignalSettledOutside tells a paid booking the status the provider
 	// has settled it at outside the saga (a dispute opened, lost or won; a
@@ -122,13 +125,19 @@ const (
 	ActivityStaffAction  = "StaffAction"
 	// ActivityRecordStaffStep audits a support action on a running saga.
 	ActivityRecordStaffStep = "RecordStaffStep"
-	ActivityPaidPage        = "PaidBookingsPage"
-	ActivityJobItem         = "RecordJobItem"
-	ActivityFinishJob       = "FinishJob"
-	ActivityRelocate        = "RelocateGuests"
-	ActivityRefundWalk      = "RefundWalk"
-	ActivityTellWalked      = "TellWalkedGuest"
-	ActivityAuditStore      = "AuditStore"
+	// ActivitySettledStatus reads how a booking given back ended.
+	ActivitySettledStatus = "SettledStatus"
+	// ActivityCheckPayment reads, from the provider and the database, the
+	// payment a provider event names (the saga never acts on a signal's
+	// own words).
+	ActivityCheckPayment = "CheckPayment"
+	ActivityPaidPage     = "PaidBookingsPage"
+	ActivityJobItem      = "RecordJobItem"
+	ActivityFinishJob    = "FinishJob"
+	ActivityRelocate     = "RelocateGuests"
+	ActivityRefundWalk   = "RefundWalk"
+	ActivityTellWalked   = "TellWalkedGuest"
+	ActivityAuditStore   = "AuditStore"
 	// Reconciliation's repairs.
 	ActivityUndeliveredWebhooks = "UndeliveredWebhooks"
 	ActivityRepair              = "Repair"
@@ -191,6 +200,20 @@ const (
 	// (not through StaffAction, which audits) writes the audit record and
 	// the fan's e-mail (before: neither).
 	versionStaffCancelAudited = "staff-cancel-audited"
+	// versionStaffCancelAlwaysAudited: the saga audits every staff-cancel
+	// (before: it believed a request marked Audited, which anyone able to
+	// send an Update could set to skip the audit record and the e-mail).
+	versionStaffCancelAlwaysAudited = "staff-cancel-always-audited"
+	// versionClosedAsTheDatabaseSays: refund-and-close during a stuck
+	// capture ends with the status the booking's page shows (CANCELLED when
+	// the authorisation was voided, REFUNDED when captured money went back;
+	// before: REFUNDED either way).
+	versionClosedAsTheDatabaseSays = "closed-as-the-database-says"
+	// versionProviderEventsChecked: a payment signal is checked with the
+	// provider and the database before the saga acts on it, and acted on as
+	// they tell it (before: as the signal said, so a signal forged from the
+	// Web UI could sell seats on a payment that never happened).
+	versionProviderEventsChecked = "provider-events-checked"
 )
 
 // EventCancelWorkflowID derives the cancellation job's workflow ID from the

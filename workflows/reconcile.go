@@ -27,7 +27,7 @@ func Reconcile(ctx workflow.Context, lookback time.Duration) (activities.Reconci
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
 	})
 	var rep activities.ReconcileReport
-	if err := workflow.ExecuteActivity(ctx, a.ReconcilePayments, lookback).Get(ctx, &rep); err != nil {
+	if err := workflow.ExecuteActivity(ctx, rc.ReconcilePayments, lookback).Get(ctx, &rep); err != nil {
 		return rep, err
 	}
 	// Runs that began before repairs existed only report.
@@ -35,7 +35,7 @@ func Reconcile(ctx workflow.Context, lookback time.Duration) (activities.Reconci
 		return rep, nil
 	}
 	var undelivered []activities.Repair
-	if err := workflow.ExecuteActivity(ctx, a.UndeliveredWebhooks).Get(ctx, &undelivered); err != nil {
+	if err := workflow.ExecuteActivity(ctx, rc.UndeliveredWebhooks).Get(ctx, &undelivered); err != nil {
 		return rep, err
 	}
 	rep.Repairs = append(rep.Repairs, undelivered...)
@@ -43,7 +43,7 @@ func Reconcile(ctx workflow.Context, lookback time.Duration) (activities.Reconci
 	var errs []error
 	for _, r := range rep.Repairs {
 		var done bool
-		if err := workflow.ExecuteActivity(ctx, a.Repair, r).Get(ctx, &done); err != nil {
+		if err := workflow.ExecuteActivity(ctx, rc.Repair, r).Get(ctx, &done); err != nil {
 			// One repair the provider refuses must not strand the others.
 			errs = append(errs, err)
 			continue
@@ -69,7 +69,7 @@ func AuditInventory(ctx workflow.Context) (store.AuditReport, error) {
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 	})
 	var rep store.AuditReport
-	if err := workflow.ExecuteActivity(ctx, a.AuditStore).Get(ctx, &rep); err != nil {
+	if err := workflow.ExecuteActivity(ctx, rc.AuditStore).Get(ctx, &rep); err != nil {
 		return rep, err
 	}
 	if rep.Violations() > 0 {

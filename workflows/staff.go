@@ -15,10 +15,10 @@ import (
 type StaffCancelRequest struct {
 	Staff  string
 	Reason string
-	// Audited: the sender writes the audit record and the fan's e-mail
-	// itself (StaffAction, from the API or an event's cancellation). A
-	// staff-cancel sent from the Temporal UI leaves it false, and the saga
-	// writes them.
+	// Audited is read only when replaying histories recorded before
+	// versionStaffCancelAlwaysAudited, when the saga skipped its audit
+	// record for a sender that said it audited. The saga now audits every
+	// staff-cancel, whatever this says.
 	Audited bool
 }
 

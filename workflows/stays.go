@@ -39,9 +39,9 @@ func (b *booking) unsellable(ctx workflow.Context, cause error) error {
 // The penalty is the fan's policy: staff (support, or the organiser
 // cancelling the event) refund everything.
 func (b *booking) cancelRefund(ctx workflow.Context) error {
-	if b.hold.StayPenalty > 0 && !workflow.Now(ctx).Before(b.hold.StayFreeUntil) && !b.staffWaives(ctx) &&
+	if refund := b.hold.FanRefund(workflow.Now(ctx)); refund != b.hold.Total && !b.staffWaives(ctx) &&
 		workflow.GetVersion(ctx, versionStayPenalty, workflow.DefaultVersion, 1) == 1 {
-		amount := b.hold.Total.Amount - b.hold.StayPenalty
+		amount := refund.Amount
 		return b.settle(b.callProvider(ctx, providerStep{name: "partial refund", key: activities.StepKey(b.in.ReservationID, activities.StepKeyRefund),
 			amount: money.Money{Amount: amount, Currency: b.hold.Total.Currency}, fn: a.RefundPart, args: []any{b.in.ReservationID, b.intentID, amount}}, nil))
 	}

@@ -34,7 +34,9 @@ type providerStep struct {
 	// name is what support reads: "capture", "void", "refund", "authorise".
 	name string
 	// key is the step's idempotency key at the provider, for the summary.
-	key    string
+	key string
+	// label, when set, is the whole summary (a read has no step key).
+	label  string
 	amount money.Money
 	// budget bounds the step's retries; 0 retries until it succeeds (money
 	// must not stay taken).
@@ -48,6 +50,9 @@ type providerStep struct {
 
 // summary is the one line the Temporal UI shows beside the activity.
 func (s providerStep) summary() string {
+	if s.label != "" {
+		return s.label
+	}
 	if s.amount.Currency == "" {
 		return s.name + ", key " + s.key
 	}
@@ -189,6 +194,13 @@ func (b *booking) voidStep(intentID string, budget time.Duration) providerStep {
 func (b *booking) refundStep(intentID string) providerStep {
 	return providerStep{name: "refund", key: activities.StepKey(b.in.ReservationID, activities.StepKeyRefund),
 		amount: b.hold.Total, fn: a.Refund, args: []any{b.in.ReservationID, intentID}}
+}
+
+// checkStep reads the payment a provider event names, for up to ten
+// minutes of provider trouble.
+func (b *booking) checkStep(ev PaymentEvent) providerStep {
+	return providerStep{name: "check the payment", label: "check event " + ev.EventID + " with the provider (intent " + ev.IntentID + ")",
+		budget: 10 * time.Minute, fn: a.CheckPayment, args: []any{ev.IntentID}}
 }
 
 // db returns ctx's database step options with the summary the UI shows.

@@ -141,25 +141,27 @@ func (u updates) recordStaffStep(ctx workflow.Context, req StaffCancelRequest, a
 }
 
 // staffCancel is the fan's cancel without the event's deadline or the stays'
-// penalty. Sent from the Temporal UI (not Audited), the saga writes the
-// audit record and the fan's e-mail itself: every refund path leaves both.
+// penalty. The saga writes the audit record and the fan's e-mail itself,
+// whoever sent the Update and whatever it claims: every refund path leaves
+// both, and no sender can skip them.
 func (u updates) staffCancel(ctx workflow.Context, req StaffCancelRequest) (vocab.BookingStatus, error) {
 	u.b.byStaff = true
 	status, err := u.cancel(ctx)
-	if err != nil || req.Audited ||
-		workflow.GetVersion(ctx, versionStaffCancelAudited, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if err != nil {
 		return status, err
+	}
+	if workflow.GetVersion(ctx, versionStaffCancelAlwaysAudited, workflow.DefaultVersion, 1) == workflow.DefaultVersion &&
+		(req.Audited || workflow.GetVersion(ctx, versionStaffCancelAudited, workflow.DefaultVersion, 1) == workflow.DefaultVersion) {
+		return status, nil
 	}
 	return status, u.recordStaffStep(ctx, req, "booking.staff-cancel")
 }
 
-// validateStaffCancel is validateCancel without the event's deadline; one
-// the saga must audit says who sends it.
+// validateStaffCancel is validateCancel without the event's deadline; the
+// sender says who it is, for the audit record.
 func (u updates) validateStaffCancel(ctx workflow.Context, req StaffCancelRequest) error {
-	if !req.Audited {
-		if err := staffNamed(req); err != nil {
-			return err
-		}
+	if err := staffNamed(req); err != nil {
+		return err
 	}
 	if u.b.loaded && u.b.status == vocab.BookingPaid {
 		if u.b.step != vocab.StepPaid && u.b.step != vocab.StepDone {
@@ -237,6 +239,9 @@ func (u updates) checkout(ctx workflow.Context, req CheckoutRequest) (CheckoutRe
 	}
 	if ar.IntentID != "" {
 		u.b.intentID = ar.IntentID
+		if ar.Status == vocab.IntentRequiresCapture && !ar.Declined {
+			u.b.authorisedIntent = ar.IntentID
+		}
 	}
 	switch u.b.status {
 	case vocab.BookingPendingPayment:
@@ -288,7 +293,7 @@ func (u updates) validateCancel(ctx workflow.Context) error {
 		}
 		return nil
 	case vocab.BookingPaid:
-		if !workflow.Now(ctx).Before(u.b.hold.CancelBy) {
+		if !u.b.hold.FanCanCancel(workflow.Now(ctx)) {
 			return appErr(ErrTypeNotAllowed, "the cancellation deadline of this event has passed")
 		}
 		if u.b.step != vocab.StepPaid && u.b.step != vocab.StepDone {

@@ -73,7 +73,7 @@ Drills:` + names,
 				if err != nil {
 					return 0, 0, err
 				}
-				rec, err := books.ReconcilePayments(ctx, 24*time.Hour)
+				rec, err := (*activities.Reconciliation)(books).ReconcilePayments(ctx, 24*time.Hour)
 				return int(rep.SeatsWithManyOwners), len(rec.Mismatches), err
 			}
 			// What was broken before the drills is not theirs.

@@ -113,7 +113,11 @@ func runAudit(ctx context.Context, cfg config.Config, event string) error {
 
 // runTestInfra starts private PostgreSQL and Redis for tests (installing them
 // when missing), runs the command with ENCORE_TEST_DATABASE_URL and
-// ENCORE_TEST_REDIS_URL set, and stops what it started. args is the child's
+// ENCORE_TEST_REDIS_URL set, and stops what it started. ENCORE_TEST_BINARY
+// names this executable: built from the checkout under test, it is the
+// binary the topology tests start, so they need not link another.
+// ENCORE_TEST_TEMPORAL_ADDRESS names the Temporal server it runs for the
+// packages whose tests run workflows (testTemporal). args is the child's
 // command line exactly as given after --: cobra has already taken the --.
 func runTestInfra(ctx context.Context, cfg config.Config, args []string) error {
 	if len(args) == 0 {
@@ -136,9 +140,19 @@ func runTestInfra(ctx context.Context, cfg config.Config, args []string) error {
 		return err
 	}
 	defer rd.Stop()
+	tsrv, err := startTestTemporal(pg.URL, dir)
+	if err != nil {
+		return err
+	}
+	defer tsrv.Stop()
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(), "ENCORE_TEST_DATABASE_URL="+pg.URL, "ENCORE_TEST_REDIS_URL="+rd.URL)
+	if self, err := os.Executable(); err == nil {
+		cmd.Env = append(cmd.Env, "ENCORE_TEST_BINARY="+self)
+	}
+	cmd.Env = append(cmd.Env, "ENCORE_TEST_TEMPORAL_ADDRESS="+tsrv.Addr, "ENCORE_TEST_TEMPORAL_LOG="+tsrv.LogPath,
+		"ENCORE_TEST_TEMPORAL_API_KEY="+tsrv.APIKey)
 	if err := cmd.Run(); err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {

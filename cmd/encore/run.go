@@ -108,7 +108,13 @@ func runDev(ctx context.Context, cfg config.Config) error {
 
 	temporalAddr, uiURL := cfg.TemporalAddress, ""
 	if temporalAddr == "" {
-		srv, err := temporalserver.Start(ctx, embeddedTemporal(cfg, inf.AdminURL, log))
+		// The embedded server admits this run's processes by their API
+		// key, and the Web UI's support and admin users signed in at the
+		// API's development issuer.
+		if cfg, err = withEmbeddedTemporalKey(cfg); err != nil {
+			return err
+		}
+		srv, err := temporalserver.Start(ctx, embeddedTemporal(ctx, cfg, inf.AdminURL, log))
 		if err != nil {
 			return fmt.Errorf("embedded Temporal: %w", err)
 		}
@@ -177,7 +183,7 @@ func printURLs(w io.Writer, apiURL, adminURL, temporalAddr, uiURL string, took t
 	fmt.Fprintf(w, "  Payment sandbox %s   (test cards: pm_card_visa, pm_card_chargeDeclined, pm_card_threeDSecure2Required)\n", system.HTTPURL(config.Default().PSPAddr))
 	fmt.Fprintf(w, "  Temporal        %s\n", temporalAddr)
 	if uiURL != "" {
-		fmt.Fprintf(w, "  Temporal Web UI %s\n", uiURL)
+		fmt.Fprintf(w, "  Temporal Web UI %s   (sign in at the development issuer's page: any user name, role support or admin)\n", uiURL)
 	}
 }
 

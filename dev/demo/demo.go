@@ -55,6 +55,7 @@ const (
 	ClubVenueID  = "ven_encore_club"
 	stadiumVenue = "ven_encore_stadium"
 	demoCity     = "Amsterdam"
+	demoTimezone = "Europe/Amsterdam"
 	demoCurrency = "EUR"
 )
 
@@ -71,7 +72,7 @@ func DemoEvents(now time.Time) []Event {
 	return []Event{
 		{ID: StadiumID, Title: "Encore Stadium Night", Artist: "The Encores", Genre: "rock",
 			Description: "The load-test event: 50,000 numbered seats in ten sections, no waiting room.",
-			VenueID:     stadiumVenue, VenueName: "Encore Stadium", City: demoCity, StartsAt: show.AddDate(0, 0, 14), OnsaleAt: onsale,
+			VenueID:     stadiumVenue, VenueName: "Encore Stadium", City: demoCity, Timezone: demoTimezone, StartsAt: show.AddDate(0, 0, 14), OnsaleAt: onsale,
 			Currency: demoCurrency, Sections: stadiumSections()},
 	}
 }

@@ -51,7 +51,11 @@ func (l *logBuf) String() string {
 var handedOut sync.Map
 
 // freePort returns the first port from base on that nothing listens on and
-// no other test of this process was given.
+// no other test of this process was given. PostgreSQL's test ports start at
+// 25432, below Linux's ephemeral range (32768-60999): a port in that range
+// can be taken as the source port of any connection another test package
+// opens between this check and the server's bind (seen under load as
+// "could not bind ... Address already in use").
 func freePort(t *testing.T, base int) int {
 	t.Helper()
 	for p := base; p < base+200; p++ {
@@ -228,7 +232,7 @@ func TestMissingProgramsGiveAClearError(t *testing.T) {
 	ctx := testContext(t)
 	opts := Options{
 		Dir:          filepath.Join(t.TempDir(), ".encore"),
-		PostgresPort: freePort(t, 55480),
+		PostgresPort: freePort(t, 25480),
 		RedisPort:    freePort(t, 63880),
 		SearchPath:   []string{t.TempDir()}, // empty: nothing to find
 		AllowInstall: false,
@@ -274,7 +278,7 @@ func TestStartReuseStopRestart(t *testing.T) {
 		keep, kept func(t *testing.T, ctx context.Context, url string)
 	}{{
 		name: "postgres", ensure: EnsurePostgres, answers: pgAnswers,
-		options: func(port int) Options { return Options{PostgresPort: port} }, basePort: 55432,
+		options: func(port int) Options { return Options{PostgresPort: port} }, basePort: 25432,
 		url: "postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", pidFile: "postmaster.pid",
 		started: func(t *testing.T, _ context.Context, s *Service, opts Options, log *logBuf) {
 			require.FileExists(t, filepath.Join(s.DataDir, "PG_VERSION"))
@@ -366,12 +370,12 @@ func TestStartReuseStopRestart(t *testing.T) {
 func TestPostgresPreferredURL(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	opts := privateOptions(t, Options{PostgresPort: freePort(t, 55440), Log: newLog(t)})
+	opts := privateOptions(t, Options{PostgresPort: freePort(t, 25440), Log: newLog(t)})
 	base := requireStarts(t, ctx, EnsurePostgres, opts)
 
 	// An answering preferred URL is used as it is, with nothing to find,
 	// start or stop.
-	other := Options{Dir: filepath.Join(t.TempDir(), ".encore"), PostgresPort: freePort(t, 55490), SearchPath: []string{}, Log: newLog(t)}
+	other := Options{Dir: filepath.Join(t.TempDir(), ".encore"), PostgresPort: freePort(t, 25490), SearchPath: []string{}, Log: newLog(t)}
 	preferred := strings.Replace(base.URL, "sslmode=disable", "sslmode=disable&application_name=devstack", 1)
 	svc := requireFound(t, ctx, EnsurePostgres, other, preferred, preferred)
 	require.NoError(t, svc.Stop())
@@ -379,7 +383,7 @@ func TestPostgresPreferredURL(t *testing.T) {
 
 	// A preferred URL that does not answer falls back to the local server,
 	// here the one already running on the port.
-	dead := PostgresURL(freePort(t, 55500))
+	dead := PostgresURL(freePort(t, 25500))
 	svc = requireFound(t, ctx, EnsurePostgres, opts, dead, base.URL)
 	require.NoError(t, svc.Stop())
 	require.NoError(t, base.Stop())
@@ -389,7 +393,7 @@ func TestPostgresPreferredURL(t *testing.T) {
 func TestPostgresConcurrentEnsure(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	opts := privateOptions(t, Options{PostgresPort: freePort(t, 55450), Fast: true})
+	opts := privateOptions(t, Options{PostgresPort: freePort(t, 25450), Fast: true})
 
 	start := time.Now()
 	svcs, logs := ensureAtOnce(t, ctx, EnsurePostgres, opts, PostgresURL(opts.PostgresPort), 4)
@@ -407,7 +411,7 @@ func TestPostgresStalePidFileAfterCrash(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
 	log := newLog(t)
-	opts := privateOptions(t, Options{PostgresPort: freePort(t, 55460), Fast: true, Log: log})
+	opts := privateOptions(t, Options{PostgresPort: freePort(t, 25460), Fast: true, Log: log})
 	s1 := requireStarts(t, ctx, EnsurePostgres, opts)
 
 	// Crash: kill the postmaster, then make its pid file name a live
@@ -439,7 +443,7 @@ func TestPostgresPrivateParentFolder(t *testing.T) {
 	log := newLog(t)
 	private := t.TempDir()
 	require.NoError(t, os.Chmod(filepath.Dir(private), 0o700))
-	opts := Options{Dir: filepath.Join(private, "project", ".encore"), PostgresPort: freePort(t, 55470), AllowInstall: true, Fast: true, Log: log}
+	opts := Options{Dir: filepath.Join(private, "project", ".encore"), PostgresPort: freePort(t, 25470), AllowInstall: true, Fast: true, Log: log}
 	shutdownAtEnd(t, opts)
 	fallback := filepath.Join("/var/tmp", "encore-"+dirHash(opts.Dir))
 	t.Cleanup(func() { os.RemoveAll(fallback) })
@@ -462,7 +466,7 @@ func TestPostgresPrivateParentFolder(t *testing.T) {
 func TestEnsureAndDropDatabase(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	opts := privateOptions(t, Options{PostgresPort: freePort(t, 55475), Fast: true, Log: newLog(t)})
+	opts := privateOptions(t, Options{PostgresPort: freePort(t, 25475), Fast: true, Log: newLog(t)})
 	svc := requireStarts(t, ctx, EnsurePostgres, opts)
 	t.Cleanup(func() { svc.Stop() })
 
@@ -570,7 +574,7 @@ func TestConcurrentProcesses(t *testing.T) {
 	t.Parallel()
 	testContext(t)
 	dirA, dirB := reachableDir(t), reachableDir(t)
-	pgPort, redisPort := freePort(t, 55510), freePort(t, 63910)
+	pgPort, redisPort := freePort(t, 25510), freePort(t, 63910)
 	for _, d := range []string{dirA, dirB} {
 		shutdownAtEnd(t, Options{Dir: d, PostgresPort: pgPort, RedisPort: redisPort})
 	}

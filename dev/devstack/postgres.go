@@ -375,6 +375,13 @@ func (p *pgServer) writeConf() error {
 		"wal_level = replica",
 		"max_wal_senders = 10",
 	}
+	if p.opts.Fast {
+		// A test cluster's replicas have no slot (StartReplica): under a
+		// full test run's writes (every package and the shared Temporal
+		// server) a loaded machine's replica could fall behind past a
+		// checkpoint and lose the WAL it needs, then never catch up.
+		settings = append(settings, "wal_keep_size = '1GB'")
+	}
 	path := filepath.Join(p.dataDir, "encore.conf")
 	if err := os.WriteFile(path, []byte(strings.Join(settings, "\n")+"\n"), 0o600); err != nil {
 		return fmt.Errorf("postgres: %w", err)

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/encore-tickets/encore/internal/ctxsleep"
 )
 
 // runAs runs a program and returns its combined output. When as is not nil
@@ -249,14 +251,10 @@ func findInDirs(dirs []string, programs ...string) string {
 
 func pathDirs() []string { return filepath.SplitList(os.Getenv("PATH")) }
 
-// sleepCtx sleeps for d or until ctx ends.
+// sleepCtx sleeps for d or until ctx ends, then ctx's error.
 func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
+	if !ctxsleep.Sleep(ctx, d) {
 		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
+	return nil
 }

@@ -23,7 +23,7 @@ func replicaPrimary(t *testing.T, ctx context.Context) string {
 	if u := os.Getenv("ENCORE_TEST_DATABASE_URL"); u != "" {
 		return u
 	}
-	opts := privateOptions(t, Options{PostgresPort: freePort(t, 55560), Fast: true, Log: newLog(t)})
+	opts := privateOptions(t, Options{PostgresPort: freePort(t, 25560), Fast: true, Log: newLog(t)})
 	return requireStarts(t, ctx, EnsurePostgres, opts).URL
 }
 
@@ -39,7 +39,7 @@ func TestAReplicaStreamsThePrimarysWritesAndRefusesItsOwn(t *testing.T) {
 	pgExec(t, dbURL, "INSERT INTO notes VALUES (1, 'before the copy')")
 
 	dir := filepath.Join(reachableDir(t), "replica")
-	port := freePort(t, 55600)
+	port := freePort(t, 25600)
 	rep, err := StartReplica(ctx, primary, dir, port)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, rep.Stop()) })

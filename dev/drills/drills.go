@@ -254,13 +254,22 @@ func (t *Target) hold(ctx context.Context, token string) (int, map[string]any, e
 	return st, out, err
 }
 
-// checkout pays a hold with a test card.
+// checkout pays a hold with a test card. A 503 is the API's "retry": the
+// checkout is asked again under the same Idempotency-Key, as a fan's app
+// does, for up to the drill's Limit (a loaded machine's first saga start
+// can take that answer).
 func (t *Target) checkout(ctx context.Context, token, holdID, pm string) (map[string]any, error) {
 	var out map[string]any
-	st, _, err := t.call(ctx, "POST", t.API+"/v1/holds/"+holdID+"/checkout", token, map[string]any{"payment_method": pm},
-		&out, "Idempotency-Key", "drill-checkout-"+holdID)
+	var st int
+	_, err := until(ctx, t.Limit, "a checkout answered", func() (bool, error) {
+		out = nil
+		var err error
+		st, _, err = t.call(ctx, "POST", t.API+"/v1/holds/"+holdID+"/checkout", token, map[string]any{"payment_method": pm},
+			&out, "Idempotency-Key", "drill-checkout-"+holdID)
+		return err == nil && st != http.StatusServiceUnavailable, err
+	})
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	if st != http.StatusOK {
 		return out, fmt.Errorf("checkout: status %d: %v", st, out)

@@ -189,21 +189,12 @@ func (s *Server) getDispute(c *apiCall) apiResult {
 }
 
 func (s *Server) listDisputes(c *apiCall) apiResult {
-	piID, chID := c.form.Get("payment_intent"), c.form.Get("charge")
+	wanted := ofPayment(c)
 	page, more, e := paginate(c, s.disputeOrder, s.disputes,
 		func(d *dispute) int64 { return d.Seq },
 		func(d *dispute) int64 { return d.Created },
-		func(d *dispute) bool {
-			return (piID == "" || d.PaymentIntent == piID) && (chID == "" || d.Charge == chID)
-		})
-	if e != nil {
-		return errResult(e, false)
-	}
-	out := listPage{Object: "list", Data: []any{}, HasMore: more, URL: "/v1/disputes"}
-	for _, d := range page {
-		out.Data = append(out.Data, s.renderDispute(d))
-	}
-	return okResult(out)
+		func(d *dispute) bool { return wanted(d.PaymentIntent, d.Charge) })
+	return listAnswer("/v1/disputes", page, more, e, func(d *dispute) any { return s.renderDispute(d) })
 }
 
 func disputeClosed(d *dispute) bool {

@@ -641,15 +641,30 @@ func (s *Server) listIntents(c *apiCall) apiResult {
 	page, more, e := paginate(c, s.intentOrder, s.intents,
 		func(pi *intent) int64 { return pi.Seq },
 		func(pi *intent) int64 { return pi.Created }, nil)
+	expand := expandData(c)
+	return listAnswer("/v1/payment_intents", page, more, e, func(pi *intent) any { return s.renderIntent(pi, expand) })
+}
+
+// listAnswer answers a list endpoint at url with the page paginate cut, each
+// object rendered by render, or with paginate's error.
+func listAnswer[E any](url string, page []*E, more bool, e *apiError, render func(*E) any) apiResult {
 	if e != nil {
 		return errResult(e, false)
 	}
-	expand := expandData(c)
-	out := listPage{Object: "list", Data: []any{}, HasMore: more, URL: "/v1/payment_intents"}
-	for _, pi := range page {
-		out.Data = append(out.Data, s.renderIntent(pi, expand))
+	out := listPage{Object: "list", Data: make([]any, 0, len(page)), HasMore: more, URL: url}
+	for _, x := range page {
+		out.Data = append(out.Data, render(x))
 	}
 	return okResult(out)
+}
+
+// ofPayment is the payment_intent and charge filters of a list: whether an
+// object of that intent and charge is wanted (an absent filter wants all).
+func ofPayment(c *apiCall) func(intentID, chargeID string) bool {
+	piID, chID := c.form.Get("payment_intent"), c.form.Get("charge")
+	return func(intentID, chargeID string) bool {
+		return (piID == "" || intentID == piID) && (chID == "" || chargeID == chID)
+	}
 }
 
 // expandData maps expand[]=data.latest_charge to latest_charge for lists.

@@ -102,21 +102,12 @@ func (s *Server) getRefund(c *apiCall) apiResult {
 }
 
 func (s *Server) listRefunds(c *apiCall) apiResult {
-	piID, chID := c.form.Get("payment_intent"), c.form.Get("charge")
+	wanted := ofPayment(c)
 	page, more, e := paginate(c, s.refundOrder, s.refunds,
 		func(rf *refund) int64 { return rf.Seq },
 		func(rf *refund) int64 { return rf.Created },
-		func(rf *refund) bool {
-			return (piID == "" || rf.PaymentIntent == piID) && (chID == "" || rf.Charge == chID)
-		})
-	if e != nil {
-		return errResult(e, false)
-	}
-	out := listPage{Object: "list", Data: []any{}, HasMore: more, URL: "/v1/refunds"}
-	for _, rf := range page {
-		out.Data = append(out.Data, s.renderRefund(rf))
-	}
-	return okResult(out)
+		func(rf *refund) bool { return wanted(rf.PaymentIntent, rf.Charge) })
+	return listAnswer("/v1/refunds", page, more, e, func(rf *refund) any { return s.renderRefund(rf) })
 }
 
 func (s *Server) getCharge(c *apiCall) apiResult {
@@ -155,15 +146,8 @@ func (s *Server) listEvents(c *apiCall) apiResult {
 			}
 			return len(types) == 0 || types[ev.Type]
 		})
-	if e != nil {
-		return errResult(e, false)
-	}
 	// Events are stored pre-rendered; splice them in verbatim.
-	data := make([]any, 0, len(page))
-	for _, ev := range page {
-		data = append(data, rawJSON(ev.Payload))
-	}
-	return okResult(listPage{Object: "list", Data: data, HasMore: more, URL: "/v1/events"})
+	return listAnswer("/v1/events", page, more, e, func(ev *event) any { return rawJSON(ev.Payload) })
 }
 
 type rawJSON string

@@ -13,6 +13,7 @@ import (
 	enums "go.temporal.io/api/enums/v1"
 
 	"github.com/encore-tickets/encore/internal/defaults"
+	"github.com/encore-tickets/encore/session"
 )
 
 // Defaults applied by Start for zero-valued Config fields.
@@ -58,6 +59,21 @@ type Config struct {
 	// <UI origin>/codec, which forwards its own origin's requests to
 	// CodecEndpoint with this bearer, so the token never reaches a page.
 	CodecToken string
+
+	// APIKey is the bearer Encore's own processes send to the frontend (the
+	// SDK's API key credentials): the only credential with full access.
+	// Empty: Start makes a random one (Server.APIKey). Every other caller
+	// is refused, unless StaffTokens verifies its token (auth.go).
+	APIKey string
+	// StaffTokens returns the verifier of the access tokens the Web UI
+	// forwards (its signed-in user's): a support's or an admin's may read
+	// and steer workflows. Nil, or returning nil (the identity provider not
+	// reachable yet): no user token is accepted.
+	StaffTokens func() *session.Verifier
+	// SignIn is where the Web UI signs its users in (OpenID Connect).
+	// Without an issuer the UI still asks for sign-in and can never get
+	// one: every call from it is refused.
+	SignIn SignIn
 
 	// Namespace is registered if missing, default "default".
 	Namespace string
@@ -118,6 +134,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Namespace == "" {
 		c.Namespace = DefaultNamespace
+	}
+	if c.APIKey == "" {
+		c.APIKey = randomKey()
 	}
 	defaults.Fill(&c.Retention, DefaultRetention)
 	defaults.Fill(&c.NumHistoryShards, DefaultNumHistoryShards)

@@ -75,7 +75,14 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	host, portStr, _ := net.SplitHostPort(frontendAddr)
 	frontendPort, _ := strconv.Atoi(portStr)
-	ports, err := freePorts(host, 4)
+	// The services only this process calls (history, matching, worker and
+	// the internal frontend the server's own system workers dial) listen
+	// on loopback whatever the frontend's host: they authorise no one.
+	internalHost := host
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		internalHost = "127.0.0.1"
+	}
+	ports, err := freePorts(internalHost, 5)
 	if err != nil {
 		return nil, err
 	}
@@ -114,22 +121,28 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 
 	svcAddr := map[primitives.ServiceName]string{
-		primitives.FrontendService: frontendAddr,
-		primitives.HistoryService:  net.JoinHostPort(host, strconv.Itoa(ports[0])),
-		primitives.MatchingService: net.JoinHostPort(host, strconv.Itoa(ports[1])),
-		primitives.WorkerService:   net.JoinHostPort(host, strconv.Itoa(ports[2])),
+		primitives.FrontendService:         frontendAddr,
+		primitives.HistoryService:          net.JoinHostPort(internalHost, strconv.Itoa(ports[0])),
+		primitives.MatchingService:         net.JoinHostPort(internalHost, strconv.Itoa(ports[1])),
+		primitives.WorkerService:           net.JoinHostPort(internalHost, strconv.Itoa(ports[2])),
+		primitives.InternalFrontendService: net.JoinHostPort(internalHost, strconv.Itoa(ports[4])),
 	}
 	svcPort := map[primitives.ServiceName]int{
-		primitives.FrontendService: frontendPort,
-		primitives.HistoryService:  ports[0],
-		primitives.MatchingService: ports[1],
-		primitives.WorkerService:   ports[2],
+		primitives.FrontendService:         frontendPort,
+		primitives.HistoryService:          ports[0],
+		primitives.MatchingService:         ports[1],
+		primitives.WorkerService:           ports[2],
+		primitives.InternalFrontendService: ports[4],
 	}
 	staticHosts := make(map[primitives.ServiceName]static.Hosts, len(svcAddr))
 	services := make(map[string]config.Service, len(svcAddr))
 	for name, addr := range svcAddr {
 		staticHosts[name] = static.SingleLocalHost(addr)
-		services[string(name)] = config.Service{RPC: rpcConfig(host, svcPort[name])}
+		h := internalHost
+		if name == primitives.FrontendService {
+			h = host
+		}
+		services[string(name)] = config.Service{RPC: rpcConfig(h, svcPort[name])}
 	}
 	// The frontend's HTTP API (and Nexus HTTP endpoints) on a free port.
 	frontendRPC := services[string(primitives.FrontendService)]
@@ -170,7 +183,8 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 				Visibility: config.VisibilityArchivalNamespaceDefaults{State: "disabled"},
 			},
 		},
-		PublicClient: config.PublicClient{HostPort: frontendAddr},
+		// No PublicClient: with an internal frontend configured, the
+		// server's own SDK clients (its system workers) dial that one.
 	}
 	if cfg.MetricsAddress != "" {
 		serverConfig.Global.Metrics = &metrics.Config{
@@ -180,14 +194,16 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 
 	ts, err := temporal.NewServer(
 		temporal.WithConfig(serverConfig),
-		temporal.ForServices(temporal.DefaultServices),
+		temporal.ForServices(append(slices.Clone(temporal.DefaultServices), string(primitives.InternalFrontendService))),
 		temporal.WithStaticHosts(staticHosts),
 		temporal.WithLogger(serverLogger),
 		temporal.WithNamespaceLogger(serverLogger),
 		temporal.WithDynamicConfigClient(dynamicConfig(cfg.DynamicConfig)),
-		temporal.WithAuthorizer(authorization.NewNoopAuthorizer()),
+		// Every call to the frontend is authorised (auth.go); the internal
+		// frontend maps every caller to the system admin.
+		temporal.WithAuthorizer(authorizer{}),
 		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper {
-			return authorization.NewNoopClaimMapper()
+			return newClaimMapper(cfg.APIKey, cfg.StaffTokens)
 		}),
 	)
 	if err != nil {
@@ -211,7 +227,8 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if uiListener != nil {
-		if s.ui, err = startUI(uiListener, frontendAddr, cfg.Namespace, cfg.CodecEndpoint, cfg.CodecToken); err != nil {
+		if s.ui, err = startUI(uiListener, UIConfig{FrontendAddress: frontendAddr, Namespace: cfg.Namespace,
+			CodecEndpoint: cfg.CodecEndpoint, CodecToken: cfg.CodecToken, SignIn: cfg.SignIn}); err != nil {
 			_ = s.Stop()
 			return nil, err
 		}
@@ -299,9 +316,13 @@ func dynamicConfig(overrides map[string]any) dynamicconfig.StaticClient {
 // if missing and waits until the namespace resolves them.
 func (s *Server) bootstrap(ctx context.Context) error {
 	c, err := dialWithRetry(ctx, client.Options{
-		HostPort:  s.frontendAddr,
-		Namespace: s.cfg.Namespace,
-		Logger:    sdkLogger(s.logger),
+		HostPort:    s.frontendAddr,
+		Namespace:   s.cfg.Namespace,
+		Logger:      sdkLogger(s.logger),
+		Credentials: client.NewAPIKeyStaticCredentials(s.cfg.APIKey),
+		// The SDK turns TLS on with an API key: this server speaks plain
+		// gRPC (on loopback, unless FrontendAddress says otherwise).
+		ConnectionOptions: client.ConnectionOptions{TLSDisabled: true},
 	})
 	if err != nil {
 		return fmt.Errorf("temporalserver: dial frontend %s: %w", s.frontendAddr, err)
@@ -449,10 +470,18 @@ func (s *Server) DatabaseNames() (main, visibility string) {
 	return s.cfg.DatabaseName, s.cfg.VisibilityDatabaseName
 }
 
+// APIKey is the bearer that Encore's own processes send: Config.APIKey, or
+// the one Start made.
+func (s *Server) APIKey() string { return s.cfg.APIKey }
+
 // NewClient dials the server. Empty HostPort and Namespace default to the
-// server's; a nil Logger logs at warn level and above to the server's logger.
-// The caller closes the client.
+// server's; a nil Logger logs at warn level and above to the server's logger;
+// nil Credentials are the server's API key. The caller closes the client.
 func (s *Server) NewClient(ctx context.Context, opts client.Options) (client.Client, error) {
+	if opts.Credentials == nil {
+		opts.Credentials = client.NewAPIKeyStaticCredentials(s.cfg.APIKey)
+		opts.ConnectionOptions.TLSDisabled = opts.ConnectionOptions.TLS == nil
+	}
 	if opts.HostPort == "" {
 		opts.HostPort = s.frontendAddr
 	}

@@ -44,13 +44,29 @@ type staticUIConfig struct{ cfg *uiconfig.Config }
 
 func (s staticUIConfig) GetConfig() (*uiconfig.Config, error) { return s.cfg, nil }
 
+// UIConfig is what the Web UI serves.
+type UIConfig struct {
+	// FrontendAddress is the frontend the UI calls, forwarding its signed-in
+	// user's access token.
+	FrontendAddress string
+	// Namespace is the one the UI opens by default.
+	Namespace string
+	// CodecEndpoint and CodecToken are Config's.
+	CodecEndpoint, CodecToken string
+	// SignIn is where users sign in (signin.go).
+	SignIn SignIn
+}
+
 // startUI serves the UI on ln; it closes ln if it fails. A non-empty
 // codecEndpoint is the codec server the UI's pages call to show payloads
 // decoded; with codecToken the pages call the UI's own /codec instead,
-// which adds the bearer (codecProxy).
-func startUI(ln net.Listener, frontendAddr, namespace, codecEndpoint, codecToken string) (*uiServer, error) {
+// which adds the bearer (codecProxy). Every page asks for sign-in first
+// (signin.go).
+func startUI(ln net.Listener, uc UIConfig) (*uiServer, error) {
+	frontendAddr, namespace, codecEndpoint, codecToken := uc.FrontendAddress, uc.Namespace, uc.CodecEndpoint, uc.CodecToken
 	tcp := ln.Addr().(*net.TCPAddr)
 	uiOrigin := "http://" + ln.Addr().String()
+	signIn := uc.SignIn.withDefaults(uiOrigin)
 	var proxy http.Handler
 	if codecEndpoint != "" && codecToken != "" {
 		target, err := url.Parse(codecEndpoint)
@@ -72,6 +88,14 @@ func startUI(ln net.Listener, frontendAddr, namespace, codecEndpoint, codecToken
 		// The browser calls the codec endpoint itself with the payloads it
 		// shows: the UI server never holds the keys.
 		Codec: uiconfig.Codec{Endpoint: codecEndpoint},
+		// Sign-in is on: the pages send the signed-in user's tokens, the
+		// API routes refuse a call without one, and an unsigned visitor goes
+		// straight to the issuer. The provider is the one signin.go serves
+		// the /auth routes for.
+		Auth: uiconfig.Auth{Enabled: true, RedirectToProvider: true, Providers: []uiconfig.AuthProvider{{
+			Label: "Encore", Type: "oidc", ProviderURL: signIn.Issuer, ClientID: signIn.ClientID,
+			Scopes: signIn.Scopes, CallbackURL: signIn.callbackURL,
+		}}},
 		// RefreshInterval 0: the config is static, no reload goroutine.
 		CORS: uiconfig.CORS{
 			// Served over plain HTTP on loopback: let the CSRF cookie through.
@@ -79,7 +103,7 @@ func startUI(ln net.Listener, frontendAddr, namespace, codecEndpoint, codecToken
 			AllowOrigins:   []string{"http://" + ln.Addr().String(), "http://localhost:" + strconv.Itoa(tcp.Port)},
 		},
 	}
-	handler, err := newUIHandler(cfg)
+	handler, err := newUIHandler(cfg, signIn)
 	if err != nil {
 		_ = ln.Close()
 		return nil, err
@@ -128,7 +152,8 @@ func codecProxy(target *url.URL, token string, uiOrigins ...string) http.Handler
 }
 
 // newUIHandler mirrors ui-server's server.NewServer.
-func newUIHandler(cfg *uiconfig.Config) (http.Handler, error) {
+// The /auth routes are signin.go's, not route.SetAuthRoutes: see there.
+func newUIHandler(cfg *uiconfig.Config, signIn SignIn) (http.Handler, error) {
 	cfgProvider, err := uiconfig.NewConfigProviderWithRefresh(staticUIConfig{cfg})
 	if err != nil {
 		return nil, fmt.Errorf("temporalserver: UI config: %w", err)
@@ -162,7 +187,7 @@ func newUIHandler(cfg *uiconfig.Config) (http.Handler, error) {
 	if err := route.SetAPIRoutes(e, cfgProvider, apiMiddleware); err != nil {
 		return nil, fmt.Errorf("temporalserver: UI API routes: %w", err)
 	}
-	route.SetAuthRoutes(e, cfgProvider)
+	newSignInRoutes(signIn).register(e)
 
 	assets, err := ui.Assets()
 	if err != nil {

@@ -6,12 +6,10 @@ import "net"
 // process did not start (a test's server, another namespace of it).
 type WebUI struct{ ui *uiServer }
 
-// StartWebUI serves the embedded Web UI on ln against the frontend at
-// frontendAddr, opening namespace by default, exactly as Start serves it
-// (codecEndpoint and codecToken as Config's CodecEndpoint and CodecToken).
+// StartWebUI serves the embedded Web UI on ln, exactly as Start serves it.
 // It closes ln if it fails; Stop shuts it down.
-func StartWebUI(ln net.Listener, frontendAddr, namespace, codecEndpoint, codecToken string) (*WebUI, error) {
-	ui, err := startUI(ln, frontendAddr, namespace, codecEndpoint, codecToken)
+func StartWebUI(ln net.Listener, cfg UIConfig) (*WebUI, error) {
+	ui, err := startUI(ln, cfg)
 	if err != nil {
 		return nil, err
 	}

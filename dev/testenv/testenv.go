@@ -45,6 +45,19 @@ import (
 const (
 	EnvDatabaseURL = "ENCORE_TEST_DATABASE_URL"
 	EnvRedisURL    = "ENCORE_TEST_REDIS_URL"
+	// EnvBinary names the encore binary that runs the test command
+	// (`encore testinfra`, built by `go run` from this checkout): tests that
+	// start encore processes run it instead of linking a 250 MB binary of
+	// their own.
+	EnvBinary = "ENCORE_TEST_BINARY"
+	// EnvTemporalAddress is the Temporal server the test command runs for
+	// every package's workflows (package temporaltest), and EnvTemporalLog
+	// its log file.
+	EnvTemporalAddress = "ENCORE_TEST_TEMPORAL_ADDRESS"
+	EnvTemporalLog     = "ENCORE_TEST_TEMPORAL_LOG"
+	// EnvTemporalAPIKey is that server's API key: it refuses every call
+	// without it (or a signed-in support user's token).
+	EnvTemporalAPIKey = "ENCORE_TEST_TEMPORAL_API_KEY"
 )
 
 // Ports of the private test servers, apart from the dev stack's.

@@ -11,6 +11,7 @@ package topology
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -66,6 +67,9 @@ type Cluster struct {
 
 	balancer *Balancer
 	closers  []func()
+	// temporalKey is the API key every process shares: the Temporal
+	// process admits the others by it.
+	temporalKey string
 }
 
 // Start brings the topology up: the servers, Encore's database migrated
@@ -79,7 +83,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	c := &Cluster{opts: opts}
+	c := &Cluster{opts: opts, temporalKey: rand.Text()}
 	defer func() {
 		if err != nil {
 			c.Close()
@@ -227,6 +231,7 @@ func (c *Cluster) env(name string) map[string]string {
 		"ENCORE_DATABASE_URL":     c.DatabaseURL,
 		"ENCORE_REDIS_URL":        c.RedisURL,
 		"ENCORE_TEMPORAL_ADDRESS": c.TemporalAddr,
+		"ENCORE_TEMPORAL_API_KEY": c.temporalKey,
 		"ENCORE_STRIPE_API_URL":   c.PSPURL,
 	}
 	if c.ReaderURL != "" {

@@ -25,6 +25,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/dev/demo"
 	"github.com/encore-tickets/encore/dev/devstack"
@@ -52,9 +53,15 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// encoreBinary builds cmd/encore once per test binary.
+// encoreBinary is the test command's own encore binary (testinfra's, built
+// from this checkout), or else cmd/encore built once per test binary.
 func encoreBinary(tb testing.TB) string {
 	tb.Helper()
+	if b := os.Getenv(testenv.EnvBinary); b != "" {
+		_, err := os.Stat(b)
+		require.NoError(tb, err, "%s names no file", testenv.EnvBinary)
+		return b
+	}
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "encore-topology-bin")
 		if err != nil {
@@ -569,7 +576,7 @@ func TestSeveralAPIsAndWorkersShareOneSaleAndSurviveKillNineOfEachProcess(t *tes
 	require.NoError(t, err)
 	var mismatches []string
 	require.Eventually(t, func() bool {
-		rec, err := acts.ReconcilePayments(ctx, time.Hour)
+		rec, err := (*activities.Reconciliation)(acts).ReconcilePayments(ctx, time.Hour)
 		require.NoError(t, err)
 		mismatches = rec.Mismatches
 		return len(rec.Mismatches) == 0 && rec.Captured >= left["PAID"]

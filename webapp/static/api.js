@@ -30,13 +30,42 @@ export function passFor(eventID) {
   return null;
 }
 
+// OfflineError says the API could not be reached (no connection, or it
+// stayed busy through the retries), in words: the browser's own text
+// ("Failed to fetch") never reaches a fan.
+export class OfflineError extends Error {
+  constructor() { super('We could not reach Encore. Check your connection and try again.'); }
+}
+
+const pause = ms => new Promise(r => setTimeout(r, ms));
+
+// readTries is how often a read is tried: a lost connection or a busy
+// answer (502-504) is tried again after 0.5, 1 and 2 s (or the server's
+// Retry-After, up to 5 s). Writes are tried once: the fan decides.
+const readTries = 4;
+
 export async function request(method, path, body, headers = {}) {
   const h = { ...headers };
   if (token()) h.Authorization = 'Bearer ' + token();
   const pass = method === 'POST' && path === '/v1/holds' && body && body.event_id && passFor(body.event_id);
   if (pass) h['X-Admission-Pass'] = pass.pass;
   if (body !== undefined) h['Content-Type'] = 'application/json';
-  const res = await fetch(path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
+  const tries = method === 'GET' ? readTries : 1;
+  let res;
+  for (let i = 0; ; i++) {
+    try {
+      res = await fetch(path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
+    } catch {
+      if (i + 1 < tries) { await pause(500 * 2 ** i); continue; }
+      throw new OfflineError();
+    }
+    if (i + 1 < tries && [502, 503, 504].includes(res.status)) {
+      const ra = Number(res.headers.get('Retry-After'));
+      await pause(ra > 0 && ra <= 5 ? ra * 1000 : 500 * 2 ** i);
+      continue;
+    }
+    break;
+  }
   if (res.status === 204) return null;
   const ct = res.headers.get('Content-Type') || '';
   const data = ct.includes('json') ? await res.json().catch(() => ({})) : null;

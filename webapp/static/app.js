@@ -1,33 +1,59 @@
 // The fan app: a hash router over a few views. Every view renders into
 // <main>; problems show in the alert banner via showProblem.
-import { get, post, request, blob, newKey, signIn, signOut, token, passFor, savePass, ProblemError } from './api.js';
+import { get, post, request, blob, newKey, signIn, signOut, token, passFor, savePass, ProblemError, OfflineError } from './api.js';
 import { Queue } from './queue.js';
 import { message } from './problems.js';
 import { signInConfig, startSignIn, finishSignIn } from './signin.js';
 import { SeatMap, money, drawSeat } from './seatmap.js';
 import { PaymentForm, paymentConfig } from './pay.js';
+import { esc, when, statusText, eventLine, orderSummary, bookingsView } from './orders.js';
 
 const main = document.getElementById('main');
 const banner = document.getElementById('problem');
 const announcer = document.getElementById('announce');
 let cleanup = [];
 
-const esc = s => String(s ?? '').replace(/[&<>"']/g, c => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
 const announce = text => { announcer.textContent = ''; setTimeout(() => { announcer.textContent = text; }, 20); };
-const when = t => new Date(t).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
 function clearProblem() { banner.hidden = true; banner.textContent = ''; }
+
+// words says an error that is not the API's problem: the app's own
+// sentences as they are, anything the browser threw (a TypeError, a
+// DOMException) as a plain sentence instead of its text.
+function words(err) {
+  if (err instanceof OfflineError) return err.message;
+  if (!(err instanceof Error) || err instanceof TypeError || err instanceof SyntaxError || err instanceof RangeError ||
+    (typeof DOMException !== 'undefined' && err instanceof DOMException)) {
+    return 'Something went wrong on this page. Please try again.';
+  }
+  return err.message;
+}
+
+// errorView replaces the page that could not be shown (never the previous
+// page left on screen under an error) with what happened and a way on.
+function errorView(err) {
+  console.error(err); // the fan reads words; a developer's console keeps the cause
+  main.dataset.error = String(err && err.stack || err).slice(0, 500);
+  main.innerHTML = `<h1>We could not show this page</h1><p id="errtext"></p>
+    <p><button id="retry">Try again</button> <a href="#/">Back to the events</a></p>`;
+  main.querySelector('#errtext').textContent = err instanceof ProblemError ? message(err.problem, err.retryAfter) : words(err);
+  main.querySelector('#retry').onclick = () => { clearProblem(); route(); };
+  showProblem(err);
+}
 
 // showProblem explains an error; extra buttons (e.g. take the alternatives)
 // go beside the message.
 export function showProblem(err, actions = []) {
-  const text = err instanceof ProblemError ? message(err.problem, err.retryAfter) : (err.message || String(err));
+  const text = err instanceof ProblemError ? message(err.problem, err.retryAfter) : words(err);
   banner.textContent = text;
   banner.dataset.type = err instanceof ProblemError ? String(err.problem.type || '') : 'error';
   const type = err instanceof ProblemError ? String(err.problem.type || '') : '';
   const eventID = (location.hash.match(/^#\/(?:event|queue)\/([^/?]+)/) || [])[1];
   if (type.endsWith('/queue-required') && eventID && !actions.length) {
     actions = [['Join the waiting room', () => { location.hash = '#/queue/' + eventID; }]];
+  }
+  if (type.endsWith('/pending-checkout') && err.problem.hold_id && !actions.length) {
+    actions = [['Go to your hold', () => { location.hash = '#/hold/' + encodeURIComponent(err.problem.hold_id); }]];
   }
   for (const [label, fn] of actions) {
     const b = document.createElement('button'); b.textContent = label; b.className = 'secondary';
@@ -76,7 +102,7 @@ async function eventsView(q = '') {
     // The fan may have left this view while the list was on its way.
     if (!events.isConnected) return;
     events.innerHTML = page.events.map(e => `<li><a href="#/event/${encodeURIComponent(e.id)}"><strong>${esc(e.title)}</strong></a>
-      <div>${esc(e.artist)}</div><div>${esc(e.venue)}, ${esc(e.city)}</div><div>${when(e.starts_at)}</div></li>`).join('') || '<li>No events found.</li>';
+      <div>${esc(e.artist)}</div><div>${esc(e.venue)}, ${esc(e.city)}</div><div class="when">${esc(when(e.starts_at, e.timezone, e.city))}</div></li>`).join('') || '<li>No events found.</li>';
   };
   const close = () => { list.hidden = true; input.setAttribute('aria-expanded', 'false'); active = -1; };
   input.addEventListener('input', () => {
@@ -118,7 +144,7 @@ async function eventView(id, sectionID) {
   const ev = await get('/v1/events/' + encodeURIComponent(id));
   const seated = ev.sections.filter(s => s.kind !== 'general');
   const section = sectionID || (seated[0] && seated[0].id);
-  main.innerHTML = `<h1>${esc(ev.title)}</h1><p>${esc(ev.artist)} · ${esc(ev.venue)}, ${esc(ev.city)} · ${when(ev.starts_at)}</p>
+  main.innerHTML = `${seated.length ? '<p><a class="skip" id="tomap" href="#map">Skip to the seat map</a></p>' : ''}<h1>${esc(ev.title)}</h1><p>${esc(ev.artist)} · ${esc(ev.venue)}, ${esc(ev.city)} · <span class="when">${esc(when(ev.starts_at, ev.timezone, ev.city))}</span></p>
     <p>${esc(ev.description)}</p>
     <h2>Sections</h2><div class="sections" role="list">${ev.sections.map(s => `<a role="listitem" href="#/event/${encodeURIComponent(id)}/${encodeURIComponent(s.id)}"
       data-section="${esc(s.id)}" ${s.id === sectionID ? 'aria-current="true"' : ''}>${esc(s.name)} — ${s.available} of ${s.capacity} left, from ${money(s.base_price)}</a>`).join('')}</div>
@@ -137,16 +163,38 @@ async function eventView(id, sectionID) {
   main.querySelector('#map').after(legend());
   const promo = () => main.querySelector('#holdform').promo.value.trim();
   const tryHold = async (body, onFail) => {
-    if (!token()) { showProblem(new Error('Please sign in to hold seats.')); return; }
+    if (!token()) {
+      // Asked where the fan is looking, and the choice kept for after
+      // signing in (the page renders again then).
+      sessionStorage.setItem('selection', JSON.stringify({ event: id, seats: body.seat_ids || [] }));
+      askToSignIn();
+      onFail(null);
+      return;
+    }
     try {
       const h = await post('/v1/holds', { event_id: id, ...body, ...(promo() ? { promo_code: promo() } : {}) }, newKey());
       clearProblem(); location.hash = '#/hold/' + h.hold_id;
     } catch (err) { onFail(err); }
   };
+  const askToSignIn = () => {
+    let p = main.querySelector('#holdprompt');
+    if (!p) {
+      p = document.createElement('p'); p.id = 'holdprompt'; p.className = 'prompt'; p.setAttribute('role', 'status');
+      p.innerHTML = 'Sign in to hold these seats: your choice is kept. <button type="button" class="secondary">Sign in</button>';
+      p.querySelector('button').onclick = () => {
+        const b = document.getElementById('oidc-signin');
+        if (b) { b.click(); return; }
+        const input = document.querySelector('#signin input[name=user]');
+        if (input) { input.scrollIntoView({ block: 'center' }); input.focus(); }
+      };
+      main.querySelector('#holdform').after(p);
+    }
+    p.scrollIntoView({ block: 'nearest' });
+  };
   main.querySelector('#best').onsubmit = e => {
     e.preventDefault();
     const f = e.target, general = (ev.sections.find(s => s.id === f.section.value) || {}).kind === 'general';
-    tryHold({ section_id: f.section.value, quantity: +f.qty.value, ...(general ? {} : { adjacent: f.adjacent.checked }) }, err => showProblem(err));
+    tryHold({ section_id: f.section.value, quantity: +f.qty.value, ...(general ? {} : { adjacent: f.adjacent.checked }) }, err => err && showProblem(err));
   };
   if (!seated.length) return;
   const sel = main.querySelector('#selection'), holdBtn = main.querySelector('#hold');
@@ -156,9 +204,12 @@ async function eventView(id, sectionID) {
     onChange: seats => {
       sel.innerHTML = seats.map(s => `<li data-seat="${esc(s.id)}">Row ${esc(s.row)}, seat ${s.number} — ${money(s.price)}</li>`).join('');
       holdBtn.disabled = !seats.length;
+      // Signed out, the choice outlives the page's render after sign-in.
+      if (!token()) sessionStorage.setItem('selection', JSON.stringify({ event: id, seats: seats.map(x => x.id) }));
     },
   });
   cleanup.push(() => map.close());
+  main.querySelector('#tomap').addEventListener('click', e => { e.preventDefault(); main.querySelector('#map canvas').focus(); });
   main.querySelector('#zin').onclick = () => map.zoom(1.25);
   main.querySelector('#zout').onclick = () => map.zoom(0.8);
   main.querySelector('#zfit').onclick = () => map.fit();
@@ -186,10 +237,19 @@ async function eventView(id, sectionID) {
   });
   if (sectionID && seated.some(s => s.id === sectionID)) map.showSection(sectionID, false);
   await map.load();
+  // Seats chosen before signing in are chosen again (those still free).
+  const kept = JSON.parse(sessionStorage.getItem('selection') || 'null');
+  if (kept && kept.event === id && token()) {
+    sessionStorage.removeItem('selection');
+    const again = kept.seats.filter(sid => map.stateById(sid) === 'available');
+    for (const sid of again) map.selected.add(sid);
+    if (again.length) { map.changed(); map.requestDraw(); announce(`Your ${again.length} chosen seat${again.length > 1 ? 's are' : ' is'} still selected.`); }
+  }
   const hold = async seatIDs => {
     holdBtn.disabled = true;
     await tryHold({ seat_ids: seatIDs }, err => {
       holdBtn.disabled = false;
+      if (!err) return;
       const alts = err.problem && err.problem.alternatives || [];
       showProblem(err, alts.length ? [['Take the alternative seats', () => hold(alts)]] : []);
       map.refresh();
@@ -211,9 +271,13 @@ const TEST_METHODS = [
 async function holdView(id) {
   const h = await get('/v1/holds/' + encodeURIComponent(id));
   if (h.status && h.status !== 'PENDING_PAYMENT') { location.replace('#/booking/' + encodeURIComponent(id)); return; }
+  // The booking's view names the event and labels the seats (the hold's
+  // own answer carries IDs only); without it the IDs stand in.
+  const b = await get('/v1/bookings/' + encodeURIComponent(id)).catch(() => null);
+  const summary = b ? orderSummary(b, h.promo_code)
+    : `<p>Seats: ${esc((h.seat_ids || []).join(', '))}</p><p>Total: <strong>${money(h.total)}</strong></p>`;
   main.innerHTML = `<h1>Your hold</h1>
-    <p>Seats: ${h.items ? h.items.map(i => esc(i.seat_id || i.id || '')).join(', ') : esc((h.seat_ids || []).join(', '))}</p>
-    <p>Total: <strong>${money(h.total)}</strong></p>
+    ${summary}
     <p>Time left to pay: <span class="countdown" id="countdown" role="timer" aria-live="off"></span></p>
     <form id="pay" class="pay" aria-label="Payment">
       <div id="payment-element" class="payment-element" aria-busy="true"><p class="note">Loading the payment form…</p></div>
@@ -341,19 +405,22 @@ async function bookingView(id) {
   // Back from the provider's page: its verdict is in the query string.
   const back = new URLSearchParams(location.search).get('redirect_status');
   if (location.search) history.replaceState(null, '', location.pathname + location.hash);
-  main.innerHTML = `<h1>Your booking</h1><p>Status: <span class="status" id="bstatus" aria-live="polite">…</span></p>
+  main.innerHTML = `<h1>Your booking</h1><div id="bsummary"></div><p>Status: <span class="status" id="bstatus" aria-live="polite">…</span></p>
     <p id="bnote" class="note"></p><ul class="tickets" id="tickets"></ul>`;
   const st = main.querySelector('#bstatus'), note = main.querySelector('#bnote');
+  const show = s => { st.dataset.status = s; st.textContent = statusText(s); };
+  let summarised = false;
   let stop = false; cleanup.push(() => { stop = true; });
   let offered = false;
   for (let i = 0; !stop; i++) {
     const b = await get('/v1/bookings/' + encodeURIComponent(id));
     if (stop) return;
-    st.textContent = b.status;
+    if (!summarised) { main.querySelector('#bsummary').innerHTML = orderSummary(b, b.promo_code); summarised = true; }
+    show(b.status);
     note.textContent = EXPLAIN[b.status] || '';
     const pay = b.payment || {};
     const verify = sessionStorage.getItem('verify:' + id);
-    if (verify && pay.status === 'REQUIRES_ACTION' && !main.querySelector('#verify')) {
+    if (verify && !offered && pay.status === 'REQUIRES_ACTION' && !main.querySelector('#verify')) {
       const p = document.createElement('p');
       p.innerHTML = 'Your bank needs to confirm this payment: <a id="verify">Confirm the payment</a>.';
       p.querySelector('a').href = verify; note.after(p);
@@ -361,6 +428,14 @@ async function bookingView(id) {
     // Declined, or the bank's check failed: the seats stay held until the
     // hold expires, so another card may still pay for them.
     const failed = b.status === 'PENDING_PAYMENT' && (pay.status === 'FAILED' || (back === 'failed' && i > 2));
+    if (failed) {
+      // One message, not three: the bank's check is over, so neither
+      // "confirm the payment" nor "waiting" applies any more.
+      note.textContent = '';
+      st.textContent = 'Payment not completed';
+      sessionStorage.removeItem('verify:' + id);
+      const v = main.querySelector('#verify'); if (v) v.parentElement.remove();
+    }
     if (failed && !offered) {
       offered = true;
       showProblem(new Error('The payment did not go through. Your seats are still held: you can pay with another card.'),
@@ -369,13 +444,16 @@ async function bookingView(id) {
     // PAID is set when the seats are sold; the tickets are issued a moment
     // later (after the capture), so the page waits for one per seat.
     const issuing = b.status === 'PAID' && b.tickets.length < (b.seat_ids || []).length;
-    if (issuing) st.textContent = 'PAID (issuing your tickets…)';
+    if (issuing) st.textContent = 'Paid (issuing your tickets…)';
     if (FINAL.includes(b.status) && !issuing) {
-      st.textContent = b.status;
+      show(b.status);
       note.textContent = '';
       sessionStorage.removeItem('verify:' + id);
       const v = main.querySelector('#verify'); if (v) v.parentElement.remove();
-      if (b.status === 'PAID') { clearProblem(); showTickets(main.querySelector('#tickets'), b.tickets.map(t => ({ ...t, event_id: b.event_id }))); announce('Payment complete. Your tickets are ready.'); }
+      if (b.status === 'PAID') {
+        clearProblem(); showTickets(main.querySelector('#tickets'), b.tickets.map(t => ({ ...t, event_id: b.event_id })));
+        showCancellation(b); announce('Payment complete. Your tickets are ready.');
+      }
       if (b.status === 'FAILED') showProblem(new Error('The payment failed. Your seats were released.'));
       if (b.status === 'EXPIRED') showProblem(new ProblemError({ type: '/problems/hold-expired' }, 410));
       return;
@@ -384,14 +462,39 @@ async function bookingView(id) {
   }
 }
 
+// showCancellation states a paid booking's cancellation terms (until when,
+// how much comes back) before the fan confirms, and after the cancel shows
+// the booking as it then stands.
+function showCancellation(b) {
+  const c = b.cancellation; if (!c) return;
+  const box = document.createElement('section'); box.className = 'cancel'; box.setAttribute('aria-label', 'Cancellation');
+  const until = esc(when(c.deadline, b.event && b.event.timezone, b.event && b.event.venue && b.event.venue.city));
+  if (!c.allowed) {
+    box.innerHTML = `<h2>Cancellation</h2><p id="terms">Cancellation closed on ${until}.</p>`;
+    main.append(box); return;
+  }
+  box.innerHTML = `<h2>Cancellation</h2><p id="terms">You can cancel until ${until}. We refund <strong>${money(c.refund)}</strong> to your card.</p>
+    <button class="secondary" id="cancelbtn">Cancel this booking</button>`;
+  main.append(box);
+  const btn = box.querySelector('#cancelbtn');
+  btn.onclick = async () => {
+    if (btn.dataset.sure !== 'yes') { btn.dataset.sure = 'yes'; btn.textContent = `Yes, cancel and refund ${money(c.refund)}`; return; }
+    btn.disabled = true;
+    try {
+      await post(`/v1/bookings/${encodeURIComponent(b.booking_id)}/cancel`, {}, newKey());
+      announce('Booking cancelled'); route();
+    } catch (err) { btn.disabled = false; showProblem(err); }
+  };
+}
+
 // showTickets lists tickets with their rotating QR codes, each refetched
 // when its code expires. A fetch that fails (no signal at the door) keeps
 // the last code on screen, says so under it, and tries again with backoff
 // (at once when the browser is back online); an expired code is greyed, so
 // the fan knows it will not scan until it refreshes.
 function showTickets(ul, tickets) {
-  ul.innerHTML = tickets.map(t => `<li><h3>Seat ${esc(t.seat_id || 'general admission')}</h3>
-    <img data-ticket="${esc(t.id)}" alt="Entry QR code for seat ${esc(t.seat_id || '')}">
+  ul.innerHTML = tickets.map(t => `<li>${t.event ? eventLine(t.event) : ''}<h3>${esc(t.label || 'Seat ' + (t.seat_id || 'general admission'))}</h3>
+    <img data-ticket="${esc(t.id)}" data-seat="${esc(t.seat_id || '')}" alt="Entry QR code for ${esc(t.label || t.seat_id || 'general admission')}">
     <p class="qrstate" role="status" data-state="loading"></p></li>`).join('');
   for (const img of ul.querySelectorAll('img')) {
     const state = img.nextElementSibling;
@@ -443,15 +546,9 @@ async function ticketsView() {
   showTickets(ul, valid);
   const bookings = [...new Set(valid.map(t => t.booking_id))];
   const box = document.createElement('div');
-  box.innerHTML = '<h2>Cancel a booking</h2>' + bookings.map(b => `<p>Booking ${esc(b.slice(0, 8))}: <button class="secondary" data-cancel="${esc(b)}">Cancel this booking</button></p>`).join('');
+  box.innerHTML = '<h2>Your bookings</h2><p>To cancel, open the booking: it shows until when you can and what is refunded.</p>' +
+    bookings.map(b => `<p><a data-booking="${esc(b)}" href="#/booking/${encodeURIComponent(b)}">Booking ${esc(b.slice(0, 8))}</a></p>`).join('');
   main.append(box);
-  box.addEventListener('click', async e => {
-    const b = e.target.closest('button[data-cancel]'); if (!b) return;
-    if (b.dataset.sure !== 'yes') { b.dataset.sure = 'yes'; b.textContent = 'Press again to confirm the cancellation'; return; }
-    b.disabled = true;
-    try { await post(`/v1/bookings/${encodeURIComponent(b.dataset.cancel)}/cancel`, {}, newKey()); announce('Booking cancelled'); route(); }
-    catch (err) { b.disabled = false; showProblem(err); }
-  });
 }
 
 // queueView is the waiting room of a metered event: the live place in
@@ -562,8 +659,33 @@ async function needsQueue(id) {
   return !!ev.metered;
 }
 
+// pendingHold shows, in the header, the fan's hold still waiting for
+// payment with its time left, so it is one press away from any page.
+let pendingTimer;
+async function pendingHold() {
+  const link = document.getElementById('pendinghold');
+  clearInterval(pendingTimer); link.hidden = true;
+  if (!token()) return;
+  const out = await get('/v1/me/bookings?limit=10').catch(() => null);
+  const h = out && out.bookings.find(b => b.status === 'PENDING_PAYMENT' && b.expires_at && new Date(b.expires_at) > Date.now());
+  if (!h || location.hash === '#/hold/' + h.booking_id) return;
+  link.href = '#/hold/' + encodeURIComponent(h.booking_id);
+  const tick = () => {
+    const s = Math.max(0, Math.round((new Date(h.expires_at).getTime() - Date.now()) / 1000));
+    link.textContent = `Your hold: ${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')} left`;
+    if (s === 0) { clearInterval(pendingTimer); link.hidden = true; }
+  };
+  tick(); link.hidden = false; pendingTimer = setInterval(tick, 1000);
+}
+
+// routeGen counts renders: a view that fails after the fan has moved on
+// (its page already replaced) must not replace the new page with its error.
+let routeGen = 0;
+
 async function route() {
+  const gen = ++routeGen;
   for (const f of cleanup.splice(0)) f();
+  pendingHold();
   const parts = location.hash.replace(/^#\/?/, '').replace(/\?.*$/, '').split('/').map(decodeURIComponent);
   try {
     switch (parts[0]) {
@@ -574,12 +696,17 @@ async function route() {
       case 'hold': await holdView(parts[1]); break;
       case 'booking': await bookingView(parts[1]); break;
       case 'tickets': await ticketsView(); break;
+      case 'bookings':
+        if (!token()) { main.innerHTML = '<h1>My bookings</h1><p>Sign in to see your bookings.</p>'; break; }
+        await bookingsView(main, get); break;
       default: await eventsView();
     }
-  } catch (err) { showProblem(err); }
+  } catch (err) { if (gen === routeGen) errorView(err); }
 }
 
 window.addEventListener('hashchange', () => { clearProblem(); route(); });
+// The skip link moves the focus, not the address (the router owns the hash).
+document.getElementById('skip').addEventListener('click', e => { e.preventDefault(); main.focus(); });
 // A return from the issuer (?code= or ?error=) is finished before the first
 // view, so it renders signed in.
 finishSignIn().catch(showProblem).finally(() => { renderWho(); route(); });

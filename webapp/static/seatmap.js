@@ -445,7 +445,7 @@ export class SeatMap {
     buf.fill(0);
     this.sprites = this.sprites || new Map();
     const sel = this.selected.size ? this.selected : null;
-    const labels = [];
+    const labels = [], rowLabels = [];
     const k = v.k * dpr, ox = v.x * dpr, oy = v.y * dpr;
     for (const s of this.sections) {
       if (!s.count) continue;
@@ -463,6 +463,15 @@ export class SeatMap {
         }
       }
       if (r < LOD_RADIUS && s.name && bx1 - bx0 > 56) labels.push([s.name, (bx0 + bx1) / 2, (by0 + by1) / 2]);
+      if (r >= LOD_RADIUS) {
+        // Zoomed in: each row's label beside its first seat, as on the
+        // venue's signs.
+        for (let i = s.start, end = s.start + s.count; i < end; i++) {
+          if (i > s.start && this.seats[i].row === this.seats[i - 1].row) continue;
+          const x = xs[i] * v.k + v.x - r * 2.4, y = ys[i] * v.k + v.y;
+          if (x > -20 && x < w + 20 && y > -10 && y < h + 10) rowLabels.push([this.seats[i].row, x, y]);
+        }
+      }
     }
     ctx.putImageData(this.image, 0, 0);
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
@@ -473,10 +482,16 @@ export class SeatMap {
       ctx.lineJoin = 'round'; ctx.lineWidth = 3; ctx.strokeStyle = 'rgba(255,255,255,.9)'; ctx.fillStyle = '#1b1b1f';
       for (const [text, x, y] of labels) { ctx.strokeText(text, x, y); ctx.fillText(text, x, y); }
     }
+    if (rowLabels.length) {
+      ctx.font = '600 11px system-ui, sans-serif';
+      ctx.textAlign = 'right'; ctx.textBaseline = 'middle'; ctx.fillStyle = '#1b1b1f';
+      for (const [text, x, y] of rowLabels) ctx.fillText(text, x, y);
+    }
+    c.dataset.rowLabels = String(rowLabels.length);
     if (this.focus >= 0 && document.activeElement === c) {
       const s = this.sections[this.sec[this.focus]];
       const r = Math.max(s.radius * v.k + 3, 7);
-      ctx.strokeStyle = '#f2b100'; ctx.lineWidth = 3;
+      ctx.strokeStyle = '#163f7a'; ctx.lineWidth = 3; // the page's focus ring
       ctx.beginPath(); ctx.arc(xs[this.focus] * v.k + v.x, ys[this.focus] * v.k + v.y, r, 0, TAU); ctx.stroke();
     }
     const end = performance.now();

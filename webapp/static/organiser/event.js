@@ -3,7 +3,7 @@
 // following the refunds.
 import { get, post, request } from '/app/api.js';
 import { SeatMap, drawSeat } from '/app/seatmap.js';
-import { main, esc, announce, clearProblem, showProblem, fieldErrors, money, minor, digits, when, isoOf, download, badge } from './ui.js';
+import { main, esc, announce, clearProblem, showProblem, fieldErrors, money, minor, digits, whenIn, isoOf, download, badge } from './ui.js';
 
 const TABS = [['', 'Overview'], ['seats', 'Seats'], ['promotions', 'Promotions'], ['sales', 'Sales'], ['cancel', 'Cancel']];
 
@@ -32,8 +32,8 @@ function overviewPage(page, ev) {
   page.innerHTML = `<dl class="facts">
       ${row('Status', badge(ev.status))}
       ${row('Artist', esc(ev.artist) || '—')}${row('Genre', esc(ev.genre) || '—')}
-      ${row('Starts', when(ev.starts_at))}${row('On sale from', when(ev.onsale_at))}${row('Off sale at', when(ev.offsale_at))}
-      ${row('Cancellation deadline', when(ev.cancellation_deadline))}
+      ${row('Starts', whenIn(ev.starts_at, ev.timezone))}${row('On sale from', whenIn(ev.onsale_at, ev.timezone))}${row('Off sale at', whenIn(ev.offsale_at, ev.timezone))}
+      ${row('Cancellation deadline', whenIn(ev.cancellation_deadline, ev.timezone))}
       ${row('Tickets per customer', ev.per_customer_limit)}${row('Hold time', ev.hold_ttl_seconds + ' seconds')}
       ${row('Waiting room', ev.metered ? 'Yes' : 'No')}
       ${row('Capacity', `${ev.seats} numbered seats${ev.general_capacity ? `, ${ev.general_capacity} standing` : ''} in ${ev.sections} sections`)}
@@ -197,8 +197,8 @@ async function promotionsPage(page, ev) {
       <div class="grid">
         <label>Uses in all <input name="max_uses" type="number" min="1" max="1000000" value="100" required></label>
         <label>Uses per account <input name="per_user" type="number" min="1" max="100" value="1" required></label>
-        <label>Starts (optional) <input name="starts_at" type="datetime-local"></label>
-        <label>Ends (optional) <input name="ends_at" type="datetime-local"></label>
+        <label>Starts (optional, ${esc(ev.timezone)} time) <input name="starts_at" type="datetime-local"></label>
+        <label>Ends (optional, ${esc(ev.timezone)} time) <input name="ends_at" type="datetime-local"></label>
       </div>
       <div id="promo-errors" class="errors" tabindex="-1" hidden></div>
       <button id="addpromo">Create the code</button>
@@ -210,7 +210,7 @@ async function promotionsPage(page, ev) {
       const [state, text] = promotionState(p);
       return `<tr data-code="${esc(p.code)}"><th scope="row"><code>${esc(p.code)}</code></th><td>${esc(discountText(p, cur))}</td>
         <td>${p.used} of ${p.max_uses}</td><td>${p.per_user}</td>
-        <td>${p.starts_at || p.ends_at ? `${when(p.starts_at)} – ${when(p.ends_at)}` : 'Always'}</td>
+        <td>${p.starts_at || p.ends_at ? `${whenIn(p.starts_at, ev.timezone)} – ${whenIn(p.ends_at, ev.timezone)}` : 'Always'}</td>
         <td><span class="badge badge-${state}" data-state="${state}">${text}</span></td>
         <td>${p.disabled_at ? '' : `<button class="secondary" data-disable="${esc(p.code)}">Disable</button>`}</td></tr>`;
     }).join('') || '<tr><td colspan="7">No codes yet.</td></tr>';
@@ -229,7 +229,7 @@ async function promotionsPage(page, ev) {
     e.preventDefault();
     const btn = page.querySelector('#addpromo'); btn.disabled = true;
     const req = { code: f.code.value.trim(), max_uses: +f.max_uses.value, per_user: +f.per_user.value,
-      starts_at: isoOf(f.starts_at.value), ends_at: isoOf(f.ends_at.value) };
+      starts_at: isoOf(f.starts_at.value, ev.timezone), ends_at: isoOf(f.ends_at.value, ev.timezone) };
     if (f.kind.value === 'percent') req.percent_off = Number(f.value.value);
     else req.amount_off = { amount: minor(f.value.value, cur), currency: cur };
     try {
@@ -318,6 +318,8 @@ async function cancelPage(page, ev, ctx) {
       const out = await post('/v1/admin/events/' + encodeURIComponent(ev.event_id) + '/cancel', { reason: f.reason.value.trim() });
       sessionStorage.setItem(key, out.job_id);
       clearProblem(); confirm.hidden = true; f.hidden = true;
+      // The header says what the event is now, not what it was.
+      const head = main.querySelector('h1 .badge'); if (head) head.outerHTML = badge('CANCELLED');
       announce('The event is cancelled; refunding its paid bookings');
       await follow(page.querySelector('#job'), out.job_id, ctx);
     } catch (err) { e.target.disabled = false; showProblem(err); }

@@ -3,7 +3,7 @@
 // event.js). It talks to /v1/admin with the token of the demo sign-in,
 // through the fan app's api.js.
 import { get, request, newKey, signOut, token } from '/app/api.js';
-import { main, esc, announce, explain, clearProblem, showProblem, fieldErrors, money, minor, digits, when, localInput, isoOf, send, badge } from './ui.js';
+import { main, esc, announce, explain, clearProblem, showProblem, fieldErrors, money, minor, digits, whenIn, localInput, isoOf, send, badge } from './ui.js';
 import { eventView } from './event.js';
 
 let cleanup = [];
@@ -66,7 +66,7 @@ async function eventsView() {
     const page = await get('/v1/admin/events?limit=50' + (cursor ? '&cursor=' + encodeURIComponent(cursor) : ''));
     body.insertAdjacentHTML('beforeend', page.events.map(e => `<tr data-event="${esc(e.event_id)}">
       <th scope="row"><a href="#/event/${encodeURIComponent(e.event_id)}">${esc(e.title)}</a>${e.artist ? `<div class="muted">${esc(e.artist)}</div>` : ''}</th>
-      <td>${badge(e.status)}</td><td>${when(e.starts_at)}</td><td>${when(e.onsale_at)}</td>
+      <td>${badge(e.status)}</td><td>${whenIn(e.starts_at, e.timezone)}</td><td>${whenIn(e.onsale_at, e.timezone)}</td>
       <td>${e.seats}${e.general_capacity ? ` + ${e.general_capacity} standing` : ''}</td></tr>`).join(''));
     if (!body.children.length) body.innerHTML = '<tr><td colspan="5">No events yet. Upload a venue layout, then create an event on it.</td></tr>';
     cursor = page.next_cursor || '';
@@ -86,7 +86,8 @@ async function venuesView() {
       <label>Layout file (JSON or CSV) <input type="file" name="file" accept=".json,.csv,application/json,text/csv" required></label>
       <label>Venue name <input name="name" autocomplete="off"></label>
       <label>City <input name="city" autocomplete="off"></label>
-      <label>Time zone <input name="timezone" autocomplete="off" value="${esc(Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC')}"></label>
+      <label>Time zone of the venue (IANA, such as Europe/Amsterdam; needed unless the file says it) <input name="timezone" autocomplete="off" list="zones"></label>
+      <datalist id="zones">${(Intl.supportedValuesOf ? Intl.supportedValuesOf('timeZone') : []).map(z => `<option value="${esc(z)}">`).join('')}</datalist>
       <div id="upload-errors" class="errors" tabindex="-1" hidden></div>
       <button id="uploadbtn">Upload the layout</button>
     </form>
@@ -140,7 +141,10 @@ async function newEventView(venueID) {
     main.innerHTML = '<h1>Create an event</h1><p>An event is sold on one of your venues. <a href="#/venues">Upload a venue layout</a> first.</p>';
     return;
   }
-  const start = new Date(Date.now() + 30 * 864e5); start.setHours(20, 0, 0, 0);
+  const zoneOf = id => (venues.find(x => x.venue_id === id) || venues[0]).timezone || 'UTC';
+  const first = zoneOf(venueID || venues[0].venue_id);
+  // A month away at 20:00 on the venue's clocks.
+  const start = isoOf(localInput(Date.now() + 30 * 864e5, first).slice(0, 10) + 'T20:00', first);
   main.innerHTML = `<h1>Create an event</h1>
     <p>The event starts as a draft: fans see it once you publish it.</p>
     <form id="newevent" class="stack">
@@ -149,9 +153,10 @@ async function newEventView(venueID) {
       <label>Artist <input name="artist" maxlength="200"></label>
       <label>Genre <input name="genre" maxlength="200"></label>
       <label>Description <textarea name="description" rows="3" maxlength="5000"></textarea></label>
+      <p class="note" id="zone">Times are on the venue's clocks: <strong>${esc(first)}</strong>.</p>
       <div class="grid">
-        <label>Starts <input type="datetime-local" name="starts_at" required value="${localInput(start)}"></label>
-        <label>On sale from <input type="datetime-local" name="onsale_at" required value="${localInput(Date.now() - 60000)}"></label>
+        <label>Starts <input type="datetime-local" name="starts_at" required value="${localInput(start, first)}"></label>
+        <label>On sale from <input type="datetime-local" name="onsale_at" required value="${localInput(Date.now() - 60000, first)}"></label>
         <label>Off sale at (optional; the start if empty) <input type="datetime-local" name="offsale_at"></label>
         <label>Cancellation deadline (optional; 48 hours before the start if empty) <input type="datetime-local" name="cancellation_deadline"></label>
       </div>
@@ -172,7 +177,8 @@ async function newEventView(venueID) {
     prices.innerHTML = '<legend>Price per category</legend>' + v.categories.map(c => `<label>${esc(c)} (${esc(cur)})
       <input type="number" name="prices.${esc(c)}" data-category="${esc(c)}" min="0" step="${step}" required inputmode="decimal"></label>`).join('');
   };
-  f.venue_id.onchange = renderPrices;
+  const zone = () => zoneOf(f.venue_id.value);
+  f.venue_id.onchange = () => { renderPrices(); main.querySelector('#zone strong').textContent = zone(); };
   f.currency.onchange = renderPrices;
   renderPrices();
   f.onsubmit = async e => {
@@ -181,8 +187,8 @@ async function newEventView(venueID) {
     const cur = f.currency.value.trim().toUpperCase();
     const body = {
       venue_id: f.venue_id.value, title: f.title.value.trim(), artist: f.artist.value.trim(), genre: f.genre.value.trim(),
-      description: f.description.value.trim(), starts_at: isoOf(f.starts_at.value), onsale_at: isoOf(f.onsale_at.value),
-      offsale_at: isoOf(f.offsale_at.value), cancellation_deadline: isoOf(f.cancellation_deadline.value), currency: cur,
+      description: f.description.value.trim(), starts_at: isoOf(f.starts_at.value, zone()), onsale_at: isoOf(f.onsale_at.value, zone()),
+      offsale_at: isoOf(f.offsale_at.value, zone()), cancellation_deadline: isoOf(f.cancellation_deadline.value, zone()), currency: cur,
       metered: f.metered.checked, per_customer_limit: +f.per_customer_limit.value, hold_ttl_seconds: +f.hold_ttl_seconds.value,
       prices: Object.fromEntries([...prices.querySelectorAll('input[data-category]')].map(i => [i.dataset.category, { amount: minor(i.value, cur), currency: cur }])),
     };
@@ -221,4 +227,6 @@ async function route() {
 }
 
 window.addEventListener('hashchange', () => { clearProblem(); route().then(() => main.focus({ preventScroll: true })); });
+// The skip link moves the focus, not the address (the router owns the hash).
+document.getElementById('skip').addEventListener('click', e => { e.preventDefault(); main.focus(); });
 route();

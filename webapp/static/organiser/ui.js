@@ -74,15 +74,38 @@ export function money(amount, currency) {
 // minor turns a major-unit amount typed by a person into minor units.
 export const minor = (text, currency) => Math.round(Number(text) * 10 ** digits(currency));
 
-export const when = t => t ? new Date(t).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : '—';
 
-// localInput is a time as a datetime-local input's value (the browser's
-// zone); isoOf reads one back as RFC 3339.
-export function localInput(t) {
-  const d = new Date(t), pad = n => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+// An event's times are typed and shown on its venue's clocks (its IANA
+// zone), whatever the organiser's browser is set to: 20:00 in Amsterdam is
+// typed 20:00 from New York too.
+
+// zoneOffset is zone's offset from UTC at the instant ms, in ms.
+function zoneOffset(ms, zone) {
+  const p = Object.fromEntries(new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric',
+    month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' })
+    .formatToParts(new Date(ms)).map(x => [x.type, x.value]));
+  return Date.UTC(+p.year, +p.month - 1, +p.day, +p.hour, +p.minute, +p.second) - Math.floor(ms / 1000) * 1000;
 }
-export const isoOf = v => v ? new Date(v).toISOString() : undefined;
+
+// localInput is a time as a datetime-local input's value on zone's clocks.
+export function localInput(t, zone = 'UTC') {
+  const ms = new Date(t).getTime();
+  return new Date(ms + zoneOffset(ms, zone)).toISOString().slice(0, 16);
+}
+
+// isoOf reads a datetime-local value typed on zone's clocks back as an
+// RFC 3339 instant (the offset at that very instant: right across a
+// daylight-saving change).
+export function isoOf(v, zone = 'UTC') {
+  if (!v) return undefined;
+  const [y, mo, d, h, mi] = v.split(/[-T:]/).map(Number);
+  const wall = Date.UTC(y, mo - 1, d, h, mi);
+  return new Date(wall - zoneOffset(wall - zoneOffset(wall, zone), zone)).toISOString();
+}
+
+// whenIn is a time on zone's clocks, the zone named.
+export const whenIn = (t, zone) => t ? new Intl.DateTimeFormat(undefined, { timeZone: zone || 'UTC', dateStyle: 'medium',
+  timeStyle: 'short' }).format(new Date(t)) + ` (${zone || 'UTC'})` : '—';
 
 // send is a request whose body is text of the given type (a CSV layout).
 export async function send(method, path, text, type) {

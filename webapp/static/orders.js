@@ -1,0 +1,92 @@
+// What a fan has bought, as people read it: event times in the venue's own
+// time zone (where the fan will be), seats by their labels, each booking's
+// state in words, and the list of the fan's bookings.
+import { money } from './seatmap.js';
+
+export const esc = s => String(s ?? '').replace(/[&<>"']/g, c => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+
+const viewerZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone;
+
+// clock is an instant's date and time on the wall clocks of zone.
+const clock = (d, zone) => new Intl.DateTimeFormat('en-GB', { timeZone: zone, dateStyle: 'short', timeStyle: 'short' }).format(d);
+
+// when writes an instant in the venue's zone, labelled with the zone and
+// the city ("Fri 12 Mar 2027, 21:00 CET, Amsterdam time"), and the viewer's
+// own time beside it when their clocks read otherwise: a show at 21:00 in
+// Amsterdam is not "3:00 PM" to a fan reading in New York.
+export function when(iso, zone, city) {
+  const d = new Date(iso);
+  zone = zone || 'UTC';
+  let venue;
+  try {
+    venue = new Intl.DateTimeFormat(undefined, { timeZone: zone, weekday: 'short', day: 'numeric', month: 'short',
+      year: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' }).format(d);
+  } catch { // a zone this browser does not know: UTC, said so
+    zone = 'UTC';
+    venue = new Intl.DateTimeFormat(undefined, { timeZone: 'UTC', dateStyle: 'medium', timeStyle: 'short' }).format(d) + ' UTC';
+  }
+  let out = venue + (city ? `, ${city} time` : '');
+  if (clock(d, zone) !== clock(d, viewerZone())) {
+    out += ` (${new Intl.DateTimeFormat(undefined, { weekday: 'short', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' }).format(d)} your time)`;
+  }
+  return out;
+}
+
+// STATUS says each booking status in words, with what it means for the fan.
+export const STATUS = {
+  PENDING_PAYMENT: 'Waiting for your payment',
+  AUTHORISED: 'Payment authorised, confirming your seats',
+  PAID: 'Paid',
+  CANCELLED: 'Cancelled',
+  REFUNDED: 'Cancelled and refunded',
+  EXPIRED: 'Expired: the hold ran out before payment',
+  FAILED: 'Payment failed: nothing was charged',
+  DISPUTED: 'Paid, the payment is disputed with your bank',
+  CHARGED_BACK: 'Charged back by your bank: the tickets are void',
+};
+export const statusText = s => STATUS[s] || s;
+
+// eventLine is the booked event's title, time and venue.
+export function eventLine(ev) {
+  if (!ev) return '';
+  return `<p class="event"><strong>${esc(ev.title)}</strong><br><span class="when">${esc(when(ev.starts_at, ev.timezone, ev.venue && ev.venue.city))}</span><br>
+    ${esc(ev.venue ? `${ev.venue.name}, ${ev.venue.city}` : '')}</p>`;
+}
+
+// orderSummary lists a booking's lines by their labels with their prices,
+// each promotion's discount on its own line, and the total.
+export function orderSummary(b, promo) {
+  const lines = (b.items || []).map(it => {
+    const qty = it.quantity > 1 ? `${it.quantity} × ` : '';
+    const line = `<li data-label="${esc(it.label)}"><span>${qty}${esc(it.label || it.seat_id || it.section_id)}</span>
+      <span>${money({ amount: it.price.amount * it.quantity, currency: it.price.currency })}</span></li>`;
+    const off = it.discount > 0 ? `<li class="discount"><span>Discount${promo ? ' ' + esc(promo) : ''}</span>
+      <span>−${money({ amount: it.discount * it.quantity, currency: it.price.currency })}</span></li>` : '';
+    return line + off;
+  }).join('');
+  return `<section class="summary" aria-label="Order summary">${eventLine(b.event)}
+    <ul class="lines">${lines}</ul><p class="total">Total <strong>${money(b.total)}</strong></p></section>`;
+}
+
+// bookingsView is "My bookings": upcoming events first (soonest first),
+// then past ones, each booking with its state and a link to it (a hold
+// still waiting for payment links back to its payment page).
+export async function bookingsView(main, get) {
+  main.innerHTML = '<h1>My bookings</h1><div id="bookings" aria-live="polite"><p>Loading…</p></div>';
+  const box = main.querySelector('#bookings');
+  const out = await get('/v1/me/bookings?limit=100');
+  const now = Date.now();
+  const at = b => (b.event ? new Date(b.event.starts_at).getTime() : 0);
+  const upcoming = out.bookings.filter(b => at(b) >= now).sort((x, y) => at(x) - at(y));
+  const past = out.bookings.filter(b => at(b) < now).sort((x, y) => at(y) - at(x));
+  const item = b => {
+    const pending = b.status === 'PENDING_PAYMENT';
+    const href = (pending ? '#/hold/' : '#/booking/') + encodeURIComponent(b.booking_id);
+    const what = (b.items || []).map(i => (i.quantity > 1 ? i.quantity + ' × ' : '') + i.label).join('; ');
+    return `<li data-booking="${esc(b.booking_id)}" data-status="${esc(b.status)}">${eventLine(b.event)}
+      <p>${esc(what)}</p><p><span class="status">${esc(statusText(b.status))}</span> · ${money(b.total)}</p>
+      <p><a href="${href}">${pending ? 'Finish paying' : 'See the booking and tickets'}</a></p></li>`;
+  };
+  const list = (title, bs) => bs.length ? `<h2>${title}</h2><ul class="bookings">${bs.map(item).join('')}</ul>` : '';
+  box.innerHTML = (list('Upcoming', upcoming) + list('Past', past)) || '<p>No bookings yet.</p>';
+}
