@@ -5,7 +5,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	qrcode "github.com/skip2/go-qrcode"
+
+	"github.com/encore-tickets/encore/notify"
 )
 
 // qrPixels is the side of the PNG: large enough for a phone screen at
@@ -30,7 +31,7 @@ func (h *bookingHandlers) ticketQR(c *gin.Context) {
 	c.Header("Cache-Control", "no-store")
 	c.Header("X-Expires-At", expires.Format(time.RFC3339))
 	if format == "png" {
-		png, err := qrcode.Encode(payload, qrcode.Medium, qrPixels)
+		png, err := notify.QRPNG(payload, qrPixels)
 		if err != nil {
 			writeProblem(c, NewProblem(http.StatusInternalServerError, ProbInternal, "QR encoding failed"))
 			return
