@@ -91,10 +91,16 @@ func sealedTicket(t *testing.T, kr *tickets.Keyring) (id string, secret, sealed 
 
 func (s *qrStack) get(t *testing.T, user, path string) (*http.Response, []byte) {
 	t.Helper()
+	return s.getOn(t, user, "phone", path)
+}
+
+// getOn is get from one of user's devices.
+func (s *qrStack) getOn(t *testing.T, user, device, path string) (*http.Response, []byte) {
+	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, s.url+path, nil)
 	require.NoError(t, err)
 	if user != "" {
-		req.Header.Set("Authorization", "Bearer "+s.issuer.Issue(user, "phone", time.Now()))
+		req.Header.Set("Authorization", "Bearer "+s.issuer.Issue(user, device, time.Now()))
 	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)

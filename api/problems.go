@@ -103,6 +103,8 @@ const (
 	ProbStayAlreadyHeld     = "stay-already-held"       // 409: the fan already holds this property on a night of the stay ("hold_id")
 
 	ProbSalesPaused = "sales-paused" // 503: the operator paused the event's sales; retry after Retry-After
+
+	ProbTicketOnOtherDevice = "ticket-on-another-device" // 409: the ticket's wallet was opened on another device since; its codes come from there
 )
 
 var titles = map[string]string{
@@ -136,6 +138,7 @@ var titles = map[string]string{
 	ProbBookingNotCancelled:  "The booking cannot be cancelled",
 	ProbWebhookConflict:      "The event ID was already used for other content",
 	ProbSalesPaused:          "Sales of this event are paused",
+	ProbTicketOnOtherDevice:  "The ticket is on another device",
 }
 
 // NewProblem builds a problem of a named type.
@@ -314,6 +317,8 @@ func (ps problems) problemFor(err error) *Problem {
 		return NewProblem(http.StatusServiceUnavailable, ProbUnavailable, "stored; delivery to the booking failed, retry").RetryAfter(5 * time.Second)
 	case errors.Is(err, tickets.ErrRevoked):
 		return NewProblem(http.StatusNotFound, ProbNotFound, "the ticket was revoked (refunded or cancelled)")
+	case errors.Is(err, tickets.ErrOtherDevice):
+		return NewProblem(http.StatusConflict, ProbTicketOnOtherDevice, "this ticket was opened on another device; open it there, or open its wallet here to move it back")
 	case errors.Is(err, tickets.ErrSealing):
 		ps.log.Error("ticket secret cannot be opened; check ENCORE_TICKET_SEALING_KEY", "err", err)
 		return NewProblem(http.StatusServiceUnavailable, ProbUnavailable, "the ticket cannot be shown right now").RetryAfter(5 * time.Second)

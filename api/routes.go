@@ -129,6 +129,7 @@ func (s *Server) routes() []route {
 		{method: http.MethodGet, path: "/v1/bookings/:id", access: fan, handler: booked.getBooking, enabled: bookings},
 		{method: http.MethodPost, path: "/v1/bookings/:id/cancel", access: fan, deadline: updateDeadline, handler: booked.cancelBooking, enabled: bookings},
 		{method: http.MethodGet, path: "/v1/tickets/:ticket_id/qr", access: fan, handler: booked.ticketQR, enabled: s.Tickets != nil},
+		{method: http.MethodGet, path: "/v1/tickets/:ticket_id/wallet", access: fan, handler: booked.ticketWallet, enabled: s.Tickets != nil},
 
 		// Event cancellation and support staff.
 		{method: http.MethodPost, path: "/v1/admin/events/:event_id/cancel", roles: []session.Role{session.Organiser, session.Admin}, deadline: staffDeadline, handler: support.cancelEvent, enabled: bookings},

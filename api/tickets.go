@@ -23,7 +23,7 @@ func (h *bookingHandlers) ticketQR(c *gin.Context) {
 		writeProblem(c, Invalid(FieldError{Field: "format", Message: "json (the default) or png"}))
 		return
 	}
-	payload, expires, err := h.tickets.Current(c.Request.Context(), identity(c).UserID, c.Param("ticket_id"), time.Now())
+	payload, expires, err := h.tickets.Current(c.Request.Context(), identity(c).UserID, identity(c).DeviceID, c.Param("ticket_id"), time.Now())
 	if err != nil {
 		h.problems.fail(c, err)
 		return

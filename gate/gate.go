@@ -34,12 +34,13 @@ const (
 	ReasonManifestExpired = "manifest_expired" // the gate's manifest is past its expiry: export a fresh one
 	ReasonWrongEvent      = "wrong_event"      // a ticket for another event this gate knows
 	ReasonRevoked         = "revoked"          // refunded or cancelled
+	ReasonOtherDevice     = "other_device"     // a code from a device the ticket has since left
 	ReasonUnavailable     = "unavailable"      // the ledger failed: fail closed
 )
 
 // Reasons lists every rejection reason.
 var Reasons = []string{ReasonInvalidCode, ReasonStaleWindow, ReasonUnknownTicket, ReasonAlreadyUsed,
-	ReasonManifestExpired, ReasonWrongEvent, ReasonRevoked, ReasonUnavailable}
+	ReasonManifestExpired, ReasonWrongEvent, ReasonRevoked, ReasonOtherDevice, ReasonUnavailable}
 
 // Result is the answer to one scan, as POST /v1/scan returns it.
 type Result struct {
@@ -75,7 +76,8 @@ func (g *Gate) now() time.Time {
 
 // Scan checks a payload and, when it passes, records the entry. Checks run
 // in this order: the code's shape, the manifest's expiry, the ticket is
-// known, the code's MAC, its window, the event, revocation, and last the
+// known, the code's MAC, its window, its device key's generation, the
+// event, revocation, and last the
 // one INSERT that decides first use. A ledger failure returns a rejected
 // result with reason "unavailable" and an error wrapping ErrUnavailable.
 func (g *Gate) Scan(ctx context.Context, payload, gateID string) (Result, error) {
@@ -133,6 +135,11 @@ func (g *Gate) scan(ctx context.Context, payload, gateID string) (Result, error)
 		return r, nil
 	case err != nil:
 		return Result{TicketID: code.TicketID}, err
+	}
+	if code.Generation < row.generation {
+		r := reject(ReasonOtherDevice, "this code comes from a phone the ticket has left: ask the fan to open the ticket on the phone that holds it now")
+		r.TicketID = code.TicketID
+		return r, nil
 	}
 	r := Result{TicketID: code.TicketID, SeatID: row.seatID, SectionID: row.sectionID}
 	if row.eventID != g.EventID {

@@ -75,3 +75,9 @@ func sealed(t testing.TB, keys manifest.Keys, h manifest.Header, ts []ticket, re
 	require.NoError(t, err)
 	return data
 }
+
+// deviceCode is the code a phone holding generation's device key shows.
+func (tk ticket) deviceCode(generation int64, at time.Time) string {
+	p, _ := tickets.DevicePayload(tk.ID, tk.Secret, generation, at)
+	return p
+}

@@ -63,7 +63,8 @@ CREATE TABLE IF NOT EXISTS tickets (
     seat_id        TEXT NOT NULL DEFAULT '',
     secret_sealed  BLOB NOT NULL, -- sealed under the manifest key, bound to the ticket ID
     revoked        INTEGER NOT NULL DEFAULT 0,
-    version        INTEGER NOT NULL
+    version        INTEGER NOT NULL,
+    key_generation INTEGER NOT NULL DEFAULT 0 -- codes of an earlier device key generation are refused
 ) WITHOUT ROWID;
 -- The ledger: one row per ticket, ever. Two gates racing on one ticket both
 -- INSERT; the primary key lets exactly one in.
@@ -84,6 +85,26 @@ CREATE TABLE IF NOT EXISTS double_entries (
     PRIMARY KEY (ticket_id, second_gate_id, second_entered_at)
 ) WITHOUT ROWID;
 `
+
+// upgradeSchema adds to a ledger made by an earlier version the columns
+// schemaSQL's CREATE TABLE IF NOT EXISTS left out.
+func upgradeSchema(db *sql.DB) error {
+	columns := []struct{ table, column, decl string }{
+		{"tickets", "key_generation", "INTEGER NOT NULL DEFAULT 0"},
+	}
+	for _, c := range columns {
+		var n int
+		if err := db.QueryRow(`SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, c.table, c.column).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			if _, err := db.Exec(`ALTER TABLE ` + c.table + ` ADD COLUMN ` + c.column + ` ` + c.decl); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
 
 // Store is a gate's SQLite ledger. Reads run on a pool; writes on one
 // connection per process, so writers of one process queue in Go rather than
@@ -113,6 +134,10 @@ func OpenStore(path string, manifestKey []byte, opt StoreOptions) (*Store, error
 	if _, err := write.Exec(schemaSQL); err != nil {
 		_ = write.Close()
 		return nil, fmt.Errorf("gate: open %s: %w", path, err)
+	}
+	if err := upgradeSchema(write); err != nil {
+		_ = write.Close()
+		return nil, fmt.Errorf("gate: upgrade %s: %w", path, err)
 	}
 	read, err := sql.Open("sqlite3", dsn)
 	if err != nil {
@@ -223,12 +248,14 @@ func (s *Store) Import(ctx context.Context, m *manifest.Manifest, now time.Time)
 	}
 	// A full import restores a listed ticket (the newer snapshot is the
 	// truth); a delta never un-revokes one.
-	upsert := `INSERT INTO tickets (id, event_id, section_id, seat_id, secret_sealed, revoked, version) VALUES (?, ?, ?, ?, ?, 0, ?)
+	upsert := `INSERT INTO tickets (id, event_id, section_id, seat_id, secret_sealed, revoked, version, key_generation) VALUES (?, ?, ?, ?, ?, 0, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET event_id = excluded.event_id, section_id = excluded.section_id, seat_id = excluded.seat_id,
-		secret_sealed = excluded.secret_sealed, revoked = 0, version = excluded.version`
+		secret_sealed = excluded.secret_sealed, revoked = 0, version = excluded.version, key_generation = excluded.key_generation`
 	if m.Kind == manifest.KindDelta {
-		upsert = `INSERT INTO tickets (id, event_id, section_id, seat_id, secret_sealed, revoked, version) VALUES (?, ?, ?, ?, ?, 0, ?)
-			ON CONFLICT (id) DO NOTHING`
+		// A delta lists a ticket again when its codes moved to another
+		// device: only the generation moves, and only forward.
+		upsert = `INSERT INTO tickets (id, event_id, section_id, seat_id, secret_sealed, revoked, version, key_generation) VALUES (?, ?, ?, ?, ?, 0, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET key_generation = max(key_generation, excluded.key_generation)`
 	}
 	ins, err := tx.PrepareContext(ctx, upsert)
 	if err != nil {
@@ -240,7 +267,7 @@ func (s *Store) Import(ctx context.Context, m *manifest.Manifest, now time.Time)
 		if err != nil {
 			return res, err
 		}
-		if _, err := ins.ExecContext(ctx, e.ID, m.EventID, e.SectionID, e.SeatID, sealed, m.Version); err != nil {
+		if _, err := ins.ExecContext(ctx, e.ID, m.EventID, e.SectionID, e.SeatID, sealed, m.Version, e.Generation); err != nil {
 			return res, err
 		}
 	}
@@ -284,6 +311,7 @@ type ticketRow struct {
 	seatID          string
 	secret          []byte
 	revoked         bool
+	generation      int64
 }
 
 // lookup is a scan's one read.
@@ -291,10 +319,10 @@ func (s *Store) lookup(ctx context.Context, eventID, ticketID string) (ticketRow
 	var r ticketRow
 	var tid, ev, sec, seat sql.NullString
 	var sealed []byte
-	var revoked sql.NullInt64
-	err := s.read.QueryRowContext(ctx, `SELECT m.expires_at, t.id, t.event_id, t.section_id, t.seat_id, t.secret_sealed, t.revoked
+	var revoked, generation sql.NullInt64
+	err := s.read.QueryRowContext(ctx, `SELECT m.expires_at, t.id, t.event_id, t.section_id, t.seat_id, t.secret_sealed, t.revoked, t.key_generation
 		FROM manifests m LEFT JOIN tickets t ON t.id = ? WHERE m.event_id = ?`, ticketID, eventID).
-		Scan(&r.manifestExpires, &tid, &ev, &sec, &seat, &sealed, &revoked)
+		Scan(&r.manifestExpires, &tid, &ev, &sec, &seat, &sealed, &revoked, &generation)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, false, nil // no manifest for this event
 	}
@@ -307,6 +335,7 @@ func (s *Store) lookup(ctx context.Context, eventID, ticketID string) (ticketRow
 			return r, false, fmt.Errorf("gate: stored secret of %s: %w", ticketID, err)
 		}
 		r.found, r.eventID, r.sectionID, r.seatID, r.secret, r.revoked = true, ev.String, sec.String, seat.String, secret, revoked.Int64 != 0
+		r.generation = generation.Int64
 	}
 	return r, true, nil
 }

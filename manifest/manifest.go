@@ -16,8 +16,9 @@
 // Versions are the export snapshot's database time in microseconds. A full
 // export lists every valid ticket and supersedes everything before it; a
 // delta export from version B lists tickets issued and revoked since B (with
-// an overlap, since applying a delta twice is harmless) and applies to a gate
-// that holds version B or later.
+// an overlap, since applying a delta twice is harmless), and tickets whose
+// codes moved to another device since B with their new generation, and
+// applies to a gate that holds version B or later.
 package manifest
 
 import (
@@ -75,6 +76,10 @@ type Entry struct {
 	SectionID string `json:"section_id"`
 	SeatID    string `json:"seat_id,omitempty"`
 	Secret    []byte `json:"secret"`
+	// Generation is the device key's generation the fan's phone makes codes
+	// with (tickets.DeviceKey): a code of an earlier one comes from a device
+	// the ticket has left.
+	Generation int64 `json:"generation,omitempty"`
 }
 
 // Body is the encrypted part.
@@ -270,7 +275,7 @@ func Open(data []byte, keys Keys, now time.Time) (*Manifest, error) {
 		return nil, ErrNotManifest
 	}
 	for _, e := range m.Body.Tickets {
-		if !tickets.ValidID(e.ID) || len(e.Secret) != tickets.SecretSize {
+		if !tickets.ValidID(e.ID) || len(e.Secret) != tickets.SecretSize || e.Generation < 0 || e.Generation > tickets.MaxGeneration {
 			return nil, fmt.Errorf("manifest: ticket %q is malformed", e.ID)
 		}
 	}

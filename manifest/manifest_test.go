@@ -330,3 +330,45 @@ func TestTamperedExpiredAndWrongKeyManifestsAreRefused(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, h.Version, hdr.Version)
 }
+
+// TestADeltaCarriesATicketMovedToAnotherPhoneAndTheGateRefusesTheOldPhone:
+// the wallet opened on a second phone after the full export reaches the
+// gate in the next delta (only the generation), after which the first
+// phone's offline codes are refused and the second's accepted.
+func TestADeltaCarriesATicketMovedToAnotherPhoneAndTheGateRefusesTheOldPhone(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	v := newVenue(t)
+	_, ts := v.book("fan_phones", 2)
+	// Issued long before the exports: only the move can bring one into the
+	// delta.
+	_, err := v.pool.Exec(ctx, `UPDATE tickets SET issued_at = now() - interval '1 day' WHERE event_id = $1`, v.eventID)
+	require.NoError(t, err)
+	wallet := &tickets.Wallet{Store: v.store, Keyring: v.keyring}
+	first, err := wallet.Open(ctx, "fan_phones", "old-phone", ts[0].ID)
+	require.NoError(t, err)
+	data, full := v.export(manifest.ExportOptions{})
+	g := gate.StartForTest(t, gate.TestOptions{Manifest: data, Keys: &v.keys})
+
+	second, err := wallet.Open(ctx, "fan_phones", "new-phone", ts[0].ID)
+	require.NoError(t, err)
+	require.Equal(t, first.Generation+1, second.Generation)
+	delta, h := v.export(manifest.ExportOptions{Since: full.Version})
+	require.Equal(t, manifest.KindDelta, h.Kind)
+	m, err := manifest.Open(delta, v.keys, time.Now())
+	require.NoError(t, err)
+	generations := map[string]int64{}
+	for _, e := range m.Body.Tickets {
+		generations[e.ID] = e.Generation
+	}
+	require.Equal(t, map[string]int64{ts[0].ID: second.Generation}, generations, "the moved ticket, with its new generation")
+	_, err = g.Store.Import(ctx, m, time.Now())
+	require.NoError(t, err)
+
+	oldCode, _ := tickets.DevicePayload(ts[0].ID, ts[0].Secret, first.Generation, time.Now())
+	_, r := g.Scan(oldCode, "n")
+	require.Equal(t, gate.ReasonOtherDevice, r.Reason, r.Detail)
+	newCode, _ := tickets.DevicePayload(ts[0].ID, ts[0].Secret, second.Generation, time.Now())
+	_, r = g.Scan(newCode, "n")
+	require.Equal(t, gate.Accepted, r.Result, r.Detail)
+}

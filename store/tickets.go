@@ -36,6 +36,11 @@ type Ticket struct {
 	Status    vocab.TicketStatus
 	IssuedAt  time.Time
 	RevokedAt *time.Time
+	// DeviceID is the device the ticket's wallet was last opened on (empty:
+	// never), and Generation the device key's generation there
+	// (tickets.DeviceKey); 0 until a wallet is first opened.
+	DeviceID   string
+	Generation int64
 	// Place and Event are the ticket's seat or standing area as the venue
 	// names it and its event: set on a fan's list (TicketsOfUser) only.
 	Place Place
@@ -136,12 +141,12 @@ const pgForeignKeyViolation = "23503"
 
 const ticketColumns = `t.id, t.reservation_id, t.event_id, t.section_id, coalesce(t.seat_id, ''), t.unit, t.user_id,
 	t.secret_sealed, CASE WHEN t.status = 'VALID' AND r.status = 'PAID' THEN 'VALID' ELSE 'REVOKED' END,
-	t.issued_at, t.revoked_at`
+	t.issued_at, t.revoked_at, coalesce(t.device_id, ''), t.key_generation`
 
 func scanTicket(row pgx.CollectableRow) (Ticket, error) {
 	var t Ticket
 	err := row.Scan(&t.ID, &t.ReservationID, &t.EventID, &t.SectionID, &t.SeatID, &t.Unit, &t.UserID,
-		&t.SecretSealed, &t.Status, &t.IssuedAt, &t.RevokedAt)
+		&t.SecretSealed, &t.Status, &t.IssuedAt, &t.RevokedAt, &t.DeviceID, &t.Generation)
 	return t, err
 }
 
@@ -155,7 +160,7 @@ const listedTicketColumns = ticketColumns + `, sec.name, coalesce(st.row_label, 
 func scanListedTicket(row pgx.CollectableRow) (Ticket, error) {
 	var t Ticket
 	err := row.Scan(&t.ID, &t.ReservationID, &t.EventID, &t.SectionID, &t.SeatID, &t.Unit, &t.UserID,
-		&t.SecretSealed, &t.Status, &t.IssuedAt, &t.RevokedAt, &t.Place.Section, &t.Place.Row, &t.Place.Number,
+		&t.SecretSealed, &t.Status, &t.IssuedAt, &t.RevokedAt, &t.DeviceID, &t.Generation, &t.Place.Section, &t.Place.Row, &t.Place.Number,
 		&t.Event.Title, &t.Event.StartsAt, &t.Event.Timezone, &t.Event.VenueName, &t.Event.VenueCity)
 	t.Event.ID = t.EventID
 	return t, err
@@ -172,6 +177,40 @@ func (s *Tickets) GetTicket(ctx context.Context, ticketID, userID string) (Ticke
 	t, err := pgx.CollectExactlyOneRow(rows, scanTicket)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Ticket{}, ErrNotFound
+	}
+	return t, err
+}
+
+// ErrTicketRevoked: the ticket belongs to a refunded or cancelled booking;
+// no device may hold it.
+var ErrTicketRevoked = errors.New("store: the ticket was revoked")
+
+// BindDevice gives a valid ticket's codes to deviceID, for its owner only
+// (anyone else's ticket, like a missing one, is ErrNotFound; a revoked one
+// ErrTicketRevoked). The first device keeps generation 1; another device
+// takes the next generation, so the last device's key stops making accepted
+// codes; the same device again changes nothing. key_changed_at is the
+// statement's clock, which the manifest's delta export looks for.
+func (s *Tickets) BindDevice(ctx context.Context, ticketID, userID, deviceID string) (Ticket, error) {
+	rows, err := s.pool.Query(ctx, `WITH moved AS (
+			UPDATE tickets t SET device_id = $3, key_generation = t.key_generation + 1, key_changed_at = statement_timestamp()
+			FROM reservations r
+			WHERE t.id = $1 AND t.user_id = $2 AND r.id = t.reservation_id AND t.status = 'VALID' AND r.status = 'PAID'
+			  AND t.device_id IS DISTINCT FROM $3
+			RETURNING t.*)
+		SELECT `+ticketColumns+` FROM moved t JOIN reservations r ON r.id = t.reservation_id
+		UNION ALL
+		SELECT `+ticketColumns+` FROM tickets t JOIN reservations r ON r.id = t.reservation_id
+		WHERE t.id = $1 AND t.user_id = $2 AND NOT EXISTS (SELECT 1 FROM moved)`, ticketID, userID, deviceID)
+	if err != nil {
+		return Ticket{}, err
+	}
+	t, err := pgx.CollectExactlyOneRow(rows, scanTicket)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Ticket{}, ErrNotFound
+	}
+	if err == nil && t.Status != vocab.TicketValid {
+		return t, ErrTicketRevoked
 	}
 	return t, err
 }
@@ -249,7 +288,8 @@ func (s *Tickets) ManifestTickets(ctx context.Context, eventID string, since tim
 			return err
 		}
 		rows, err := tx.Query(ctx, `SELECT `+ticketColumns+` FROM tickets t JOIN reservations r ON r.id = t.reservation_id
-			WHERE t.event_id = $1 AND t.status = 'VALID' AND r.status = 'PAID' AND ($2::timestamptz IS NULL OR t.issued_at > $2)
+			WHERE t.event_id = $1 AND t.status = 'VALID' AND r.status = 'PAID'
+			  AND ($2::timestamptz IS NULL OR t.issued_at > $2 OR t.key_changed_at > $2)
 			ORDER BY t.id`, eventID, nullTime(since))
 		if err != nil {
 			return err

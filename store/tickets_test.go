@@ -226,3 +226,69 @@ func TestAMessageRecordedByManySendersAtOnceIsLoggedOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, sent)
 }
+
+// TestPhonesRacingToOpenOneTicketEachGetTheirOwnGeneration: twenty devices
+// open one ticket's wallet at once, twice each. No two devices ever get the
+// same generation (a shared key would leave a left phone's codes working),
+// a device opening it again without another in between keeps its
+// generation, and the row ends on the device holding the highest one.
+func TestPhonesRacingToOpenOneTicketEachGetTheirOwnGeneration(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newTicketEvent(t)
+	booking := e.sold("fan", 1)
+	row := e.ticket(booking, "fan", 1)
+	require.NoError(t, e.st.Tickets.InsertTickets(ctx, []store.TicketRow{row}))
+
+	const devices = 20
+	type bound struct {
+		device     string
+		generation int64
+	}
+	got := make(chan bound, 2*devices)
+	var wg sync.WaitGroup
+	for d := range devices {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			device := "phone-" + strconv.Itoa(d)
+			for range 2 {
+				tk, err := e.st.Tickets.BindDevice(ctx, row.ID, "fan", device)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got <- bound{tk.DeviceID, tk.Generation}
+			}
+		}()
+	}
+	wg.Wait()
+	close(got)
+
+	owner := map[int64]string{}
+	var highest bound
+	for b := range got {
+		if b.generation == 0 {
+			continue // read before the first bind committed: the wallet reads again
+		}
+		if prev, ok := owner[b.generation]; ok {
+			require.Equal(t, prev, b.device, "generation %d given to two devices", b.generation)
+		}
+		owner[b.generation] = b.device
+		if b.generation > highest.generation {
+			highest = b
+		}
+	}
+	require.GreaterOrEqual(t, len(owner), devices, "every device got a generation of its own")
+	var device string
+	var generation int64
+	require.NoError(t, e.st.Pool().QueryRow(ctx, `SELECT device_id, key_generation FROM tickets WHERE id = $1`, row.ID).Scan(&device, &generation))
+	require.Equal(t, highest, bound{device, generation})
+
+	_, err := e.st.Tickets.BindDevice(ctx, row.ID, "someone_else", "phone-x")
+	require.ErrorIs(t, err, store.ErrNotFound, "another fan's ticket is not found")
+	_, err = e.st.Tickets.RevokeTickets(ctx, booking)
+	require.NoError(t, err)
+	_, err = e.st.Tickets.BindDevice(ctx, row.ID, "fan", "phone-y")
+	require.ErrorIs(t, err, store.ErrTicketRevoked)
+}

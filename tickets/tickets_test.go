@@ -130,8 +130,10 @@ func TestParsePayloadIsStrict(t *testing.T) {
 func FuzzParsePayload(f *testing.F) {
 	secret := bytes.Repeat([]byte{7}, tickets.SecretSize)
 	good, _ := tickets.Payload("tkt_abcdefghijklmnopqrst", secret, t0)
-	for _, s := range []string{good, "", ".", "..", "tkt_.1.", good[:40], strings.ToUpper(good), good + good,
-		"tkt_abcdefghijklmnopqrst.0." + strings.Repeat("0", 64), "tkt_abcdefghijklmnopqrst.-1." + strings.Repeat("f", 64)} {
+	device, _ := tickets.DevicePayload("tkt_abcdefghijklmnopqrst", secret, 3, t0)
+	for _, s := range []string{good, device, "", ".", "..", "...", "tkt_.1.", good[:40], strings.ToUpper(good), good + good,
+		"tkt_abcdefghijklmnopqrst.0." + strings.Repeat("0", 64), "tkt_abcdefghijklmnopqrst.-1." + strings.Repeat("f", 64),
+		"tkt_abcdefghijklmnopqrst.1.0." + strings.Repeat("0", 64), "tkt_abcdefghijklmnopqrst.1.01." + strings.Repeat("0", 64)} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -145,8 +147,9 @@ func FuzzParsePayload(f *testing.F) {
 		require.Equal(t, s, c.String())
 		require.True(t, tickets.ValidID(c.TicketID))
 		require.GreaterOrEqual(t, c.Window, int64(0))
+		require.GreaterOrEqual(t, c.Generation, int64(0))
 		if err := c.Verify(secret, t0); err == nil {
-			want, _ := tickets.Payload(c.TicketID, secret, time.Unix(c.Window*15, 0))
+			want, _ := tickets.DevicePayload(c.TicketID, secret, c.Generation, time.Unix(c.Window*15, 0))
 			require.Equal(t, want, s)
 		}
 	})
@@ -221,4 +224,41 @@ func TestAKeyParsesFromHexOrBase64AndMustBe32Bytes(t *testing.T) {
 	require.Equal(t, byte(31), k[31])
 	_, err = tickets.ParseKey("too short")
 	require.Error(t, err)
+}
+
+// TestADeviceCodeVerifiesWithTheSecretAndNamesItsGeneration: what the phone
+// computes offline from its device key is what the server would make from
+// the secret, the gate (holding only the secret) verifies it, and the
+// generation travels in the code.
+func TestADeviceCodeVerifiesWithTheSecretAndNamesItsGeneration(t *testing.T) {
+	t.Parallel()
+	id, secret := tickets.NewTicketID(), newSecret(t)
+	payload, _ := tickets.DevicePayload(id, secret, 2, t0)
+	c, err := tickets.Verify(payload, secret, t0)
+	require.NoError(t, err)
+	require.Equal(t, int64(2), c.Generation)
+	require.Len(t, strings.Split(payload, "."), 4)
+
+	server, _ := tickets.Payload(id, secret, t0)
+	require.Len(t, strings.Split(server, "."), 3, "the server's own code keeps the three-part form")
+	require.NotEqual(t, server, payload)
+}
+
+// TestADeviceKeyOpensNothingElse: each generation has its own key, none of
+// them the secret, so a device that lost the ticket cannot make the next
+// device's codes, and a code altered to claim another generation fails.
+func TestADeviceKeyOpensNothingElse(t *testing.T) {
+	t.Parallel()
+	id, secret := tickets.NewTicketID(), newSecret(t)
+	k1, k2 := tickets.DeviceKey(secret, id, 1), tickets.DeviceKey(secret, id, 2)
+	require.NotEqual(t, k1, k2)
+	require.NotEqual(t, secret, k1)
+	require.Equal(t, secret, tickets.DeviceKey(secret, id, 0), "generation 0 is the server's own key")
+	require.NotEqual(t, k1, tickets.DeviceKey(secret, tickets.NewTicketID(), 1), "keys are bound to the ticket")
+
+	old, _ := tickets.DevicePayload(id, secret, 1, t0)
+	c, err := tickets.ParsePayload(old)
+	require.NoError(t, err)
+	c.Generation = 2
+	require.ErrorIs(t, c.Verify(secret, t0), tickets.ErrBadMAC, "a generation is not a label the phone can change")
 }
