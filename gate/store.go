@@ -64,15 +64,25 @@ CREATE TABLE IF NOT EXISTS tickets (
     secret_sealed  BLOB NOT NULL, -- sealed under the manifest key, bound to the ticket ID
     revoked        INTEGER NOT NULL DEFAULT 0,
     version        INTEGER NOT NULL,
-    key_generation INTEGER NOT NULL DEFAULT 0 -- codes of an earlier device key generation are refused
+    key_generation INTEGER NOT NULL DEFAULT 0, -- codes of an earlier device key generation are refused
+    booking_code   TEXT NOT NULL DEFAULT '', -- the reservation's ID, for lookup at the door
+    booking_key    TEXT NOT NULL DEFAULT '', -- booking_code upper-cased without dashes: what a prefix search matches
+    attendee       TEXT NOT NULL DEFAULT ''  -- the fan the booking names
 ) WITHOUT ROWID;
 -- The ledger: one row per ticket, ever. Two gates racing on one ticket both
--- INSERT; the primary key lets exactly one in.
+-- INSERT; the primary key lets exactly one in. With re-entry, leaving and
+-- coming back are one conditional UPDATE each (WHERE inside = 1 / 0), so two
+-- gates racing on a fan's return let them back in once.
 CREATE TABLE IF NOT EXISTS entries (
-    ticket_id   TEXT PRIMARY KEY,
-    gate_id     TEXT NOT NULL,
-    entered_at  INTEGER NOT NULL, -- Unix milliseconds
-    synced_at   INTEGER          -- offline scanners: when the entry reached the ledger
+    ticket_id      TEXT PRIMARY KEY,
+    gate_id        TEXT NOT NULL,
+    entered_at     INTEGER NOT NULL, -- Unix milliseconds
+    synced_at      INTEGER,          -- offline scanners: when the entry reached the ledger
+    device_id      TEXT NOT NULL DEFAULT '', -- the scanner that let the ticket in first
+    inside         INTEGER NOT NULL DEFAULT 1,
+    moved_at       INTEGER,          -- the last scan out or back in after the first entry
+    moved_gate_id  TEXT,
+    moved_device_id TEXT
 ) WITHOUT ROWID;
 -- Double entries that offline scanners let in, found when they synced.
 CREATE TABLE IF NOT EXISTS double_entries (
@@ -84,6 +94,24 @@ CREATE TABLE IF NOT EXISTS double_entries (
     found_at           INTEGER NOT NULL,
     PRIMARY KEY (ticket_id, second_gate_id, second_entered_at)
 ) WITHOUT ROWID;
+-- Scanners paired with a code from encore gate pair. Only the token's
+-- SHA-256 is kept; a revoked device's next request is refused.
+CREATE TABLE IF NOT EXISTS devices (
+    id            TEXT PRIMARY KEY,
+    name          TEXT NOT NULL,
+    token_sha256  BLOB NOT NULL UNIQUE,
+    paired_at     INTEGER NOT NULL,
+    revoked_at    INTEGER
+);
+-- Pairing codes: short, single use, expiring; kept as SHA-256 only.
+CREATE TABLE IF NOT EXISTS pairing_codes (
+    code_sha256  BLOB PRIMARY KEY,
+    name         TEXT NOT NULL,
+    created_at   INTEGER NOT NULL,
+    expires_at   INTEGER NOT NULL,
+    used_at      INTEGER,
+    device_id    TEXT
+) WITHOUT ROWID;
 `
 
 // upgradeSchema adds to a ledger made by an earlier version the columns
@@ -91,6 +119,14 @@ CREATE TABLE IF NOT EXISTS double_entries (
 func upgradeSchema(db *sql.DB) error {
 	columns := []struct{ table, column, decl string }{
 		{"tickets", "key_generation", "INTEGER NOT NULL DEFAULT 0"},
+		{"tickets", "booking_code", "TEXT NOT NULL DEFAULT ''"},
+		{"tickets", "booking_key", "TEXT NOT NULL DEFAULT ''"},
+		{"tickets", "attendee", "TEXT NOT NULL DEFAULT ''"},
+		{"entries", "device_id", "TEXT NOT NULL DEFAULT ''"},
+		{"entries", "inside", "INTEGER NOT NULL DEFAULT 1"},
+		{"entries", "moved_at", "INTEGER"},
+		{"entries", "moved_gate_id", "TEXT"},
+		{"entries", "moved_device_id", "TEXT"},
 	}
 	for _, c := range columns {
 		var n int
@@ -248,13 +284,16 @@ func (s *Store) Import(ctx context.Context, m *manifest.Manifest, now time.Time)
 	}
 	// A full import restores a listed ticket (the newer snapshot is the
 	// truth); a delta never un-revokes one.
-	upsert := `INSERT INTO tickets (id, event_id, section_id, seat_id, secret_sealed, revoked, version, key_generation) VALUES (?, ?, ?, ?, ?, 0, ?, ?)
+	upsert := `INSERT INTO tickets (id, event_id, section_id, seat_id, secret_sealed, revoked, version, key_generation,
+		booking_code, booking_key, attendee) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET event_id = excluded.event_id, section_id = excluded.section_id, seat_id = excluded.seat_id,
-		secret_sealed = excluded.secret_sealed, revoked = 0, version = excluded.version, key_generation = excluded.key_generation`
+		secret_sealed = excluded.secret_sealed, revoked = 0, version = excluded.version, key_generation = excluded.key_generation,
+		booking_code = excluded.booking_code, booking_key = excluded.booking_key, attendee = excluded.attendee`
 	if m.Kind == manifest.KindDelta {
 		// A delta lists a ticket again when its codes moved to another
 		// device: only the generation moves, and only forward.
-		upsert = `INSERT INTO tickets (id, event_id, section_id, seat_id, secret_sealed, revoked, version, key_generation) VALUES (?, ?, ?, ?, ?, 0, ?, ?)
+		upsert = `INSERT INTO tickets (id, event_id, section_id, seat_id, secret_sealed, revoked, version, key_generation,
+			booking_code, booking_key, attendee) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET key_generation = max(key_generation, excluded.key_generation)`
 	}
 	ins, err := tx.PrepareContext(ctx, upsert)
@@ -267,7 +306,8 @@ func (s *Store) Import(ctx context.Context, m *manifest.Manifest, now time.Time)
 		if err != nil {
 			return res, err
 		}
-		if _, err := ins.ExecContext(ctx, e.ID, m.EventID, e.SectionID, e.SeatID, sealed, m.Version, e.Generation); err != nil {
+		if _, err := ins.ExecContext(ctx, e.ID, m.EventID, e.SectionID, e.SeatID, sealed, m.Version, e.Generation,
+			e.BookingCode, bookingKey(e.BookingCode), e.Attendee); err != nil {
 			return res, err
 		}
 	}
@@ -340,18 +380,28 @@ func (s *Store) lookup(ctx context.Context, eventID, ticketID string) (ticketRow
 	return r, true, nil
 }
 
-// Entry is one admission in the ledger.
+// Entry is one admission in the ledger: the ticket's first entry, and
+// where it stands now.
 type Entry struct {
 	TicketID  string
 	GateID    string
 	EnteredAt time.Time
+	// DeviceID is the scanner that let it in ("" before devices were
+	// recorded, or for an offline scanner's entry of that age).
+	DeviceID string
+	// Inside is false once the ticket was scanned out. MovedAt and
+	// MovedGateID are its last scan out or back in (zero: none since the
+	// first entry).
+	Inside      bool
+	MovedAt     time.Time
+	MovedGateID string
 }
 
 // enter is the scan's one INSERT. A ticket already in the ledger returns
 // the entry that got there first.
-func (s *Store) enter(ctx context.Context, ticketID, gateID string, at time.Time) (first *Entry, err error) {
-	_, err = s.write.ExecContext(ctx, `INSERT INTO entries (ticket_id, gate_id, entered_at) VALUES (?, ?, ?)`,
-		ticketID, gateID, at.UnixMilli())
+func (s *Store) enter(ctx context.Context, ticketID, gateID, deviceID string, at time.Time) (first *Entry, err error) {
+	_, err = s.write.ExecContext(ctx, `INSERT INTO entries (ticket_id, gate_id, entered_at, device_id) VALUES (?, ?, ?, ?)`,
+		ticketID, gateID, at.UnixMilli(), deviceID)
 	if err == nil {
 		return nil, nil
 	}
@@ -368,9 +418,34 @@ func (s *Store) enter(ctx context.Context, ticketID, gateID string, at time.Time
 func (s *Store) entry(ctx context.Context, ticketID string) (Entry, error) {
 	e := Entry{TicketID: ticketID}
 	var at int64
-	err := s.read.QueryRowContext(ctx, `SELECT gate_id, entered_at FROM entries WHERE ticket_id = ?`, ticketID).Scan(&e.GateID, &at)
+	var movedAt sql.NullInt64
+	var movedGate sql.NullString
+	err := s.read.QueryRowContext(ctx, `SELECT gate_id, entered_at, device_id, inside, moved_at, moved_gate_id
+		FROM entries WHERE ticket_id = ?`, ticketID).Scan(&e.GateID, &at, &e.DeviceID, &e.Inside, &movedAt, &movedGate)
 	e.EnteredAt = time.UnixMilli(at).UTC()
+	if movedAt.Valid {
+		e.MovedAt, e.MovedGateID = time.UnixMilli(movedAt.Int64).UTC(), movedGate.String
+	}
 	return e, err
+}
+
+// move is a scan out (inside false) or back in (inside true) of a ticket
+// that entered before: one conditional UPDATE, so of two gates racing on
+// it exactly one moves it. It reports whether this scan did.
+func (s *Store) move(ctx context.Context, ticketID, gateID, deviceID string, inside bool, at time.Time) (bool, error) {
+	res, err := s.write.ExecContext(ctx, `UPDATE entries SET inside = ?, moved_at = ?, moved_gate_id = ?, moved_device_id = ?
+		WHERE ticket_id = ? AND inside = ?`, inside, at.UnixMilli(), gateID, deviceID, ticketID, !inside)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// bookingKey is what a booking-code search compares: the code upper-cased,
+// without dashes or spaces.
+func bookingKey(code string) string {
+	return strings.ToUpper(strings.NewReplacer("-", "", " ", "").Replace(code))
 }
 
 func isUniqueViolation(err error) bool {
@@ -406,19 +481,21 @@ func Sync(ctx context.Context, ledger, local *Store, now time.Time) (SyncReport,
 		e    Entry
 		seat string
 	}
-	todo, err := queryAll(ctx, local.read, `SELECT e.ticket_id, e.gate_id, e.entered_at, coalesce(t.seat_id, '')
+	todo, err := queryAll(ctx, local.read, `SELECT e.ticket_id, e.gate_id, e.entered_at, e.device_id, coalesce(t.seat_id, '')
 		FROM entries e LEFT JOIN tickets t ON t.id = e.ticket_id WHERE e.synced_at IS NULL ORDER BY e.entered_at`,
 		func(rows *sql.Rows) (pending, error) {
 			var p pending
 			var err error
-			p.e, err = scanEntry(rows, &p.seat)
+			var device string
+			p.e, err = scanEntry(rows, &device, &p.seat)
+			p.e.DeviceID = device
 			return p, err
 		})
 	if err != nil {
 		return rep, err
 	}
 	for _, p := range todo {
-		first, err := ledger.enter(ctx, p.e.TicketID, p.e.GateID, p.e.EnteredAt)
+		first, err := ledger.enter(ctx, p.e.TicketID, p.e.GateID, p.e.DeviceID, p.e.EnteredAt)
 		if err != nil {
 			return rep, fmt.Errorf("gate: sync %s: %w", p.e.TicketID, err)
 		}
@@ -446,8 +523,13 @@ func Sync(ctx context.Context, ledger, local *Store, now time.Time) (SyncReport,
 		}
 	}
 	// Pull: the ledger's entries the local copy lacks.
-	pull, err := queryAll(ctx, ledger.read, `SELECT ticket_id, gate_id, entered_at FROM entries`,
-		func(rows *sql.Rows) (Entry, error) { return scanEntry(rows) })
+	pull, err := queryAll(ctx, ledger.read, `SELECT ticket_id, gate_id, entered_at, device_id FROM entries`,
+		func(rows *sql.Rows) (Entry, error) {
+			var device string
+			e, err := scanEntry(rows, &device)
+			e.DeviceID = device
+			return e, err
+		})
 	if err != nil {
 		return rep, err
 	}
@@ -457,8 +539,8 @@ func Sync(ctx context.Context, ledger, local *Store, now time.Time) (SyncReport,
 	}
 	defer func() { _ = tx.Rollback() }()
 	for _, e := range pull {
-		r, err := tx.ExecContext(ctx, `INSERT INTO entries (ticket_id, gate_id, entered_at, synced_at) VALUES (?, ?, ?, ?)
-			ON CONFLICT (ticket_id) DO NOTHING`, e.TicketID, e.GateID, e.EnteredAt.UnixMilli(), now.UnixMilli())
+		r, err := tx.ExecContext(ctx, `INSERT INTO entries (ticket_id, gate_id, entered_at, synced_at, device_id) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (ticket_id) DO NOTHING`, e.TicketID, e.GateID, e.EnteredAt.UnixMilli(), now.UnixMilli(), e.DeviceID)
 		if err != nil {
 			return rep, err
 		}

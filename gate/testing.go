@@ -33,6 +33,9 @@ type TestOptions struct {
 	Now   func() time.Time
 	Store StoreOptions
 	Mode  string
+	// Reentry and Zones are the gate's --reentry and --zone.
+	Reentry bool
+	Zones   Zones
 }
 
 // TestDevice is the scanner StartForTest pairs; TestGate.Scan sends its
@@ -99,7 +102,7 @@ func StartForTest(t testing.TB, opt TestOptions) *TestGate {
 		event = ms[0].EventID
 	}
 	reg := prometheus.NewRegistry()
-	g := &Gate{Store: st, EventID: event, Now: now, Metrics: NewMetrics(reg)}
+	g := &Gate{Store: st, EventID: event, Now: now, Metrics: NewMetrics(reg), Reentry: opt.Reentry, Zones: opt.Zones}
 	mode := opt.Mode
 	if mode == "" {
 		mode = ModeLedger

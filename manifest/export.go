@@ -67,7 +67,8 @@ func Export(ctx context.Context, st *store.Store, kr *tickets.Keyring, keys Keys
 		if err != nil {
 			return nil, Header{}, fmt.Errorf("manifest: ticket %s: %w (is ENCORE_TICKET_SEALING_KEY the one that issued it?)", t.ID, err)
 		}
-		m.Body.Tickets = append(m.Body.Tickets, Entry{ID: t.ID, SectionID: t.SectionID, SeatID: t.SeatID, Secret: secret, Generation: t.Generation})
+		m.Body.Tickets = append(m.Body.Tickets, Entry{ID: t.ID, SectionID: t.SectionID, SeatID: t.SeatID, Secret: secret, Generation: t.Generation,
+			BookingCode: t.BookingCode, Attendee: t.Attendee})
 	}
 	m.Body.Revoked = snap.Revoked
 	data, err := Seal(m, keys)

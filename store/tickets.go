@@ -265,10 +265,22 @@ type ManifestSnapshot struct {
 	EventStartsAt time.Time
 	// Valid are the valid tickets of paid bookings (issued after since, when
 	// since is set), with their sealed secrets.
-	Valid []Ticket
+	Valid []ManifestTicket
 	// Revoked are tickets that must not enter: revoked after since, plus any
 	// ticket still marked valid whose booking is no longer paid.
 	Revoked []string
+}
+
+// ManifestTicket is a ticket as the gate's manifest lists it, with what
+// door staff look a fan up by when the code will not scan (a dead phone): the
+// booking and the fan it was made for.
+type ManifestTicket struct {
+	Ticket
+	// BookingCode is the reservation's ID, as the fan's confirmation shows it.
+	BookingCode string
+	// Attendee is the fan the booking names: the email the booking was made
+	// with, else the user ID (the platform keeps no other name).
+	Attendee string
 }
 
 // ManifestTickets reads an event's tickets for the manifest. A zero since
@@ -287,14 +299,22 @@ func (s *Tickets) ManifestTickets(ctx context.Context, eventID string, since tim
 		if err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `SELECT `+ticketColumns+` FROM tickets t JOIN reservations r ON r.id = t.reservation_id
+		rows, err := tx.Query(ctx, `SELECT `+ticketColumns+`, coalesce(nullif(r.fan_email, ''), t.user_id)
+			FROM tickets t JOIN reservations r ON r.id = t.reservation_id
 			WHERE t.event_id = $1 AND t.status = 'VALID' AND r.status = 'PAID'
 			  AND ($2::timestamptz IS NULL OR t.issued_at > $2 OR t.key_changed_at > $2)
 			ORDER BY t.id`, eventID, nullTime(since))
 		if err != nil {
 			return err
 		}
-		if snap.Valid, err = pgx.CollectRows(rows, scanTicket); err != nil {
+		snap.Valid, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (ManifestTicket, error) {
+			var t ManifestTicket
+			err := row.Scan(&t.ID, &t.ReservationID, &t.EventID, &t.SectionID, &t.SeatID, &t.Unit, &t.UserID,
+				&t.SecretSealed, &t.Status, &t.IssuedAt, &t.RevokedAt, &t.DeviceID, &t.Generation, &t.Attendee)
+			t.BookingCode = t.ReservationID.String()
+			return t, err
+		})
+		if err != nil {
 			return err
 		}
 		rows, err = tx.Query(ctx, `SELECT t.id FROM tickets t JOIN reservations r ON r.id = t.reservation_id
