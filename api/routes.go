@@ -75,10 +75,12 @@ func (s *Server) routes() []route {
 	app := fanApp(s.Payments.sources(), auth.signInOrigins()...)
 	cors := []gin.HandlerFunc{anyOrigin}
 	return []route{
-		// The fan web app and the organiser app, embedded (package webapp);
+		// The fan web app (its service worker at the root, so it covers "/")
+		// and the organiser app, embedded (package webapp);
 		// me.go: the fan's own lists.
 		{method: http.MethodGet, path: "/", handler: app, enabled: true},
 		{method: http.MethodHead, path: "/", handler: app, enabled: true},
+		{method: http.MethodGet, path: "/sw.js", handler: app, enabled: true},
 		{method: http.MethodGet, path: "/app/*file", handler: app, enabled: true},
 		{method: http.MethodHead, path: "/app/*file", handler: app, enabled: true},
 		{method: http.MethodGet, path: "/organiser/*file", handler: app, enabled: true},

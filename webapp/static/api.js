@@ -79,13 +79,6 @@ export async function request(method, path, body, headers = {}) {
 export const get = path => request('GET', path);
 export const post = (path, body, key) => request('POST', path, body || {}, key ? { 'Idempotency-Key': key } : {});
 
-// blob fetches a binary resource with the token (an <img> cannot send it).
-export async function blob(path) {
-  const res = await fetch(path, { headers: token() ? { Authorization: 'Bearer ' + token() } : {} });
-  if (!res.ok) throw new ProblemError(await res.json().catch(() => ({})), res.status, res.headers.get('Retry-After'));
-  return { blob: await res.blob(), expires: res.headers.get('X-Expires-At') };
-}
-
 export async function signIn(userID, email) {
   let device = localStorage.getItem('device');
   if (!device) { device = 'web-' + newKey(); localStorage.setItem('device', device); }

@@ -1,12 +1,13 @@
 // The fan app: a hash router over a few views. Every view renders into
 // <main>; problems show in the alert banner via showProblem.
-import { get, post, request, blob, newKey, signIn, signOut, token, passFor, savePass, ProblemError, OfflineError } from './api.js';
+import { get, post, request, newKey, signIn, signOut, token, passFor, savePass, ProblemError, OfflineError } from './api.js';
 import { Queue } from './queue.js';
 import { message } from './problems.js';
 import { signInConfig, startSignIn, finishSignIn } from './signin.js';
 import { SeatMap, money, drawSeat } from './seatmap.js';
 import { PaymentForm, paymentConfig } from './pay.js';
 import { esc, when, statusText, eventLine, orderSummary, bookingsView } from './orders.js';
+import * as wallet from './wallet.js';
 
 const main = document.getElementById('main');
 const banner = document.getElementById('problem');
@@ -66,7 +67,7 @@ async function renderWho() {
   const who = document.getElementById('who');
   if (token()) {
     who.innerHTML = `<span>Signed in as <strong>${esc(sessionStorage.getItem('user'))}</strong></span> <button class="secondary" id="signout">Sign out</button>`;
-    who.querySelector('#signout').onclick = () => { signOut(); renderWho(); route(); };
+    who.querySelector('#signout').onclick = () => { signOut(); wallet.forgetAll(); renderWho(); route(); };
     return;
   }
   // With an issuer and a client ID configured, "Sign in" is the OpenID
@@ -451,7 +452,7 @@ async function bookingView(id) {
       sessionStorage.removeItem('verify:' + id);
       const v = main.querySelector('#verify'); if (v) v.parentElement.remove();
       if (b.status === 'PAID') {
-        clearProblem(); showTickets(main.querySelector('#tickets'), b.tickets.map(t => ({ ...t, event_id: b.event_id })));
+        clearProblem(); showTickets(main.querySelector('#tickets'), b.tickets.map(t => ({ ...t, event_id: b.event_id, event: t.event || b.event, booking_id: b.booking_id })));
         showCancellation(b); announce('Payment complete. Your tickets are ready.');
       }
       if (b.status === 'FAILED') showProblem(new Error('The payment failed. Your seats were released.'));
@@ -487,60 +488,94 @@ function showCancellation(b) {
   };
 }
 
-// showTickets lists tickets with their rotating QR codes, each refetched
-// when its code expires. A fetch that fails (no signal at the door) keeps
-// the last code on screen, says so under it, and tries again with backoff
-// (at once when the browser is back online); an expired code is greyed, so
-// the fan knows it will not scan until it refreshes.
+// showTickets lists tickets with their rotating QR codes, computed on this
+// device from its wallet key (wallet.js), so they keep changing at a door
+// with no signal. Online, the page asks every code period whether this
+// device still holds the ticket: one moved to another device or revoked
+// stops showing a code at once, with a way to move it back here.
+// Offline, the kept key serves; a ticket never opened on this device says
+// to open it once online.
 function showTickets(ul, tickets) {
   ul.innerHTML = tickets.map(t => `<li>${t.event ? eventLine(t.event) : ''}<h3>${esc(t.label || 'Seat ' + (t.seat_id || 'general admission'))}</h3>
     <img data-ticket="${esc(t.id)}" data-seat="${esc(t.seat_id || '')}" alt="Entry QR code for ${esc(t.label || t.seat_id || 'general admission')}">
     <p class="qrstate" role="status" data-state="loading"></p></li>`).join('');
   for (const img of ul.querySelectorAll('img')) {
+    const t = tickets.find(x => x.id === img.dataset.ticket);
     const state = img.nextElementSibling;
-    let timer, staleTimer, url, failures = 0, stopped = false;
-    const say = (key, text) => { state.dataset.state = key; state.textContent = text; };
-    const schedule = (fn, ms) => { clearTimeout(timer); if (!stopped) timer = setTimeout(fn, ms); };
-    const load = async () => {
-      try {
-        const q = await blob(`/v1/tickets/${encodeURIComponent(img.dataset.ticket)}/qr?format=png`);
-        if (stopped) return;
-        if (url) URL.revokeObjectURL(url);
-        url = URL.createObjectURL(q.blob); img.src = url;
-        failures = 0;
-        img.classList.remove('stale');
-        say('live', '');
-        const until = q.expires ? new Date(q.expires).getTime() : Date.now() + 15000;
-        clearTimeout(staleTimer);
-        staleTimer = setTimeout(() => { img.classList.add('stale'); }, Math.max(0, until - Date.now()));
-        schedule(load, Math.max(1000, until - Date.now()));
-      } catch (err) {
-        if (stopped) return;
-        failures++;
-        if (err instanceof ProblemError && err.status >= 400 && err.status < 500 && ![408, 429].includes(err.status)) {
-          // The ticket itself is refused (revoked, not this fan's): no retry.
-          say('refused', message(err.problem, err.retryAfter));
-          img.classList.add('stale');
-          return;
-        }
-        say('offline', navigator.onLine === false
-          ? 'No connection. The code shown may be out of date; it refreshes as soon as you are back online.'
-          : 'Could not refresh the code. Trying again…');
-        schedule(load, Math.min(15000, 1000 * 2 ** Math.min(failures - 1, 4)));
+    let w = null, opened = false, drawTimer, checkTimer, failures = 0, stopped = false;
+    const say = (key, text) => { if (state.dataset.state !== key || state.textContent !== text) { state.dataset.state = key; state.textContent = text; } };
+    const later = (timer, fn, ms) => { clearTimeout(timer); return stopped ? 0 : setTimeout(fn, ms); };
+    const draw = async () => {
+      if (stopped || !w) return;
+      const c = await wallet.code(w, Date.now());
+      if (stopped || !w) return;
+      if (img.dataset.payload !== c.payload) { img.src = wallet.qrDataURL(c.payload); img.dataset.payload = c.payload; }
+      img.classList.remove('stale');
+      if (failures) say('offline', 'No connection. Your code still changes on this phone and works at the door.');
+      else say('live', '');
+      drawTimer = later(drawTimer, draw, Math.max(250, c.expires - Date.now() + 50));
+    };
+    const refuse = err => {
+      wallet.forget(t.id); w = null; clearTimeout(drawTimer);
+      img.classList.add('stale'); img.removeAttribute('src'); delete img.dataset.payload;
+      say('refused', message(err.problem, err.retryAfter));
+      if (err.status === 409) {
+        const move = document.createElement('button'); move.className = 'secondary'; move.textContent = 'Show it on this device instead';
+        move.onclick = () => { move.remove(); check(true); };
+        state.append(' ', move);
       }
     };
-    const online = () => { if (state.dataset.state === 'offline') schedule(load, 0); };
+    // check asks the server whether this device still holds the ticket
+    // (without moving it), opens the wallet when it needs a key (or when
+    // the fan moves the ticket here), and comes back every code period.
+    const check = async (moveHere = false) => {
+      if (stopped) return;
+      if (!wallet.signedIn()) { w = wallet.stored(t.id); failures = 1; if (w) draw(); else say('offline', 'Sign in to show this ticket.'); return; }
+      try {
+        if (!moveHere) await wallet.status(t);
+        if (moveHere || !opened) { w = await wallet.open(t); opened = true; }
+        failures = 0;
+        draw();
+        checkTimer = later(checkTimer, check, 15000);
+      } catch (err) {
+        if (stopped) return;
+        if (err instanceof ProblemError && [403, 404, 409, 410].includes(err.status)) { refuse(err); return; }
+        failures++;
+        w = w || wallet.stored(t.id);
+        if (w) draw();
+        else say('offline', 'No connection, and this ticket was never opened on this phone: open it once while online.');
+        checkTimer = later(checkTimer, check, Math.min(30000, 1000 * 2 ** Math.min(failures - 1, 5)));
+      }
+    };
+    const online = () => { if (failures) checkTimer = later(checkTimer, check, 0); };
     window.addEventListener('online', online);
-    load();
-    cleanup.push(() => { stopped = true; clearTimeout(timer); clearTimeout(staleTimer); window.removeEventListener('online', online); if (url) URL.revokeObjectURL(url); });
+    check();
+    cleanup.push(() => { stopped = true; clearTimeout(drawTimer); clearTimeout(checkTimer); window.removeEventListener('online', online); });
   }
 }
 
+// ticketsView lists the fan's valid tickets; with no connection (or no
+// session, as when the installed app is opened at the door) it shows the
+// tickets whose keys this device keeps.
 async function ticketsView() {
   main.innerHTML = '<h1>My tickets</h1><ul class="tickets" id="tickets"></ul>';
-  if (!token()) { main.append('Sign in to see your tickets.'); return; }
-  const out = await get('/v1/me/tickets');
   const ul = main.querySelector('#tickets');
+  const kept = () => wallet.all().map(w => ({ id: w.ticket_id, label: w.label, seat_id: w.seat_id, event: w.event, booking_id: w.booking_id }));
+  let out;
+  if (!token() || navigator.onLine === false) {
+    out = null;
+  } else {
+    try { out = await get('/v1/me/tickets'); } catch (err) { if (!(err instanceof OfflineError)) throw err; out = null; }
+  }
+  if (!out) {
+    const mine = kept();
+    if (!mine.length) { main.append(token() ? 'No connection, and no ticket was opened on this device yet.' : 'Sign in to see your tickets.'); return; }
+    const note = document.createElement('p'); note.className = 'note'; note.id = 'keptnote';
+    note.textContent = 'Showing the tickets kept on this device. Their codes work at the door without a connection.';
+    main.insertBefore(note, ul);
+    showTickets(ul, mine);
+    return;
+  }
   if (!out.tickets.length) { ul.innerHTML = '<li>No tickets yet.</li>'; return; }
   const valid = out.tickets.filter(t => t.status === 'VALID');
   showTickets(ul, valid);
@@ -710,3 +745,7 @@ document.getElementById('skip').addEventListener('click', e => { e.preventDefaul
 // A return from the issuer (?code= or ?error=) is finished before the first
 // view, so it renders signed in.
 finishSignIn().catch(showProblem).finally(() => { renderWho(); route(); });
+
+// The service worker keeps the app opening offline (sw.js); without one
+// (an old browser, a private window) the app works online as before.
+if ('serviceWorker' in navigator) navigator.serviceWorker.register('/sw.js').catch(err => console.warn('no offline app:', err));
