@@ -195,7 +195,10 @@ func TestStaffFindATicketByBookingCodeOrNameAndAdmitItWithTheSameChecks(t *testi
 	require.Len(t, f.Tickets, 1)
 
 	var r gate.Result
-	admit := func(id string) string { b, _ := json.Marshal(gate.AdmitRequest{TicketID: id, GateID: "box-office"}); return string(b) }
+	admit := func(id string) string {
+		b, _ := json.Marshal(gate.AdmitRequest{TicketID: id, GateID: "box-office"})
+		return string(b)
+	}
 	require.Equal(t, http.StatusOK, call(t, g.URL, g.Token, "POST", "/v1/admit", admit(ts[2].ID), &r))
 	require.Equal(t, gate.Accepted, r.Result, r.Detail)
 	require.True(t, r.Manual)
