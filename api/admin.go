@@ -38,6 +38,9 @@ type Admin struct {
 	// Walks walks hotel bookings (booking.Service.Walk, through the walk
 	// workflow); nil serves no walk route.
 	Walks Walker
+	// Door counts the scans gates report; nil: one over Store (none
+	// without a Store).
+	Door *organiser.Door
 }
 
 // organiserRoles may call the organiser routes; the event's organisation is
@@ -50,6 +53,7 @@ type adminHandlers struct {
 	venues   *venues.Service
 	events   *organiser.Service
 	sales    *organiser.Sales
+	door     *organiser.Door
 	audit    auditTrail
 	problems problems
 }
@@ -60,6 +64,10 @@ func newAdminHandlers(a *Admin, p problems) *adminHandlers {
 	h := &adminHandlers{problems: p, audit: auditTrail{log: p.log}}
 	if a != nil {
 		h.venues, h.events, h.sales, h.audit.events = a.Venues, a.Events, a.Sales, a.Events
+		h.door = a.Door
+		if h.door == nil && a.Store != nil {
+			h.door = organiser.NewDoor(a.Store)
+		}
 	}
 	return h
 }

@@ -163,6 +163,8 @@ func (s *Server) routes() []route {
 		{method: http.MethodPost, path: "/v1/admin/events/:event_id/seats/block", roles: organiserRoles, after: own, handler: org.blockSeats(true), enabled: admin},
 		{method: http.MethodPost, path: "/v1/admin/events/:event_id/seats/unblock", roles: organiserRoles, after: own, handler: org.blockSeats(false), enabled: admin},
 		{method: http.MethodPost, path: "/v1/admin/events/:event_id/promotions", roles: organiserRoles, after: own, handler: org.createPromotion, enabled: admin},
+		{method: http.MethodPost, path: "/v1/admin/events/:event_id/door/scans", roles: organiserRoles, after: own, handler: org.recordDoorScans, enabled: admin && org.door != nil},
+		{method: http.MethodGet, path: "/v1/admin/events/:event_id/door", roles: organiserRoles, after: own, handler: org.doorReport, enabled: admin && org.door != nil},
 		{method: http.MethodGet, path: "/v1/admin/events/:event_id/promotions", roles: organiserRoles, after: own, handler: org.listPromotions, enabled: admin},
 		{method: http.MethodDelete, path: "/v1/admin/events/:event_id/promotions/:code", roles: organiserRoles, after: own, handler: org.disablePromotion, enabled: admin},
 		{method: http.MethodGet, path: "/v1/admin/events/:event_id/sales", roles: organiserRoles, after: own, handler: org.salesReport, enabled: admin && s.Admin.Sales != nil},

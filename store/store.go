@@ -50,6 +50,8 @@ type Store struct {
 	Jobs *Jobs
 	// Waitlists: sold-out events' waitlists and their offers.
 	Waitlists *Waitlists
+	// Door: the scans venue gates report, counted for the organiser.
+	Door *Door
 }
 
 // base is what every repository shares: the pool, the timeouts, and the
@@ -87,6 +89,9 @@ type Jobs struct{ base }
 // Waitlists is the repository of waitlists and offers.
 type Waitlists struct{ base }
 
+// Door is the repository of the scans gates report.
+type Door struct{ base }
+
 // New wraps a pool.
 func New(pool *pgxpool.Pool, opts Options) *Store {
 	if opts.LockTimeout <= 0 {
@@ -100,7 +105,7 @@ func New(pool *pgxpool.Pool, opts Options) *Store {
 	s.base = b
 	s.Holds, s.Bookings, s.Tickets = &Holds{b}, &Bookings{b}, &Tickets{b}
 	s.Catalogue, s.Promotions, s.Hotels = &Catalogue{b}, &Promotions{b}, &Hotels{b}
-	s.Orgs, s.Jobs, s.Waitlists = &Orgs{b}, &Jobs{b}, &Waitlists{b}
+	s.Orgs, s.Jobs, s.Waitlists, s.Door = &Orgs{b}, &Jobs{b}, &Waitlists{b}, &Door{b}
 	return s
 }
 

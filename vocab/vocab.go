@@ -251,6 +251,18 @@ const (
 // TicketStatuses is the full set.
 var TicketStatuses = []TicketStatus{TicketValid, TicketRevoked}
 
+// Direction is which way a scan at the door let someone through.
+type Direction string
+
+// Every direction (mirrors the CHECK on door_scans.direction).
+const (
+	DirectionIn  Direction = "in"
+	DirectionOut Direction = "out"
+)
+
+// Directions is the full set.
+var Directions = []Direction{DirectionIn, DirectionOut}
+
 // Step is where a booking saga stands, as support staff see it (the
 // workflow's step query).
 type Step string
