@@ -34,6 +34,8 @@ type gateOptions struct {
 	addr     string // empty: ENCORE_GATE_ADDR, known only once config is loaded
 	event    string
 	offline  bool
+	reentry  bool     // --reentry: a ticket scanned out may come back in
+	zones    []string // --zone name=section,section
 }
 
 // gateKeys are the manifest keys a gate needs: the encryption key and the
@@ -130,18 +132,25 @@ func runGate(ctx context.Context, cfg config.Config, o gateOptions) error {
 		log.Warn("OFFLINE SCANNER: this copy admits on its own; a ticket used at another scanner before the next sync "+
 			"gets in again. When the LAN is back run: encore gate sync --from "+st.Path(), "db", st.Path())
 	}
+	zones := gate.Zones{}
+	for _, z := range o.zones {
+		if err := zones.ParseZone(z); err != nil {
+			return fmt.Errorf("--zone: %w", err)
+		}
+	}
 	devices, err := gateDevices(cfg, log)
 	if err != nil {
 		return err
 	}
 	reg := system.Registry()
-	g := &gate.Gate{Store: st, EventID: event, Metrics: gate.NewMetrics(reg), Log: log}
+	g := &gate.Gate{Store: st, EventID: event, Metrics: gate.NewMetrics(reg), Log: log, Reentry: o.reentry, Zones: zones}
 	srv := &gate.Server{Gate: g, Devices: devices, Mode: mode, Gatherer: reg, Log: log}
 	bound, done, err := system.Serve(ctx, addr, srv.Handler())
 	if err != nil {
 		return err
 	}
-	log.Info("gate listening", "url", system.HTTPURL(bound.String()), "event", event, "ledger", st.Path(), "mode", mode)
+	log.Info("gate listening", "url", system.HTTPURL(bound.String()), "event", event, "ledger", st.Path(), "mode", mode,
+		"reentry", o.reentry, "zones", zones.Names(), "scanner_app", system.HTTPURL(bound.String())+"/")
 	return <-done
 }
 
