@@ -1,11 +1,12 @@
 // An event's own pages: its details and publishing, blocking seats on the
-// map, promotions, the live sales dashboard, and cancelling it while
+// map, promotions, the live sales dashboard, the door during the show,
+// and cancelling it while
 // following the refunds.
 import { get, post, request } from '/app/api.js';
 import { SeatMap, drawSeat } from '/app/seatmap.js';
 import { main, esc, announce, clearProblem, showProblem, fieldErrors, money, minor, digits, whenIn, isoOf, download, badge } from './ui.js';
 
-const TABS = [['', 'Overview'], ['seats', 'Seats'], ['promotions', 'Promotions'], ['sales', 'Sales'], ['cancel', 'Cancel']];
+const TABS = [['', 'Overview'], ['seats', 'Seats'], ['promotions', 'Promotions'], ['sales', 'Sales'], ['door', 'Door'], ['cancel', 'Cancel']];
 
 // eventView renders the event's page named by tab; ctx.cleanup takes what
 // must stop when the view is left.
@@ -22,6 +23,7 @@ export async function eventView(id, tab, ctx) {
     case 'seats': return seatsPage(page, ev, ctx);
     case 'promotions': return promotionsPage(page, ev);
     case 'sales': return salesPage(page, ev, ctx);
+    case 'door': return doorPage(page, ev, ctx);
     case 'cancel': return cancelPage(page, ev, ctx);
     default: return overviewPage(page, ev);
   }
@@ -278,6 +280,49 @@ async function salesPage(page, ev, ctx) {
   };
   ctx.cleanup.push(() => { stop = true; clearTimeout(timer); });
   page.querySelector('#csv').onclick = () => download(path + '?format=csv', `sales-${ev.event_id}.csv`).catch(showProblem);
+  await poll();
+}
+
+// DOOR_EVERY is how often the door page asks for new scans.
+const DOOR_EVERY = 5000;
+
+// doorPage is the door during the event, from the scans the gates report:
+// admitted and inside now, per gate, admissions per minute (the last hour,
+// a bar a minute) and who is inside per zone.
+async function doorPage(page, ev, ctx) {
+  const path = '/v1/admin/events/' + encodeURIComponent(ev.event_id) + '/door?minutes=60';
+  page.innerHTML = `<h2>Door</h2>
+    <p>Updates every ${DOOR_EVERY / 1000} seconds, from what the gates report. <span id="dupdated" class="muted"></span></p>
+    <p id="doorsum" class="summary" aria-live="polite"></p>
+    <div class="scroll" tabindex="0" role="region" aria-label="Entries per gate (scrolls sideways on a narrow screen)"><table class="list numbers" id="gates"><caption>Entries per gate</caption>
+      <thead><tr><th scope="col">Gate</th><th scope="col">In</th><th scope="col">Out</th><th scope="col">Last scan</th></tr></thead><tbody></tbody></table></div>
+    <h3>Entries per minute, last hour</h3><div id="perminute" class="bars" role="img"></div>
+    <div class="scroll" tabindex="0" role="region" aria-label="Inside per zone"><table class="list numbers" id="zones"><caption>Inside now, per zone</caption>
+      <thead><tr><th scope="col">Zone</th><th scope="col">Inside</th></tr></thead><tbody></tbody></table></div>`;
+  let last = '', stop = false, timer;
+  const poll = async () => {
+    try {
+      const r = await get(path);
+      if (stop) return;
+      const tz = ev.timezone;
+      page.querySelector('#gates tbody').innerHTML = r.gates.length ? r.gates.map(g => `<tr data-gate="${esc(g.gate_id)}"><th scope="row">${esc(g.gate_id)}</th>
+        <td data-field="in">${g.in}</td><td data-field="out">${g.out}</td><td>${esc(whenIn(g.last_scan_at, tz))}</td></tr>`).join('')
+        : '<tr><td colspan="4">No scans reported yet.</td></tr>';
+      page.querySelector('#zones tbody').innerHTML = r.zones.map(z => `<tr data-zone="${esc(z.zone)}"><th scope="row">${esc(z.zone || 'General')}</th>
+        <td data-field="inside">${z.inside}</td></tr>`).join('');
+      const perMinute = new Map();
+      for (const m of r.per_minute) perMinute.set(m.minute, (perMinute.get(m.minute) || 0) + m.in);
+      const peak = Math.max(1, ...perMinute.values());
+      const bars = page.querySelector('#perminute');
+      bars.setAttribute('aria-label', `Entries per minute: peak ${Math.max(0, ...perMinute.values())} a minute`);
+      bars.innerHTML = [...perMinute].map(([m, n]) => `<span title="${esc(whenIn(m, tz))}: ${n}" data-minute="${esc(m)}" data-in="${n}" class="bar h${Math.round(10 * n / peak)}"></span>`).join('');
+      const summary = `${r.admitted} admitted, ${r.inside} inside now.`;
+      if (summary !== last) { page.querySelector('#doorsum').textContent = summary; last = summary; }
+      page.querySelector('#dupdated').textContent = r.last_scan_at ? 'Last scan ' + whenIn(r.last_scan_at, tz) + '.' : '';
+    } catch (err) { if (!stop) showProblem(err); }
+    if (!stop) timer = setTimeout(poll, DOOR_EVERY);
+  };
+  ctx.cleanup.push(() => { stop = true; clearTimeout(timer); });
   await poll();
 }
 

@@ -1,0 +1,54 @@
+package system_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/dev/testenv"
+	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/tickets"
+	"github.com/encore-tickets/encore/vocab"
+)
+
+// TestTheOrganiserWatchesTheDoorFillPerGateAndZoneAsGatesReport: with the
+// doors open, the event's Door page shows admitted and inside now, entries
+// per gate, a bar per minute and who is inside per zone, and follows new
+// reports by itself.
+func TestTheOrganiserWatchesTheDoorFillPerGateAndZoneAsGatesReport(t *testing.T) {
+	t.Parallel()
+	e, base := organiserStack(t)
+	tab := browser(t, 3*time.Minute)
+	suffix := testenv.RandomSuffix()
+	org := "org_door_" + suffix
+	organiserSignsIn(t, tab, base, "dora_"+suffix, org)
+	ctx := context.Background()
+	_, err := e.store.Pool().Exec(ctx, `UPDATE events SET org_id = $1 WHERE id = $2`, org, e.eventID)
+	require.NoError(t, err)
+
+	now := time.Now()
+	scan := func(gate, zone string, dir vocab.Direction, ago time.Duration) store.DoorScan {
+		return store.DoorScan{TicketID: tickets.NewTicketID(), GateID: gate, DeviceID: "scanner", Direction: dir, Zone: zone, ScannedAt: now.Add(-ago)}
+	}
+	_, err = e.store.Door.RecordScans(ctx, e.eventID, []store.DoorScan{
+		scan("north-1", "", vocab.DirectionIn, 3*time.Minute), scan("north-1", "vip", vocab.DirectionIn, 2*time.Minute),
+		scan("south-2", "", vocab.DirectionIn, time.Minute),
+	})
+	require.NoError(t, err)
+
+	do(t, tab, "the door page", chromedp.Navigate(base+"/organiser/#/event/"+e.eventID+"/door"),
+		chromedp.WaitVisible(css(`#gates tr[data-gate="north-1"]`)))
+	require.Equal(t, "3 admitted, 3 inside now.", js(t, tab, `document.getElementById('doorsum').textContent`))
+	require.Equal(t, "2", js(t, tab, `document.querySelector('#gates tr[data-gate="north-1"] [data-field=in]').textContent`))
+	require.Equal(t, "1", js(t, tab, `document.querySelector('#zones tr[data-zone="vip"] [data-field=inside]').textContent`))
+	require.Equal(t, "3", js(t, tab, `String(document.querySelectorAll('#perminute .bar').length)`), "a bar a minute with entries")
+	requireAccessible(t, tab, "the door page")
+
+	// A gate reports more: the page follows without a reload.
+	_, err = e.store.Door.RecordScans(ctx, e.eventID, []store.DoorScan{scan("south-2", "", vocab.DirectionIn, 0)})
+	require.NoError(t, err)
+	waitJS(t, tab, `document.getElementById('doorsum').textContent`, "4 admitted, 4 inside now.", 15*time.Second)
+}
