@@ -296,8 +296,9 @@ func newGateCmd() *cobra.Command {
 		Use:   "gate",
 		Short: "Run the venue gate (also import, sync, status)",
 		Long: `The venue gate: imports a manifest (encore manifest export) into a SQLite ledger
-in WAL mode and serves GET /healthz, POST /v1/scan (a scanner's device token,
-ENCORE_GATE_TOKENS, required) and GET /metrics. Gates on
+in WAL mode and serves the scanner app at /, GET /healthz, POST /v1/scan (a
+scanner's device token, ENCORE_GATE_TOKENS or paired with encore gate pair,
+required) and GET /metrics. Gates on
 one host share one ledger file; if it fails, scans are refused. --offline runs
 a scanner on its own copy that stays open without the LAN and may let a
 ticket in twice; encore gate sync reports those double entries.`,
@@ -330,7 +331,9 @@ ticket in twice; encore gate sync reports those double entries.`,
 	f.StringVar(&o.addr, "addr", "", "listen address (default: ENCORE_GATE_ADDR, "+config.Default().GateAddr+" when unset)")
 	f.StringVar(&o.event, "event", "", "event this gate admits (default: the manifest's)")
 	f.BoolVar(&o.offline, "offline", false, "offline scanner on its own copy: stays open without the LAN, may admit a ticket twice")
+	addGateDoorFlags(f, &o)
 	cmd.AddCommand(newGateImportCmd(&o.ledger), newGateSyncCmd(&o.ledger), newGateStatusCmd(&o.ledger), newGateTokenCmd())
+	cmd.AddCommand(gateDeviceCommands(&o.ledger)...)
 	return cmd
 }
 

@@ -48,7 +48,7 @@ func TestEveryCommandDocumentsItselfAndItsFlags(t *testing.T) {
 		names = append(names, strings.Join(p, " "))
 	}
 	for _, want := range []string{"dev", "api", "worker", "migrate", "seed", "audit", "manifest", "manifest export",
-		"manifest inspect", "gate", "gate import", "gate sync", "gate status", "venue", "venue import", "event", "event create", "event publish", "event block", "event unblock", "event cancel",
+		"manifest inspect", "gate", "gate import", "gate sync", "gate status", "gate pair", "gate devices", "gate revoke", "venue", "venue import", "event", "event create", "event publish", "event block", "event unblock", "event cancel",
 		"psp", "testinfra", "config", "temporal", "probe"} {
 		require.Contains(t, names, want)
 	}
