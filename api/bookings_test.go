@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/encore-tickets/encore/booking"
 	"github.com/encore-tickets/encore/dev/demo"
 	"github.com/encore-tickets/encore/dev/testenv"
+	"github.com/encore-tickets/encore/notify"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/tickets"
@@ -36,6 +38,33 @@ type qrStack struct {
 	secret   []byte
 	booking  uuid.UUID
 	store    *store.Store
+	mails    *mailLog
+}
+
+// mailLog keeps the emails a test's server sends.
+type mailLog struct {
+	mu   sync.Mutex
+	sent []notify.Message
+}
+
+func (l *mailLog) Send(_ context.Context, m notify.Message) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sent = append(l.sent, m)
+	return nil
+}
+
+// to lists the subjects sent to address.
+func (l *mailLog) to(address string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, m := range l.sent {
+		if m.To == address {
+			out = append(out, m.Subject)
+		}
+	}
+	return out
 }
 
 func newQRStack(t *testing.T) *qrStack {
@@ -60,11 +89,13 @@ func newQRStack(t *testing.T) *qrStack {
 		SectionID: section, SeatID: seat, Unit: 1, UserID: owner, SecretSealed: sealed}}))
 
 	issuer := session.NewIssuer("qr-test-secret")
+	mails := &mailLog{}
 	srv := &api.Server{Sessions: issuer, Log: quiet(t),
-		Tickets: &tickets.Wallet{Store: st, Keyring: kr}}
+		Tickets:   &tickets.Wallet{Store: st, Keyring: kr},
+		Transfers: &tickets.Transfers{Store: st, Keyring: kr, Mailer: mails, Limits: store.TransferLimits{PerTicket: 3, OpenPerFan: 10}}}
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
-	return &qrStack{url: ts.URL, issuer: issuer, owner: owner, ticketID: id, secret: secret, booking: booking, store: st}
+	return &qrStack{url: ts.URL, issuer: issuer, owner: owner, ticketID: id, secret: secret, booking: booking, store: st, mails: mails}
 }
 
 // newKeyring is a keyring of one fresh sealing key.

@@ -104,41 +104,49 @@ const (
 
 	ProbSalesPaused = "sales-paused" // 503: the operator paused the event's sales; retry after Retry-After
 
-	ProbTicketOnOtherDevice = "ticket-on-another-device" // 409: the ticket's wallet was opened on another device since; its codes come from there
+	ProbTicketOnOtherDevice   = "ticket-on-another-device" // 409: the ticket's wallet was opened on another device since; its codes come from there
+	ProbTicketNotTransferable = "ticket-not-transferable"  // 409: the ticket is not valid, or already offered
+	ProbTransferNotPending    = "transfer-not-pending"     // 409: the transfer was accepted, cancelled or has expired
+	ProbTransferLimit         = "transfer-limit"           // 403: the ticket or the fan has passed the transfer limits
+	ProbWrongRecipient        = "wrong-recipient"          // 403: the transfer is for another email address; sign in with that one
 )
 
 var titles = map[string]string{
-	ProbInvalidRequest:       "The request is not valid",
-	ProbSeatUnavailable:      "Some seats are no longer available",
-	ProbRoomUnavailable:      "A night of the stay has no room left",
-	ProbLayoutTooLarge:       "The venue layout is larger than allowed",
-	ProbStayLimit:            "Too many unpaid room-nights",
-	ProbStayAlreadyHeld:      "You already hold a stay at this property on these nights",
-	ProbHoldExpired:          "The hold has expired",
-	ProbIdempotencyKeyReused: "This Idempotency-Key was used for another request",
-	ProbRequestInProgress:    "A request with this Idempotency-Key is still in progress",
-	ProbPurchaseLimit:        "Purchase limit reached",
-	ProbQueueRequired:        "Join the waiting room first",
-	ProbRateLimited:          "Too many requests",
-	ProbUnauthorized:         "Authentication required",
-	ProbNotFound:             "Not found",
-	ProbUnavailable:          "Temporarily unavailable, retry shortly",
-	ProbPendingCheckout:      "You already have a hold for this event",
-	ProbPromotionUnavailable: "The promotion cannot be used",
-	ProbNotOnSale:            "The event is not on sale",
-	ProbHoldNotPending:       "The hold is no longer pending",
-	ProbMethodNotAllowed:     "Method not allowed",
-	ProbInternal:             "Internal error",
-	ProbForbidden:            "You are not allowed to do this",
-	ProbConflict:             "This cannot change now",
-	ProbChallengeRequired:    "Solve the challenge to join the waiting room",
-	ProbAdmittedElsewhere:    "Admitted on another device",
-	ProbPaymentDeclined:      "The payment was declined",
-	ProbPaymentRefused:       "The payment was refused",
-	ProbBookingNotCancelled:  "The booking cannot be cancelled",
-	ProbWebhookConflict:      "The event ID was already used for other content",
-	ProbSalesPaused:          "Sales of this event are paused",
-	ProbTicketOnOtherDevice:  "The ticket is on another device",
+	ProbInvalidRequest:        "The request is not valid",
+	ProbSeatUnavailable:       "Some seats are no longer available",
+	ProbRoomUnavailable:       "A night of the stay has no room left",
+	ProbLayoutTooLarge:        "The venue layout is larger than allowed",
+	ProbStayLimit:             "Too many unpaid room-nights",
+	ProbStayAlreadyHeld:       "You already hold a stay at this property on these nights",
+	ProbHoldExpired:           "The hold has expired",
+	ProbIdempotencyKeyReused:  "This Idempotency-Key was used for another request",
+	ProbRequestInProgress:     "A request with this Idempotency-Key is still in progress",
+	ProbPurchaseLimit:         "Purchase limit reached",
+	ProbQueueRequired:         "Join the waiting room first",
+	ProbRateLimited:           "Too many requests",
+	ProbUnauthorized:          "Authentication required",
+	ProbNotFound:              "Not found",
+	ProbUnavailable:           "Temporarily unavailable, retry shortly",
+	ProbPendingCheckout:       "You already have a hold for this event",
+	ProbPromotionUnavailable:  "The promotion cannot be used",
+	ProbNotOnSale:             "The event is not on sale",
+	ProbHoldNotPending:        "The hold is no longer pending",
+	ProbMethodNotAllowed:      "Method not allowed",
+	ProbInternal:              "Internal error",
+	ProbForbidden:             "You are not allowed to do this",
+	ProbConflict:              "This cannot change now",
+	ProbChallengeRequired:     "Solve the challenge to join the waiting room",
+	ProbAdmittedElsewhere:     "Admitted on another device",
+	ProbPaymentDeclined:       "The payment was declined",
+	ProbPaymentRefused:        "The payment was refused",
+	ProbBookingNotCancelled:   "The booking cannot be cancelled",
+	ProbWebhookConflict:       "The event ID was already used for other content",
+	ProbSalesPaused:           "Sales of this event are paused",
+	ProbTicketOnOtherDevice:   "The ticket is on another device",
+	ProbTicketNotTransferable: "The ticket cannot be transferred now",
+	ProbTransferNotPending:    "The transfer is no longer open",
+	ProbTransferLimit:         "Transfer limit reached",
+	ProbWrongRecipient:        "The transfer is for another email address",
 }
 
 // NewProblem builds a problem of a named type.
@@ -317,6 +325,14 @@ func (ps problems) problemFor(err error) *Problem {
 		return NewProblem(http.StatusServiceUnavailable, ProbUnavailable, "stored; delivery to the booking failed, retry").RetryAfter(5 * time.Second)
 	case errors.Is(err, tickets.ErrRevoked):
 		return NewProblem(http.StatusNotFound, ProbNotFound, "the ticket was revoked (refunded or cancelled)")
+	case errors.Is(err, store.ErrTicketNotTransferable):
+		return NewProblem(http.StatusConflict, ProbTicketNotTransferable, "only a valid ticket not already offered can be transferred")
+	case errors.Is(err, store.ErrTransferNotPending):
+		return NewProblem(http.StatusConflict, ProbTransferNotPending, "the transfer was accepted, cancelled or has expired")
+	case errors.Is(err, store.ErrTransferLimit):
+		return NewProblem(http.StatusForbidden, ProbTransferLimit, "this ticket has changed hands as often as allowed, or you have as many open transfers as allowed")
+	case errors.Is(err, store.ErrWrongRecipient):
+		return NewProblem(http.StatusForbidden, ProbWrongRecipient, "sign in with the email address the ticket was sent to")
 	case errors.Is(err, tickets.ErrOtherDevice):
 		return NewProblem(http.StatusConflict, ProbTicketOnOtherDevice, "this ticket was opened on another device; open it there, or open its wallet here to move it back")
 	case errors.Is(err, tickets.ErrSealing):

@@ -56,6 +56,7 @@ func (s *Server) routes() []route {
 		support = &supportHandlers{bookings: s.Bookings, problems: p}
 		emails  = &emailHandlers{store: bookingStore(s.Bookings), problems: p}
 		webhook = &webhookHandlers{bookings: s.Bookings, problems: p}
+		handing = &transferHandlers{transfers: s.Transfers, problems: p}
 		org     = newAdminHandlers(s.Admin, p)
 		ops     = newOperatorHandlers(s.Operator, s.Room, p)
 	)
@@ -132,6 +133,10 @@ func (s *Server) routes() []route {
 		{method: http.MethodPost, path: "/v1/bookings/:id/cancel", access: fan, deadline: updateDeadline, handler: booked.cancelBooking, enabled: bookings},
 		{method: http.MethodGet, path: "/v1/tickets/:ticket_id/qr", access: fan, handler: booked.ticketQR, enabled: s.Tickets != nil},
 		{method: http.MethodGet, path: "/v1/tickets/:ticket_id/wallet", access: fan, handler: booked.ticketWallet, enabled: s.Tickets != nil},
+		{method: http.MethodPost, path: "/v1/tickets/:ticket_id/transfer", access: fan, handler: handing.offerTransfer, enabled: s.Transfers != nil},
+		{method: http.MethodPost, path: "/v1/transfers/:transfer_id/accept", access: fan, handler: handing.acceptTransfer, enabled: s.Transfers != nil},
+		{method: http.MethodDelete, path: "/v1/transfers/:transfer_id", access: fan, handler: handing.cancelTransfer, enabled: s.Transfers != nil},
+		{method: http.MethodGet, path: "/v1/me/transfers", access: fan, handler: handing.myTransfers, enabled: s.Transfers != nil},
 
 		// Event cancellation and support staff.
 		{method: http.MethodPost, path: "/v1/admin/events/:event_id/cancel", roles: []session.Role{session.Organiser, session.Admin}, deadline: staffDeadline, handler: support.cancelEvent, enabled: bookings},

@@ -58,6 +58,8 @@ type Server struct {
 	Room     *waitingroom.Room
 	Browse   *Browse
 	Tickets  *tickets.Wallet
+	// Transfers hands tickets from fan to fan; nil serves no transfer route.
+	Transfers *tickets.Transfers
 	// Admin is the organiser and admin API; nil serves none of it.
 	Admin *Admin
 	// Metrics count and time every request by route (nil: none).

@@ -426,6 +426,13 @@ func (s *Service) Cancel(ctx context.Context, who session.Identity, id uuid.UUID
 	if settledOutside(b) {
 		return View{}, ErrNotCancellable // disputed, charged back or refunded by the provider: no refund of ours
 	}
+	// A booking one of whose tickets was handed to someone else is not the
+	// buyer's to refund: the refund would revoke the recipient's ticket.
+	if handed, err := s.Store.Tickets.Transferred(ctx, id); err != nil {
+		return View{}, err
+	} else if handed {
+		return View{}, ErrNotCancellable
+	}
 	if idemKey != "" {
 		sum := sha256.Sum256([]byte(id.String()))
 		if err := s.Store.Holds.RememberKey(ctx, who.UserID, "cancel", idemKey, sum[:]); err != nil {

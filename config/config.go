@@ -100,6 +100,9 @@ type Config struct {
 	RoomAdaptive        bool          `env:"ENCORE_ROOM_ADAPTIVE" default:"true" doc:"Waiting room: lower or raise capacity every 10s from the booking saga's checkout latency and errors (shared by every process) and payment errors (AIMD; see waitingroom.Controller)."`
 	ControlsPoll        time.Duration `env:"ENCORE_CONTROLS_POLL" default:"500ms" doc:"How often every process reads the operator's changed dials (PATCH /v1/admin/events/{id}/controls): a change is in force everywhere within this interval plus one query."`
 	RoomPassTTL         time.Duration `env:"ENCORE_ROOM_PASS_TTL" default:"5m" doc:"Waiting room: lifetime of an admission pass and of the admission window (at most 5m)."`
+	TransferTTL         time.Duration `env:"ENCORE_TRANSFER_TTL" default:"168h" doc:"Ticket transfers: how long an offer waits for its recipient to accept."`
+	TransferPerTicket   int           `env:"ENCORE_TRANSFER_PER_TICKET" default:"3" doc:"Ticket transfers: how many times one place may change hands (against touting); 0 for no limit."`
+	TransferOpenPerFan  int           `env:"ENCORE_TRANSFER_OPEN_PER_FAN" default:"10" doc:"Ticket transfers: how many offers one fan may have open at once; 0 for no limit."`
 	RoomPassSeed        Secret        `env:"ENCORE_ROOM_PASS_SEED" default:"dev-admission-pass-seed-change-me" use:"api worker" doc:"Waiting room: secret from which the Ed25519 key that signs admission passes is derived (SHA-256). The default is for development only."`
 	RoomJoinPerMinute   int           `env:"ENCORE_ROOM_JOIN_PER_MINUTE" default:"30" doc:"Waiting room: joins (and socket connects) one account may make per minute per event before 429 rate-limited."`
 	RoomJoinIPPerMinute int           `env:"ENCORE_ROOM_JOIN_IP_PER_MINUTE" default:"120" doc:"Waiting room: joins one IP address may make per minute per event; also the per-IP limit of holds and checkouts."`

@@ -36,6 +36,7 @@ const (
 	ReasonWrongEvent      = "wrong_event"      // a ticket for another event this gate knows
 	ReasonRevoked         = "revoked"          // refunded or cancelled
 	ReasonOtherDevice     = "other_device"     // a code from a device the ticket has since left
+	ReasonTransferred     = "transferred"      // handed to another fan, who holds a new ticket
 	ReasonWrongZone       = "wrong_zone"       // the scanner's zone does not include the ticket's section
 	ReasonNotInside       = "not_inside"       // a scan out of a ticket that is not inside
 	ReasonUnavailable     = "unavailable"      // the ledger failed: fail closed
@@ -43,7 +44,7 @@ const (
 
 // Reasons lists every rejection reason.
 var Reasons = []string{ReasonInvalidCode, ReasonStaleWindow, ReasonUnknownTicket, ReasonAlreadyUsed,
-	ReasonManifestExpired, ReasonWrongEvent, ReasonRevoked, ReasonOtherDevice, ReasonWrongZone, ReasonNotInside,
+	ReasonManifestExpired, ReasonWrongEvent, ReasonRevoked, ReasonOtherDevice, ReasonTransferred, ReasonWrongZone, ReasonNotInside,
 	ReasonUnavailable}
 
 // Directions of a scan: a door lets fans in, or (with re-entry, or to keep
@@ -206,6 +207,10 @@ func (g *Gate) try(ctx context.Context, a Attempt) (Result, error) {
 	r := Result{TicketID: ticketID, SeatID: row.seatID, SectionID: row.sectionID}
 	if row.eventID != g.EventID {
 		r.Result, r.Reason, r.Detail = Rejected, ReasonWrongEvent, "this ticket is for event "+row.eventID
+		return r, nil
+	}
+	if row.transferred {
+		r.Result, r.Reason, r.Detail = Rejected, ReasonTransferred, "this ticket was handed to someone else, who holds a new ticket for this place"
 		return r, nil
 	}
 	if row.revoked {

@@ -142,6 +142,13 @@ func upgradeSchema(db *sql.DB) error {
 	return nil
 }
 
+// A ticket's revoked column: 0 valid, 1 revoked (refunded, cancelled, no
+// longer listed), 2 marked during a full import, 3 transferred.
+const (
+	revokedTransferred      = "3"
+	revokedTransferredValue = 3
+)
+
 // Store is a gate's SQLite ledger. Reads run on a pool; writes on one
 // connection per process, so writers of one process queue in Go rather than
 // spin on SQLite's lock. Other processes on the same file wait up to the
@@ -285,16 +292,18 @@ func (s *Store) Import(ctx context.Context, m *manifest.Manifest, now time.Time)
 	// A full import restores a listed ticket (the newer snapshot is the
 	// truth); a delta never un-revokes one.
 	upsert := `INSERT INTO tickets (id, event_id, section_id, seat_id, secret_sealed, revoked, version, key_generation,
-		booking_code, booking_key, attendee) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)
+		booking_code, booking_key, attendee) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET event_id = excluded.event_id, section_id = excluded.section_id, seat_id = excluded.seat_id,
-		secret_sealed = excluded.secret_sealed, revoked = 0, version = excluded.version, key_generation = excluded.key_generation,
+		secret_sealed = excluded.secret_sealed, revoked = excluded.revoked, version = excluded.version, key_generation = excluded.key_generation,
 		booking_code = excluded.booking_code, booking_key = excluded.booking_key, attendee = excluded.attendee`
 	if m.Kind == manifest.KindDelta {
 		// A delta lists a ticket again when its codes moved to another
-		// device: only the generation moves, and only forward.
+		// device (only the generation moves, and only forward) or when it
+		// was handed to another fan (it is refused from then on).
 		upsert = `INSERT INTO tickets (id, event_id, section_id, seat_id, secret_sealed, revoked, version, key_generation,
-			booking_code, booking_key, attendee) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)
-			ON CONFLICT (id) DO UPDATE SET key_generation = max(key_generation, excluded.key_generation)`
+			booking_code, booking_key, attendee) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET key_generation = max(key_generation, excluded.key_generation),
+			revoked = CASE WHEN excluded.revoked = ` + revokedTransferred + ` THEN excluded.revoked ELSE revoked END`
 	}
 	ins, err := tx.PrepareContext(ctx, upsert)
 	if err != nil {
@@ -306,7 +315,11 @@ func (s *Store) Import(ctx context.Context, m *manifest.Manifest, now time.Time)
 		if err != nil {
 			return res, err
 		}
-		if _, err := ins.ExecContext(ctx, e.ID, m.EventID, e.SectionID, e.SeatID, sealed, m.Version, e.Generation,
+		revoked := 0
+		if e.Transferred {
+			revoked = revokedTransferredValue
+		}
+		if _, err := ins.ExecContext(ctx, e.ID, m.EventID, e.SectionID, e.SeatID, sealed, revoked, m.Version, e.Generation,
 			e.BookingCode, bookingKey(e.BookingCode), e.Attendee); err != nil {
 			return res, err
 		}
@@ -351,6 +364,7 @@ type ticketRow struct {
 	seatID          string
 	secret          []byte
 	revoked         bool
+	transferred     bool // revoked because it was handed to another fan
 	generation      int64
 }
 
@@ -375,6 +389,7 @@ func (s *Store) lookup(ctx context.Context, eventID, ticketID string) (ticketRow
 			return r, false, fmt.Errorf("gate: stored secret of %s: %w", ticketID, err)
 		}
 		r.found, r.eventID, r.sectionID, r.seatID, r.secret, r.revoked = true, ev.String, sec.String, seat.String, secret, revoked.Int64 != 0
+		r.transferred = revoked.Int64 == revokedTransferredValue
 		r.generation = generation.Int64
 	}
 	return r, true, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/tickets"
+	"github.com/encore-tickets/encore/vocab"
 )
 
 // Overlap is how far before its base version a delta export looks again: a
@@ -68,6 +69,7 @@ func Export(ctx context.Context, st *store.Store, kr *tickets.Keyring, keys Keys
 			return nil, Header{}, fmt.Errorf("manifest: ticket %s: %w (is ENCORE_TICKET_SEALING_KEY the one that issued it?)", t.ID, err)
 		}
 		m.Body.Tickets = append(m.Body.Tickets, Entry{ID: t.ID, SectionID: t.SectionID, SeatID: t.SeatID, Secret: secret, Generation: t.Generation,
+			Transferred: t.Status == vocab.TicketTransferred,
 			BookingCode: t.BookingCode, Attendee: t.Attendee})
 	}
 	m.Body.Revoked = snap.Revoked

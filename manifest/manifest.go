@@ -80,6 +80,9 @@ type Entry struct {
 	// with (tickets.DeviceKey): a code of an earlier one comes from a device
 	// the ticket has left.
 	Generation int64 `json:"generation,omitempty"`
+	// Transferred marks a ticket handed to another fan (who holds a new
+	// ticket): the gate refuses it with reason transferred.
+	Transferred bool `json:"transferred,omitempty"`
 	// BookingCode and Attendee let door staff find a ticket whose code will
 	// not scan (a dead phone): the booking's ID and the fan it names. Both
 	// are empty in manifests made before they were added.

@@ -372,3 +372,41 @@ func TestADeltaCarriesATicketMovedToAnotherPhoneAndTheGateRefusesTheOldPhone(t *
 	_, r = g.Scan(newCode, "n")
 	require.Equal(t, gate.Accepted, r.Result, r.Detail)
 }
+
+// TestATransferredTicketIsRefusedAsTransferredAndItsNewHolderGetsIn: a
+// ticket handed on after the full export reaches the gate in the next
+// delta as transferred (its old codes refused with that reason) beside the
+// recipient's new ticket, which enters; a full export made afterwards says
+// the same.
+func TestATransferredTicketIsRefusedAsTransferredAndItsNewHolderGetsIn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	v := newVenue(t)
+	_, ts := v.book("fan_sender", 1)
+	data, full := v.export(manifest.ExportOptions{})
+	g := gate.StartForTest(t, gate.TestOptions{Manifest: data, Keys: &v.keys})
+
+	handing := &tickets.Transfers{Store: v.store, Keyring: v.keyring}
+	x, err := handing.Offer(ctx, "fan_sender", "", ts[0].ID, "friend@example.com")
+	require.NoError(t, err)
+	_, got, err := handing.Accept(ctx, "fan_friend", "friend@example.com", x.ID)
+	require.NoError(t, err)
+	delta, _ := v.export(manifest.ExportOptions{Since: full.Version})
+	m, err := manifest.Open(delta, v.keys, time.Now())
+	require.NoError(t, err)
+	_, err = g.Store.Import(ctx, m, time.Now())
+	require.NoError(t, err)
+
+	_, r := g.Scan(ts[0].code(time.Now()), "n")
+	require.Equal(t, gate.ReasonTransferred, r.Reason, r.Detail)
+	secret, err := v.keyring.Open(got.SecretSealed, got.ID)
+	require.NoError(t, err)
+	fresh := issued{ID: got.ID, SeatID: got.SeatID, Secret: secret}
+	_, r = g.Scan(fresh.code(time.Now()), "n")
+	require.Equal(t, gate.Accepted, r.Result, r.Detail)
+
+	again, _ := v.export(manifest.ExportOptions{})
+	other := gate.StartForTest(t, gate.TestOptions{Manifest: again, Keys: &v.keys})
+	_, r = other.Scan(ts[0].code(time.Now()), "s")
+	require.Equal(t, gate.ReasonTransferred, r.Reason, "a full export says so too: %s", r.Detail)
+}

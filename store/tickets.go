@@ -117,7 +117,7 @@ func (s *Tickets) InsertTickets(ctx context.Context, rows []TicketRow) error {
 			FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::bytea[])
 			     AS t (id, res, ev, sec, seat, unit, usr, secret)
 			JOIN reservations r ON r.id = t.res AND r.status = 'PAID'
-			ON CONFLICT (reservation_id, section_id, seat_id, unit) DO NOTHING`,
+			ON CONFLICT (reservation_id, section_id, seat_id, unit, holder_seq) DO NOTHING`,
 			ids, reservations, events, sections, seats, units, users, secrets)
 		return err
 	})
@@ -140,7 +140,7 @@ func (s *Tickets) InsertTickets(ctx context.Context, rows []TicketRow) error {
 const pgForeignKeyViolation = "23503"
 
 const ticketColumns = `t.id, t.reservation_id, t.event_id, t.section_id, coalesce(t.seat_id, ''), t.unit, t.user_id,
-	t.secret_sealed, CASE WHEN t.status = 'VALID' AND r.status = 'PAID' THEN 'VALID' ELSE 'REVOKED' END,
+	t.secret_sealed, CASE WHEN t.status = 'VALID' AND r.status = 'PAID' THEN 'VALID' WHEN t.status = 'TRANSFERRED' THEN 'TRANSFERRED' ELSE 'REVOKED' END,
 	t.issued_at, t.revoked_at, coalesce(t.device_id, ''), t.key_generation`
 
 func scanTicket(row pgx.CollectableRow) (Ticket, error) {
@@ -264,7 +264,9 @@ type ManifestSnapshot struct {
 	AsOf          time.Time
 	EventStartsAt time.Time
 	// Valid are the valid tickets of paid bookings (issued after since, when
-	// since is set), with their sealed secrets.
+	// since is set), with their sealed secrets, and the tickets handed on to
+	// another fan (Status TRANSFERRED), so a gate can say so when their old
+	// codes are shown.
 	Valid []ManifestTicket
 	// Revoked are tickets that must not enter: revoked after since, plus any
 	// ticket still marked valid whose booking is no longer paid.
@@ -301,8 +303,8 @@ func (s *Tickets) ManifestTickets(ctx context.Context, eventID string, since tim
 		}
 		rows, err := tx.Query(ctx, `SELECT `+ticketColumns+`, coalesce(nullif(r.fan_email, ''), t.user_id)
 			FROM tickets t JOIN reservations r ON r.id = t.reservation_id
-			WHERE t.event_id = $1 AND t.status = 'VALID' AND r.status = 'PAID'
-			  AND ($2::timestamptz IS NULL OR t.issued_at > $2 OR t.key_changed_at > $2)
+			WHERE t.event_id = $1 AND t.status IN ('VALID', 'TRANSFERRED') AND r.status = 'PAID'
+			  AND ($2::timestamptz IS NULL OR t.issued_at > $2 OR t.key_changed_at > $2 OR t.transferred_at > $2)
 			ORDER BY t.id`, eventID, nullTime(since))
 		if err != nil {
 			return err

@@ -69,7 +69,9 @@ func browserServer(t testing.TB, e *e2e, scope string) *api.Server {
 		WebhookSecret: e.cfg.StripeWebhookSecret.Reveal(), LateEventGrace: 2 * time.Second}
 	bookings.Register(prometheus.NewRegistry())
 	return &api.Server{Holds: e.holds, Bookings: bookings, Sessions: e.issuer, Log: log,
-		Tickets:  &tickets.Wallet{Store: e.store, Keyring: keyring},
+		Tickets: &tickets.Wallet{Store: e.store, Keyring: keyring},
+		Transfers: &tickets.Transfers{Store: e.store, Keyring: keyring, Mailer: system.Mailer(e.cfg, e.store),
+			Limits: store.TransferLimits{PerTicket: 3, OpenPerFan: 10}},
 		Payments: system.PaymentPage(e.cfg), // the test's sandbox and its stand-in for Stripe.js
 		Browse:   &api.Browse{Catalog: catalog.New(reader), Cache: cache, Hub: hub}}
 }

@@ -58,6 +58,7 @@ type Process struct {
 	Room       *waitingroom.Room
 	Browse     *BrowsePlane
 	Tickets    *tickets.Wallet
+	Transfers  *tickets.Transfers
 	Activities *activities.Booking
 	// Sessions is the development issuer of the demo login (nil when off);
 	// Tokens verifies bearer tokens, set by ServeAPI.
@@ -188,6 +189,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisU
 		return nil, err
 	}
 	p.Tickets = &tickets.Wallet{Store: p.Store, Keyring: keyring}
+	p.Transfers = &tickets.Transfers{Store: p.Store, Keyring: keyring, Mailer: Mailer(cfg, p.Store), TTL: cfg.TransferTTL,
+		Limits:    store.TransferLimits{PerTicket: cfg.TransferPerTicket, OpenPerFan: cfg.TransferOpenPerFan},
+		PublicURL: public, Log: log.With("component", "transfers")}
 	if p.Activities, err = BookingActivities(cfg, p.Store, log); err != nil {
 		p.Close()
 		return nil, err
@@ -260,7 +264,7 @@ func (p *Process) API() *api.Server {
 		_, err := p.Temporal.CheckHealth(ctx, &client.CheckHealthRequest{})
 		return err
 	})
-	return &api.Server{Holds: p.Holds, Bookings: p.Bookings, Room: p.Room, Browse: p.Browse.API, Tickets: p.Tickets,
+	return &api.Server{Holds: p.Holds, Bookings: p.Bookings, Room: p.Room, Browse: p.Browse.API, Tickets: p.Tickets, Transfers: p.Transfers,
 		Sessions: p.Sessions, Tokens: p.Tokens, ClientID: p.Config.OIDCClientID, ReturnURLs: ReturnURLs(p.Config), Checks: checks, Log: p.Log, TrustedProxies: p.trusted,
 		Sockets: p.Sockets, RequestTimeout: p.Config.RequestTimeout, Admin: p.adminAPI(), Operator: p.operatorAPI(),
 		Waitlist: p.Waitlist, Metrics: p.Edge, Reads: p.Reads, Payments: PaymentPage(p.Config)}

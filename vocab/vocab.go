@@ -246,10 +246,27 @@ type TicketStatus string
 const (
 	TicketValid   TicketStatus = "VALID"
 	TicketRevoked TicketStatus = "REVOKED"
+	// TicketTransferred: handed to another fan, who holds a new ticket for
+	// the same place.
+	TicketTransferred TicketStatus = "TRANSFERRED"
 )
 
 // TicketStatuses is the full set.
-var TicketStatuses = []TicketStatus{TicketValid, TicketRevoked}
+var TicketStatuses = []TicketStatus{TicketValid, TicketRevoked, TicketTransferred}
+
+// TransferStatus is the state of a ticket transfer.
+type TransferStatus string
+
+// Every transfer status (mirrors the CHECK on ticket_transfers.status).
+const (
+	TransferPending   TransferStatus = "PENDING"
+	TransferAccepted  TransferStatus = "ACCEPTED"
+	TransferCancelled TransferStatus = "CANCELLED"
+	TransferExpired   TransferStatus = "EXPIRED"
+)
+
+// TransferStatuses is the full set.
+var TransferStatuses = []TransferStatus{TransferPending, TransferAccepted, TransferCancelled, TransferExpired}
 
 // Direction is which way a scan at the door let someone through.
 type Direction string

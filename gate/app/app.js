@@ -82,6 +82,7 @@ function words(r) {
       return ['NO ENTRY', 'Already entered at ' + time(r.first_entry_at) + ' through gate ' + r.first_gate_id];
     case 'revoked': return ['NO ENTRY', 'Revoked: this ticket was refunded or cancelled'];
     case 'other_device': return ['NO ENTRY', 'Moved to another phone: ask for the ticket on the phone that holds it now'];
+    case 'transferred': return ['NO ENTRY', 'Transferred: this ticket was handed to someone else, who holds a new one'];
     case 'wrong_event': return ['NO ENTRY', 'Wrong event: this ticket is for another show'];
     case 'wrong_zone': return ['NO ENTRY', 'Wrong zone: section ' + r.section_id + ' is not in zone ' + r.zone];
     case 'stale_window': return ['NO ENTRY', 'Code expired or not valid yet: ask for the live ticket, not a screenshot'];
