@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -148,6 +149,12 @@ func runGate(ctx context.Context, cfg config.Config, o gateOptions) error {
 	bound, done, err := system.Serve(ctx, addr, srv.Handler())
 	if err != nil {
 		return err
+	}
+	if cfg.GateReportURL != "" {
+		rep := &gate.Reporter{Store: st, EventID: event, Zones: zones, URL: strings.TrimRight(cfg.GateReportURL, "/"),
+			Token: cfg.GateReportToken.Reveal(), Log: log}
+		go rep.Run(ctx)
+		log.Info("reporting scans to the organiser's door view", "api", cfg.GateReportURL)
 	}
 	log.Info("gate listening", "url", system.HTTPURL(bound.String()), "event", event, "ledger", st.Path(), "mode", mode,
 		"reentry", o.reentry, "zones", zones.Names(), "scanner_app", system.HTTPURL(bound.String())+"/")
