@@ -3,6 +3,7 @@ package system_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,6 +136,42 @@ func TestOpeningATicketOnAnotherPhoneEndsTheFirstPhonesCodesAtOnce(t *testing.T)
 	g := gateFor(t, e, 0)
 	_, r := g.Scan(oldCode, "north-1")
 	require.Equal(t, gate.ReasonOtherDevice, r.Reason, r.Detail)
+	_, r = g.Scan(newCode, "north-1")
+	require.Equal(t, gate.Accepted, r.Result, r.Detail)
+}
+
+// TestAFanSendsATicketToAFriendWhoAcceptsItAndShowsItsOwnCode: from "My
+// tickets" the buyer sends the ticket to a friend's address; the friend,
+// signed in with it, sees the ticket waiting, accepts it and has a ticket
+// with a code of its own; the buyer's list no longer holds it and the
+// gate refuses its old code as transferred.
+func TestAFanSendsATicketToAFriendWhoAcceptsItAndShowsItsOwnCode(t *testing.T) {
+	t.Parallel()
+	e, base, a := paidTicketPage(t, "sender")
+	oldCode := js(t, a, `document.querySelector('#tickets img').dataset.payload`)
+	friend := "friend_" + e.eventID[4:]
+
+	js(t, a, `(() => { document.querySelector('#tickets .transfer details').open = true; return 'open' })()`)
+	do(t, a, "send the ticket", chromedp.SendKeys(css(`#tickets .sendform input[name=to]`), friend+"@example.com"))
+	js(t, a, `(() => { document.querySelector('#tickets .sendform button').click(); return 'sent' })()`)
+	waitJS(t, a, `document.querySelector('#tickets .transfer [data-status=PENDING]') ? 'pending' : ''`, "pending", 20*time.Second)
+	require.Contains(t, js(t, a, `document.querySelector('#tickets .transfer').textContent`), friend+"@example.com")
+	requireAccessible(t, a, "a ticket being sent")
+
+	b := fanTab(t, a)
+	signIn(t, b, base, friend)
+	do(t, b, "the friend's tickets", chromedp.Navigate(base+"/#/tickets"), chromedp.WaitVisible(css(`.received button`)))
+	js(t, b, `(() => { document.querySelector('.received button').click(); return 'accepted' })()`)
+	waitJS(t, b, `document.querySelector('#tickets img[data-payload]') ? 'drawn' : ''`, "drawn", 20*time.Second)
+	newCode := js(t, b, `document.querySelector('#tickets img').dataset.payload`)
+	require.NotEqual(t, strings.Split(oldCode, ".")[0], strings.Split(newCode, ".")[0], "the friend holds a new ticket")
+
+	do(t, a, "the buyer's list again", chromedp.Reload(), chromedp.WaitVisible(css(`#tickets li[data-status=TRANSFERRED]`)))
+	require.Equal(t, "0", js(t, a, `String(document.querySelectorAll('#tickets img').length)`), "no code left for the buyer")
+
+	g := gateFor(t, e, 0)
+	_, r := g.Scan(oldCode, "north-1")
+	require.Equal(t, gate.ReasonTransferred, r.Reason, r.Detail)
 	_, r = g.Scan(newCode, "north-1")
 	require.Equal(t, gate.Accepted, r.Result, r.Detail)
 }

@@ -8,6 +8,7 @@ import { SeatMap, money, drawSeat } from './seatmap.js';
 import { PaymentForm, paymentConfig } from './pay.js';
 import { esc, when, statusText, eventLine, orderSummary, bookingsView } from './orders.js';
 import * as wallet from './wallet.js';
+import * as transfers from './transfers.js';
 
 const main = document.getElementById('main');
 const banner = document.getElementById('problem');
@@ -576,9 +577,22 @@ async function ticketsView() {
     showTickets(ul, mine);
     return;
   }
+  const handed = await transfers.mine().catch(() => []);
+  const reload = text => { announce(text); route(); };
+  transfers.receivedList(main, handed, reload);
   if (!out.tickets.length) { ul.innerHTML = '<li>No tickets yet.</li>'; return; }
   const valid = out.tickets.filter(t => t.status === 'VALID');
   showTickets(ul, valid);
+  for (const t of out.tickets.filter(t => t.status === 'TRANSFERRED')) {
+    const li = document.createElement('li'); li.dataset.status = 'TRANSFERRED'; li.className = 'gone';
+    li.innerHTML = `${t.event ? eventLine(t.event) : ''}<h3>${esc(t.label || 'Seat ' + (t.seat_id || 'general admission'))}</h3>
+      <p>Sent to someone else: it no longer opens the door.</p>`;
+    ul.append(li);
+  }
+  for (const li of ul.querySelectorAll('li:not([data-status])')) {
+    const id = li.querySelector('img[data-ticket]').dataset.ticket;
+    transfers.sendControls(li, id, handed.find(x => x.ticket_id === id && x.direction === 'sent' && x.status === 'PENDING'), reload);
+  }
   const bookings = [...new Set(valid.map(t => t.booking_id))];
   const box = document.createElement('div');
   box.innerHTML = '<h2>Your bookings</h2><p>To cancel, open the booking: it shows until when you can and what is refunded.</p>' +
@@ -731,6 +745,7 @@ async function route() {
       case 'hold': await holdView(parts[1]); break;
       case 'booking': await bookingView(parts[1]); break;
       case 'tickets': await ticketsView(); break;
+      case 'transfer': await transfers.transferView(main, parts[1], !!token()); break;
       case 'bookings':
         if (!token()) { main.innerHTML = '<h1>My bookings</h1><p>Sign in to see your bookings.</p>'; break; }
         await bookingsView(main, get); break;
