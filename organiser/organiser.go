@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -58,6 +59,31 @@ type EventFields struct {
 	PerCustomerLimit     *int                   `json:"per_customer_limit,omitempty"`
 	HoldTTLSeconds       *int                   `json:"hold_ttl_seconds,omitempty"`
 	Prices               map[string]money.Money `json:"prices,omitempty"`
+	Resale               *ResaleFields          `json:"resale,omitempty"`
+}
+
+// ResaleFields are the event's resale policy as the organiser sends it
+// (only the fields to change on PATCH). Percentages may have decimals
+// (basis points are kept).
+type ResaleFields struct {
+	Enabled                  *bool    `json:"enabled,omitempty"`
+	MaxPricePercent          *float64 `json:"max_price_percent,omitempty"`
+	FeePercent               *float64 `json:"fee_percent,omitempty"`
+	ClosesMinutesBeforeStart *int     `json:"closes_minutes_before_start,omitempty"`
+}
+
+// Resale is an event's resale policy as the organiser and fans read it.
+type Resale struct {
+	Enabled                  bool    `json:"enabled"`
+	MaxPricePercent          float64 `json:"max_price_percent"`
+	FeePercent               float64 `json:"fee_percent"`
+	ClosesMinutesBeforeStart int     `json:"closes_minutes_before_start"`
+}
+
+// ResaleOf is a stored policy as the API shows it.
+func ResaleOf(p store.ResalePolicy) Resale {
+	return Resale{Enabled: p.Enabled, MaxPricePercent: float64(p.MaxPriceBp) / 100, FeePercent: float64(p.FeeBp) / 100,
+		ClosesMinutesBeforeStart: p.ClosesMinutes}
 }
 
 // AlwaysEditable are the fields a published event may still change: what
@@ -66,7 +92,7 @@ type EventFields struct {
 // purchase depends on (the venue and so the seats, the date, the on-sale
 // time, prices and currency, metering and the cancellation deadline) is
 // fixed once published.
-var AlwaysEditable = []string{"title", "artist", "genre", "description", "offsale_at", "per_customer_limit", "hold_ttl_seconds"}
+var AlwaysEditable = []string{"title", "artist", "genre", "description", "offsale_at", "per_customer_limit", "hold_ttl_seconds", "resale"}
 
 // DecodeEventFields reads EventFields from JSON; a malformed body or a
 // value of the wrong type is a *venues.ValidationError naming the field.
@@ -122,6 +148,7 @@ type Event struct {
 	// Timezone is the venue's IANA zone: times are shown and typed on its
 	// clocks.
 	Timezone string `json:"timezone"`
+	Resale   Resale `json:"resale"`
 }
 
 // Service runs the organiser's event lifecycle over the buy plane's store.
@@ -140,7 +167,7 @@ func (s *Service) view(e store.OrganiserEvent) Event {
 		StartsAt: e.StartsAt.UTC(), OnsaleAt: e.OnsaleAt.UTC(), CancellationDeadline: e.CancellationDeadline.UTC(),
 		Currency: e.Currency, Metered: e.Metered, PerCustomerLimit: e.PerCustomerLimit, HoldTTLSeconds: e.HoldTTLSeconds,
 		Prices: map[string]money.Money{}, Sections: e.Sections, Seats: e.Seats, GeneralCapacity: e.GeneralCapacity,
-		CreatedAt: e.CreatedAt.UTC(), Timezone: e.Timezone}
+		CreatedAt: e.CreatedAt.UTC(), Timezone: e.Timezone, Resale: ResaleOf(e.Resale)}
 	if !e.OffsaleAt.IsZero() {
 		t := e.OffsaleAt.UTC()
 		out.OffsaleAt = &t
@@ -189,7 +216,8 @@ func (s *Service) CreateAs(ctx context.Context, scope venues.Scope, id string, f
 		return Event{}, err
 	}
 	ev := store.OrganiserEvent{ID: id, OrgID: venue.OrgID, Status: vocab.EventDraft,
-		PerCustomerLimit: DefaultPerCustomerLimit, HoldTTLSeconds: DefaultHoldTTLSeconds, Prices: map[string]int64{}}
+		PerCustomerLimit: DefaultPerCustomerLimit, HoldTTLSeconds: DefaultHoldTTLSeconds, Prices: map[string]int64{},
+		Resale: store.DefaultResalePolicy}
 	apply(&ev, f, &e)
 	if f.OffsaleAt == nil {
 		ev.OffsaleAt = ev.StartsAt // the sale ends when the show starts
@@ -394,6 +422,33 @@ func apply(ev *store.OrganiserEvent, f EventFields, e *errList) {
 	}
 	if f.HoldTTLSeconds != nil {
 		ev.HoldTTLSeconds = *f.HoldTTLSeconds
+	}
+	if r := f.Resale; r != nil {
+		if r.Enabled != nil {
+			ev.Resale.Enabled = *r.Enabled
+		}
+		for _, p := range []struct {
+			name string
+			dst  *int
+			src  *float64
+			max  float64
+		}{{"resale.max_price_percent", &ev.Resale.MaxPriceBp, r.MaxPricePercent, 1000}, {"resale.fee_percent", &ev.Resale.FeeBp, r.FeePercent, 50}} {
+			if p.src == nil {
+				continue
+			}
+			if *p.src < 0 || *p.src > p.max || math.IsNaN(*p.src) {
+				e.add(p.name, fmt.Sprintf("from 0 to %g", p.max))
+				continue
+			}
+			*p.dst = int(math.Round(*p.src * 100))
+		}
+		if r.ClosesMinutesBeforeStart != nil {
+			if m := *r.ClosesMinutesBeforeStart; m < 0 || m > 525600 {
+				e.add("resale.closes_minutes_before_start", "from 0 to 525600 (a year)")
+			} else {
+				ev.Resale.ClosesMinutes = m
+			}
+		}
 	}
 	if f.Prices != nil {
 		ev.Prices = map[string]int64{}

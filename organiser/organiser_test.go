@@ -363,3 +363,39 @@ func uuidOf(t *testing.T, e *env, seatID string) uuid.UUID {
 	require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT reservation_id FROM seats WHERE id = $1`, seatID).Scan(&id))
 	return id
 }
+
+// TestAnEventsResalePolicyIsOffByDefaultAndTheOrganiserTurnsItOnEvenAfterPublishing:
+// a new event's policy is off with face-value cap, 5 % fee and an hour's
+// close; the organiser changes it on a published event (fans' purchases
+// do not depend on it), percentages with decimals kept as basis points;
+// out-of-range values are refused naming the field, and nothing changes.
+func TestAnEventsResalePolicyIsOffByDefaultAndTheOrganiserTurnsItOnEvenAfterPublishing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	ev := e.create(t, "Resale Nights")
+	require.Equal(t, organiser.Resale{Enabled: false, MaxPricePercent: 100, FeePercent: 5, ClosesMinutesBeforeStart: 60}, ev.Resale)
+	_, err := e.svc.Publish(ctx, e.scope, ev.EventID)
+	require.NoError(t, err)
+
+	ev, err = e.svc.Patch(ctx, e.scope, ev.EventID, organiser.EventFields{Resale: &organiser.ResaleFields{
+		Enabled: ptr(true), MaxPricePercent: ptr(120.0), FeePercent: ptr(2.5), ClosesMinutesBeforeStart: ptr(30)}})
+	require.NoError(t, err)
+	require.Equal(t, organiser.Resale{Enabled: true, MaxPricePercent: 120, FeePercent: 2.5, ClosesMinutesBeforeStart: 30}, ev.Resale)
+	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM events WHERE id = $1 AND resale_max_price_bp = 12000 AND resale_fee_bp = 250`, ev.EventID))
+
+	cases := map[string]organiser.ResaleFields{
+		"resale.max_price_percent":           {MaxPricePercent: ptr(-1.0)},
+		"resale.fee_percent":                 {FeePercent: ptr(60.0)},
+		"resale.closes_minutes_before_start": {ClosesMinutesBeforeStart: ptr(-5)},
+	}
+	for field, r := range cases {
+		_, err := e.svc.Patch(ctx, e.scope, ev.EventID, organiser.EventFields{Resale: &r})
+		var verr *venues.ValidationError
+		require.ErrorAs(t, err, &verr, field)
+		require.Equal(t, field, verr.Errors[0].Field)
+	}
+	got, err := e.svc.Get(ctx, e.scope, ev.EventID)
+	require.NoError(t, err)
+	require.Equal(t, ev.Resale, got.Resale, "a refused change changes nothing")
+}

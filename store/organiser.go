@@ -31,7 +31,23 @@ type OrganiserEvent struct {
 	// Timezone is the venue's IANA zone (read, never written with the
 	// event): the organiser's forms take and show times on its clocks.
 	Timezone string
+	Resale   ResalePolicy
 }
+
+// ResalePolicy is an event's resale terms: whether fans may resell their
+// tickets to each other, at most at MaxPriceBp of face value (basis
+// points), the platform's fee (FeeBp of the resale price), and how many
+// minutes before the show listings close.
+type ResalePolicy struct {
+	Enabled       bool
+	MaxPriceBp    int
+	FeeBp         int
+	ClosesMinutes int
+}
+
+// DefaultResalePolicy is a new event's: off, capped at face value, a 5 %
+// fee, closing an hour before the show.
+var DefaultResalePolicy = ResalePolicy{MaxPriceBp: 10000, FeeBp: 500, ClosesMinutes: 60}
 
 // SectionPrefix is the prefix of the IDs of the sections an event copies
 // from its venue: "sec_" and the event ID without "evt_", then "_". A seat's
@@ -50,10 +66,12 @@ func (s *Catalogue) CreateDraftEvent(ctx context.Context, e OrganiserEvent) erro
 			return err
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO events (id, org_id, venue_id, title, artist, genre, description, status,
-			starts_at, onsale_at, offsale_at, cancellation_deadline, currency, metered, per_customer_limit, hold_ttl_seconds)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, 'DRAFT', $8, $9, $10, $11, $12, $13, $14, $15)`,
+			starts_at, onsale_at, offsale_at, cancellation_deadline, currency, metered, per_customer_limit, hold_ttl_seconds,
+			resale_enabled, resale_max_price_bp, resale_fee_bp, resale_closes_minutes)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, 'DRAFT', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
 			e.ID, e.OrgID, e.VenueID, e.Title, e.Artist, e.Genre, e.Description, e.StartsAt, e.OnsaleAt,
-			nullTime(e.OffsaleAt), nullTime(e.CancellationDeadline), e.Currency, e.Metered, e.PerCustomerLimit, e.HoldTTLSeconds)
+			nullTime(e.OffsaleAt), nullTime(e.CancellationDeadline), e.Currency, e.Metered, e.PerCustomerLimit, e.HoldTTLSeconds,
+			e.Resale.Enabled, e.Resale.MaxPriceBp, e.Resale.FeeBp, e.Resale.ClosesMinutes)
 		if code, _ := pgCode(err); code == pgUniqueViolation {
 			return ErrEventExists
 		}
@@ -127,14 +145,16 @@ const organiserEventColumns = `e.id, e.org_id, e.venue_id, e.title, e.artist, e.
 	(SELECT count(*) FROM sections sec WHERE sec.event_id = e.id),
 	(SELECT count(*) FROM seats st WHERE st.event_id = e.id),
 	(SELECT coalesce(sum(capacity), 0) FROM sections sec WHERE sec.event_id = e.id AND sec.kind = 'general'),
-	(SELECT v.timezone FROM venues v WHERE v.id = e.venue_id)`
+	(SELECT v.timezone FROM venues v WHERE v.id = e.venue_id),
+	e.resale_enabled, e.resale_max_price_bp, e.resale_fee_bp, e.resale_closes_minutes`
 
 func scanOrganiserEvent(row pgx.Row) (OrganiserEvent, error) {
 	var e OrganiserEvent
 	var offsale, published *time.Time
 	err := row.Scan(&e.ID, &e.OrgID, &e.VenueID, &e.Title, &e.Artist, &e.Genre, &e.Description, &e.Status,
 		&e.StartsAt, &e.OnsaleAt, &offsale, &e.CancellationDeadline, &e.Currency, &e.Metered, &e.PerCustomerLimit,
-		&e.HoldTTLSeconds, &e.CreatedAt, &published, &e.Prices, &e.Sections, &e.Seats, &e.GeneralCapacity, &e.Timezone)
+		&e.HoldTTLSeconds, &e.CreatedAt, &published, &e.Prices, &e.Sections, &e.Seats, &e.GeneralCapacity, &e.Timezone,
+		&e.Resale.Enabled, &e.Resale.MaxPriceBp, &e.Resale.FeeBp, &e.Resale.ClosesMinutes)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return OrganiserEvent{}, ErrNotFound
 	}
@@ -205,10 +225,12 @@ func (s *Catalogue) UpdateEvent(ctx context.Context, id, org string, change func
 		}
 		if _, err := tx.Exec(ctx, `UPDATE events SET venue_id = $2, title = $3, artist = $4, genre = $5, description = $6,
 			status = $7, starts_at = $8, onsale_at = $9, offsale_at = $10, cancellation_deadline = $11, currency = $12,
-			metered = $13, per_customer_limit = $14, hold_ttl_seconds = $15, published_at = $16 WHERE id = $1`,
+			metered = $13, per_customer_limit = $14, hold_ttl_seconds = $15, published_at = $16,
+			resale_enabled = $17, resale_max_price_bp = $18, resale_fee_bp = $19, resale_closes_minutes = $20 WHERE id = $1`,
 			id, after.VenueID, after.Title, after.Artist, after.Genre, after.Description, after.Status, after.StartsAt,
 			after.OnsaleAt, nullTime(after.OffsaleAt), nullTime(after.CancellationDeadline), after.Currency, after.Metered,
-			after.PerCustomerLimit, after.HoldTTLSeconds, nullTime(after.PublishedAt)); err != nil {
+			after.PerCustomerLimit, after.HoldTTLSeconds, nullTime(after.PublishedAt),
+			after.Resale.Enabled, after.Resale.MaxPriceBp, after.Resale.FeeBp, after.Resale.ClosesMinutes); err != nil {
 			return inputError(err)
 		}
 		venueChanged := after.VenueID != before.VenueID

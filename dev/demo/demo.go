@@ -100,6 +100,7 @@ func LayoutEvents(now time.Time) []LayoutEvent {
 	str := func(s string) *string { return &s }
 	at := func(t time.Time) *time.Time { return &t }
 	yes := true
+	faceValue, fivePercent := 100.0, 5.0
 	eur := func(amount int64) money.Money { return money.Money{Amount: amount, Currency: demoCurrency} }
 	return []LayoutEvent{
 		{ID: DemoNightID, VenueID: ArenaVenueID, Venue: arena, Fields: organiser.EventFields{
@@ -107,6 +108,8 @@ func LayoutEvents(now time.Time) []LayoutEvent {
 			Description: str("The demo event: 20,000 numbered seats on curved rows in 21 sections and a standing pit."),
 			StartsAt:    at(show), OnsaleAt: at(onsale), Currency: str(demoCurrency),
 			Prices: map[string]money.Money{"floor": eur(9500), "lower": eur(7500), "upper": eur(4500), "standing": eur(5500)},
+			// Fans may resell to each other at up to face value; Encore keeps 5 %.
+			Resale: &organiser.ResaleFields{Enabled: &yes, MaxPricePercent: &faceValue, FeePercent: &fivePercent},
 		}},
 		{ID: FlashSaleID, VenueID: ClubVenueID, Venue: club, Fields: organiser.EventFields{
 			VenueID: str(ClubVenueID), Title: str("Encore Flash Sale"), Artist: str("Nova Lights"), Genre: str("pop"),

@@ -43,7 +43,31 @@ function overviewPage(page, ev) {
         `<li data-category="${esc(c)}">${esc(c)}: ${money(p.amount, p.currency)}</li>`).join('')}</ul>`)}
       ${row('Event ID', `<code>${esc(ev.event_id)}</code>`)}
     </dl>
-    <div id="publishbox"></div>`;
+    <div id="publishbox"></div>
+    <form id="resale" novalidate><fieldset><legend>Resale between fans</legend>
+      <p class="note">Fans who cannot come may resell their tickets on Encore, at no more than the cap, before the
+        listings close. Encore keeps the fee from each resale. You can change this at any time.</p>
+      <label class="check"><span><input type="checkbox" name="resale.enabled" ${ev.resale.enabled ? 'checked' : ''}> Allow resale</span></label>
+      <label>Price cap, % of face value <input name="resale.max_price_percent" type="number" min="0" max="1000" step="0.01" value="${ev.resale.max_price_percent}"></label>
+      <label>Fee, % of the resale price <input name="resale.fee_percent" type="number" min="0" max="50" step="0.01" value="${ev.resale.fee_percent}"></label>
+      <label>Listings close, minutes before the show <input name="resale.closes_minutes_before_start" type="number" min="0" step="1" value="${ev.resale.closes_minutes_before_start}"></label>
+      <button type="submit" id="saveresale">Save resale settings</button>
+      <div class="errors" id="resale-errors" role="alert" hidden></div></fieldset></form>`;
+  const rf = page.querySelector('#resale');
+  rf.hidden = ev.status === 'CANCELLED';
+  rf.onsubmit = async e => {
+    e.preventDefault();
+    const num = n => rf.elements[n].value === '' ? undefined : Number(rf.elements[n].value);
+    const body = { resale: { enabled: rf.elements['resale.enabled'].checked, max_price_percent: num('resale.max_price_percent'),
+      fee_percent: num('resale.fee_percent'), closes_minutes_before_start: num('resale.closes_minutes_before_start') } };
+    const btn = rf.querySelector('#saveresale'); btn.disabled = true;
+    try {
+      const out = await request('PATCH', '/v1/admin/events/' + encodeURIComponent(ev.event_id), body);
+      fieldErrors(rf.querySelector('#resale-errors'), null, rf); clearProblem();
+      announce(out.resale.enabled ? `Resale allowed up to ${out.resale.max_price_percent}% of face value` : 'Resale turned off');
+    } catch (err) { if (!fieldErrors(rf.querySelector('#resale-errors'), err, rf)) showProblem(err); }
+    btn.disabled = false;
+  };
   const box = page.querySelector('#publishbox');
   if (ev.status === 'DRAFT') {
     box.innerHTML = `<p>Fans cannot see a draft. Publishing lists it, shows its seat map, and opens the sale at its
