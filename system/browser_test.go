@@ -81,12 +81,20 @@ func browserServer(t testing.TB, e *e2e, scope string) *api.Server {
 // first tab; every test action is bounded by the test's timeout.
 func browser(t testing.TB, within time.Duration) context.Context {
 	t.Helper()
+	return browserWith(t, within, chromedp.WindowSize(1200, 900))
+}
+
+// browserWith is browser with further allocator options (a window size,
+// Chromium flags); later options win.
+func browserWith(t testing.TB, within time.Duration, extra ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
 	exe, err := chromium()
 	if err != nil {
 		t.Skipf("no browser: %v", err)
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.Headless,
-		chromedp.DisableGPU, chromedp.WindowSize(1200, 900), chromedp.Flag("no-proxy-server", true))
+		chromedp.DisableGPU, chromedp.Flag("no-proxy-server", true))
+	opts = append(opts, extra...)
 	if os.Geteuid() == 0 {
 		opts = append(opts, chromedp.NoSandbox)
 	}

@@ -22,18 +22,14 @@ func TestTheOrganiserWatchesTheDoorFillPerGateAndZoneAsGatesReport(t *testing.T)
 	t.Parallel()
 	e, base := organiserStack(t)
 	tab := browser(t, 3*time.Minute)
-	suffix := testenv.RandomSuffix()
-	org := "org_door_" + suffix
-	organiserSignsIn(t, tab, base, "dora_"+suffix, org)
+	ownTheStacksEvent(t, e, tab, base, "dora")
 	ctx := context.Background()
-	_, err := e.store.Pool().Exec(ctx, `UPDATE events SET org_id = $1 WHERE id = $2`, org, e.eventID)
-	require.NoError(t, err)
 
 	now := time.Now()
 	scan := func(gate, zone string, dir vocab.Direction, ago time.Duration) store.DoorScan {
 		return store.DoorScan{TicketID: tickets.NewTicketID(), GateID: gate, DeviceID: "scanner", Direction: dir, Zone: zone, ScannedAt: now.Add(-ago)}
 	}
-	_, err = e.store.Door.RecordScans(ctx, e.eventID, []store.DoorScan{
+	_, err := e.store.Door.RecordScans(ctx, e.eventID, []store.DoorScan{
 		scan("north-1", "", vocab.DirectionIn, 3*time.Minute), scan("north-1", "vip", vocab.DirectionIn, 2*time.Minute),
 		scan("south-2", "", vocab.DirectionIn, time.Minute),
 	})
@@ -51,4 +47,21 @@ func TestTheOrganiserWatchesTheDoorFillPerGateAndZoneAsGatesReport(t *testing.T)
 	_, err = e.store.Door.RecordScans(ctx, e.eventID, []store.DoorScan{scan("south-2", "", vocab.DirectionIn, 0)})
 	require.NoError(t, err)
 	waitJS(t, tab, `document.getElementById('doorsum').textContent`, "4 admitted, 4 inside now.", 15*time.Second)
+}
+
+// ownTheStacksEvent signs an organiser of a fresh organisation in on tab and
+// makes the stack's event, and a copy of its venue (the stacks share
+// theirs), that organisation's.
+func ownTheStacksEvent(t *testing.T, e *e2e, tab context.Context, base, name string) {
+	t.Helper()
+	suffix := testenv.RandomSuffix()
+	org := "org_" + name + "_" + suffix
+	organiserSignsIn(t, tab, base, name+"_"+suffix, org)
+	ctx := context.Background()
+	_, err := e.store.Pool().Exec(ctx, `INSERT INTO venues
+		SELECT (jsonb_populate_record(NULL::venues, to_jsonb(v) || jsonb_build_object('id', $1::text, 'org_id', $2::text))).*
+		FROM venues v WHERE v.id = (SELECT venue_id FROM events WHERE id = $3)`, "ven_"+suffix, org, e.eventID)
+	require.NoError(t, err)
+	_, err = e.store.Pool().Exec(ctx, `UPDATE events SET org_id = $1, venue_id = $2 WHERE id = $3`, org, "ven_"+suffix, e.eventID)
+	require.NoError(t, err)
 }

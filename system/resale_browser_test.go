@@ -1,14 +1,11 @@
 package system_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
-
-	"github.com/encore-tickets/encore/dev/testenv"
 )
 
 // TestTheOrganiserAllowsResaleWithACapAndAFeeAndABadFeeIsNamed: on the
@@ -19,19 +16,7 @@ func TestTheOrganiserAllowsResaleWithACapAndAFeeAndABadFeeIsNamed(t *testing.T) 
 	t.Parallel()
 	e, base := organiserStack(t)
 	tab := browser(t, 3*time.Minute)
-	suffix := testenv.RandomSuffix()
-	org := "org_resale_" + suffix
-	organiserSignsIn(t, tab, base, "rita_"+suffix, org)
-	ctx := context.Background()
-	_, err := e.store.Pool().Exec(ctx, `UPDATE events SET org_id = $1 WHERE id = $2`, org, e.eventID)
-	require.NoError(t, err)
-	// The stacks share their venue: this organisation gets a copy of its own.
-	_, err = e.store.Pool().Exec(ctx, `INSERT INTO venues
-		SELECT (jsonb_populate_record(NULL::venues, to_jsonb(v) || jsonb_build_object('id', $1::text, 'org_id', $2::text))).*
-		FROM venues v WHERE v.id = (SELECT venue_id FROM events WHERE id = $3)`, "ven_"+suffix, org, e.eventID)
-	require.NoError(t, err)
-	_, err = e.store.Pool().Exec(ctx, `UPDATE events SET venue_id = $1 WHERE id = $2`, "ven_"+suffix, e.eventID)
-	require.NoError(t, err)
+	ownTheStacksEvent(t, e, tab, base, "rita")
 
 	do(t, tab, "the overview", chromedp.Navigate(base+"/organiser/#/event/"+e.eventID), chromedp.WaitVisible(css(`#resale`)))
 	requireAccessible(t, tab, "the resale settings")

@@ -29,28 +29,12 @@ import (
 // clock reads UTC, so the times the app shows are the test's.
 func scannerBrowser(t *testing.T, within time.Duration, clip string) context.Context {
 	t.Helper()
-	exe, err := chromium()
-	if err != nil {
-		t.Skipf("no browser: %v", err)
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.Headless,
-		chromedp.DisableGPU, chromedp.WindowSize(412, 915), chromedp.Flag("no-proxy-server", true),
+	return browserWith(t, within, chromedp.WindowSize(412, 915),
 		chromedp.Flag("use-fake-ui-for-media-stream", true),
 		chromedp.Flag("use-fake-device-for-media-stream", true),
 		chromedp.Flag("use-file-for-fake-video-capture", clip),
 		chromedp.Flag("autoplay-policy", "no-user-gesture-required"),
 		chromedp.Env("TZ=UTC"))
-	if os.Geteuid() == 0 {
-		opts = append(opts, chromedp.NoSandbox)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), within)
-	t.Cleanup(cancel)
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(acancel)
-	bctx, bcancel := chromedp.NewContext(actx)
-	t.Cleanup(bcancel)
-	require.NoError(t, chromedp.Do(bctx)) // start the browser
-	return bctx
 }
 
 // writeY4M writes frames copies of img, centred on a white 640x480 frame,
