@@ -109,19 +109,31 @@ func (s *Tickets) CreateTransfer(ctx context.Context, id uuid.UUID, ticketID, fr
 	return x, err
 }
 
+// lockTransfer reads transfer id under its row lock; ErrNotFound when there
+// is none.
+func lockTransfer(ctx context.Context, tx pgx.Tx, id uuid.UUID) (Transfer, error) {
+	rows, err := tx.Query(ctx, `SELECT `+transferColumns+` FROM ticket_transfers x WHERE x.id = $1 FOR UPDATE`, id)
+	if err != nil {
+		return Transfer{}, err
+	}
+	x, err := pgx.CollectExactlyOneRow(rows, scanTransfer)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Transfer{}, ErrNotFound
+	}
+	return x, err
+}
+
 // CancelTransfer withdraws fromUser's pending transfer; another fan's, like
 // a missing one, is ErrNotFound.
 func (s *Tickets) CancelTransfer(ctx context.Context, id uuid.UUID, fromUser string) (Transfer, error) {
 	var x Transfer
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT `+transferColumns+` FROM ticket_transfers x WHERE x.id = $1 AND x.from_user = $2 FOR UPDATE`, id, fromUser)
-		if err != nil {
+		var err error
+		if x, err = lockTransfer(ctx, tx, id); err != nil {
 			return err
 		}
-		if x, err = pgx.CollectExactlyOneRow(rows, scanTransfer); errors.Is(err, pgx.ErrNoRows) {
+		if x.FromUser != fromUser {
 			return ErrNotFound
-		} else if err != nil {
-			return err
 		}
 		if x.Status != vocab.TransferPending {
 			return ErrTransferNotPending
@@ -143,13 +155,8 @@ func (s *Tickets) AcceptTransfer(ctx context.Context, id uuid.UUID, toUser, toEm
 	var x Transfer
 	var t Ticket
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT `+transferColumns+` FROM ticket_transfers x WHERE x.id = $1 FOR UPDATE`, id)
-		if err != nil {
-			return err
-		}
-		if x, err = pgx.CollectExactlyOneRow(rows, scanTransfer); errors.Is(err, pgx.ErrNoRows) {
-			return ErrNotFound
-		} else if err != nil {
+		var err error
+		if x, err = lockTransfer(ctx, tx, id); err != nil {
 			return err
 		}
 		if !strings.EqualFold(x.ToEmail, toEmail) {
@@ -179,7 +186,7 @@ func (s *Tickets) AcceptTransfer(ctx context.Context, id uuid.UUID, toUser, toEm
 			return err
 		}
 		x.ToUser, x.NewTicketID = toUser, newRow.ID
-		rows, err = tx.Query(ctx, `SELECT `+ticketColumns+` FROM tickets t JOIN reservations r ON r.id = t.reservation_id WHERE t.id = $1`, newRow.ID)
+		rows, err := tx.Query(ctx, `SELECT `+ticketColumns+` FROM tickets t JOIN reservations r ON r.id = t.reservation_id WHERE t.id = $1`, newRow.ID)
 		if err != nil {
 			return err
 		}

@@ -84,8 +84,9 @@ func TestATransferIsRefusedForAnotherAddressARevokedTicketAndPastTheLimits(t *te
 	t.Parallel()
 	ctx := context.Background()
 	e := newTicketEvent(t)
-	booking := e.sold("alice", 1)
-	row := e.ticket(booking, "alice", 1)
+	alice := "alice_" + e.ev // the package's tests share one database
+	booking := e.sold(alice, 1)
+	row := e.ticket(booking, alice, 1)
 	require.NoError(t, e.st.Tickets.InsertTickets(ctx, []store.TicketRow{row}))
 	offer := func(ticket, from, to string, lim store.TransferLimits) (store.Transfer, error) {
 		return e.st.Tickets.CreateTransfer(ctx, uuid.New(), ticket, from, "", to, time.Now().Add(time.Hour), lim)
@@ -93,13 +94,13 @@ func TestATransferIsRefusedForAnotherAddressARevokedTicketAndPastTheLimits(t *te
 	_, err := offer(row.ID, "mallory", "m@example.com", store.TransferLimits{})
 	require.ErrorIs(t, err, store.ErrNotFound, "another fan's ticket")
 
-	tr, err := offer(row.ID, "alice", "bob@example.com", store.TransferLimits{})
+	tr, err := offer(row.ID, alice, "bob@example.com", store.TransferLimits{})
 	require.NoError(t, err)
 	_, _, err = e.st.Tickets.AcceptTransfer(ctx, tr.ID, "mallory", "mallory@example.com", store.TicketRow{ID: "tkt_m", UserID: "mallory", SecretSealed: []byte("s")})
 	require.ErrorIs(t, err, store.ErrWrongRecipient)
 	_, _, err = e.st.Tickets.AcceptTransfer(ctx, tr.ID, "bob", "bob@example.com", store.TicketRow{ID: "tkt_bob_" + uuid.NewString(), UserID: "bob", SecretSealed: []byte("s")})
 	require.NoError(t, err)
-	_, err = offer(row.ID, "alice", "carol@example.com", store.TransferLimits{})
+	_, err = offer(row.ID, alice, "carol@example.com", store.TransferLimits{})
 	require.ErrorIs(t, err, store.ErrTicketNotTransferable, "alice's old ticket is TRANSFERRED: nothing left to offer")
 
 	mine, _, err := e.st.Tickets.TicketsOfUser(ctx, "bob", nil, 10)
@@ -123,7 +124,7 @@ func TestATransferIsRefusedForAnotherAddressARevokedTicketAndPastTheLimits(t *te
 	_, _, err = e.st.Tickets.AcceptTransfer(ctx, tr2.ID, "dave", "dave@example.com", store.TicketRow{ID: "tkt_d_" + uuid.NewString(), UserID: "dave", SecretSealed: []byte("s")})
 	require.ErrorIs(t, err, store.ErrTicketNotTransferable, "a ticket refunded while offered is not handed on")
 
-	list, err := e.st.Tickets.TransfersOf(ctx, "alice", "")
+	list, err := e.st.Tickets.TransfersOf(ctx, alice, "")
 	require.NoError(t, err)
 	require.Len(t, list, 1)
 	require.Equal(t, vocab.TransferAccepted, list[0].Status)
