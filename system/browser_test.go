@@ -277,7 +277,7 @@ func TestAFanBuysASeatChosenWithTheKeyboardAndAnotherFanSeesItGoLive(t *testing.
 	typeCard(t, a, "4242424242424242")
 	require.NoError(t, chromedp.Do(a, chromedp.Focus(css(`#paybtn`)), chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(css(`#bstatus`))))
 	waitJS(t, a, `document.getElementById('bstatus').dataset.status`, "PAID", 90*time.Second)
-	waitJS(t, a, `(() => { const i = document.querySelector('#tickets img'); return i && i.src.startsWith('blob:') && i.complete && i.naturalWidth > 0 ? 'shown' : '' })()`,
+	waitJS(t, a, `(() => { const i = document.querySelector('#tickets img'); return i && i.src.startsWith('data:image/') && i.complete && i.naturalWidth > 0 ? 'shown' : '' })()`,
 		"shown", 20*time.Second)
 
 	waitJS(t, b, `document.querySelector('#map').seatmap.stateById('`+seat+`')`, "sold", 30*time.Second)
