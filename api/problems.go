@@ -109,6 +109,7 @@ const (
 	ProbTransferNotPending    = "transfer-not-pending"     // 409: the transfer was accepted, cancelled or has expired
 	ProbTransferLimit         = "transfer-limit"           // 403: the ticket or the fan has passed the transfer limits
 	ProbWrongRecipient        = "wrong-recipient"          // 403: the transfer is for another email address; sign in with that one
+	ProbTicketTransferred     = "ticket-transferred"       // 410: the ticket was handed to someone else, who holds a new one
 )
 
 var titles = map[string]string{
@@ -147,6 +148,7 @@ var titles = map[string]string{
 	ProbTransferNotPending:    "The transfer is no longer open",
 	ProbTransferLimit:         "Transfer limit reached",
 	ProbWrongRecipient:        "The transfer is for another email address",
+	ProbTicketTransferred:     "The ticket was transferred",
 }
 
 // NewProblem builds a problem of a named type.
@@ -333,6 +335,8 @@ func (ps problems) problemFor(err error) *Problem {
 		return NewProblem(http.StatusForbidden, ProbTransferLimit, "this ticket has changed hands as often as allowed, or you have as many open transfers as allowed")
 	case errors.Is(err, store.ErrWrongRecipient):
 		return NewProblem(http.StatusForbidden, ProbWrongRecipient, "sign in with the email address the ticket was sent to")
+	case errors.Is(err, tickets.ErrTransferred):
+		return NewProblem(http.StatusGone, ProbTicketTransferred, "this ticket was sent to someone else, who holds a new one; it no longer opens the door")
 	case errors.Is(err, tickets.ErrOtherDevice):
 		return NewProblem(http.StatusConflict, ProbTicketOnOtherDevice, "this ticket was opened on another device; open it there, or open its wallet here to move it back")
 	case errors.Is(err, tickets.ErrSealing):

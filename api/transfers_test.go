@@ -61,7 +61,8 @@ func TestAFanSendsATicketByEmailTheRecipientAcceptsItAndHoldsANewTicketTheOldOne
 	require.Contains(t, s.mails.to(bobMail), "Your ticket is ready")
 
 	r = apitest.Do(t, http.MethodGet, s.url+"/v1/tickets/"+s.ticketID+"/qr", alice, nil)
-	require.Equal(t, http.StatusNotFound, r.Status, "the old ticket shows no code: %s", r.Raw)
+	require.Equal(t, http.StatusGone, r.Status, "the old ticket shows no code: %s", r.Raw)
+	require.Equal(t, problemName("ticket-transferred"), problemType(r))
 	r = apitest.Do(t, http.MethodGet, s.url+"/v1/tickets/"+newID+"/qr", bob, nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
 	c, err := tickets.ParsePayload(r.Body["payload"].(string))

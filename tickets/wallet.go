@@ -17,6 +17,9 @@ var (
 	// ErrSealing: the ticket's secret cannot be opened with the configured
 	// keyring, a configuration fault rather than the fan's.
 	ErrSealing = errors.New("tickets: the ticket secret cannot be opened")
+	// ErrTransferred: the fan handed the ticket to someone else, who holds
+	// a new one.
+	ErrTransferred = errors.New("tickets: the ticket was transferred to someone else")
 	// ErrOtherDevice: the ticket's wallet was opened on another device
 	// since; codes come from there now.
 	ErrOtherDevice = errors.New("tickets: the ticket was moved to another device")
@@ -52,7 +55,11 @@ func (w *Wallet) Current(ctx context.Context, userID, deviceID, ticketID string,
 	if err != nil {
 		return "", time.Time{}, err
 	}
-	if t.Status != vocab.TicketValid {
+	switch t.Status {
+	case vocab.TicketValid:
+	case vocab.TicketTransferred:
+		return "", time.Time{}, ErrTransferred
+	default:
 		return "", time.Time{}, ErrRevoked
 	}
 	if t.DeviceID != "" && t.DeviceID != deviceID {

@@ -28,6 +28,7 @@ export function message(p, retryAfter) {
     case 'idempotency-key-reused': case 'request-in-progress': return 'That request is already being handled. Please wait.';
     case 'challenge-required': return 'Please complete the check to join the waiting room.';
     case 'admitted-elsewhere': return 'You were admitted on another device.';
+    case 'ticket-transferred': return 'You sent this ticket to someone else: it no longer opens the door.';
     case 'ticket-on-another-device': return 'This ticket is now on another device: show it from there. To bring it back, open it again here while online (the other device\'s code then stops working).';
     default: return (p && (p.title || p.detail)) || 'Something went wrong. Please try again.';
   }
