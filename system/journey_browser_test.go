@@ -311,3 +311,26 @@ func TestZoomingIntoTheSeatMapShowsEachRowsLabel(t *testing.T) {
 	waitJS(t, a, `(() => { const n = Number(document.querySelector('#map canvas').dataset.rowLabels || 0); return n > 0 ? 'labelled' : String(n) })()`,
 		"labelled", 10*time.Second)
 }
+
+// TestAMouseRestingOnASeatShowsItsRowNumberStateAndPrice: hover details on
+// the seat map, beside the pointer, gone when the pointer leaves.
+func TestAMouseRestingOnASeatShowsItsRowNumberStateAndPrice(t *testing.T) {
+	t.Parallel()
+	e, base := browserStack(t)
+	a := browser(t, 2*time.Minute)
+	do(t, a, "the event", chromedp.Navigate(base+"/#/event/"+e.eventID), chromedp.WaitVisible(css(`#map canvas[data-version]`)))
+	// Zoomed in on the first seat, where a seat is large enough to aim at.
+	at := js(t, a, `(() => { const m = document.getElementById('map').seatmap, c = m.canvas.getBoundingClientRect();
+		m.zoom(6, m.xs[0] * m.view.k + m.view.x, m.ys[0] * m.view.k + m.view.y);
+		return (c.left + m.xs[0] * m.view.k + m.view.x) + ',' + (c.top + m.ys[0] * m.view.k + m.view.y) })()`)
+	var x, y float64
+	_, err := fmt.Sscanf(at, "%g,%g", &x, &y)
+	require.NoError(t, err)
+	do(t, a, "rest the mouse on the seat", chromedp.MouseEvent(chromedp.MouseMoved, x, y))
+	waitJS(t, a, `document.querySelector('#map .seattip').hidden ? '' : 'shown'`, "shown", 5*time.Second)
+	tip := js(t, a, `document.querySelector('#map .seattip').textContent`)
+	require.Regexp(t, `Row \S+, seat \d+, available, `, tip)
+	require.Equal(t, js(t, a, `document.getElementById('map').seatmap.seats[0].id`), js(t, a, `document.querySelector('#map .seattip').dataset.seat`))
+	do(t, a, "move the mouse away", chromedp.MouseEvent(chromedp.MouseMoved, 1, 1))
+	waitJS(t, a, `document.querySelector('#map .seattip').hidden ? 'hidden' : ''`, "hidden", 5*time.Second)
+}

@@ -86,7 +86,12 @@ export class SeatMap {
     this.canvas.setAttribute('aria-roledescription', 'seat map');
     this.canvas.setAttribute('aria-label', 'Seat map of the whole venue. Use the arrow keys to move between seats, '
       + 'Page Up and Page Down to change section, Enter or Space to select a seat, plus and minus to zoom.');
-    el.append(this.canvas);
+    // Hover details: a mouse resting on a seat names it, its state and price.
+    this.tip = document.createElement('div');
+    this.tip.className = 'seattip';
+    this.tip.setAttribute('aria-hidden', 'true'); // the same words reach screen readers through the focus announcements
+    this.tip.hidden = true;
+    el.append(this.canvas, this.tip);
     el.seatmap = this; // for tests and assistive scripts: the container knows its map
     this.bind();
     // A page leaving for the back-forward cache keeps its sockets open (and
@@ -654,6 +659,7 @@ export class SeatMap {
     });
     c.addEventListener('pointermove', e => {
       const p = down.get(e.pointerId);
+      if (!p && e.pointerType === 'mouse') { const [x, y] = local(e); this.hover(x, y); }
       if (!p || !gesture) return;
       const [x, y] = local(e);
       if (down.size === 1) {
@@ -680,7 +686,21 @@ export class SeatMap {
     };
     c.addEventListener('pointerup', up);
     c.addEventListener('pointercancel', up);
+    c.addEventListener('pointerleave', () => { this.tip.hidden = true; });
     new ResizeObserver(() => { if (this.seats && !this.moved) this.fit(); else this.requestDraw(); }).observe(c);
+  }
+
+  // hover shows the details of the seat under a resting mouse beside it
+  // (nothing while seats are too small to aim at).
+  hover(px, py) {
+    const i = this.seats && this.seatRadiusAt(px, py) >= LOD_RADIUS ? this.hit(px, py) : -1;
+    if (i < 0) { this.tip.hidden = true; return; }
+    this.tip.textContent = this.label(i);
+    this.tip.dataset.seat = this.seats[i].id;
+    const { w } = this.size();
+    this.tip.hidden = false;
+    this.tip.style.left = Math.min(px + 14, Math.max(0, w - this.tip.offsetWidth)) + 'px';
+    this.tip.style.top = (py + 14) + 'px';
   }
 
   // zoomToFocus zooms around the focused seat (the centre without one).
