@@ -334,3 +334,39 @@ func TestAMouseRestingOnASeatShowsItsRowNumberStateAndPrice(t *testing.T) {
 	do(t, a, "move the mouse away", chromedp.MouseEvent(chromedp.MouseMoved, 1, 1))
 	waitJS(t, a, `document.querySelector('#map .seattip').hidden ? 'hidden' : ''`, "hidden", 5*time.Second)
 }
+
+// TestAvailableSeatsAreColouredByPriceWithALegendOfThePrices: a map with
+// several prices colours each available seat by its price, dearest first,
+// and the legend names each colour's price.
+func TestAvailableSeatsAreColouredByPriceWithALegendOfThePrices(t *testing.T) {
+	t.Parallel()
+	e, base := browserStack(t)
+	// The stack's one section gets two prices: its first row dearer.
+	_, err := e.store.Pool().Exec(context.Background(), `UPDATE seats SET base_price = 9000
+		WHERE event_id = $1 AND row_label = (SELECT min(row_label) FROM seats WHERE event_id = $1)`, e.eventID)
+	require.NoError(t, err)
+	a := browser(t, 2*time.Minute)
+	do(t, a, "the event", chromedp.Navigate(base+"/#/event/"+e.eventID), chromedp.WaitVisible(css(`.legend [data-price]`)))
+	prices := js(t, a, `(() => { const m = document.getElementById('map').seatmap;
+		return [...new Set(m.seats.map(s => s.price.amount))].sort((x, y) => y - x).join(',') })()`)
+	distinct := strings.Split(prices, ",")
+	require.GreaterOrEqual(t, len(distinct), 2)
+	require.Equal(t, "9000", distinct[0])
+	require.Equal(t, fmt.Sprint(min(len(distinct), 4)), js(t, a, `String(document.querySelectorAll('.legend [data-price]').length)`))
+	require.Contains(t, js(t, a, `document.querySelector('.legend [data-price]').textContent`), "available, ")
+	require.Equal(t, "9000", js(t, a, `document.querySelector('.legend [data-price]').dataset.price`), "dearest first")
+	require.Equal(t, "false", js(t, a, `String(!!document.querySelector('.legend [data-state=available]'))`))
+	// A seat of the dearest price is painted in the first price colour, one
+	// of the next price in the second.
+	colourAt := `(i => { const m = document.getElementById('map').seatmap, c = m.canvas, d = window.devicePixelRatio || 1;
+		m.zoom(6, m.xs[i] * m.view.k + m.view.x, m.ys[i] * m.view.k + m.view.y); m.paint();
+		const p = c.getContext('2d').getImageData(Math.round((m.xs[i] * m.view.k + m.view.x) * d) - 1, Math.round((m.ys[i] * m.view.k + m.view.y + m.sections[0].radius * m.view.k * 0.6) * d), 1, 1).data;
+		return [p[0], p[1], p[2]].join(',') })`
+	seatOf := func(amount string) string {
+		return `document.getElementById('map').seatmap.seats.findIndex(s => s.price.amount === ` + amount + ` && s.status.toLowerCase() === 'available')`
+	}
+	first := js(t, a, colourAt+`(`+seatOf(distinct[0])+`)`)
+	next := js(t, a, colourAt+`(`+seatOf(distinct[1])+`)`)
+	require.Equal(t, "30,122,58", first, "the dearer row in the first price colour")
+	require.Equal(t, "10,106,138", next, "the next price's colour")
+}

@@ -137,9 +137,23 @@ function legend() {
   for (const st of ['available', 'selected', 'held', 'sold', 'blocked']) {
     const c = document.createElement('canvas'); c.width = 20; c.height = 20;
     drawSeat(c.getContext('2d'), 10, 10, 8, st);
-    const s = document.createElement('span'); s.append(c, ' ' + st); wrap.append(s);
+    const s = document.createElement('span'); s.dataset.state = st; s.append(c, ' ' + st); wrap.append(s);
   }
   return wrap;
+}
+
+// priceLegend adds the price colours of available seats to the legend
+// (a map with one price has none).
+function priceLegend(wrap, tiers) {
+  if (!wrap) return;
+  for (const [k, t] of tiers.entries()) {
+    const c = document.createElement('canvas'); c.width = 20; c.height = 20;
+    drawSeat(c.getContext('2d'), 10, 10, 8, 'price' + k);
+    const s = document.createElement('span'); s.dataset.price = String(t.amount);
+    s.append(c, ' available, ' + money({ amount: t.amount, currency: t.currency }) + (t.more ? ' or less' : ''));
+    wrap.querySelector('[data-state=selected]').before(s);
+  }
+  if (tiers.length) wrap.querySelector('[data-state=available]').remove();
 }
 
 async function eventView(id, sectionID) {
@@ -239,6 +253,7 @@ async function eventView(id, sectionID) {
   });
   if (sectionID && seated.some(s => s.id === sectionID)) map.showSection(sectionID, false);
   await map.load();
+  priceLegend(main.querySelector('.legend'), map.priceTiers);
   // Seats chosen before signing in are chosen again (those still free).
   const kept = JSON.parse(sessionStorage.getItem('selection') || 'null');
   if (kept && kept.event === id && token()) {

@@ -16,6 +16,10 @@ export const STATUS = ['available', 'held', 'sold', 'blocked'];
 const STATES = [...STATUS, 'selected'];
 const SELECTED = 4;
 const COLOURS = { available: '#1e7a3a', held: '#b36b00', sold: '#6b6b75', blocked: '#2b2b30', selected: '#1f5fbf' };
+// PRICES colour available seats by price, dearest first, when a map has
+// more than one price: dark enough for the white marks and apart from the
+// states' colours; prices past the last share it.
+const PRICES = ['#1e7a3a', '#0a6a8a', '#6a3fb5', '#94306a'];
 
 const TAU = Math.PI * 2;
 const LOD_RADIUS = 2.5;   // seat radius (CSS px) below which seats are squares without marks
@@ -51,7 +55,7 @@ function packed(hex) {
 
 // drawSeat draws one seat with its colour and pattern (the legend uses it).
 export function drawSeat(ctx, x, y, r, state) {
-  ctx.fillStyle = COLOURS[state];
+  ctx.fillStyle = COLOURS[state] || PRICES[Number(String(state).slice(5))] || COLOURS.available;
   ctx.beginPath();
   ctx.arc(x, y, r, 0, TAU);
   ctx.fill();
@@ -138,6 +142,7 @@ export class SeatMap {
       }
       s.row1 = this.rows.length;
     });
+    this.pricing();
     this.place();
     if (this.wanted) this.showSection(this.wanted, false); else this.fit();
     this.paint();
@@ -146,6 +151,27 @@ export class SeatMap {
     this.connect();
     await this.refresh();
   }
+
+  // pricing sorts the seats' prices, dearest first, into the price tiers
+  // available seats are coloured by (priceTiers: {amount, currency,
+  // colour}); with one price there are none and available is green.
+  pricing() {
+    const amounts = [...new Set(this.seats.map(seat => seat.price ? seat.price.amount : 0))].sort((a, b) => b - a);
+    this.tier = null;
+    this.priceTiers = [];
+    if (amounts.length < 2) return;
+    const at = new Map(amounts.map((a, k) => [a, Math.min(k, PRICES.length - 1)]));
+    this.tier = new Uint8Array(this.seats.length);
+    this.seats.forEach((seat, i) => { this.tier[i] = at.get(seat.price ? seat.price.amount : 0); });
+    const currency = (this.seats.find(seat => seat.price) || {}).price?.currency;
+    this.priceTiers = amounts.slice(0, PRICES.length).map((amount, k) => ({ amount, currency, colour: PRICES[k],
+      more: k === PRICES.length - 1 && amounts.length > PRICES.length }));
+    this.sprites = new Map();
+  }
+
+  // states are the sprites' states: the statuses and the selection, then
+  // one available state a price tier.
+  states() { return [...STATES, ...this.priceTiers.map((_, k) => 'price' + k)]; }
 
   async fetchSeats(s) {
     // A cold section may answer 503 while another request fills the cache.
@@ -411,7 +437,7 @@ export class SeatMap {
     if (this.sprites.size > 48) this.sprites.clear();
     if (lod) {
       const d = Math.max(1, Math.round(2 * q));
-      sp = { d, px: STATES.map(st => new Uint32Array(d * d).fill(packed(COLOURS[st]))) };
+      sp = { d, px: this.states().map(st => new Uint32Array(d * d).fill(packed(COLOURS[st] || PRICES[Number(st.slice(5))]))) };
     } else {
       // One scratch canvas for every sprite: a zoom makes new ones each frame.
       const d = Math.ceil(2 * q + 2);
@@ -420,7 +446,7 @@ export class SeatMap {
         this.scratch.width = this.scratch.height = Math.max(d, 64);
       }
       const g = this.scratch.getContext('2d', { willReadFrequently: true });
-      sp = { d, px: STATES.map(st => {
+      sp = { d, px: this.states().map(st => {
         g.setTransform(1, 0, 0, 1, 0, 0);
         g.clearRect(0, 0, d, d);
         g.setTransform(dpr, 0, 0, dpr, 0, 0);
@@ -446,7 +472,7 @@ export class SeatMap {
       this.image = ctx.createImageData(W, H);
       this.buf = new Uint32Array(this.image.data.buffer);
     }
-    const buf = this.buf, xs = this.xs, ys = this.ys, status = this.status;
+    const buf = this.buf, xs = this.xs, ys = this.ys, status = this.status, tier = this.tier;
     buf.fill(0);
     this.sprites = this.sprites || new Map();
     const sel = this.selected.size ? this.selected : null;
@@ -460,7 +486,7 @@ export class SeatMap {
       for (let i = s.start, end = s.start + s.count; i < end; i++) {
         const X = Math.round(xs[i] * k + ox - half), Y = Math.round(ys[i] * k + oy - half);
         if (X + d <= 0 || Y + d <= 0 || X >= W || Y >= H) continue;
-        const img = px[sel && sel.has(this.seats[i].id) ? SELECTED : status[i]];
+        const img = px[sel && sel.has(this.seats[i].id) ? SELECTED : status[i] === 0 && tier ? STATES.length + tier[i] : status[i]];
         const x0 = Math.max(0, -X), x1 = Math.min(d, W - X), y0 = Math.max(0, -Y), y1 = Math.min(d, H - Y);
         for (let y = y0; y < y1; y++) {
           const src = y * d, dst = (Y + y) * W + X;
