@@ -370,3 +370,23 @@ func TestAvailableSeatsAreColouredByPriceWithALegendOfThePrices(t *testing.T) {
 	require.Equal(t, "30,122,58", first, "the dearer row in the first price colour")
 	require.Equal(t, "10,106,138", next, "the next price's colour")
 }
+
+// TestOnAPhoneTheSeatMapIsOnTheFirstScreenWithTheSectionListFolded: at
+// phone size the section list starts folded (one line to open it), so the
+// seat map starts inside the first screen; on a desktop the list is open.
+func TestOnAPhoneTheSeatMapIsOnTheFirstScreenWithTheSectionListFolded(t *testing.T) {
+	t.Parallel()
+	e, base := browserStack(t)
+	a := browser(t, 2*time.Minute)
+	do(t, a, "a phone on the event", chromedp.EmulateViewport(390, 844),
+		chromedp.Navigate(base+"/#/event/"+e.eventID), chromedp.WaitVisible(css(`#map canvas[data-version]`)))
+	require.Equal(t, "false", js(t, a, `String(document.getElementById('sectionlist').open)`))
+	require.Equal(t, "inside", js(t, a, `document.getElementById('map').getBoundingClientRect().top < innerHeight ? 'inside' : 'below'`),
+		"the map starts on the first screen")
+	js(t, a, `(() => { document.querySelector('#sectionlist summary').click(); return 'opened' })()`)
+	waitJS(t, a, `String(document.querySelectorAll('#sectionlist .sections a').length > 0 && document.querySelector('#sectionlist .sections a').offsetParent !== null)`, "true", 5*time.Second)
+	requireAccessible(t, a, "the event page on a phone")
+
+	do(t, a, "a desktop on the event", chromedp.EmulateViewport(1366, 900), chromedp.Reload(), chromedp.WaitVisible(css(`#map canvas[data-version]`)))
+	require.Equal(t, "true", js(t, a, `String(document.getElementById('sectionlist').open)`))
+}

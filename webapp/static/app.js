@@ -142,6 +142,10 @@ function legend() {
   return wrap;
 }
 
+// narrow says the screen is a phone's: long lists start folded there, so
+// the seat map is on the first screen.
+const narrow = () => matchMedia('(max-width: 40rem)').matches;
+
 // priceLegend adds the price colours of available seats to the legend
 // (a map with one price has none).
 function priceLegend(wrap, tiers) {
@@ -162,8 +166,9 @@ async function eventView(id, sectionID) {
   const section = sectionID || (seated[0] && seated[0].id);
   main.innerHTML = `${seated.length ? '<p><a class="skip" id="tomap" href="#map">Skip to the seat map</a></p>' : ''}<h1>${esc(ev.title)}</h1><p>${esc(ev.artist)} · ${esc(ev.venue)}, ${esc(ev.city)} · <span class="when">${esc(when(ev.starts_at, ev.timezone, ev.city))}</span></p>
     <p>${esc(ev.description)}</p>
-    <h2>Sections</h2><div class="sections" role="list">${ev.sections.map(s => `<a role="listitem" href="#/event/${encodeURIComponent(id)}/${encodeURIComponent(s.id)}"
-      data-section="${esc(s.id)}" ${s.id === sectionID ? 'aria-current="true"' : ''}>${esc(s.name)} — ${s.available} of ${s.capacity} left, from ${money(s.base_price)}</a>`).join('')}</div>
+    <details class="sectionlist" id="sectionlist" ${narrow() ? '' : 'open'}><summary><h2>Sections (${ev.sections.length})</h2></summary>
+    <div class="sections" role="list">${ev.sections.map(s => `<a role="listitem" href="#/event/${encodeURIComponent(id)}/${encodeURIComponent(s.id)}"
+      data-section="${esc(s.id)}" ${s.id === sectionID ? 'aria-current="true"' : ''}>${esc(s.name)} — ${s.available} of ${s.capacity} left, from ${money(s.base_price)}</a>`).join('')}</div></details>
     <h2 id="maphead">Choose your seats</h2>
     <div class="maptools"><button class="secondary" id="zin" aria-label="Zoom in">+</button><button class="secondary" id="zout" aria-label="Zoom out">−</button>
       <button class="secondary" id="zfit">Fit</button></div>
