@@ -302,3 +302,26 @@ func FuzzScanBodies(f *testing.F) {
 		}
 	})
 }
+
+// TestTheEventsReentryRuleComesWithItsManifest: a gate started without
+// --reentry follows the event's rule from the manifest: its app is told
+// re-entry is on, and a fan who went out comes back in.
+func TestTheEventsReentryRuleComesWithItsManifest(t *testing.T) {
+	t.Parallel()
+	ts := makeTickets(t, 1, "sec_a")
+	g, clk := startAtShowtime(t, devKeys(t), manifest.Header{EventID: "evt_rule", Reentry: true}, ts, gate.TestOptions{})
+	var cfg struct {
+		Reentry bool `json:"reentry"`
+	}
+	require.Equal(t, http.StatusOK, call(t, g.URL, g.Token, "GET", "/v1/config", "", &cfg))
+	require.True(t, cfg.Reentry, "the app shows the event's rule")
+
+	var r gate.Result
+	call(t, g.URL, g.Token, "POST", "/v1/scan", scanBody(ts[0].code(clk.t), "north-1", "in", ""), &r)
+	require.Equal(t, gate.Accepted, r.Result, r.Detail)
+	call(t, g.URL, g.Token, "POST", "/v1/scan", scanBody(ts[0].code(clk.t), "north-1", "out", ""), &r)
+	require.Equal(t, gate.Accepted, r.Result, r.Detail)
+	call(t, g.URL, g.Token, "POST", "/v1/scan", scanBody(ts[0].code(clk.t), "north-1", "in", ""), &r)
+	require.Equal(t, gate.Accepted, r.Result, "back in under the event's rule: %s", r.Detail)
+	require.True(t, r.Reentry)
+}

@@ -105,7 +105,8 @@ type Gate struct {
 	Now     func() time.Time
 	Metrics *Metrics
 	Log     *slog.Logger
-	// Reentry is the event's re-entry rule: true lets a ticket scanned out
+	// Reentry turns re-entry on at this gate whatever the event says (the
+	// manifest carries the event's rule, which applies too): true lets a ticket scanned out
 	// back in; false (the default) refuses any second scan in.
 	Reentry bool
 	// Zones are the areas with doors of their own: a scanner in a zone
@@ -232,7 +233,7 @@ func (g *Gate) try(ctx context.Context, a Attempt) (Result, error) {
 		r.Result = Accepted
 		return r, nil
 	}
-	if g.Reentry && !first.Inside {
+	if (g.Reentry || row.reentry) && !first.Inside {
 		back, err := g.Store.move(ctx, ticketID, a.GateID, a.DeviceID, true, now)
 		if err != nil {
 			return r, err

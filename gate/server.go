@@ -306,8 +306,20 @@ func (s *Server) counts(w http.ResponseWriter, r *http.Request) {
 		s.unavailable(w, err)
 		return
 	}
-	c.Reentry = s.Gate.Reentry
+	if c.Reentry, err = s.reentry(r.Context()); err != nil {
+		s.unavailable(w, err)
+		return
+	}
 	writeJSON(w, http.StatusOK, c)
+}
+
+// reentry is the rule this gate applies: its own --reentry, or the
+// event's from the manifest.
+func (s *Server) reentry(ctx context.Context) (bool, error) {
+	if s.Gate.Reentry {
+		return true, nil
+	}
+	return s.Gate.Store.EventReentry(ctx, s.Gate.EventID)
 }
 
 // ZoneInfo is one zone as GET /v1/config lists it.
@@ -321,12 +333,17 @@ func (s *Server) config(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	reentry, err := s.reentry(r.Context())
+	if err != nil {
+		s.unavailable(w, err)
+		return
+	}
 	zones := []ZoneInfo{}
 	for _, n := range s.Gate.Zones.Names() {
 		zones = append(zones, ZoneInfo{Name: n, Sections: s.Gate.Zones[n]})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"device_id": device, "event_id": s.Gate.EventID, "mode": s.Mode,
-		"reentry": s.Gate.Reentry, "zones": zones, "now": s.Gate.now().UTC()})
+		"reentry": reentry, "zones": zones, "now": s.Gate.now().UTC()})
 }
 
 func (s *Server) unavailable(w http.ResponseWriter, err error) {

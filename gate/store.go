@@ -118,6 +118,7 @@ CREATE TABLE IF NOT EXISTS pairing_codes (
 // schemaSQL's CREATE TABLE IF NOT EXISTS left out.
 func upgradeSchema(db *sql.DB) error {
 	columns := []struct{ table, column, decl string }{
+		{"manifests", "reentry", "INTEGER NOT NULL DEFAULT 0"},
 		{"tickets", "key_generation", "INTEGER NOT NULL DEFAULT 0"},
 		{"tickets", "booking_code", "TEXT NOT NULL DEFAULT ''"},
 		{"tickets", "booking_key", "TEXT NOT NULL DEFAULT ''"},
@@ -345,19 +346,31 @@ func (s *Store) Import(ctx context.Context, m *manifest.Manifest, now time.Time)
 		n, _ := r.RowsAffected()
 		res.Revoked += int(n)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO manifests (event_id, version, kind, expires_at, imported_at) VALUES (?, ?, ?, ?, ?)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO manifests (event_id, version, kind, expires_at, imported_at, reentry) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (event_id) DO UPDATE SET version = excluded.version, kind = excluded.kind,
-		expires_at = excluded.expires_at, imported_at = excluded.imported_at`,
-		m.EventID, m.Version, m.Kind, m.ExpiresAt.UnixMilli(), now.UnixMilli()); err != nil {
+		expires_at = excluded.expires_at, imported_at = excluded.imported_at, reentry = excluded.reentry`,
+		m.EventID, m.Version, m.Kind, m.ExpiresAt.UnixMilli(), now.UnixMilli(), m.Reentry); err != nil {
 		return res, err
 	}
 	return res, tx.Commit()
+}
+
+// EventReentry is the re-entry rule the event's manifest carries (false
+// with no manifest).
+func (s *Store) EventReentry(ctx context.Context, eventID string) (bool, error) {
+	var on bool
+	err := s.read.QueryRowContext(ctx, `SELECT reentry FROM manifests WHERE event_id = ?`, eventID).Scan(&on)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return on, err
 }
 
 // ticketRow is what a scan reads: the manifest's expiry for the gate's event
 // and, when the ticket is known, the ticket.
 type ticketRow struct {
 	manifestExpires int64
+	reentry         bool // the event's rule, from its manifest
 	found           bool
 	eventID         string
 	sectionID       string
@@ -374,9 +387,9 @@ func (s *Store) lookup(ctx context.Context, eventID, ticketID string) (ticketRow
 	var tid, ev, sec, seat sql.NullString
 	var sealed []byte
 	var revoked, generation sql.NullInt64
-	err := s.read.QueryRowContext(ctx, `SELECT m.expires_at, t.id, t.event_id, t.section_id, t.seat_id, t.secret_sealed, t.revoked, t.key_generation
+	err := s.read.QueryRowContext(ctx, `SELECT m.expires_at, m.reentry, t.id, t.event_id, t.section_id, t.seat_id, t.secret_sealed, t.revoked, t.key_generation
 		FROM manifests m LEFT JOIN tickets t ON t.id = ? WHERE m.event_id = ?`, ticketID, eventID).
-		Scan(&r.manifestExpires, &tid, &ev, &sec, &seat, &sealed, &revoked, &generation)
+		Scan(&r.manifestExpires, &r.reentry, &tid, &ev, &sec, &seat, &sealed, &revoked, &generation)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, false, nil // no manifest for this event
 	}

@@ -50,7 +50,7 @@ func Export(ctx context.Context, st *store.Store, kr *tickets.Keyring, keys Keys
 	}
 	m := Manifest{Header: Header{
 		EventID: opt.EventID, Kind: kind, Version: snap.AsOf.UnixMicro(), BaseVersion: opt.Since,
-		CreatedAt: snap.AsOf.UTC(), ExpiresAt: opt.ExpiresAt.UTC(),
+		CreatedAt: snap.AsOf.UTC(), ExpiresAt: opt.ExpiresAt.UTC(), Reentry: snap.Reentry,
 	}}
 	if opt.ExpiresAt.IsZero() {
 		m.ExpiresAt = snap.EventStartsAt.Add(DefaultAfterStart).UTC()

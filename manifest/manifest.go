@@ -68,6 +68,8 @@ type Header struct {
 	TicketCount int       `json:"ticket_count"`
 	RevokeCount int       `json:"revoked_count"`
 	KeyID       string    `json:"key_id"`
+	// Reentry is the event's rule: a ticket scanned out may come back in.
+	Reentry bool `json:"reentry,omitempty"`
 }
 
 // Entry is one valid ticket.

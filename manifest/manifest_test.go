@@ -192,6 +192,7 @@ func TestExportCarriesPaidTicketsToTwoGatesSharingALedger(t *testing.T) {
 
 	data, h := v.export(manifest.ExportOptions{})
 	require.Equal(t, manifest.KindFull, h.Kind)
+	require.False(t, h.Reentry, "no re-entry unless the event allows it")
 	require.Equal(t, 2, h.TicketCount, "only alice's tickets")
 	require.Equal(t, 1, h.RevokeCount, "carol's ticket of a cancelled booking is named revoked")
 	require.NotContains(t, string(data), alice[0].ID, "ticket IDs are inside the encrypted body")
@@ -229,7 +230,10 @@ func TestDeltaExportRevokesTicketsRefundedSinceTheLastOne(t *testing.T) {
 
 	_, lateTickets := v.book("fan_late", 1)
 	v.cancel(early, true)
+	_, err := v.pool.Exec(context.Background(), `UPDATE events SET reentry = true WHERE id = $1`, v.eventID)
+	require.NoError(t, err)
 	delta, h := v.export(manifest.ExportOptions{Since: full.Version})
+	require.True(t, h.Reentry, "the event's re-entry rule travels with its manifest")
 	require.Equal(t, manifest.KindDelta, h.Kind)
 	require.Equal(t, full.Version, h.BaseVersion)
 	require.Greater(t, h.Version, full.Version, "a later export has a later version")

@@ -60,6 +60,7 @@ type EventFields struct {
 	HoldTTLSeconds       *int                   `json:"hold_ttl_seconds,omitempty"`
 	Prices               map[string]money.Money `json:"prices,omitempty"`
 	Resale               *ResaleFields          `json:"resale,omitempty"`
+	Reentry              *bool                  `json:"reentry,omitempty"`
 }
 
 // ResaleFields are the event's resale policy as the organiser sends it
@@ -92,7 +93,7 @@ func ResaleOf(p store.ResalePolicy) Resale {
 // purchase depends on (the venue and so the seats, the date, the on-sale
 // time, prices and currency, metering and the cancellation deadline) is
 // fixed once published.
-var AlwaysEditable = []string{"title", "artist", "genre", "description", "offsale_at", "per_customer_limit", "hold_ttl_seconds", "resale"}
+var AlwaysEditable = []string{"title", "artist", "genre", "description", "offsale_at", "per_customer_limit", "hold_ttl_seconds", "resale", "reentry"}
 
 // DecodeEventFields reads EventFields from JSON; a malformed body or a
 // value of the wrong type is a *venues.ValidationError naming the field.
@@ -149,6 +150,9 @@ type Event struct {
 	// clocks.
 	Timezone string `json:"timezone"`
 	Resale   Resale `json:"resale"`
+	// Reentry lets a ticket scanned out at the door come back in (the
+	// gates read it from the manifest).
+	Reentry bool `json:"reentry"`
 }
 
 // Service runs the organiser's event lifecycle over the buy plane's store.
@@ -167,7 +171,7 @@ func (s *Service) view(e store.OrganiserEvent) Event {
 		StartsAt: e.StartsAt.UTC(), OnsaleAt: e.OnsaleAt.UTC(), CancellationDeadline: e.CancellationDeadline.UTC(),
 		Currency: e.Currency, Metered: e.Metered, PerCustomerLimit: e.PerCustomerLimit, HoldTTLSeconds: e.HoldTTLSeconds,
 		Prices: map[string]money.Money{}, Sections: e.Sections, Seats: e.Seats, GeneralCapacity: e.GeneralCapacity,
-		CreatedAt: e.CreatedAt.UTC(), Timezone: e.Timezone, Resale: ResaleOf(e.Resale)}
+		CreatedAt: e.CreatedAt.UTC(), Timezone: e.Timezone, Resale: ResaleOf(e.Resale), Reentry: e.Reentry}
 	if !e.OffsaleAt.IsZero() {
 		t := e.OffsaleAt.UTC()
 		out.OffsaleAt = &t
@@ -422,6 +426,9 @@ func apply(ev *store.OrganiserEvent, f EventFields, e *errList) {
 	}
 	if f.HoldTTLSeconds != nil {
 		ev.HoldTTLSeconds = *f.HoldTTLSeconds
+	}
+	if f.Reentry != nil {
+		ev.Reentry = *f.Reentry
 	}
 	if r := f.Resale; r != nil {
 		if r.Enabled != nil {

@@ -398,4 +398,11 @@ func TestAnEventsResalePolicyIsOffByDefaultAndTheOrganiserTurnsItOnEvenAfterPubl
 	got, err := e.svc.Get(ctx, e.scope, ev.EventID)
 	require.NoError(t, err)
 	require.Equal(t, ev.Resale, got.Resale, "a refused change changes nothing")
+
+	// Re-entry at the door is the event's rule too, and may change after
+	// publishing.
+	require.False(t, got.Reentry)
+	got, err = e.svc.Patch(ctx, e.scope, ev.EventID, organiser.EventFields{Reentry: ptr(true)})
+	require.NoError(t, err)
+	require.True(t, got.Reentry)
 }

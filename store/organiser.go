@@ -32,6 +32,8 @@ type OrganiserEvent struct {
 	// event): the organiser's forms take and show times on its clocks.
 	Timezone string
 	Resale   ResalePolicy
+	// Reentry lets a ticket scanned out at the door come back in.
+	Reentry bool
 }
 
 // ResalePolicy is an event's resale terms: whether fans may resell their
@@ -67,11 +69,11 @@ func (s *Catalogue) CreateDraftEvent(ctx context.Context, e OrganiserEvent) erro
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO events (id, org_id, venue_id, title, artist, genre, description, status,
 			starts_at, onsale_at, offsale_at, cancellation_deadline, currency, metered, per_customer_limit, hold_ttl_seconds,
-			resale_enabled, resale_max_price_bp, resale_fee_bp, resale_closes_minutes)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, 'DRAFT', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+			resale_enabled, resale_max_price_bp, resale_fee_bp, resale_closes_minutes, reentry)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, 'DRAFT', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
 			e.ID, e.OrgID, e.VenueID, e.Title, e.Artist, e.Genre, e.Description, e.StartsAt, e.OnsaleAt,
 			nullTime(e.OffsaleAt), nullTime(e.CancellationDeadline), e.Currency, e.Metered, e.PerCustomerLimit, e.HoldTTLSeconds,
-			e.Resale.Enabled, e.Resale.MaxPriceBp, e.Resale.FeeBp, e.Resale.ClosesMinutes)
+			e.Resale.Enabled, e.Resale.MaxPriceBp, e.Resale.FeeBp, e.Resale.ClosesMinutes, e.Reentry)
 		if code, _ := pgCode(err); code == pgUniqueViolation {
 			return ErrEventExists
 		}
@@ -146,7 +148,7 @@ const organiserEventColumns = `e.id, e.org_id, e.venue_id, e.title, e.artist, e.
 	(SELECT count(*) FROM seats st WHERE st.event_id = e.id),
 	(SELECT coalesce(sum(capacity), 0) FROM sections sec WHERE sec.event_id = e.id AND sec.kind = 'general'),
 	(SELECT v.timezone FROM venues v WHERE v.id = e.venue_id),
-	e.resale_enabled, e.resale_max_price_bp, e.resale_fee_bp, e.resale_closes_minutes`
+	e.resale_enabled, e.resale_max_price_bp, e.resale_fee_bp, e.resale_closes_minutes, e.reentry`
 
 func scanOrganiserEvent(row pgx.Row) (OrganiserEvent, error) {
 	var e OrganiserEvent
@@ -154,7 +156,7 @@ func scanOrganiserEvent(row pgx.Row) (OrganiserEvent, error) {
 	err := row.Scan(&e.ID, &e.OrgID, &e.VenueID, &e.Title, &e.Artist, &e.Genre, &e.Description, &e.Status,
 		&e.StartsAt, &e.OnsaleAt, &offsale, &e.CancellationDeadline, &e.Currency, &e.Metered, &e.PerCustomerLimit,
 		&e.HoldTTLSeconds, &e.CreatedAt, &published, &e.Prices, &e.Sections, &e.Seats, &e.GeneralCapacity, &e.Timezone,
-		&e.Resale.Enabled, &e.Resale.MaxPriceBp, &e.Resale.FeeBp, &e.Resale.ClosesMinutes)
+		&e.Resale.Enabled, &e.Resale.MaxPriceBp, &e.Resale.FeeBp, &e.Resale.ClosesMinutes, &e.Reentry)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return OrganiserEvent{}, ErrNotFound
 	}
@@ -226,11 +228,11 @@ func (s *Catalogue) UpdateEvent(ctx context.Context, id, org string, change func
 		if _, err := tx.Exec(ctx, `UPDATE events SET venue_id = $2, title = $3, artist = $4, genre = $5, description = $6,
 			status = $7, starts_at = $8, onsale_at = $9, offsale_at = $10, cancellation_deadline = $11, currency = $12,
 			metered = $13, per_customer_limit = $14, hold_ttl_seconds = $15, published_at = $16,
-			resale_enabled = $17, resale_max_price_bp = $18, resale_fee_bp = $19, resale_closes_minutes = $20 WHERE id = $1`,
+			resale_enabled = $17, resale_max_price_bp = $18, resale_fee_bp = $19, resale_closes_minutes = $20, reentry = $21 WHERE id = $1`,
 			id, after.VenueID, after.Title, after.Artist, after.Genre, after.Description, after.Status, after.StartsAt,
 			after.OnsaleAt, nullTime(after.OffsaleAt), nullTime(after.CancellationDeadline), after.Currency, after.Metered,
 			after.PerCustomerLimit, after.HoldTTLSeconds, nullTime(after.PublishedAt),
-			after.Resale.Enabled, after.Resale.MaxPriceBp, after.Resale.FeeBp, after.Resale.ClosesMinutes); err != nil {
+			after.Resale.Enabled, after.Resale.MaxPriceBp, after.Resale.FeeBp, after.Resale.ClosesMinutes, after.Reentry); err != nil {
 			return inputError(err)
 		}
 		venueChanged := after.VenueID != before.VenueID

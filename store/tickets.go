@@ -263,6 +263,8 @@ type ManifestSnapshot struct {
 	// starts from it.
 	AsOf          time.Time
 	EventStartsAt time.Time
+	// Reentry is the event's re-entry rule, for the gates.
+	Reentry bool
 	// Valid are the valid tickets of paid bookings (issued after since, when
 	// since is set), with their sealed secrets, and the tickets handed on to
 	// another fan (Status TRANSFERRED), so a gate can say so when their old
@@ -294,7 +296,7 @@ func (s *Tickets) ManifestTickets(ctx context.Context, eventID string, since tim
 		if _, err := tx.Exec(ctx, `SET LOCAL statement_timeout = '60s'`); err != nil {
 			return err
 		}
-		err := tx.QueryRow(ctx, `SELECT now(), starts_at FROM events WHERE id = $1`, eventID).Scan(&snap.AsOf, &snap.EventStartsAt)
+		err := tx.QueryRow(ctx, `SELECT now(), starts_at, reentry FROM events WHERE id = $1`, eventID).Scan(&snap.AsOf, &snap.EventStartsAt, &snap.Reentry)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrNotFound
 		}

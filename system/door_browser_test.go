@@ -43,6 +43,11 @@ func TestTheOrganiserWatchesTheDoorFillPerGateAndZoneAsGatesReport(t *testing.T)
 	require.Equal(t, "3", js(t, tab, `String(document.querySelectorAll('#perminute .bar').length)`), "a bar a minute with entries")
 	requireAccessible(t, tab, "the door page")
 
+	// The event's re-entry rule, which the gates read from the manifest.
+	js(t, tab, `(() => { document.querySelector('#reentryform input').click(); return 'clicked' })()`)
+	waitJS(t, tab, `document.getElementById('announce').textContent`, "Re-entry allowed", 10*time.Second)
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM events WHERE id = $1 AND reentry`, e.eventID))
+
 	// A gate reports more: the page follows without a reload.
 	_, err = e.store.Door.RecordScans(ctx, e.eventID, []store.DoorScan{scan("south-2", "", vocab.DirectionIn, 0)})
 	require.NoError(t, err)

@@ -316,6 +316,9 @@ const DOOR_EVERY = 5000;
 async function doorPage(page, ev, ctx) {
   const path = '/v1/admin/events/' + encodeURIComponent(ev.event_id) + '/door?minutes=60';
   page.innerHTML = `<h2>Door</h2>
+    <form id="reentryform"><label class="check"><span><input type="checkbox" name="reentry" ${ev.reentry ? 'checked' : ''}>
+      Re-entry: a ticket scanned out at the door may come back in</span></label>
+      <p class="note">The gates follow this from their next ticket list (encore manifest export).</p></form>
     <p>Updates every ${DOOR_EVERY / 1000} seconds, from what the gates report. <span id="dupdated" class="muted"></span></p>
     <p id="doorsum" class="summary" aria-live="polite"></p>
     <div class="scroll" tabindex="0" role="region" aria-label="Entries per gate (scrolls sideways on a narrow screen)"><table class="list numbers" id="gates"><caption>Entries per gate</caption>
@@ -323,6 +326,16 @@ async function doorPage(page, ev, ctx) {
     <h3>Entries per minute, last hour</h3><div id="perminute" class="bars" role="img"></div>
     <div class="scroll" tabindex="0" role="region" aria-label="Inside per zone"><table class="list numbers" id="zones"><caption>Inside now, per zone</caption>
       <thead><tr><th scope="col">Zone</th><th scope="col">Inside</th></tr></thead><tbody></tbody></table></div>`;
+  const re = page.querySelector('#reentryform input');
+  re.onchange = async () => {
+    re.disabled = true;
+    try {
+      const out = await request('PATCH', '/v1/admin/events/' + encodeURIComponent(ev.event_id), { reentry: re.checked });
+      ev.reentry = out.reentry; clearProblem();
+      announce(out.reentry ? 'Re-entry allowed' : 'Re-entry not allowed');
+    } catch (err) { re.checked = !re.checked; showProblem(err); }
+    re.disabled = false;
+  };
   let last = '', stop = false, timer;
   const poll = async () => {
     try {
