@@ -24,13 +24,14 @@ func TestRecipientsRacingToAcceptOneTransferWhileTheSenderCancelsLeaveOneValidHo
 	ctx := context.Background()
 	for round := range 5 {
 		e := newTicketEvent(t)
-		booking := e.sold("alice", 1)
-		row := e.ticket(booking, "alice", 1)
+		alice, bob := "alice_"+e.ev, "bob_"+e.ev // the package's tests share one database
+		booking := e.sold(alice, 1)
+		row := e.ticket(booking, alice, 1)
 		require.NoError(t, e.st.Tickets.InsertTickets(ctx, []store.TicketRow{row}))
-		tr, err := e.st.Tickets.CreateTransfer(ctx, uuid.New(), row.ID, "alice", "alice@example.com", "bob@example.com",
+		tr, err := e.st.Tickets.CreateTransfer(ctx, uuid.New(), row.ID, alice, "alice@example.com", "bob@example.com",
 			time.Now().Add(time.Hour), store.TransferLimits{})
 		require.NoError(t, err)
-		_, err = e.st.Tickets.CreateTransfer(ctx, uuid.New(), row.ID, "alice", "", "carol@example.com", time.Now().Add(time.Hour), store.TransferLimits{})
+		_, err = e.st.Tickets.CreateTransfer(ctx, uuid.New(), row.ID, alice, "", "carol@example.com", time.Now().Add(time.Hour), store.TransferLimits{})
 		require.ErrorIs(t, err, store.ErrTicketNotTransferable, "one offer of a ticket at a time")
 
 		var wg sync.WaitGroup
@@ -42,10 +43,10 @@ func TestRecipientsRacingToAcceptOneTransferWhileTheSenderCancelsLeaveOneValidHo
 				defer wg.Done()
 				var err error
 				if i == 5 {
-					_, err = e.st.Tickets.CancelTransfer(ctx, tr.ID, "alice")
+					_, err = e.st.Tickets.CancelTransfer(ctx, tr.ID, alice)
 				} else {
-					_, _, err = e.st.Tickets.AcceptTransfer(ctx, tr.ID, "bob", "Bob@Example.com",
-						store.TicketRow{ID: "tkt_" + uuid.NewString(), UserID: "bob", SecretSealed: []byte("sealed")})
+					_, _, err = e.st.Tickets.AcceptTransfer(ctx, tr.ID, bob, "Bob@Example.com",
+						store.TicketRow{ID: "tkt_" + uuid.NewString(), UserID: bob, SecretSealed: []byte("sealed")})
 				}
 				mu.Lock()
 				defer mu.Unlock()
@@ -68,10 +69,10 @@ func TestRecipientsRacingToAcceptOneTransferWhileTheSenderCancelsLeaveOneValidHo
 			coalesce(max(user_id) FILTER (WHERE status = 'VALID'), '') FROM tickets WHERE seat_id = $1`, e.seat(1)).Scan(&valid, &transferred, &holder))
 		require.Equal(t, 1, valid, "round %d: exactly one valid holder of the seat", round)
 		if accepted == 1 {
-			require.Equal(t, "bob", holder)
+			require.Equal(t, bob, holder)
 			require.Equal(t, 1, transferred)
 		} else {
-			require.Equal(t, "alice", holder)
+			require.Equal(t, alice, holder)
 			require.Equal(t, 0, transferred)
 		}
 	}
@@ -84,44 +85,44 @@ func TestATransferIsRefusedForAnotherAddressARevokedTicketAndPastTheLimits(t *te
 	t.Parallel()
 	ctx := context.Background()
 	e := newTicketEvent(t)
-	alice := "alice_" + e.ev // the package's tests share one database
+	alice, bob, dave := "alice_"+e.ev, "bob_"+e.ev, "dave_"+e.ev // the package's tests share one database
 	booking := e.sold(alice, 1)
 	row := e.ticket(booking, alice, 1)
 	require.NoError(t, e.st.Tickets.InsertTickets(ctx, []store.TicketRow{row}))
 	offer := func(ticket, from, to string, lim store.TransferLimits) (store.Transfer, error) {
 		return e.st.Tickets.CreateTransfer(ctx, uuid.New(), ticket, from, "", to, time.Now().Add(time.Hour), lim)
 	}
-	_, err := offer(row.ID, "mallory", "m@example.com", store.TransferLimits{})
+	_, err := offer(row.ID, "mallory_"+e.ev, "m@example.com", store.TransferLimits{})
 	require.ErrorIs(t, err, store.ErrNotFound, "another fan's ticket")
 
 	tr, err := offer(row.ID, alice, "bob@example.com", store.TransferLimits{})
 	require.NoError(t, err)
-	_, _, err = e.st.Tickets.AcceptTransfer(ctx, tr.ID, "mallory", "mallory@example.com", store.TicketRow{ID: "tkt_m", UserID: "mallory", SecretSealed: []byte("s")})
+	_, _, err = e.st.Tickets.AcceptTransfer(ctx, tr.ID, "mallory_"+e.ev, "mallory@example.com", store.TicketRow{ID: "tkt_m", UserID: "mallory_" + e.ev, SecretSealed: []byte("s")})
 	require.ErrorIs(t, err, store.ErrWrongRecipient)
-	_, _, err = e.st.Tickets.AcceptTransfer(ctx, tr.ID, "bob", "bob@example.com", store.TicketRow{ID: "tkt_bob_" + uuid.NewString(), UserID: "bob", SecretSealed: []byte("s")})
+	_, _, err = e.st.Tickets.AcceptTransfer(ctx, tr.ID, bob, "bob@example.com", store.TicketRow{ID: "tkt_bob_" + uuid.NewString(), UserID: bob, SecretSealed: []byte("s")})
 	require.NoError(t, err)
 	_, err = offer(row.ID, alice, "carol@example.com", store.TransferLimits{})
 	require.ErrorIs(t, err, store.ErrTicketNotTransferable, "alice's old ticket is TRANSFERRED: nothing left to offer")
 
-	mine, _, err := e.st.Tickets.TicketsOfUser(ctx, "bob", nil, 10)
+	mine, _, err := e.st.Tickets.TicketsOfUser(ctx, bob, nil, 10)
 	require.NoError(t, err)
 	require.Len(t, mine, 1)
-	_, err = offer(mine[0].ID, "bob", "carol@example.com", store.TransferLimits{PerTicket: 1})
+	_, err = offer(mine[0].ID, bob, "carol@example.com", store.TransferLimits{PerTicket: 1})
 	require.ErrorIs(t, err, store.ErrTransferLimit, "the seat has changed hands once, the limit")
-	_, err = offer(mine[0].ID, "bob", "carol@example.com", store.TransferLimits{OpenPerFan: 1})
+	_, err = offer(mine[0].ID, bob, "carol@example.com", store.TransferLimits{OpenPerFan: 1})
 	require.NoError(t, err)
 
-	other := e.sold("bob", 2)
-	orow := e.ticket(other, "bob", 2)
+	other := e.sold(bob, 2)
+	orow := e.ticket(other, bob, 2)
 	require.NoError(t, e.st.Tickets.InsertTickets(ctx, []store.TicketRow{orow}))
-	_, err = offer(orow.ID, "bob", "dave@example.com", store.TransferLimits{OpenPerFan: 1})
+	_, err = offer(orow.ID, bob, "dave@example.com", store.TransferLimits{OpenPerFan: 1})
 	require.ErrorIs(t, err, store.ErrTransferLimit, "bob already has an open offer")
 
-	tr2, err := offer(orow.ID, "bob", "dave@example.com", store.TransferLimits{})
+	tr2, err := offer(orow.ID, bob, "dave@example.com", store.TransferLimits{})
 	require.NoError(t, err)
 	_, err = e.st.Tickets.RevokeTickets(ctx, other)
 	require.NoError(t, err)
-	_, _, err = e.st.Tickets.AcceptTransfer(ctx, tr2.ID, "dave", "dave@example.com", store.TicketRow{ID: "tkt_d_" + uuid.NewString(), UserID: "dave", SecretSealed: []byte("s")})
+	_, _, err = e.st.Tickets.AcceptTransfer(ctx, tr2.ID, dave, "dave@example.com", store.TicketRow{ID: "tkt_d_" + uuid.NewString(), UserID: dave, SecretSealed: []byte("s")})
 	require.ErrorIs(t, err, store.ErrTicketNotTransferable, "a ticket refunded while offered is not handed on")
 
 	list, err := e.st.Tickets.TransfersOf(ctx, alice, "")
