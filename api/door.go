@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -25,11 +24,6 @@ func (h *adminHandlers) recordDoorScans(c *gin.Context) {
 		return
 	}
 	n, err := h.door.Record(c.Request.Context(), pathEvent(c).EventID, req.Scans)
-	var field *organiser.FieldError
-	if errors.As(err, &field) {
-		writeProblem(c, Invalid(FieldError{field.Field, field.Message}))
-		return
-	}
 	if err != nil {
 		h.problems.fail(c, err)
 		return

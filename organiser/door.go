@@ -9,6 +9,7 @@ import (
 
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/tickets"
+	"github.com/encore-tickets/encore/venues"
 	"github.com/encore-tickets/encore/vocab"
 )
 
@@ -38,19 +39,14 @@ type ScanInput struct {
 	ScannedAt time.Time `json:"scanned_at"`
 }
 
-// FieldError is a report's offending field.
-type FieldError struct{ Field, Message string }
-
-func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
-
 var doorName = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
 
 // Record keeps a gate's report of eventID's scans and returns how many were
-// new. A bad scan refuses the whole report (a *FieldError naming it), so a
-// report is kept whole or not at all.
+// new. A bad scan refuses the whole report (a *venues.ValidationError naming
+// it), so a report is kept whole or not at all.
 func (d *Door) Record(ctx context.Context, eventID string, scans []ScanInput) (int, error) {
 	if len(scans) == 0 || len(scans) > MaxScansPerReport {
-		return 0, &FieldError{"scans", fmt.Sprintf("1 to %d scans a report", MaxScansPerReport)}
+		return 0, venues.Invalid("scans", "1 to %d scans a report", MaxScansPerReport)
 	}
 	now := d.Now()
 	out := make([]store.DoorScan, len(scans))
@@ -58,17 +54,17 @@ func (d *Door) Record(ctx context.Context, eventID string, scans []ScanInput) (i
 		at := fmt.Sprintf("scans[%d].", i)
 		switch {
 		case !tickets.ValidID(sc.TicketID):
-			return 0, &FieldError{at + "ticket_id", "not a ticket ID"}
+			return 0, venues.Invalid(at+"ticket_id", "not a ticket ID")
 		case !doorName.MatchString(sc.GateID):
-			return 0, &FieldError{at + "gate_id", "required: letters, digits, '_', '-', '.', ':' (at most 64)"}
+			return 0, venues.Invalid(at+"gate_id", "required: letters, digits, '_', '-', '.', ':' (at most 64)")
 		case sc.DeviceID != "" && !doorName.MatchString(sc.DeviceID):
-			return 0, &FieldError{at + "device_id", "letters, digits, '_', '-', '.', ':' (at most 64)"}
+			return 0, venues.Invalid(at+"device_id", "letters, digits, '_', '-', '.', ':' (at most 64)")
 		case sc.Zone != "" && !doorName.MatchString(sc.Zone):
-			return 0, &FieldError{at + "zone", "letters, digits, '_', '-', '.', ':' (at most 64)"}
+			return 0, venues.Invalid(at+"zone", "letters, digits, '_', '-', '.', ':' (at most 64)")
 		case sc.Direction != "" && !slices.Contains(vocab.Directions, vocab.Direction(sc.Direction)):
-			return 0, &FieldError{at + "direction", `"in" or "out"`}
+			return 0, venues.Invalid(at+"direction", `"in" or "out"`)
 		case sc.ScannedAt.IsZero() || sc.ScannedAt.After(now.Add(5*time.Minute)):
-			return 0, &FieldError{at + "scanned_at", "required, an RFC 3339 time not in the future"}
+			return 0, venues.Invalid(at+"scanned_at", "required, an RFC 3339 time not in the future")
 		}
 		dir := vocab.Direction(sc.Direction)
 		if dir == "" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -43,7 +44,7 @@ func (x *Transfers) Offer(ctx context.Context, fromUser, fromEmail, ticketID, to
 	if !ValidID(ticketID) {
 		return store.Transfer{}, store.ErrNotFound
 	}
-	if toEmail == "" || len(toEmail) > 254 || (fromEmail != "" && equalFold(fromEmail, toEmail)) {
+	if toEmail == "" || len(toEmail) > 254 || (fromEmail != "" && strings.EqualFold(fromEmail, toEmail)) {
 		return store.Transfer{}, ErrBadEmail
 	}
 	ttl := x.TTL
@@ -115,23 +116,4 @@ func (x *Transfers) mail(ctx context.Context, m notify.Message) {
 	if err := x.Mailer.Send(ctx, m); err != nil && x.Log != nil {
 		x.Log.Warn("transfer email not queued", "key", m.Key, "err", err)
 	}
-}
-
-func equalFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		ca, cb := a[i], b[i]
-		if 'A' <= ca && ca <= 'Z' {
-			ca += 'a' - 'A'
-		}
-		if 'A' <= cb && cb <= 'Z' {
-			cb += 'a' - 'A'
-		}
-		if ca != cb {
-			return false
-		}
-	}
-	return true
 }

@@ -5,7 +5,7 @@
 // device's key useless (the server says so at once; the gate learns it at
 // its next manifest delta). The key is kept in localStorage beside what the
 // ticket page shows, so a page reopened offline still has it.
-import { get, token, ProblemError } from './api.js';
+import { get, token } from './api.js';
 import qrcode from './vendor/qrcode-generator/qrcode.js';
 
 const prefix = 'wallet:';
@@ -87,4 +87,3 @@ export function qrDataURL(payload) {
 // shows kept keys without a session).
 export const signedIn = () => !!token();
 
-export { ProblemError };
