@@ -398,6 +398,9 @@ func (a *Booking) IssueTickets(ctx context.Context, bookingID string) ([]string,
 	if err != nil {
 		return nil, err
 	}
+	if b.Resale {
+		return a.issueResold(ctx, id)
+	}
 	units, err := a.Store.Bookings.BookingUnits(ctx, id)
 	if err != nil {
 		return nil, err

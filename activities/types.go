@@ -62,12 +62,15 @@ type HoldInfo struct {
 	// (store.BookingInfo); zero without stays.
 	StayFreeUntil time.Time
 	StayPenalty   int64
+	// Resale: the booking buys resale listings; after its tickets the saga
+	// pays each seller (PaySellers).
+	Resale bool `json:",omitempty"`
 }
 
 // HoldInfoOf is the saga's view of a committed hold.
 func HoldInfoOf(b store.BookingInfo) HoldInfo {
 	return HoldInfo{Status: vocab.BookingStatus(b.Status), UserID: b.UserID, EventID: b.EventID,
-		ExpiresAt: b.ExpiresAt, Total: b.Total, CancelBy: b.CancelBy, StayFreeUntil: b.StayFreeUntil, StayPenalty: b.StayPenalty}
+		ExpiresAt: b.ExpiresAt, Total: b.Total, CancelBy: b.CancelBy, StayFreeUntil: b.StayFreeUntil, StayPenalty: b.StayPenalty, Resale: b.Resale}
 }
 
 // FanCanCancel says a fan may still cancel the paid booking at now: until

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
 
 	"github.com/encore-tickets/encore/booking"
 	"github.com/encore-tickets/encore/holds"
@@ -29,6 +30,9 @@ type HoldRequest struct {
 	// Stays book hotel rooms: alone (no event_id) a hotel-only hold, with
 	// seats a package (see stays.go).
 	Stays []StayBody `json:"stays,omitempty"`
+	// ListingIDs buy resale listings of the event (GET
+	// /v1/events/{event_id}/listings) instead of seats.
+	ListingIDs []string `json:"listing_ids,omitempty"`
 }
 
 // MaxBodyBytes bounds every request body.
@@ -61,6 +65,26 @@ func DecodeHoldRequest(body []byte) (holds.Cart, []FieldError) {
 	cart := holds.Cart{EventID: req.EventID, SectionID: req.SectionID, Quantity: req.Quantity,
 		Adjacent: req.Adjacent, PromoCode: strings.TrimSpace(req.PromoCode), Stays: stays}
 	switch {
+	case len(req.ListingIDs) > 0 && (len(req.SeatIDs) > 0 || req.SectionID != "" || req.Quantity != 0 || req.Adjacent ||
+		len(req.Stays) > 0 || cart.PromoCode != ""):
+		errs = append(errs, FieldError{"listing_ids", "resale listings are bought alone: no seats, section, stays or promotion code beside them"})
+	case len(req.ListingIDs) > 0:
+		if len(req.ListingIDs) > vocab.MaxSeatsPerHold {
+			errs = append(errs, FieldError{"listing_ids", fmt.Sprintf("at most %d listings per hold", vocab.MaxSeatsPerHold)})
+			break
+		}
+		seen := map[string]bool{}
+		for i, id := range req.ListingIDs {
+			u, err := uuid.Parse(id)
+			switch {
+			case err != nil || u.String() != id:
+				errs = append(errs, FieldError{fmt.Sprintf("listing_ids[%d]", i), "not a listing ID"})
+			case seen[id]:
+				errs = append(errs, FieldError{fmt.Sprintf("listing_ids[%d]", i), "duplicate listing " + id})
+			}
+			seen[id] = true
+		}
+		cart.ListingIDs = slices.Sorted(slices.Values(req.ListingIDs))
 	case len(req.SeatIDs) > 0 && (req.SectionID != "" || req.Quantity != 0 || req.Adjacent):
 		errs = append(errs, FieldError{"seat_ids", "give either seat_ids or section_id with quantity, not both"})
 	case len(req.SeatIDs) > 0:

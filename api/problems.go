@@ -20,6 +20,7 @@ import (
 	"github.com/encore-tickets/encore/controls"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/internal/bulkhead"
+	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/seathint"
 	"github.com/encore-tickets/encore/seatmap"
 	"github.com/encore-tickets/encore/store"
@@ -56,6 +57,10 @@ type Problem struct {
 	PropertyID string `json:"property_id,omitempty"`
 	RoomType   string `json:"room_type,omitempty"`
 	Night      string `json:"night,omitempty"`
+	// The listings a resale hold could not get (listing-unavailable only),
+	// and the highest price a listing may ask (price-above-cap only).
+	UnavailableListingIDs []string     `json:"unavailable_listing_ids,omitempty"`
+	Cap                   *money.Money `json:"cap,omitempty"`
 
 	retryAfter time.Duration
 }
@@ -110,6 +115,15 @@ const (
 	ProbTransferLimit         = "transfer-limit"           // 403: the ticket or the fan has passed the transfer limits
 	ProbWrongRecipient        = "wrong-recipient"          // 403: the transfer is for another email address; sign in with that one
 	ProbTicketTransferred     = "ticket-transferred"       // 410: the ticket was handed to someone else, who holds a new one
+
+	ProbTicketListed       = "ticket-listed"       // 409: the ticket is listed for resale; withdraw the listing to use or send it
+	ProbTicketNotListable  = "ticket-not-listable" // 409: the ticket is not valid, is offered to someone, or was used at the door
+	ProbResaleClosed       = "resale-closed"       // 409: the organiser does not allow resale of this event, or it has closed
+	ProbPriceAboveCap      = "price-above-cap"     // 422: the price passes the organiser's cap, which "cap" names
+	ProbListingUnavailable = "listing-unavailable" // 409: listings sold, withdrawn, closed, held or offered first; "unavailable_listing_ids" names them
+	ProbListingNotActive   = "listing-not-active"  // 409: the listing was sold, withdrawn or has expired
+	ProbListingHeld        = "listing-held"        // 409: a buyer holds or is paying for the listing
+	ProbResaleLimit        = "resale-limit"        // 403: the ticket or the fan has passed the listing limits
 )
 
 var titles = map[string]string{
@@ -149,6 +163,14 @@ var titles = map[string]string{
 	ProbTransferLimit:         "Transfer limit reached",
 	ProbWrongRecipient:        "The transfer is for another email address",
 	ProbTicketTransferred:     "The ticket was transferred",
+	ProbTicketListed:          "The ticket is listed for resale",
+	ProbTicketNotListable:     "The ticket cannot be listed now",
+	ProbResaleClosed:          "Resale is closed for this event",
+	ProbPriceAboveCap:         "The price is above the resale cap",
+	ProbListingUnavailable:    "Some listings are no longer available",
+	ProbListingNotActive:      "The listing is no longer active",
+	ProbListingHeld:           "A buyer holds this listing",
+	ProbResaleLimit:           "Resale limit reached",
 }
 
 // NewProblem builds a problem of a named type.
@@ -218,6 +240,9 @@ func (ps problems) problemFor(err error) *Problem {
 		cverr *controls.ValidationError
 		verr  *venues.ValidationError
 		vlim  *venues.LimitError
+		lu    *store.ListingUnavailableError
+		rc    *store.ResaleClosedError
+		pcap  *store.PriceAboveCapError
 	)
 	switch {
 	case errors.As(err, &ru):
@@ -335,6 +360,27 @@ func (ps problems) problemFor(err error) *Problem {
 		return NewProblem(http.StatusForbidden, ProbTransferLimit, "this ticket has changed hands as often as allowed, or you have as many open transfers as allowed")
 	case errors.Is(err, store.ErrWrongRecipient):
 		return NewProblem(http.StatusForbidden, ProbWrongRecipient, "sign in with the email address the ticket was sent to")
+	case errors.As(err, &lu):
+		p := NewProblem(http.StatusConflict, ProbListingUnavailable, lu.Detail)
+		p.UnavailableListingIDs = lu.ListingIDs
+		return p
+	case errors.As(err, &rc):
+		return NewProblem(http.StatusConflict, ProbResaleClosed, rc.Reason)
+	case errors.As(err, &pcap):
+		p := NewProblem(http.StatusUnprocessableEntity, ProbPriceAboveCap, "the organiser caps resale at "+money.Format(pcap.Cap)+" for this ticket")
+		p.Cap = &pcap.Cap
+		p.Errors = []FieldError{{Field: "price.amount", Message: "at most " + strconv.FormatInt(pcap.Cap.Amount, 10)}}
+		return p
+	case errors.Is(err, store.ErrTicketNotListable):
+		return NewProblem(http.StatusConflict, ProbTicketNotListable, "only a valid ticket that is not offered to someone, listed already or used at the door can be listed")
+	case errors.Is(err, store.ErrListingNotActive):
+		return NewProblem(http.StatusConflict, ProbListingNotActive, "the listing was sold, withdrawn or has expired")
+	case errors.Is(err, store.ErrListingHeld):
+		return NewProblem(http.StatusConflict, ProbListingHeld, "a buyer holds or is paying for this listing; it can be withdrawn if their hold ends")
+	case errors.Is(err, store.ErrResaleLimit):
+		return NewProblem(http.StatusForbidden, ProbResaleLimit, "this ticket was listed or changed hands as often as allowed, or you have as many open listings as allowed")
+	case errors.Is(err, tickets.ErrListed):
+		return NewProblem(http.StatusConflict, ProbTicketListed, "this ticket is listed for resale; withdraw the listing to use or send it")
 	case errors.Is(err, tickets.ErrTransferred):
 		return NewProblem(http.StatusGone, ProbTicketTransferred, "this ticket was sent to someone else, who holds a new one; it no longer opens the door")
 	case errors.Is(err, tickets.ErrOtherDevice):

@@ -57,6 +57,7 @@ func (s *Server) routes() []route {
 		emails  = &emailHandlers{store: bookingStore(s.Bookings), problems: p}
 		webhook = &webhookHandlers{bookings: s.Bookings, problems: p}
 		handing = &transferHandlers{transfers: s.Transfers, problems: p}
+		selling = &resaleHandlers{resale: s.Resale, problems: p}
 		org     = newAdminHandlers(s.Admin, p)
 		ops     = newOperatorHandlers(s.Operator, s.Room, p)
 	)
@@ -137,6 +138,11 @@ func (s *Server) routes() []route {
 		{method: http.MethodPost, path: "/v1/transfers/:transfer_id/accept", access: fan, handler: handing.acceptTransfer, enabled: s.Transfers != nil},
 		{method: http.MethodDelete, path: "/v1/transfers/:transfer_id", access: fan, handler: handing.cancelTransfer, enabled: s.Transfers != nil},
 		{method: http.MethodGet, path: "/v1/me/transfers", access: fan, handler: handing.myTransfers, enabled: s.Transfers != nil},
+		// Resale (resale.go); a listing is bought with POST /v1/holds {"listing_ids"}.
+		{method: http.MethodPost, path: "/v1/tickets/:ticket_id/listings", access: fan, handler: selling.createListing, enabled: s.Resale != nil},
+		{method: http.MethodDelete, path: "/v1/listings/:listing_id", access: fan, handler: selling.withdrawListing, enabled: s.Resale != nil},
+		{method: http.MethodGet, path: "/v1/events/:event_id/listings", access: fan, handler: selling.eventListings, enabled: s.Resale != nil},
+		{method: http.MethodGet, path: "/v1/me/listings", access: fan, handler: selling.myListings, enabled: s.Resale != nil},
 
 		// Event cancellation and support staff.
 		{method: http.MethodPost, path: "/v1/admin/events/:event_id/cancel", roles: []session.Role{session.Organiser, session.Admin}, deadline: staffDeadline, handler: support.cancelEvent, enabled: bookings},

@@ -60,6 +60,8 @@ type Server struct {
 	Tickets  *tickets.Wallet
 	// Transfers hands tickets from fan to fan; nil serves no transfer route.
 	Transfers *tickets.Transfers
+	// Resale lists fans' tickets for resale; nil serves no listing route.
+	Resale *tickets.Resale
 	// Admin is the organiser and admin API; nil serves none of it.
 	Admin *Admin
 	// Metrics count and time every request by route (nil: none).

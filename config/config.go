@@ -94,19 +94,22 @@ type Config struct {
 	SagaMaxBacklog      time.Duration `env:"ENCORE_SAGA_MAX_BACKLOG" default:"10s" doc:"Backpressure: age of the oldest booking workflow task no worker has picked up (probed every second) past which the same 503 applies."`
 	SagaRetryAfter      time.Duration `env:"ENCORE_SAGA_RETRY_AFTER" default:"5s" doc:"Backpressure: the Retry-After of those 503 answers."`
 
-	RoomCapacity        int           `env:"ENCORE_ROOM_CAPACITY" default:"100" doc:"Waiting room: fans inside checkout at once per metered event (the adaptive mode starts here and stays between a tenth and four times it)."`
-	RoomBatch           int           `env:"ENCORE_ROOM_BATCH" default:"10" doc:"Waiting room: most fans admitted per tick, so freed capacity never releases a thundering herd."`
-	RoomTick            time.Duration `env:"ENCORE_ROOM_TICK" default:"1s" doc:"Waiting room: admission tick; one elected admitter per event runs each tick."`
-	RoomAdaptive        bool          `env:"ENCORE_ROOM_ADAPTIVE" default:"true" doc:"Waiting room: lower or raise capacity every 10s from the booking saga's checkout latency and errors (shared by every process) and payment errors (AIMD; see waitingroom.Controller)."`
-	ControlsPoll        time.Duration `env:"ENCORE_CONTROLS_POLL" default:"500ms" doc:"How often every process reads the operator's changed dials (PATCH /v1/admin/events/{id}/controls): a change is in force everywhere within this interval plus one query."`
-	RoomPassTTL         time.Duration `env:"ENCORE_ROOM_PASS_TTL" default:"5m" doc:"Waiting room: lifetime of an admission pass and of the admission window (at most 5m)."`
-	TransferTTL         time.Duration `env:"ENCORE_TRANSFER_TTL" default:"168h" doc:"Ticket transfers: how long an offer waits for its recipient to accept."`
-	TransferPerTicket   int           `env:"ENCORE_TRANSFER_PER_TICKET" default:"3" doc:"Ticket transfers: how many times one place may change hands (against touting); 0 for no limit."`
-	TransferOpenPerFan  int           `env:"ENCORE_TRANSFER_OPEN_PER_FAN" default:"10" doc:"Ticket transfers: how many offers one fan may have open at once; 0 for no limit."`
-	RoomPassSeed        Secret        `env:"ENCORE_ROOM_PASS_SEED" default:"dev-admission-pass-seed-change-me" use:"api worker" doc:"Waiting room: secret from which the Ed25519 key that signs admission passes is derived (SHA-256). The default is for development only."`
-	RoomJoinPerMinute   int           `env:"ENCORE_ROOM_JOIN_PER_MINUTE" default:"30" doc:"Waiting room: joins (and socket connects) one account may make per minute per event before 429 rate-limited."`
-	RoomJoinIPPerMinute int           `env:"ENCORE_ROOM_JOIN_IP_PER_MINUTE" default:"120" doc:"Waiting room: joins one IP address may make per minute per event; also the per-IP limit of holds and checkouts."`
-	RoomPowDifficulty   int           `env:"ENCORE_ROOM_POW_DIFFICULTY" default:"20" doc:"Waiting room: leading zero bits of the proof of work asked of risky clients on join (20 is about a million SHA-256 hashes)."`
+	RoomCapacity            int           `env:"ENCORE_ROOM_CAPACITY" default:"100" doc:"Waiting room: fans inside checkout at once per metered event (the adaptive mode starts here and stays between a tenth and four times it)."`
+	RoomBatch               int           `env:"ENCORE_ROOM_BATCH" default:"10" doc:"Waiting room: most fans admitted per tick, so freed capacity never releases a thundering herd."`
+	RoomTick                time.Duration `env:"ENCORE_ROOM_TICK" default:"1s" doc:"Waiting room: admission tick; one elected admitter per event runs each tick."`
+	RoomAdaptive            bool          `env:"ENCORE_ROOM_ADAPTIVE" default:"true" doc:"Waiting room: lower or raise capacity every 10s from the booking saga's checkout latency and errors (shared by every process) and payment errors (AIMD; see waitingroom.Controller)."`
+	ControlsPoll            time.Duration `env:"ENCORE_CONTROLS_POLL" default:"500ms" doc:"How often every process reads the operator's changed dials (PATCH /v1/admin/events/{id}/controls): a change is in force everywhere within this interval plus one query."`
+	RoomPassTTL             time.Duration `env:"ENCORE_ROOM_PASS_TTL" default:"5m" doc:"Waiting room: lifetime of an admission pass and of the admission window (at most 5m)."`
+	TransferTTL             time.Duration `env:"ENCORE_TRANSFER_TTL" default:"168h" doc:"Ticket transfers: how long an offer waits for its recipient to accept."`
+	TransferPerTicket       int           `env:"ENCORE_TRANSFER_PER_TICKET" default:"3" doc:"Ticket transfers: how many times one place may change hands (against touting); 0 for no limit."`
+	TransferOpenPerFan      int           `env:"ENCORE_TRANSFER_OPEN_PER_FAN" default:"10" doc:"Ticket transfers: how many offers one fan may have open at once; 0 for no limit."`
+	ResaleListingsPerTicket int           `env:"ENCORE_RESALE_LISTINGS_PER_TICKET" default:"5" doc:"Resale: how many times one holder may list the same ticket (withdrawn or expired listings count); 0 for no limit."`
+	ResaleActivePerFan      int           `env:"ENCORE_RESALE_ACTIVE_PER_FAN" default:"10" doc:"Resale: how many listings one fan may have open at once; 0 for no limit."`
+	ResaleWaitlistFirst     time.Duration `env:"ENCORE_RESALE_WAITLIST_FIRST" default:"10m" doc:"Resale: how long the first fan on an event's waitlist has a new listing before anyone else; 0 for no first offer."`
+	RoomPassSeed            Secret        `env:"ENCORE_ROOM_PASS_SEED" default:"dev-admission-pass-seed-change-me" use:"api worker" doc:"Waiting room: secret from which the Ed25519 key that signs admission passes is derived (SHA-256). The default is for development only."`
+	RoomJoinPerMinute       int           `env:"ENCORE_ROOM_JOIN_PER_MINUTE" default:"30" doc:"Waiting room: joins (and socket connects) one account may make per minute per event before 429 rate-limited."`
+	RoomJoinIPPerMinute     int           `env:"ENCORE_ROOM_JOIN_IP_PER_MINUTE" default:"120" doc:"Waiting room: joins one IP address may make per minute per event; also the per-IP limit of holds and checkouts."`
+	RoomPowDifficulty       int           `env:"ENCORE_ROOM_POW_DIFFICULTY" default:"20" doc:"Waiting room: leading zero bits of the proof of work asked of risky clients on join (20 is about a million SHA-256 hashes)."`
 
 	ReaderDatabaseURL Secret        `env:"ENCORE_READER_DATABASE_URL" default:"" doc:"Browse plane: PostgreSQL URL of a login that may only read (encore_reader, made by encore db logins, or a member of it). Empty: the main database URL, each connection switching to the encore_reader role (SET ROLE) with read-only transactions."`
 	ReaderMaxConns    int32         `env:"ENCORE_READER_MAX_CONNS" default:"4" doc:"Browse plane: connections of the read-only pool (search, event pages, seat-map cache fills)."`

@@ -37,6 +37,7 @@ const (
 	ReasonRevoked         = "revoked"          // refunded or cancelled
 	ReasonOtherDevice     = "other_device"     // a code from a device the ticket has since left
 	ReasonTransferred     = "transferred"      // handed to another fan, who holds a new ticket
+	ReasonListed          = "listed"           // offered for resale by its holder: withdrawn first, it opens the door again
 	ReasonWrongZone       = "wrong_zone"       // the scanner's zone does not include the ticket's section
 	ReasonNotInside       = "not_inside"       // a scan out of a ticket that is not inside
 	ReasonUnavailable     = "unavailable"      // the ledger failed: fail closed
@@ -44,7 +45,7 @@ const (
 
 // Reasons lists every rejection reason.
 var Reasons = []string{ReasonInvalidCode, ReasonStaleWindow, ReasonUnknownTicket, ReasonAlreadyUsed,
-	ReasonManifestExpired, ReasonWrongEvent, ReasonRevoked, ReasonOtherDevice, ReasonTransferred, ReasonWrongZone, ReasonNotInside,
+	ReasonManifestExpired, ReasonWrongEvent, ReasonRevoked, ReasonOtherDevice, ReasonTransferred, ReasonListed, ReasonWrongZone, ReasonNotInside,
 	ReasonUnavailable}
 
 // Directions of a scan: a door lets fans in, or (with re-entry, or to keep
@@ -212,6 +213,10 @@ func (g *Gate) try(ctx context.Context, a Attempt) (Result, error) {
 	}
 	if row.transferred {
 		r.Result, r.Reason, r.Detail = Rejected, ReasonTransferred, "this ticket was handed to someone else, who holds a new ticket for this place"
+		return r, nil
+	}
+	if row.listed {
+		r.Result, r.Reason, r.Detail = Rejected, ReasonListed, "this ticket is listed for resale: its holder must withdraw the listing to use it"
 		return r, nil
 	}
 	if row.revoked {

@@ -144,10 +144,13 @@ func upgradeSchema(db *sql.DB) error {
 }
 
 // A ticket's revoked column: 0 valid, 1 revoked (refunded, cancelled, no
-// longer listed), 2 marked during a full import, 3 transferred.
+// longer listed), 2 marked during a full import, 3 transferred, 4 listed
+// for resale (a later manifest may make it valid again).
 const (
 	revokedTransferred      = "3"
 	revokedTransferredValue = 3
+	revokedListed           = "4"
+	revokedListedValue      = 4
 )
 
 // Store is a gate's SQLite ledger. Reads run on a pool; writes on one
@@ -304,7 +307,9 @@ func (s *Store) Import(ctx context.Context, m *manifest.Manifest, now time.Time)
 		upsert = `INSERT INTO tickets (id, event_id, section_id, seat_id, secret_sealed, revoked, version, key_generation,
 			booking_code, booking_key, attendee) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET key_generation = max(key_generation, excluded.key_generation),
-			revoked = CASE WHEN excluded.revoked = ` + revokedTransferred + ` THEN excluded.revoked ELSE revoked END`
+			revoked = CASE WHEN excluded.revoked = ` + revokedTransferred + ` THEN excluded.revoked
+				WHEN excluded.revoked = ` + revokedListed + ` AND revoked = 0 THEN excluded.revoked
+				WHEN revoked = ` + revokedListed + ` THEN excluded.revoked ELSE revoked END`
 	}
 	ins, err := tx.PrepareContext(ctx, upsert)
 	if err != nil {
@@ -319,6 +324,8 @@ func (s *Store) Import(ctx context.Context, m *manifest.Manifest, now time.Time)
 		revoked := 0
 		if e.Transferred {
 			revoked = revokedTransferredValue
+		} else if e.Listed {
+			revoked = revokedListedValue
 		}
 		if _, err := ins.ExecContext(ctx, e.ID, m.EventID, e.SectionID, e.SeatID, sealed, revoked, m.Version, e.Generation,
 			e.BookingCode, bookingKey(e.BookingCode), e.Attendee); err != nil {
@@ -378,6 +385,7 @@ type ticketRow struct {
 	secret          []byte
 	revoked         bool
 	transferred     bool // revoked because it was handed to another fan
+	listed          bool // revoked while its holder offers it for resale
 	generation      int64
 }
 
@@ -403,6 +411,7 @@ func (s *Store) lookup(ctx context.Context, eventID, ticketID string) (ticketRow
 		}
 		r.found, r.eventID, r.sectionID, r.seatID, r.secret, r.revoked = true, ev.String, sec.String, seat.String, secret, revoked.Int64 != 0
 		r.transferred = revoked.Int64 == revokedTransferredValue
+		r.listed = revoked.Int64 == revokedListedValue
 		r.generation = generation.Int64
 	}
 	return r, true, nil

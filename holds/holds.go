@@ -38,10 +38,16 @@ type Cart struct {
 	// hotel-only hold (see stays.go). Omitted when empty, so a seat cart's
 	// idempotency hash is what it always was.
 	Stays []store.StayRequest `json:",omitempty"`
+	// ListingIDs are resale listings to buy (sorted, unique), instead of
+	// seats; omitted when empty, like Stays.
+	ListingIDs []string `json:",omitempty"`
 }
 
 // Units is how many tickets the cart asks for.
 func (c Cart) Units() int {
+	if len(c.ListingIDs) > 0 {
+		return len(c.ListingIDs)
+	}
 	if len(c.SeatIDs) > 0 {
 		return len(c.SeatIDs)
 	}
@@ -169,6 +175,9 @@ func (s *Service) Hold(ctx context.Context, who session.Identity, cart Cart, ide
 	}()
 	if cart.EventID == "" {
 		return s.holdStays(ctx, who, cart, idemKey, reqHash)
+	}
+	if len(cart.ListingIDs) > 0 {
+		return s.holdListings(ctx, who, cart, idemKey, reqHash)
 	}
 	id := reservationID(who.UserID, idemKey)
 	ev, prev, err := s.check(ctx, who, cart, idemKey, reqHash, pass, id)
@@ -393,6 +402,7 @@ func resultLabel(err error, replayed bool) string {
 	var rl *RateLimitedError
 	var shed *backpressure.OverloadedError
 	var ru *store.RoomUnavailableError
+	var lu *store.ListingUnavailableError
 	switch {
 	case replayed:
 		return "replayed"
@@ -402,6 +412,8 @@ func resultLabel(err error, replayed bool) string {
 		return "seat_unavailable"
 	case errors.As(err, &ru):
 		return "room_unavailable"
+	case errors.As(err, &lu):
+		return "listing_unavailable"
 	case errors.As(err, &pl):
 		return "purchase_limit"
 	case errors.As(err, &sl):
@@ -484,6 +496,10 @@ func (s *Service) RunSweeper(ctx context.Context, interval time.Duration, batch 
 		}
 		if _, err := s.Sweep(ctx, batch); err != nil && ctx.Err() == nil {
 			s.Log.Warn("sweep expired holds", "err", err)
+		}
+		// Listings whose resale closed give their tickets back.
+		if _, err := s.Store.Resale.ExpireListings(ctx, batch); err != nil && ctx.Err() == nil {
+			s.Log.Warn("expire closed resale listings", "err", err)
 		}
 		if time.Since(lastPurge) > time.Minute {
 			lastPurge = time.Now()

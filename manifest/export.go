@@ -69,7 +69,7 @@ func Export(ctx context.Context, st *store.Store, kr *tickets.Keyring, keys Keys
 			return nil, Header{}, fmt.Errorf("manifest: ticket %s: %w (is ENCORE_TICKET_SEALING_KEY the one that issued it?)", t.ID, err)
 		}
 		m.Body.Tickets = append(m.Body.Tickets, Entry{ID: t.ID, SectionID: t.SectionID, SeatID: t.SeatID, Secret: secret, Generation: t.Generation,
-			Transferred: t.Status == vocab.TicketTransferred,
+			Transferred: t.Status == vocab.TicketTransferred, Listed: t.Status == vocab.TicketListed,
 			BookingCode: t.BookingCode, Attendee: t.Attendee})
 	}
 	m.Body.Revoked = snap.Revoked

@@ -85,6 +85,10 @@ type Entry struct {
 	// Transferred marks a ticket handed to another fan (who holds a new
 	// ticket): the gate refuses it with reason transferred.
 	Transferred bool `json:"transferred,omitempty"`
+	// Listed marks a ticket its holder has listed for resale: the gate
+	// refuses it with reason listed until a later manifest lists it again
+	// without the mark (the listing withdrawn or expired).
+	Listed bool `json:"listed,omitempty"`
 	// BookingCode and Attendee let door staff find a ticket whose code will
 	// not scan (a dead phone): the booking's ID and the fan it names. Both
 	// are empty in manifests made before they were added.

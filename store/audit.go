@@ -39,18 +39,30 @@ type AuditReport struct {
 	// revocation shows as a REVOKED ticket without its instant, or a VALID
 	// one that carries one (revoked, then made valid again: revocable twice).
 	TicketsRevokedTwice int64 `json:"tickets_revoked_twice"`
+	// ListingsSoldTwice: resale listings that more than one paid or live
+	// pending reservation bought or holds (two buyers on one listing).
+	ListingsSoldTwice int64 `json:"listings_sold_twice"`
+	// ResaleMoneyUnbalanced: sold listings whose buyer's line differs from
+	// the listing's price, or whose seller credit (refunded plus owed) plus
+	// fee differs from it: per listing, the buyer's charge is the seller's
+	// credit plus the fee.
+	ResaleMoneyUnbalanced int64 `json:"resale_money_unbalanced"`
+	// PlacesWithTwoHolders: sold listings whose seller's ticket is still
+	// usable, and seats with more than one valid or listed ticket.
+	PlacesWithTwoHolders int64 `json:"places_with_two_holders"`
 }
 
 // Violations is the total count.
 func (r AuditReport) Violations() int64 {
 	return r.SeatsWithManyOwners + r.SoldWithoutPaid + r.HeldPastExpiry + r.GeneralOverCount +
-		r.RoomNightsOverLimit + r.RoomNightsMiscounted + r.TicketsBeyondSale + r.TicketsRevokedTwice
+		r.RoomNightsOverLimit + r.RoomNightsMiscounted + r.TicketsBeyondSale + r.TicketsRevokedTwice +
+		r.ListingsSoldTwice + r.ResaleMoneyUnbalanced + r.PlacesWithTwoHolders
 }
 
 func (r AuditReport) String() string {
-	return fmt.Sprintf("seats with more than one live owner: %d; SOLD seats without a PAID reservation: %d; HELD seats past expiry beyond sweeper lag: %d; general-admission sections miscounted: %d; room-nights past allotment plus limit: %d; room-nights miscounted: %d; bookings with more tickets or revoked tickets than their sale issued: %d; tickets revoked twice: %d",
+	return fmt.Sprintf("seats with more than one live owner: %d; SOLD seats without a PAID reservation: %d; HELD seats past expiry beyond sweeper lag: %d; general-admission sections miscounted: %d; room-nights past allotment plus limit: %d; room-nights miscounted: %d; bookings with more tickets or revoked tickets than their sale issued: %d; tickets revoked twice: %d; listings sold twice: %d; resale listings with unbalanced money: %d; places with two holders: %d",
 		r.SeatsWithManyOwners, r.SoldWithoutPaid, r.HeldPastExpiry, r.GeneralOverCount, r.RoomNightsOverLimit, r.RoomNightsMiscounted,
-		r.TicketsBeyondSale, r.TicketsRevokedTwice)
+		r.TicketsBeyondSale, r.TicketsRevokedTwice, r.ListingsSoldTwice, r.ResaleMoneyUnbalanced, r.PlacesWithTwoHolders)
 }
 
 // Audit runs the invariant queries over the whole database (or one event
@@ -64,7 +76,7 @@ func (s *Holds) Audit(ctx context.Context, eventID string, sweeperLag time.Durat
 		WITH live AS (
 			SELECT i.seat_id, i.reservation_id FROM reservation_items i
 			JOIN reservations r ON r.id = i.reservation_id
-			WHERE i.seat_id IS NOT NULL AND r.status IN ('PENDING_PAYMENT', 'PAID')
+			WHERE i.seat_id IS NOT NULL AND i.listing_id IS NULL AND r.status IN ('PENDING_PAYMENT', 'PAID')
 			  AND ($1 = '' OR i.event_id = $1)
 		)
 		SELECT
@@ -84,7 +96,8 @@ func (s *Holds) Audit(ctx context.Context, eventID string, sweeperLag time.Durat
 		      JOIN reservations r ON r.id = i.reservation_id
 		      WHERE i.section_id = sec.id AND i.seat_id IS NULL AND i.live)),
 		  (SELECT count(*) FROM (
-		     SELECT t.reservation_id, count(*) AS issued, count(*) FILTER (WHERE t.status = 'REVOKED') AS revoked
+		     SELECT t.reservation_id, count(*) FILTER (WHERE t.status <> 'TRANSFERRED') AS issued,
+		            count(*) FILTER (WHERE t.status = 'REVOKED') AS revoked
 		     FROM tickets t WHERE ($1 = '' OR t.event_id = $1) GROUP BY t.reservation_id) k
 		   JOIN reservations r ON r.id = k.reservation_id
 		   LEFT JOIN payments p ON p.reservation_id = r.id
@@ -97,6 +110,9 @@ func (s *Holds) Audit(ctx context.Context, eventID string, sweeperLag time.Durat
 		eventID, sweeperLag.String()).Scan(&r.SeatsWithManyOwners, &r.SoldWithoutPaid, &r.HeldPastExpiry, &r.GeneralOverCount,
 		&r.TicketsBeyondSale, &r.TicketsRevokedTwice)
 	if err != nil {
+		return r, err
+	}
+	if err := s.auditResale(ctx, eventID, &r); err != nil {
 		return r, err
 	}
 	// Room-nights belong to no event: audited whole every time.

@@ -34,6 +34,9 @@ type BookingInfo struct {
 	// StayPenalty is the first night of each stay (its price times its
 	// rooms), in the booking's currency.
 	StayPenalty int64
+	// Resale: the booking buys resale listings. A resale purchase is final
+	// (CancelBy is its creation) and its saga pays the sellers.
+	Resale bool
 }
 
 // LoadBooking reads a reservation for the saga.
@@ -47,17 +50,20 @@ func (s *Bookings) LoadBooking(ctx context.Context, id uuid.UUID) (BookingInfo, 
 	// the first night of each stay is kept. A walked night's original row
 	// (live false) keeps the price the guest paid; its replacement costs 0.
 	var freeUntil *time.Time
-	err := s.pool.QueryRow(ctx, `SELECT r.id, r.user_id, coalesce(r.event_id, ''), r.status, r.expires_at, r.total, r.currency,
+	err := s.pool.QueryRow(ctx, `WITH x AS (SELECT EXISTS (SELECT 1 FROM reservation_items i
+			WHERE i.reservation_id = $1 AND i.listing_id IS NOT NULL) AS resale)
+		SELECT r.id, r.user_id, coalesce(r.event_id, ''), r.status, r.expires_at, r.total, r.currency,
+		CASE WHEN x.resale THEN r.created_at ELSE
 		least(coalesce(e.cancellation_deadline, e.starts_at - make_interval(hours => e.cancel_cutoff_hours)),
-		      (SELECT min(n.checkin)::timestamp AT TIME ZONE 'UTC' FROM reservation_nights n WHERE n.reservation_id = r.id)),
+		      (SELECT min(n.checkin)::timestamp AT TIME ZONE 'UTC' FROM reservation_nights n WHERE n.reservation_id = r.id)) END,
 		r.extended,
 		(SELECT min(n.checkin - p.free_cancel_days)::timestamp AT TIME ZONE 'UTC'
 		 FROM reservation_nights n JOIN properties p ON p.id = n.property_id WHERE n.reservation_id = r.id),
 		(SELECT coalesce(sum(n.price * n.rooms), 0)::bigint FROM reservation_nights n
-		 WHERE n.reservation_id = r.id AND n.night = n.checkin AND n.price > 0)
-		FROM reservations r LEFT JOIN events e ON e.id = r.event_id WHERE r.id = $1`, id).
+		 WHERE n.reservation_id = r.id AND n.night = n.checkin AND n.price > 0), x.resale
+		FROM x, reservations r LEFT JOIN events e ON e.id = r.event_id WHERE r.id = $1`, id).
 		Scan(&b.ID, &b.UserID, &b.EventID, &status, &b.ExpiresAt, &b.Total.Amount, &b.Total.Currency, &b.CancelBy, &b.Extended,
-			&freeUntil, &b.StayPenalty)
+			&freeUntil, &b.StayPenalty, &b.Resale)
 	if freeUntil != nil {
 		b.StayFreeUntil = *freeUntil
 	}
@@ -223,6 +229,9 @@ func (s *Bookings) ConfirmSaleTimed(ctx context.Context, id uuid.UUID) (bool, ti
 		}
 		queueSellStays(batch, id)
 		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+			return err
+		}
+		if err := sellListings(ctx, tx, id); err != nil {
 			return err
 		}
 		ok = true
@@ -448,6 +457,8 @@ func (s *Bookings) Booking(ctx context.Context, id uuid.UUID, userID string) (Bo
 func (s *Bookings) PaymentsForReconciliation(ctx context.Context, intentIDs []string) (map[string]ReconRow, error) {
 	rows, err := s.pool.Query(ctx, `SELECT p.intent_id, r.id, r.status, p.status, p.amount, coalesce(p.refund_id, ''),
 		coalesce((SELECT array_agg(w.refund_id) FROM walks w WHERE w.reservation_id = r.id AND w.refund_id IS NOT NULL), '{}')
+		|| coalesce((SELECT array_agg(l.payout_refund_id) FROM resale_listings l JOIN tickets t ON t.id = l.ticket_id
+		             WHERE t.reservation_id = r.id AND l.payout_refund_id IS NOT NULL), '{}')
 		FROM payments p JOIN reservations r ON r.id = p.reservation_id WHERE p.intent_id = ANY($1)`, intentIDs)
 	if err != nil {
 		return nil, err
@@ -472,8 +483,9 @@ type ReconRow struct {
 	PaymentStatus     string
 	Amount            int64
 	// RefundID is the refund the booking recorded (a cancellation's, which
-	// keeps a late stay's first night); WalkRefundIDs are its walks'
-	// refunds of single nights.
+	// keeps a late stay's first night); WalkRefundIDs are the refunds it
+	// expects beside: its walks' refunds of single nights and the payouts
+	// of its tickets resold (part of what the seller paid, back to them).
 	RefundID      string
 	WalkRefundIDs []string
 }

@@ -59,6 +59,8 @@ type Item struct {
 	Base      int64       `json:"base_price"`
 	SurgeBps  int         `json:"surge_bps"`
 	Discount  int64       `json:"discount"`
+	// ListingID is the resale listing the line buys (a resale hold).
+	ListingID string `json:"listing_id,omitempty"`
 	// Place is where the item is, as the venue's signs name it: read with
 	// a booking's view, not with a hold (the hold's path reads no names).
 	Place Place `json:"-"`
@@ -128,7 +130,7 @@ func (s *Holds) PreCheck(ctx context.Context, userID, eventID string, want int) 
 		       (SELECT r.id FROM reservations r WHERE r.user_id = $1 AND r.event_id = e.id
 		          AND r.status = 'PENDING_PAYMENT' AND r.expires_at > now()),
 		       (SELECT coalesce(sum(i.quantity), 0) FROM reservations r JOIN reservation_items i ON i.reservation_id = r.id
-		          WHERE r.user_id = $1 AND r.event_id = e.id AND i.live
+		          WHERE r.user_id = $1 AND r.event_id = e.id AND (i.live OR i.listing_id IS NOT NULL)
 		            AND (r.status = 'PAID' OR (r.status = 'PENDING_PAYMENT' AND r.expires_at > now())))
 		FROM events e WHERE e.id = $2`, userID, eventID).Scan(&limit, &sale.status, &sale.onsale, &sale.offsale, &sale.now,
 		&metered, &ttl, &pendingID, &owned)
@@ -418,7 +420,7 @@ func queueCheckLimit(b *pgx.Batch, req HoldRequest, ev *eventTerms) {
 	}
 	b.Queue(`SELECT coalesce(sum(i.quantity), 0) FROM reservations r
 		JOIN reservation_items i ON i.reservation_id = r.id
-		WHERE r.user_id = $1 AND r.event_id = $2 AND i.live
+		WHERE r.user_id = $1 AND r.event_id = $2 AND (i.live OR i.listing_id IS NOT NULL)
 		  AND (r.status = 'PAID' OR (r.status = 'PENDING_PAYMENT' AND r.expires_at > now()))`,
 		req.UserID, req.EventID).QueryRow(func(row pgx.Row) error {
 		var owned int

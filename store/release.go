@@ -97,6 +97,7 @@ func endLocked(ctx context.Context, tx pgx.Tx, id uuid.UUID, to vocab.Reservatio
 	batch.Queue(`WITH gone AS (DELETE FROM promotion_uses WHERE reservation_id = $1 RETURNING event_id, code)
 		UPDATE promotions p SET used = used - 1 FROM gone WHERE p.event_id = gone.event_id AND p.code = gone.code`, id)
 	queueReleaseStays(batch, id, fromStatus == string(vocab.ReservationPaid))
+	queueReleaseListings(batch, id)
 	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 		return Ended{}, err
 	}

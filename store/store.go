@@ -52,6 +52,8 @@ type Store struct {
 	Waitlists *Waitlists
 	// Door: the scans venue gates report, counted for the organiser.
 	Door *Door
+	// Resale: fan-to-fan resale listings and their payouts.
+	Resale *Resale
 }
 
 // base is what every repository shares: the pool, the timeouts, and the
@@ -105,7 +107,7 @@ func New(pool *pgxpool.Pool, opts Options) *Store {
 	s.base = b
 	s.Holds, s.Bookings, s.Tickets = &Holds{b}, &Bookings{b}, &Tickets{b}
 	s.Catalogue, s.Promotions, s.Hotels = &Catalogue{b}, &Promotions{b}, &Hotels{b}
-	s.Orgs, s.Jobs, s.Waitlists, s.Door = &Orgs{b}, &Jobs{b}, &Waitlists{b}, &Door{b}
+	s.Orgs, s.Jobs, s.Waitlists, s.Door, s.Resale = &Orgs{b}, &Jobs{b}, &Waitlists{b}, &Door{b}, &Resale{b}
 	return s
 }
 

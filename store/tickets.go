@@ -140,7 +140,7 @@ func (s *Tickets) InsertTickets(ctx context.Context, rows []TicketRow) error {
 const pgForeignKeyViolation = "23503"
 
 const ticketColumns = `t.id, t.reservation_id, t.event_id, t.section_id, coalesce(t.seat_id, ''), t.unit, t.user_id,
-	t.secret_sealed, CASE WHEN t.status = 'VALID' AND r.status = 'PAID' THEN 'VALID' WHEN t.status = 'TRANSFERRED' THEN 'TRANSFERRED' ELSE 'REVOKED' END,
+	t.secret_sealed, CASE WHEN t.status IN ('VALID', 'LISTED') AND r.status = 'PAID' THEN t.status WHEN t.status = 'TRANSFERRED' THEN 'TRANSFERRED' ELSE 'REVOKED' END,
 	t.issued_at, t.revoked_at, coalesce(t.device_id, ''), t.key_generation`
 
 func scanTicket(row pgx.CollectableRow) (Ticket, error) {
@@ -248,8 +248,15 @@ func (s *Tickets) RevokeTickets(ctx context.Context, reservationID uuid.UUID) ([
 // tickets, inside the caller's transaction (RevokeTickets says why it
 // reads the statement's clock and never touches a revoked ticket).
 func revokeLocked(ctx context.Context, tx pgx.Tx, reservationID uuid.UUID) ([]string, error) {
+	// A listed ticket's listing ends with it: a buyer holding it finds the
+	// ticket no longer LISTED and cannot be sold it.
+	if _, err := tx.Exec(ctx, `UPDATE resale_listings l SET status = 'WITHDRAWN', ended_at = now(), reservation_id = NULL
+		FROM tickets t WHERE t.id = l.ticket_id AND t.reservation_id = $1 AND t.status = 'LISTED' AND l.status = 'ACTIVE'`,
+		reservationID); err != nil {
+		return nil, err
+	}
 	rows, err := tx.Query(ctx, `UPDATE tickets SET status = 'REVOKED', revoked_at = clock_timestamp()
-		WHERE reservation_id = $1 AND status = 'VALID' AND revoked_at IS NULL RETURNING id`, reservationID)
+		WHERE reservation_id = $1 AND status IN ('VALID', 'LISTED') AND revoked_at IS NULL RETURNING id`, reservationID)
 	if err != nil {
 		return nil, err
 	}
@@ -305,8 +312,8 @@ func (s *Tickets) ManifestTickets(ctx context.Context, eventID string, since tim
 		}
 		rows, err := tx.Query(ctx, `SELECT `+ticketColumns+`, coalesce(nullif(r.fan_email, ''), t.user_id)
 			FROM tickets t JOIN reservations r ON r.id = t.reservation_id
-			WHERE t.event_id = $1 AND t.status IN ('VALID', 'TRANSFERRED') AND r.status = 'PAID'
-			  AND ($2::timestamptz IS NULL OR t.issued_at > $2 OR t.key_changed_at > $2 OR t.transferred_at > $2)
+			WHERE t.event_id = $1 AND t.status IN ('VALID', 'TRANSFERRED', 'LISTED') AND r.status = 'PAID'
+			  AND ($2::timestamptz IS NULL OR t.issued_at > $2 OR t.key_changed_at > $2 OR t.transferred_at > $2 OR t.listed_at > $2)
 			ORDER BY t.id`, eventID, nullTime(since))
 		if err != nil {
 			return err

@@ -211,10 +211,11 @@ func (s *Tickets) TransfersOf(ctx context.Context, user, email string) ([]Transf
 }
 
 // Transferred says whether a ticket of the booking was handed to someone
-// else, or is offered: its buyer may no longer cancel it for a refund.
+// else (by transfer or resale), or is offered or listed for resale: its
+// buyer may no longer cancel it for a refund.
 func (s *Tickets) Transferred(ctx context.Context, reservationID uuid.UUID) (bool, error) {
 	var yes bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tickets WHERE reservation_id = $1 AND status = 'TRANSFERRED')
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tickets WHERE reservation_id = $1 AND status IN ('TRANSFERRED', 'LISTED'))
 		OR EXISTS (SELECT 1 FROM ticket_transfers x JOIN tickets t ON t.id = x.ticket_id
 			WHERE t.reservation_id = $1 AND x.status = 'PENDING' AND x.expires_at > now())`, reservationID).Scan(&yes)
 	return yes, err

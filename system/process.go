@@ -59,6 +59,7 @@ type Process struct {
 	Browse     *BrowsePlane
 	Tickets    *tickets.Wallet
 	Transfers  *tickets.Transfers
+	Resale     *tickets.Resale
 	Activities *activities.Booking
 	// Sessions is the development issuer of the demo login (nil when off);
 	// Tokens verifies bearer tokens, set by ServeAPI.
@@ -192,6 +193,13 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisU
 	p.Transfers = &tickets.Transfers{Store: p.Store, Keyring: keyring, Mailer: Mailer(cfg, p.Store), TTL: cfg.TransferTTL,
 		Limits:    store.TransferLimits{PerTicket: cfg.TransferPerTicket, OpenPerFan: cfg.TransferOpenPerFan},
 		PublicURL: public, Log: log.With("component", "transfers")}
+	first := cfg.ResaleWaitlistFirst
+	if first == 0 {
+		first = -1 // tickets.Resale reads 0 as its default
+	}
+	p.Resale = &tickets.Resale{Store: p.Store, Mailer: Mailer(cfg, p.Store), WaitlistFirst: first, PublicURL: public,
+		Limits: store.ResaleLimits{PerTicket: cfg.ResaleListingsPerTicket, ActivePerFan: cfg.ResaleActivePerFan, Hands: cfg.TransferPerTicket},
+		Log:    log.With("component", "resale")}
 	if p.Activities, err = BookingActivities(cfg, p.Store, log); err != nil {
 		p.Close()
 		return nil, err
@@ -264,7 +272,7 @@ func (p *Process) API() *api.Server {
 		_, err := p.Temporal.CheckHealth(ctx, &client.CheckHealthRequest{})
 		return err
 	})
-	return &api.Server{Holds: p.Holds, Bookings: p.Bookings, Room: p.Room, Browse: p.Browse.API, Tickets: p.Tickets, Transfers: p.Transfers,
+	return &api.Server{Holds: p.Holds, Bookings: p.Bookings, Room: p.Room, Browse: p.Browse.API, Tickets: p.Tickets, Transfers: p.Transfers, Resale: p.Resale,
 		Sessions: p.Sessions, Tokens: p.Tokens, ClientID: p.Config.OIDCClientID, ReturnURLs: ReturnURLs(p.Config), Checks: checks, Log: p.Log, TrustedProxies: p.trusted,
 		Sockets: p.Sockets, RequestTimeout: p.Config.RequestTimeout, Admin: p.adminAPI(), Operator: p.operatorAPI(),
 		Waitlist: p.Waitlist, Metrics: p.Edge, Reads: p.Reads, Payments: PaymentPage(p.Config)}

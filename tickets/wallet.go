@@ -20,6 +20,9 @@ var (
 	// ErrTransferred: the fan handed the ticket to someone else, who holds
 	// a new one.
 	ErrTransferred = errors.New("tickets: the ticket was transferred to someone else")
+	// ErrListed: the ticket is listed for resale; it opens no door until
+	// the listing is withdrawn.
+	ErrListed = errors.New("tickets: the ticket is listed for resale; withdraw the listing to use it")
 	// ErrOtherDevice: the ticket's wallet was opened on another device
 	// since; codes come from there now.
 	ErrOtherDevice = errors.New("tickets: the ticket was moved to another device")
@@ -59,6 +62,8 @@ func (w *Wallet) Current(ctx context.Context, userID, deviceID, ticketID string,
 	case vocab.TicketValid:
 	case vocab.TicketTransferred:
 		return "", time.Time{}, ErrTransferred
+	case vocab.TicketListed:
+		return "", time.Time{}, ErrListed
 	default:
 		return "", time.Time{}, ErrRevoked
 	}
@@ -90,6 +95,9 @@ func (w *Wallet) Open(ctx context.Context, userID, deviceID, ticketID string) (D
 	for range 3 {
 		t, err = w.Store.Tickets.BindDevice(ctx, ticketID, userID, deviceID)
 		if errors.Is(err, store.ErrTicketRevoked) {
+			if t.Status == vocab.TicketListed {
+				return DeviceWallet{}, ErrListed
+			}
 			return DeviceWallet{}, ErrRevoked
 		}
 		if err != nil {

@@ -249,10 +249,46 @@ const (
 	// TicketTransferred: handed to another fan, who holds a new ticket for
 	// the same place.
 	TicketTransferred TicketStatus = "TRANSFERRED"
+	// TicketListed: offered for resale; no gate admits it until the listing
+	// is withdrawn or expires (VALID again) or sold (TRANSFERRED).
+	TicketListed TicketStatus = "LISTED"
 )
 
 // TicketStatuses is the full set.
-var TicketStatuses = []TicketStatus{TicketValid, TicketRevoked, TicketTransferred}
+var TicketStatuses = []TicketStatus{TicketValid, TicketRevoked, TicketTransferred, TicketListed}
+
+// ListingStatus is the state of a resale listing. A listing a buyer holds
+// is still ACTIVE (the hold is its own row); one whose closing time passed
+// unsold is EXPIRED.
+type ListingStatus string
+
+// Every listing status (mirrors the CHECK on resale_listings.status).
+const (
+	ListingActive    ListingStatus = "ACTIVE"
+	ListingSold      ListingStatus = "SOLD"
+	ListingWithdrawn ListingStatus = "WITHDRAWN"
+	ListingExpired   ListingStatus = "EXPIRED"
+)
+
+// ListingStatuses is the full set.
+var ListingStatuses = []ListingStatus{ListingActive, ListingSold, ListingWithdrawn, ListingExpired}
+
+// PayoutStatus is how a sold listing's seller was paid: PAID when the
+// whole payout went back to their card, OWED when some or all of it could
+// not (they paid less than the payout, or hold the ticket by transfer) and
+// is recorded as owed.
+type PayoutStatus string
+
+// Every payout status (mirrors the CHECK on resale_listings.payout_status);
+// empty until the payout step ran.
+const (
+	PayoutPending PayoutStatus = "PENDING"
+	PayoutPaid    PayoutStatus = "PAID"
+	PayoutOwed    PayoutStatus = "OWED"
+)
+
+// PayoutStatuses is the full set.
+var PayoutStatuses = []PayoutStatus{PayoutPending, PayoutPaid, PayoutOwed}
 
 // TransferStatus is the state of a ticket transfer.
 type TransferStatus string
@@ -294,6 +330,7 @@ const (
 	StepCapturing        Step = "capturing"
 	StepIssuing          Step = "issuing-tickets"
 	StepNotifying        Step = "notifying"
+	StepPayingSellers    Step = "paying-sellers" // a resale's payout to each seller
 	StepPaid             Step = "paid"
 	StepCompensating     Step = "compensating"
 	StepAwaitingLate     Step = "awaiting-late-events"
@@ -303,7 +340,7 @@ const (
 
 // Steps is the full set.
 var Steps = []Step{StepAdopting, StepAwaitingCheckout, StepAuthorising, StepAwaitingPayment, StepConfirming,
-	StepCapturing, StepIssuing, StepNotifying, StepPaid, StepCompensating, StepAwaitingLate, StepCancelling, StepDone}
+	StepCapturing, StepIssuing, StepPayingSellers, StepNotifying, StepPaid, StepCompensating, StepAwaitingLate, StepCancelling, StepDone}
 
 // ProviderEventTypes is ProviderEvents as plain strings, for a provider
 // client's subscription list.

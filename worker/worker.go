@@ -83,6 +83,7 @@ func activitiesOf(deps Dependencies) []namedActivity {
 			namedActivity{workflows.ActivityRefundPart, b.RefundPart},
 			namedActivity{workflows.ActivityCancelSale, b.CancelSale},
 			namedActivity{workflows.ActivityIssueTickets, b.IssueTickets},
+			namedActivity{workflows.ActivityPaySellers, b.PaySellers},
 			namedActivity{workflows.ActivityNotify, b.Notify},
 			namedActivity{workflows.ActivityFlagPayment, b.FlagPayment},
 			namedActivity{workflows.ActivityReconcile, (*activities.Reconciliation)(b).ReconcilePayments},

@@ -580,6 +580,13 @@ func (b *booking) sell(ctx workflow.Context) error {
 		}
 		return err
 	}
+	if b.hold.Resale {
+		// Only bookings made since resale exist take this path: no recorded
+		// history meets it, so it needs no version marker.
+		if err := b.paySellers(ctx); err != nil {
+			return err
+		}
+	}
 	b.setStep(ctx, vocab.StepNotifying)
 	nctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
@@ -591,6 +598,24 @@ func (b *booking) sell(ctx workflow.Context) error {
 		workflow.GetLogger(ctx).Warn("confirmation not sent", "error", err)
 	}
 	b.setStep(ctx, vocab.StepPaid)
+	return nil
+}
+
+// paySellers pays each seller of a resale booking's listings, a partial
+// refund of what they paid under the listing's step key. It is the last
+// money step: the buyer's sale and tickets stand whatever it meets. A
+// payout the provider refuses for good is recorded as owed by the
+// activity; one still failing after its budget is flagged for staff, who
+// see it pending in the Temporal UI meanwhile.
+func (b *booking) paySellers(ctx workflow.Context) error {
+	b.setStep(ctx, vocab.StepPayingSellers)
+	if err := b.callProvider(ctx, b.payoutStep(), nil); err != nil {
+		var canceled *temporal.CanceledError
+		if errors.As(err, &canceled) {
+			return err
+		}
+		return b.flag(ctx, "seller payout not made: "+err.Error())
+	}
 	return nil
 }
 

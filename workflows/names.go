@@ -119,10 +119,12 @@ const (
 	ActivityRefundPart   = "RefundPart"
 	ActivityCancelSale   = "CancelSale"
 	ActivityIssueTickets = "IssueTickets"
-	ActivityNotify       = "Notify"
-	ActivityFlagPayment  = "FlagPayment"
-	ActivityReconcile    = "ReconcilePayments"
-	ActivityStaffAction  = "StaffAction"
+	// ActivityPaySellers pays a resale booking's sellers.
+	ActivityPaySellers  = "PaySellers"
+	ActivityNotify      = "Notify"
+	ActivityFlagPayment = "FlagPayment"
+	ActivityReconcile   = "ReconcilePayments"
+	ActivityStaffAction = "StaffAction"
 	// ActivityRecordStaffStep audits a support action on a running saga.
 	ActivityRecordStaffStep = "RecordStaffStep"
 	// ActivitySettledStatus reads how a booking given back ended.

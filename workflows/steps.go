@@ -196,6 +196,13 @@ func (b *booking) refundStep(intentID string) providerStep {
 		amount: b.hold.Total, fn: a.Refund, args: []any{b.in.ReservationID, intentID}}
 }
 
+// payoutStep pays a resale booking's sellers, for up to a day of provider
+// trouble.
+func (b *booking) payoutStep() providerStep {
+	return providerStep{name: "pay sellers", key: activities.StepKey(b.in.ReservationID, "payout-<listing>"),
+		budget: 24 * time.Hour, fn: a.PaySellers, args: []any{b.in.ReservationID}}
+}
+
 // checkStep reads the payment a provider event names, for up to ten
 // minutes of provider trouble.
 func (b *booking) checkStep(ev PaymentEvent) providerStep {
