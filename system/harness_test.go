@@ -175,7 +175,7 @@ func newE2EOn(t testing.TB, target temporalTarget, opts ...e2eOption) *e2e {
 		WebhookSecret: e.cfg.StripeWebhookSecret.Reveal(), LateEventGrace: 2 * time.Second}
 	bookings.Register(prometheus.NewRegistry())
 	a := &api.Server{Holds: e.holds, Bookings: bookings, Sessions: e.issuer, Log: log,
-		Tickets: &tickets.Wallet{Store: e.store, Keyring: keyring}}
+		Tickets: &tickets.Wallet{Store: e.store, Keyring: keyring}, Resale: &tickets.Resale{Store: e.store}}
 	e.api = httptest.NewUnstartedServer(a.Handler())
 	e.api.Listener = apiLn
 	e.api.Start()
