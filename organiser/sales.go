@@ -47,23 +47,28 @@ func (s *Sales) Report(ctx context.Context, scope venues.Scope, eventID string) 
 		t.Refunded += sec.Refunded
 		t.ChargedBackTickets += sec.ChargedBackTickets
 		t.ChargedBack += sec.ChargedBack
+		t.ResaleSold += sec.ResaleSold
+		t.ResaleVolume += sec.ResaleVolume
+		t.ResaleFees += sec.ResaleFees
 	}
 	return r, nil
 }
 
 // WriteCSV writes the report as CSV: a header, one line per section and a
-// "total" line (chargebacks as a count of tickets and an amount); money in minor units of the currency, as in the JSON. It
+// "total" line (chargebacks and fan-to-fan resale as a count of tickets
+// and amounts); money in minor units of the currency, as in the JSON. It
 // writes through csvsafe, so a section name an organiser (or anyone who
 // could name a section) typed never reaches a spreadsheet as a formula; the
 // counts and amounts are the report's own numbers and stay numbers.
 func (r Report) WriteCSV(w io.Writer) error {
 	cw := csvsafe.NewWriter(w)
 	_ = cw.Header("section_id", "name", "capacity", "sold", "held", "blocked", "available", "revenue", "refunded",
-		"charged_back_tickets", "charged_back", "currency")
+		"charged_back_tickets", "charged_back", "resale_sold", "resale_volume", "resale_fees", "currency")
 	for _, s := range append(r.Sections, r.Totals) {
 		_ = cw.Write(csvsafe.Text(s.SectionID), csvsafe.Text(s.Name), csvsafe.Int(s.Capacity), csvsafe.Int(s.Sold),
 			csvsafe.Int(s.Held), csvsafe.Int(s.Blocked), csvsafe.Int(s.Available), csvsafe.Int(s.Revenue),
-			csvsafe.Int(s.Refunded), csvsafe.Int(s.ChargedBackTickets), csvsafe.Int(s.ChargedBack), csvsafe.Text(r.Currency))
+			csvsafe.Int(s.Refunded), csvsafe.Int(s.ChargedBackTickets), csvsafe.Int(s.ChargedBack),
+			csvsafe.Int(s.ResaleSold), csvsafe.Int(s.ResaleVolume), csvsafe.Int(s.ResaleFees), csvsafe.Text(r.Currency))
 	}
 	return cw.Flush()
 }

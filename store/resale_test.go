@@ -242,3 +242,39 @@ func TestAListingWhoseResaleClosedExpiresAndItsTicketComesBack(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, vocab.ListingExpired, ls[0].Status)
 }
+
+// TestANewListingGoesFirstToTheFanWaitingLongest: a fan on the event's
+// waitlist has a new listing first, for the window; anyone else's hold is
+// refused naming when the offer ends; the waiting fan may hold it. A
+// second listing goes to the next waiting fan, not the same one again.
+func TestANewListingGoesFirstToTheFanWaitingLongest(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newResaleEvent(t)
+	first, second := "wait1_"+e.ev, "wait2_"+e.ev
+	for _, u := range []string{first, second} {
+		_, _, err := e.st.Waitlists.JoinWaitlist(ctx, store.WaitlistJoin{EventID: e.ev, UserID: u, Email: u + "@example.com", Quantity: 1})
+		require.NoError(t, err)
+	}
+	l, err := e.st.Resale.CreateListing(ctx, store.NewListing{ID: uuid.New(), TicketID: e.ticket.ID, Seller: e.seller,
+		Price: money.Money{Amount: 1000}, WaitlistFirst: 10 * time.Minute})
+	require.NoError(t, err)
+	require.Equal(t, first, l.OfferedTo)
+	require.Equal(t, first+"@example.com", l.OfferedEmail)
+	_, err = e.holdListing("buyer_"+e.ev, l.ID)
+	var lu *store.ListingUnavailableError
+	require.ErrorAs(t, err, &lu)
+	require.Contains(t, lu.Detail, "offered first to a fan on the waitlist until")
+
+	// Another seller's listing goes to the next fan in line.
+	other := "seller2_" + e.ev
+	row := e.ticketEvent.ticket(e.sold(other, 2), other, 2)
+	require.NoError(t, e.st.Tickets.InsertTickets(ctx, []store.TicketRow{row}))
+	l2, err := e.st.Resale.CreateListing(ctx, store.NewListing{ID: uuid.New(), TicketID: row.ID, Seller: other,
+		Price: money.Money{Amount: 1000}, WaitlistFirst: 10 * time.Minute})
+	require.NoError(t, err)
+	require.Equal(t, second, l2.OfferedTo)
+
+	_, err = e.holdListing(first, l.ID)
+	require.NoError(t, err, "the fan it is offered to may hold it")
+}

@@ -27,6 +27,13 @@ type SectionSales struct {
 
 	ChargedBackTickets int   `json:"charged_back_tickets"`
 	ChargedBack        int64 `json:"charged_back"`
+
+	// ResaleSold counts the section's tickets fans resold to each other,
+	// ResaleVolume what buyers paid for them and ResaleFees what the
+	// platform kept. A resold seat stays counted once in Sold.
+	ResaleSold   int   `json:"resale_sold"`
+	ResaleVolume int64 `json:"resale_volume"`
+	ResaleFees   int64 `json:"resale_fees"`
 }
 
 // EventSales is the report's header: the event's organisation and currency.
@@ -58,8 +65,10 @@ func (r *Reader) EventSales(ctx context.Context, eventID, org string) (EventSale
 		       coalesce(sum(it.amount) FILTER (WHERE it.state = 'sold'), 0),
 		       coalesce(sum(it.amount) FILTER (WHERE it.state = 'refunded'), 0),
 		       coalesce(sum(it.quantity) FILTER (WHERE it.state = 'charged_back'), 0),
-		       coalesce(sum(it.amount) FILTER (WHERE it.state = 'charged_back'), 0)
+		       coalesce(sum(it.amount) FILTER (WHERE it.state = 'charged_back'), 0),
+		       coalesce(min(rs.sold), 0), coalesce(min(rs.volume), 0)::bigint, coalesce(min(rs.fees), 0)::bigint
 		FROM sections sec LEFT JOIN items it ON it.section_id = sec.id
+		LEFT JOIN resale_sales rs ON rs.event_id = $1 AND rs.section_id = sec.id
 		WHERE sec.event_id = $1
 		GROUP BY sec.id, sec.name, sec.capacity, sec.sort_order
 		ORDER BY sec.sort_order, sec.id`, eventID)
@@ -70,7 +79,7 @@ func (r *Reader) EventSales(ctx context.Context, eventID, org string) (EventSale
 	for rows.Next() {
 		var s SectionSales
 		if err := rows.Scan(&s.SectionID, &s.Name, &s.Capacity, &s.Sold, &s.Held, &s.Blocked, &s.Revenue, &s.Refunded,
-			&s.ChargedBackTickets, &s.ChargedBack); err != nil {
+			&s.ChargedBackTickets, &s.ChargedBack, &s.ResaleSold, &s.ResaleVolume, &s.ResaleFees); err != nil {
 			return EventSales{}, err
 		}
 		s.Available = max(s.Capacity-s.Sold-s.Held-s.Blocked-s.ChargedBackTickets, 0)

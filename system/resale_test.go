@@ -8,6 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/encore-tickets/encore/organiser"
+	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/venues"
 	"github.com/encore-tickets/encore/vocab"
 )
 
@@ -103,4 +106,13 @@ func TestAFanResellsATicketThroughTheSagaAndTheMoneyBalances(t *testing.T) {
 	var charged int64
 	require.NoError(t, e.store.Pool().QueryRow(ctx, `SELECT amount FROM payments WHERE reservation_id = $1 AND status = 'CAPTURED'`, hold).Scan(&charged))
 	require.Equal(t, charged, refunded+fee, "the buyer's charge is the seller's credit plus the fee")
+
+	// The organiser's report counts the seat sold once, and the resale beside it.
+	report, err := (&organiser.Sales{Reader: store.NewReader(e.store.Pool())}).Report(ctx, venues.Scope{Admin: true}, e.eventID)
+	require.NoError(t, err)
+	require.Equal(t, 1, report.Totals.Sold)
+	require.Equal(t, face, report.Totals.Revenue)
+	require.Equal(t, 1, report.Totals.ResaleSold)
+	require.Equal(t, face, report.Totals.ResaleVolume)
+	require.Equal(t, fee, report.Totals.ResaleFees)
 }

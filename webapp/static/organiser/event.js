@@ -280,12 +280,15 @@ async function salesPage(page, ev, ctx) {
     <p id="summary" class="summary" aria-live="polite"></p>
     <div class="scroll" tabindex="0" role="region" aria-label="Sales per section (scrolls sideways on a narrow screen)"><table class="list numbers" id="sales"><caption>Tickets and revenue per section</caption>
       <thead><tr><th scope="col">Section</th><th scope="col">Capacity</th><th scope="col">Sold</th><th scope="col">Held</th>
-        <th scope="col">Blocked</th><th scope="col">Available</th><th scope="col">Revenue</th><th scope="col">Refunded</th></tr></thead>
+        <th scope="col">Blocked</th><th scope="col">Available</th><th scope="col">Revenue</th><th scope="col">Refunded</th>
+        <th scope="col">Resold</th><th scope="col">Resale volume</th><th scope="col">Resale fees</th></tr></thead>
       <tbody></tbody><tfoot></tfoot></table></div>`;
   const body = page.querySelector('#sales tbody'), foot = page.querySelector('#sales tfoot');
   const line = (s, cur, total) => `<tr data-section="${esc(s.section_id)}"><th scope="row">${total ? 'Total' : esc(s.name || s.section_id)}</th>
     ${FIELDS.map(f => `<td data-field="${f}">${s[f]}</td>`).join('')}
-    <td data-field="revenue" data-minor="${s.revenue}">${money(s.revenue, cur)}</td><td data-field="refunded" data-minor="${s.refunded}">${money(s.refunded, cur)}</td></tr>`;
+    <td data-field="revenue" data-minor="${s.revenue}">${money(s.revenue, cur)}</td><td data-field="refunded" data-minor="${s.refunded}">${money(s.refunded, cur)}</td>
+    <td data-field="resale_sold">${s.resale_sold}</td><td data-field="resale_volume" data-minor="${s.resale_volume}">${money(s.resale_volume, cur)}</td>
+    <td data-field="resale_fees" data-minor="${s.resale_fees}">${money(s.resale_fees, cur)}</td></tr>`;
   let last = '', stop = false, timer;
   const poll = async () => {
     try {
@@ -295,7 +298,8 @@ async function salesPage(page, ev, ctx) {
       foot.innerHTML = line(r.totals, r.currency, true);
       const t = r.totals;
       const summary = `${t.sold} of ${t.capacity} sold, ${t.held} held, ${t.available} available; revenue ${money(t.revenue, r.currency)}` +
-        (t.refunded ? `, refunded ${money(t.refunded, r.currency)}` : '') + '.';
+        (t.refunded ? `, refunded ${money(t.refunded, r.currency)}` : '') +
+        (t.resale_sold ? `; ${t.resale_sold} resold between fans for ${money(t.resale_volume, r.currency)}, fees ${money(t.resale_fees, r.currency)}` : '') + '.';
       // The live region speaks only when the numbers change.
       if (summary !== last) { page.querySelector('#summary').textContent = summary; last = summary; }
       page.querySelector('#updated').textContent = 'Last updated ' + new Date().toLocaleTimeString() + '.';
