@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/api"
@@ -75,6 +76,8 @@ func FuzzDecodeHoldRequest(f *testing.F) {
 	f.Add([]byte(`{"event_id":"evt_1","seat_ids":["a","a"],"promo_code":"X"}`))
 	f.Add([]byte(`[]`))
 	f.Add([]byte(`{"event_id":"\u0000"}`))
+	f.Add([]byte(`{"event_id":"evt_1","listing_ids":["0b6f2a4e-8f7c-4a53-9a86-2b1b0c3d4e5f"]}`))
+	f.Add([]byte(`{"event_id":"evt_1","listing_ids":["x"],"seat_ids":["a"]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		cart, errs := api.DecodeHoldRequest(body)
 		if len(errs) > 0 {
@@ -98,6 +101,14 @@ func FuzzDecodeHoldRequest(f *testing.F) {
 		for i := 1; i < len(cart.SeatIDs); i++ {
 			if cart.SeatIDs[i-1] >= cart.SeatIDs[i] {
 				t.Fatalf("seats not sorted and unique: %v", cart.SeatIDs)
+			}
+		}
+		if len(cart.ListingIDs) > 0 && (len(cart.SeatIDs) > 0 || cart.SectionID != "" || len(cart.Stays) > 0 || cart.PromoCode != "") {
+			t.Fatal("accepted listings beside seats, a section, stays or a promotion")
+		}
+		for i, id := range cart.ListingIDs {
+			if u, err := uuid.Parse(id); err != nil || u.String() != id || (i > 0 && cart.ListingIDs[i-1] >= id) {
+				t.Fatalf("accepted listing IDs not canonical, sorted and unique: %v", cart.ListingIDs)
 			}
 		}
 	})

@@ -278,3 +278,106 @@ func TestANewListingGoesFirstToTheFanWaitingLongest(t *testing.T) {
 	_, err = e.holdListing(first, l.ID)
 	require.NoError(t, err, "the fan it is offered to may hold it")
 }
+
+// TestEveryManifestDuringAResaleAdmitsOneHolderOfTheSeat: gates admit
+// whom their manifest lists valid. While a ticket is listed, held, sold
+// and moved to its buyer, exports taken concurrently (each one snapshot,
+// as a gate's manifest is) list exactly one ticket of the seat, and at
+// most one of them valid: never the seller's and the buyer's at once.
+func TestEveryManifestDuringAResaleAdmitsOneHolderOfTheSeat(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for round := range 3 {
+		e := newResaleEvent(t)
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		exports := 0
+		for range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					snap, err := e.st.Tickets.ManifestTickets(ctx, e.ev, time.Time{})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					usable, valid := 0, 0
+					for _, tk := range snap.Valid {
+						if tk.SeatID != e.seat(1) {
+							continue
+						}
+						switch tk.Status {
+						case vocab.TicketValid:
+							usable++
+							valid++
+						case vocab.TicketListed:
+							usable++
+						}
+					}
+					mu.Lock()
+					exports++
+					mu.Unlock()
+					if usable != 1 || valid > 1 {
+						t.Errorf("round %d: a manifest lists %d tickets of the seat as the holder's, %d valid", round, usable, valid)
+						return
+					}
+				}
+			}()
+		}
+		l := e.list(1000)
+		h, err := e.holdListing("buyer_"+e.ev, l.ID)
+		require.NoError(t, err)
+		ok, err := e.st.Bookings.ConfirmSale(ctx, h.ID)
+		require.NoError(t, err)
+		require.True(t, ok)
+		_, err = e.st.Resale.IssueResold(ctx, h.ID, []store.ResoldTicket{{ID: "tkt_" + uuid.NewString(), SecretSealed: []byte("s")}})
+		require.NoError(t, err)
+		// Let the exporters see the end state too.
+		require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return exports > 10 }, 10*time.Second, 5*time.Millisecond)
+		close(stop)
+		wg.Wait()
+		require.Zero(t, e.audit().PlacesWithTwoHolders)
+	}
+}
+
+func TestListingLimitsStopTouting(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		limits store.ResaleLimits
+		setup  func(t *testing.T, e resaleEvent)
+	}{
+		{"a ticket listed as often as allowed", store.ResaleLimits{PerTicket: 1}, func(t *testing.T, e resaleEvent) {
+			l := e.list(1000)
+			_, err := e.st.Resale.WithdrawListing(ctx, l.ID, e.seller)
+			require.NoError(t, err)
+		}},
+		{"a seat that changed hands as often as allowed", store.ResaleLimits{Hands: 1}, func(t *testing.T, e resaleEvent) {
+			_, err := e.st.Pool().Exec(ctx, `UPDATE tickets SET holder_seq = 1 WHERE id = $1`, e.ticket.ID)
+			require.NoError(t, err)
+		}},
+		{"a fan with as many open listings as allowed", store.ResaleLimits{ActivePerFan: 1}, func(t *testing.T, e resaleEvent) {
+			row := e.ticketEvent.ticket(e.sold(e.seller, 2), e.seller, 2)
+			require.NoError(t, e.st.Tickets.InsertTickets(ctx, []store.TicketRow{row}))
+			_, err := e.st.Resale.CreateListing(ctx, store.NewListing{ID: uuid.New(), TicketID: row.ID, Seller: e.seller, Price: money.Money{Amount: 900}})
+			require.NoError(t, err)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newResaleEvent(t)
+			tc.setup(t, e)
+			_, err := e.st.Resale.CreateListing(ctx, store.NewListing{ID: uuid.New(), TicketID: e.ticket.ID, Seller: e.seller,
+				Price: money.Money{Amount: 900}, Limits: tc.limits})
+			require.ErrorIs(t, err, store.ErrResaleLimit)
+		})
+	}
+}
