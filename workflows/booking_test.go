@@ -118,6 +118,11 @@ func (s *sagaSuite) SetupTest() {
 		count(workflows.ActivityIssueTickets)
 		return []string{"tkt_a", "tkt_b"}, nil
 	})
+	reg(workflows.ActivityPaySellers, func(ctx context.Context, id string) error {
+		count(workflows.ActivityPaySellers)
+		s.Equal(1, s.calls[workflows.ActivityIssueTickets], "sellers are paid once the buyer holds the tickets")
+		return nil
+	})
 	reg(workflows.ActivityNotify, func(ctx context.Context, id, kind string) error {
 		count(workflows.ActivityNotify)
 		return nil
@@ -240,6 +245,41 @@ func (s *bookingSuite) TestHappyPathSellsCapturesIssuesAndNotifiesOnce() {
 	s.Equal(1, s.calls[workflows.ActivityIssueTickets])
 	s.Equal(1, s.calls[workflows.ActivityNotify])
 	s.Zero(s.calls[workflows.ActivityVoid])
+	s.Zero(s.calls[workflows.ActivityPaySellers], "a primary sale pays no seller")
+}
+
+// resaleHold makes the adopted hold a resale (its lines name listings).
+func (s *sagaSuite) resaleHold() {
+	s.env.OnActivity(workflows.ActivityLoadBooking, mock.Anything, mock.Anything).Return(activities.HoldInfo{
+		Status: vocab.BookingPendingPayment, UserID: "asha", EventID: "evt", ExpiresAt: s.startedAt.Add(10 * time.Minute),
+		Total: total, CancelBy: s.startedAt, Resale: true}, nil)
+}
+
+func (s *bookingSuite) TestAResaleBookingPaysItsSellersAfterItsTicketsAndEndsWithNoCancellationWindow() {
+	s.resaleHold()
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
+	s.start()
+	s.Equal(vocab.BookingPaid, s.result().Status)
+	s.Equal(1, s.calls[workflows.ActivityPaySellers])
+	s.Equal(1, s.calls[workflows.ActivityNotify])
+	s.Less(s.env.Now().Sub(s.startedAt), time.Hour, "a final sale does not wait for a cancellation deadline")
+}
+
+func (s *bookingSuite) TestAPayoutRefusedForGoodIsFlaggedForStaffAndTheBuyersSaleStands() {
+	s.resaleHold()
+	s.env.OnActivity(workflows.ActivityPaySellers, mock.Anything, mock.Anything).
+		Return(temporal.NewNonRetryableApplicationError("provider down for good", "test", nil))
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
+	s.start()
+	r := s.result()
+	s.Equal(vocab.BookingPaid, r.Status)
+	s.Equal([]string{"tkt_a", "tkt_b"}, r.TicketIDs)
+	s.Zero(s.calls[workflows.ActivityRefund], "the buyer keeps the tickets: nothing is given back")
+	s.Zero(s.calls[workflows.ActivityCancelSale])
+	s.Contains(strings.Join(s.flags, "; "), "seller payout not made")
+	s.Equal(1, s.calls[workflows.ActivityNotify])
 }
 
 func (s *bookingSuite) TestADeclineThenAnotherCardSucceeds() {
