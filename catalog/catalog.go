@@ -82,6 +82,21 @@ type EventDetail struct {
 	Event
 	Description string    `json:"description"`
 	Sections    []Section `json:"sections"`
+	// TicketTypes are what a hold may name per seat (the first applies when
+	// none is named), each with its price per seat category; ServiceFee is
+	// charged per ticket on top, shown apart.
+	TicketTypes []TicketType `json:"ticket_types"`
+	ServiceFee  money.Money  `json:"service_fee"`
+	SeriesID    string       `json:"series_id,omitempty"`
+}
+
+// TicketType is one ticket type of an event as fans see it.
+type TicketType struct {
+	ID          string                 `json:"id"`
+	Name        string                 `json:"name"`
+	Prices      map[string]money.Money `json:"prices"`
+	MaxPerOrder int                    `json:"max_per_order,omitempty"`
+	Requires    string                 `json:"requires,omitempty"`
 }
 
 // Service answers browse queries.
@@ -283,7 +298,16 @@ func (s *Service) Event(ctx context.Context, id string) (EventDetail, error) {
 		if err != nil {
 			return EventDetail{}, err
 		}
-		out := EventDetail{Event: event(d.EventSummary), Description: d.Description, Sections: make([]Section, 0, len(d.Sections))}
+		out := EventDetail{Event: event(d.EventSummary), Description: d.Description, Sections: make([]Section, 0, len(d.Sections)),
+			TicketTypes: make([]TicketType, 0, len(d.TicketTypes)), ServiceFee: money.Money{Amount: d.ServiceFee, Currency: d.Currency},
+			SeriesID: d.SeriesID}
+		for _, t := range d.TicketTypes {
+			tt := TicketType{ID: t.ID, Name: t.Name, MaxPerOrder: t.MaxPerOrder, Requires: t.Requires, Prices: map[string]money.Money{}}
+			for c, a := range t.Prices {
+				tt.Prices[c] = money.Money{Amount: a, Currency: d.Currency}
+			}
+			out.TicketTypes = append(out.TicketTypes, tt)
+		}
 		for _, sec := range d.Sections {
 			out.Sections = append(out.Sections, Section{ID: sec.ID, Name: sec.Name, Kind: string(sec.Kind),
 				Capacity: sec.Capacity, Available: sec.Available,

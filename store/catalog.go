@@ -216,6 +216,11 @@ type EventDetail struct {
 	EventSummary
 	Description string
 	Sections    []SectionSummary
+	// TicketTypes are the event's types in order; ServiceFee is charged per
+	// ticket; SeriesID links the dates of one series.
+	TicketTypes []TicketType
+	ServiceFee  int64
+	SeriesID    string
 }
 
 // EventSectionIDs lists the IDs of the event's sections; ErrNotFound when
@@ -258,10 +263,10 @@ func (r *Reader) GetEvent(ctx context.Context, eventID string) (EventDetail, err
 	err := pgx.BeginTxFunc(ctx, r.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
 		func(tx pgx.Tx) error {
 			err := tx.QueryRow(ctx, `SELECT e.id, e.title, e.artist, v.name, v.city, v.timezone, e.genre, e.description,
-				e.starts_at, e.onsale_at, e.currency, e.metered
+				e.starts_at, e.onsale_at, e.currency, e.metered, e.service_fee, coalesce(e.series_id, ''), `+ticketTypesJSON+`
 				FROM events e JOIN venues v ON v.id = e.venue_id WHERE e.id = $1 AND e.status = 'PUBLISHED'`, eventID).Scan(
 				&d.ID, &d.Title, &d.Artist, &d.Venue, &d.City, &d.Timezone, &d.Genre, &d.Description,
-				&d.StartsAt, &d.OnsaleAt, &d.Currency, &d.Metered)
+				&d.StartsAt, &d.OnsaleAt, &d.Currency, &d.Metered, &d.ServiceFee, &d.SeriesID, &d.TicketTypes)
 			if errors.Is(err, pgx.ErrNoRows) {
 				return ErrNotFound
 			}

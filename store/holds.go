@@ -31,8 +31,9 @@ type HoldRequest struct {
 	Adjacent      bool
 	PromoCode     string
 	// TicketTypes name the ticket type of each seat (seat ID -> type ID);
-	// TicketType is a general-admission cart's. A seat or cart naming none
-	// is the event's first type, priced at the seat's base price.
+	// TicketType is a general-admission cart's, and a seat's that the map
+	// does not name. A unit naming none is the event's first type, priced
+	// at the seat's base price.
 	TicketTypes map[string]string
 	TicketType  string
 	// Stays are the hotel stays of a package (with EventID) or of a
@@ -313,7 +314,7 @@ func takeCart(ctx context.Context, tx pgx.Tx, req HoldRequest, c checks) (Hold, 
 	// The remaining writes cannot be refused by a rule, only by a bug or the
 	// database: one round trip for all of them.
 	b = &pgx.Batch{}
-	if hold.Items, hold.Total, err = priceItems(b, req, c.terms, units, surge, disc); err != nil {
+	if err = priceItems(b, req, c.terms, units, surge, disc, hold); err != nil {
 		return Hold{}, err
 	}
 	queueHoldOutbox(b, *hold, unitSections(units))
@@ -657,33 +658,33 @@ func unitSections(units []unit) []string {
 // discount), queues its item row and the reservation's total on b, and
 // returns the items and total for the answer.
 func priceItems(b *pgx.Batch, req HoldRequest, ev eventTerms, units []unit,
-	surge map[string]int, disc discount) ([]Item, money.Money, error) {
+	surge map[string]int, disc discount, hold *Hold) error {
 	var total, fees int64
 	items := make([]Item, 0, len(units))
 	perType := map[string]int{}
 	for _, u := range units {
 		typ, base, err := typedBase(req, ev, u)
 		if err != nil {
-			return nil, money.Money{}, err
+			return err
 		}
 		perType[typ] += u.qty
 		if tt := ev.types[typ]; tt != nil && tt.maxPerOrder > 0 && perType[typ] > tt.maxPerOrder {
-			return nil, money.Money{}, &InvalidError{Field: typeField(req, typ),
+			return &InvalidError{Field: typeField(req, typ),
 				Message: fmt.Sprintf("at most %d tickets of type %s per order", tt.maxPerOrder, typ)}
 		}
 		q, err := pricing.Price(base, surge[u.sectionID], disc.bps)
 		if err != nil {
-			return nil, money.Money{}, fmt.Errorf("store: price seat %s: %w", u.seatID, err)
+			return fmt.Errorf("store: price seat %s: %w", u.seatID, err)
 		}
 		if off := min(disc.amount, q.PriceAtLock); off > 0 {
 			q.Discount, q.PriceAtLock = q.Discount+off, q.PriceAtLock-off
 		}
 		line, err := money.MulInt(q.PriceAtLock, int64(u.qty))
 		if err != nil {
-			return nil, money.Money{}, err
+			return err
 		}
 		if total, err = money.AddInt(total, line); err != nil {
-			return nil, money.Money{}, err
+			return err
 		}
 		var seat, ttype *string
 		if u.seatID != "" {
@@ -694,10 +695,10 @@ func priceItems(b *pgx.Batch, req HoldRequest, ev eventTerms, units []unit,
 		}
 		fee, err := money.MulInt(ev.serviceFee, int64(u.qty))
 		if err != nil {
-			return nil, money.Money{}, err
+			return err
 		}
 		if fees, err = money.AddInt(fees, fee); err != nil {
-			return nil, money.Money{}, err
+			return err
 		}
 		b.Queue(`INSERT INTO reservation_items (reservation_id, event_id, section_id, seat_id, quantity,
 			base_price, surge_bps, discount, price_at_lock, ticket_type, fee) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
@@ -707,17 +708,19 @@ func priceItems(b *pgx.Batch, req HoldRequest, ev eventTerms, units []unit,
 	}
 	charged, err := money.AddInt(total, fees)
 	if err != nil {
-		return nil, money.Money{}, err
+		return err
 	}
 	tax := pricing.Tax(charged, ev.taxBp, ev.taxIncluded)
 	if !ev.taxIncluded {
 		if charged, err = money.AddInt(charged, tax); err != nil {
-			return nil, money.Money{}, err
+			return err
 		}
 	}
 	b.Queue(`UPDATE reservations SET total = $2, fees = $3, tax = $4, tax_rate_bp = $5, prices_include_tax = $6 WHERE id = $1`,
 		req.ReservationID, charged, fees, tax, ev.taxBp, ev.taxIncluded)
-	return items, money.Money{Amount: charged, Currency: ev.currency}, nil
+	hold.Items, hold.Total = items, money.Money{Amount: charged, Currency: ev.currency}
+	hold.Fees, hold.Tax, hold.TaxRateBp = fees, tax, ev.taxBp
+	return nil
 }
 
 // typedBase is the ticket type of unit u and its base price before surge
@@ -726,8 +729,8 @@ func priceItems(b *pgx.Batch, req HoldRequest, ev eventTerms, units []unit,
 // category), the seat's base price, which is the event's first type's.
 func typedBase(req HoldRequest, ev eventTerms, u unit) (string, int64, error) {
 	typ := req.TicketType
-	if u.seatID != "" {
-		typ = req.TicketTypes[u.seatID]
+	if t := req.TicketTypes[u.seatID]; u.seatID != "" && t != "" {
+		typ = t
 	}
 	if typ == "" {
 		return ev.firstType, u.base, nil
