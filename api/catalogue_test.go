@@ -3,6 +3,7 @@ package api_test
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -82,4 +83,57 @@ func TestAnOrganiserSellsAdultAndChildTicketsWithAFeeAndTheirTaxOverHTTP(t *test
 		"ticket_types": map[string]string{store.SectionPrefix(id) + "balcony-A-3": "senior"}})
 	require.Equal(t, http.StatusUnprocessableEntity, r.Status, string(r.Raw))
 	require.Contains(t, string(r.Raw), `"field":"ticket_types.`+store.SectionPrefix(id)+`balcony-A-3"`)
+}
+
+// TestAnOrganiserCreatesASeriesOfDatesAndFansListThem: one request makes
+// an event per date sharing the venue, prices and fee, published at once;
+// GET /v1/events?series= lists the dates in order. A bad date is refused
+// naming it, and nothing of the series is written.
+func TestAnOrganiserCreatesASeriesOfDatesAndFansListThem(t *testing.T) {
+	t.Parallel()
+	s := newAdminStack(t)
+	tok := s.token("owner", "org_series", session.Organiser)
+	venueID := s.venue(tok, "org_series")
+	day := func(d int) time.Time { return time.Now().Add(time.Duration(30+d) * 24 * time.Hour).Truncate(time.Second) }
+	body := eventBody(venueID)
+	body["title"] = "Summer Residency"
+	body["service_fee"] = eur(100)
+	delete(body, "starts_at")
+	delete(body, "onsale_at")
+	body["dates"] = []any{
+		map[string]any{"starts_at": day(2), "onsale_at": time.Now().Add(-time.Minute)},
+		map[string]any{"starts_at": day(1), "onsale_at": day(3)},
+	}
+	r := s.do(http.MethodPost, "/v1/admin/series", tok, body)
+	require.Equal(t, http.StatusUnprocessableEntity, r.Status, string(r.Raw))
+	require.Contains(t, string(r.Raw), `"field":"dates[1].onsale_at"`)
+
+	body["dates"] = []any{
+		map[string]any{"starts_at": day(3), "onsale_at": time.Now().Add(-time.Minute)},
+		map[string]any{"starts_at": day(1), "onsale_at": time.Now().Add(-time.Minute)},
+		map[string]any{"starts_at": day(2), "onsale_at": time.Now().Add(-time.Minute)},
+	}
+	body["publish"] = true
+	r = s.do(http.MethodPost, "/v1/admin/series", tok, body)
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+	series := r.Body["series_id"].(string)
+	events := r.Body["events"].([]any)
+	require.Len(t, events, 3)
+	for _, ev := range events {
+		require.Equal(t, series, ev.(map[string]any)["series_id"])
+		require.Equal(t, "ON_SALE", ev.(map[string]any)["status"])
+		require.EqualValues(t, 100, ev.(map[string]any)["service_fee"].(map[string]any)["amount"])
+	}
+
+	r = s.do(http.MethodGet, "/v1/events?series="+series, "", nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	listed := r.Body["events"].([]any)
+	require.Len(t, listed, 3)
+	var starts []string
+	for _, ev := range listed {
+		starts = append(starts, ev.(map[string]any)["starts_at"].(string))
+	}
+	require.IsIncreasing(t, starts, "the dates in order")
+	r = s.do(http.MethodGet, "/v1/events/"+listed[0].(map[string]any)["id"].(string), "", nil)
+	require.Equal(t, series, r.Body["series_id"])
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/encore-tickets/encore/invoices"
 	"github.com/encore-tickets/encore/organiser"
 	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/venues"
 )
 
 // invoiceHandlers serve a booking's invoice and credit note as PDF.
@@ -37,6 +38,34 @@ func (h *invoiceHandlers) invoicePDF(kind store.InvoiceKind) gin.HandlerFunc {
 		c.Header("Cache-Control", "private, no-store")
 		c.Data(http.StatusOK, "application/pdf", pdf)
 	}
+}
+
+// createSeries is POST /v1/admin/series: one event per date sharing the
+// series' fields, linked by series_id; 201 {"series_id","title","events"}.
+func (h *adminHandlers) createSeries(c *gin.Context) {
+	if orgless(c) {
+		return
+	}
+	f, err := organiser.DecodeSeriesFields(c.Request.Body)
+	if err != nil {
+		h.failAdmin(c, err)
+		return
+	}
+	if f.VenueID != nil {
+		if v, err := h.venues.Get(c.Request.Context(), venues.Admin("", ""), *f.VenueID); err == nil && !identity(c).CanManage(v.OrgID) {
+			forbidden(c, "the venue belongs to another organisation")
+			return
+		}
+	}
+	sr, err := h.events.CreateSeries(c.Request.Context(), scope(c), f)
+	if err != nil {
+		h.failAdmin(c, err)
+		return
+	}
+	for _, ev := range sr.Events {
+		h.audit.record(c, ev.OrgID, "event.create", ev.EventID, "series "+sr.SeriesID, nil, ev)
+	}
+	c.JSON(http.StatusCreated, sr)
 }
 
 // orgSettings is GET /v1/admin/org: the caller's organisation's legal and

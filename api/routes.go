@@ -185,6 +185,7 @@ func (s *Server) routes() []route {
 		{method: http.MethodGet, path: "/v1/admin/events/:event_id/sales", roles: organiserRoles, after: own, handler: org.salesReport, enabled: admin && s.Admin.Sales != nil},
 		{method: http.MethodGet, path: "/v1/admin/audit", roles: organiserRoles, handler: org.listAudit, enabled: admin},
 		{method: http.MethodGet, path: "/v1/admin/org", roles: organiserRoles, handler: org.orgSettings, enabled: admin},
+		{method: http.MethodPost, path: "/v1/admin/series", roles: organiserRoles, deadline: importDeadline, handler: org.createSeries, enabled: admin},
 		{method: http.MethodPatch, path: "/v1/admin/org", roles: organiserRoles, handler: org.patchOrgSettings, enabled: admin},
 		{method: http.MethodPut, path: "/v1/admin/properties/:property_id/overbooking", roles: adminOnly, handler: hotel.setOverbooking, enabled: admin},
 		{method: http.MethodPost, path: "/v1/admin/properties/:property_id/walks", roles: adminOnly, deadline: staffDeadline, handler: hotel.walkRooms, enabled: admin && s.Admin.Walks != nil},

@@ -56,6 +56,8 @@ type Query struct {
 	Genre  string
 	From   *time.Time
 	To     *time.Time
+	// Series lists the dates of one series (its events by date).
+	Series string
 	Cursor string
 	Limit  int
 }
@@ -198,15 +200,15 @@ func (q Query) fingerprint() uint64 {
 		}
 		return t.UTC().Format(time.RFC3339Nano)
 	}
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s", strings.TrimSpace(q.Text), strings.ToLower(q.City),
-		strings.ToLower(q.Genre), day(q.From), day(q.To))
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%s", strings.TrimSpace(q.Text), strings.ToLower(q.City),
+		strings.ToLower(q.Genre), day(q.From), day(q.To), q.Series)
 	return h.Sum64()
 }
 
 // Search runs a query: relevance first (title and artist above venue, city
 // and genre, above the description), then date.
 func (s *Service) Search(ctx context.Context, q Query) (Page, error) {
-	sq := store.SearchQuery{Text: q.Text, City: q.City, Genre: q.Genre, From: q.From, To: q.To, Limit: q.Limit}
+	sq := store.SearchQuery{Text: q.Text, City: q.City, Genre: q.Genre, From: q.From, To: q.To, Limit: q.Limit, Series: q.Series}
 	fp := q.fingerprint()
 	if q.Cursor != "" {
 		raw, err := base64.RawURLEncoding.DecodeString(q.Cursor)

@@ -137,27 +137,40 @@ var typeIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,39}$`)
 // DecodeEventFields reads EventFields from JSON; a malformed body or a
 // value of the wrong type is a *venues.ValidationError naming the field.
 func DecodeEventFields(r io.Reader) (EventFields, error) {
+	var f EventFields
+	return f, decodeFields(r, &f)
+}
+
+// DecodeSeriesFields reads SeriesFields as DecodeEventFields reads an
+// event's.
+func DecodeSeriesFields(r io.Reader) (SeriesFields, error) {
+	var f SeriesFields
+	return f, decodeFields(r, &f)
+}
+
+// decodeFields reads at most 1 MiB of JSON into v; a malformed body or a
+// value of the wrong type is a *venues.ValidationError naming the field.
+func decodeFields(r io.Reader, v any) error {
 	body, err := io.ReadAll(io.LimitReader(r, 1<<20+1))
 	if err != nil {
-		return EventFields{}, err
+		return err
 	}
 	if len(body) > 1<<20 {
-		return EventFields{}, venues.Invalid("body", "larger than 1 MiB")
+		return venues.Invalid("body", "larger than 1 MiB")
 	}
-	var f EventFields
 	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&f); err != nil {
+	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		var pe *time.ParseError
 		switch {
 		case errors.As(err, &te):
-			return EventFields{}, venues.Invalid(te.Field, "must be a JSON %s", te.Type.Kind())
+			return venues.Invalid(te.Field, "must be a JSON %s", te.Type.Kind())
 		case errors.As(err, &pe):
-			return EventFields{}, venues.Invalid("body", "a time is RFC 3339, such as 2027-06-01T20:00:00+02:00: %v", pe)
+			return venues.Invalid("body", "a time is RFC 3339, such as 2027-06-01T20:00:00+02:00: %v", pe)
 		}
-		return EventFields{}, venues.Invalid("body", "not valid JSON: %v", err)
+		return venues.Invalid("body", "not valid JSON: %v", err)
 	}
-	return f, nil
+	return nil
 }
 
 // Event is an event as its organiser sees it. Status is DRAFT, PUBLISHED
@@ -242,8 +255,32 @@ func (s *Service) Create(ctx context.Context, scope venues.Scope, f EventFields)
 // CreateAs is Create under a chosen ID (the demo's fixed events);
 // store.ErrEventExists when it is taken.
 func (s *Service) CreateAs(ctx context.Context, scope venues.Scope, id string, f EventFields) (Event, error) {
-	if err := scope.Check(); err != nil {
+	return s.createInSeries(ctx, scope, id, f, "")
+}
+
+// createInSeries is CreateAs for a date of series (none when "").
+func (s *Service) createInSeries(ctx context.Context, scope venues.Scope, id string, f EventFields, series string) (Event, error) {
+	ev, err := s.draft(ctx, scope, id, f)
+	if err != nil {
 		return Event{}, err
+	}
+	ev.SeriesID = series
+	if err := s.store.Catalogue.CreateDraftEvent(ctx, ev); err != nil {
+		return Event{}, err
+	}
+	return s.Get(ctx, scope, id)
+}
+
+// checkCreate says whether f would create an event, writing nothing.
+func (s *Service) checkCreate(ctx context.Context, scope venues.Scope, f EventFields) error {
+	_, err := s.draft(ctx, scope, "evt_check", f)
+	return err
+}
+
+// draft is the event f creates, checked, not yet written.
+func (s *Service) draft(ctx context.Context, scope venues.Scope, id string, f EventFields) (store.OrganiserEvent, error) {
+	if err := scope.Check(); err != nil {
+		return store.OrganiserEvent{}, err
 	}
 	var e errList
 	for _, req := range []struct {
@@ -257,14 +294,14 @@ func (s *Service) CreateAs(ctx context.Context, scope venues.Scope, id string, f
 		}
 	}
 	if len(e) > 0 {
-		return Event{}, e.err()
+		return store.OrganiserEvent{}, e.err()
 	}
 	venue, err := s.store.Catalogue.Venue(ctx, *f.VenueID, scope.Filter())
 	if errors.Is(err, store.ErrNotFound) {
-		return Event{}, venues.Invalid("venue_id", "no such venue of this organisation")
+		return store.OrganiserEvent{}, venues.Invalid("venue_id", "no such venue of this organisation")
 	}
 	if err != nil {
-		return Event{}, err
+		return store.OrganiserEvent{}, err
 	}
 	ev := store.OrganiserEvent{ID: id, OrgID: venue.OrgID, Status: vocab.EventDraft,
 		PerCustomerLimit: DefaultPerCustomerLimit, HoldTTLSeconds: DefaultHoldTTLSeconds, Prices: map[string]int64{},
@@ -278,12 +315,9 @@ func (s *Service) CreateAs(ctx context.Context, scope venues.Scope, id string, f
 	}
 	check(&ev, venue.Categories, &e)
 	if len(e) > 0 {
-		return Event{}, e.err()
+		return store.OrganiserEvent{}, e.err()
 	}
-	if err := s.store.Catalogue.CreateDraftEvent(ctx, ev); err != nil {
-		return Event{}, err
-	}
-	return s.Get(ctx, scope, id)
+	return ev, nil
 }
 
 // Get reads an event of the scope's organisation: store.ErrNotFound

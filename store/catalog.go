@@ -83,8 +83,10 @@ type SearchQuery struct {
 	Genre string
 	From  *time.Time // starts_at >= From
 	To    *time.Time // starts_at < To
-	After *SearchCursor
-	Limit int
+	// Series keeps the dates of one series only.
+	Series string
+	After  *SearchCursor
+	Limit  int
 }
 
 // SearchPage is one page of results; Next is nil on the last page.
@@ -119,12 +121,13 @@ func (r *Reader) SearchEvents(ctx context.Context, q SearchQuery) (SearchPage, e
 			  AND ($2 = '' OR lower(v.city) = lower($2))
 			  AND ($3 = '' OR lower(e.genre) = lower($3))
 			  AND ($4::timestamptz IS NULL OR e.starts_at >= $4)
-			  AND ($5::timestamptz IS NULL OR e.starts_at < $5))
+			  AND ($5::timestamptz IS NULL OR e.starts_at < $5)
+			  AND ($10 = '' OR e.series_id = $10))
 		SELECT id, title, artist, venue, city, timezone, genre, starts_at, onsale_at, currency, metered, rank FROM hits
 		WHERE $6::real IS NULL OR rank < $6 OR (rank = $6 AND (starts_at, id) > ($7::timestamptz, $8::text))
 		ORDER BY rank DESC, starts_at, id
 		LIMIT $9`,
-		strings.TrimSpace(q.Text), q.City, q.Genre, q.From, q.To, afterRank, afterStarts, afterID, limit+1)
+		strings.TrimSpace(q.Text), q.City, q.Genre, q.From, q.To, afterRank, afterStarts, afterID, limit+1, q.Series)
 	if err != nil {
 		return SearchPage{}, err
 	}

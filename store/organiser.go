@@ -108,6 +108,13 @@ func (s *Catalogue) CreateDraftEvent(ctx context.Context, e OrganiserEvent) erro
 	})
 }
 
+// CreateSeries records a series of org's events; its dates are events
+// created with its ID (OrganiserEvent.SeriesID).
+func (s *Catalogue) CreateSeries(ctx context.Context, id, org, title string) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO series (id, org_id, title) VALUES ($1, $2, $3)`, id, org, title)
+	return inputError(err)
+}
+
 // ErrEventExists says an event with the ID is there already.
 var ErrEventExists = errors.New("store: event exists")
 
