@@ -94,7 +94,9 @@ func TestAnOrganiserCreatesASeriesOfDatesAndFansListThem(t *testing.T) {
 	s := newAdminStack(t)
 	tok := s.token("owner", "org_series", session.Organiser)
 	venueID := s.venue(tok, "org_series")
-	day := func(d int) time.Time { return time.Now().Add(time.Duration(30+d) * 24 * time.Hour).Truncate(time.Second) }
+	day := func(d int) time.Time {
+		return time.Now().Add(time.Duration(30+d) * 24 * time.Hour).Truncate(time.Second)
+	}
 	body := eventBody(venueID)
 	body["title"] = "Summer Residency"
 	body["service_fee"] = eur(100)

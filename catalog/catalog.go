@@ -51,11 +51,11 @@ type Page struct {
 
 // Query is a search request.
 type Query struct {
-	Text   string
-	City   string
-	Genre  string
-	From   *time.Time
-	To     *time.Time
+	Text  string
+	City  string
+	Genre string
+	From  *time.Time
+	To    *time.Time
 	// Series lists the dates of one series (its events by date).
 	Series string
 	Cursor string
