@@ -139,3 +139,32 @@ func TestAnOrganiserCreatesASeriesOfDatesAndFansListThem(t *testing.T) {
 	r = s.do(http.MethodGet, "/v1/events/"+listed[0].(map[string]any)["id"].(string), "", nil)
 	require.Equal(t, series, r.Body["series_id"])
 }
+
+func TestAnEventsQuestionsAreCheckedAsTheOrganiserSetsThem(t *testing.T) {
+	t.Parallel()
+	s := newAdminStack(t)
+	tok := s.token("owner", "org_q", session.Organiser)
+	body := eventBody(s.venue(tok, "org_q"))
+	r := s.do(http.MethodPost, "/v1/admin/events", tok, body)
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+	id := r.Body["event_id"].(string)
+	for _, tc := range []struct {
+		name  string
+		patch map[string]any
+		field string
+	}{
+		{"an unknown kind", map[string]any{"questions": []any{map[string]any{"id": "name", "label": "Name", "kind": "essay"}}}, "questions[0].kind"},
+		{"a choice without choices", map[string]any{"questions": []any{map[string]any{"id": "size", "label": "Size", "kind": "choice"}}}, "questions[0].choices"},
+		{"a type requiring no such question", map[string]any{"ticket_types": []any{
+			map[string]any{"id": "adult", "name": "Adult", "prices": map[string]any{"standing": eur(2500), "balcony": eur(4000)}, "requires": "age"}}},
+			"ticket_types[0].requires"},
+	} {
+		r := s.do(http.MethodPatch, "/v1/admin/events/"+id, tok, tc.patch)
+		require.Equal(t, http.StatusUnprocessableEntity, r.Status, tc.name+": "+string(r.Raw))
+		require.Contains(t, string(r.Raw), `"field":"`+tc.field+`"`, tc.name)
+	}
+	r = s.do(http.MethodPatch, "/v1/admin/events/"+id, tok, map[string]any{"questions": []any{
+		map[string]any{"id": "name", "label": "Attendee name", "kind": "text", "required": true}}})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Equal(t, "ticket", r.Body["questions"].([]any)[0].(map[string]any)["per"], "per ticket unless said")
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/encore-tickets/encore/booking"
 	"github.com/encore-tickets/encore/holds"
+	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/vocab"
 )
 
@@ -255,6 +256,9 @@ func (h *holdHandlers) deleteHold(c *gin.Context) {
 type CheckoutRequest struct {
 	PaymentMethod string `json:"payment_method,omitempty"`
 	ReturnURL     string `json:"return_url,omitempty"`
+	// Answers answer the event's questions (GET /v1/events/{id}):
+	// [{"question_id","ticket_index","value"}].
+	Answers []store.Answer `json:"answers,omitempty"`
 }
 
 var paymentMethodPattern = regexp.MustCompile(`^pm_[A-Za-z0-9_]{1,100}$`)
@@ -286,6 +290,7 @@ func (h *holdHandlers) checkout(c *gin.Context) {
 	}
 	who := identity(c)
 	res, err := h.bookings.Checkout(c.Request.Context(), who, id, booking.CheckoutRequest{
-		PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, IP: clientIP(c.Request), DeviceID: who.DeviceID}, key)
+		PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, IP: clientIP(c.Request), DeviceID: who.DeviceID,
+		Answers: req.Answers}, key)
 	h.problems.answer(c, res, err)
 }

@@ -68,6 +68,39 @@ func (h *adminHandlers) createSeries(c *gin.Context) {
 	c.JSON(http.StatusCreated, sr)
 }
 
+// attendees is GET /v1/admin/events/{id}/attendees (?format=csv): every
+// valid ticket with the answers given for it.
+func (h *adminHandlers) attendees(c *gin.Context) {
+	a, err := h.events.Attendees(c.Request.Context(), venues.Admin("", identity(c).UserID), pathEvent(c).EventID)
+	if err != nil {
+		h.problems.fail(c, err)
+		return
+	}
+	switch c.Query("format") {
+	case "", "json":
+		c.JSON(http.StatusOK, a)
+	case "csv":
+		c.Header("Content-Type", "text/csv; charset=utf-8")
+		c.Header("Content-Disposition", `attachment; filename="attendees-`+a.EventID+`.csv"`)
+		c.Status(http.StatusOK)
+		_ = a.WriteCSV(c.Writer)
+	default:
+		writeProblem(c, Invalid(FieldError{"format", "json or csv"}))
+	}
+}
+
+// eraseMe is DELETE /v1/me: the caller's personal data erased (answers,
+// the email of their bookings, waitlist places and transfers); bookings,
+// tickets and invoices stay, as accounting law requires.
+func (h *meHandlers) eraseMe(c *gin.Context) {
+	e, err := h.bookings.Erase(c.Request.Context(), identity(c))
+	if err != nil {
+		h.problems.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"erased": e})
+}
+
 // orgSettings is GET /v1/admin/org: the caller's organisation's legal and
 // tax settings (an admin names one with ?org=).
 func (h *adminHandlers) orgSettings(c *gin.Context) {

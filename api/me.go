@@ -27,6 +27,8 @@ type TicketItem struct {
 	Label string `json:"label"`
 	// Event is the ticket's event, so tickets of two events read apart.
 	Event *booking.EventView `json:"event"`
+	// Attendee is the name given for the ticket at checkout, if asked.
+	Attendee string `json:"attendee,omitempty"`
 }
 
 // pageParams reads ?limit (1 to 100, default 20) and ?cursor; a refusal has
@@ -97,7 +99,8 @@ func (h *meHandlers) myTickets(c *gin.Context) {
 	out := make([]TicketItem, len(rows))
 	for i, t := range rows {
 		out[i] = TicketItem{ID: t.ID, BookingID: t.ReservationID.String(), EventID: t.EventID, SectionID: t.SectionID,
-			SeatID: t.SeatID, Status: string(t.Status), IssuedAt: t.IssuedAt, Label: venues.Label(t.Place), Event: booking.EventOf(t.Event)}
+			SeatID: t.SeatID, Status: string(t.Status), IssuedAt: t.IssuedAt, Label: venues.Label(t.Place), Event: booking.EventOf(t.Event),
+			Attendee: t.Attendee}
 	}
 	c.JSON(http.StatusOK, gin.H{"tickets": out, "next_cursor": cursorString(next)})
 }

@@ -104,6 +104,9 @@ type CheckoutRequest struct {
 	// IP and DeviceID are fraud signals of the caller.
 	IP       string
 	DeviceID string
+	// Answers answer the event's questions; checked and kept before the
+	// payment starts (store.SaveAnswers).
+	Answers []store.Answer
 }
 
 // View is a booking as the fan sees it.
@@ -322,6 +325,12 @@ func (s *Service) updateContext(ctx context.Context) (context.Context, context.C
 	return context.WithTimeout(ctx, updateTimeout)
 }
 
+// Erase erases who's personal data (store.EraseUser): what a fan asks
+// for with DELETE /v1/me.
+func (s *Service) Erase(ctx context.Context, who session.Identity) (store.Erasure, error) {
+	return s.Store.Bookings.EraseUser(ctx, who.UserID)
+}
+
 // Checkout starts paying for who's pending hold: the booking workflow runs
 // fraud and authorisation inside the checkout Update and answers with the
 // provider's client secret. The same Idempotency-Key replays the first
@@ -346,6 +355,11 @@ func (s *Service) Checkout(ctx context.Context, who session.Identity, holdID uui
 			return workflows.CheckoutResult{}, err
 		} else if cancelled {
 			return workflows.CheckoutResult{}, store.ErrNotOnSale
+		}
+	}
+	if hold.Status == vocab.ReservationPending {
+		if err := s.Store.Bookings.SaveAnswers(ctx, holdID, req.Answers); err != nil {
+			return workflows.CheckoutResult{}, err
 		}
 	}
 	if hold.Status != vocab.ReservationPending {

@@ -90,6 +90,8 @@ type EventDetail struct {
 	TicketTypes []TicketType `json:"ticket_types"`
 	ServiceFee  money.Money  `json:"service_fee"`
 	SeriesID    string       `json:"series_id,omitempty"`
+	// Questions are asked at checkout ("answers"): per ticket or per order.
+	Questions []store.Question `json:"questions"`
 }
 
 // TicketType is one ticket type of an event as fans see it.
@@ -302,7 +304,10 @@ func (s *Service) Event(ctx context.Context, id string) (EventDetail, error) {
 		}
 		out := EventDetail{Event: event(d.EventSummary), Description: d.Description, Sections: make([]Section, 0, len(d.Sections)),
 			TicketTypes: make([]TicketType, 0, len(d.TicketTypes)), ServiceFee: money.Money{Amount: d.ServiceFee, Currency: d.Currency},
-			SeriesID: d.SeriesID}
+			SeriesID: d.SeriesID, Questions: d.Questions}
+		if out.Questions == nil {
+			out.Questions = []store.Question{}
+		}
 		for _, t := range d.TicketTypes {
 			tt := TicketType{ID: t.ID, Name: t.Name, MaxPerOrder: t.MaxPerOrder, Requires: t.Requires, Prices: map[string]money.Money{}}
 			for c, a := range t.Prices {

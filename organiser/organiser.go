@@ -66,6 +66,8 @@ type EventFields struct {
 	TicketTypes *[]TicketTypeFields `json:"ticket_types,omitempty"`
 	// ServiceFee is charged per ticket, shown apart from the price.
 	ServiceFee *money.Money `json:"service_fee,omitempty"`
+	// Questions replace the questions asked at checkout.
+	Questions *[]store.Question `json:"questions,omitempty"`
 }
 
 // TicketTypeFields are one ticket type as the organiser sends it.
@@ -129,7 +131,8 @@ func ResaleOf(p store.ResalePolicy) Resale {
 // purchase depends on (the venue and so the seats, the date, the on-sale
 // time, prices and currency, metering and the cancellation deadline) is
 // fixed once published.
-var AlwaysEditable = []string{"title", "artist", "genre", "description", "offsale_at", "per_customer_limit", "hold_ttl_seconds", "resale", "reentry"}
+var AlwaysEditable = []string{"title", "artist", "genre", "description", "offsale_at", "per_customer_limit", "hold_ttl_seconds", "resale", "reentry",
+	"questions"}
 
 // typeIDPattern is a ticket type's ID: what holds name it by.
 var typeIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,39}$`)
@@ -210,6 +213,8 @@ type Event struct {
 	TicketTypes []TicketTypeView `json:"ticket_types"`
 	ServiceFee  money.Money      `json:"service_fee"`
 	SeriesID    string           `json:"series_id,omitempty"`
+	// Questions are asked at checkout (per ticket or per order).
+	Questions []store.Question `json:"questions"`
 }
 
 // Service runs the organiser's event lifecycle over the buy plane's store.
@@ -230,7 +235,10 @@ func (s *Service) view(e store.OrganiserEvent) Event {
 		Prices: map[string]money.Money{}, Sections: e.Sections, Seats: e.Seats, GeneralCapacity: e.GeneralCapacity,
 		CreatedAt: e.CreatedAt.UTC(), Timezone: e.Timezone, Resale: ResaleOf(e.Resale), Reentry: e.Reentry,
 		TicketTypes: TicketTypesOf(e.TicketTypes, e.Currency), ServiceFee: money.Money{Amount: e.ServiceFee, Currency: e.Currency},
-		SeriesID: e.SeriesID}
+		SeriesID: e.SeriesID, Questions: e.Questions}
+	if out.Questions == nil {
+		out.Questions = []store.Question{}
+	}
 	if !e.OffsaleAt.IsZero() {
 		t := e.OffsaleAt.UTC()
 		out.OffsaleAt = &t
@@ -550,6 +558,9 @@ func apply(ev *store.OrganiserEvent, f EventFields, e *errList) {
 		}
 		ev.ServiceFee = f.ServiceFee.Amount
 	}
+	if f.Questions != nil {
+		ev.Questions = questions(*f.Questions, e)
+	}
 	if f.TicketTypes != nil {
 		ev.TicketTypes = nil
 		seen := map[string]bool{}
@@ -581,6 +592,50 @@ func apply(ev *store.OrganiserEvent, f EventFields, e *errList) {
 			ev.Prices = maps.Clone(ev.TicketTypes[0].Prices)
 		}
 	}
+}
+
+// MaxQuestions bounds an event's questions.
+const MaxQuestions = 20
+
+// questions checks the questions an organiser sends.
+func questions(in []store.Question, e *errList) []store.Question {
+	if len(in) > MaxQuestions {
+		e.add("questions", fmt.Sprintf("at most %d", MaxQuestions))
+		return nil
+	}
+	out := make([]store.Question, 0, len(in))
+	seen := map[string]bool{}
+	for i, q := range in {
+		at := fmt.Sprintf("questions[%d]", i)
+		q.Label = strings.TrimSpace(q.Label)
+		switch {
+		case !typeIDPattern.MatchString(q.ID):
+			e.add(at+".id", "lower-case letters, digits, '_' and '-', at most 40, such as name")
+		case seen[q.ID]:
+			e.add(at+".id", "duplicate question "+q.ID)
+		}
+		seen[q.ID] = true
+		if q.Label == "" || len(q.Label) > 200 {
+			e.add(at+".label", "required, at most 200 characters")
+		}
+		if !slices.Contains(vocab.QuestionKinds, q.Kind) {
+			e.add(at+".kind", "text, email, choice or bool")
+		}
+		if q.Per == "" {
+			q.Per = vocab.PerTicket
+		}
+		if !slices.Contains(vocab.QuestionPers, q.Per) {
+			e.add(at+".per", "ticket or order")
+		}
+		if q.Kind == vocab.QuestionChoice && (len(q.Choices) < 2 || len(q.Choices) > 50) {
+			e.add(at+".choices", "2 to 50 choices")
+		}
+		if q.Kind != vocab.QuestionChoice {
+			q.Choices = nil
+		}
+		out = append(out, q)
+	}
+	return out
 }
 
 // prices reads a price per category in the event's currency.
@@ -679,6 +734,9 @@ func check(ev *store.OrganiserEvent, categories []string, e *errList) {
 		}
 	}
 	for i, t := range ev.TicketTypes {
+		if t.Requires != "" && !slices.ContainsFunc(ev.Questions, func(q store.Question) bool { return q.ID == t.Requires && q.Per == vocab.PerTicket }) {
+			e.add(fmt.Sprintf("ticket_types[%d].requires", i), "not one of the event's per-ticket questions")
+		}
 		for _, c := range slices.Sorted(maps.Keys(t.Prices)) {
 			switch a := t.Prices[c]; {
 			case !slices.Contains(categories, c):

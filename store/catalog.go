@@ -224,6 +224,7 @@ type EventDetail struct {
 	TicketTypes []TicketType
 	ServiceFee  int64
 	SeriesID    string
+	Questions   []Question
 }
 
 // EventSectionIDs lists the IDs of the event's sections; ErrNotFound when
@@ -266,10 +267,10 @@ func (r *Reader) GetEvent(ctx context.Context, eventID string) (EventDetail, err
 	err := pgx.BeginTxFunc(ctx, r.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
 		func(tx pgx.Tx) error {
 			err := tx.QueryRow(ctx, `SELECT e.id, e.title, e.artist, v.name, v.city, v.timezone, e.genre, e.description,
-				e.starts_at, e.onsale_at, e.currency, e.metered, e.service_fee, coalesce(e.series_id, ''), `+ticketTypesJSON+`
+				e.starts_at, e.onsale_at, e.currency, e.metered, e.service_fee, coalesce(e.series_id, ''), `+ticketTypesJSON+`, `+questionsJSON+`
 				FROM events e JOIN venues v ON v.id = e.venue_id WHERE e.id = $1 AND e.status = 'PUBLISHED'`, eventID).Scan(
 				&d.ID, &d.Title, &d.Artist, &d.Venue, &d.City, &d.Timezone, &d.Genre, &d.Description,
-				&d.StartsAt, &d.OnsaleAt, &d.Currency, &d.Metered, &d.ServiceFee, &d.SeriesID, &d.TicketTypes)
+				&d.StartsAt, &d.OnsaleAt, &d.Currency, &d.Metered, &d.ServiceFee, &d.SeriesID, &d.TicketTypes, &d.Questions)
 			if errors.Is(err, pgx.ErrNoRows) {
 				return ErrNotFound
 			}

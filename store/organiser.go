@@ -41,6 +41,8 @@ type OrganiserEvent struct {
 	ServiceFee int64
 	// SeriesID links the events of one series ("" for none).
 	SeriesID string
+	// Questions the shop asks at checkout, in order.
+	Questions []Question
 }
 
 // TicketType is one way of buying a seat of an event (Adult, Child,
@@ -102,6 +104,9 @@ func (s *Catalogue) CreateDraftEvent(ctx context.Context, e OrganiserEvent) erro
 			return err
 		}
 		if err := writeTicketTypes(ctx, tx, e); err != nil {
+			return err
+		}
+		if err := writeQuestions(ctx, tx, e); err != nil {
 			return err
 		}
 		return copyLayout(ctx, tx, e.ID, e.VenueID)
@@ -210,7 +215,7 @@ const organiserEventColumns = `e.id, e.org_id, e.venue_id, e.title, e.artist, e.
 	(SELECT coalesce(sum(capacity), 0) FROM sections sec WHERE sec.event_id = e.id AND sec.kind = 'general'),
 	(SELECT v.timezone FROM venues v WHERE v.id = e.venue_id),
 	e.resale_enabled, e.resale_max_price_bp, e.resale_fee_bp, e.resale_closes_minutes, e.reentry,
-	e.service_fee, coalesce(e.series_id, ''), ` + ticketTypesJSON
+	e.service_fee, coalesce(e.series_id, ''), ` + ticketTypesJSON + `, ` + questionsJSON
 
 // ticketTypesJSON reads event e's ticket types, in order, as JSON.
 const ticketTypesJSON = `coalesce((SELECT jsonb_agg(jsonb_build_object('id', t.id, 'name', t.name,
@@ -226,7 +231,7 @@ func scanOrganiserEvent(row pgx.Row) (OrganiserEvent, error) {
 		&e.StartsAt, &e.OnsaleAt, &offsale, &e.CancellationDeadline, &e.Currency, &e.Metered, &e.PerCustomerLimit,
 		&e.HoldTTLSeconds, &e.CreatedAt, &published, &e.Prices, &e.Sections, &e.Seats, &e.GeneralCapacity, &e.Timezone,
 		&e.Resale.Enabled, &e.Resale.MaxPriceBp, &e.Resale.FeeBp, &e.Resale.ClosesMinutes, &e.Reentry,
-		&e.ServiceFee, &e.SeriesID, &e.TicketTypes)
+		&e.ServiceFee, &e.SeriesID, &e.TicketTypes, &e.Questions)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return OrganiserEvent{}, ErrNotFound
 	}
@@ -312,6 +317,11 @@ func (s *Catalogue) UpdateEvent(ctx context.Context, id, org string, change func
 				return fmt.Errorf("store: event %s is %s: its ticket types are fixed", id, before.Status)
 			}
 			if err := writeTicketTypes(ctx, tx, after); err != nil {
+				return err
+			}
+		}
+		if !slices.EqualFunc(after.Questions, before.Questions, Question.Equal) {
+			if err := writeQuestions(ctx, tx, after); err != nil {
 				return err
 			}
 		}

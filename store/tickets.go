@@ -45,6 +45,9 @@ type Ticket struct {
 	// names it and its event: set on a fan's list (TicketsOfUser) only.
 	Place Place
 	Event EventRef
+	// Attendee is the name given for this ticket at checkout (the event's
+	// first per-ticket text question), on a fan's list only; "" if none.
+	Attendee string
 }
 
 // TicketConflictError says an insert met another ticket that is not the
@@ -155,13 +158,13 @@ func scanTicket(row pgx.CollectableRow) (Ticket, error) {
 // the code's: a ticket's QR refresh reads ticketColumns alone). They need
 // sections sec, seats st (left), events e and venues v joined.
 const listedTicketColumns = ticketColumns + `, sec.name, coalesce(st.row_label, ''), coalesce(st.number, 0),
-	e.title, e.starts_at, v.timezone, v.name, v.city`
+	e.title, e.starts_at, v.timezone, v.name, v.city, coalesce(` + attendeeNameSQL + `, '')`
 
 func scanListedTicket(row pgx.CollectableRow) (Ticket, error) {
 	var t Ticket
 	err := row.Scan(&t.ID, &t.ReservationID, &t.EventID, &t.SectionID, &t.SeatID, &t.Unit, &t.UserID,
 		&t.SecretSealed, &t.Status, &t.IssuedAt, &t.RevokedAt, &t.DeviceID, &t.Generation, &t.Place.Section, &t.Place.Row, &t.Place.Number,
-		&t.Event.Title, &t.Event.StartsAt, &t.Event.Timezone, &t.Event.VenueName, &t.Event.VenueCity)
+		&t.Event.Title, &t.Event.StartsAt, &t.Event.Timezone, &t.Event.VenueName, &t.Event.VenueCity, &t.Attendee)
 	t.Event.ID = t.EventID
 	return t, err
 }
@@ -310,7 +313,7 @@ func (s *Tickets) ManifestTickets(ctx context.Context, eventID string, since tim
 		if err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `SELECT `+ticketColumns+`, coalesce(nullif(r.fan_email, ''), t.user_id)
+		rows, err := tx.Query(ctx, `SELECT `+ticketColumns+`, coalesce(`+attendeeNameSQL+`, nullif(r.fan_email, ''), t.user_id)
 			FROM tickets t JOIN reservations r ON r.id = t.reservation_id
 			WHERE t.event_id = $1 AND t.status IN ('VALID', 'TRANSFERRED', 'LISTED') AND r.status = 'PAID'
 			  AND ($2::timestamptz IS NULL OR t.issued_at > $2 OR t.key_changed_at > $2 OR t.transferred_at > $2 OR t.listed_at > $2)

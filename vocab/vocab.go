@@ -368,6 +368,33 @@ const (
 // WaitlistStatuses is the full set.
 var WaitlistStatuses = []WaitlistStatus{WaitlistWaiting, WaitlistOffered, WaitlistUsed, WaitlistExpired, WaitlistLeft}
 
+// QuestionKind is what an attendee question asks for.
+type QuestionKind string
+
+// Every question kind (mirrors the CHECK on event_questions.kind).
+const (
+	QuestionText   QuestionKind = "text"
+	QuestionEmail  QuestionKind = "email"
+	QuestionChoice QuestionKind = "choice"
+	QuestionBool   QuestionKind = "bool"
+)
+
+// QuestionKinds is the full set.
+var QuestionKinds = []QuestionKind{QuestionText, QuestionEmail, QuestionChoice, QuestionBool}
+
+// QuestionPer says whether a question is asked for every ticket or once
+// per order.
+type QuestionPer string
+
+// Every question scope (mirrors the CHECK on event_questions.per).
+const (
+	PerTicket QuestionPer = "ticket"
+	PerOrder  QuestionPer = "order"
+)
+
+// QuestionPers is the full set.
+var QuestionPers = []QuestionPer{PerTicket, PerOrder}
+
 // RepairKind is a broken state that reconciliation repairs, each with its
 // own step (and provider idempotency key).
 type RepairKind string
