@@ -41,6 +41,9 @@ type Admin struct {
 	// Door counts the scans gates report; nil: one over Store (none
 	// without a Store).
 	Door *organiser.Door
+	// Hotels runs hoteliers' properties, inventory, arrivals and walk
+	// previews; nil: one over Store (no property routes without a Store).
+	Hotels *hotels.Service
 }
 
 // organiserRoles may call the organiser routes; the event's organisation is

@@ -592,3 +592,17 @@ func queueNotices(b *pgx.Batch, id uuid.UUID, kind vocab.PropertyNoticeKind) {
 		SELECT DISTINCT property_id, reservation_id, $2 FROM reservation_nights WHERE reservation_id = $1 AND live
 		ON CONFLICT ON CONSTRAINT property_notices_once DO NOTHING`, id, kind)
 }
+
+// WalkedOff is the bookings already walked off a property's night.
+func (s *Hotels) WalkedOff(ctx context.Context, propertyID string, night time.Time) (map[string]bool, error) {
+	rows, err := s.pool.Query(ctx, `SELECT reservation_id::text FROM walks WHERE from_property = $1 AND night = $2`, propertyID, night)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	out := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out, err
+}
