@@ -76,7 +76,7 @@ type Search struct {
 	// RadiusKM is how far from an event's venue its hotels may be
 	// (0: DefaultRadiusKM).
 	RadiusKM float64
-	group  singleflight.Group
+	group    singleflight.Group
 
 	mu      sync.Mutex
 	entries map[string]cached
