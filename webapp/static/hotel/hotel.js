@@ -143,16 +143,16 @@ async function calendarView(p, from) {
     const weekend = isoDay(day) >= 5 && isoDay(day) <= 6 ? ' weekend' : '';
     if (!n) {
       return `<td class="off${weekend}" data-room-type="${esc(rt.id)}" data-night="${day}">
-        <button type="button" class="night" aria-pressed="false" aria-label="${esc(rt.name)}, ${dayLabel(day)}: not on sale">
-        <span class="rooms">—</span><span class="rate">not on sale</span></button></td>`;
+        <button type="button" class="night" aria-pressed="false"><span class="rooms">—</span><span class="rate">not on sale</span>
+        <span class="sr-only">${esc(rt.name)}, ${dayLabel(day)}</span></button></td>`;
     }
     const state = n.stop_sell ? ' stopped' : n.available === 0 ? ' full' : '';
     return `<td class="${state}${weekend}" data-room-type="${esc(rt.id)}" data-night="${day}" data-allotment="${n.allotment}"
       data-overbook="${n.overbook_limit}" data-sold="${n.sold}" data-held="${n.held}" data-rate="${n.rate.amount}" data-stop="${n.stop_sell}">
-      <button type="button" class="night" aria-pressed="false" aria-label="${esc(rt.name)}, ${dayLabel(day)}: ${n.sold} sold and ${n.held} held
-        of ${n.allotment} rooms${n.overbook_limit ? ` plus ${n.overbook_limit} overbooked` : ''}, ${money(n.rate.amount, cur)}${n.stop_sell ? ', not selling' : ''}">
-      <span class="rooms">${n.sold}/${n.allotment}${n.overbook_limit ? '+' + n.overbook_limit : ''}</span><span class="rate">${major(n.rate.amount, cur)}</span></button>
-      <button type="button" class="stop" aria-pressed="${n.stop_sell}" aria-label="${n.stop_sell ? 'Sell again' : 'Stop selling'} ${esc(rt.name)} on ${dayLabel(day)}">${n.stop_sell ? 'Stopped' : 'Stop'}</button></td>`;
+      <button type="button" class="night" aria-pressed="false"><span class="rooms">${n.sold}/${n.allotment}${n.overbook_limit ? '+' + n.overbook_limit : ''}</span><span
+        class="rate">${major(n.rate.amount, cur)}</span><span class="sr-only">${esc(rt.name)}, ${dayLabel(day)}: ${n.sold} sold and ${n.held} held
+        of ${n.allotment} rooms${n.overbook_limit ? ` plus ${n.overbook_limit} overbooked` : ''}, ${money(n.rate.amount, cur)} a night${n.stop_sell ? ', not selling' : ''}</span></button>
+      <button type="button" class="stop" aria-pressed="${n.stop_sell}" aria-label="Stop sell ${esc(rt.name)} on ${dayLabel(day)}">Stop sell</button></td>`;
   };
   main.innerHTML = `${header(p, '')}
     <div class="calnav"><button class="secondary" id="prev">← ${DAYS} nights earlier</button>
