@@ -350,6 +350,10 @@ func (a *Booking) refunded(ctx context.Context, id uuid.UUID, bookingID string, 
 	if err := a.Store.Bookings.SetPaymentStatus(ctx, id, vocab.PaymentRefunded, r.ID); err != nil {
 		return err
 	}
+	// A refund of an invoiced booking has its credit note.
+	if _, err := a.Store.Bookings.IssueCreditNote(ctx, id, r.Amount); err != nil && !errors.Is(err, store.ErrNoInvoice) {
+		return err
+	}
 	a.tellCancelled(ctx, id, bookingID, r.Amount)
 	return nil
 }
@@ -423,6 +427,11 @@ func (a *Booking) IssueTickets(ctx context.Context, bookingID string) ([]string,
 		if errors.Is(err, store.ErrNotPaid) {
 			return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeNotPaid, err)
 		}
+		return nil, err
+	}
+	// The organisation's invoice, numbered now that the sale stands; a
+	// failure retries the step (the tickets are not written twice).
+	if _, err := a.Store.Bookings.IssueInvoice(ctx, id); err != nil && !errors.Is(err, store.ErrNoInvoice) {
 		return nil, err
 	}
 	issued, err := a.Store.Tickets.TicketsOfReservation(ctx, id)

@@ -43,7 +43,7 @@ type browseHandlers struct {
 
 func (h *browseHandlers) search(c *gin.Context) {
 	q := catalog.Query{Text: c.Query("q"), City: strings.TrimSpace(c.Query("city")),
-		Genre: strings.TrimSpace(c.Query("genre")), Cursor: c.Query("cursor")}
+		Genre: strings.TrimSpace(c.Query("genre")), Cursor: c.Query("cursor"), Series: strings.TrimSpace(c.Query("series"))}
 	var errs []FieldError
 	var ok bool
 	if q.From, ok = parseTime(c.Query("from"), false); !ok {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -33,6 +34,11 @@ type HoldRequest struct {
 	// ListingIDs buy resale listings of the event (GET
 	// /v1/events/{event_id}/listings) instead of seats.
 	ListingIDs []string `json:"listing_ids,omitempty"`
+	// TicketTypes name each seat's ticket type (seat ID -> type ID, from
+	// the event's ticket_types); TicketType is a general-admission cart's
+	// (and every seat's the map leaves out). None: the event's first type.
+	TicketTypes map[string]string `json:"ticket_types,omitempty"`
+	TicketType  string            `json:"ticket_type,omitempty"`
 }
 
 // MaxBodyBytes bounds every request body.
@@ -112,10 +118,44 @@ func DecodeHoldRequest(body []byte) (holds.Cart, []FieldError) {
 	default:
 		errs = append(errs, FieldError{"seat_ids", "required: 1 to 6 seat IDs, or section_id with quantity"})
 	}
+	errs = append(errs, decodeTicketTypes(req, &cart)...)
 	if cart.PromoCode != "" && !promoPattern.MatchString(cart.PromoCode) {
 		errs = append(errs, FieldError{"promo_code", "letters, digits, '_' and '-', at most 64"})
 	}
 	return cart, errs
+}
+
+// typePattern is a ticket type's ID.
+var typePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,39}$`)
+
+// decodeTicketTypes checks the cart's ticket types: each named seat is one
+// of the cart's, each type a well-formed ID; resale listings take none.
+func decodeTicketTypes(req HoldRequest, cart *holds.Cart) []FieldError {
+	var errs []FieldError
+	if len(req.ListingIDs) > 0 && (len(req.TicketTypes) > 0 || req.TicketType != "") {
+		return []FieldError{{"ticket_types", "a resale listing keeps the type it was bought as"}}
+	}
+	if req.TicketType != "" {
+		if !typePattern.MatchString(req.TicketType) {
+			errs = append(errs, FieldError{"ticket_type", "not a ticket type ID"})
+		}
+		cart.TicketType = req.TicketType
+	}
+	if len(req.TicketTypes) > 0 {
+		cart.TicketTypes = map[string]string{}
+		for _, seat := range slices.Sorted(maps.Keys(req.TicketTypes)) {
+			t := req.TicketTypes[seat]
+			switch {
+			case !slices.Contains(req.SeatIDs, seat):
+				errs = append(errs, FieldError{"ticket_types." + seat, "not one of the cart's seat_ids"})
+			case !typePattern.MatchString(t):
+				errs = append(errs, FieldError{"ticket_types." + seat, "not a ticket type ID"})
+			default:
+				cart.TicketTypes[seat] = t
+			}
+		}
+	}
+	return errs
 }
 
 func jsonFieldError(err error) FieldError {

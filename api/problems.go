@@ -138,6 +138,7 @@ const (
 	ProbListingNotActive   = "listing-not-active"  // 409: the listing was sold, withdrawn or has expired
 	ProbListingHeld        = "listing-held"        // 409: a buyer holds or is paying for the listing
 	ProbResaleLimit        = "resale-limit"        // 403: the ticket or the fan has passed the listing limits
+	ProbNoInvoice          = "no-invoice"          // 404: the booking has no invoice (not paid, a hotel-only stay, a resale) or no credit note
 
 	ProbInventoryConflict = "inventory-conflict" // 409: an inventory change would leave nights with more rooms held and sold than allotment plus limit; "nights" names them
 )
@@ -188,6 +189,7 @@ var titles = map[string]string{
 	ProbListingNotActive:      "The listing is no longer active",
 	ProbListingHeld:           "A buyer holds this listing",
 	ProbResaleLimit:           "Resale limit reached",
+	ProbNoInvoice:             "No invoice for this booking",
 }
 
 // NewProblem builds a problem of a named type.
@@ -411,6 +413,8 @@ func (ps problems) problemFor(err error) *Problem {
 		return NewProblem(http.StatusConflict, ProbListingHeld, "a buyer holds or is paying for this listing; it can be withdrawn if their hold ends")
 	case errors.Is(err, store.ErrResaleLimit):
 		return NewProblem(http.StatusForbidden, ProbResaleLimit, "this ticket was listed or changed hands as often as allowed, or you have as many open listings as allowed")
+	case errors.Is(err, store.ErrNoInvoice):
+		return NewProblem(http.StatusNotFound, ProbNoInvoice, "this booking has no such document: invoices come with paid bookings the organiser sold, credit notes with their refunds")
 	case errors.Is(err, tickets.ErrListed):
 		return NewProblem(http.StatusConflict, ProbTicketListed, "this ticket is listed for resale; withdraw the listing to use or send it")
 	case errors.Is(err, tickets.ErrTransferred):

@@ -38,7 +38,7 @@ func propertyBody(name, city string, lat, lng float64) map[string]any {
 	return map[string]any{"name": name, "city": city, "address": "1 Dam Square", "lat": lat, "lng": lng,
 		"timezone": "Europe/Amsterdam", "check_in_time": "14:00", "check_out_time": "10:30",
 		"contact_email": "frontdesk@" + strings.ToLower(strings.ReplaceAll(name, " ", "")) + ".test",
-		"room_types": []map[string]any{{"id": "double", "name": "Double", "max_guests": 2}}}
+		"room_types":    []map[string]any{{"id": "double", "name": "Double", "max_guests": 2}}}
 }
 
 // property creates a property for the caller over HTTP and returns its ID.

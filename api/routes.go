@@ -8,6 +8,7 @@ import (
 
 	"github.com/encore-tickets/encore/seatmap"
 	"github.com/encore-tickets/encore/session"
+	"github.com/encore-tickets/encore/store"
 )
 
 // access says who may call a route.
@@ -59,6 +60,7 @@ func (s *Server) routes() []route {
 		webhook = &webhookHandlers{bookings: s.Bookings, problems: p}
 		handing = &transferHandlers{transfers: s.Transfers, problems: p}
 		selling = &resaleHandlers{resale: s.Resale, problems: p}
+		billing = &invoiceHandlers{invoices: s.Invoices, problems: p}
 		org     = newAdminHandlers(s.Admin, p)
 		ops     = newOperatorHandlers(s.Operator, s.Room, p)
 	)
@@ -137,6 +139,8 @@ func (s *Server) routes() []route {
 		{method: http.MethodPost, path: "/v1/holds/:id/checkout", access: fan, after: limitCheckout, deadline: updateDeadline, handler: hold.checkout, enabled: bookings},
 		{method: http.MethodGet, path: "/v1/bookings/:id", access: fan, handler: booked.getBooking, enabled: bookings},
 		{method: http.MethodPost, path: "/v1/bookings/:id/cancel", access: fan, deadline: updateDeadline, handler: booked.cancelBooking, enabled: bookings},
+		{method: http.MethodGet, path: "/v1/bookings/:id/invoice.pdf", access: fan, handler: billing.invoicePDF(store.KindInvoice), enabled: s.Invoices != nil},
+		{method: http.MethodGet, path: "/v1/bookings/:id/credit-note.pdf", access: fan, handler: billing.invoicePDF(store.KindCreditNote), enabled: s.Invoices != nil},
 		{method: http.MethodGet, path: "/v1/tickets/:ticket_id/qr", access: fan, handler: booked.ticketQR, enabled: s.Tickets != nil},
 		{method: http.MethodGet, path: "/v1/tickets/:ticket_id/wallet", access: fan, handler: booked.ticketWallet, enabled: s.Tickets != nil},
 		{method: http.MethodPost, path: "/v1/tickets/:ticket_id/transfer", access: fan, handler: handing.offerTransfer, enabled: s.Transfers != nil},
@@ -184,6 +188,9 @@ func (s *Server) routes() []route {
 		{method: http.MethodDelete, path: "/v1/admin/events/:event_id/promotions/:code", roles: organiserRoles, after: own, handler: org.disablePromotion, enabled: admin},
 		{method: http.MethodGet, path: "/v1/admin/events/:event_id/sales", roles: organiserRoles, after: own, handler: org.salesReport, enabled: admin && s.Admin.Sales != nil},
 		{method: http.MethodGet, path: "/v1/admin/audit", roles: organiserRoles, handler: org.listAudit, enabled: admin},
+		{method: http.MethodGet, path: "/v1/admin/org", roles: organiserRoles, handler: org.orgSettings, enabled: admin},
+		{method: http.MethodPost, path: "/v1/admin/series", roles: organiserRoles, deadline: importDeadline, handler: org.createSeries, enabled: admin},
+		{method: http.MethodPatch, path: "/v1/admin/org", roles: organiserRoles, handler: org.patchOrgSettings, enabled: admin},
 
 		// Hoteliers and admins (properties.go, hotels.go): properties, their
 		// nightly inventory, arrivals, overbooking limits and walks.

@@ -19,6 +19,7 @@ import (
 	"github.com/encore-tickets/encore/controls"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/hotels"
+	"github.com/encore-tickets/encore/invoices"
 	"github.com/encore-tickets/encore/seatmap"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/tickets"
@@ -62,6 +63,8 @@ type Server struct {
 	Transfers *tickets.Transfers
 	// Resale lists fans' tickets for resale; nil serves no listing route.
 	Resale *tickets.Resale
+	// Invoices renders bookings' invoices; nil serves no invoice route.
+	Invoices *invoices.Service
 	// Admin is the organiser and admin API; nil serves none of it.
 	Admin *Admin
 	// Metrics count and time every request by route (nil: none).

@@ -51,11 +51,13 @@ type Page struct {
 
 // Query is a search request.
 type Query struct {
-	Text   string
-	City   string
-	Genre  string
-	From   *time.Time
-	To     *time.Time
+	Text  string
+	City  string
+	Genre string
+	From  *time.Time
+	To    *time.Time
+	// Series lists the dates of one series (its events by date).
+	Series string
 	Cursor string
 	Limit  int
 }
@@ -82,6 +84,21 @@ type EventDetail struct {
 	Event
 	Description string    `json:"description"`
 	Sections    []Section `json:"sections"`
+	// TicketTypes are what a hold may name per seat (the first applies when
+	// none is named), each with its price per seat category; ServiceFee is
+	// charged per ticket on top, shown apart.
+	TicketTypes []TicketType `json:"ticket_types"`
+	ServiceFee  money.Money  `json:"service_fee"`
+	SeriesID    string       `json:"series_id,omitempty"`
+}
+
+// TicketType is one ticket type of an event as fans see it.
+type TicketType struct {
+	ID          string                 `json:"id"`
+	Name        string                 `json:"name"`
+	Prices      map[string]money.Money `json:"prices"`
+	MaxPerOrder int                    `json:"max_per_order,omitempty"`
+	Requires    string                 `json:"requires,omitempty"`
 }
 
 // Service answers browse queries.
@@ -183,15 +200,15 @@ func (q Query) fingerprint() uint64 {
 		}
 		return t.UTC().Format(time.RFC3339Nano)
 	}
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s", strings.TrimSpace(q.Text), strings.ToLower(q.City),
-		strings.ToLower(q.Genre), day(q.From), day(q.To))
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%s", strings.TrimSpace(q.Text), strings.ToLower(q.City),
+		strings.ToLower(q.Genre), day(q.From), day(q.To), q.Series)
 	return h.Sum64()
 }
 
 // Search runs a query: relevance first (title and artist above venue, city
 // and genre, above the description), then date.
 func (s *Service) Search(ctx context.Context, q Query) (Page, error) {
-	sq := store.SearchQuery{Text: q.Text, City: q.City, Genre: q.Genre, From: q.From, To: q.To, Limit: q.Limit}
+	sq := store.SearchQuery{Text: q.Text, City: q.City, Genre: q.Genre, From: q.From, To: q.To, Limit: q.Limit, Series: q.Series}
 	fp := q.fingerprint()
 	if q.Cursor != "" {
 		raw, err := base64.RawURLEncoding.DecodeString(q.Cursor)
@@ -283,7 +300,16 @@ func (s *Service) Event(ctx context.Context, id string) (EventDetail, error) {
 		if err != nil {
 			return EventDetail{}, err
 		}
-		out := EventDetail{Event: event(d.EventSummary), Description: d.Description, Sections: make([]Section, 0, len(d.Sections))}
+		out := EventDetail{Event: event(d.EventSummary), Description: d.Description, Sections: make([]Section, 0, len(d.Sections)),
+			TicketTypes: make([]TicketType, 0, len(d.TicketTypes)), ServiceFee: money.Money{Amount: d.ServiceFee, Currency: d.Currency},
+			SeriesID: d.SeriesID}
+		for _, t := range d.TicketTypes {
+			tt := TicketType{ID: t.ID, Name: t.Name, MaxPerOrder: t.MaxPerOrder, Requires: t.Requires, Prices: map[string]money.Money{}}
+			for c, a := range t.Prices {
+				tt.Prices[c] = money.Money{Amount: a, Currency: d.Currency}
+			}
+			out.TicketTypes = append(out.TicketTypes, tt)
+		}
 		for _, sec := range d.Sections {
 			out.Sections = append(out.Sections, Section{ID: sec.ID, Name: sec.Name, Kind: string(sec.Kind),
 				Capacity: sec.Capacity, Available: sec.Available,

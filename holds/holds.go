@@ -41,6 +41,11 @@ type Cart struct {
 	// ListingIDs are resale listings to buy (sorted, unique), instead of
 	// seats; omitted when empty, like Stays.
 	ListingIDs []string `json:",omitempty"`
+	// TicketTypes (seat -> type) and TicketType (general admission, or
+	// every seat the map does not name) choose ticket types; omitted when
+	// empty.
+	TicketTypes map[string]string `json:",omitempty"`
+	TicketType  string            `json:",omitempty"`
 }
 
 // Units is how many tickets the cart asks for.
@@ -204,6 +209,7 @@ func (s *Service) Hold(ctx context.Context, who session.Identity, cart Cart, ide
 	req := store.HoldRequest{
 		ReservationID: id, UserID: who.UserID, EventID: cart.EventID, SeatIDs: cart.SeatIDs,
 		SectionID: cart.SectionID, Quantity: cart.Quantity, Adjacent: cart.Adjacent, PromoCode: cart.PromoCode,
+		TicketTypes: cart.TicketTypes, TicketType: cart.TicketType,
 		Stays: cart.Stays, MaxUnpaidRoomNights: s.MaxUnpaidRoomNights, FanEmail: who.Email,
 		IdempotencyKey: idemKey, RequestHash: reqHash,
 	}

@@ -18,6 +18,10 @@ type View struct {
 	Quantity  int         `json:"quantity"`
 	ExpiresAt time.Time   `json:"expires_at"`
 	Total     money.Money `json:"total"`
+	// Fees are the service fees inside Total, Tax the tax inside it (at
+	// rate_bp), both frozen at hold time.
+	Fees      money.Money `json:"fees"`
+	Tax       ViewTax     `json:"tax"`
 	PromoCode string      `json:"promo_code,omitempty"`
 	Items     []ViewItem  `json:"items"`
 	// Stays are the hotel stays of a package or hotel-only hold; omitted
@@ -42,6 +46,13 @@ type ViewNight struct {
 	Price money.Money `json:"price"`
 }
 
+// ViewTax is the tax of a hold or booking.
+type ViewTax struct {
+	Amount   int64  `json:"amount"`
+	Currency string `json:"currency"`
+	RateBp   int    `json:"rate_bp"`
+}
+
 // ViewItem is one frozen line of a hold.
 type ViewItem struct {
 	SeatID    string      `json:"seat_id,omitempty"`
@@ -51,19 +62,27 @@ type ViewItem struct {
 	BasePrice int64       `json:"base_price"`
 	SurgeBps  int         `json:"surge_bps"`
 	Discount  int64       `json:"discount"`
+	// TicketType is the line's type; Fee its service fee (apart from
+	// Price); ListingID the resale listing it buys.
+	TicketType string `json:"ticket_type,omitempty"`
+	Fee        int64  `json:"fee"`
+	ListingID  string `json:"listing_id,omitempty"`
 }
 
 // NewView shapes h for the contract.
 func NewView(h store.Hold) View {
 	v := View{HoldID: h.ID.String(), EventID: h.EventID, Status: string(h.Status), SeatIDs: h.SeatIDs(),
-		ExpiresAt: h.ExpiresAt.UTC(), Total: h.Total, PromoCode: h.PromoCode, Items: []ViewItem{}}
+		ExpiresAt: h.ExpiresAt.UTC(), Total: h.Total, PromoCode: h.PromoCode, Items: []ViewItem{},
+		Fees: money.Money{Amount: h.Fees, Currency: h.Total.Currency},
+		Tax:  ViewTax{Amount: h.Tax, Currency: h.Total.Currency, RateBp: h.TaxRateBp}}
 	for _, it := range h.Items {
 		v.Quantity += it.Quantity
 		if it.SeatID == "" {
 			v.SectionID = it.SectionID
 		}
 		v.Items = append(v.Items, ViewItem{SeatID: it.SeatID, SectionID: it.SectionID, Quantity: it.Quantity,
-			Price: it.Price, BasePrice: it.Base, SurgeBps: it.SurgeBps, Discount: it.Discount})
+			Price: it.Price, BasePrice: it.Base, SurgeBps: it.SurgeBps, Discount: it.Discount, TicketType: it.TicketType, Fee: it.Fee,
+			ListingID: it.ListingID})
 	}
 	for _, st := range h.Stays {
 		vs := ViewStay{PropertyID: st.PropertyID, RoomType: st.RoomType, Checkin: st.Checkin.Format(time.DateOnly),

@@ -61,6 +61,42 @@ type EventFields struct {
 	Prices               map[string]money.Money `json:"prices,omitempty"`
 	Resale               *ResaleFields          `json:"resale,omitempty"`
 	Reentry              *bool                  `json:"reentry,omitempty"`
+	// TicketTypes replace the event's types (Adult, Child...): the first
+	// type's prices are the event's prices (prices may then be left out).
+	TicketTypes *[]TicketTypeFields `json:"ticket_types,omitempty"`
+	// ServiceFee is charged per ticket, shown apart from the price.
+	ServiceFee *money.Money `json:"service_fee,omitempty"`
+}
+
+// TicketTypeFields are one ticket type as the organiser sends it.
+type TicketTypeFields struct {
+	ID          string                 `json:"id"`
+	Name        string                 `json:"name"`
+	Prices      map[string]money.Money `json:"prices"`
+	MaxPerOrder int                    `json:"max_per_order,omitempty"`
+	Requires    string                 `json:"requires,omitempty"`
+}
+
+// TicketTypeView is a ticket type as the organiser and fans read it.
+type TicketTypeView struct {
+	ID          string                 `json:"id"`
+	Name        string                 `json:"name"`
+	Prices      map[string]money.Money `json:"prices"`
+	MaxPerOrder int                    `json:"max_per_order,omitempty"`
+	Requires    string                 `json:"requires,omitempty"`
+}
+
+// TicketTypesOf shows stored types with their prices in currency.
+func TicketTypesOf(ts []store.TicketType, currency string) []TicketTypeView {
+	out := make([]TicketTypeView, len(ts))
+	for i, t := range ts {
+		v := TicketTypeView{ID: t.ID, Name: t.Name, MaxPerOrder: t.MaxPerOrder, Requires: t.Requires, Prices: map[string]money.Money{}}
+		for c, a := range t.Prices {
+			v.Prices[c] = money.Money{Amount: a, Currency: currency}
+		}
+		out[i] = v
+	}
+	return out
 }
 
 // ResaleFields are the event's resale policy as the organiser sends it
@@ -95,30 +131,46 @@ func ResaleOf(p store.ResalePolicy) Resale {
 // fixed once published.
 var AlwaysEditable = []string{"title", "artist", "genre", "description", "offsale_at", "per_customer_limit", "hold_ttl_seconds", "resale", "reentry"}
 
+// typeIDPattern is a ticket type's ID: what holds name it by.
+var typeIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,39}$`)
+
 // DecodeEventFields reads EventFields from JSON; a malformed body or a
 // value of the wrong type is a *venues.ValidationError naming the field.
 func DecodeEventFields(r io.Reader) (EventFields, error) {
+	var f EventFields
+	return f, decodeFields(r, &f)
+}
+
+// DecodeSeriesFields reads SeriesFields as DecodeEventFields reads an
+// event's.
+func DecodeSeriesFields(r io.Reader) (SeriesFields, error) {
+	var f SeriesFields
+	return f, decodeFields(r, &f)
+}
+
+// decodeFields reads at most 1 MiB of JSON into v; a malformed body or a
+// value of the wrong type is a *venues.ValidationError naming the field.
+func decodeFields(r io.Reader, v any) error {
 	body, err := io.ReadAll(io.LimitReader(r, 1<<20+1))
 	if err != nil {
-		return EventFields{}, err
+		return err
 	}
 	if len(body) > 1<<20 {
-		return EventFields{}, venues.Invalid("body", "larger than 1 MiB")
+		return venues.Invalid("body", "larger than 1 MiB")
 	}
-	var f EventFields
 	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&f); err != nil {
+	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		var pe *time.ParseError
 		switch {
 		case errors.As(err, &te):
-			return EventFields{}, venues.Invalid(te.Field, "must be a JSON %s", te.Type.Kind())
+			return venues.Invalid(te.Field, "must be a JSON %s", te.Type.Kind())
 		case errors.As(err, &pe):
-			return EventFields{}, venues.Invalid("body", "a time is RFC 3339, such as 2027-06-01T20:00:00+02:00: %v", pe)
+			return venues.Invalid("body", "a time is RFC 3339, such as 2027-06-01T20:00:00+02:00: %v", pe)
 		}
-		return EventFields{}, venues.Invalid("body", "not valid JSON: %v", err)
+		return venues.Invalid("body", "not valid JSON: %v", err)
 	}
-	return f, nil
+	return nil
 }
 
 // Event is an event as its organiser sees it. Status is DRAFT, PUBLISHED
@@ -153,6 +205,11 @@ type Event struct {
 	// Reentry lets a ticket scanned out at the door come back in (the
 	// gates read it from the manifest).
 	Reentry bool `json:"reentry"`
+	// TicketTypes in order (empty: one type at Prices); ServiceFee per
+	// ticket; SeriesID the series the event is a date of.
+	TicketTypes []TicketTypeView `json:"ticket_types"`
+	ServiceFee  money.Money      `json:"service_fee"`
+	SeriesID    string           `json:"series_id,omitempty"`
 }
 
 // Service runs the organiser's event lifecycle over the buy plane's store.
@@ -171,7 +228,9 @@ func (s *Service) view(e store.OrganiserEvent) Event {
 		StartsAt: e.StartsAt.UTC(), OnsaleAt: e.OnsaleAt.UTC(), CancellationDeadline: e.CancellationDeadline.UTC(),
 		Currency: e.Currency, Metered: e.Metered, PerCustomerLimit: e.PerCustomerLimit, HoldTTLSeconds: e.HoldTTLSeconds,
 		Prices: map[string]money.Money{}, Sections: e.Sections, Seats: e.Seats, GeneralCapacity: e.GeneralCapacity,
-		CreatedAt: e.CreatedAt.UTC(), Timezone: e.Timezone, Resale: ResaleOf(e.Resale), Reentry: e.Reentry}
+		CreatedAt: e.CreatedAt.UTC(), Timezone: e.Timezone, Resale: ResaleOf(e.Resale), Reentry: e.Reentry,
+		TicketTypes: TicketTypesOf(e.TicketTypes, e.Currency), ServiceFee: money.Money{Amount: e.ServiceFee, Currency: e.Currency},
+		SeriesID: e.SeriesID}
 	if !e.OffsaleAt.IsZero() {
 		t := e.OffsaleAt.UTC()
 		out.OffsaleAt = &t
@@ -196,28 +255,53 @@ func (s *Service) Create(ctx context.Context, scope venues.Scope, f EventFields)
 // CreateAs is Create under a chosen ID (the demo's fixed events);
 // store.ErrEventExists when it is taken.
 func (s *Service) CreateAs(ctx context.Context, scope venues.Scope, id string, f EventFields) (Event, error) {
-	if err := scope.Check(); err != nil {
+	return s.createInSeries(ctx, scope, id, f, "")
+}
+
+// createInSeries is CreateAs for a date of series (none when "").
+func (s *Service) createInSeries(ctx context.Context, scope venues.Scope, id string, f EventFields, series string) (Event, error) {
+	ev, err := s.draft(ctx, scope, id, f)
+	if err != nil {
 		return Event{}, err
+	}
+	ev.SeriesID = series
+	if err := s.store.Catalogue.CreateDraftEvent(ctx, ev); err != nil {
+		return Event{}, err
+	}
+	return s.Get(ctx, scope, id)
+}
+
+// checkCreate says whether f would create an event, writing nothing.
+func (s *Service) checkCreate(ctx context.Context, scope venues.Scope, f EventFields) error {
+	_, err := s.draft(ctx, scope, "evt_check", f)
+	return err
+}
+
+// draft is the event f creates, checked, not yet written.
+func (s *Service) draft(ctx context.Context, scope venues.Scope, id string, f EventFields) (store.OrganiserEvent, error) {
+	if err := scope.Check(); err != nil {
+		return store.OrganiserEvent{}, err
 	}
 	var e errList
 	for _, req := range []struct {
 		name string
 		set  bool
 	}{{"venue_id", f.VenueID != nil}, {"title", f.Title != nil}, {"starts_at", f.StartsAt != nil},
-		{"onsale_at", f.OnsaleAt != nil}, {"currency", f.Currency != nil}, {"prices", len(f.Prices) > 0}} {
+		{"onsale_at", f.OnsaleAt != nil}, {"currency", f.Currency != nil},
+		{"prices", len(f.Prices) > 0 || (f.TicketTypes != nil && len(*f.TicketTypes) > 0)}} {
 		if !req.set {
 			e.add(req.name, "required")
 		}
 	}
 	if len(e) > 0 {
-		return Event{}, e.err()
+		return store.OrganiserEvent{}, e.err()
 	}
 	venue, err := s.store.Catalogue.Venue(ctx, *f.VenueID, scope.Filter())
 	if errors.Is(err, store.ErrNotFound) {
-		return Event{}, venues.Invalid("venue_id", "no such venue of this organisation")
+		return store.OrganiserEvent{}, venues.Invalid("venue_id", "no such venue of this organisation")
 	}
 	if err != nil {
-		return Event{}, err
+		return store.OrganiserEvent{}, err
 	}
 	ev := store.OrganiserEvent{ID: id, OrgID: venue.OrgID, Status: vocab.EventDraft,
 		PerCustomerLimit: DefaultPerCustomerLimit, HoldTTLSeconds: DefaultHoldTTLSeconds, Prices: map[string]int64{},
@@ -231,12 +315,9 @@ func (s *Service) CreateAs(ctx context.Context, scope venues.Scope, id string, f
 	}
 	check(&ev, venue.Categories, &e)
 	if len(e) > 0 {
-		return Event{}, e.err()
+		return store.OrganiserEvent{}, e.err()
 	}
-	if err := s.store.Catalogue.CreateDraftEvent(ctx, ev); err != nil {
-		return Event{}, err
-	}
-	return s.Get(ctx, scope, id)
+	return ev, nil
 }
 
 // Get reads an event of the scope's organisation: store.ErrNotFound
@@ -458,15 +539,61 @@ func apply(ev *store.OrganiserEvent, f EventFields, e *errList) {
 		}
 	}
 	if f.Prices != nil {
-		ev.Prices = map[string]int64{}
-		for _, c := range slices.Sorted(maps.Keys(f.Prices)) {
-			p := f.Prices[c]
-			if p.Currency != ev.Currency {
-				e.add("prices."+c+".currency", fmt.Sprintf("must be the event's currency %q", ev.Currency))
+		ev.Prices = prices("prices", f.Prices, ev.Currency, e)
+	}
+	if f.ServiceFee != nil {
+		if f.ServiceFee.Currency != ev.Currency {
+			e.add("service_fee.currency", fmt.Sprintf("must be the event's currency %q", ev.Currency))
+		}
+		if f.ServiceFee.Amount < 0 || f.ServiceFee.Amount > maxPrice {
+			e.add("service_fee.amount", fmt.Sprintf("from 0 to %d minor units", maxPrice))
+		}
+		ev.ServiceFee = f.ServiceFee.Amount
+	}
+	if f.TicketTypes != nil {
+		ev.TicketTypes = nil
+		seen := map[string]bool{}
+		for i, t := range *f.TicketTypes {
+			at := fmt.Sprintf("ticket_types[%d]", i)
+			switch {
+			case !typeIDPattern.MatchString(t.ID):
+				e.add(at+".id", "lower-case letters, digits, '_' and '-', at most 40, such as child")
+			case seen[t.ID]:
+				e.add(at+".id", "duplicate ticket type "+t.ID)
 			}
-			ev.Prices[c] = p.Amount
+			seen[t.ID] = true
+			name := strings.TrimSpace(t.Name)
+			if name == "" || len(name) > 100 {
+				e.add(at+".name", "required, at most 100 characters")
+			}
+			if t.MaxPerOrder < 0 || t.MaxPerOrder > 100 {
+				e.add(at+".max_per_order", "from 1 to 100, or left out for the event's limit")
+			}
+			ev.TicketTypes = append(ev.TicketTypes, store.TicketType{ID: t.ID, Name: name, MaxPerOrder: t.MaxPerOrder,
+				Requires: t.Requires, Prices: prices(at+".prices", t.Prices, ev.Currency, e)})
+		}
+		if len(ev.TicketTypes) > 0 {
+			// The first type's prices are the event's: a hold naming no
+			// type, and every seat's base price, follow them.
+			if f.Prices != nil && !maps.Equal(ev.Prices, ev.TicketTypes[0].Prices) {
+				e.add("prices", "with ticket_types, the first type's prices are the event's: leave prices out or make them equal")
+			}
+			ev.Prices = maps.Clone(ev.TicketTypes[0].Prices)
 		}
 	}
+}
+
+// prices reads a price per category in the event's currency.
+func prices(field string, in map[string]money.Money, currency string, e *errList) map[string]int64 {
+	out := map[string]int64{}
+	for _, c := range slices.Sorted(maps.Keys(in)) {
+		p := in[c]
+		if p.Currency != currency {
+			e.add(field+"."+c+".currency", fmt.Sprintf("must be the event's currency %q", currency))
+		}
+		out[c] = p.Amount
+	}
+	return out
 }
 
 // changedFixed names the fields outside AlwaysEditable that differ.
@@ -483,6 +610,8 @@ func changedFixed(a, b store.OrganiserEvent) []string {
 		{"currency", a.Currency != b.Currency},
 		{"metered", a.Metered != b.Metered},
 		{"prices", !maps.Equal(a.Prices, b.Prices)},
+		{"ticket_types", !slices.EqualFunc(a.TicketTypes, b.TicketTypes, store.TicketType.Equal)},
+		{"service_fee", a.ServiceFee != b.ServiceFee},
 	} {
 		if c.changed {
 			out = append(out, c.name)
@@ -547,6 +676,16 @@ func check(ev *store.OrganiserEvent, categories []string, e *errList) {
 	for _, c := range categories {
 		if _, ok := ev.Prices[c]; !ok {
 			e.add("prices."+c, "missing: the venue's layout has seats of this category")
+		}
+	}
+	for i, t := range ev.TicketTypes {
+		for _, c := range slices.Sorted(maps.Keys(t.Prices)) {
+			switch a := t.Prices[c]; {
+			case !slices.Contains(categories, c):
+				e.add(fmt.Sprintf("ticket_types[%d].prices.%s", i, c), fmt.Sprintf("the venue's layout has no category %q", c))
+			case a < 0 || a > maxPrice:
+				e.add(fmt.Sprintf("ticket_types[%d].prices.%s.amount", i, c), fmt.Sprintf("from 0 to %d minor units", maxPrice))
+			}
 		}
 	}
 }

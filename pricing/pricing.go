@@ -82,3 +82,22 @@ func boolInt(b bool) int64 {
 	}
 	return 0
 }
+
+// Tax is the tax at rateBp basis points in amount (minor units), rounded
+// half up: with included, amount is the gross price and the tax is the part
+// of it that is tax (amount × rate / (1 + rate)); otherwise amount is net
+// and the tax comes on top (amount × rate). A negative amount (a credit)
+// is taxed as its opposite, negated.
+func Tax(amount int64, rateBp int, included bool) int64 {
+	if rateBp <= 0 || amount == 0 {
+		return 0
+	}
+	if amount < 0 {
+		return -Tax(-amount, rateBp, included)
+	}
+	r := int64(rateBp)
+	if included {
+		return (amount*r*2 + (10000 + r)) / (2 * (10000 + r))
+	}
+	return (amount*r + 5000) / 10000
+}

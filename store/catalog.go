@@ -83,8 +83,10 @@ type SearchQuery struct {
 	Genre string
 	From  *time.Time // starts_at >= From
 	To    *time.Time // starts_at < To
-	After *SearchCursor
-	Limit int
+	// Series keeps the dates of one series only.
+	Series string
+	After  *SearchCursor
+	Limit  int
 }
 
 // SearchPage is one page of results; Next is nil on the last page.
@@ -119,12 +121,13 @@ func (r *Reader) SearchEvents(ctx context.Context, q SearchQuery) (SearchPage, e
 			  AND ($2 = '' OR lower(v.city) = lower($2))
 			  AND ($3 = '' OR lower(e.genre) = lower($3))
 			  AND ($4::timestamptz IS NULL OR e.starts_at >= $4)
-			  AND ($5::timestamptz IS NULL OR e.starts_at < $5))
+			  AND ($5::timestamptz IS NULL OR e.starts_at < $5)
+			  AND ($10 = '' OR e.series_id = $10))
 		SELECT id, title, artist, venue, city, timezone, genre, starts_at, onsale_at, currency, metered, rank FROM hits
 		WHERE $6::real IS NULL OR rank < $6 OR (rank = $6 AND (starts_at, id) > ($7::timestamptz, $8::text))
 		ORDER BY rank DESC, starts_at, id
 		LIMIT $9`,
-		strings.TrimSpace(q.Text), q.City, q.Genre, q.From, q.To, afterRank, afterStarts, afterID, limit+1)
+		strings.TrimSpace(q.Text), q.City, q.Genre, q.From, q.To, afterRank, afterStarts, afterID, limit+1, q.Series)
 	if err != nil {
 		return SearchPage{}, err
 	}
@@ -216,6 +219,11 @@ type EventDetail struct {
 	EventSummary
 	Description string
 	Sections    []SectionSummary
+	// TicketTypes are the event's types in order; ServiceFee is charged per
+	// ticket; SeriesID links the dates of one series.
+	TicketTypes []TicketType
+	ServiceFee  int64
+	SeriesID    string
 }
 
 // EventSectionIDs lists the IDs of the event's sections; ErrNotFound when
@@ -258,10 +266,10 @@ func (r *Reader) GetEvent(ctx context.Context, eventID string) (EventDetail, err
 	err := pgx.BeginTxFunc(ctx, r.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
 		func(tx pgx.Tx) error {
 			err := tx.QueryRow(ctx, `SELECT e.id, e.title, e.artist, v.name, v.city, v.timezone, e.genre, e.description,
-				e.starts_at, e.onsale_at, e.currency, e.metered
+				e.starts_at, e.onsale_at, e.currency, e.metered, e.service_fee, coalesce(e.series_id, ''), `+ticketTypesJSON+`
 				FROM events e JOIN venues v ON v.id = e.venue_id WHERE e.id = $1 AND e.status = 'PUBLISHED'`, eventID).Scan(
 				&d.ID, &d.Title, &d.Artist, &d.Venue, &d.City, &d.Timezone, &d.Genre, &d.Description,
-				&d.StartsAt, &d.OnsaleAt, &d.Currency, &d.Metered)
+				&d.StartsAt, &d.OnsaleAt, &d.Currency, &d.Metered, &d.ServiceFee, &d.SeriesID, &d.TicketTypes)
 			if errors.Is(err, pgx.ErrNoRows) {
 				return ErrNotFound
 			}

@@ -30,6 +30,12 @@ type HoldRequest struct {
 	Quantity      int
 	Adjacent      bool
 	PromoCode     string
+	// TicketTypes name the ticket type of each seat (seat ID -> type ID);
+	// TicketType is a general-admission cart's, and a seat's that the map
+	// does not name. A unit naming none is the event's first type, priced
+	// at the seat's base price.
+	TicketTypes map[string]string
+	TicketType  string
 	// Stays are the hotel stays of a package (with EventID) or of a
 	// hotel-only hold (CreateStayHold), in a canonical order.
 	Stays []StayRequest
@@ -59,6 +65,10 @@ type Item struct {
 	Base      int64       `json:"base_price"`
 	SurgeBps  int         `json:"surge_bps"`
 	Discount  int64       `json:"discount"`
+	// TicketType is the line's ticket type ("" on events without types);
+	// Fee its service fee (per ticket times the quantity), apart from Price.
+	TicketType string `json:"ticket_type,omitempty"`
+	Fee        int64  `json:"fee,omitempty"`
 	// ListingID is the resale listing the line buys (a resale hold).
 	ListingID string `json:"listing_id,omitempty"`
 	// Place is where the item is, as the venue's signs name it: read with
@@ -85,6 +95,12 @@ type Hold struct {
 	ExpiresAt time.Time
 	EndedAt   *time.Time
 	Total     money.Money
+	// Fees and Tax are parts of Total, frozen at hold time: the service
+	// fees of every line, and the tax at TaxRateBp (included in the prices
+	// or added to them, as the organisation's settings said).
+	Fees      int64
+	Tax       int64
+	TaxRateBp int
 	PromoCode string
 	Items     []Item
 	// Stays are the hotel stays the hold carries (see store/stays.go).
@@ -221,6 +237,7 @@ func (s *Holds) createHold(ctx context.Context, req HoldRequest) (Hold, *StoredR
 		queueClaimKey(first, req, &c.stored)
 	}
 	queueLoadTerms(first, req.EventID, &c.terms)
+	queueLoadTypes(first, req, &c.terms)
 	queueSettleOwnPending(first, req, &c.expiredPending)
 	queueCheckLimit(first, req, &c.terms)
 	br := s.pool.SendBatch(ctx, first)
@@ -297,7 +314,7 @@ func takeCart(ctx context.Context, tx pgx.Tx, req HoldRequest, c checks) (Hold, 
 	// The remaining writes cannot be refused by a rule, only by a bug or the
 	// database: one round trip for all of them.
 	b = &pgx.Batch{}
-	if hold.Items, hold.Total, err = priceItems(b, req, c.terms, units, surge, disc); err != nil {
+	if err = priceItems(b, req, c.terms, units, surge, disc, hold); err != nil {
 		return Hold{}, err
 	}
 	queueHoldOutbox(b, *hold, unitSections(units))
@@ -334,6 +351,21 @@ type eventTerms struct {
 	ttl      int
 	startsAt time.Time
 	now      time.Time
+	// serviceFee is charged per ticket; taxBp and taxIncluded are the
+	// organisation's tax; firstType is the type a line naming none is.
+	serviceFee  int64
+	taxBp       int
+	taxIncluded bool
+	firstType   string
+	// types are the ticket types the cart names, with their prices per
+	// category (read only for a cart that names some).
+	types map[string]*typeTerms
+}
+
+// typeTerms is one ticket type as a hold prices it.
+type typeTerms struct {
+	maxPerOrder int // 0: no limit of its own
+	prices      map[string]int64
 }
 
 // queueLoadTerms reads the event's terms into *ev and refuses an event not on
@@ -345,10 +377,13 @@ type eventTerms struct {
 // stay PENDING on a cancelled event. The reservation's foreign key takes the
 // same lock at its insert anyway; this takes it before the status is read.
 func queueLoadTerms(b *pgx.Batch, eventID string, ev *eventTerms) {
-	b.Queue(`SELECT currency, per_customer_limit, hold_ttl_seconds, starts_at, now(), status, onsale_at, offsale_at
-		FROM events WHERE id = $1 FOR KEY SHARE`, eventID).QueryRow(func(row pgx.Row) error {
+	b.Queue(`SELECT e.currency, e.per_customer_limit, e.hold_ttl_seconds, e.starts_at, now(), e.status, e.onsale_at, e.offsale_at,
+			e.service_fee, coalesce(o.tax_rate_bp, 0), coalesce(o.prices_include_tax, true),
+			coalesce((SELECT t.id FROM ticket_types t WHERE t.event_id = e.id ORDER BY t.position LIMIT 1), '')
+		FROM events e LEFT JOIN organisations o ON o.id = e.org_id WHERE e.id = $1 FOR KEY SHARE OF e`, eventID).QueryRow(func(row pgx.Row) error {
 		var sale saleWindow
-		err := row.Scan(&ev.currency, &ev.limit, &ev.ttl, &ev.startsAt, &ev.now, &sale.status, &sale.onsale, &sale.offsale)
+		err := row.Scan(&ev.currency, &ev.limit, &ev.ttl, &ev.startsAt, &ev.now, &sale.status, &sale.onsale, &sale.offsale,
+			&ev.serviceFee, &ev.taxBp, &ev.taxIncluded, &ev.firstType)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows), err == nil && sale.status == vocab.EventDraft:
 			return errNoSuchEvent()
@@ -358,6 +393,68 @@ func queueLoadTerms(b *pgx.Batch, eventID string, ev *eventTerms) {
 		sale.now = ev.now
 		return sale.check()
 	})
+}
+
+// cartTypes lists the ticket types a cart names, sorted and unique.
+func cartTypes(req HoldRequest) []string {
+	set := map[string]bool{}
+	for _, t := range req.TicketTypes {
+		set[t] = true
+	}
+	if req.TicketType != "" {
+		set[req.TicketType] = true
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// queueLoadTypes reads the ticket types the cart names into ev.types: a
+// cart naming none (the flash sale's common cart) adds no statement. A
+// named type the event does not have is refused naming it.
+func queueLoadTypes(b *pgx.Batch, req HoldRequest, ev *eventTerms) {
+	names := cartTypes(req)
+	if len(names) == 0 {
+		return
+	}
+	b.Queue(`SELECT t.id, coalesce(t.max_per_order, 0), coalesce(p.category, ''), coalesce(p.amount, 0)
+		FROM ticket_types t LEFT JOIN ticket_type_prices p ON p.event_id = t.event_id AND p.type_id = t.id
+		WHERE t.event_id = $1 AND t.id = ANY($2)`, req.EventID, names).Query(func(rows pgx.Rows) error {
+		ev.types = map[string]*typeTerms{}
+		for rows.Next() {
+			var id, cat string
+			var maxPer int
+			var amount int64
+			if err := rows.Scan(&id, &maxPer, &cat, &amount); err != nil {
+				return err
+			}
+			tt := ev.types[id]
+			if tt == nil {
+				tt = &typeTerms{maxPerOrder: maxPer, prices: map[string]int64{}}
+				ev.types[id] = tt
+			}
+			if cat != "" {
+				tt.prices[cat] = amount
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, n := range names {
+			if ev.types[n] == nil {
+				return &InvalidError{Field: typeField(req, n), Message: "this event has no ticket type " + n}
+			}
+		}
+		return nil
+	})
+}
+
+// typeField names the cart field that asked for ticket type t.
+func typeField(req HoldRequest, t string) string {
+	for _, seat := range slices.Sorted(maps.Keys(req.TicketTypes)) {
+		if req.TicketTypes[seat] == t {
+			return "ticket_types." + seat
+		}
+	}
+	return "ticket_type"
 }
 
 // errNoSuchEvent answers a cart for an event that does not exist, or that
@@ -473,6 +570,7 @@ type unit struct {
 	seatID, sectionID string
 	qty               int
 	base              int64
+	category          string
 }
 
 // inventoryTake is the take step between its queued statements and its
@@ -492,9 +590,9 @@ func queueTakeInventory(b *pgx.Batch, req HoldRequest, ev eventTerms) *inventory
 	if len(req.SeatIDs) == 0 {
 		b.Queue(`UPDATE sections SET ga_taken = ga_taken + $3
 			WHERE id = $1 AND event_id = $2 AND kind = 'general' AND ga_taken + $3 <= capacity
-			RETURNING base_price`, req.SectionID, req.EventID, req.Quantity).QueryRow(func(row pgx.Row) error {
+			RETURNING base_price, category`, req.SectionID, req.EventID, req.Quantity).QueryRow(func(row pgx.Row) error {
 			u := unit{sectionID: req.SectionID, qty: req.Quantity}
-			err := row.Scan(&u.base)
+			err := row.Scan(&u.base, &u.category)
 			if errors.Is(err, pgx.ErrNoRows) {
 				return nil // finish says why
 			}
@@ -526,7 +624,7 @@ func (t *inventoryTake) finish(ctx context.Context, tx pgx.Tx, req HoldRequest, 
 	slices.SortFunc(taken, func(a, b takenSeat) int { return strings.Compare(a.id, b.id) })
 	units := make([]unit, 0, len(taken))
 	for _, s := range taken {
-		units = append(units, unit{seatID: s.id, sectionID: s.section, qty: 1, base: s.base})
+		units = append(units, unit{seatID: s.id, sectionID: s.section, qty: 1, base: s.base, category: s.category})
 	}
 	surge := t.surge
 	if retried {
@@ -560,36 +658,95 @@ func unitSections(units []unit) []string {
 // discount), queues its item row and the reservation's total on b, and
 // returns the items and total for the answer.
 func priceItems(b *pgx.Batch, req HoldRequest, ev eventTerms, units []unit,
-	surge map[string]int, disc discount) ([]Item, money.Money, error) {
-	var total int64
+	surge map[string]int, disc discount, hold *Hold) error {
+	var total, fees int64
 	items := make([]Item, 0, len(units))
+	perType := map[string]int{}
 	for _, u := range units {
-		q, err := pricing.Price(u.base, surge[u.sectionID], disc.bps)
+		typ, base, err := typedBase(req, ev, u)
 		if err != nil {
-			return nil, money.Money{}, fmt.Errorf("store: price seat %s: %w", u.seatID, err)
+			return err
+		}
+		perType[typ] += u.qty
+		if tt := ev.types[typ]; tt != nil && tt.maxPerOrder > 0 && perType[typ] > tt.maxPerOrder {
+			return &InvalidError{Field: typeField(req, typ),
+				Message: fmt.Sprintf("at most %d tickets of type %s per order", tt.maxPerOrder, typ)}
+		}
+		q, err := pricing.Price(base, surge[u.sectionID], disc.bps)
+		if err != nil {
+			return fmt.Errorf("store: price seat %s: %w", u.seatID, err)
 		}
 		if off := min(disc.amount, q.PriceAtLock); off > 0 {
 			q.Discount, q.PriceAtLock = q.Discount+off, q.PriceAtLock-off
 		}
 		line, err := money.MulInt(q.PriceAtLock, int64(u.qty))
 		if err != nil {
-			return nil, money.Money{}, err
+			return err
 		}
 		if total, err = money.AddInt(total, line); err != nil {
-			return nil, money.Money{}, err
+			return err
 		}
-		var seat *string
+		var seat, ttype *string
 		if u.seatID != "" {
 			seat = &u.seatID
 		}
+		if typ != "" {
+			ttype = &typ
+		}
+		fee, err := money.MulInt(ev.serviceFee, int64(u.qty))
+		if err != nil {
+			return err
+		}
+		if fees, err = money.AddInt(fees, fee); err != nil {
+			return err
+		}
 		b.Queue(`INSERT INTO reservation_items (reservation_id, event_id, section_id, seat_id, quantity,
-			base_price, surge_bps, discount, price_at_lock) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			req.ReservationID, req.EventID, u.sectionID, seat, u.qty, q.Base, q.SurgeBps, q.Discount, q.PriceAtLock)
-		items = append(items, Item{SeatID: u.seatID, SectionID: u.sectionID, Quantity: u.qty,
+			base_price, surge_bps, discount, price_at_lock, ticket_type, fee) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			req.ReservationID, req.EventID, u.sectionID, seat, u.qty, q.Base, q.SurgeBps, q.Discount, q.PriceAtLock, ttype, fee)
+		items = append(items, Item{SeatID: u.seatID, SectionID: u.sectionID, Quantity: u.qty, TicketType: typ, Fee: fee,
 			Price: money.Money{Amount: q.PriceAtLock, Currency: ev.currency}, Base: q.Base, SurgeBps: q.SurgeBps, Discount: q.Discount})
 	}
-	b.Queue(`UPDATE reservations SET total = $2 WHERE id = $1`, req.ReservationID, total)
-	return items, money.Money{Amount: total, Currency: ev.currency}, nil
+	charged, err := money.AddInt(total, fees)
+	if err != nil {
+		return err
+	}
+	tax := pricing.Tax(charged, ev.taxBp, ev.taxIncluded)
+	if !ev.taxIncluded {
+		if charged, err = money.AddInt(charged, tax); err != nil {
+			return err
+		}
+	}
+	b.Queue(`UPDATE reservations SET total = $2, fees = $3, tax = $4, tax_rate_bp = $5, prices_include_tax = $6 WHERE id = $1`,
+		req.ReservationID, charged, fees, tax, ev.taxBp, ev.taxIncluded)
+	hold.Items, hold.Total = items, money.Money{Amount: charged, Currency: ev.currency}
+	hold.Fees, hold.Tax, hold.TaxRateBp = fees, tax, ev.taxBp
+	return nil
+}
+
+// typedBase is the ticket type of unit u and its base price before surge
+// and discount: the named type's price for the unit's category, or, for a
+// unit naming none (or a type without a price of its own for that
+// category), the seat's base price, which is the event's first type's.
+func typedBase(req HoldRequest, ev eventTerms, u unit) (string, int64, error) {
+	typ := req.TicketType
+	if t := req.TicketTypes[u.seatID]; u.seatID != "" && t != "" {
+		typ = t
+	}
+	if typ == "" {
+		return ev.firstType, u.base, nil
+	}
+	tt := ev.types[typ]
+	if tt == nil {
+		return "", 0, &InvalidError{Field: typeField(req, typ), Message: "this event has no ticket type " + typ}
+	}
+	if p, ok := tt.prices[u.category]; ok {
+		return typ, p, nil
+	}
+	if typ == ev.firstType {
+		return typ, u.base, nil // the first type's prices are the event's
+	}
+	return "", 0, &InvalidError{Field: typeField(req, typ),
+		Message: fmt.Sprintf("ticket type %s is not sold for %s seats", typ, u.category)}
 }
 
 // queueHoldOutbox queues the hold's one inventory.changed row, naming every
@@ -615,13 +772,14 @@ func sendHoldBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch, hold Hold) erro
 type takenSeat struct {
 	id, section string
 	base        int64
+	category    string
 }
 
 // updateSeatsSQL moves every requested seat that is AVAILABLE to HELD: the
 // predicate is the rule that a seat has at most one live owner.
 const updateSeatsSQL = `UPDATE seats SET status = 'HELD', reservation_id = $3, version = version + 1
 	WHERE event_id = $1 AND id = ANY($2) AND status = 'AVAILABLE'
-	RETURNING id, section_id, base_price`
+	RETURNING id, section_id, base_price, category`
 
 func queueUpdateSeats(b *pgx.Batch, req HoldRequest, taken *[]takenSeat) {
 	b.Queue(updateSeatsSQL, req.EventID, req.SeatIDs, req.ReservationID).Query(func(rows pgx.Rows) error {
@@ -634,7 +792,7 @@ func queueUpdateSeats(b *pgx.Batch, req HoldRequest, taken *[]takenSeat) {
 func collectTaken(rows pgx.Rows) ([]takenSeat, error) {
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (takenSeat, error) {
 		var t takenSeat
-		err := row.Scan(&t.id, &t.section, &t.base)
+		err := row.Scan(&t.id, &t.section, &t.base, &t.category)
 		return t, err
 	})
 }

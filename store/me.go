@@ -124,6 +124,7 @@ type rowsQuerier interface {
 func bookingViewsIn(ctx context.Context, q rowsQuerier, where string, args ...any) ([]BookingView, error) {
 	rows, err := q.Query(ctx, `SELECT r.id, r.user_id, coalesce(r.event_id, ''), r.status, r.created_at, r.expires_at,
 		r.ended_at, r.total, r.currency, coalesce(r.promo_code, ''), r.status = 'PENDING_PAYMENT' AND r.expires_at <= now(),
+		r.fees, r.tax, r.tax_rate_bp,
 		coalesce(p.status, ''), coalesce(p.intent_id, ''), coalesce(p.flagged, ''),
 		coalesce(e.title, ''), e.starts_at, coalesce(v.timezone, ''), coalesce(v.name, ''), coalesce(v.city, '')
 		FROM reservations r LEFT JOIN payments p ON p.reservation_id = r.id
@@ -139,7 +140,7 @@ func bookingViewsIn(ctx context.Context, q rowsQuerier, where string, args ...an
 		var startsAt *time.Time
 		ev := &v.Event
 		err := row.Scan(&h.ID, &h.UserID, &h.EventID, &status, &h.CreatedAt, &h.ExpiresAt, &h.EndedAt, &h.Total.Amount,
-			&h.Total.Currency, &h.PromoCode, &expired, &payment, &v.IntentID, &v.Flagged,
+			&h.Total.Currency, &h.PromoCode, &expired, &h.Fees, &h.Tax, &h.TaxRateBp, &payment, &v.IntentID, &v.Flagged,
 			&ev.Title, &startsAt, &ev.Timezone, &ev.VenueName, &ev.VenueCity)
 		if startsAt != nil {
 			ev.ID, ev.StartsAt = h.EventID, *startsAt
@@ -168,7 +169,7 @@ func bookingViewsIn(ctx context.Context, q rowsQuerier, where string, args ...an
 		var rid uuid.UUID
 		var it Item
 		if err := r.Scan(&rid, &it.SeatID, &it.SectionID, &it.Quantity, &it.Price.Amount, &it.Base, &it.SurgeBps, &it.Discount,
-			&it.Place.Section, &it.Place.Row, &it.Place.Number); err != nil {
+			&it.Place.Section, &it.Place.Row, &it.Place.Number, &it.TicketType, &it.Fee, &it.ListingID); err != nil {
 			return err
 		}
 		v := at[rid]
@@ -176,7 +177,8 @@ func bookingViewsIn(ctx context.Context, q rowsQuerier, where string, args ...an
 		v.Hold.Items = append(v.Hold.Items, it)
 		return nil
 	}, `SELECT i.reservation_id, coalesce(i.seat_id, ''), i.section_id, i.quantity, i.price_at_lock, i.base_price, i.surge_bps, i.discount,
-			coalesce(sec.name, ''), coalesce(st.row_label, ''), coalesce(st.number, 0)
+			coalesce(sec.name, ''), coalesce(st.row_label, ''), coalesce(st.number, 0),
+			coalesce(i.ticket_type, ''), i.fee, coalesce(i.listing_id::text, '')
 		FROM reservation_items i LEFT JOIN sections sec ON sec.id = i.section_id LEFT JOIN seats st ON st.id = i.seat_id
 		WHERE i.reservation_id = ANY($1) ORDER BY i.reservation_id, i.seat_id COLLATE "C", i.id`, ids); err != nil {
 		return nil, err

@@ -34,6 +34,24 @@ type OrganiserEvent struct {
 	Resale   ResalePolicy
 	// Reentry lets a ticket scanned out at the door come back in.
 	Reentry bool
+	// TicketTypes are the event's types in order (none: one implicit type
+	// at the event's prices); the first type's prices are Prices.
+	TicketTypes []TicketType
+	// ServiceFee is charged per ticket, in minor units of Currency.
+	ServiceFee int64
+	// SeriesID links the events of one series ("" for none).
+	SeriesID string
+}
+
+// TicketType is one way of buying a seat of an event (Adult, Child,
+// Student), with its own price per seat category: a category it does not
+// price is not sold to it (the first type prices every category).
+type TicketType struct {
+	ID          string           `json:"id"`
+	Name        string           `json:"name"`
+	Prices      map[string]int64 `json:"prices"`
+	MaxPerOrder int              `json:"max_per_order,omitempty"`
+	Requires    string           `json:"requires,omitempty"`
 }
 
 // ResalePolicy is an event's resale terms: whether fans may resell their
@@ -69,11 +87,11 @@ func (s *Catalogue) CreateDraftEvent(ctx context.Context, e OrganiserEvent) erro
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO events (id, org_id, venue_id, title, artist, genre, description, status,
 			starts_at, onsale_at, offsale_at, cancellation_deadline, currency, metered, per_customer_limit, hold_ttl_seconds,
-			resale_enabled, resale_max_price_bp, resale_fee_bp, resale_closes_minutes, reentry)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, 'DRAFT', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
+			resale_enabled, resale_max_price_bp, resale_fee_bp, resale_closes_minutes, reentry, service_fee, series_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, 'DRAFT', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
 			e.ID, e.OrgID, e.VenueID, e.Title, e.Artist, e.Genre, e.Description, e.StartsAt, e.OnsaleAt,
 			nullTime(e.OffsaleAt), nullTime(e.CancellationDeadline), e.Currency, e.Metered, e.PerCustomerLimit, e.HoldTTLSeconds,
-			e.Resale.Enabled, e.Resale.MaxPriceBp, e.Resale.FeeBp, e.Resale.ClosesMinutes, e.Reentry)
+			e.Resale.Enabled, e.Resale.MaxPriceBp, e.Resale.FeeBp, e.Resale.ClosesMinutes, e.Reentry, e.ServiceFee, nullString(e.SeriesID))
 		if code, _ := pgCode(err); code == pgUniqueViolation {
 			return ErrEventExists
 		}
@@ -83,8 +101,18 @@ func (s *Catalogue) CreateDraftEvent(ctx context.Context, e OrganiserEvent) erro
 		if err := writePrices(ctx, tx, e); err != nil {
 			return err
 		}
+		if err := writeTicketTypes(ctx, tx, e); err != nil {
+			return err
+		}
 		return copyLayout(ctx, tx, e.ID, e.VenueID)
 	})
+}
+
+// CreateSeries records a series of org's events; its dates are events
+// created with its ID (OrganiserEvent.SeriesID).
+func (s *Catalogue) CreateSeries(ctx context.Context, id, org, title string) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO series (id, org_id, title) VALUES ($1, $2, $3)`, id, org, title)
+	return inputError(err)
 }
 
 // ErrEventExists says an event with the ID is there already.
@@ -102,6 +130,39 @@ func writePrices(ctx context.Context, tx pgx.Tx, e OrganiserEvent) error {
 	_, err := tx.Exec(ctx, `INSERT INTO event_prices (event_id, category, amount, currency)
 		SELECT $1, c, a, $4 FROM unnest($2::text[], $3::bigint[]) AS p(c, a)`, e.ID, cats, amounts, e.Currency)
 	return inputError(err)
+}
+
+// writeTicketTypes replaces the event's ticket types with e's.
+func writeTicketTypes(ctx context.Context, tx pgx.Tx, e OrganiserEvent) error {
+	if _, err := tx.Exec(ctx, `DELETE FROM ticket_types WHERE event_id = $1`, e.ID); err != nil {
+		return err
+	}
+	b := &pgx.Batch{}
+	for i, t := range e.TicketTypes {
+		var maxPer *int
+		if t.MaxPerOrder > 0 {
+			maxPer = &t.MaxPerOrder
+		}
+		b.Queue(`INSERT INTO ticket_types (event_id, id, name, position, max_per_order, requires) VALUES ($1, $2, $3, $4, $5, $6)`,
+			e.ID, t.ID, t.Name, i, maxPer, nullString(t.Requires))
+		for _, c := range slices.Sorted(maps.Keys(t.Prices)) {
+			b.Queue(`INSERT INTO ticket_type_prices (event_id, type_id, category, amount) VALUES ($1, $2, $3, $4)`, e.ID, t.ID, c, t.Prices[c])
+		}
+	}
+	return inputError(tx.SendBatch(ctx, b).Close())
+}
+
+// Equal says a and b are the same type at the same prices.
+func (a TicketType) Equal(b TicketType) bool {
+	return a.ID == b.ID && a.Name == b.Name && a.MaxPerOrder == b.MaxPerOrder && a.Requires == b.Requires && maps.Equal(a.Prices, b.Prices)
+}
+
+// nullString is s, or NULL when empty.
+func nullString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // copyLayout copies the venue's sections and seats into the event, priced
@@ -148,7 +209,15 @@ const organiserEventColumns = `e.id, e.org_id, e.venue_id, e.title, e.artist, e.
 	(SELECT count(*) FROM seats st WHERE st.event_id = e.id),
 	(SELECT coalesce(sum(capacity), 0) FROM sections sec WHERE sec.event_id = e.id AND sec.kind = 'general'),
 	(SELECT v.timezone FROM venues v WHERE v.id = e.venue_id),
-	e.resale_enabled, e.resale_max_price_bp, e.resale_fee_bp, e.resale_closes_minutes, e.reentry`
+	e.resale_enabled, e.resale_max_price_bp, e.resale_fee_bp, e.resale_closes_minutes, e.reentry,
+	e.service_fee, coalesce(e.series_id, ''), ` + ticketTypesJSON
+
+// ticketTypesJSON reads event e's ticket types, in order, as JSON.
+const ticketTypesJSON = `coalesce((SELECT jsonb_agg(jsonb_build_object('id', t.id, 'name', t.name,
+		'max_per_order', coalesce(t.max_per_order, 0), 'requires', coalesce(t.requires, ''),
+		'prices', coalesce((SELECT jsonb_object_agg(p.category, p.amount) FROM ticket_type_prices p
+		                    WHERE p.event_id = t.event_id AND p.type_id = t.id), '{}')) ORDER BY t.position)
+	FROM ticket_types t WHERE t.event_id = e.id), '[]')`
 
 func scanOrganiserEvent(row pgx.Row) (OrganiserEvent, error) {
 	var e OrganiserEvent
@@ -156,7 +225,8 @@ func scanOrganiserEvent(row pgx.Row) (OrganiserEvent, error) {
 	err := row.Scan(&e.ID, &e.OrgID, &e.VenueID, &e.Title, &e.Artist, &e.Genre, &e.Description, &e.Status,
 		&e.StartsAt, &e.OnsaleAt, &offsale, &e.CancellationDeadline, &e.Currency, &e.Metered, &e.PerCustomerLimit,
 		&e.HoldTTLSeconds, &e.CreatedAt, &published, &e.Prices, &e.Sections, &e.Seats, &e.GeneralCapacity, &e.Timezone,
-		&e.Resale.Enabled, &e.Resale.MaxPriceBp, &e.Resale.FeeBp, &e.Resale.ClosesMinutes, &e.Reentry)
+		&e.Resale.Enabled, &e.Resale.MaxPriceBp, &e.Resale.FeeBp, &e.Resale.ClosesMinutes, &e.Reentry,
+		&e.ServiceFee, &e.SeriesID, &e.TicketTypes)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return OrganiserEvent{}, ErrNotFound
 	}
@@ -228,12 +298,22 @@ func (s *Catalogue) UpdateEvent(ctx context.Context, id, org string, change func
 		if _, err := tx.Exec(ctx, `UPDATE events SET venue_id = $2, title = $3, artist = $4, genre = $5, description = $6,
 			status = $7, starts_at = $8, onsale_at = $9, offsale_at = $10, cancellation_deadline = $11, currency = $12,
 			metered = $13, per_customer_limit = $14, hold_ttl_seconds = $15, published_at = $16,
-			resale_enabled = $17, resale_max_price_bp = $18, resale_fee_bp = $19, resale_closes_minutes = $20, reentry = $21 WHERE id = $1`,
+			resale_enabled = $17, resale_max_price_bp = $18, resale_fee_bp = $19, resale_closes_minutes = $20, reentry = $21,
+			service_fee = $22 WHERE id = $1`,
 			id, after.VenueID, after.Title, after.Artist, after.Genre, after.Description, after.Status, after.StartsAt,
 			after.OnsaleAt, nullTime(after.OffsaleAt), nullTime(after.CancellationDeadline), after.Currency, after.Metered,
 			after.PerCustomerLimit, after.HoldTTLSeconds, nullTime(after.PublishedAt),
-			after.Resale.Enabled, after.Resale.MaxPriceBp, after.Resale.FeeBp, after.Resale.ClosesMinutes, after.Reentry); err != nil {
+			after.Resale.Enabled, after.Resale.MaxPriceBp, after.Resale.FeeBp, after.Resale.ClosesMinutes, after.Reentry,
+			after.ServiceFee); err != nil {
 			return inputError(err)
+		}
+		if !slices.EqualFunc(after.TicketTypes, before.TicketTypes, TicketType.Equal) {
+			if before.Status != vocab.EventDraft {
+				return fmt.Errorf("store: event %s is %s: its ticket types are fixed", id, before.Status)
+			}
+			if err := writeTicketTypes(ctx, tx, after); err != nil {
+				return err
+			}
 		}
 		venueChanged := after.VenueID != before.VenueID
 		pricesChanged := !maps.Equal(after.Prices, before.Prices) || after.Currency != before.Currency

@@ -178,8 +178,9 @@ func (s *Holds) GetHold(ctx context.Context, id uuid.UUID, userID string) (Hold,
 	var status string
 	var expired bool
 	err := s.pool.QueryRow(ctx, `SELECT id, user_id, coalesce(event_id, ''), status, created_at, expires_at, ended_at, total, currency,
-		promo_code, status = 'PENDING_PAYMENT' AND expires_at <= now() FROM reservations WHERE id = $1`, id).
-		Scan(&h.ID, &h.UserID, &h.EventID, &status, &h.CreatedAt, &h.ExpiresAt, &h.EndedAt, &h.Total.Amount, &h.Total.Currency, &promo, &expired)
+		promo_code, status = 'PENDING_PAYMENT' AND expires_at <= now(), fees, tax, tax_rate_bp FROM reservations WHERE id = $1`, id).
+		Scan(&h.ID, &h.UserID, &h.EventID, &status, &h.CreatedAt, &h.ExpiresAt, &h.EndedAt, &h.Total.Amount, &h.Total.Currency, &promo, &expired,
+			&h.Fees, &h.Tax, &h.TaxRateBp)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && userID != "" && h.UserID != userID) {
 		return Hold{}, ErrNotFound
 	}
@@ -193,7 +194,8 @@ func (s *Holds) GetHold(ctx context.Context, id uuid.UUID, userID string) (Hold,
 	if promo != nil {
 		h.PromoCode = *promo
 	}
-	rows, err := s.pool.Query(ctx, `SELECT coalesce(seat_id, ''), section_id, quantity, price_at_lock, base_price, surge_bps, discount
+	rows, err := s.pool.Query(ctx, `SELECT coalesce(seat_id, ''), section_id, quantity, price_at_lock, base_price, surge_bps, discount,
+			coalesce(ticket_type, ''), fee, coalesce(listing_id::text, '')
 		FROM reservation_items WHERE reservation_id = $1 ORDER BY seat_id COLLATE "C", id`, id)
 	if err != nil {
 		return Hold{}, err
@@ -201,7 +203,8 @@ func (s *Holds) GetHold(ctx context.Context, id uuid.UUID, userID string) (Hold,
 	defer rows.Close()
 	for rows.Next() {
 		var it Item
-		if err := rows.Scan(&it.SeatID, &it.SectionID, &it.Quantity, &it.Price.Amount, &it.Base, &it.SurgeBps, &it.Discount); err != nil {
+		if err := rows.Scan(&it.SeatID, &it.SectionID, &it.Quantity, &it.Price.Amount, &it.Base, &it.SurgeBps, &it.Discount,
+			&it.TicketType, &it.Fee, &it.ListingID); err != nil {
 			return Hold{}, err
 		}
 		it.Price.Currency = h.Total.Currency

@@ -72,6 +72,7 @@ func browserServer(t testing.TB, e *e2e, scope string) *api.Server {
 		Tickets: &tickets.Wallet{Store: e.store, Keyring: keyring},
 		Transfers: &tickets.Transfers{Store: e.store, Keyring: keyring, Mailer: system.Mailer(e.cfg, e.store),
 			Limits: store.TransferLimits{PerTicket: 3, OpenPerFan: 10}},
+		Resale:   &tickets.Resale{Store: e.store, Mailer: system.Mailer(e.cfg, e.store)},
 		Payments: system.PaymentPage(e.cfg), // the test's sandbox and its stand-in for Stripe.js
 		Browse:   &api.Browse{Catalog: catalog.New(reader), Cache: cache, Hub: hub}}
 }

@@ -35,6 +35,7 @@ import (
 	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/dev/testenv/temporaltest"
 	"github.com/encore-tickets/encore/holds"
+	"github.com/encore-tickets/encore/invoices"
 	"github.com/encore-tickets/encore/rehearsal"
 	"github.com/encore-tickets/encore/seathint"
 	"github.com/encore-tickets/encore/session"
@@ -175,7 +176,8 @@ func newE2EOn(t testing.TB, target temporalTarget, opts ...e2eOption) *e2e {
 		WebhookSecret: e.cfg.StripeWebhookSecret.Reveal(), LateEventGrace: 2 * time.Second}
 	bookings.Register(prometheus.NewRegistry())
 	a := &api.Server{Holds: e.holds, Bookings: bookings, Sessions: e.issuer, Log: log,
-		Tickets: &tickets.Wallet{Store: e.store, Keyring: keyring}, Resale: &tickets.Resale{Store: e.store}}
+		Tickets: &tickets.Wallet{Store: e.store, Keyring: keyring}, Resale: &tickets.Resale{Store: e.store},
+		Invoices: &invoices.Service{Store: e.store}}
 	e.api = httptest.NewUnstartedServer(a.Handler())
 	e.api.Listener = apiLn
 	e.api.Start()

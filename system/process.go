@@ -24,6 +24,7 @@ import (
 	"github.com/encore-tickets/encore/controls"
 	"github.com/encore-tickets/encore/holds"
 	"github.com/encore-tickets/encore/hotels"
+	"github.com/encore-tickets/encore/invoices"
 	"github.com/encore-tickets/encore/organiser"
 	"github.com/encore-tickets/encore/outbox"
 	"github.com/encore-tickets/encore/session"
@@ -272,7 +273,7 @@ func (p *Process) API() *api.Server {
 		_, err := p.Temporal.CheckHealth(ctx, &client.CheckHealthRequest{})
 		return err
 	})
-	return &api.Server{Holds: p.Holds, Bookings: p.Bookings, Room: p.Room, Browse: p.Browse.API, Tickets: p.Tickets, Transfers: p.Transfers, Resale: p.Resale,
+	return &api.Server{Holds: p.Holds, Bookings: p.Bookings, Room: p.Room, Browse: p.Browse.API, Tickets: p.Tickets, Transfers: p.Transfers, Resale: p.Resale, Invoices: &invoices.Service{Store: p.Store},
 		Sessions: p.Sessions, Tokens: p.Tokens, ClientID: p.Config.OIDCClientID, ReturnURLs: ReturnURLs(p.Config), Checks: checks, Log: p.Log, TrustedProxies: p.trusted,
 		Sockets: p.Sockets, RequestTimeout: p.Config.RequestTimeout, Admin: p.adminAPI(), Operator: p.operatorAPI(),
 		Waitlist: p.Waitlist, Metrics: p.Edge, Reads: p.Reads, Payments: PaymentPage(p.Config)}

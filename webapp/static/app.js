@@ -9,6 +9,7 @@ import { PaymentForm, paymentConfig } from './pay.js';
 import { esc, when, statusText, eventLine, orderSummary, bookingsView } from './orders.js';
 import * as wallet from './wallet.js';
 import * as transfers from './transfers.js';
+import * as resale from './resale.js';
 
 const main = document.getElementById('main');
 const banner = document.getElementById('problem');
@@ -166,6 +167,7 @@ async function eventView(id, sectionID) {
   const section = sectionID || (seated[0] && seated[0].id);
   main.innerHTML = `${seated.length ? '<p><a class="skip" id="tomap" href="#map">Skip to the seat map</a></p>' : ''}<h1>${esc(ev.title)}</h1><p>${esc(ev.artist)} · ${esc(ev.venue)}, ${esc(ev.city)} · <span class="when">${esc(when(ev.starts_at, ev.timezone, ev.city))}</span></p>
     <p>${esc(ev.description)}</p>
+    <p><a id="resalelink" href="#/event/${encodeURIComponent(id)}/resale">Resale tickets</a> from other fans</p>
     <details class="sectionlist" id="sectionlist" ${narrow() ? '' : 'open'}><summary><h2>Sections (${ev.sections.length})</h2></summary>
     <div class="sections" role="list">${ev.sections.map(s => `<a role="listitem" href="#/event/${encodeURIComponent(id)}/${encodeURIComponent(s.id)}"
       data-section="${esc(s.id)}" ${s.id === sectionID ? 'aria-current="true"' : ''}>${esc(s.name)} — ${s.available} of ${s.capacity} left, from ${money(s.base_price)}</a>`).join('')}</div></details>
@@ -643,7 +645,7 @@ async function ticketsView() {
     showTickets(ul, mine);
     return;
   }
-  const handed = await transfers.mine().catch(() => []);
+  const [handed, listings] = await Promise.all([transfers.mine().catch(() => []), resale.mine()]);
   const reload = text => { announce(text); route(); };
   transfers.receivedList(main, handed, reload);
   if (!out.tickets.length) { ul.innerHTML = '<li>No tickets yet.</li>'; return; }
@@ -652,12 +654,27 @@ async function ticketsView() {
   for (const t of out.tickets.filter(t => t.status === 'TRANSFERRED')) {
     const li = document.createElement('li'); li.dataset.status = 'TRANSFERRED'; li.className = 'gone';
     li.innerHTML = `${t.event ? eventLine(t.event) : ''}<h3>${esc(t.label || 'Seat ' + (t.seat_id || 'general admission'))}</h3>
-      <p>Sent to someone else: it no longer opens the door.</p>`;
+      <p>${(listings || []).some(l => l.ticket_id === t.id && l.status === 'SOLD') ? 'Sold on resale to another fan'
+        : 'Sent to someone else'}: it no longer opens the door.</p>`;
+    ul.append(li);
+  }
+  // A listed ticket opens no door: its listing instead of a code.
+  for (const t of out.tickets.filter(t => t.status === 'LISTED')) {
+    const li = document.createElement('li'); li.dataset.status = 'LISTED'; li.dataset.ticket = t.id;
+    wallet.forget(t.id); // the gate refuses it while listed; a withdrawn ticket opens its wallet again
+    li.innerHTML = `${t.event ? eventLine(t.event) : ''}<h3>${esc(t.label || 'Seat ' + (t.seat_id || 'general admission'))}</h3>`;
+    resale.listedControls(li, (listings || []).find(l => l.ticket_id === t.id && l.status === 'ACTIVE'), reload);
     ul.append(li);
   }
   for (const li of ul.querySelectorAll('li:not([data-status])')) {
     const id = li.querySelector('img[data-ticket]').dataset.ticket;
-    transfers.sendControls(li, id, handed.find(x => x.ticket_id === id && x.direction === 'sent' && x.status === 'PENDING'), reload);
+    const sending = handed.find(x => x.ticket_id === id && x.direction === 'sent' && x.status === 'PENDING');
+    transfers.sendControls(li, id, sending, reload);
+    if (listings && !sending) resale.sellControls(li, valid.find(t => t.id === id), reload);
+  }
+  if (listings && listings.length) {
+    const p = document.createElement('p'); p.innerHTML = 'Tickets you listed for resale, and what you were paid: <a href="#/listings">My listings</a>.';
+    main.insertBefore(p, ul);
   }
   const bookings = [...new Set(valid.map(t => t.booking_id))];
   const box = document.createElement('div');
@@ -805,12 +822,15 @@ async function route() {
   try {
     switch (parts[0]) {
       case 'event':
+        // Resale tickets are not behind the waiting room (resale.js).
+        if (parts[2] === 'resale') { await resale.eventView(main, parts[1], { signedIn: !!token(), showProblem, clearProblem }); break; }
         if (await needsQueue(parts[1])) { location.replace('#/queue/' + encodeURIComponent(parts[1])); return; }
         await eventView(parts[1], parts[2]); break;
       case 'queue': await queueView(parts[1]); break;
       case 'hold': await holdView(parts[1]); break;
       case 'booking': await bookingView(parts[1]); break;
       case 'tickets': await ticketsView(); break;
+      case 'listings': await resale.listingsView(main, !!token()); break;
       case 'transfer': await transfers.transferView(main, parts[1], !!token()); break;
       case 'bookings':
         if (!token()) { main.innerHTML = '<h1>My bookings</h1><p>Sign in to see your bookings.</p>'; break; }

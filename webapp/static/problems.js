@@ -1,3 +1,11 @@
+// amount writes a problem's {amount, currency} (minor units) as money.
+function amount(m) {
+  try {
+    const f = new Intl.NumberFormat(undefined, { style: 'currency', currency: m.currency });
+    return f.format(m.amount / 10 ** f.resolvedOptions().maximumFractionDigits);
+  } catch { return (m.amount / 100).toFixed(2) + ' ' + m.currency; }
+}
+
 // message turns an RFC 9457 problem into a sentence a fan can act on.
 export function message(p, retryAfter) {
   const name = String(p && p.type || '').replace(/^.*\/problems\//, '');
@@ -30,6 +38,14 @@ export function message(p, retryAfter) {
     case 'admitted-elsewhere': return 'You were admitted on another device.';
     case 'ticket-transferred': return 'You sent this ticket to someone else: it no longer opens the door.';
     case 'ticket-on-another-device': return 'This ticket is now on another device: show it from there. To bring it back, open it again here while online (the other device\'s code then stops working).';
+    case 'ticket-listed': return 'This ticket is listed for resale: it does not open the door. Withdraw the listing in My tickets to use or send it.';
+    case 'ticket-not-listable': return 'This ticket cannot be listed now: it is already listed, being sent to someone, or was used at the door.';
+    case 'resale-closed': return 'Resale is not open for this event' + (p.detail ? ': ' + p.detail + '.' : '.');
+    case 'price-above-cap': return p.cap ? `The organiser caps resale of this ticket at ${amount(p.cap)}.` : 'This price is above what the organiser allows for resale.';
+    case 'listing-unavailable': return 'Sorry, this ticket was just taken by another fan or is no longer on sale. Please pick another one.';
+    case 'listing-not-active': return 'This listing was already sold, withdrawn or has expired.';
+    case 'listing-held': return 'A buyer is paying for this ticket right now, so it cannot be withdrawn. If their payment does not go through, you can withdraw it then.';
+    case 'resale-limit': return 'You have reached the resale limit: this ticket was resold or listed as often as allowed, or you have as many tickets listed as allowed.';
     default: return (p && (p.title || p.detail)) || 'Something went wrong. Please try again.';
   }
 }
