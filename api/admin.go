@@ -41,6 +41,9 @@ type Admin struct {
 	// Door counts the scans gates report; nil: one over Store (none
 	// without a Store).
 	Door *organiser.Door
+	// Hotels runs hoteliers' properties, inventory, arrivals and walk
+	// previews; nil: one over Store (no property routes without a Store).
+	Hotels *hotels.Service
 }
 
 // organiserRoles may call the organiser routes; the event's organisation is
@@ -160,7 +163,21 @@ func (h *adminHandlers) createVenue(c *gin.Context) {
 	var v venues.Venue
 	var err error
 	if ct := c.ContentType(); ct == "text/csv" {
-		v, err = venues.ParseCSV(body, venues.CSVMeta{Name: c.Query("name"), City: c.Query("city"), Timezone: c.Query("timezone")})
+		meta := venues.CSVMeta{Name: c.Query("name"), City: c.Query("city"), Timezone: c.Query("timezone")}
+		for _, q := range []struct {
+			name string
+			to   **float64
+		}{{"lat", &meta.Lat}, {"lng", &meta.Lng}} {
+			if raw := c.Query(q.name); raw != "" {
+				f, perr := strconv.ParseFloat(raw, 64)
+				if perr != nil {
+					writeProblem(c, Invalid(FieldError{q.name, "a number of degrees"}))
+					return
+				}
+				*q.to = &f
+			}
+		}
+		v, err = venues.ParseCSV(body, meta)
 	} else {
 		v, err = venues.ParseJSON(body)
 	}
@@ -174,7 +191,7 @@ func (h *adminHandlers) createVenue(c *gin.Context) {
 		return
 	}
 	h.audit.record(c, sc.Org, "venue.create", imp.VenueID, "", nil, gin.H{"venue_id": imp.VenueID, "name": v.Name,
-		"city": v.City, "timezone": v.Timezone, "sections": imp.Sections, "seats": imp.Seats})
+		"city": v.City, "timezone": v.Timezone, "lat": v.Lat, "lng": v.Lng, "sections": imp.Sections, "seats": imp.Seats})
 	c.JSON(http.StatusCreated, imp)
 }
 

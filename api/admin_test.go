@@ -145,7 +145,7 @@ func TestEveryOrganiserRouteRefusesAnotherOrganisationAFanAndAnAnonymousCaller(t
 			method = http.MethodPost
 		}
 		r := s.do(method, path, owner, map[string]any{})
-		require.Equal(t, http.StatusForbidden, r.Status, "hotels are the admin's: "+path)
+		require.Equal(t, http.StatusForbidden, r.Status, "hotels are hoteliers' and admins', never an organiser's: "+path)
 	}
 }
 

@@ -79,6 +79,35 @@ func newHotelHandlers(b *Browse, a *Admin, p problems) *hotelHandlers {
 	return h
 }
 
+// eventHotels is GET /v1/events/{event_id}/hotels?guests=&nights=: the
+// properties nearest the event's venue with their rates for the event's
+// nights (hotels.Search.NearEvent), for a package beside the seats.
+func (h *hotelHandlers) eventHotels(c *gin.Context) {
+	eventID, ok := pathID(c, "event_id", "event")
+	if !ok {
+		return
+	}
+	var errs []FieldError
+	number := func(name string, def, most int) int {
+		v := c.Query(name)
+		if v == "" {
+			return def
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > most {
+			errs = append(errs, FieldError{name, fmt.Sprintf("1 to %d", most)})
+		}
+		return n
+	}
+	guests, nights := number("guests", 1, maxGuestsPerRoom), number("nights", 1, hotels.MaxEventNights)
+	if len(errs) > 0 {
+		writeProblem(c, Invalid(errs...))
+		return
+	}
+	res, err := h.search.NearEvent(c.Request.Context(), eventID, guests, nights)
+	h.problems.answer(c, res, err)
+}
+
 func (h *hotelHandlers) searchHotels(c *gin.Context) {
 	q, errs := DecodeHotelQuery(c.Query("dest"), c.Query("checkin"), c.Query("checkout"), c.Query("guests"))
 	if len(errs) > 0 {
@@ -134,7 +163,7 @@ func (h *hotelHandlers) setOverbooking(c *gin.Context) {
 		h.problems.fail(c, err)
 		return
 	}
-	h.audit.record(c, "", "hotel.overbooking", property+"/"+req.RoomType+"/"+req.Night, "", roomNightView(before), roomNightView(after))
+	h.audit.record(c, pathProperty(c).OrgID, "hotel.overbooking", property+"/"+req.RoomType+"/"+req.Night, "", roomNightView(before), roomNightView(after))
 	c.JSON(http.StatusOK, roomNightView(after))
 }
 
@@ -176,6 +205,6 @@ func (h *hotelHandlers) walkRooms(c *gin.Context) {
 			"to_room_type": w.ToRoomType, "rooms": w.Rooms, "refund": w.Refund, "compensation": w.Compensation,
 			"currency": w.Currency, "notified": w.Notified}
 	}
-	h.audit.record(c, "", "hotel.walk", property+"/"+req.Night, "", nil, gin.H{"rooms": req.Rooms, "walks": out})
+	h.audit.record(c, pathProperty(c).OrgID, "hotel.walk", property+"/"+req.Night, "", nil, gin.H{"rooms": req.Rooms, "walks": out})
 	c.JSON(http.StatusOK, gin.H{"walks": out})
 }

@@ -61,8 +61,22 @@ type Problem struct {
 	// and the highest price a listing may ask (price-above-cap only).
 	UnavailableListingIDs []string     `json:"unavailable_listing_ids,omitempty"`
 	Cap                   *money.Money `json:"cap,omitempty"`
+	// The nights an inventory change would leave short of rooms
+	// (inventory-conflict only), with room_type and property_id above.
+	Nights []NightConflict `json:"nights,omitempty"`
 
 	retryAfter time.Duration
+}
+
+// NightConflict is one night an inventory change would leave with more
+// rooms held and sold than allotment plus overbooking limit: the counters
+// as they stand and the allotment and limit asked for.
+type NightConflict struct {
+	Night         string `json:"night"`
+	Held          int    `json:"held"`
+	Sold          int    `json:"sold"`
+	Allotment     int    `json:"allotment"`
+	OverbookLimit int    `json:"overbook_limit"`
 }
 
 // FieldError names the offending field of an invalid request.
@@ -125,12 +139,15 @@ const (
 	ProbListingHeld        = "listing-held"        // 409: a buyer holds or is paying for the listing
 	ProbResaleLimit        = "resale-limit"        // 403: the ticket or the fan has passed the listing limits
 	ProbNoInvoice          = "no-invoice"          // 404: the booking has no invoice (not paid, a hotel-only stay, a resale) or no credit note
+
+	ProbInventoryConflict = "inventory-conflict" // 409: an inventory change would leave nights with more rooms held and sold than allotment plus limit; "nights" names them
 )
 
 var titles = map[string]string{
 	ProbInvalidRequest:        "The request is not valid",
 	ProbSeatUnavailable:       "Some seats are no longer available",
 	ProbRoomUnavailable:       "A night of the stay has no room left",
+	ProbInventoryConflict:     "Some nights have more rooms booked than that would allow",
 	ProbLayoutTooLarge:        "The venue layout is larger than allowed",
 	ProbStayLimit:             "Too many unpaid room-nights",
 	ProbStayAlreadyHeld:       "You already hold a stay at this property on these nights",
@@ -245,12 +262,27 @@ func (ps problems) problemFor(err error) *Problem {
 		lu    *store.ListingUnavailableError
 		rc    *store.ResaleClosedError
 		pcap  *store.PriceAboveCapError
+		ic    *store.InventoryConflictError
 	)
 	switch {
 	case errors.As(err, &ru):
 		p := NewProblem(http.StatusConflict, ProbRoomUnavailable, ru.Detail)
 		p.PropertyID, p.RoomType, p.Night = ru.PropertyID, ru.RoomType, ru.Night.Format(time.DateOnly)
 		return p
+	case errors.As(err, &ic):
+		p := NewProblem(http.StatusConflict, ProbInventoryConflict, strings.TrimPrefix(ic.Error(), "store: ")+
+			"; lower it less, or walk or cancel bookings first")
+		p.PropertyID, p.RoomType = ic.PropertyID, ic.RoomType
+		dates := make([]string, len(ic.Nights))
+		for i, n := range ic.Nights {
+			dates[i] = n.Night.Format(time.DateOnly)
+			p.Nights = append(p.Nights, NightConflict{Night: dates[i], Held: n.Held, Sold: n.Sold, Allotment: n.Allotment,
+				OverbookLimit: n.OverbookLimit})
+		}
+		p.Errors = []FieldError{{Field: ic.Field, Message: "more rooms are held and sold than this allows on " + strings.Join(dates, ", ")}}
+		return p
+	case errors.Is(err, store.ErrPropertyExists):
+		return NewProblem(http.StatusConflict, ProbConflict, "a property with this ID exists")
 	case errors.As(err, &sl):
 		// Forbidden like purchase-limit: retrying cannot help until the fan
 		// pays for or releases a hold.

@@ -50,6 +50,7 @@ func (s *Server) routes() []route {
 		mine    = &meHandlers{bookings: s.Bookings, tickets: s.Tickets, waitlist: s.Waitlist, problems: p}
 		browser = &browseHandlers{browse: s.Browse, problems: p}
 		hotel   = newHotelHandlers(s.Browse, s.Admin, p)
+		props   = newPropertyHandlers(s.Admin, p)
 		queue   = &queueHandlers{room: s.Room, problems: p}
 		waiting = &waitlistHandlers{offers: s.Waitlist, problems: p}
 		hold    = &holdHandlers{holds: s.Holds, bookings: s.Bookings, returns: s.ReturnURLs, problems: p}
@@ -74,8 +75,9 @@ func (s *Server) routes() []route {
 	// Sockets: no deadline, and the shared socket cap before anything else.
 	socket := []gin.HandlerFunc{s.capSocket}
 	staff := []session.Role{session.Support, session.Admin}
-	adminOnly := []session.Role{session.Admin}
 	own := []gin.HandlerFunc{org.ownEvent}
+	ownProperty := []gin.HandlerFunc{props.ownProperty}
+	properties := admin && props.hotels != nil
 	app := fanApp(s.Payments.sources(), auth.signInOrigins()...)
 	cors := []gin.HandlerFunc{anyOrigin}
 	return []route{
@@ -89,6 +91,8 @@ func (s *Server) routes() []route {
 		{method: http.MethodHead, path: "/app/*file", handler: app, enabled: true},
 		{method: http.MethodGet, path: "/organiser/*file", handler: app, enabled: true},
 		{method: http.MethodHead, path: "/organiser/*file", handler: app, enabled: true},
+		{method: http.MethodGet, path: "/hotel/*file", handler: app, enabled: true},
+		{method: http.MethodHead, path: "/hotel/*file", handler: app, enabled: true},
 		{method: http.MethodGet, path: "/v1/me/bookings", access: fan, handler: mine.myBookings, enabled: bookings},
 		{method: http.MethodGet, path: "/v1/me/tickets", access: fan, handler: mine.myTickets, enabled: s.Tickets != nil},
 
@@ -118,6 +122,7 @@ func (s *Server) routes() []route {
 		{method: http.MethodGet, path: "/v1/events/:event_id/sections/:section_id/seats.bin", before: seats, handler: browser.seats(seatmap.FormatBitmap), enabled: browse},
 		{method: http.MethodGet, path: "/v1/events/:event_id/live", before: socket, deadline: noDeadline, handler: browser.live, enabled: browse},
 		{method: http.MethodGet, path: "/v1/hotels/search", before: search, handler: hotel.searchHotels, enabled: browse && s.Browse.Hotels != nil},
+		{method: http.MethodGet, path: "/v1/events/:event_id/hotels", before: search, handler: hotel.eventHotels, enabled: browse && s.Browse.Hotels != nil},
 
 		// Admit plane.
 		{method: http.MethodPost, path: "/v1/events/:event_id/queue", access: fan, handler: queue.joinQueue, enabled: room},
@@ -167,8 +172,7 @@ func (s *Server) routes() []route {
 		{method: http.MethodPost, path: "/v1/payments/return", handler: paymentReturn, enabled: bookings},
 
 		// Organisers and admins (admin.go): venues, events, seat blocks,
-		// promotions, sales, the audit log; hotels' overbooking and walks
-		// (hotels.go).
+		// promotions, sales, the audit log.
 		{method: http.MethodPost, path: "/v1/admin/venues", roles: organiserRoles, deadline: importDeadline, handler: org.createVenue, enabled: admin},
 		{method: http.MethodGet, path: "/v1/admin/venues", roles: organiserRoles, handler: org.listVenues, enabled: admin},
 		{method: http.MethodGet, path: "/v1/admin/events", roles: organiserRoles, handler: org.listEvents, enabled: admin},
@@ -189,8 +193,19 @@ func (s *Server) routes() []route {
 		{method: http.MethodGet, path: "/v1/admin/org", roles: organiserRoles, handler: org.orgSettings, enabled: admin},
 		{method: http.MethodPost, path: "/v1/admin/series", roles: organiserRoles, deadline: importDeadline, handler: org.createSeries, enabled: admin},
 		{method: http.MethodPatch, path: "/v1/admin/org", roles: organiserRoles, handler: org.patchOrgSettings, enabled: admin},
-		{method: http.MethodPut, path: "/v1/admin/properties/:property_id/overbooking", roles: adminOnly, handler: hotel.setOverbooking, enabled: admin},
-		{method: http.MethodPost, path: "/v1/admin/properties/:property_id/walks", roles: adminOnly, deadline: staffDeadline, handler: hotel.walkRooms, enabled: admin && s.Admin.Walks != nil},
+
+		// Hoteliers and admins (properties.go, hotels.go): properties, their
+		// nightly inventory, arrivals, overbooking limits and walks.
+		{method: http.MethodPost, path: "/v1/admin/properties", roles: hotelierRoles, handler: props.createProperty, enabled: properties},
+		{method: http.MethodGet, path: "/v1/admin/properties", roles: hotelierRoles, handler: props.listProperties, enabled: properties},
+		{method: http.MethodGet, path: "/v1/admin/properties/:property_id", roles: hotelierRoles, after: ownProperty, handler: props.getProperty, enabled: properties},
+		{method: http.MethodPatch, path: "/v1/admin/properties/:property_id", roles: hotelierRoles, after: ownProperty, handler: props.patchProperty, enabled: properties},
+		{method: http.MethodPut, path: "/v1/admin/properties/:property_id/inventory", roles: hotelierRoles, after: ownProperty, handler: props.setInventory, enabled: properties},
+		{method: http.MethodGet, path: "/v1/admin/properties/:property_id/inventory", roles: hotelierRoles, after: ownProperty, handler: props.inventory, enabled: properties},
+		{method: http.MethodGet, path: "/v1/admin/properties/:property_id/arrivals", roles: hotelierRoles, after: ownProperty, handler: props.arrivals, enabled: properties},
+		{method: http.MethodGet, path: "/v1/admin/properties/:property_id/walks/preview", roles: hotelierRoles, after: ownProperty, handler: props.previewWalk, enabled: properties},
+		{method: http.MethodPut, path: "/v1/admin/properties/:property_id/overbooking", roles: hotelierRoles, after: ownProperty, handler: hotel.setOverbooking, enabled: properties},
+		{method: http.MethodPost, path: "/v1/admin/properties/:property_id/walks", roles: hotelierRoles, after: ownProperty, deadline: staffDeadline, handler: hotel.walkRooms, enabled: properties && s.Admin.Walks != nil},
 
 		// Operators (operator.go): an event's dials and revocations.
 		{method: http.MethodGet, path: "/v1/admin/events/:event_id/controls", roles: operatorRoles, handler: ops.getControls, enabled: operator},

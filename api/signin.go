@@ -105,7 +105,7 @@ func (s *signIn) createSession(c *gin.Context) {
 	roles := make([]session.Role, 0, len(req.Roles))
 	for _, r := range req.Roles {
 		if !slices.Contains(session.Roles, session.Role(r)) {
-			errs = append(errs, FieldError{"roles", fmt.Sprintf("%q is not a role: fan, organiser, support, operator or admin", r)})
+			errs = append(errs, FieldError{"roles", fmt.Sprintf("%q is not a role: fan, organiser, support, operator, admin or hotelier", r)})
 			break
 		}
 		roles = append(roles, session.Role(r))

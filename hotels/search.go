@@ -3,6 +3,7 @@ package hotels
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -37,6 +38,12 @@ type Property struct {
 	City      string     `json:"city"`
 	MinStay   int        `json:"min_stay"`
 	RoomTypes []RoomType `json:"room_types"`
+	// Address, coordinates and the distance from the venue: the hotels
+	// of an event only (NearEvent).
+	Address    string   `json:"address,omitempty"`
+	Lat        *float64 `json:"lat,omitempty"`
+	Lng        *float64 `json:"lng,omitempty"`
+	DistanceKM *float64 `json:"distance_km,omitempty"`
 }
 
 // RoomType is one room type over the stay: Available is the fewest rooms
@@ -66,7 +73,10 @@ type Night struct {
 type Search struct {
 	reader *store.Reader
 	ttl    time.Duration
-	group  singleflight.Group
+	// RadiusKM is how far from an event's venue its hotels may be
+	// (0: DefaultRadiusKM).
+	RadiusKM float64
+	group    singleflight.Group
 
 	mu      sync.Mutex
 	entries map[string]cached
@@ -93,6 +103,18 @@ const maxCacheEntries = 4096
 // left out.
 func (s *Search) Find(ctx context.Context, q Query) (Results, error) {
 	key := fmt.Sprintf("%s|%s|%s|%d", q.Dest, q.Checkin.Format(time.DateOnly), q.Checkout.Format(time.DateOnly), q.Guests)
+	return s.cached(key, func() (Results, error) {
+		props, err := s.reader.SearchHotels(ctx, store.HotelQuery{Dest: q.Dest, Checkin: q.Checkin, Checkout: q.Checkout, Guests: q.Guests})
+		if err != nil {
+			return Results{}, err
+		}
+		return shape(props, q.Nights()), nil
+	})
+}
+
+// cached answers key from the cache, or by find (once for every caller
+// asking the same at the same time), keeping the answer for the TTL.
+func (s *Search) cached(key string, find func() (Results, error)) (Results, error) {
 	s.mu.Lock()
 	if e, ok := s.entries[key]; ok && time.Since(e.at) < s.ttl {
 		s.mu.Unlock()
@@ -100,11 +122,10 @@ func (s *Search) Find(ctx context.Context, q Query) (Results, error) {
 	}
 	s.mu.Unlock()
 	v, err, _ := s.group.Do(key, func() (any, error) {
-		props, err := s.reader.SearchHotels(ctx, store.HotelQuery{Dest: q.Dest, Checkin: q.Checkin, Checkout: q.Checkout, Guests: q.Guests})
+		res, err := find()
 		if err != nil {
 			return Results{}, err
 		}
-		res := shape(props, q.Nights())
 		s.mu.Lock()
 		if len(s.entries) >= maxCacheEntries {
 			s.entries = map[string]cached{}
@@ -126,7 +147,12 @@ func shape(props []store.HotelProperty, nights int) Results {
 		if nights < p.MinStay {
 			continue
 		}
-		out := Property{ID: p.ID, Name: p.Name, City: p.City, MinStay: p.MinStay, RoomTypes: []RoomType{}}
+		out := Property{ID: p.ID, Name: p.Name, City: p.City, MinStay: p.MinStay, RoomTypes: []RoomType{},
+			Address: p.Address, Lat: p.Lat, Lng: p.Lng}
+		if p.DistanceKM != nil {
+			km := math.Round(*p.DistanceKM*10) / 10 // to 100 m: a walk, not a survey
+			out.DistanceKM = &km
+		}
 		for _, rt := range p.RoomTypes {
 			r := RoomType{ID: rt.ID, Name: rt.Name, MaxGuests: rt.MaxGuests, Available: -1,
 				Total: money.Money{Currency: p.Currency}, Nights: []Night{}}

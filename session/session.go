@@ -24,10 +24,13 @@ const (
 	Support   Role = "support"
 	Operator  Role = "operator"
 	Admin     Role = "admin"
+	// Hotelier runs the properties of its organisation ("org"): their room
+	// types, nightly inventory and rates, arrivals and walks.
+	Hotelier Role = "hotelier"
 )
 
 // Roles is every known role.
-var Roles = []Role{Fan, Organiser, Support, Operator, Admin}
+var Roles = []Role{Fan, Organiser, Support, Operator, Admin, Hotelier}
 
 // ParseRoles keeps the known roles of raw, each once, in the order given; none
 // means fan.
@@ -79,6 +82,17 @@ func (id Identity) CanManage(org string) bool {
 		return true
 	}
 	return org != "" && id.Org == org && id.Has(Organiser)
+}
+
+// CanManageProperty reports whether the caller may run a property of
+// organisation org: an admin any, a hotelier only their own organisation's.
+// A property of no organisation (made before properties had one) is an
+// admin's alone.
+func (id Identity) CanManageProperty(org string) bool {
+	if id.Has(Admin) {
+		return true
+	}
+	return org != "" && id.Org == org && id.Has(Hotelier)
 }
 
 // TTL is how long a token of the development issuer is accepted.

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/encore-tickets/encore/vocab"
 )
 
 // PropertySpec describes a hotel to create (demo data, tests).
@@ -114,6 +116,75 @@ type HotelProperty struct {
 	Currency       string
 	MinStay        int
 	RoomTypes      []HotelRoomType
+	// Address, coordinates and the distance from the venue in kilometres:
+	// set by HotelsNear only (nil coordinates: the property has none).
+	Address    string
+	Lat, Lng   *float64
+	DistanceKM *float64
+}
+
+// NearQuery asks for the properties near an event's venue with rooms that
+// sleep Guests on every night from Checkin to Checkout.
+type NearQuery struct {
+	EventID           string
+	Checkin, Checkout time.Time
+	Guests            int
+	// RadiusKM bounds the distance from the venue when both have
+	// coordinates.
+	RadiusKM float64
+}
+
+// EventPlace is where and when a published event is: what its hotels are
+// searched by.
+type EventPlace struct {
+	EventID, VenueID, City, Timezone string
+	StartsAt                         time.Time
+	Lat, Lng                         *float64
+}
+
+// EventPlace reads a published event's venue, city, zone and start
+// (ErrNotFound for an event fans cannot see).
+func (r *Reader) EventPlace(ctx context.Context, eventID string) (EventPlace, error) {
+	e := EventPlace{EventID: eventID}
+	err := r.pool.QueryRow(ctx, `SELECT v.id, v.city, v.timezone, e.starts_at, v.lat, v.lng
+		FROM events e JOIN venues v ON v.id = e.venue_id WHERE e.id = $1 AND e.status = 'PUBLISHED'`, eventID).
+		Scan(&e.VenueID, &e.City, &e.Timezone, &e.StartsAt, &e.Lat, &e.Lng)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return EventPlace{}, ErrNotFound
+	}
+	return e, err
+}
+
+// HotelsNear lists the properties near place, nearest first, with every
+// room type that sleeps the guests and is on sale every night of the stay
+// (a stop-sold night takes the room type out), each night's availability
+// and price, as SearchHotels does. Near is within RadiusKM of the venue
+// when the venue and the property both have coordinates (great-circle
+// distance); otherwise a property of the venue or in the venue's city
+// counts, with no distance. It reads on the browse plane's read-only pool.
+func (r *Reader) HotelsNear(ctx context.Context, place EventPlace, q NearQuery) ([]HotelProperty, error) {
+	nights := int(q.Checkout.Sub(q.Checkin).Hours()+12) / 24
+	rows, err := r.pool.Query(ctx, `
+		WITH near AS (
+			SELECT p.id, CASE WHEN p.lat IS NOT NULL AND $5::float8 IS NOT NULL THEN
+				2 * 6371 * asin(sqrt(power(sin(radians(p.lat - $5) / 2), 2)
+				  + cos(radians($5)) * cos(radians(p.lat)) * power(sin(radians(p.lng - $6) / 2), 2))) END AS km
+			FROM properties p
+			WHERE (p.lat IS NOT NULL AND $5::float8 IS NOT NULL) OR p.venue_id = $7 OR lower(p.city) = lower($8))
+		SELECT p.id, p.name, p.city, coalesce(p.currency, ''), p.min_stay, rt.id, rt.name, rt.max_guests,
+		       rn.night, greatest(rn.allotment + rn.overbook_limit - rn.held - rn.sold, 0), rn.price,
+		       p.address, p.lat, p.lng, near.km
+		FROM near JOIN properties p ON p.id = near.id
+		JOIN room_types rt ON rt.property_id = p.id
+		JOIN room_nights rn ON rn.property_id = p.id AND rn.room_type = rt.id
+		WHERE (near.km IS NULL OR near.km <= $4) AND rt.max_guests >= $3
+		  AND rn.night >= $1 AND rn.night < $2 AND NOT rn.stop_sell
+		ORDER BY near.km NULLS LAST, p.name, p.id, rt.id, rn.night`,
+		q.Checkin, q.Checkout, q.Guests, q.RadiusKM, place.Lat, place.Lng, place.VenueID, place.City)
+	if err != nil {
+		return nil, err
+	}
+	return collectHotels(rows, nights, func(p *HotelProperty) []any { return []any{&p.Address, &p.Lat, &p.Lng, &p.DistanceKM} })
 }
 
 // SearchHotels lists the properties at the destination with every room type
@@ -124,25 +195,32 @@ type HotelProperty struct {
 func (r *Reader) SearchHotels(ctx context.Context, q HotelQuery) ([]HotelProperty, error) {
 	nights := int(q.Checkout.Sub(q.Checkin).Hours()+12) / 24
 	rows, err := r.pool.Query(ctx, `
-		SELECT p.id, p.name, p.city, p.currency, p.min_stay, rt.id, rt.name, rt.max_guests,
+		SELECT p.id, p.name, p.city, coalesce(p.currency, ''), p.min_stay, rt.id, rt.name, rt.max_guests,
 		       rn.night, greatest(rn.allotment + rn.overbook_limit - rn.held - rn.sold, 0), rn.price
 		FROM properties p
 		JOIN room_types rt ON rt.property_id = p.id
 		JOIN room_nights rn ON rn.property_id = p.id AND rn.room_type = rt.id
 		WHERE (lower(p.city) = lower($1) OR p.venue_id = $1 OR p.id = $1)
-		  AND rt.max_guests >= $4 AND rn.night >= $2 AND rn.night < $3
+		  AND rt.max_guests >= $4 AND rn.night >= $2 AND rn.night < $3 AND NOT rn.stop_sell
 		ORDER BY p.name, p.id, rt.id, rn.night`, q.Dest, q.Checkin, q.Checkout, q.Guests)
 	if err != nil {
 		return nil, err
 	}
+	return collectHotels(rows, nights, func(p *HotelProperty) []any { return nil })
+}
+
+// collectHotels groups rows of property, room type and night (in that
+// order, extra's columns after the night's) into properties, keeping the
+// room types on sale every one of the stay's nights.
+func collectHotels(rows pgx.Rows, nights int, extra func(*HotelProperty) []any) ([]HotelProperty, error) {
 	defer rows.Close()
 	var out []HotelProperty
 	for rows.Next() {
 		var p HotelProperty
 		var rt HotelRoomType
 		var n HotelNight
-		if err := rows.Scan(&p.ID, &p.Name, &p.City, &p.Currency, &p.MinStay, &rt.ID, &rt.Name, &rt.MaxGuests,
-			&n.Night, &n.Available, &n.Price); err != nil {
+		dest := []any{&p.ID, &p.Name, &p.City, &p.Currency, &p.MinStay, &rt.ID, &rt.Name, &rt.MaxGuests, &n.Night, &n.Available, &n.Price}
+		if err := rows.Scan(append(dest, extra(&p)...)...); err != nil {
 			return nil, err
 		}
 		if len(out) == 0 || out[len(out)-1].ID != p.ID {
@@ -223,7 +301,20 @@ const (
 func (s *Hotels) WalkBookings(ctx context.Context, propertyID string, night time.Time, count int, compensationNights int) ([]Walk, error) {
 	var out []Walk
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		out = out[:0]
+		var err error
+		out, err = walkTx(ctx, tx, propertyID, night, count, compensationNights)
+		return err
+	})
+	if transient(err) {
+		return nil, ErrBusy
+	}
+	return out, err
+}
+
+// walkTx is WalkBookings's transaction (and PreviewWalk's, rolled back).
+func walkTx(ctx context.Context, tx pgx.Tx, propertyID string, night time.Time, count, compensationNights int) ([]Walk, error) {
+	var out []Walk
+	err := func() error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`,
 			idempotencyLockKey("walk", propertyID, night.Format(time.DateOnly))); err != nil {
 			return err
@@ -263,10 +354,7 @@ func (s *Hotels) WalkBookings(ctx context.Context, propertyID string, night time
 			return w, err
 		})
 		return err
-	})
-	if transient(err) {
-		return nil, ErrBusy
-	}
+	}()
 	return out, err
 }
 
@@ -288,7 +376,7 @@ func walkOne(ctx context.Context, tx pgx.Tx, id uuid.UUID, from string, night ti
 		WHERE rn.night = $2 AND rn.property_id <> $1 AND p.currency = $5
 		  AND lower(p.city) = (SELECT lower(city) FROM properties WHERE id = $1)
 		  AND rt.max_guests >= (SELECT max_guests FROM room_types WHERE property_id = $1 AND id = $3)
-		  AND rn.held + rn.sold + $4 <= rn.allotment
+		  AND rn.held + rn.sold + $4 <= rn.allotment AND NOT rn.stop_sell
 		ORDER BY rn.allotment - rn.held - rn.sold DESC, rn.property_id, rn.room_type
 		LIMIT 1 FOR UPDATE OF rn`, from, night, roomType, rooms, currency).Scan(&toProp, &toType)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -317,6 +405,10 @@ func walkOne(ctx context.Context, tx pgx.Tx, id uuid.UUID, from string, night ti
 	b.Queue(`INSERT INTO walks (reservation_id, night, from_property, from_room_type, to_property, to_room_type, rooms,
 		refund, compensation, currency) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 		id, night, from, roomType, toProp, toType, rooms, refund, refund*int64(compensationNights), currency)
+	// Both properties are told: one lost a guest for the night, the other
+	// gained one.
+	b.Queue(`INSERT INTO property_notices (property_id, reservation_id, kind, night) VALUES ($1, $3, $4, $5), ($2, $3, $6, $5)
+		ON CONFLICT ON CONSTRAINT property_notices_once DO NOTHING`, from, toProp, id, vocab.NoticeWalked, night, vocab.NoticeChanged)
 	return tx.SendBatch(ctx, b).Close()
 }
 

@@ -289,12 +289,13 @@ func stayTerms(ctx context.Context, tx pgx.Tx, stays []StayRequest) (string, err
 	return currency, nil
 }
 
-// takeStaySQL takes rooms on every night of a stay that has room: the
-// predicate is the counted-inventory rule (held + sold + rooms <= allotment
-// + overbook_limit). The caller compares the rows returned with the nights.
+// takeStaySQL takes rooms on every night of a stay that has room and is
+// not stop-sold: the predicate is the counted-inventory rule (held + sold +
+// rooms <= allotment + overbook_limit). The caller compares the rows
+// returned with the nights.
 const takeStaySQL = `UPDATE room_nights SET held = held + $5
 	WHERE property_id = $1 AND room_type = $2 AND night >= $3 AND night < $4
-	  AND held + sold + $5 <= allotment + overbook_limit
+	  AND held + sold + $5 <= allotment + overbook_limit AND NOT stop_sell
 	RETURNING night, price`
 
 type takenNight struct {
@@ -427,9 +428,13 @@ func roomUnavailable(ctx context.Context, tx pgx.Tx, st StayRequest, taken []tak
 		}
 	}
 	var left int
-	err := tx.QueryRow(ctx, `SELECT allotment + overbook_limit - held - sold FROM room_nights
-		WHERE property_id = $1 AND room_type = $2 AND night = $3`, st.PropertyID, st.RoomType, night).Scan(&left)
+	var stopped bool
+	err := tx.QueryRow(ctx, `SELECT allotment + overbook_limit - held - sold, stop_sell FROM room_nights
+		WHERE property_id = $1 AND room_type = $2 AND night = $3`, st.PropertyID, st.RoomType, night).Scan(&left, &stopped)
 	detail := fmt.Sprintf("%s %s has %d rooms left on %s, %d asked", st.PropertyID, st.RoomType, max(left, 0), night.Format(time.DateOnly), st.Rooms)
+	if stopped {
+		detail = fmt.Sprintf("%s %s does not sell %s any more (stop-sell)", st.PropertyID, st.RoomType, night.Format(time.DateOnly))
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		detail = fmt.Sprintf("%s %s is not on sale on %s", st.PropertyID, st.RoomType, night.Format(time.DateOnly))
 	} else if err != nil {
@@ -443,6 +448,11 @@ func roomUnavailable(ctx context.Context, tx pgx.Tx, st StayRequest, taken []tak
 // part of endLocked, so every path that ends a hold (release, expiry, lazy
 // expiry, the sweeper, a cancelled sale) gives the nights back.
 func queueReleaseStays(b *pgx.Batch, id uuid.UUID, paid bool) {
+	if paid {
+		// The properties learn of the cancellation (their rooms are free
+		// again), written while the nights are still live.
+		queueNotices(b, id, vocab.NoticeCancelled)
+	}
 	b.Queue(`WITH gone AS (
 			UPDATE reservation_nights SET live = false WHERE reservation_id = $1 AND live
 			RETURNING property_id, room_type, night, rooms),
@@ -476,9 +486,9 @@ func staysSellable(ctx context.Context, tx pgx.Tx, id uuid.UUID) (bool, error) {
 	return short == 0, err
 }
 
-// queueSellStays queues the nights of a hold becoming sold and one voucher
-// per stay, in ConfirmSale's transaction: every part of a package is sold
-// with the seats, or none.
+// queueSellStays queues the nights of a hold becoming sold, one voucher
+// per stay and a notice to each property, in ConfirmSale's transaction:
+// every part of a package is sold with the seats, or none.
 func queueSellStays(b *pgx.Batch, id uuid.UUID) {
 	b.Queue(`WITH per_night AS (
 			SELECT property_id, room_type, night, sum(rooms)::int AS rooms FROM reservation_nights
@@ -492,6 +502,7 @@ func queueSellStays(b *pgx.Batch, id uuid.UUID) {
 		FROM (SELECT DISTINCT stay, property_id, room_type, checkin, checkout FROM reservation_nights
 		      WHERE reservation_id = $1 AND live) s
 		ON CONFLICT (reservation_id, stay) DO NOTHING`, id)
+	queueNotices(b, id, vocab.NoticeBooked)
 }
 
 // holdStays reads a hold's stays with their frozen nights (live or not, as
@@ -554,6 +565,8 @@ type RoomNight struct {
 	Held          int
 	Sold          int
 	Price         int64
+	// StopSell: the night sells nothing more (Inventory reads it).
+	StopSell bool
 }
 
 // RoomNightCounters reads one night's counters (tests, the CLI, walks).

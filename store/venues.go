@@ -14,7 +14,9 @@ import (
 // hands it over to be written.
 type VenueImport struct {
 	ID, OrgID, Name, City, Timezone string
-	Sections                        []VenueSection
+	// Lat and Lng place the venue (nil: unplaced).
+	Lat, Lng *float64
+	Sections []VenueSection
 }
 
 // VenueSection is a section of a venue's layout.
@@ -47,8 +49,8 @@ func (s *Catalogue) ImportVenue(ctx context.Context, v VenueImport) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL statement_timeout = '5min'`); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO venues (id, org_id, name, city, timezone) VALUES ($1, $2, $3, $4, $5)`,
-			v.ID, v.OrgID, v.Name, v.City, v.Timezone)
+		_, err := tx.Exec(ctx, `INSERT INTO venues (id, org_id, name, city, timezone, lat, lng) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+			v.ID, v.OrgID, v.Name, v.City, v.Timezone, v.Lat, v.Lng)
 		if code, _ := pgCode(err); code == pgUniqueViolation {
 			return ErrVenueExists
 		}
@@ -151,4 +153,12 @@ func (s *Catalogue) Venues(ctx context.Context, org string, limit int) ([]VenueS
 		var v VenueSummary
 		return v, r.Scan(&v.ID, &v.OrgID, &v.Name, &v.City, &v.Timezone, &v.CreatedAt, &v.Categories, &v.Sections, &v.Seats)
 	})
+}
+
+// PlaceVenue sets a venue's coordinates unless it has some already (the
+// demo's venues, imported before venues had them). It reports whether it
+// set them.
+func (s *Catalogue) PlaceVenue(ctx context.Context, id string, lat, lng float64) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE venues SET lat = $2, lng = $3 WHERE id = $1 AND lat IS NULL`, id, lat, lng)
+	return tag.RowsAffected() == 1, err
 }

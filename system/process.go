@@ -284,7 +284,15 @@ func (p *Process) API() *api.Server {
 func (p *Process) adminAPI() *api.Admin {
 	return &api.Admin{Venues: venues.NewService(p.Store), Events: organiser.NewService(p.Store),
 		Sales: &organiser.Sales{Reader: store.NewReader(p.Browse.Reader)}, Overbooking: &hotels.Overbooking{Store: p.Store},
-		Walks: p.Bookings}
+		Walks: p.Bookings, Hotels: hotels.NewService(p.Store), Store: p.Store}
+}
+
+// HotelNotices is the loop that emails properties their bookings,
+// changes, cancellations and walks through the mail queue.
+func (p *Process) HotelNotices() *hotels.Notices {
+	public, _ := p.Config.EffectivePublicURL()
+	return &hotels.Notices{Store: p.Store, Mailer: Mailer(p.Config, p.Store), PublicURL: public,
+		Log: p.Log.With("component", "property-notices")}
 }
 
 // operatorAPI is the operator's dials and revocations.
@@ -314,7 +322,8 @@ func (p *Process) ServeAPI(ctx context.Context) (string, <-chan error, error) {
 }
 
 // RunWorker runs the Temporal worker and the background loops (sweeper,
-// outbox relay, admitter, reconciliation schedule) and the admin listener
+// outbox relay, admitter, reconciliation schedule, mail queue, property
+// notices) and the admin listener
 // until ctx ends. The
 // returned stop waits for the worker to finish its tasks; call it before
 // Close.
@@ -341,6 +350,7 @@ func (p *Process) RunWorker(ctx context.Context) (stop func(), err error) {
 	go p.Waitlist.Run(ctx)
 	go p.Activities.Metrics.FollowSaga(ctx, p.Store, 15*time.Second)
 	go MailQueue(p.Config, p.Store, p.Registry, p.Log).Run(ctx)
+	go p.HotelNotices().Run(ctx)
 	return func() { _ = p.SetWorkerRunning(false) }, nil
 }
 

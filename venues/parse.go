@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -24,7 +25,11 @@ type Venue struct {
 	Name     string `json:"name"`
 	City     string `json:"city"`
 	Timezone string `json:"timezone"`
-	Layout   Layout `json:"layout"`
+	// Lat and Lng place the venue (WGS 84 degrees), both or neither: fans
+	// are offered the hotels nearest it.
+	Lat    *float64 `json:"lat,omitempty"`
+	Lng    *float64 `json:"lng,omitempty"`
+	Layout Layout   `json:"layout"`
 }
 
 // Validate checks the venue's fields and its whole layout.
@@ -51,7 +56,21 @@ func (v *Venue) validate(e *errs) {
 			e.add("timezone", "unknown time zone %q", v.Timezone)
 		}
 	}
+	checkCoordinates(e, v.Lat, v.Lng)
 	v.Layout.validate(e)
+}
+
+// checkCoordinates refuses half a place or one off the globe.
+func checkCoordinates(e *errs, lat, lng *float64) {
+	switch {
+	case e.has("lat") || e.has("lng"):
+	case (lat == nil) != (lng == nil):
+		e.add("lat", "lat and lng go together: give both or neither")
+	case lat != nil && (*lat < -90 || *lat > 90 || math.IsNaN(*lat)):
+		e.add("lat", "degrees north, -90 to 90")
+	case lng != nil && (*lng < -180 || *lng > 180 || math.IsNaN(*lng)):
+		e.add("lng", "degrees east, -180 to 180")
+	}
 }
 
 // raw keeps a JSON value as sent, so a value of the wrong type is one error
@@ -201,9 +220,9 @@ var errNotJSON = errors.New("unexpected token")
 
 func (p *jsonParser) venue() (Venue, error) {
 	var v Venue
-	var name, city, timezone raw
+	var name, city, timezone, lat, lng raw
 	layout := false
-	scalars := map[string]*raw{"name": &name, "city": &city, "timezone": &timezone}
+	scalars := map[string]*raw{"name": &name, "city": &city, "timezone": &timezone, "lat": &lat, "lng": &lng}
 	err := p.objectWith("", scalars, func(key string) error {
 		if strings.EqualFold(key, "layout") {
 			l, present, err := p.layout()
@@ -216,6 +235,16 @@ func (p *jsonParser) venue() (Venue, error) {
 		return Venue{}, err
 	}
 	v.Name, v.City, v.Timezone = name.str(&p.e, "name"), city.str(&p.e, "city"), timezone.str(&p.e, "timezone")
+	for _, c := range []struct {
+		r   raw
+		to  **float64
+		key string
+	}{{lat, &v.Lat, "lat"}, {lng, &v.Lng, "lng"}} {
+		if !c.r.missing() {
+			f := c.r.number(&p.e, c.key)
+			*c.to = &f
+		}
+	}
 	if !layout {
 		p.e.add("layout", "required")
 	}
@@ -466,6 +495,8 @@ func (p *jsonParser) skipRest() error {
 type CSVMeta struct {
 	Name, City, Timezone string
 	Categories           []string
+	// Lat and Lng place the venue (both or neither).
+	Lat, Lng *float64
 }
 
 // CSV columns. A header line names them in any order; capacity and name are
@@ -488,7 +519,7 @@ func ParseCSV(r io.Reader, meta CSVMeta) (Venue, error) {
 	cr := csv.NewReader(newCapReader(r, MaxFileBytes, "file"))
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
-	v := Venue{Name: meta.Name, City: meta.City, Timezone: meta.Timezone, Layout: Layout{Categories: meta.Categories}}
+	v := Venue{Name: meta.Name, City: meta.City, Timezone: meta.Timezone, Lat: meta.Lat, Lng: meta.Lng, Layout: Layout{Categories: meta.Categories}}
 	var e errs
 	header, err := cr.Read()
 	var le *LimitError

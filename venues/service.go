@@ -46,7 +46,7 @@ func (s *Service) ImportAs(ctx context.Context, scope Scope, id string, v Venue)
 		return Imported{}, err
 	}
 	imp := store.VenueImport{ID: id, OrgID: scope.Org, Name: strings.TrimSpace(v.Name), City: strings.TrimSpace(v.City),
-		Timezone: v.Timezone, Sections: make([]store.VenueSection, len(v.Layout.Sections))}
+		Timezone: v.Timezone, Lat: v.Lat, Lng: v.Lng, Sections: make([]store.VenueSection, len(v.Layout.Sections))}
 	for i, sec := range v.Layout.Sections {
 		out := store.VenueSection{ID: sec.ID, Name: sec.Name, Category: sec.Category, Kind: sec.Kind, Capacity: sec.Capacity,
 			Rows: make([]store.VenueRow, len(sec.Rows))}

@@ -414,3 +414,26 @@ const (
 
 // RepairKinds is the full set.
 var RepairKinds = []RepairKind{RepairLeakedAuthorisation, RepairOrphanCapture, RepairUndeliveredWebhook}
+
+// PropertyNoticeKind is what a property is told about one of its bookings
+// (mirrors the CHECK on property_notices.kind). Each is written in the
+// transaction that made the change and emailed to the property once.
+type PropertyNoticeKind string
+
+// Every property notice.
+const (
+	// NoticeBooked: a paid booking has a stay at the property.
+	NoticeBooked PropertyNoticeKind = "BOOKED"
+	// NoticeChanged: a booking's stay changed at the property: a guest
+	// walked in from another property for a night.
+	NoticeChanged PropertyNoticeKind = "CHANGED"
+	// NoticeCancelled: a paid booking with a stay at the property was
+	// cancelled; its rooms are free again.
+	NoticeCancelled PropertyNoticeKind = "CANCELLED"
+	// NoticeWalked: a guest was walked off one of the property's nights to
+	// another property.
+	NoticeWalked PropertyNoticeKind = "WALKED"
+)
+
+// PropertyNoticeKinds is the full set.
+var PropertyNoticeKinds = []PropertyNoticeKind{NoticeBooked, NoticeChanged, NoticeCancelled, NoticeWalked}

@@ -1,7 +1,7 @@
-// Package webapp is the fan web app and the organiser app: static HTML, CSS
-// and vanilla ES modules embedded in the binary and served by the API at
-// "/" and "/organiser/" with no build step, nothing loaded from another host
-// (see docs/ARCHITECTURE.md).
+// Package webapp is the fan web app, the organiser app and the hotelier
+// app: static HTML, CSS and vanilla ES modules embedded in the binary and
+// served by the API at "/", "/organiser/" and "/hotel/" with no build step,
+// nothing loaded from another host (see docs/ARCHITECTURE.md).
 package webapp
 
 import (
@@ -25,7 +25,7 @@ var files embed.FS
 
 // Static is the apps' files, rooted at the folder served as /app/ (and
 // index.html as /); the organiser app is its folder organiser/, served as
-// /organiser/.
+// /organiser/, and the hotelier app its folder hotel/, served as /hotel/.
 func Static() fs.FS {
 	sub, err := fs.Sub(files, "static")
 	if err != nil {
@@ -126,7 +126,7 @@ const serviceWorker = "sw.js"
 
 // offlineExt are the kinds of file the service worker keeps for offline
 // use: the fan app's pages, scripts, styles, icons and manifest (not the
-// vendored libraries' licence texts, nor the organiser app).
+// vendored libraries' licence texts, nor the organiser and hotelier apps).
 var offlineExt = []string{".html", ".js", ".css", ".png", ".svg", ".webmanifest"}
 
 // serviceWorker fills sw.js's list of the fan app's files and a version
@@ -135,7 +135,8 @@ func (h *Handler) serviceWorker() asset {
 	tmpl := h.assets[serviceWorker]
 	urls := []string{"/"}
 	for p := range h.assets {
-		if p == serviceWorker || p == "index.html" || strings.HasPrefix(p, "organiser/") || !slices.Contains(offlineExt, path.Ext(p)) {
+		if p == serviceWorker || p == "index.html" || strings.HasPrefix(p, "organiser/") || strings.HasPrefix(p, "hotel/") ||
+			!slices.Contains(offlineExt, path.Ext(p)) {
 			continue
 		}
 		urls = append(urls, "/app/"+p)
@@ -213,9 +214,12 @@ func (h *Handler) csp(host string) string {
 // its files below it.
 const OrganiserPath = "/organiser/"
 
+// HotelPath is where the hotelier app is served, as OrganiserPath is.
+const HotelPath = "/hotel/"
+
 // ServeHTTP serves "/" as index.html, "/app/<file>" as the file,
 // "/organiser/" as organiser/index.html and "/organiser/<file>" as
-// organiser/<file>.
+// organiser/<file>, and "/hotel/" and its files alike.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var name string
 	switch p := r.URL.Path; {
@@ -227,6 +231,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		name = "organiser/index.html"
 	case strings.HasPrefix(p, OrganiserPath):
 		name = "organiser/" + strings.TrimPrefix(p, OrganiserPath)
+	case p == HotelPath:
+		name = "hotel/index.html"
+	case strings.HasPrefix(p, HotelPath):
+		name = "hotel/" + strings.TrimPrefix(p, HotelPath)
 	default:
 		name = strings.TrimPrefix(p, "/app/")
 	}

@@ -43,6 +43,8 @@ func served(p string) string {
 	switch {
 	case strings.HasPrefix(p, "/organiser/"):
 		return "organiser/" + strings.TrimPrefix(p, "/organiser/")
+	case strings.HasPrefix(p, "/hotel/"):
+		return "hotel/" + strings.TrimPrefix(p, "/hotel/")
 	case strings.HasPrefix(p, "/app/"):
 		return strings.TrimPrefix(p, "/app/")
 	}
@@ -64,12 +66,14 @@ func closure(t *testing.T, page string) []string {
 			ref := m[1]
 			if !strings.HasPrefix(ref, "/") {
 				// Relative to the file's URL: organiser/x.js is /organiser/x.js,
-				// any other file is under /app/.
-				dir := "/app/"
-				if strings.HasPrefix(name, "organiser/") {
-					dir = "/organiser/"
+				// hotel/x.js is /hotel/x.js, any other file is under /app/.
+				dir, rel := "/app/", name
+				for _, app := range []string{"organiser/", "hotel/"} {
+					if strings.HasPrefix(name, app) {
+						dir, rel = "/"+app, strings.TrimPrefix(name, app)
+					}
 				}
-				ref = path.Join(dir, path.Dir(strings.TrimPrefix(name, "organiser/")), ref)
+				ref = path.Join(dir, path.Dir(rel), ref)
 			}
 			target := served(ref)
 			require.NotEmpty(t, target, "%s loads %s, which is not served by the app", name, m[1])
@@ -81,7 +85,7 @@ func closure(t *testing.T, page string) []string {
 }
 
 func TestEachAppsCompressedScriptsAndStylesFitTheBudget(t *testing.T) {
-	for _, page := range []string{"index.html", "organiser/index.html"} {
+	for _, page := range []string{"index.html", "organiser/index.html", "hotel/index.html"} {
 		t.Run(page, func(t *testing.T) {
 			total := 0
 			for _, p := range closure(t, page) {
@@ -109,6 +113,15 @@ func TestTheOrganiserAppReusesTheFanAppsModulesAndLoadsOnlyFilesThatExist(t *tes
 	require.NotContains(t, files, "app.js", "the organiser app does not run the fan app")
 }
 
+func TestTheHotelierAppReusesTheOtherAppsModulesAndLoadsOnlyFilesThatExist(t *testing.T) {
+	files := closure(t, "hotel/index.html")
+	for _, shared := range []string{"api.js", "problems.js", "app.css", "organiser/ui.js", "organiser/organiser.css"} {
+		require.Contains(t, files, shared, "the hotelier app imports %s", shared)
+	}
+	require.NotContains(t, files, "app.js", "the hotelier app does not run the fan app")
+	require.NotContains(t, files, "organiser/organiser.js", "nor the organiser app")
+}
+
 func TestTheAppIsServedWithItsTypesPolicyAndValidators(t *testing.T) {
 	srv := httptest.NewServer(webapp.New())
 	defer srv.Close()
@@ -120,6 +133,8 @@ func TestTheAppIsServedWithItsTypesPolicyAndValidators(t *testing.T) {
 		{"/organiser/", "text/html; charset=utf-8"},
 		{"/organiser/organiser.js", "text/javascript; charset=utf-8"},
 		{"/organiser/organiser.css", "text/css; charset=utf-8"},
+		{"/hotel/", "text/html; charset=utf-8"},
+		{"/hotel/hotel.js", "text/javascript; charset=utf-8"},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			req, _ := http.NewRequest(http.MethodGet, srv.URL+tc.path, nil)
@@ -145,7 +160,7 @@ func TestTheAppIsServedWithItsTypesPolicyAndValidators(t *testing.T) {
 			require.Equal(t, http.StatusNotModified, resp.StatusCode, "revalidation is a 304")
 		})
 	}
-	for _, missing := range []string{"/app/missing.js", "/organiser/missing.js", "/organiser/../app.js"} {
+	for _, missing := range []string{"/app/missing.js", "/organiser/missing.js", "/organiser/../app.js", "/hotel/missing.js", "/hotel/../app.js"} {
 		resp, err := http.Get(srv.URL + missing)
 		require.NoError(t, err)
 		resp.Body.Close()
@@ -208,7 +223,7 @@ func TestTheServiceWorkerKeepsEveryFileOfTheFanAppAndIsServedAtTheRoot(t *testin
 		require.Contains(t, urls, want)
 	}
 	for _, u := range urls {
-		require.False(t, strings.HasPrefix(u, "/organiser/") || strings.HasSuffix(u, "LICENSE"), u)
+		require.False(t, strings.HasPrefix(u, "/organiser/") || strings.HasPrefix(u, "/hotel/") || strings.HasSuffix(u, "LICENSE"), u)
 		resp, err := http.Get(srv.URL + u)
 		require.NoError(t, err)
 		resp.Body.Close()

@@ -152,8 +152,9 @@ func stadiumSections() []Section {
 }
 
 // DemoStaff are the demo's staff accounts: olga, organiser of org_encore;
-// sam, support; otto, operator (README shows how to mint their tokens).
-var DemoStaff = []string{"olga", "sam", "otto"}
+// sam, support; otto, operator; hana, hotelier of org_encore's hotels
+// (README shows how to mint their tokens).
+var DemoStaff = []string{"olga", "sam", "otto", DemoHotelier}
 
 // Seed creates the demo events and the demo promotion, idempotently. An event
 // whose sections and seats are all there already is skipped without a write:

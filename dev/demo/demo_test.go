@@ -106,3 +106,32 @@ func TestSeedCreatesThreeAmsterdamHotelsWithNinetyNightsOnce(t *testing.T) {
 	require.Equal(t, demo.HotelNights, count(`SELECT count(*) FROM room_nights WHERE overbook_limit > 0`+window), "one room type overbooks")
 	require.Equal(t, demo.HotelNights, count(`SELECT count(*) FROM room_nights WHERE held = 1`+window), "a second seed keeps the counters")
 }
+
+func TestTheDemoHotelsAreOrgEncoresPropertiesNearThePlacedArenaAndASeedCompletesAnOlderOne(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, count := seedDB(t)
+	now := time.Now()
+	require.NoError(t, demo.Seed(ctx, pool, now))
+	require.Equal(t, 3, count(`SELECT count(*) FROM properties WHERE org_id = 'org_encore' AND lat IS NOT NULL
+		AND contact_email LIKE 'frontdesk@%' AND timezone = 'Europe/Amsterdam' AND currency = 'EUR'`))
+	require.Equal(t, 1, count(`SELECT count(*) FROM venues WHERE id = $1 AND lat IS NOT NULL`, demo.ArenaVenueID), "the arena is on the map")
+	require.Equal(t, 1, count(`SELECT count(*) FROM users WHERE id = $1`, demo.DemoHotelier))
+	window := fmt.Sprintf(` AND night >= '%s' AND night < '%s'`, now.Format(time.DateOnly),
+		now.AddDate(0, 0, demo.HotelNights).Format(time.DateOnly))
+	require.Zero(t, count(`SELECT count(*) FROM room_nights WHERE property_id = $1 AND room_type = 'double'
+		AND price <> CASE WHEN extract(isodow FROM night) IN (5, 6) THEN 22900 ELSE 18900 END`+window, demo.CanalHouse),
+		"the weekend rate on Fridays and Saturdays, the weekday rate otherwise")
+
+	// A hotelier's edit survives a seed; a property of an older database
+	// (no place, no contact) is completed.
+	_, err := pool.Exec(ctx, `UPDATE room_nights SET price = 1, stop_sell = true WHERE property_id = $1 AND night = $2`,
+		demo.ArenaInn, now.AddDate(0, 0, 3).Format(time.DateOnly))
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `UPDATE properties SET lat = NULL, lng = NULL, contact_email = '' WHERE id = $1`, demo.ZuidSuites)
+	require.NoError(t, err)
+	require.NoError(t, demo.Seed(ctx, pool, now))
+	require.Equal(t, 2, count(`SELECT count(*) FROM room_nights WHERE property_id = $1 AND night = $2 AND price = 1 AND stop_sell`,
+		demo.ArenaInn, now.AddDate(0, 0, 3).Format(time.DateOnly)))
+	require.Equal(t, 1, count(`SELECT count(*) FROM properties WHERE id = $1 AND lat IS NOT NULL AND contact_email <> ''`, demo.ZuidSuites))
+}

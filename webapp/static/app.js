@@ -176,6 +176,10 @@ async function eventView(id, sectionID) {
       <button class="secondary" id="zfit">Fit</button></div>
     <div class="map" id="map" aria-describedby="maphead"></div>
     <h2>Your selection</h2><ul id="selection"></ul>
+    <section id="stay" class="stay" aria-labelledby="stayhead" hidden><h2 id="stayhead">Stay the night</h2>
+      <p id="staynote"></p>
+      <label>Guests in the room <select id="guests">${[1, 2, 3, 4].map(n => `<option ${n === 2 ? 'selected' : ''}>${n}</option>`).join('')}</select></label>
+      <fieldset id="hotels"><legend>Add a room to your seats: one booking, seats and room, or nothing</legend></fieldset></section>
     <form class="row" id="holdform"><label>Promotion code <input name="promo" autocomplete="off" pattern="[A-Za-z0-9_\-]{1,64}"></label>
       <button id="hold" disabled>Hold these seats</button></form>
     <h2>Or let us choose</h2>
@@ -185,6 +189,7 @@ async function eventView(id, sectionID) {
       <button>Find the best seats</button></form>`;
   main.querySelector('#map').after(legend());
   const promo = () => main.querySelector('#holdform').promo.value.trim();
+  const stay = hotelOffer(id);
   const tryHold = async (body, onFail) => {
     if (!token()) {
       // Asked where the fan is looking, and the choice kept for after
@@ -195,7 +200,8 @@ async function eventView(id, sectionID) {
       return;
     }
     try {
-      const h = await post('/v1/holds', { event_id: id, ...body, ...(promo() ? { promo_code: promo() } : {}) }, newKey());
+      const room = stay();
+      const h = await post('/v1/holds', { event_id: id, ...body, ...(promo() ? { promo_code: promo() } : {}), ...(room ? { stays: [room] } : {}) }, newKey());
       clearProblem(); location.hash = '#/hold/' + h.hold_id;
     } catch (err) { onFail(err); }
   };
@@ -282,6 +288,39 @@ async function eventView(id, sectionID) {
   main.querySelector('#holdform').onsubmit = e => { e.preventDefault(); hold([...map.selected]); };
 }
 
+// hotelOffer lists the hotels nearest an event's venue with their rate for
+// the show's night, beside the seats: a room chosen goes into the same hold
+// as the seats (a package: every part or none). It returns what the hold
+// adds: the chosen stay, or null.
+function hotelOffer(eventID) {
+  const box = main.querySelector('#stay'), list = main.querySelector('#hotels'), guests = main.querySelector('#guests');
+  let offer = null;
+  const load = async () => {
+    try {
+      offer = await get(`/v1/events/${encodeURIComponent(eventID)}/hotels?guests=${guests.value}`);
+    } catch { box.hidden = true; return; }
+    const rooms = offer.properties.flatMap(p => p.room_types.filter(r => r.available > 0).map(r => ({ p, r })));
+    main.querySelector('#staynote').textContent = rooms.length
+      ? `Hotels near the venue for the night of the show (${offer.checkin} to ${offer.checkout}), nearest first.`
+      : 'No hotel near the venue has a room for that night.';
+    list.innerHTML = '<legend>Add a room to your seats: one booking, seats and room, or nothing</legend>'
+      + '<label class="hotel"><input type="radio" name="room" value="" checked> No hotel</label>'
+      + rooms.map(({ p, r }) => `<label class="hotel" data-property="${esc(p.id)}" data-room-type="${esc(r.id)}">
+        <input type="radio" name="room" value="${esc(p.id)}|${esc(r.id)}"> <span><strong>${esc(p.name)}</strong>${p.distance_km != null ? ` · ${p.distance_km} km` : ''}
+        · ${esc(r.name)} (up to ${r.max_guests}) · <span class="price" data-amount="${r.price_per_night.amount}">${money(r.price_per_night)}</span> a night
+        · ${r.available} left</span></label>`).join('');
+    box.hidden = false;
+  };
+  guests.onchange = load;
+  load();
+  return () => {
+    const v = (list.querySelector('input[name=room]:checked') || {}).value;
+    if (!v || !offer) return null;
+    const [property_id, room_type] = v.split('|');
+    return { property_id, room_type, checkin: offer.checkin, checkout: offer.checkout, rooms: 1 };
+  };
+}
+
 // The sandbox's test payment methods: a development shortcut beside the
 // payment form, offered only when payments go to the sandbox.
 const TEST_METHODS = [
@@ -300,8 +339,10 @@ async function holdView(id) {
   const b = await get('/v1/bookings/' + encodeURIComponent(id)).catch(() => null);
   const summary = b ? orderSummary(b, h.promo_code)
     : `<p>Seats: ${esc((h.seat_ids || []).join(', '))}</p><p>Total: <strong>${money(h.total)}</strong></p>`;
+  const stays = (h.stays || []).map(st => `<li data-property="${esc(st.property_id)}"><span>Room: ${esc(st.property_id)}, ${esc(st.room_type)},
+    ${esc(st.checkin)} to ${esc(st.checkout)}${st.rooms > 1 ? ` × ${st.rooms}` : ''}</span> <span>${money(st.total)}</span></li>`).join('');
   main.innerHTML = `<h1>Your hold</h1>
-    ${summary}
+    ${summary}${stays ? `<ul class="lines" id="holdstays" aria-label="Hotel rooms in this hold">${stays}</ul>` : ''}
     <p>Time left to pay: <span class="countdown" id="countdown" role="timer" aria-live="off"></span></p>
     <form id="pay" class="pay" aria-label="Payment">
       <div id="payment-element" class="payment-element" aria-busy="true"><p class="note">Loading the payment form…</p></div>
@@ -476,6 +517,11 @@ async function bookingView(id) {
       const v = main.querySelector('#verify'); if (v) v.parentElement.remove();
       if (b.status === 'PAID') {
         clearProblem(); showTickets(main.querySelector('#tickets'), b.tickets.map(t => ({ ...t, event_id: b.event_id, event: t.event || b.event, booking_id: b.booking_id })));
+        if ((b.vouchers || []).length) {
+          main.querySelector('#tickets').insertAdjacentHTML('afterend', `<h2>Your hotel</h2><ul class="lines" id="vouchers">${b.vouchers.map(v =>
+            `<li><span>${esc(v.property_id)}, ${esc(v.room_type)}, ${esc(v.checkin)} to ${esc(v.checkout)}</span>
+            <span>confirmation <strong>${esc(v.confirmation)}</strong></span></li>`).join('')}</ul>`);
+        }
         showCancellation(b); announce('Payment complete. Your tickets are ready.');
       }
       if (b.status === 'FAILED') showProblem(new Error('The payment failed. Your seats were released.'));
