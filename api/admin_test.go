@@ -469,9 +469,9 @@ func TestTheSalesReportCountsSoldHeldBlockedRevenueAndRefundsAsJSONAndCSV(t *tes
 	require.True(t, strings.HasPrefix(r.Header.Get("Content-Type"), "text/csv"))
 	rows, err := csv.NewReader(strings.NewReader(string(r.Raw))).ReadAll()
 	require.NoError(t, err)
-	require.Equal(t, []string{"section_id", "name", "capacity", "sold", "held", "blocked", "available", "revenue", "refunded", "charged_back_tickets", "charged_back", "resale_sold", "resale_volume", "resale_fees", "currency"}, rows[0])
-	require.Equal(t, []string{prefix + "balcony", "Balcony", "140", "2", "1", "1", "136", "8000", "4000", "0", "0", "0", "0", "0", "EUR"}, findRow(rows, prefix+"balcony"))
-	require.Equal(t, []string{"total", "", "740", "5", "3", "1", "731", "15500", "4000", "0", "0", "0", "0", "0", "EUR"}, findRow(rows, "total"))
+	require.Equal(t, []string{"section_id", "name", "capacity", "sold", "held", "blocked", "available", "revenue", "refunded", "charged_back_tickets", "charged_back", "resale_sold", "resale_volume", "resale_fees", "fees", "currency"}, rows[0])
+	require.Equal(t, []string{prefix + "balcony", "Balcony", "140", "2", "1", "1", "136", "8000", "4000", "0", "0", "0", "0", "0", "0", "EUR"}, findRow(rows, prefix+"balcony"))
+	require.Equal(t, []string{"total", "", "740", "5", "3", "1", "731", "15500", "4000", "0", "0", "0", "0", "0", "0", "EUR"}, findRow(rows, "total"))
 }
 
 func findRow(rows [][]string, first string) []string {

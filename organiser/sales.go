@@ -21,6 +21,10 @@ type Report struct {
 	Currency string               `json:"currency"`
 	Sections []store.SectionSales `json:"sections"`
 	Totals   store.SectionSales   `json:"totals"`
+	// Tax is the paid bookings' tax; Net what they brought without it
+	// (revenue and fees less tax).
+	Tax int64 `json:"tax"`
+	Net int64 `json:"net"`
 }
 
 // Report reads the event's report for the scope's organisation.
@@ -50,7 +54,10 @@ func (s *Sales) Report(ctx context.Context, scope venues.Scope, eventID string) 
 		t.ResaleSold += sec.ResaleSold
 		t.ResaleVolume += sec.ResaleVolume
 		t.ResaleFees += sec.ResaleFees
+		t.Fees += sec.Fees
 	}
+	r.Tax = es.Tax
+	r.Net = r.Totals.Revenue + r.Totals.Fees - r.Tax
 	return r, nil
 }
 
@@ -63,12 +70,12 @@ func (s *Sales) Report(ctx context.Context, scope venues.Scope, eventID string) 
 func (r Report) WriteCSV(w io.Writer) error {
 	cw := csvsafe.NewWriter(w)
 	_ = cw.Header("section_id", "name", "capacity", "sold", "held", "blocked", "available", "revenue", "refunded",
-		"charged_back_tickets", "charged_back", "resale_sold", "resale_volume", "resale_fees", "currency")
+		"charged_back_tickets", "charged_back", "resale_sold", "resale_volume", "resale_fees", "fees", "currency")
 	for _, s := range append(r.Sections, r.Totals) {
 		_ = cw.Write(csvsafe.Text(s.SectionID), csvsafe.Text(s.Name), csvsafe.Int(s.Capacity), csvsafe.Int(s.Sold),
 			csvsafe.Int(s.Held), csvsafe.Int(s.Blocked), csvsafe.Int(s.Available), csvsafe.Int(s.Revenue),
 			csvsafe.Int(s.Refunded), csvsafe.Int(s.ChargedBackTickets), csvsafe.Int(s.ChargedBack),
-			csvsafe.Int(s.ResaleSold), csvsafe.Int(s.ResaleVolume), csvsafe.Int(s.ResaleFees), csvsafe.Text(r.Currency))
+			csvsafe.Int(s.ResaleSold), csvsafe.Int(s.ResaleVolume), csvsafe.Int(s.ResaleFees), csvsafe.Int(s.Fees), csvsafe.Text(r.Currency))
 	}
 	return cw.Flush()
 }

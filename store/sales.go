@@ -34,12 +34,16 @@ type SectionSales struct {
 	ResaleSold   int   `json:"resale_sold"`
 	ResaleVolume int64 `json:"resale_volume"`
 	ResaleFees   int64 `json:"resale_fees"`
+	// Fees are the service fees of the sold tickets, apart from Revenue.
+	Fees int64 `json:"fees"`
 }
 
 // EventSales is the report's header: the event's organisation and currency.
 type EventSales struct {
 	EventID, OrgID, Currency string
 	Sections                 []SectionSales
+	// Tax is the tax inside (or on top of) the paid bookings' totals.
+	Tax int64
 }
 
 // EventSales reads an event's sales per section from the read-only pool:
@@ -57,7 +61,7 @@ func (r *Reader) EventSales(ctx context.Context, eventID, org string) (EventSale
 		return EventSales{}, err
 	}
 	rows, err := r.pool.Query(ctx, `
-		WITH items AS (SELECT section_id, quantity, amount, state FROM sales_items WHERE event_id = $1)
+		WITH items AS (SELECT section_id, quantity, amount, state, fee FROM sales_items WHERE event_id = $1)
 		SELECT sec.id, sec.name, sec.capacity,
 		       coalesce(sum(it.quantity) FILTER (WHERE it.state = 'sold'), 0),
 		       coalesce(sum(it.quantity) FILTER (WHERE it.state = 'held'), 0),
@@ -66,7 +70,8 @@ func (r *Reader) EventSales(ctx context.Context, eventID, org string) (EventSale
 		       coalesce(sum(it.amount) FILTER (WHERE it.state = 'refunded'), 0),
 		       coalesce(sum(it.quantity) FILTER (WHERE it.state = 'charged_back'), 0),
 		       coalesce(sum(it.amount) FILTER (WHERE it.state = 'charged_back'), 0),
-		       coalesce(min(rs.sold), 0), coalesce(min(rs.volume), 0)::bigint, coalesce(min(rs.fees), 0)::bigint
+		       coalesce(min(rs.sold), 0), coalesce(min(rs.volume), 0)::bigint, coalesce(min(rs.fees), 0)::bigint,
+		       coalesce(sum(it.fee) FILTER (WHERE it.state = 'sold'), 0)
 		FROM sections sec LEFT JOIN items it ON it.section_id = sec.id
 		LEFT JOIN resale_sales rs ON rs.event_id = $1 AND rs.section_id = sec.id
 		WHERE sec.event_id = $1
@@ -79,11 +84,15 @@ func (r *Reader) EventSales(ctx context.Context, eventID, org string) (EventSale
 	for rows.Next() {
 		var s SectionSales
 		if err := rows.Scan(&s.SectionID, &s.Name, &s.Capacity, &s.Sold, &s.Held, &s.Blocked, &s.Revenue, &s.Refunded,
-			&s.ChargedBackTickets, &s.ChargedBack, &s.ResaleSold, &s.ResaleVolume, &s.ResaleFees); err != nil {
+			&s.ChargedBackTickets, &s.ChargedBack, &s.ResaleSold, &s.ResaleVolume, &s.ResaleFees, &s.Fees); err != nil {
 			return EventSales{}, err
 		}
 		s.Available = max(s.Capacity-s.Sold-s.Held-s.Blocked-s.ChargedBackTickets, 0)
 		out.Sections = append(out.Sections, s)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return EventSales{}, err
+	}
+	err = r.pool.QueryRow(ctx, `SELECT coalesce((SELECT tax FROM sales_tax WHERE event_id = $1), 0)::bigint`, eventID).Scan(&out.Tax)
+	return out, err
 }

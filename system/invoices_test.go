@@ -11,8 +11,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/encore-tickets/encore/organiser"
 	"github.com/encore-tickets/encore/session"
 	"github.com/encore-tickets/encore/store"
+	"github.com/encore-tickets/encore/venues"
 	"github.com/encore-tickets/encore/vocab"
 )
 
@@ -42,7 +44,7 @@ func TestAPaidBookingHasANumberedInvoiceAndItsRefundACreditNote(t *testing.T) {
 	var org string
 	require.NoError(t, e.store.Pool().QueryRow(ctx, `SELECT org_id FROM events WHERE id = $1`, e.eventID).Scan(&org))
 	org = org + "_" + e.eventID[4:] // the package's events share a database: an organisation of the test's own
-	_, err := e.store.Pool().Exec(ctx, `UPDATE events SET org_id = $2 WHERE id = $1`, e.eventID, org)
+	_, err := e.store.Pool().Exec(ctx, `UPDATE events SET org_id = $2, service_fee = 100 WHERE id = $1`, e.eventID, org)
 	require.NoError(t, err)
 	require.NoError(t, e.store.Orgs.SaveOrgSettings(ctx, store.OrgSettings{OrgID: org, LegalName: "Encore Live BV",
 		VATID: "NL000000000B01", TaxRateBp: 2100, PricesIncludeTax: true, InvoicePrefix: "LIVE"}))
@@ -70,6 +72,16 @@ func TestAPaidBookingHasANumberedInvoiceAndItsRefundACreditNote(t *testing.T) {
 	status, _, _, body = e.getPDF("/v1/bookings/"+id+"/credit-note.pdf", fan)
 	require.Equal(t, http.StatusNotFound, status)
 	require.True(t, strings.Contains(string(body), "/problems/no-invoice"), "%s", body)
+
+	// The organiser's report shows the fee and the tax apart.
+	var invTax, invTotal int64
+	require.NoError(t, e.store.Pool().QueryRow(ctx, `SELECT tax, total FROM invoices WHERE reservation_id = $1`, id).Scan(&invTax, &invTotal))
+	report, err := (&organiser.Sales{Reader: store.NewReader(e.store.Pool())}).Report(ctx, venues.Scope{Admin: true}, e.eventID)
+	require.NoError(t, err)
+	require.Equal(t, int64(100), report.Totals.Fees)
+	require.Equal(t, invTax, report.Tax)
+	require.Equal(t, invTotal-invTax, report.Net)
+	require.Positive(t, invTax, "21 % VAT included")
 
 	status, out := e.call(http.MethodPost, "/v1/bookings/"+id+"/cancel", fan, nil)
 	require.Equal(t, http.StatusOK, status, "%v", out)
