@@ -24,6 +24,7 @@ import (
 	"github.com/encore-tickets/encore/catalog"
 	"github.com/encore-tickets/encore/dev/devstack"
 	"github.com/encore-tickets/encore/dev/testenv"
+	"github.com/encore-tickets/encore/invoices"
 	"github.com/encore-tickets/encore/seatmap"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/system"
@@ -74,6 +75,7 @@ func browserServer(t testing.TB, e *e2e, scope string) *api.Server {
 			Limits: store.TransferLimits{PerTicket: 3, OpenPerFan: 10}},
 		Resale:   &tickets.Resale{Store: e.store, Mailer: system.Mailer(e.cfg, e.store)},
 		Payments: system.PaymentPage(e.cfg), // the test's sandbox and its stand-in for Stripe.js
+		Invoices: &invoices.Service{Store: e.store},
 		Browse:   &api.Browse{Catalog: catalog.New(reader), Cache: cache, Hub: hub}}
 }
 

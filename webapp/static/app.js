@@ -10,6 +10,7 @@ import { esc, when, statusText, eventLine, orderSummary, bookingsView } from './
 import * as wallet from './wallet.js';
 import * as transfers from './transfers.js';
 import * as resale from './resale.js';
+import { documentsBox } from './documents.js';
 
 const main = document.getElementById('main');
 const banner = document.getElementById('problem');
@@ -161,12 +162,33 @@ function priceLegend(wrap, tiers) {
   if (tiers.length) wrap.querySelector('[data-state=available]').remove();
 }
 
+// ticketsInfo lists an event's ticket types with their prices per seat
+// category (named by its sections) and the service fee, when there is
+// more than one type or a fee.
+function ticketsInfo(ev) {
+  const types = ev.ticket_types || [], fee = ev.service_fee && ev.service_fee.amount ? ev.service_fee : null;
+  if (types.length < 2 && !fee) return '';
+  const cats = [...new Set(ev.sections.map(s => s.category))];
+  const where = c => cats.length > 1 ? ev.sections.filter(s => s.category === c).map(s => s.name).join(', ') + ' ' : '';
+  return `<section id="tickettypes" class="tickettypes" aria-labelledby="typeshead"><h2 id="typeshead">Tickets</h2>
+    ${types.length > 1 ? `<ul class="types">${types.map(t => `<li data-type="${esc(t.id)}"><strong>${esc(t.name)}</strong>:
+      ${cats.filter(c => t.prices[c]).map(c => `<span data-category="${esc(c)}">${esc(where(c))}${money(t.prices[c])}</span>`).join(' · ')}
+      ${t.max_per_order ? ` (at most ${t.max_per_order} per order)` : ''}</li>`).join('')}</ul>` : ''}
+    ${fee ? `<p id="servicefee" data-amount="${fee.amount}">Plus a service fee of <strong>${money(fee)}</strong> per ticket, shown apart at checkout.</p>` : ''}
+    </section>`;
+}
+
 async function eventView(id, sectionID) {
   const ev = await get('/v1/events/' + encodeURIComponent(id));
   const seated = ev.sections.filter(s => s.kind !== 'general');
   const section = sectionID || (seated[0] && seated[0].id);
+  // Ticket types (Adult, Child…): a fan chooses one per seat, the first
+  // unless they say otherwise; a type without a price for a seat's
+  // category is not sold there.
+  const types = ev.ticket_types || [], multi = types.length > 1;
   main.innerHTML = `${seated.length ? '<p><a class="skip" id="tomap" href="#map">Skip to the seat map</a></p>' : ''}<h1>${esc(ev.title)}</h1><p>${esc(ev.artist)} · ${esc(ev.venue)}, ${esc(ev.city)} · <span class="when">${esc(when(ev.starts_at, ev.timezone, ev.city))}</span></p>
     <p>${esc(ev.description)}</p>
+    ${ticketsInfo(ev)}
     <p><a id="resalelink" href="#/event/${encodeURIComponent(id)}/resale">Resale tickets</a> from other fans</p>
     <details class="sectionlist" id="sectionlist" ${narrow() ? '' : 'open'}><summary><h2>Sections (${ev.sections.length})</h2></summary>
     <div class="sections" role="list">${ev.sections.map(s => `<a role="listitem" href="#/event/${encodeURIComponent(id)}/${encodeURIComponent(s.id)}"
@@ -175,7 +197,7 @@ async function eventView(id, sectionID) {
     <div class="maptools"><button class="secondary" id="zin" aria-label="Zoom in">+</button><button class="secondary" id="zout" aria-label="Zoom out">−</button>
       <button class="secondary" id="zfit">Fit</button></div>
     <div class="map" id="map" aria-describedby="maphead"></div>
-    <h2>Your selection</h2><ul id="selection"></ul>
+    <h2>Your selection</h2><ul id="selection" class="selection"></ul>
     <section id="stay" class="stay" aria-labelledby="stayhead" hidden><h2 id="stayhead">Stay the night</h2>
       <p id="staynote"></p>
       <label>Guests in the room <select id="guests">${[1, 2, 3, 4].map(n => `<option ${n === 2 ? 'selected' : ''}>${n}</option>`).join('')}</select></label>
@@ -185,6 +207,7 @@ async function eventView(id, sectionID) {
     <h2>Or let us choose</h2>
     <form class="row" id="best"><label>Section <select name="section">${ev.sections.map(s => `<option value="${esc(s.id)}" ${s.id === section ? 'selected' : ''}>${esc(s.name)}${s.kind === 'general' ? ' (standing)' : ''}</option>`).join('')}</select></label>
       <label>Tickets <input name="qty" type="number" min="1" max="6" value="2" required></label>
+      ${multi ? `<label>Ticket type <select name="ttype">${types.map(t => `<option value="${esc(t.id)}">${esc(t.name)}</option>`).join('')}</select></label>` : ''}
       <label><span><input name="adjacent" type="checkbox" checked> Together</span></label>
       <button>Find the best seats</button></form>`;
   main.querySelector('#map').after(legend());
@@ -223,15 +246,39 @@ async function eventView(id, sectionID) {
   main.querySelector('#best').onsubmit = e => {
     e.preventDefault();
     const f = e.target, general = (ev.sections.find(s => s.id === f.section.value) || {}).kind === 'general';
-    tryHold({ section_id: f.section.value, quantity: +f.qty.value, ...(general ? {} : { adjacent: f.adjacent.checked }) }, err => err && showProblem(err));
+    tryHold({ section_id: f.section.value, quantity: +f.qty.value, ...(general ? {} : { adjacent: f.adjacent.checked }),
+      ...(multi && f.ttype.value !== types[0].id ? { ticket_type: f.ttype.value } : {}) }, err => err && showProblem(err));
   };
   if (!seated.length) return;
   const sel = main.querySelector('#selection'), holdBtn = main.querySelector('#hold');
+  const chosen = new Map(); // seat ID -> the type the fan chose for it
+  const typeOf = seat => chosen.get(seat.id) || (types[0] && types[0].id);
+  const typesFor = seat => types.filter((t, i) => i === 0 || t.prices[seat.category]);
+  const priceOf = seat => {
+    const i = types.findIndex(t => t.id === typeOf(seat));
+    return (i > 0 && types[i].prices[seat.category]) || seat.price;
+  };
+  let shown = [];
+  sel.addEventListener('change', e => {
+    const s = e.target.closest('select[data-seat]'); if (!s) return;
+    const seat = shown.find(x => x.id === s.dataset.seat); if (!seat) return;
+    chosen.set(seat.id, s.value);
+    const li = s.closest('li'); li.dataset.type = s.value;
+    li.querySelector('.price').textContent = money(priceOf(seat));
+    announce(`Row ${seat.row}, seat ${seat.number}: ${s.selectedOptions[0].textContent}, ${money(priceOf(seat))}`);
+  });
   // One map of the whole venue: every seated section, each followed live.
   const map = new SeatMap(main.querySelector('#map'), id, seated, {
     announce,
     onChange: seats => {
-      sel.innerHTML = seats.map(s => `<li data-seat="${esc(s.id)}">Row ${esc(s.row)}, seat ${s.number} — ${money(s.price)}</li>`).join('');
+      shown = seats;
+      for (const sid of [...chosen.keys()]) if (!seats.some(x => x.id === sid)) chosen.delete(sid);
+      sel.innerHTML = seats.map(s => {
+        const opts = multi ? typesFor(s) : [];
+        return `<li data-seat="${esc(s.id)}"${multi ? ` data-type="${esc(typeOf(s))}"` : ''}>Row ${esc(s.row)}, seat ${s.number} — <span class="price">${money(priceOf(s))}</span>
+          ${opts.length > 1 ? `<label class="inline">Ticket type<span class="sr-only"> for row ${esc(s.row)}, seat ${s.number}</span>
+            <select data-seat="${esc(s.id)}">${opts.map(t => `<option value="${esc(t.id)}" ${t.id === typeOf(s) ? 'selected' : ''}>${esc(t.name)}</option>`).join('')}</select></label>` : ''}</li>`;
+      }).join('');
       holdBtn.disabled = !seats.length;
       // Signed out, the choice outlives the page's render after sign-in.
       if (!token()) sessionStorage.setItem('selection', JSON.stringify({ event: id, seats: seats.map(x => x.id) }));
@@ -277,7 +324,8 @@ async function eventView(id, sectionID) {
   }
   const hold = async seatIDs => {
     holdBtn.disabled = true;
-    await tryHold({ seat_ids: seatIDs }, err => {
+    const named = multi ? Object.fromEntries(seatIDs.filter(sid => chosen.has(sid) && chosen.get(sid) !== types[0].id).map(sid => [sid, chosen.get(sid)])) : {};
+    await tryHold({ seat_ids: seatIDs, ...(Object.keys(named).length ? { ticket_types: named } : {}) }, err => {
       holdBtn.disabled = false;
       if (!err) return;
       const alts = err.problem && err.problem.alternatives || [];
@@ -336,8 +384,9 @@ async function holdView(id) {
   if (h.status && h.status !== 'PENDING_PAYMENT') { location.replace('#/booking/' + encodeURIComponent(id)); return; }
   // The booking's view names the event and labels the seats (the hold's
   // own answer carries IDs only); without it the IDs stand in.
-  const b = await get('/v1/bookings/' + encodeURIComponent(id)).catch(() => null);
-  const summary = b ? orderSummary(b, h.promo_code)
+  const [b, ev] = await Promise.all([get('/v1/bookings/' + encodeURIComponent(id)).catch(() => null),
+    h.event_id ? get('/v1/events/' + encodeURIComponent(h.event_id)).catch(() => null) : null]);
+  const summary = b ? orderSummary(b, h.promo_code, { hold: h, types: ev && ev.ticket_types })
     : `<p>Seats: ${esc((h.seat_ids || []).join(', '))}</p><p>Total: <strong>${money(h.total)}</strong></p>`;
   const stays = (h.stays || []).map(st => `<li data-property="${esc(st.property_id)}"><span>Room: ${esc(st.property_id)}, ${esc(st.room_type)},
     ${esc(st.checkin)} to ${esc(st.checkout)}${st.rooms > 1 ? ` × ${st.rooms}` : ''}</span> <span>${money(st.total)}</span></li>`).join('');
@@ -477,10 +526,18 @@ async function bookingView(id) {
   let summarised = false;
   let stop = false; cleanup.push(() => { stop = true; });
   let offered = false;
+  // The hold's own view has the lines' types and fees and the tax; the
+  // event's page names the types.
+  const hold = get('/v1/holds/' + encodeURIComponent(id)).catch(() => null);
   for (let i = 0; !stop; i++) {
     const b = await get('/v1/bookings/' + encodeURIComponent(id));
     if (stop) return;
-    if (!summarised) { main.querySelector('#bsummary').innerHTML = orderSummary(b, b.promo_code); summarised = true; }
+    if (!summarised) {
+      const [h, ev] = await Promise.all([hold, b.event_id ? get('/v1/events/' + encodeURIComponent(b.event_id)).catch(() => null) : null]);
+      if (stop) return;
+      main.querySelector('#bsummary').innerHTML = orderSummary(b, b.promo_code, { hold: h, types: ev && ev.ticket_types });
+      summarised = true;
+    }
     show(b.status);
     note.textContent = EXPLAIN[b.status] || '';
     const pay = b.payment || {};
@@ -524,6 +581,8 @@ async function bookingView(id) {
         }
         showCancellation(b); announce('Payment complete. Your tickets are ready.');
       }
+      const docs = documentsBox(b, cleanup);
+      if (docs) main.querySelector('#tickets').after(docs);
       if (b.status === 'FAILED') showProblem(new Error('The payment failed. Your seats were released.'));
       if (b.status === 'EXPIRED') showProblem(new ProblemError({ type: '/problems/hold-expired' }, 410));
       return;
@@ -566,6 +625,7 @@ function showCancellation(b) {
 // to open it once online.
 function showTickets(ul, tickets) {
   ul.innerHTML = tickets.map(t => `<li>${t.event ? eventLine(t.event) : ''}<h3>${esc(t.label || 'Seat ' + (t.seat_id || 'general admission'))}</h3>
+    ${t.attendee ? `<p class="attendee">Attendee: <strong>${esc(t.attendee)}</strong></p>` : ''}
     <img data-ticket="${esc(t.id)}" data-seat="${esc(t.seat_id || '')}" alt="Entry QR code for ${esc(t.label || t.seat_id || 'general admission')}">
     <p class="qrstate" role="status" data-state="loading"></p></li>`).join('');
   for (const img of ul.querySelectorAll('img')) {

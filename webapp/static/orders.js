@@ -53,19 +53,48 @@ export function eventLine(ev) {
     ${esc(ev.venue ? `${ev.venue.name}, ${ev.venue.city}` : '')}</p>`;
 }
 
-// orderSummary lists a booking's lines by their labels with their prices,
-// each promotion's discount on its own line, and the total.
-export function orderSummary(b, promo) {
+// typeName is a ticket type's name among the event's types (its ID when
+// the event's page could not be read).
+const typeName = (types, id) => ((types || []).find(t => t.id === id) || {}).name || id;
+
+// orderSummary lists a booking's lines by their labels with their prices
+// (each line's ticket type named when the event has more than one), each
+// promotion's discount on its own line, the service fees and the tax apart
+// from the prices, and the total. hold is the hold's own view (its lines'
+// types and fees, the tax), types the event's ticket types; without them
+// the lines and the total alone.
+export function orderSummary(b, promo, { hold, types } = {}) {
+  const held = (hold && hold.items) || [];
+  const typed = (types || []).length > 1 || new Set(held.map(h => h.ticket_type)).size > 1;
+  const cur = b.total.currency;
+  let sum = 0;
   const lines = (b.items || []).map(it => {
+    const h = held.find(x => (it.seat_id ? x.seat_id === it.seat_id : !x.seat_id && x.section_id === it.section_id)) || {};
     const qty = it.quantity > 1 ? `${it.quantity} × ` : '';
-    const line = `<li data-label="${esc(it.label)}"><span>${qty}${esc(it.label || it.seat_id || it.section_id)}</span>
+    sum += it.price.amount * it.quantity;
+    const type = typed && h.ticket_type ? ` <span class="ttype">· ${esc(typeName(types, h.ticket_type))}</span>` : '';
+    const line = `<li data-label="${esc(it.label)}"${h.ticket_type ? ` data-type="${esc(h.ticket_type)}"` : ''}><span>${qty}${esc(it.label || it.seat_id || it.section_id)}${type}</span>
       <span>${money({ amount: it.price.amount * it.quantity, currency: it.price.currency })}</span></li>`;
     const off = it.discount > 0 ? `<li class="discount"><span>Discount${promo ? ' ' + esc(promo) : ''}</span>
       <span>−${money({ amount: it.discount * it.quantity, currency: it.price.currency })}</span></li>` : '';
     return line + off;
   }).join('');
+  let extra = '', after = '';
+  const fees = hold && hold.fees && hold.fees.amount || 0, tax = hold && hold.tax;
+  if (fees) {
+    const n = (b.items || []).reduce((a, it) => a + it.quantity, 0);
+    extra += `<li class="fees" id="fees" data-amount="${fees}"><span>Service fee${n > 1 ? 's' : ''}${n > 1 && fees % n === 0 ? ` (${n} × ${money({ amount: fees / n, currency: cur })})` : ''}</span>
+      <span>${money({ amount: fees, currency: cur })}</span></li>`;
+  }
+  if (tax && tax.rate_bp) {
+    const rate = `VAT ${tax.rate_bp / 100}%`;
+    // Prices include the tax when the lines and fees make the total.
+    const included = sum + fees === b.total.amount;
+    if (included) after = `<p class="taxnote" id="tax" data-amount="${tax.amount}" data-included="yes">Includes ${rate}: ${money({ amount: tax.amount, currency: cur })}</p>`;
+    else extra += `<li class="tax" id="tax" data-amount="${tax.amount}" data-included="no"><span>${rate}</span><span>${money({ amount: tax.amount, currency: cur })}</span></li>`;
+  }
   return `<section class="summary" aria-label="Order summary">${eventLine(b.event)}
-    <ul class="lines">${lines}</ul><p class="total">Total <strong>${money(b.total)}</strong></p></section>`;
+    <ul class="lines">${lines}${extra}</ul><p class="total">Total <strong>${money(b.total)}</strong></p>${after}</section>`;
 }
 
 // bookingsView is "My bookings": upcoming events first (soonest first),

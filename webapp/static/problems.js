@@ -46,6 +46,7 @@ export function message(p, retryAfter) {
     case 'listing-not-active': return 'This listing was already sold, withdrawn or has expired.';
     case 'listing-held': return 'A buyer is paying for this ticket right now, so it cannot be withdrawn. If their payment does not go through, you can withdraw it then.';
     case 'resale-limit': return 'You have reached the resale limit: this ticket was resold or listed as often as allowed, or you have as many tickets listed as allowed.';
+    case 'no-invoice': return 'There is no such document for this booking yet: the invoice comes with the tickets of a paid booking, a credit note with its refund. Please try again in a moment.';
     default: return (p && (p.title || p.detail)) || 'Something went wrong. Please try again.';
   }
 }
