@@ -13,8 +13,9 @@ import (
 
 // typedStack is the browser stack whose event sells Adult (the seats'
 // €40.00) and Child (€20.00) tickets with a €1.50 service fee, for an
-// organisation of the test's own that adds 21 % VAT to its prices. It
-// returns the stack, its URL and the organisation.
+// organisation of the test's own that adds 21 % VAT to its prices, and
+// asks every ticket's attendee name (required) and, once per order, where
+// the fan heard of it. It returns the stack, its URL and the organisation.
 func typedStack(t *testing.T) (*e2e, string, string) {
 	t.Helper()
 	ctx := context.Background()
@@ -30,6 +31,9 @@ func typedStack(t *testing.T) (*e2e, string, string) {
 		{`INSERT INTO ticket_types (event_id, id, name, position) VALUES ($1, 'adult', 'Adult', 0), ($1, 'child', 'Child', 1)`, []any{e.eventID}},
 		{`INSERT INTO ticket_type_prices (event_id, type_id, category, amount)
 			VALUES ($1, 'adult', 'standard', 4000), ($1, 'child', 'standard', 2000)`, []any{e.eventID}},
+		{`INSERT INTO event_questions (event_id, id, position, label, kind, choices, required, per)
+			VALUES ($1, 'name', 0, 'Attendee name', 'text', '{}', true, 'ticket'),
+			       ($1, 'heard', 1, 'How did you hear of us?', 'choice', '{radio,friends,online}', false, 'order')`, []any{e.eventID}},
 	} {
 		_, err := e.store.Pool().Exec(ctx, q.sql, q.args...)
 		require.NoError(t, err, q.sql)
@@ -43,14 +47,17 @@ func text(t *testing.T, ctx context.Context, selector string) string {
 	return js(t, ctx, `(el => el ? el.textContent.replace(/\s+/g, ' ').trim() : '')(document.querySelector('`+selector+`'))`)
 }
 
-// TestAFanChoosesAChildTicketSeesItsPriceTheFeeAndTheTaxApartPaysAndOpensTheInvoice:
+// TestAFanChoosesAChildTicketSeesItsPriceTheFeeAndTheTaxApartAnswersTheAttendeesNamePaysAndOpensTheInvoice:
 // the event's page lists Adult and Child with their prices and the
 // service fee; the fan picks a seat, chooses Child for it (the selection's
 // price follows), holds it and reads the hold's line as Child at €20.00,
 // the fee and the 21 % VAT apart, and the total they make; paid, the
 // booking page says the same and its "Invoice (PDF)" fetches the invoice
 // with the fan's token (a PDF, numbered with the organisation's prefix).
-func TestAFanChoosesAChildTicketSeesItsPriceTheFeeAndTheTaxApartPaysAndOpensTheInvoice(t *testing.T) {
+// Before paying, the hold page asks the attendee's name (a payment without
+// it is refused beside the field, nothing charged) and where the fan heard
+// of the show; the name is then on the ticket.
+func TestAFanChoosesAChildTicketSeesItsPriceTheFeeAndTheTaxApartAnswersTheAttendeesNamePaysAndOpensTheInvoice(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e, base, org := typedStack(t)
@@ -101,6 +108,21 @@ func TestAFanChoosesAChildTicketSeesItsPriceTheFeeAndTheTaxApartPaysAndOpensTheI
 	summary("the hold")
 	requireAccessible(t, a, "the hold with a type, the fee and the tax")
 
+	// The questions: the ticket's attendee and the order's. Paying with
+	// the name left out is refused beside its field, and nothing is paid.
+	require.Contains(t, text(t, a, `#questions fieldset[data-ticket="0"] legend`), "Ticket 1: A, Row A, Seat 1 · Child")
+	require.Equal(t, "true", js(t, a, `document.querySelector('[name="answers.name[0]"]').getAttribute('aria-required')`))
+	require.Equal(t, "4", js(t, a, `String(document.querySelectorAll('[name="answers.heard[0]"] option').length)`), "choose, or one of three")
+	payWith(t, a, "pm_card_visa")
+	waitJS(t, a, `(m => m ? m.textContent : '')(document.querySelector('.field-error[data-field="answers.name[0]"]'))`, "required: Attendee name", 20*time.Second)
+	require.Equal(t, "true", js(t, a, `document.querySelector('[name="answers.name[0]"]').getAttribute('aria-invalid')`))
+	require.Equal(t, "answers.name[0]", js(t, a, `document.activeElement.name`), "the focus on the question")
+	require.Contains(t, text(t, a, `#problem`), "Nothing was charged")
+	require.Zero(t, e.count(`SELECT count(*) FROM payments WHERE reservation_id = $1`, holdID))
+	requireAccessible(t, a, "the hold with an unanswered question")
+	do(t, a, "answer the questions", chromedp.SendKeys(css(`[name="answers.name[0]"]`), "Nora Junior"),
+		chromedp.SetValue(css(`[name="answers.heard[0]"]`), "friends"))
+
 	// Paid: the booking says the same, and its invoice opens.
 	payWith(t, a, "pm_card_visa")
 	waitPaid(t, a, 1)
@@ -121,4 +143,11 @@ func TestAFanChoosesAChildTicketSeesItsPriceTheFeeAndTheTaxApartPaysAndOpensTheI
 	require.Equal(t, "200 application/pdf %PDF-", got)
 	require.Empty(t, js(t, a, `document.getElementById('credit-notebtn') ? 'shown' : ''`), "no credit note before a refund")
 	requireAccessible(t, a, "the paid booking with its invoice")
+
+	// The answers were kept, and the ticket names its attendee.
+	var heard string
+	require.NoError(t, e.store.Pool().QueryRow(ctx, `SELECT value FROM booking_answers WHERE reservation_id = $1 AND question_id = 'heard'`, holdID).Scan(&heard))
+	require.Equal(t, "friends", heard)
+	js(t, a, `(() => { location.hash = '#/tickets'; return 'tickets' })()`)
+	waitJS(t, a, `(p => p ? p.textContent : '')(document.querySelector('#tickets .attendee'))`, "Attendee: Nora Junior", 20*time.Second)
 }

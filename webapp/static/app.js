@@ -11,6 +11,7 @@ import * as wallet from './wallet.js';
 import * as transfers from './transfers.js';
 import * as resale from './resale.js';
 import { documentsBox } from './documents.js';
+import { Questions } from './questions.js';
 
 const main = document.getElementById('main');
 const banner = document.getElementById('problem');
@@ -392,6 +393,7 @@ async function holdView(id) {
     ${esc(st.checkin)} to ${esc(st.checkout)}${st.rooms > 1 ? ` × ${st.rooms}` : ''}</span> <span>${money(st.total)}</span></li>`).join('');
   main.innerHTML = `<h1>Your hold</h1>
     ${summary}${stays ? `<ul class="lines" id="holdstays" aria-label="Hotel rooms in this hold">${stays}</ul>` : ''}
+    <div id="qbox"></div>
     <p>Time left to pay: <span class="countdown" id="countdown" role="timer" aria-live="off"></span></p>
     <form id="pay" class="pay" aria-label="Payment">
       <div id="payment-element" class="payment-element" aria-busy="true"><p class="note">Loading the payment form…</p></div>
@@ -420,9 +422,23 @@ async function holdView(id) {
   // One idempotency key per payment method tried: a retry of the same
   // attempt gets its first answer, another card is another attempt.
   const keys = new Map();
+  // The event's questions, answered with the checkout.
+  const questions = new Questions(main.querySelector('#qbox'), ev, h, b);
   const checkout = pm => {
     if (!keys.has(pm)) keys.set(pm, newKey());
-    return post(`/v1/holds/${encodeURIComponent(id)}/checkout`, { ...(pm ? { payment_method: pm } : {}), return_url: returnURL }, keys.get(pm));
+    const answers = questions.answers();
+    return post(`/v1/holds/${encodeURIComponent(id)}/checkout`, { ...(pm ? { payment_method: pm } : {}), return_url: returnURL,
+      ...(answers.length ? { answers } : {}) }, keys.get(pm));
+  };
+  // unanswered says a checkout refused for its answers, beside each one;
+  // the next attempt is a new one (nothing was paid).
+  const unanswered = (err, pm) => {
+    if (!(err instanceof ProblemError) || err.status !== 422 || !questions.showErrors(err)) return false;
+    keys.delete(pm);
+    const n = err.problem.errors.filter(x => String(x.field).startsWith('answers')).length;
+    showProblem(new Error(`Please answer ${n === 1 ? 'the question' : 'the ' + n + ' questions'} marked below before paying. Nothing was charged.`));
+    announce('Please answer the marked questions');
+    return true;
   };
   const declined = (err, pm) => {
     keys.delete(pm); // a declined card may be tried again later, as a new attempt
@@ -459,9 +475,10 @@ async function holdView(id) {
       let res;
       try { res = await checkout(pm.id); } catch (err) {
         if (err instanceof ProblemError && String(err.problem.type).endsWith('/payment-declined')) { declined(err, pm.id); return; }
+        if (unanswered(err, pm.id)) return;
         throw err;
       }
-      clearProblem();
+      clearProblem(); questions.showErrors(null);
       if (res.expires_at) end = new Date(res.expires_at).getTime();
       const pay = res.payment || {};
       if (pay.status === 'requires_action' && pay.client_secret) {
@@ -490,7 +507,7 @@ async function holdView(id) {
     setBusy(true);
     try {
       const res = await checkout(pm);
-      clearProblem();
+      clearProblem(); questions.showErrors(null);
       if (res.expires_at) end = new Date(res.expires_at).getTime();
       // 3-D Secure or the hosted page: the sandbox's page, in this tab; it
       // sends the fan back to the booking page, which follows the saga.
@@ -499,6 +516,7 @@ async function holdView(id) {
       location.hash = '#/booking/' + res.booking_id;
     } catch (err) {
       if (err instanceof ProblemError && String(err.problem.type).endsWith('/payment-declined')) { declined(err, pm); e.target.pm.focus(); return; }
+      if (unanswered(err, pm)) return;
       showProblem(err);
     } finally {
       if (location.hash.startsWith('#/hold/')) setBusy(false);
