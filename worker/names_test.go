@@ -23,7 +23,7 @@ func TestActivitiesKeepTheirRecordedNames(t *testing.T) {
 		workflows.ActivityCancelSale, workflows.ActivityIssueTickets, workflows.ActivityNotify, workflows.ActivityFlagPayment, workflows.ActivityReconcile, workflows.ActivityRefundPart,
 		workflows.ActivityStaffAction, workflows.ActivityPaidPage, workflows.ActivityJobItem, workflows.ActivityFinishJob, workflows.ActivityRelocate, workflows.ActivityRefundWalk,
 		workflows.ActivityTellWalked, workflows.ActivityAuditStore, workflows.ActivityUndeliveredWebhooks, workflows.ActivityRepair,
-		workflows.ActivityRecordStaffStep, workflows.ActivitySettledStatus, workflows.ActivityCheckPayment}
+		workflows.ActivityRecordStaffStep, workflows.ActivitySettledStatus, workflows.ActivityCheckPayment, workflows.ActivityPaySellers}
 	var got []string
 	for _, act := range activitiesOf(Dependencies{Holds: &activities.Holds{}, Booking: &activities.Booking{}}) {
 		got = append(got, act.name)
