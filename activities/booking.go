@@ -411,12 +411,7 @@ func (a *Booking) IssueTickets(ctx context.Context, bookingID string) ([]string,
 	}
 	rows := make([]store.TicketRow, 0, len(units))
 	for _, u := range units {
-		tid := tickets.NewTicketID()
-		secret, err := tickets.NewSecret()
-		if err != nil {
-			return nil, err
-		}
-		sealed, err := a.Keyring.Seal(secret, tid)
+		tid, sealed, err := a.Keyring.Mint()
 		if err != nil {
 			return nil, err
 		}

@@ -12,7 +12,6 @@ import (
 	"github.com/encore-tickets/encore/notify"
 	"github.com/encore-tickets/encore/payments"
 	"github.com/encore-tickets/encore/store"
-	"github.com/encore-tickets/encore/tickets"
 )
 
 // StepKeyPayout is the step key of one listing's payout to its seller
@@ -30,12 +29,7 @@ func (a *Booking) issueResold(ctx context.Context, id uuid.UUID) ([]string, erro
 	}
 	fresh := make([]store.ResoldTicket, due)
 	for i := range fresh {
-		tid := tickets.NewTicketID()
-		secret, err := tickets.NewSecret()
-		if err != nil {
-			return nil, err
-		}
-		sealed, err := a.Keyring.Seal(secret, tid)
+		tid, sealed, err := a.Keyring.Mint()
 		if err != nil {
 			return nil, err
 		}

@@ -2,7 +2,6 @@ package holds
 
 import (
 	"context"
-	"errors"
 
 	"github.com/google/uuid"
 
@@ -17,21 +16,6 @@ import (
 // waiting room nor seat hints stand in front of it; the buyer's pending
 // checkout and purchase limit are the database's, as for seats.
 func (s *Service) holdListings(ctx context.Context, who session.Identity, cart Cart, idemKey string, reqHash []byte) (Answer, error) {
-	if err := s.allow(ctx, who); err != nil {
-		return Answer{}, err
-	}
-	if idemKey != "" {
-		prev, err := s.Store.Holds.LookupIdempotent(ctx, who.UserID, idemKey, reqHash)
-		if err != nil {
-			return Answer{}, err
-		}
-		if prev != nil {
-			return s.replay(ctx, who, prev)
-		}
-	}
-	if err := s.SalesOpen(cart.EventID); err != nil {
-		return Answer{}, err
-	}
 	ids := make([]uuid.UUID, len(cart.ListingIDs))
 	for i, id := range cart.ListingIDs {
 		var err error
@@ -39,24 +23,9 @@ func (s *Service) holdListings(ctx context.Context, who session.Identity, cart C
 			return Answer{}, &store.InvalidError{Field: "listing_ids", Message: "not a listing ID: " + id}
 		}
 	}
-	req := store.ResaleHoldRequest{ReservationID: reservationID(who.UserID, idemKey), UserID: who.UserID, FanEmail: who.Email,
-		EventID: cart.EventID, ListingIDs: ids, IdempotencyKey: idemKey, RequestHash: reqHash}
-	var r renderer
-	req.Render = r.render
-	hold, stored, err := s.Store.Holds.CreateResaleHold(ctx, req)
-	if errors.Is(err, store.ErrReservationIDTaken) {
-		req.ReservationID = uuid.New()
-		hold, stored, err = s.Store.Holds.CreateResaleHold(ctx, req)
-	}
-	if err != nil {
-		return Answer{}, err
-	}
-	if stored != nil {
-		return s.replay(ctx, who, stored)
-	}
-	body, err := r.answer(hold)
-	if err != nil {
-		return Answer{}, err
-	}
-	return Answer{Hold: hold, Body: body}, nil
+	return s.holdAlone(ctx, who, idemKey, reqHash, func() error { return s.SalesOpen(cart.EventID) },
+		func(id uuid.UUID, render func(store.Hold) ([]byte, error)) (store.Hold, *store.StoredResponse, error) {
+			return s.Store.Holds.CreateResaleHold(ctx, store.ResaleHoldRequest{ReservationID: id, UserID: who.UserID, FanEmail: who.Email,
+				EventID: cart.EventID, ListingIDs: ids, IdempotencyKey: idemKey, RequestHash: reqHash, Render: render})
+		})
 }

@@ -21,6 +21,21 @@ import (
 // first answer back instead), and at most MaxUnpaidRoomNights room-nights
 // unpaid.
 func (s *Service) holdStays(ctx context.Context, who session.Identity, cart Cart, idemKey string, reqHash []byte) (Answer, error) {
+	return s.holdAlone(ctx, who, idemKey, reqHash, nil, func(id uuid.UUID, render func(store.Hold) ([]byte, error)) (store.Hold, *store.StoredResponse, error) {
+		return s.Store.Hotels.CreateStayHold(ctx, store.HoldRequest{ReservationID: id, UserID: who.UserID,
+			Stays: cart.Stays, MaxUnpaidRoomNights: s.MaxUnpaidRoomNights, FanEmail: who.Email,
+			IdempotencyKey: idemKey, RequestHash: reqHash, Render: render})
+	})
+}
+
+// holdAlone places a hold that the database alone decides (no event
+// limits, admission or seat hints): the account's rate limit, the stored
+// answer of the same Idempotency-Key, any check before the transaction,
+// then create (the one transaction, given the reservation ID and the
+// renderer of its answer), retried with a fresh ID when the key's derived
+// one was taken by a forgotten hold.
+func (s *Service) holdAlone(ctx context.Context, who session.Identity, idemKey string, reqHash []byte, check func() error,
+	create func(uuid.UUID, func(store.Hold) ([]byte, error)) (store.Hold, *store.StoredResponse, error)) (Answer, error) {
 	if err := s.allow(ctx, who); err != nil {
 		return Answer{}, err
 	}
@@ -33,15 +48,15 @@ func (s *Service) holdStays(ctx context.Context, who session.Identity, cart Cart
 			return s.replay(ctx, who, prev)
 		}
 	}
-	req := store.HoldRequest{ReservationID: reservationID(who.UserID, idemKey), UserID: who.UserID,
-		Stays: cart.Stays, MaxUnpaidRoomNights: s.MaxUnpaidRoomNights, FanEmail: who.Email,
-		IdempotencyKey: idemKey, RequestHash: reqHash}
+	if check != nil {
+		if err := check(); err != nil {
+			return Answer{}, err
+		}
+	}
 	var r renderer
-	req.Render = r.render
-	hold, stored, err := s.Store.Hotels.CreateStayHold(ctx, req)
+	hold, stored, err := create(reservationID(who.UserID, idemKey), r.render)
 	if errors.Is(err, store.ErrReservationIDTaken) {
-		req.ReservationID = uuid.New()
-		hold, stored, err = s.Store.Hotels.CreateStayHold(ctx, req)
+		hold, stored, err = create(uuid.New(), r.render)
 	}
 	if err != nil {
 		return Answer{}, err

@@ -229,6 +229,18 @@ type checks struct {
 // (an expired hold to end, best-available seats, lazy expiry, a promotion)
 // add round trips of their own.
 func (s *Holds) createHold(ctx context.Context, req HoldRequest) (Hold, *StoredResponse, error) {
+	return s.runHold(ctx, req, func(b *pgx.Batch, ev *eventTerms) {
+		queueLoadTerms(b, req.EventID, ev)
+		queueLoadTypes(b, req, ev)
+	}, func(tx pgx.Tx, c checks) (Hold, error) { return takeCart(ctx, tx, req, c) })
+}
+
+// runHold is one hold's transaction: its first round trip begins it and
+// runs the key's claim, the event's terms (terms queues them), the fan's
+// own pending hold and purchase limit; take does the rest. A replay of the
+// key's stored answer returns it, having executed nothing.
+func (s *Holds) runHold(ctx context.Context, req HoldRequest, terms func(*pgx.Batch, *eventTerms),
+	take func(pgx.Tx, checks) (Hold, error)) (Hold, *StoredResponse, error) {
 	first := &pgx.Batch{}
 	first.BeginTx(pgx.TxOptions{})
 	s.queueTimeouts(first)
@@ -236,8 +248,7 @@ func (s *Holds) createHold(ctx context.Context, req HoldRequest) (Hold, *StoredR
 	if req.IdempotencyKey != "" {
 		queueClaimKey(first, req, &c.stored)
 	}
-	queueLoadTerms(first, req.EventID, &c.terms)
-	queueLoadTypes(first, req, &c.terms)
+	terms(first, &c.terms)
 	queueSettleOwnPending(first, req, &c.expiredPending)
 	queueCheckLimit(first, req, &c.terms)
 	br := s.pool.SendBatch(ctx, first)
@@ -253,7 +264,7 @@ func (s *Holds) createHold(ctx context.Context, req HoldRequest) (Hold, *StoredR
 		if err != nil {
 			return err
 		}
-		hold, err = takeCart(ctx, tx, req, c)
+		hold, err = take(tx, c)
 		return err
 	})
 	if err != nil || c.stored != nil {

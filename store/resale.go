@@ -421,36 +421,8 @@ func (s *Holds) CreateResaleHold(ctx context.Context, req ResaleHoldRequest) (Ho
 func (s *Holds) createResaleHold(ctx context.Context, req ResaleHoldRequest) (Hold, *StoredResponse, error) {
 	hr := HoldRequest{ReservationID: req.ReservationID, UserID: req.UserID, EventID: req.EventID, FanEmail: req.FanEmail,
 		IdempotencyKey: req.IdempotencyKey, RequestHash: req.RequestHash, Render: req.Render, Quantity: len(req.ListingIDs)}
-	first := &pgx.Batch{}
-	first.BeginTx(pgx.TxOptions{})
-	s.queueTimeouts(first)
-	var c checks
-	if req.IdempotencyKey != "" {
-		queueClaimKey(first, hr, &c.stored)
-	}
-	queueResaleTerms(first, req.EventID, &c.terms)
-	queueSettleOwnPending(first, hr, &c.expiredPending)
-	queueCheckLimit(first, hr, &c.terms)
-	br := s.pool.SendBatch(ctx, first)
-	if br.Tx() == nil {
-		return Hold{}, nil, br.Close()
-	}
-	var hold Hold
-	err := pgx.BeginFunc(ctx, begun{br.Tx()}, func(tx pgx.Tx) error {
-		err := br.Close()
-		if errors.Is(err, errReplay) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		hold, err = takeListings(ctx, tx, hr, req.ListingIDs, c)
-		return err
-	})
-	if err != nil || c.stored != nil {
-		return Hold{}, c.stored, err
-	}
-	return hold, nil, nil
+	return s.runHold(ctx, hr, func(b *pgx.Batch, ev *eventTerms) { queueResaleTerms(b, req.EventID, ev) },
+		func(tx pgx.Tx, c checks) (Hold, error) { return takeListings(ctx, tx, hr, req.ListingIDs, c) })
 }
 
 // queueResaleTerms reads the event's terms for a resale hold: a published,

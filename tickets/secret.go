@@ -135,6 +135,21 @@ func NewKeyring(key []byte, previous ...[]byte) (*Keyring, error) {
 	return k, nil
 }
 
+// Mint makes a new ticket's key material: a fresh ID and a fresh secret,
+// sealed for that ID. Every ticket a sale, a transfer or a resale issues
+// comes from here, so no two holders ever share a secret.
+func (k *Keyring) Mint() (id string, sealed []byte, err error) {
+	id = NewTicketID()
+	secret, err := NewSecret()
+	if err != nil {
+		return "", nil, err
+	}
+	if sealed, err = k.Seal(secret, id); err != nil {
+		return "", nil, fmt.Errorf("%w: %v", ErrSealing, err)
+	}
+	return id, sealed, nil
+}
+
 // Seal encrypts secret, bound to ticketID as additional data, so a sealed
 // secret copied onto another ticket's row does not open.
 func (k *Keyring) Seal(secret []byte, ticketID string) ([]byte, error) {

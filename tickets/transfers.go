@@ -73,14 +73,9 @@ func (x *Transfers) Accept(ctx context.Context, toUser, toEmail string, id uuid.
 	if toEmail == "" {
 		return store.Transfer{}, store.Ticket{}, store.ErrWrongRecipient
 	}
-	secret, err := NewSecret()
+	newID, sealed, err := x.Keyring.Mint()
 	if err != nil {
 		return store.Transfer{}, store.Ticket{}, err
-	}
-	newID := NewTicketID()
-	sealed, err := x.Keyring.Seal(secret, newID)
-	if err != nil {
-		return store.Transfer{}, store.Ticket{}, fmt.Errorf("%w: %v", ErrSealing, err)
 	}
 	tr, t, err := x.Store.Tickets.AcceptTransfer(ctx, id, toUser, toEmail, store.TicketRow{ID: newID, UserID: toUser, SecretSealed: sealed})
 	if err != nil {
