@@ -5,8 +5,9 @@
 import { get, post, request } from '/app/api.js';
 import { SeatMap, drawSeat } from '/app/seatmap.js';
 import { main, esc, announce, clearProblem, showProblem, fieldErrors, money, minor, digits, whenIn, isoOf, download, badge } from './ui.js';
+import { editPage, typesText, attendeesPage } from './catalogue.js';
 
-const TABS = [['', 'Overview'], ['seats', 'Seats'], ['promotions', 'Promotions'], ['sales', 'Sales'], ['door', 'Door'], ['cancel', 'Cancel']];
+const TABS = [['', 'Overview'], ['edit', 'Edit'], ['seats', 'Seats'], ['promotions', 'Promotions'], ['sales', 'Sales'], ['attendees', 'Attendees'], ['door', 'Door'], ['cancel', 'Cancel']];
 
 // eventView renders the event's page named by tab; ctx.cleanup takes what
 // must stop when the view is left.
@@ -20,6 +21,8 @@ export async function eventView(id, tab, ctx) {
     <div id="page"></div>`;
   const page = main.querySelector('#page');
   switch (tab) {
+    case 'edit': return editPage(page, ev);
+    case 'attendees': return attendeesPage(page, ev);
     case 'seats': return seatsPage(page, ev, ctx);
     case 'promotions': return promotionsPage(page, ev);
     case 'sales': return salesPage(page, ev, ctx);
@@ -41,6 +44,12 @@ function overviewPage(page, ev) {
       ${row('Capacity', `${ev.seats} numbered seats${ev.general_capacity ? `, ${ev.general_capacity} standing` : ''} in ${ev.sections} sections`)}
       ${row('Prices', `<ul class="plain" id="prices">${Object.entries(ev.prices).sort().map(([c, p]) =>
         `<li data-category="${esc(c)}">${esc(c)}: ${money(p.amount, p.currency)}</li>`).join('')}</ul>`)}
+      ${row('Ticket types', typesText(ev))}
+      ${row('Service fee', `<span id="servicefee">${ev.service_fee && ev.service_fee.amount ? money(ev.service_fee.amount, ev.service_fee.currency) + ' per ticket' : 'None'}</span>`)}
+      ${row('Re-entry', ev.reentry ? 'Allowed' : 'No')}
+      ${row('Questions at checkout', (ev.questions || []).length ? `<ul class="plain" id="questionlist">${ev.questions.map(q => `<li data-question="${esc(q.id)}">${esc(q.label)}
+        <span class="muted">(${q.per === 'order' ? 'per order' : 'per ticket'}${q.required ? ', required' : ''})</span></li>`).join('')}</ul>` : 'None')}
+      ${ev.series_id ? row('Series', `<code>${esc(ev.series_id)}</code>`) : ''}
       ${row('Event ID', `<code>${esc(ev.event_id)}</code>`)}
     </dl>
     <div id="publishbox"></div>
@@ -71,7 +80,8 @@ function overviewPage(page, ev) {
   const box = page.querySelector('#publishbox');
   if (ev.status === 'DRAFT') {
     box.innerHTML = `<p>Fans cannot see a draft. Publishing lists it, shows its seat map, and opens the sale at its
-      on-sale time. The venue, date, prices and currency are fixed from then on.</p>
+      on-sale time. The venue, date, prices, ticket types, service fee and currency are fixed from then on:
+      <a href="#/event/${encodeURIComponent(ev.event_id)}/edit" id="editlink">edit the draft</a> first.</p>
       <button id="publish">Publish the event</button>`;
     box.querySelector('#publish').onclick = async e => {
       e.target.disabled = true;

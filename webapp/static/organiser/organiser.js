@@ -5,6 +5,7 @@
 import { get, request, newKey, signOut, token } from '/app/api.js';
 import { main, esc, announce, explain, clearProblem, showProblem, fieldErrors, money, minor, digits, whenIn, localInput, isoOf, send, badge } from './ui.js';
 import { eventView } from './event.js';
+import { orgView, seriesView } from './catalogue.js';
 
 let cleanup = [];
 let me = null; // GET /v1/me of the signed-in organiser
@@ -54,7 +55,8 @@ function notOrganiserView() {
 
 async function eventsView() {
   main.innerHTML = `<h1>Your events</h1>
-    <p class="actions"><a class="button" href="#/new">Create an event</a> <a class="button secondary" href="#/venues">Upload a venue layout</a></p>
+    <p class="actions"><a class="button" href="#/new">Create an event</a> <a class="button secondary" href="#/series">Create a series of dates</a>
+      <a class="button secondary" href="#/venues">Upload a venue layout</a></p>
     <div class="scroll" tabindex="0" role="region" aria-label="Your events (scrolls sideways on a narrow screen)"><table class="list" id="events">
       <caption>Events of ${esc(me.org || 'every organisation')}, newest first, drafts included</caption>
       <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Starts</th><th scope="col">On sale from</th><th scope="col">Seats</th></tr></thead>
@@ -220,6 +222,8 @@ async function route() {
     switch (parts[0]) {
       case 'venues': await venuesView(); break;
       case 'new': await newEventView(parts[1]); break;
+      case 'series': await seriesView(); break;
+      case 'org': await orgView(); break;
       case 'event': await eventView(parts[1], parts[2] || '', { cleanup }); break;
       default: await eventsView();
     }
