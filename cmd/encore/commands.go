@@ -149,7 +149,8 @@ prints them all); it is read after the command line, so --help always works.`,
 }
 
 func newDevCmd() *cobra.Command {
-	return &cobra.Command{
+	var split bool
+	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Run the whole system in one process (PostgreSQL, Redis, Temporal and its UI provided)",
 		Long: `Runs the fan API, the Temporal worker, the background loops and the payment
@@ -158,13 +159,28 @@ sandbox in one process, with demo data seeded.
 PostgreSQL and Redis come from ENCORE_DATABASE_URL and ENCORE_REDIS_URL, else
 private ones are started (installed when missing) under ENCORE_DATA_DIR.
 Temporal comes from ENCORE_TEMPORAL_ADDRESS, else a server and its Web UI are
-embedded. Stops on Ctrl-C, stopping what it started.`,
+embedded. Stops on Ctrl-C, stopping what it started.
+
+With --split, the deployed topology instead, each part its own process: the
+Temporal server and its Web UI, the payment sandbox, two encore worker, two
+encore api behind a balancer on the same fan address, private PostgreSQL
+(with a streaming replica for the browse plane) and Redis, and Mailpit.
+Each part's pid and log are listed; Ctrl-C stops them all.`,
 		Args: cobra.NoArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
 			cfg.Env = config.Development // dev is the development stack, whatever the environment says
+			if split {
+				bin, err := os.Executable()
+				if err != nil {
+					return err
+				}
+				return runSplit(cmd.Context(), devConfig(cfg, os.LookupEnv), bin, cmd.OutOrStdout(), nil)
+			}
 			return runDev(cmd.Context(), devConfig(cfg, os.LookupEnv))
 		}),
 	}
+	cmd.Flags().BoolVar(&split, "split", false, "run the deployed topology: each part its own process")
+	return cmd
 }
 
 func newAPICmd() *cobra.Command {

@@ -25,9 +25,12 @@ type Balancer struct {
 	client   *http.Client
 }
 
-// NewBalancer listens on a free loopback port.
-func NewBalancer() (*Balancer, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// NewBalancer listens on addr ("": a free loopback port).
+func NewBalancer(addr string) (*Balancer, error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}

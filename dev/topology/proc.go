@@ -32,6 +32,16 @@ type Proc struct {
 	exited chan struct{}
 }
 
+// Pid is the running process's ID (0 when it is not running).
+func (p *Proc) Pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
 // Start runs the process and waits until it is ready (at most two minutes).
 func (p *Proc) Start(ctx context.Context) error {
 	p.mu.Lock()

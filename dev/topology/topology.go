@@ -47,6 +47,9 @@ type Options struct {
 	Env map[string]string
 	// Log receives progress lines. Nil discards.
 	Log io.Writer
+	// BalancerAddr is where the balancer in front of the APIs listens: the
+	// address fans use ("": a free loopback port).
+	BalancerAddr string
 }
 
 // Cluster is a running topology.
@@ -61,6 +64,8 @@ type Cluster struct {
 	// TemporalAddr is the frontend of the Temporal process; PSPURL the
 	// sandbox's base URL; BalancerURL the load balancer in front of every API.
 	TemporalAddr, PSPURL, BalancerURL string
+	// TemporalUIURL is the Temporal Web UI the temporal process serves.
+	TemporalUIURL string
 
 	Temporal, PSP *Proc
 	APIs, Workers []*Proc
@@ -134,7 +139,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 
 	// The balancer listens before anything else: the sandbox posts its
 	// webhooks to it.
-	if c.balancer, err = NewBalancer(); err != nil {
+	if c.balancer, err = NewBalancer(opts.BalancerAddr); err != nil {
 		return nil, err
 	}
 	c.closers = append(c.closers, c.balancer.Close)
@@ -147,6 +152,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	at := func(i int) string { return fmt.Sprintf("127.0.0.1:%d", addrs[i]) }
 	c.TemporalAddr = at(0)
 	uiAddr := at(1)
+	c.TemporalUIURL = "http://" + uiAddr
 	c.Temporal = c.proc("temporal", []string{"temporal"}, map[string]string{
 		"ENCORE_DATABASE_URL": c.AdminURL, "ENCORE_TEMPORAL_LISTEN_ADDR": c.TemporalAddr,
 		"ENCORE_TEMPORAL_UI_ADDR": uiAddr, "ENCORE_TEMPORAL_SHARDS": "4",
@@ -250,6 +256,11 @@ func (c *Cluster) proc(name string, args []string, own map[string]string, ready 
 	}
 	return &Proc{Name: name, binary: c.opts.Binary, args: args, env: env, ready: ready,
 		LogPath: filepath.Join(c.opts.Dir, name+".log")}
+}
+
+// Seed seeds the demo events into the cluster's database (encore seed).
+func (c *Cluster) Seed(ctx context.Context) error {
+	return c.run(ctx, "seed", map[string]string{"ENCORE_DATABASE_URL": c.DatabaseURL})
 }
 
 // run runs a one-shot command (encore migrate) to its end.
@@ -361,4 +372,28 @@ func tail(path string, lines int) string {
 		all = all[len(all)-lines:]
 	}
 	return strings.Join(all, "\n")
+}
+
+// StreamingReplica starts a streaming read replica of the primary (an
+// Options.Replica). PostgreSQL will not run as root, and its user cannot
+// enter a private temporary folder, so the replica lives under /var/tmp
+// whatever dir says; stopping it removes it.
+func StreamingReplica(ctx context.Context, primaryAdminURL, _ string) (string, func(), error) {
+	ports, err := FreePorts(1)
+	if err != nil {
+		return "", nil, err
+	}
+	base, err := os.MkdirTemp("/var/tmp", "encore-replica-")
+	if err != nil {
+		return "", nil, err
+	}
+	if err := os.Chmod(base, 0o755); err != nil {
+		return "", nil, err
+	}
+	r, err := devstack.StartReplica(ctx, primaryAdminURL, filepath.Join(base, "data"), ports[0])
+	if err != nil {
+		_ = os.RemoveAll(base)
+		return "", nil, err
+	}
+	return r.URL(), func() { _ = r.Stop(); _ = os.RemoveAll(base) }, nil
 }

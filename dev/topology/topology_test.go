@@ -28,7 +28,6 @@ import (
 	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/dev/demo"
-	"github.com/encore-tickets/encore/dev/devstack"
 	"github.com/encore-tickets/encore/dev/psp"
 	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/dev/topology"
@@ -395,7 +394,7 @@ func TestSeveralAPIsAndWorkersShareOneSaleAndSurviveKillNineOfEachProcess(t *tes
 	if testing.Short() {
 		t.Skip("starts eight processes")
 	}
-	c := startCluster(t, topology.Options{APIs: 2, Workers: 2, Log: testWriter{t}, Replica: replica,
+	c := startCluster(t, topology.Options{APIs: 2, Workers: 2, Log: testWriter{t}, Replica: topology.StreamingReplica,
 		Env: map[string]string{
 			// Every checkout of the test must end: a fan's hold outlives the kills.
 			"ENCORE_LOG_LEVEL": "warn",
@@ -648,25 +647,3 @@ func (w testWriter) Write(p []byte) (int, error) {
 }
 
 // replica starts a streaming read replica of the topology's PostgreSQL.
-func replica(ctx context.Context, primaryAdminURL, dir string) (string, func(), error) {
-	ports, err := topology.FreePorts(1)
-	if err != nil {
-		return "", nil, err
-	}
-	// PostgreSQL will not run as root, and the postgres user cannot enter a
-	// test's private temporary folder: the replica lives in a folder it can.
-	_ = dir
-	base, err := os.MkdirTemp("/var/tmp", "encore-replica-")
-	if err != nil {
-		return "", nil, err
-	}
-	if err := os.Chmod(base, 0o755); err != nil {
-		return "", nil, err
-	}
-	r, err := devstack.StartReplica(ctx, primaryAdminURL, filepath.Join(base, "data"), ports[0])
-	if err != nil {
-		_ = os.RemoveAll(base)
-		return "", nil, err
-	}
-	return r.URL(), func() { _ = r.Stop(); _ = os.RemoveAll(base) }, nil
-}
