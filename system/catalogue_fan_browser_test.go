@@ -56,7 +56,8 @@ func text(t *testing.T, ctx context.Context, selector string) string {
 // with the fan's token (a PDF, numbered with the organisation's prefix).
 // Before paying, the hold page asks the attendee's name (a payment without
 // it is refused beside the field, nothing charged) and where the fan heard
-// of the show; the name is then on the ticket.
+// of the show; the name is then on the ticket. Cancelled, the booking is
+// refunded and offers its credit note beside the invoice.
 func TestAFanChoosesAChildTicketSeesItsPriceTheFeeAndTheTaxApartAnswersTheAttendeesNamePaysAndOpensTheInvoice(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -150,4 +151,19 @@ func TestAFanChoosesAChildTicketSeesItsPriceTheFeeAndTheTaxApartAnswersTheAttend
 	require.Equal(t, "friends", heard)
 	js(t, a, `(() => { location.hash = '#/tickets'; return 'tickets' })()`)
 	waitJS(t, a, `(p => p ? p.textContent : '')(document.querySelector('#tickets .attendee'))`, "Attendee: Nora Junior", 20*time.Second)
+
+	// Cancelled within the policy: refunded, with a credit note beside the
+	// invoice.
+	do(t, a, "the booking again", chromedp.Navigate(base+"/#/booking/"+holdID), chromedp.WaitVisible(css(`#cancelbtn`)))
+	do(t, a, "cancel the booking, confirming once", chromedp.Click(css(`#cancelbtn`)), chromedp.WaitVisible(css(`#cancelbtn[data-sure=yes]`)),
+		chromedp.Click(css(`#cancelbtn`)))
+	waitJS(t, a, `(s => s ? s.dataset.status || '' : '')(document.getElementById('bstatus'))`, "REFUNDED", 60*time.Second)
+	require.Eventually(t, func() bool {
+		return e.count(`SELECT count(*) FROM invoices WHERE reservation_id = $1 AND kind = 'CREDIT_NOTE'`, holdID) == 1
+	}, 30*time.Second, 100*time.Millisecond, "the refund's credit note")
+	do(t, a, "open the credit note", chromedp.Click(css(`#credit-notebtn`)), chromedp.WaitVisible(css(`#credit-notelink`)))
+	require.Equal(t, "application/pdf", js(t, a, `document.getElementById('credit-notelink').dataset.type`))
+	require.Regexp(t, `^CAT-\d{4}-000002\.pdf$`, js(t, a, `document.getElementById('credit-notelink').dataset.name`), "the next number")
+	require.Equal(t, "shown", js(t, a, `document.getElementById('invoicebtn') ? 'shown' : ''`), "the invoice stays")
+	requireAccessible(t, a, "the refunded booking with its invoice and credit note")
 }

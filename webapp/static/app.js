@@ -585,7 +585,11 @@ async function bookingView(id) {
     // later (after the capture), so the page waits for one per seat.
     const issuing = b.status === 'PAID' && b.tickets.length < (b.seat_ids || []).length;
     if (issuing) st.textContent = 'Paid (issuing your tickets…)';
-    if (FINAL.includes(b.status) && !issuing) {
+    // A cancelled booking whose payment is still captured is being
+    // refunded: the page follows it to REFUNDED (and its credit note).
+    const refunding = b.status === 'CANCELLED' && b.payment && b.payment.status === 'CAPTURED';
+    if (refunding) { st.textContent = 'Cancelled (refunding your payment…)'; note.textContent = ''; }
+    if (FINAL.includes(b.status) && !issuing && !refunding) {
       show(b.status);
       note.textContent = '';
       sessionStorage.removeItem('verify:' + id);

@@ -28,7 +28,7 @@ const DOCS = {
 // documentsBox is a paid (or refunded) booking's documents section, or
 // null when it has none; cleanup takes the blob URLs' release.
 export function documentsBox(b, cleanup) {
-  const paid = ['PAID', 'DISPUTED', 'CHARGED_BACK'].includes(b.status) || (b.status === 'CANCELLED' && b.payment && b.payment.status === 'CAPTURED');
+  const paid = ['PAID', 'DISPUTED', 'CHARGED_BACK'].includes(b.status);
   const kinds = b.status === 'REFUNDED' ? ['invoice', 'credit-note'] : paid ? ['invoice'] : [];
   if (!kinds.length) return null;
   const box = document.createElement('section');
