@@ -146,6 +146,10 @@ func TestAnOrganiserEditsADraftsTypesFeeAndQuestionsSeesAFieldErrorBesideItsFiel
 	requireAccessible(t, o, "a published event's edit form")
 	do(t, o, "a phone", chromedp.EmulateViewport(360, 740))
 	requireNoSidewaysScroll(t, o, "a published event's edit form")
+	do(t, o, "the attendees tab", chromedp.Navigate(base+"/organiser/#/event/"+id+"/attendees"), chromedp.WaitVisible(css(`#attendees`)))
+	require.Equal(t, "Attendee name", text(t, o, `#attendees th[data-question=attendee-name]`), "a column per question")
+	requireAccessible(t, o, "the attendees tab")
+	requireNoSidewaysScroll(t, o, "the attendees tab")
 }
 
 // TestAnOrganiserSetsTheOrganisationsVATAndCreatesASeriesOfDates: the
