@@ -17,6 +17,8 @@ import (
 type Books interface {
 	Audit(ctx context.Context, eventID string) (store.AuditReport, error)
 	Reconcile(ctx context.Context, since time.Time) (activities.ReconcileReport, error)
+	// Settle counts what the drained sale left unfinished.
+	Settle(ctx context.Context, eventID string) (store.Settled, error)
 }
 
 // StackBooks are the Books of a stack: its store and the booking saga's
@@ -37,6 +39,12 @@ func (b StackBooks) Audit(ctx context.Context, eventID string) (store.AuditRepor
 	return b.Store.Holds.Audit(ctx, eventID, b.SweepLag)
 }
 
+// Settle counts the event's bookings missing tickets, stuck sagas and
+// undelivered provider events, older than a minute.
+func (b StackBooks) Settle(ctx context.Context, eventID string) (store.Settled, error) {
+	return b.Store.Holds.Settle(ctx, eventID, time.Minute)
+}
+
 // Reconcile matches every payment the provider took since then.
 func (b StackBooks) Reconcile(ctx context.Context, since time.Time) (activities.ReconcileReport, error) {
 	return (*activities.Reconciliation)(b.Activities).ReconcilePayments(ctx, time.Since(since))
@@ -49,6 +57,8 @@ type checked struct {
 	auditErr   error
 	reconErr   error
 	reconTries int
+	settled    store.Settled
+	settleErr  error
 }
 
 // check reads the books once the sale is over. A capture or a refund may
@@ -59,6 +69,7 @@ type checked struct {
 func check(ctx context.Context, b Books, eventID string, since time.Time) checked {
 	var c checked
 	c.audit, c.auditErr = b.Audit(ctx, eventID)
+	c.settled, c.settleErr = b.Settle(ctx, eventID)
 	for c.reconTries = 1; ; c.reconTries++ {
 		c.recon, c.reconErr = b.Reconcile(ctx, since)
 		if (c.reconErr == nil && len(c.recon.Mismatches) == 0) || c.reconTries == 6 {

@@ -138,6 +138,12 @@ func (rn *run) play(parent context.Context) {
 	bg.Add(2)
 	go func() { defer bg.Done(); rn.monitor(mctx, time.Second) }()
 	go func() { defer bg.Done(); rn.progress(mctx) }()
+	if cfg.Chaos != nil {
+		// The chaos plays during the sale only: the drain lets the stack
+		// settle before the books are read.
+		bg.Add(1)
+		go func() { defer bg.Done(); cfg.Chaos(sale, rn.rec.mark) }()
+	}
 
 	arrivals := rand.New(rand.NewPCG(uint64(cfg.Seed), 0))
 	var fans sync.WaitGroup
@@ -270,7 +276,14 @@ func (rn *run) summarize(end time.Time, books *checked) *Summary {
 		s.UnmatchedCaptures = len(books.recon.Mismatches)
 		s.Mismatches = books.recon.Mismatches[:min(len(books.recon.Mismatches), 50)]
 		s.ReconcileRetries = books.reconTries
+		if books.settleErr != nil {
+			s.SettleError = books.settleErr.Error()
+		}
+		s.StuckWorkflows, s.LostWebhooks = books.settled.StuckBookings, books.settled.LostWebhooks
+		s.TicketsPerBookingExact = books.settleErr == nil && books.auditErr == nil && books.settled.BookingsMissingTickets == 0 &&
+			books.audit.TicketsBeyondSale == 0 && books.audit.TicketsRevokedTwice == 0
 	}
+	s.Chaos = r.chaos
 	return s
 }
 

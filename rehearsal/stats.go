@@ -63,6 +63,14 @@ type recorder struct {
 	examples  map[string]string         // "call problem" -> the first answer's detail
 	samples   []sample
 	soldOutAt time.Duration // first seen sold out; <0: never
+	chaos     []ChaosEvent
+}
+
+// mark records a kill or a restart of a part of the stack.
+func (r *recorder) mark(what string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.chaos = append(r.chaos, ChaosEvent{AfterS: time.Since(r.start).Seconds(), What: what})
 }
 
 func newRecorder(start time.Time) *recorder {

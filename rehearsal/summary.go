@@ -100,6 +100,17 @@ type Summary struct {
 	ReconcileError   string             `json:"reconcile_error,omitempty"`
 	ReconcileRetries int                `json:"reconcile_runs"`
 	BooksChecked     bool               `json:"books_checked"`
+	// TicketsPerBookingExact: every paid booking has exactly its tickets
+	// (none missing, none beyond its sale, none revoked twice).
+	TicketsPerBookingExact bool `json:"tickets_per_booking_exact"`
+	// StuckWorkflows: holds pending past expiry and paid bookings without
+	// tickets after the drain; LostWebhooks: provider events never handed
+	// to their booking.
+	StuckWorkflows int64  `json:"stuck_workflows"`
+	LostWebhooks   int64  `json:"lost_webhooks"`
+	SettleError    string `json:"settle_error,omitempty"`
+	// Chaos are the kills and restarts played during the sale, in order.
+	Chaos []ChaosEvent `json:"chaos,omitempty"`
 
 	// Interrupted: stopped before its end (Ctrl-C); stragglers: fans still
 	// busy 15 seconds past the hard deadline were left behind.
@@ -107,6 +118,12 @@ type Summary struct {
 	Stragglers  bool `json:"stragglers"`
 
 	Mix Mix `json:"mix"`
+}
+
+// ChaosEvent is one kill or restart of a part of the stack during the sale.
+type ChaosEvent struct {
+	AfterS float64 `json:"after_s"` // seconds from the sale's start
+	What   string  `json:"what"`
 }
 
 // Mix is the configuration the sale was played with.
@@ -130,8 +147,8 @@ type Mix struct {
 // captured payment without exactly one paid booking or one refund, any
 // audit violation, or books that could not be read.
 func (s *Summary) Failed() bool {
-	return s.DoubleSales > 0 || s.UnmatchedCaptures > 0 || s.AuditViolations > 0 ||
-		(s.BooksChecked && (s.AuditError != "" || s.ReconcileError != ""))
+	return s.DoubleSales > 0 || s.UnmatchedCaptures > 0 || s.AuditViolations > 0 || s.StuckWorkflows > 0 || s.LostWebhooks > 0 ||
+		(s.BooksChecked && (s.AuditError != "" || s.ReconcileError != "" || s.SettleError != "" || !s.TicketsPerBookingExact))
 }
 
 // write saves the summary as dir/summary.json.

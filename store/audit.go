@@ -118,3 +118,37 @@ func (s *Holds) Audit(ctx context.Context, eventID string, sweeperLag time.Durat
 	// Room-nights belong to no event: audited whole every time.
 	return r, s.st.Hotels.auditRoomNights(ctx, &r)
 }
+
+// Settled is what a sale left unfinished once it has drained: the checks
+// a chaos rehearsal adds to the audit.
+type Settled struct {
+	// BookingsMissingTickets: paid bookings with fewer current tickets
+	// than their places (a sale confirmed whose issue step never ran).
+	BookingsMissingTickets int64 `json:"bookings_missing_tickets"`
+	// StuckBookings: holds still pending well past their expiry, and paid
+	// bookings still without tickets past grace: sagas that stopped.
+	StuckBookings int64 `json:"stuck_bookings"`
+	// LostWebhooks: provider events stored but never handed to their
+	// booking past grace.
+	LostWebhooks int64 `json:"lost_webhooks"`
+}
+
+// Settle reads eventID's unfinished business older than grace.
+func (s *Holds) Settle(ctx context.Context, eventID string, grace time.Duration) (Settled, error) {
+	var r Settled
+	err := s.pool.QueryRow(ctx, `WITH paid AS (
+			SELECT r.id, r.ended_at,
+			       (SELECT coalesce(sum(i.quantity), 0) FROM reservation_items i WHERE i.reservation_id = r.id) AS places,
+			       (SELECT count(*) FROM tickets t WHERE t.reservation_id = r.id AND t.status <> 'TRANSFERRED') AS tickets
+			FROM reservations r WHERE r.event_id = $1 AND r.status = 'PAID')
+		SELECT
+		  (SELECT count(*) FROM paid WHERE tickets < places),
+		  (SELECT count(*) FROM reservations r WHERE r.event_id = $1 AND r.status = 'PENDING_PAYMENT'
+		     AND r.expires_at < now() - $2::interval)
+		  + (SELECT count(*) FROM paid WHERE tickets = 0 AND places > 0 AND ended_at < now() - $2::interval),
+		  (SELECT count(*) FROM webhook_events w WHERE w.signalled_at IS NULL AND w.received_at < now() - $2::interval
+		     AND (w.intent_id IS NULL OR EXISTS (SELECT 1 FROM payments p JOIN reservations r ON r.id = p.reservation_id
+		            WHERE p.intent_id = w.intent_id AND r.event_id = $1)))`, eventID, grace.String()).
+		Scan(&r.BookingsMissingTickets, &r.StuckBookings, &r.LostWebhooks)
+	return r, err
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/encore-tickets/encore/activities"
@@ -15,6 +17,8 @@ import (
 
 func newRehearseCmd() *cobra.Command {
 	c := rehearsal.Defaults()
+	var split bool
+	var chaos string
 	cmd := &cobra.Command{
 		Use:   "rehearse --event <id> --fans N --arrival-rate R --duration D --out DIR",
 		Short: "Play a whole flash sale through a running stack's edge and check its books",
@@ -42,10 +46,15 @@ later, instead of --event.`,
   encore rehearse --create-seats 1000 --opens-in 15s --fans 5000 --arrival-rate 83.3 --duration 150s --out runs/5k`,
 		Args: cobra.NoArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
+			if split || chaos != "" {
+				return runSplitRehearsal(cmd, cfg, c, chaos)
+			}
 			return runRehearse(cmd, cfg, c)
 		}),
 	}
 	f := cmd.Flags()
+	f.BoolVar(&split, "split", false, "start the deployed topology (as encore dev --split) and play the sale against it; --api, --psp and --admin are its own")
+	f.StringVar(&chaos, "chaos", "", "with the split topology (implied): kill and restart these parts at random moments during the sale, any of "+strings.Join(chaosParts, ","))
 	f.StringVar(&c.EventID, "event", "", "event on sale (or --create-seats)")
 	f.IntVar(&c.CreateSeats, "create-seats", 0, "create a metered event of this many numbered seats through the organiser API instead of --event")
 	f.DurationVar(&c.OpensIn, "opens-in", c.OpensIn, "with --create-seats: the event goes on sale this long after it is created")
