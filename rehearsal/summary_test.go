@@ -54,13 +54,17 @@ func TestASummaryFailsOnABrokenRule(t *testing.T) {
 		s      Summary
 		failed bool
 	}{
-		{"clean books", Summary{BooksChecked: true}, false},
+		{"clean books", Summary{BooksChecked: true, TicketsPerBookingExact: true}, false},
 		{"books not checked", Summary{}, false},
-		{"a double sale", Summary{BooksChecked: true, DoubleSales: 1, AuditViolations: 1}, true},
-		{"an unmatched capture", Summary{BooksChecked: true, UnmatchedCaptures: 1}, true},
-		{"another audit violation", Summary{BooksChecked: true, AuditViolations: 2}, true},
-		{"an audit that could not run", Summary{BooksChecked: true, AuditError: "connection refused"}, true},
-		{"a reconciliation that could not run", Summary{BooksChecked: true, ReconcileError: "provider down"}, true},
+		{"a double sale", Summary{BooksChecked: true, TicketsPerBookingExact: true, DoubleSales: 1, AuditViolations: 1}, true},
+		{"an unmatched capture", Summary{BooksChecked: true, TicketsPerBookingExact: true, UnmatchedCaptures: 1}, true},
+		{"another audit violation", Summary{BooksChecked: true, TicketsPerBookingExact: true, AuditViolations: 2}, true},
+		{"an audit that could not run", Summary{BooksChecked: true, TicketsPerBookingExact: true, AuditError: "connection refused"}, true},
+		{"a reconciliation that could not run", Summary{BooksChecked: true, TicketsPerBookingExact: true, ReconcileError: "provider down"}, true},
+		{"a paid booking missing a ticket", Summary{BooksChecked: true}, true},
+		{"a stuck saga", Summary{BooksChecked: true, TicketsPerBookingExact: true, StuckWorkflows: 1}, true},
+		{"a lost webhook", Summary{BooksChecked: true, TicketsPerBookingExact: true, LostWebhooks: 1}, true},
+		{"settling that could not be read", Summary{BooksChecked: true, TicketsPerBookingExact: true, SettleError: "timeout"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
