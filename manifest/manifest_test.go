@@ -18,6 +18,7 @@ import (
 	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/gate"
 	"github.com/encore-tickets/encore/manifest"
+	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/tickets"
 
@@ -413,4 +414,39 @@ func TestATransferredTicketIsRefusedAsTransferredAndItsNewHolderGetsIn(t *testin
 	other := gate.StartForTest(t, gate.TestOptions{Manifest: again, Keys: &v.keys})
 	_, r = other.Scan(ts[0].code(time.Now()), "s")
 	require.Equal(t, gate.ReasonTransferred, r.Reason, "a full export says so too: %s", r.Detail)
+}
+
+// TestAListedTicketIsRefusedAsListedUntilItsListingIsWithdrawn: a ticket
+// its holder lists for resale reaches the gate's next delta marked listed
+// and is refused with reason listed; withdrawn, the delta after lists it
+// again and it gets in.
+func TestAListedTicketIsRefusedAsListedUntilItsListingIsWithdrawn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	v := newVenue(t)
+	_, ts := v.book("fan_seller", 1)
+	_, err := v.pool.Exec(ctx, `UPDATE events SET resale_enabled = true WHERE id = $1`, v.eventID)
+	require.NoError(t, err)
+	data, full := v.export(manifest.ExportOptions{})
+	g := gate.StartForTest(t, gate.TestOptions{Manifest: data, Keys: &v.keys})
+	apply := func(since int64) manifest.Header {
+		delta, h := v.export(manifest.ExportOptions{Since: since})
+		m, err := manifest.Open(delta, v.keys, time.Now())
+		require.NoError(t, err)
+		_, err = g.Store.Import(ctx, m, time.Now())
+		require.NoError(t, err)
+		return h
+	}
+
+	l, err := (&tickets.Resale{Store: v.store}).List(ctx, "fan_seller", "", ts[0].ID, money.Money{Amount: 100})
+	require.NoError(t, err)
+	listed := apply(full.Version)
+	_, r := g.Scan(ts[0].code(time.Now()), "n")
+	require.Equal(t, gate.ReasonListed, r.Reason, r.Detail)
+
+	_, err = v.store.Resale.WithdrawListing(ctx, l.ID, "fan_seller")
+	require.NoError(t, err)
+	apply(listed.Version)
+	_, r = g.Scan(ts[0].code(time.Now()), "n")
+	require.Equal(t, gate.Accepted, r.Result, "withdrawn, the ticket opens the door again: %s", r.Detail)
 }
