@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -49,7 +50,12 @@ func (rn *run) plot(dir string) ([]figure, error) {
 		end = max(end, s.at)
 	}
 	width := bucketOf(end)
-	opened := r.opened.Seconds()
+	opened := marks{opened: r.opened.Seconds()}
+	for _, c := range r.chaos {
+		if strings.HasPrefix(c.What, "kill ") {
+			opened.kills = append(opened.kills, c.AfterS)
+		}
+	}
 	figs := []struct {
 		figure
 		draw func(path string) error
@@ -57,7 +63,7 @@ func (rn *run) plot(dir string) ([]figure, error) {
 		{figure{"queue.png", "Waiting room: queue depth, admissions and capacity",
 			"Top: fans in line, as the room counts them (/metrics) and as the rehearsal's fans see themselves. " +
 				"Bottom: admissions a second against the room's capacity and the fans inside checkout (active leases). " +
-				"The dashed line is the opening."}, func(p string) error { return rn.plotQueue(p, opened) }},
+				"The dashed line is the opening; in a chaos rehearsal, each dotted red line a kill."}, func(p string) error { return rn.plotQueue(p, opened) }},
 		{figure{"hold_latency.png", "Hold latency over time",
 			fmt.Sprintf("p50, p90 and p99 of POST /v1/holds per %s, every answered attempt (granted or refused).", width)},
 			func(p string) error { return plotHoldLatency(p, r.holdLat, width, opened) }},
@@ -75,7 +81,7 @@ func (rn *run) plot(dir string) ([]figure, error) {
 		{figure{"fairness.png", "Fairness: place in the queue against time of purchase",
 			"Each paid fan: their place in the waiting room (admitted before them plus their position once the sale was open) " +
 				"against the moment their checkout was answered. First in, first out makes a rising band; Kendall's tau-b is in the summary."},
-			func(p string) error { return plotFairness(p, r.bookings, opened) }},
+			func(p string) error { return plotFairness(p, r.bookings, opened.opened) }},
 	}
 	out := make([]figure, 0, len(figs))
 	for _, f := range figs {
@@ -138,24 +144,39 @@ func addScatter(p *plot.Plot, name string, c color.Color, radius vg.Length, pts 
 	return nil
 }
 
-// markOpening draws a dashed vertical line at the opening, when the sale
-// opened during the rehearsal.
-func markOpening(p *plot.Plot, opened float64) {
-	if opened <= 0 {
-		return
-	}
-	top := math.Max(p.Y.Max, 1)
-	l, err := plotter.NewLine(plotter.XYs{{X: opened, Y: 0}, {X: opened, Y: top}})
-	if err != nil {
-		return
-	}
-	l.Color, l.Dashes = grey, []vg.Length{vg.Points(2), vg.Points(2)}
-	p.Add(l)
+// marks are the moments a timeline marks: the opening, and every kill of
+// a chaos rehearsal (seconds from the start).
+type marks struct {
+	opened float64
+	kills  []float64
 }
+
+// markOpening draws a dashed grey vertical line at the opening, when the
+// sale opened during the rehearsal, and a dotted red one at every kill.
+func markOpening(p *plot.Plot, m marks) {
+	top := math.Max(p.Y.Max, 1)
+	line := func(x float64, c color.Color, dashes []vg.Length) {
+		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: 0}, {X: x, Y: top}})
+		if err != nil {
+			return
+		}
+		l.Color, l.Dashes = c, dashes
+		p.Add(l)
+	}
+	if m.opened > 0 {
+		line(m.opened, grey, []vg.Length{vg.Points(2), vg.Points(2)})
+	}
+	for _, k := range m.kills {
+		line(k, killRed, []vg.Length{vg.Points(1), vg.Points(3)})
+	}
+}
+
+// killRed marks a chaos rehearsal's kills.
+var killRed = color.RGBA{R: 0xc0, G: 0x20, B: 0x20, A: 0xff}
 
 // saveTimeline writes a plot over the rehearsal's time to path: its axes
 // made drawable and the opening marked.
-func saveTimeline(p *plot.Plot, opened float64, path string) error {
+func saveTimeline(p *plot.Plot, opened marks, path string) error {
 	ensureRange(p)
 	markOpening(p, opened)
 	return p.Save(plotWidth, plotHeight, path)
@@ -172,7 +193,7 @@ func ensureRange(p *plot.Plot) {
 	p.Y.Min = math.Min(p.Y.Min, 0)
 }
 
-func (rn *run) plotQueue(path string, opened float64) error {
+func (rn *run) plotQueue(path string, opened marks) error {
 	ss := rn.rec.samples
 	at := make([]float64, len(ss))
 	depth, own, admitRate, capacity, leases := make([]float64, len(ss)), make([]float64, len(ss)),
@@ -241,7 +262,7 @@ func saveStacked(path string, ps ...*plot.Plot) error {
 	return f.Close()
 }
 
-func plotHoldLatency(path string, holds []timed, width time.Duration, opened float64) error {
+func plotHoldLatency(path string, holds []timed, width time.Duration, opened marks) error {
 	p := newPlot("Hold latency", "seconds since the rehearsal started", "milliseconds")
 	at, p50, p90, p99 := latencyPercentiles(holds, width)
 	for _, l := range []struct {
@@ -256,7 +277,7 @@ func plotHoldLatency(path string, holds []timed, width time.Duration, opened flo
 	return saveTimeline(p, opened, path)
 }
 
-func plotGoodput(path string, bs []booking, width time.Duration, opened float64) error {
+func plotGoodput(path string, bs []booking, width time.Duration, opened marks) error {
 	p := newPlot("Goodput", "seconds since the rehearsal started", "paid bookings a second")
 	var at, rate []float64
 	for i, b := range bucketed(bs, func(b booking) time.Duration { return b.paidAt }, width) {
@@ -269,7 +290,7 @@ func plotGoodput(path string, bs []booking, width time.Duration, opened float64)
 	return saveTimeline(p, opened, path)
 }
 
-func plotSagaLag(path string, bs []booking, width time.Duration, opened float64) error {
+func plotSagaLag(path string, bs []booking, width time.Duration, opened marks) error {
 	p := newPlot("Saga lag", "checkout answered, seconds since the rehearsal started", "checkout to PAID, seconds")
 	var pts plotter.XYs
 	for _, b := range bs {

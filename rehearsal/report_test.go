@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot"
 )
 
 // recorded is a small sale as the recorder would have it.
@@ -76,4 +77,26 @@ func TestTheSummaryIsComputedFromWhatWasRecorded(t *testing.T) {
 	require.EqualValues(t, 2e8, s.StackRSSMaxBytes)
 	require.False(t, s.BooksChecked)
 	require.InDelta(t, 11/9.0, s.GoodputPerS, 1e-9, "11 bookings from the opening (2s) to the last PAID (11s)")
+}
+
+func TestEveryKillOfAChaosRehearsalIsALineOnTheTimelines(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		m        marks
+		min, max float64
+	}{
+		{"an opening", marks{opened: 5}, 5, 5},
+		{"an opening and three kills", marks{opened: 5, kills: []float64{7, 12.5, 20}}, 5, 20},
+		{"kills of a sale open from the start", marks{kills: []float64{3, 9}}, 3, 9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := plot.New()
+			markOpening(p, tc.m)
+			// Each line widens the time axis to its moment.
+			require.Equal(t, tc.min, p.X.Min)
+			require.Equal(t, tc.max, p.X.Max)
+		})
+	}
 }
