@@ -380,6 +380,22 @@ func (h *adminHandlers) createPromotion(c *gin.Context) {
 	c.JSON(http.StatusCreated, p)
 }
 
+// updatePromotion is PATCH /v1/admin/events/{id}/promotions/{code}: new
+// terms for holds taken from now on; audited with the change.
+func (h *adminHandlers) updatePromotion(c *gin.Context) {
+	var req organiser.PromotionPatch
+	if fe := decodeJSON(c, &req); fe != nil {
+		writeProblem(c, Invalid(*fe))
+		return
+	}
+	p, err := h.events.UpdatePromotion(c.Request.Context(), scope(c), pathEvent(c).EventID, c.Param("code"), req)
+	if err != nil {
+		h.failAdmin(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, p)
+}
+
 // listPromotions is GET /v1/admin/events/{id}/promotions: every code of
 // the event, disabled ones too, oldest first.
 func (h *adminHandlers) listPromotions(c *gin.Context) {

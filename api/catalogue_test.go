@@ -168,3 +168,50 @@ func TestAnEventsQuestionsAreCheckedAsTheOrganiserSetsThem(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
 	require.Equal(t, "ticket", r.Body["questions"].([]any)[0].(map[string]any)["per"], "per ticket unless said")
 }
+
+// TestAnOrganiserChangesAPromotionsTermsAndHoldsTakenKeepTheirPrice: the
+// organiser raises a code's discount and its limit; a hold taken before
+// keeps its price, one after gets the new discount; a limit below the uses
+// made, or a bad percentage, is refused naming the field; the change is in
+// the audit log.
+func TestAnOrganiserChangesAPromotionsTermsAndHoldsTakenKeepTheirPrice(t *testing.T) {
+	t.Parallel()
+	s := newAdminStack(t)
+	tok := s.token("owner", "org_promo_edit", session.Organiser)
+	id := s.event(tok, s.venue(tok, "org_promo_edit"))
+	r := s.do(http.MethodPost, "/v1/admin/events/"+id+"/promotions", tok, map[string]any{"code": "EDIT10", "percent_off": 10, "max_uses": 5})
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+	floor := store.SectionPrefix(id) + "floor"
+	hold := func(fan string) map[string]any {
+		r := s.do(http.MethodPost, "/v1/holds", s.fan(fan), map[string]any{"event_id": id, "section_id": floor, "quantity": 1, "promo_code": "EDIT10"})
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+		return r.Body["items"].([]any)[0].(map[string]any)
+	}
+	early := hold("early")
+	require.EqualValues(t, 250, early["discount"], "10 % of 25.00")
+
+	for _, tc := range []struct {
+		patch map[string]any
+		field string
+	}{
+		{map[string]any{"max_uses": 0}, "max_uses"},
+		{map[string]any{"percent_off": 150}, "percent_off"},
+	} {
+		r = s.do(http.MethodPatch, "/v1/admin/events/"+id+"/promotions/EDIT10", tok, tc.patch)
+		require.Equal(t, http.StatusUnprocessableEntity, r.Status, string(r.Raw))
+		require.Contains(t, string(r.Raw), `"field":"`+tc.field+`"`)
+	}
+	r = s.do(http.MethodPatch, "/v1/admin/events/"+id+"/promotions/EDIT10", tok, map[string]any{"percent_off": 20, "max_uses": 50})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.EqualValues(t, 2000, r.Body["discount_bps"])
+	require.EqualValues(t, 50, r.Body["max_uses"])
+	require.EqualValues(t, 1, r.Body["used"], "the use already made stays counted")
+
+	late := hold("late")
+	require.EqualValues(t, 500, late["discount"], "20 % now")
+	r = s.do(http.MethodGet, "/v1/admin/audit?action=promotion.update", tok, nil)
+	require.Equal(t, http.StatusOK, r.Status)
+	require.Len(t, r.Body["actions"], 1)
+	r = s.do(http.MethodPatch, "/v1/admin/events/"+id+"/promotions/NOPE", tok, map[string]any{"max_uses": 3})
+	require.Equal(t, http.StatusNotFound, r.Status)
+}

@@ -187,6 +187,7 @@ func (s *Server) routes() []route {
 		{method: http.MethodGet, path: "/v1/admin/events/:event_id/door", roles: organiserRoles, after: own, handler: org.doorReport, enabled: admin && org.door != nil},
 		{method: http.MethodGet, path: "/v1/admin/events/:event_id/promotions", roles: organiserRoles, after: own, handler: org.listPromotions, enabled: admin},
 		{method: http.MethodDelete, path: "/v1/admin/events/:event_id/promotions/:code", roles: organiserRoles, after: own, handler: org.disablePromotion, enabled: admin},
+		{method: http.MethodPatch, path: "/v1/admin/events/:event_id/promotions/:code", roles: organiserRoles, after: own, handler: org.updatePromotion, enabled: admin},
 		{method: http.MethodGet, path: "/v1/admin/events/:event_id/attendees", roles: organiserRoles, after: own, handler: org.attendees, enabled: admin},
 		{method: http.MethodGet, path: "/v1/admin/events/:event_id/sales", roles: organiserRoles, after: own, handler: org.salesReport, enabled: admin && s.Admin.Sales != nil},
 		{method: http.MethodGet, path: "/v1/admin/audit", roles: organiserRoles, handler: org.listAudit, enabled: admin},

@@ -47,6 +47,80 @@ func (s *Service) CreatePromotion(ctx context.Context, scope venues.Scope, event
 	if err != nil {
 		return store.Promotion{}, err
 	}
+	p, err := checkPromotion(ev, r)
+	if err != nil {
+		return store.Promotion{}, err
+	}
+	out, err := s.store.Promotions.AddPromotion(ctx, p, store.AdminAction{Actor: actorOf(scope), OrgID: ev.OrgID,
+		Action: "promotion.create", Target: eventID + "/" + p.Code})
+	if errors.Is(err, store.ErrPromotionExists) {
+		return store.Promotion{}, fmt.Errorf("%w: this event already has the code %s", venues.ErrConflict, p.Code)
+	}
+	return out, err
+}
+
+// PromotionPatch is the body of PATCH .../promotions/{code}: only the
+// fields to change. A discount given replaces the other kind.
+type PromotionPatch struct {
+	PercentOff *float64     `json:"percent_off,omitempty"`
+	AmountOff  *money.Money `json:"amount_off,omitempty"`
+	MaxUses    *int         `json:"max_uses,omitempty"`
+	PerUser    *int         `json:"per_user,omitempty"`
+	StartsAt   *time.Time   `json:"starts_at,omitempty"`
+	EndsAt     *time.Time   `json:"ends_at,omitempty"`
+}
+
+// UpdatePromotion changes a code's terms for the holds taken from now on
+// (a hold keeps the price it was taken at), checked as a new code is; a
+// limit below the uses already made is refused naming max_uses. Recorded
+// in the audit log in the same transaction.
+func (s *Service) UpdatePromotion(ctx context.Context, scope venues.Scope, eventID, code string, f PromotionPatch) (store.Promotion, error) {
+	ev, err := s.Get(ctx, scope, eventID)
+	if err != nil {
+		return store.Promotion{}, err
+	}
+	return s.store.Promotions.UpdatePromotion(ctx, ev.EventID, code, store.AdminAction{Actor: actorOf(scope), OrgID: ev.OrgID,
+		Action: "promotion.update", Target: eventID + "/" + code}, func(p *store.Promotion) error {
+		r := PromotionRequest{Code: p.Code, MaxUses: p.MaxUses, PerUser: &p.PerUser, StartsAt: p.StartsAt, EndsAt: p.EndsAt}
+		if p.DiscountBps > 0 {
+			pct := float64(p.DiscountBps) / 100
+			r.PercentOff = &pct
+		} else {
+			r.AmountOff = &money.Money{Amount: p.AmountOff, Currency: ev.Currency}
+		}
+		switch {
+		case f.PercentOff != nil:
+			r.PercentOff, r.AmountOff = f.PercentOff, nil
+		case f.AmountOff != nil:
+			r.PercentOff, r.AmountOff = nil, f.AmountOff
+		}
+		if f.MaxUses != nil {
+			r.MaxUses = *f.MaxUses
+		}
+		if f.PerUser != nil {
+			r.PerUser = f.PerUser
+		}
+		if f.StartsAt != nil {
+			r.StartsAt = f.StartsAt
+		}
+		if f.EndsAt != nil {
+			r.EndsAt = f.EndsAt
+		}
+		next, err := checkPromotion(ev, r)
+		if err != nil {
+			return err
+		}
+		if next.MaxUses < p.Used {
+			return venues.Invalid("max_uses", "at least %d: the uses already made", p.Used)
+		}
+		next.Used, next.DisabledAt = p.Used, p.DisabledAt
+		*p = next
+		return nil
+	})
+}
+
+// checkPromotion is r as a promotion of ev, or every problem with it.
+func checkPromotion(ev Event, r PromotionRequest) (store.Promotion, error) {
 	var e errList
 	p := store.Promotion{Code: strings.TrimSpace(r.Code), EventID: ev.EventID, MaxUses: r.MaxUses, PerUser: 1,
 		StartsAt: r.StartsAt, EndsAt: r.EndsAt}
@@ -83,15 +157,7 @@ func (s *Service) CreatePromotion(ctx context.Context, scope venues.Scope, event
 	if r.StartsAt != nil && r.EndsAt != nil && !r.EndsAt.After(*r.StartsAt) {
 		e.add("ends_at", "must be after starts_at")
 	}
-	if len(e) > 0 {
-		return store.Promotion{}, e.err()
-	}
-	out, err := s.store.Promotions.AddPromotion(ctx, p, store.AdminAction{Actor: actorOf(scope), OrgID: ev.OrgID,
-		Action: "promotion.create", Target: eventID + "/" + p.Code})
-	if errors.Is(err, store.ErrPromotionExists) {
-		return store.Promotion{}, fmt.Errorf("%w: this event already has the code %s", venues.ErrConflict, p.Code)
-	}
-	return out, err
+	return p, e.err()
 }
 
 // DisablePromotion withdraws a code from new holds; holds already taken

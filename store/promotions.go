@@ -82,6 +82,36 @@ func (s *Promotions) DisablePromotion(ctx context.Context, eventID, code string,
 	return out, err
 }
 
+// UpdatePromotion locks the event's code, lets change decide its new
+// terms (refusing with any error), writes them and records a, with the
+// promotion before and after, in the same transaction. Holds already
+// taken keep their frozen price. ErrNotFound for an unknown code.
+func (s *Promotions) UpdatePromotion(ctx context.Context, eventID, code string, a AdminAction, change func(*Promotion) error) (Promotion, error) {
+	var out Promotion
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		before, err := promotion(ctx, tx, eventID, code, "FOR UPDATE")
+		if err != nil {
+			return err
+		}
+		next := before
+		if err := change(&next); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE promotions SET discount_bps = $3, amount_off = $4, max_uses = $5, per_user = $6,
+				starts_at = $7, ends_at = $8 WHERE event_id = $1 AND code = $2`,
+			eventID, code, next.DiscountBps, next.AmountOff, next.MaxUses, next.PerUser, next.StartsAt, next.EndsAt); err != nil {
+			return inputError(err)
+		}
+		if out, err = promotion(ctx, tx, eventID, code); err != nil {
+			return err
+		}
+		a.Before, _ = json.Marshal(before)
+		a.After, _ = json.Marshal(out)
+		return RecordAdminActionTx(ctx, tx, a)
+	})
+	return out, err
+}
+
 func promotion(ctx context.Context, tx pgx.Tx, eventID, code string, lock ...string) (Promotion, error) {
 	sql := `SELECT code, event_id, discount_bps, amount_off, max_uses, per_user, used, starts_at, ends_at, disabled_at
 		FROM promotions WHERE code = $1 AND event_id = $2`
