@@ -188,6 +188,17 @@ func TestAnOrganiserBlocksSeatsAFanSeesThemBlockedAndTheDashboardFollowsTheFansH
 	)
 	require.Equal(t, "active", js(t, org, `document.querySelector('#promotions tr[data-code="`+code+`"] .badge').dataset.state`))
 	require.Contains(t, js(t, org, `document.querySelector('#promotions tr[data-code="`+code+`"]').textContent`), "15% off")
+	do(t, org, "the organiser changes the code to 25 % and 40 uses",
+		chromedp.Click(css(`#promotions button[data-edit="`+code+`"]`)),
+		chromedp.WaitVisible(css(`#canceledit`)),
+		chromedp.SetValue(css(`#promoform input[name=value]`), "25"),
+		chromedp.SetValue(css(`#promoform input[name=max_uses]`), "40"),
+		chromedp.Click(css(`#addpromo`)),
+	)
+	waitJS(t, org, `((document.querySelector('#promotions tr[data-code="`+code+`"]') || {}).textContent || '').includes('25% off') ? 'changed' : ''`,
+		"changed", 15*time.Second)
+	require.Contains(t, js(t, org, `document.querySelector('#promotions tr[data-code="`+code+`"]').textContent`), "of 40")
+	require.Equal(t, "true", js(t, org, `String(document.getElementById('canceledit').hidden)`), "the form is back to a new code")
 	do(t, org, "the organiser disables it, confirming once",
 		chromedp.Click(css(`#promotions button[data-disable="`+code+`"]`)),
 		chromedp.WaitVisible(css(`#promotions button[data-sure=yes]`)),

@@ -222,8 +222,8 @@ async function promotionsPage(page, ev) {
     <div class="scroll" tabindex="0" role="region" aria-label="Promotion codes (scrolls sideways on a narrow screen)"><table class="list" id="promotions"><caption>Codes of this event</caption>
       <thead><tr><th scope="col">Code</th><th scope="col">Discount</th><th scope="col">Used</th><th scope="col">Per account</th>
       <th scope="col">Window</th><th scope="col">State</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead><tbody></tbody></table></div>
-    <h2>New code</h2>
-    <form id="promoform" class="stack">
+    <h2 id="promoformtitle">New code</h2>
+    <form id="promoform" class="stack" aria-labelledby="promoformtitle">
       <label>Code <input name="code" required pattern="[A-Za-z0-9_\\-]{3,40}" autocomplete="off"></label>
       <fieldset><legend>Discount</legend>
         <label class="check"><span><input type="radio" name="kind" value="percent" checked> Percent off</span></label>
@@ -237,22 +237,50 @@ async function promotionsPage(page, ev) {
         <label>Ends (optional, ${esc(ev.timezone)} time) <input name="ends_at" type="datetime-local"></label>
       </div>
       <div id="promo-errors" class="errors" tabindex="-1" hidden></div>
-      <button id="addpromo">Create the code</button>
+      <p class="row"><button id="addpromo">Create the code</button>
+        <button type="button" class="secondary" id="canceledit" hidden>Cancel the change</button></p>
     </form>`;
   const body = page.querySelector('#promotions tbody');
+  // editing is the code whose terms the form changes (PATCH), null while it
+  // creates a new one; shown holds the list as last read.
+  let editing = null, shown = [];
   const list = async () => {
     const { promotions } = await get(path);
+    shown = promotions;
     body.innerHTML = promotions.map(p => {
       const [state, text] = promotionState(p);
       return `<tr data-code="${esc(p.code)}"><th scope="row"><code>${esc(p.code)}</code></th><td>${esc(discountText(p, cur))}</td>
         <td>${p.used} of ${p.max_uses}</td><td>${p.per_user}</td>
         <td>${p.starts_at || p.ends_at ? `${whenIn(p.starts_at, ev.timezone)} – ${whenIn(p.ends_at, ev.timezone)}` : 'Always'}</td>
         <td><span class="badge badge-${state}" data-state="${state}">${text}</span></td>
-        <td>${p.disabled_at ? '' : `<button class="secondary" data-disable="${esc(p.code)}">Disable</button>`}</td></tr>`;
+        <td>${p.disabled_at ? '' : `<button class="secondary" data-edit="${esc(p.code)}">Change</button>
+          <button class="secondary" data-disable="${esc(p.code)}">Disable</button>`}</td></tr>`;
     }).join('') || '<tr><td colspan="7">No codes yet.</td></tr>';
+  };
+  const f = page.querySelector('#promoform');
+  const btn = page.querySelector('#addpromo'), cancelEdit = page.querySelector('#canceledit');
+  const title = page.querySelector('#promoformtitle');
+  const stopEditing = () => {
+    editing = null; f.reset(); f.code.readOnly = false;
+    title.textContent = 'New code'; btn.textContent = 'Create the code'; cancelEdit.hidden = true;
+  };
+  cancelEdit.onclick = () => { stopEditing(); f.code.focus(); };
+  // Changing a code fills the form with its terms; holds already taken
+  // keep their price, so only new holds see the change.
+  const startEditing = code => {
+    const p = shown.find(x => x.code === code); if (!p) return;
+    editing = code;
+    f.code.value = code; f.code.readOnly = true;
+    f.kind.value = p.discount_bps ? 'percent' : 'amount';
+    f.value.value = p.discount_bps ? p.discount_bps / 100 : p.amount_off / 10 ** digits(cur);
+    f.max_uses.value = p.max_uses; f.per_user.value = p.per_user;
+    title.textContent = `Change ${code}`; btn.textContent = `Save the changes to ${code}`; cancelEdit.hidden = false;
+    f.value.focus();
   };
   // Disabling cannot be undone: the first press asks, the second does it.
   body.addEventListener('click', async e => {
+    const ed = e.target.closest('button[data-edit]');
+    if (ed) { startEditing(ed.dataset.edit); return; }
     const b = e.target.closest('button[data-disable]'); if (!b) return;
     const code = b.dataset.disable;
     if (b.dataset.sure !== 'yes') { b.dataset.sure = 'yes'; b.textContent = `Press again to disable ${code}`; announce(`Press again to disable ${code}; this cannot be undone`); return; }
@@ -260,19 +288,27 @@ async function promotionsPage(page, ev) {
     try { await request('DELETE', path + '/' + encodeURIComponent(code)); clearProblem(); announce(`Code ${code} disabled`); await list(); }
     catch (err) { b.disabled = false; showProblem(err); }
   });
-  const f = page.querySelector('#promoform');
   f.onsubmit = async e => {
     e.preventDefault();
-    const btn = page.querySelector('#addpromo'); btn.disabled = true;
+    btn.disabled = true;
     const req = { code: f.code.value.trim(), max_uses: +f.max_uses.value, per_user: +f.per_user.value,
       starts_at: isoOf(f.starts_at.value, ev.timezone), ends_at: isoOf(f.ends_at.value, ev.timezone) };
     if (f.kind.value === 'percent') req.percent_off = Number(f.value.value);
     else req.amount_off = { amount: minor(f.value.value, cur), currency: cur };
     try {
-      const p = await post(path, req);
+      let p;
+      if (editing) {
+        delete req.code;
+        if (!req.starts_at) delete req.starts_at;
+        if (!req.ends_at) delete req.ends_at;
+        p = await request('PATCH', path + '/' + encodeURIComponent(editing), req);
+      } else {
+        p = await post(path, req);
+      }
       clearProblem(); fieldErrors(page.querySelector('#promo-errors'), null, f);
-      announce(`Code ${p.code} created: ${discountText(p, cur)}`);
-      f.reset(); await list();
+      announce(editing ? `Code ${p.code} changed: ${discountText(p, cur)}, ${p.max_uses} uses; holds already taken keep their price`
+        : `Code ${p.code} created: ${discountText(p, cur)}`);
+      stopEditing(); await list();
     } catch (err) { if (!fieldErrors(page.querySelector('#promo-errors'), err, f)) showProblem(err); }
     finally { btn.disabled = false; }
   };
