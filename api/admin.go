@@ -426,6 +426,20 @@ func (h *adminHandlers) salesReport(c *gin.Context) {
 	case "", "json":
 		c.JSON(http.StatusOK, r)
 	case "csv":
+		if c.Query("answers") == "1" {
+			// The attendees' answers after the sections: read before the
+			// answer starts, so a failure is still a problem, not half a file.
+			a, err := h.events.Attendees(c.Request.Context(), venues.Admin("", identity(c).UserID), r.EventID)
+			if err != nil {
+				h.problems.fail(c, err)
+				return
+			}
+			c.Header("Content-Type", "text/csv; charset=utf-8")
+			c.Header("Content-Disposition", `attachment; filename="sales-`+r.EventID+`.csv"`)
+			c.Status(http.StatusOK)
+			_ = organiser.WriteSalesCSV(c.Writer, r, a)
+			return
+		}
 		c.Header("Content-Type", "text/csv; charset=utf-8")
 		c.Header("Content-Disposition", `attachment; filename="sales-`+r.EventID+`.csv"`)
 		c.Status(http.StatusOK)

@@ -167,6 +167,9 @@ func TestAnEventsQuestionsAreCheckedAsTheOrganiserSetsThem(t *testing.T) {
 		map[string]any{"id": "name", "label": "Attendee name", "kind": "text", "required": true}}})
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
 	require.Equal(t, "ticket", r.Body["questions"].([]any)[0].(map[string]any)["per"], "per ticket unless said")
+	r = s.do(http.MethodGet, "/v1/admin/events/"+id+"/sales?format=csv&answers=1", tok, nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Contains(t, string(r.Raw), "\nticket_id,booking_id,section_id,seat_id,email,name\n", "the answers' columns after the sections")
 }
 
 // TestAnOrganiserChangesAPromotionsTermsAndHoldsTakenKeepTheirPrice: the

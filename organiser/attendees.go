@@ -35,6 +35,20 @@ func (s *Service) Attendees(ctx context.Context, scope venues.Scope, eventID str
 	return Attendees{EventID: eventID, Questions: qs, Attendees: list}, nil
 }
 
+// WriteSalesCSV writes the sales report's CSV and, after an empty line,
+// the attendees with their answers: the sales CSV an organiser asks with
+// answers (?answers=1). Both parts neutralise what fans and organisers
+// typed.
+func WriteSalesCSV(w io.Writer, r Report, a Attendees) error {
+	if err := r.WriteCSV(w); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return err
+	}
+	return a.WriteCSV(w)
+}
+
 // WriteCSV writes the list as CSV, one column per question. Every answer
 // and email goes through csvsafe: what a fan typed never reaches the
 // organiser's spreadsheet as a formula.
