@@ -43,6 +43,12 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+// portClash says a topology failed to start because a port it picked was
+// taken meanwhile (by another test's process): worth one more try.
+func portClash(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "address already in use")
+}
+
 // TestDevSplitRunsEachPartAsItsOwnProcessOnTheFansAddressAndCtrlCStopsThemAll:
 // encore dev --split brings up Temporal, the sandbox, two workers and two
 // APIs behind the balancer on ENCORE_HTTP_ADDR, with a replica for the
@@ -71,16 +77,21 @@ func TestDevSplitRunsEachPartAsItsOwnProcessOnTheFansAddressAndCtrlCStopsThemAll
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var out lockedBuffer
-	up := make(chan *topology.Cluster, 1)
-	done := make(chan error, 1)
-	go func() { done <- runSplit(ctx, cfg, bin, &out, func(c *topology.Cluster) { up <- c }) }()
 	var c *topology.Cluster
-	select {
-	case c = <-up:
-	case err := <-done:
-		t.Fatalf("split ended before it was up: %v\n%s", err, out.String())
-	case <-ctx.Done():
-		t.Fatalf("split not up in time:\n%s", out.String())
+	done := make(chan error, 1)
+	for attempt := 1; c == nil; attempt++ {
+		up := make(chan *topology.Cluster, 1)
+		go func() { done <- runSplit(ctx, cfg, bin, &out, func(c *topology.Cluster) { up <- c }) }()
+		select {
+		case c = <-up:
+		case err := <-done:
+			if portClash(err) && attempt < 3 {
+				continue // another test took a port the topology had picked
+			}
+			t.Fatalf("split ended before it was up: %v\n%s", err, out.String())
+		case <-ctx.Done():
+			t.Fatalf("split not up in time:\n%s", out.String())
+		}
 	}
 	listing := out.String()
 	for _, part := range []string{"temporal", "psp", "worker1", "worker2", "api1", "api2", "replica (browse plane)", "Web UI"} {
@@ -148,7 +159,11 @@ func TestARehearsalOnTheSplitTopologySurvivesItsPartsKilledAndItsBooksBalance(t 
 	var out, errs lockedBuffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&errs)
-	require.NoError(t, splitRehearsal(ctx, cfg, c, parts, bin, cmd), "%s\n%s", out.String(), errs.String())
+	err = splitRehearsal(ctx, cfg, c, parts, bin, cmd)
+	for attempt := 2; portClash(err) && attempt <= 3; attempt++ {
+		err = splitRehearsal(ctx, cfg, c, parts, bin, cmd) // another test took a port the topology had picked
+	}
+	require.NoError(t, err, "%s\n%s", out.String(), errs.String())
 
 	raw, err := os.ReadFile(filepath.Join(c.Out, "summary.json"))
 	require.NoError(t, err)
