@@ -658,13 +658,6 @@ func (s *Resale) IssueResold(ctx context.Context, id uuid.UUID, fresh []ResoldTi
 	return out, err
 }
 
-// IsResale says whether reservation id buys resale listings.
-func (s *Resale) IsResale(ctx context.Context, id uuid.UUID) (bool, error) {
-	var yes bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM reservation_items WHERE reservation_id = $1 AND listing_id IS NOT NULL)`, id).Scan(&yes)
-	return yes, err
-}
-
 // PayoutDue is one seller to pay for a sold listing: Amount (price less
 // fee) at most Refundable of it back to the card of IntentID (the payment
 // the seller bought the ticket with; empty when they hold it by transfer,

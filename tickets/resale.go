@@ -74,19 +74,9 @@ func (r *Resale) Of(ctx context.Context, seller string) ([]store.Listing, error)
 	return r.Store.Resale.ListingsOf(ctx, seller)
 }
 
-func (r *Resale) link(fragment string) string {
-	if r.PublicURL == "" {
-		return ""
-	}
-	return r.PublicURL + "/" + fragment
-}
+func (r *Resale) link(fragment string) string { return appLink(r.PublicURL, fragment) }
 
 // mail queues m; a failure is logged: the listing stands.
 func (r *Resale) mail(ctx context.Context, m notify.Message) {
-	if r.Mailer == nil {
-		return
-	}
-	if err := r.Mailer.Send(ctx, m); err != nil && r.Log != nil {
-		r.Log.Warn("resale email not queued", "key", m.Key, "err", err)
-	}
+	queueMail(ctx, r.Mailer, r.Log, "resale", m)
 }

@@ -95,20 +95,30 @@ func (x *Transfers) Of(ctx context.Context, user, email string) ([]store.Transfe
 	return x.Store.Tickets.TransfersOf(ctx, user, email)
 }
 
-func (x *Transfers) link(fragment string) string {
-	if x.PublicURL == "" {
-		return ""
-	}
-	return x.PublicURL + "/" + fragment
-}
+func (x *Transfers) link(fragment string) string { return appLink(x.PublicURL, fragment) }
 
 // mail queues m; a failure is logged, not returned: the transfer stands and
 // the fan sees it in the app.
 func (x *Transfers) mail(ctx context.Context, m notify.Message) {
-	if x.Mailer == nil {
+	queueMail(ctx, x.Mailer, x.Log, "transfer", m)
+}
+
+// appLink is the fan app's fragment at base ("" when there is no base:
+// the email then carries no link).
+func appLink(base, fragment string) string {
+	if base == "" {
+		return ""
+	}
+	return base + "/" + fragment
+}
+
+// queueMail queues m through mailer (nil: none); a failure is logged, not
+// returned: what the email tells of stands, and the fan sees it in the app.
+func queueMail(ctx context.Context, mailer notify.Mailer, log *slog.Logger, what string, m notify.Message) {
+	if mailer == nil {
 		return
 	}
-	if err := x.Mailer.Send(ctx, m); err != nil && x.Log != nil {
-		x.Log.Warn("transfer email not queued", "key", m.Key, "err", err)
+	if err := mailer.Send(ctx, m); err != nil && log != nil {
+		log.Warn(what+" email not queued", "key", m.Key, "err", err)
 	}
 }
