@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,8 +36,11 @@ type sagaSuite struct {
 	suite.Suite
 	testsuite.WorkflowTestSuite
 	env *testsuite.TestWorkflowEnvironment
-	// calls counts activity executions by name.
+	// calls counts activity executions by name, under mu: a regular
+	// activity's attempt (a stuck capture's) may still run while the next
+	// step's local activity does.
 	calls map[string]int
+	mu    sync.Mutex
 	// startedAt is the test clock's start.
 	startedAt time.Time
 	// staffSteps are the support actions audited.
@@ -70,7 +74,11 @@ func (s *sagaSuite) SetupTest() {
 	reg := func(name string, fn any) {
 		s.env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
-	count := func(name string) { s.calls[name]++ }
+	count := func(name string) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.calls[name]++
+	}
 	reg(workflows.ActivityLoadBooking, func(ctx context.Context, id string) (activities.HoldInfo, error) {
 		count(workflows.ActivityLoadBooking)
 		return activities.HoldInfo{Status: vocab.BookingPendingPayment, UserID: "asha", EventID: "evt",
@@ -120,7 +128,10 @@ func (s *sagaSuite) SetupTest() {
 	})
 	reg(workflows.ActivityPaySellers, func(ctx context.Context, id string) error {
 		count(workflows.ActivityPaySellers)
-		s.Equal(1, s.calls[workflows.ActivityIssueTickets], "sellers are paid once the buyer holds the tickets")
+		s.mu.Lock()
+		issued := s.calls[workflows.ActivityIssueTickets]
+		s.mu.Unlock()
+		s.Equal(1, issued, "sellers are paid once the buyer holds the tickets")
 		return nil
 	})
 	reg(workflows.ActivityNotify, func(ctx context.Context, id, kind string) error {
@@ -129,7 +140,9 @@ func (s *sagaSuite) SetupTest() {
 	})
 	reg(workflows.ActivityFlagPayment, func(ctx context.Context, id, reason string) error {
 		count(workflows.ActivityFlagPayment)
+		s.mu.Lock()
 		s.flags = append(s.flags, reason)
+		s.mu.Unlock()
 		return nil
 	})
 	reg(workflows.ActivityCheckPayment, func(ctx context.Context, intentID string) (activities.ProviderPayment, error) {
@@ -138,7 +151,9 @@ func (s *sagaSuite) SetupTest() {
 	})
 	reg(workflows.ActivityRecordStaffStep, func(ctx context.Context, in activities.StaffStep) error {
 		count(workflows.ActivityRecordStaffStep)
+		s.mu.Lock()
 		s.staffSteps = append(s.staffSteps, in)
+		s.mu.Unlock()
 		return nil
 	})
 	reg(workflows.ActivitySettledStatus, func(ctx context.Context, id string) (vocab.BookingStatus, error) {
