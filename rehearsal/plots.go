@@ -52,7 +52,7 @@ func (rn *run) plot(dir string) ([]figure, error) {
 	width := bucketOf(end)
 	opened := marks{opened: r.opened.Seconds()}
 	for _, c := range r.chaos {
-		if strings.HasPrefix(c.What, "kill ") {
+		if strings.HasPrefix(c.What, "kill ") || strings.HasPrefix(c.What, "fault ") {
 			opened.kills = append(opened.kills, c.AfterS)
 		}
 	}
@@ -63,7 +63,7 @@ func (rn *run) plot(dir string) ([]figure, error) {
 		{figure{"queue.png", "Waiting room: queue depth, admissions and capacity",
 			"Top: fans in line, as the room counts them (/metrics) and as the rehearsal's fans see themselves. " +
 				"Bottom: admissions a second against the room's capacity and the fans inside checkout (active leases). " +
-				"The dashed line is the opening; in a chaos rehearsal, each dotted red line a kill."}, func(p string) error { return rn.plotQueue(p, opened) }},
+				"The dashed line is the opening; in a chaos rehearsal, each dotted red line a kill or a fault thrown."}, func(p string) error { return rn.plotQueue(p, opened) }},
 		{figure{"hold_latency.png", "Hold latency over time",
 			fmt.Sprintf("p50, p90 and p99 of POST /v1/holds per %s, every answered attempt (granted or refused).", width)},
 			func(p string) error { return plotHoldLatency(p, r.holdLat, width, opened) }},

@@ -89,6 +89,14 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		rn.cfg.EventID = id
 	}
 	a := rn.edge.api(ctx, rn.clients.forFan(0), "event", http.MethodGet, "/v1/events/"+rn.cfg.EventID, "", nil)
+	// A created event reaches the browse plane once its read replica has
+	// replayed it: a not-found is waited out for a while.
+	for deadline := time.Now().Add(15 * time.Second); cfg.CreateSeats > 0 && a.status == http.StatusNotFound && time.Now().Before(deadline); {
+		if !ctxsleep.Sleep(ctx, 200*time.Millisecond) {
+			return nil, ctx.Err()
+		}
+		a = rn.edge.api(ctx, rn.clients.forFan(0), "event", http.MethodGet, "/v1/events/"+rn.cfg.EventID, "", nil)
+	}
 	if !a.ok() || a.decode(&rn.event) != nil {
 		return nil, fmt.Errorf("event %s at %s: %s %s", rn.cfg.EventID, cfg.API, a.name(), a.problem.Detail)
 	}

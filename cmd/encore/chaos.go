@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -13,15 +14,21 @@ import (
 
 	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/config"
+	"github.com/encore-tickets/encore/dev/psp"
 	"github.com/encore-tickets/encore/dev/topology"
+	"github.com/encore-tickets/encore/internal/ctxsleep"
 	"github.com/encore-tickets/encore/payments"
 	"github.com/encore-tickets/encore/rehearsal"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/system"
 )
 
-// chaosParts are the parts encore rehearse --chaos can break.
-var chaosParts = []string{"worker", "api", "temporal", "psp"}
+// chaosParts are the parts encore rehearse --chaos can break: processes it
+// SIGKILLs and restarts (worker, api, temporal), PostgreSQL's primary
+// (crashed and restarted), Redis (its master killed, the sentinel failing
+// over) and the payment provider (the sandbox's faults thrown, then the
+// sandbox itself killed).
+var chaosParts = []string{"worker", "api", "temporal", "postgres", "redis", "psp"}
 
 // parseChaos reads --chaos: a comma-separated subset of chaosParts.
 func parseChaos(s string) ([]string, error) {
@@ -30,11 +37,9 @@ func parseChaos(s string) ([]string, error) {
 		p = strings.TrimSpace(p)
 		switch {
 		case p == "":
-		case p == "postgres" || p == "redis":
-			return nil, fmt.Errorf("--chaos %s: restarting PostgreSQL's primary and failing Redis over are not built yet (parts: %s)",
-				p, strings.Join(chaosParts, ","))
 		case !slices.Contains(chaosParts, p):
 			return nil, fmt.Errorf("--chaos: unknown part %q (parts: %s)", p, strings.Join(chaosParts, ","))
+		case slices.Contains(out, p):
 		default:
 			out = append(out, p)
 		}
@@ -46,7 +51,7 @@ func parseChaos(s string) ([]string, error) {
 // balancer while --chaos kills and restarts the named parts, checks the
 // books (the audit, the reconciliation and what the drain left
 // unfinished) and stops everything.
-func runSplitRehearsal(cmd *cobra.Command, cfg config.Config, c rehearsal.Config, chaos string) error {
+func runSplitRehearsal(cmd *cobra.Command, cfg config.Config, c rehearsal.Config, chaos string, every chaosGap) error {
 	ctx := cmd.Context()
 	parts, err := parseChaos(chaos)
 	if err != nil {
@@ -59,15 +64,15 @@ func runSplitRehearsal(cmd *cobra.Command, cfg config.Config, c rehearsal.Config
 	if err != nil {
 		return err
 	}
-	return splitRehearsal(ctx, cfg, c, parts, bin, cmd)
+	return splitRehearsal(ctx, cfg, c, parts, every, bin, cmd)
 }
 
 // splitRehearsal is runSplitRehearsal with the binary given (tests build
 // their own).
-func splitRehearsal(ctx context.Context, cfg config.Config, c rehearsal.Config, parts []string, bin string, cmd *cobra.Command) error {
+func splitRehearsal(ctx context.Context, cfg config.Config, c rehearsal.Config, parts []string, every chaosGap, bin string, cmd *cobra.Command) error {
 	out := cmd.ErrOrStderr()
 	cl, err := topology.Start(ctx, topology.Options{Binary: bin, Dir: system.DataPath(cfg, "rehearse-split"), APIs: SplitAPIs,
-		Workers: SplitWorkers, Durable: true, Replica: topology.StreamingReplica, Log: out,
+		Workers: SplitWorkers, Durable: true, Replica: topology.StreamingReplica, Sentinel: true, Log: out,
 		Env: map[string]string{"ENCORE_SMTP_URL": "smtp://127.0.0.1:1"}}) // emails of a rehearsal are not read
 	if err != nil {
 		return fmt.Errorf("encore rehearse --split: %w", err)
@@ -89,7 +94,7 @@ func splitRehearsal(ctx context.Context, cfg config.Config, c rehearsal.Config, 
 	c.PSPKey = cfg.StripeKey.Reveal()
 	c.Progress = out
 	if len(parts) > 0 {
-		c.Chaos = chaosMonkey(cl, parts, c.Seed, out)
+		c.Chaos = chaosMonkey(cl, parts, c.Seed, every, out)
 	}
 	s, err := rehearsal.Run(ctx, c)
 	if err != nil {
@@ -107,40 +112,111 @@ func splitRehearsal(ctx context.Context, cfg config.Config, c rehearsal.Config, 
 	return nil
 }
 
-// chaosMonkey kills one process of a random named part at random moments
-// (every 3 to 8 seconds) and restarts it 1 to 3 seconds later, marking
-// both; only processes the split topology started are touched.
-func chaosMonkey(cl *topology.Cluster, parts []string, seed int64, log interface{ Write([]byte) (int, error) }) func(context.Context, func(string)) {
+// chaosGap is how long the chaos waits between two breaks: a uniform
+// draw between its bounds.
+type chaosGap struct{ lo, hi time.Duration }
+
+// defaultChaosGap is --chaos-every's default.
+var defaultChaosGap = chaosGap{3 * time.Second, 8 * time.Second}
+
+// parseChaosGap reads --chaos-every: "3s-8s", or one duration.
+func parseChaosGap(s string) (chaosGap, error) {
+	lo, hi, found := strings.Cut(s, "-")
+	if !found {
+		hi = lo
+	}
+	a, err1 := time.ParseDuration(strings.TrimSpace(lo))
+	b, err2 := time.ParseDuration(strings.TrimSpace(hi))
+	if err1 != nil || err2 != nil || a < 500*time.Millisecond || b < a || b > 10*time.Minute {
+		return chaosGap{}, fmt.Errorf("--chaos-every %q: a duration or a range such as 3s-8s, from 500ms to 10m", s)
+	}
+	return chaosGap{a, b}, nil
+}
+
+// pspFaults are the payment provider's bad moments a chaos rehearsal
+// throws: a third of confirm and capture answers lost after success, a
+// third of webhooks duplicated, a third overtaken by the next, every one
+// two seconds late.
+var pspFaults = psp.Faults{TimeoutAfterSuccessRate: 0.3, DuplicateWebhookRate: 0.3, OutOfOrderWebhookRate: 0.3, WebhookDelayMS: 2000}
+
+// chaosMonkey breaks the named parts during the sale, one at a time, each
+// every round in a fresh random order (so a short sale still breaks every
+// part once), a gap drawn from every before each break; each is down 1 to
+// 3 seconds. Only what the split topology started is touched. Every break
+// is marked "kill ..." or "fault ..." (a line on the report's plots) and
+// every recovery too.
+func chaosMonkey(cl *topology.Cluster, parts []string, seed int64, every chaosGap, log io.Writer) func(context.Context, func(string)) {
 	return func(ctx context.Context, mark func(string)) {
 		rnd := rand.New(rand.NewPCG(uint64(seed), 7))
-		between := func(lo, hi time.Duration) time.Duration { return lo + time.Duration(rnd.Int64N(int64(hi-lo))) }
+		between := func(lo, hi time.Duration) time.Duration {
+			if hi <= lo {
+				return lo
+			}
+			return lo + time.Duration(rnd.Int64N(int64(hi-lo)))
+		}
+		var round []string
 		for {
+			if len(round) == 0 {
+				round = slices.Clone(parts)
+				rnd.Shuffle(len(round), func(i, j int) { round[i], round[j] = round[j], round[i] })
+			}
+			part := round[0]
+			round = round[1:]
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(between(3*time.Second, 8*time.Second)):
+			case <-time.After(between(every.lo, every.hi)):
 			}
-			var procs []*topology.Proc
-			switch parts[rnd.IntN(len(parts))] {
-			case "worker":
-				procs = cl.Workers
-			case "api":
-				procs = cl.APIs
-			case "temporal":
-				procs = []*topology.Proc{cl.Temporal}
-			case "psp":
-				procs = []*topology.Proc{cl.PSP}
+			// A part comes back whatever the sale's context says: one left
+			// broken would rehearse an outage, not a crash.
+			bg := context.WithoutCancel(ctx)
+			if err := breakPart(bg, cl, part, between(time.Second, 3*time.Second), rnd, mark); err != nil {
+				fmt.Fprintf(log, "chaos: %s: %v\n", part, err)
 			}
-			p := procs[rnd.IntN(len(procs))]
-			down := between(time.Second, 3*time.Second)
-			mark("kill " + p.Name)
-			// A restart must happen whatever the sale's context says: a
-			// part left dead would be a rehearsal of an outage, not a crash.
-			if _, err := p.RestartAfter(context.WithoutCancel(ctx), down); err != nil {
-				fmt.Fprintf(log, "chaos: %s did not come back: %v\n", p.Name, err)
-				continue
-			}
-			mark("restart " + p.Name)
 		}
 	}
+}
+
+// breakPart breaks one part for about down and brings it back.
+func breakPart(ctx context.Context, cl *topology.Cluster, part string, down time.Duration, rnd *rand.Rand, mark func(string)) error {
+	restart := func(p *topology.Proc) error {
+		mark("kill " + p.Name)
+		if _, err := p.RestartAfter(ctx, down); err != nil {
+			return fmt.Errorf("%s did not come back: %w", p.Name, err)
+		}
+		mark("restart " + p.Name)
+		return nil
+	}
+	switch part {
+	case "worker":
+		return restart(cl.Workers[rnd.IntN(len(cl.Workers))])
+	case "api":
+		return restart(cl.APIs[rnd.IntN(len(cl.APIs))])
+	case "temporal":
+		return restart(cl.Temporal)
+	case "postgres":
+		mark("kill postgres (primary crashed)")
+		if err := cl.RestartPostgres(ctx, down); err != nil {
+			return err
+		}
+		mark("restart postgres")
+	case "redis":
+		mark("kill redis (master; the sentinel fails over)")
+		if err := cl.FailRedisOver(ctx, down); err != nil {
+			return err
+		}
+		mark("restart redis (as the new master's replica)")
+	case "psp":
+		// The provider misbehaves for a while, then its process dies; the
+		// restarted sandbox starts with every fault off.
+		if _, err := psp.SetFaults(ctx, cl.PSPURL, pspFaults); err != nil {
+			return err
+		}
+		mark("fault psp (lost answers, duplicate, out-of-order and late webhooks)")
+		if !ctxsleep.Sleep(ctx, 2*down) {
+			return ctx.Err()
+		}
+		return restart(cl.PSP)
+	}
+	return nil
 }

@@ -18,7 +18,7 @@ import (
 func newRehearseCmd() *cobra.Command {
 	c := rehearsal.Defaults()
 	var split bool
-	var chaos string
+	var chaos, chaosEvery string
 	cmd := &cobra.Command{
 		Use:   "rehearse --event <id> --fans N --arrival-rate R --duration D --out DIR",
 		Short: "Play a whole flash sale through a running stack's edge and check its books",
@@ -47,14 +47,19 @@ later, instead of --event.`,
 		Args: cobra.NoArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
 			if split || chaos != "" {
-				return runSplitRehearsal(cmd, cfg, c, chaos)
+				every, err := parseChaosGap(chaosEvery)
+				if err != nil {
+					return err
+				}
+				return runSplitRehearsal(cmd, cfg, c, chaos, every)
 			}
 			return runRehearse(cmd, cfg, c)
 		}),
 	}
 	f := cmd.Flags()
 	f.BoolVar(&split, "split", false, "start the deployed topology (as encore dev --split) and play the sale against it; --api, --psp and --admin are its own")
-	f.StringVar(&chaos, "chaos", "", "with the split topology (implied): kill and restart these parts at random moments during the sale, any of "+strings.Join(chaosParts, ","))
+	f.StringVar(&chaos, "chaos", "", "with the split topology (implied): break and restore these parts at random moments during the sale, any of "+strings.Join(chaosParts, ","))
+	f.StringVar(&chaosEvery, "chaos-every", "3s-8s", "with --chaos: the pause before each break, drawn from this range (every named part is broken once a round)")
 	f.StringVar(&c.EventID, "event", "", "event on sale (or --create-seats)")
 	f.IntVar(&c.CreateSeats, "create-seats", 0, "create a metered event of this many numbered seats through the organiser API instead of --event")
 	f.DurationVar(&c.OpensIn, "opens-in", c.OpensIn, "with --create-seats: the event goes on sale this long after it is created")

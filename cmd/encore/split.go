@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/encore-tickets/encore/config"
+	"github.com/encore-tickets/encore/dev/demo"
 	"github.com/encore-tickets/encore/dev/stack"
 	"github.com/encore-tickets/encore/dev/topology"
 	"github.com/encore-tickets/encore/system"
@@ -25,8 +26,9 @@ const (
 // each part its own process. A Temporal server and its Web UI, the payment
 // sandbox, two encore worker and two encore api behind a balancer on the
 // fans' address (ENCORE_HTTP_ADDR, as encore dev), PostgreSQL (fsync on)
-// with a streaming replica for the browse plane, Redis, and Mailpit for
-// the emails. The demo events are seeded. Each part's pid and log are
+// with a streaming replica for the browse plane, Redis as a master and a
+// replica under a sentinel, the venue gate serving the demo night's
+// manifest, and Mailpit for the emails. The demo events are seeded. Each part's pid and log are
 // listed; Ctrl-C stops them all. Everything listens on loopback.
 // bin is the encore binary each part runs; ready, when set, is told once
 // everything is up.
@@ -42,12 +44,15 @@ func runSplit(ctx context.Context, cfg config.Config, bin string, out io.Writer,
 	}
 	fmt.Fprintln(out, "starting the split topology (a minute or two: PostgreSQL, its replica, Redis, Temporal, then the processes)")
 	c, err := topology.Start(ctx, topology.Options{Binary: bin, Dir: system.DataPath(cfg, "split"), APIs: SplitAPIs, Workers: SplitWorkers,
-		Durable: true, Replica: topology.StreamingReplica, BalancerAddr: cfg.HTTPAddr, Env: env, Log: out})
+		Durable: true, Replica: topology.StreamingReplica, Sentinel: true, BalancerAddr: cfg.HTTPAddr, Env: env, Log: out})
 	if err != nil {
 		return fmt.Errorf("encore dev --split: %w", err)
 	}
 	defer c.Close()
 	if err := c.Seed(ctx); err != nil {
+		return err
+	}
+	if err := c.StartGate(ctx, demo.DemoNightID); err != nil {
 		return err
 	}
 	listSplit(out, c, mailpit != nil, cfg)
@@ -82,7 +87,7 @@ func listSplit(out io.Writer, c *topology.Cluster, mail bool, cfg config.Config)
 	if c.ReaderURL != "" {
 		fmt.Fprintf(tw, "replica (browse plane)\t-\t%s\t-\n", redact(c.ReaderURL))
 	}
-	fmt.Fprintf(tw, "redis\t-\t%s\t-\n", c.RedisURL)
+	fmt.Fprintf(tw, "redis (sentinel)\t-\t%s\t-\n", redact(c.RedisURL))
 	if mail {
 		fmt.Fprintf(tw, "mailpit\t-\thttp://%s\t-\n", cfg.MailpitHTTPAddr)
 	}

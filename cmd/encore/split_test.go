@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -94,17 +95,19 @@ func TestDevSplitRunsEachPartAsItsOwnProcessOnTheFansAddressAndCtrlCStopsThemAll
 		}
 	}
 	listing := out.String()
-	for _, part := range []string{"temporal", "psp", "worker1", "worker2", "api1", "api2", "replica (browse plane)", "Web UI"} {
+	for _, part := range []string{"temporal", "psp", "worker1", "worker2", "api1", "api2", "gate", "replica (browse plane)",
+		"redis (sentinel)", "redis+sentinel://", "Web UI"} {
 		require.Contains(t, listing, part)
 	}
 	require.NotContains(t, listing, cfg.SMTPURL.Reveal(), "no secret is printed")
 
-	for _, path := range []string{"/readyz", "/v1/events/evt_demo_night"} {
-		resp, err := http.Get("http://" + cfg.HTTPAddr + path)
+	for _, url := range []string{"http://" + cfg.HTTPAddr + "/readyz", "http://" + cfg.HTTPAddr + "/v1/events/evt_demo_night",
+		c.GateURL + "/healthz"} {
+		resp, err := http.Get(url)
 		require.NoError(t, err)
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", path, body)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", url, body)
 	}
 	var pids []int
 	for _, p := range c.All() {
@@ -125,13 +128,16 @@ func TestDevSplitRunsEachPartAsItsOwnProcessOnTheFansAddressAndCtrlCStopsThemAll
 	}
 }
 
-// TestARehearsalOnTheSplitTopologySurvivesItsPartsKilledAndItsBooksBalance:
-// encore rehearse --chaos worker,api,temporal,psp plays a short metered
-// sale against the split topology while parts are SIGKILLed and restarted;
-// after the drain the books hold: no double sale, no unmatched capture, no
-// audit violation, every paid booking exactly its tickets, no stuck saga,
-// no lost webhook, and the summary lists every kill and restart.
-func TestARehearsalOnTheSplitTopologySurvivesItsPartsKilledAndItsBooksBalance(t *testing.T) {
+// TestARehearsalOnTheSplitTopologySurvivesEveryKindOfBreakAndItsBooksBalance:
+// encore rehearse --chaos worker,api,temporal,postgres,redis,psp plays a
+// short metered sale of 200 fans against the split topology while each
+// part is broken once: a worker, an API and Temporal SIGKILLed and
+// restarted, PostgreSQL's primary crashed and restarted, Redis's master
+// killed and failed over, the provider's faults thrown and its sandbox
+// killed. After the drain the books hold: no double sale, no unmatched
+// capture, no audit violation, every paid booking exactly its tickets, no
+// stuck saga, no lost webhook.
+func TestARehearsalOnTheSplitTopologySurvivesEveryKindOfBreakAndItsBooksBalance(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts the split topology and plays a sale")
@@ -145,23 +151,23 @@ func TestARehearsalOnTheSplitTopologySurvivesItsPartsKilledAndItsBooksBalance(t 
 	}
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
-	parts, err := parseChaos("worker,api,temporal,psp")
+	parts, err := parseChaos("worker,api,temporal,postgres,redis,psp")
 	require.NoError(t, err)
-	_, err = parseChaos("worker,redis")
-	require.ErrorContains(t, err, "not built yet", "a part it cannot break is refused before anything starts")
+	every, err := parseChaosGap("1s-2s")
+	require.NoError(t, err)
 
 	c := rehearsal.Defaults()
-	c.CreateSeats, c.OpensIn, c.Fans, c.ArrivalRate = 120, 3*time.Second, 60, 6
-	c.Duration, c.Drain, c.Out = 15*time.Second, 45*time.Second, t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	c.CreateSeats, c.OpensIn, c.Fans, c.ArrivalRate = 300, 3*time.Second, 200, 8
+	c.Duration, c.Drain, c.Out = 50*time.Second, 60*time.Second, t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	cmd := &cobra.Command{}
 	var out, errs lockedBuffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&errs)
-	err = splitRehearsal(ctx, cfg, c, parts, bin, cmd)
+	err = splitRehearsal(ctx, cfg, c, parts, every, bin, cmd)
 	for attempt := 2; portClash(err) && attempt <= 3; attempt++ {
-		err = splitRehearsal(ctx, cfg, c, parts, bin, cmd) // another test took a port the topology had picked
+		err = splitRehearsal(ctx, cfg, c, parts, every, bin, cmd) // another test took a port the topology had picked
 	}
 	require.NoError(t, err, "%s\n%s", out.String(), errs.String())
 
@@ -169,14 +175,48 @@ func TestARehearsalOnTheSplitTopologySurvivesItsPartsKilledAndItsBooksBalance(t 
 	require.NoError(t, err)
 	var s rehearsal.Summary
 	require.NoError(t, json.Unmarshal(raw, &s))
-	require.NotEmpty(t, s.Chaos, "parts were killed during the sale")
-	require.True(t, strings.HasPrefix(s.Chaos[0].What, "kill "))
+	var marks []string
+	for _, e := range s.Chaos {
+		marks = append(marks, e.What)
+	}
+	for _, broken := range []string{"kill worker", "kill api", "kill temporal", "kill postgres", "kill redis", "fault psp", "kill psp"} {
+		require.True(t, slices.ContainsFunc(marks, func(m string) bool { return strings.HasPrefix(m, broken) }),
+			"%q among the breaks: %v\n%s", broken, marks, errs.String())
+	}
 	require.True(t, s.BooksChecked)
 	require.True(t, s.TicketsPerBookingExact)
 	require.Zero(t, s.DoubleSales)
-	require.Zero(t, s.UnmatchedCaptures)
-	require.Zero(t, s.AuditViolations)
+	require.Zero(t, s.UnmatchedCaptures, "%+v", s.Mismatches)
+	require.Zero(t, s.AuditViolations, "%+v", s.Audit)
 	require.Zero(t, s.StuckWorkflows)
 	require.Zero(t, s.LostWebhooks)
-	require.Positive(t, s.BookingsPaid, "the sale sold through the kills")
+	require.Positive(t, s.BookingsPaid, "the sale sold through the breaks")
+}
+
+func TestTheChaosFlagsNameKnownPartsAndSaneGaps(t *testing.T) {
+	t.Parallel()
+	parts, err := parseChaos("psp, worker,psp,,redis")
+	require.NoError(t, err)
+	require.Equal(t, []string{"psp", "worker", "redis"}, parts, "each part once, in the order named")
+	_, err = parseChaos("worker,mysql")
+	require.ErrorContains(t, err, `unknown part "mysql"`)
+	for _, tc := range []struct {
+		in     string
+		lo, hi time.Duration
+		bad    bool
+	}{
+		{in: "3s-8s", lo: 3 * time.Second, hi: 8 * time.Second},
+		{in: "2s", lo: 2 * time.Second, hi: 2 * time.Second},
+		{in: "8s-3s", bad: true},
+		{in: "100ms", bad: true},
+		{in: "soon", bad: true},
+	} {
+		g, err := parseChaosGap(tc.in)
+		if tc.bad {
+			require.Error(t, err, tc.in)
+			continue
+		}
+		require.NoError(t, err, tc.in)
+		require.Equal(t, chaosGap{tc.lo, tc.hi}, g, tc.in)
+	}
 }

@@ -103,7 +103,23 @@ type Service struct {
 	mu    sync.Mutex
 	inUse *os.File // shared lock on inUsePath held until Stop
 	stop  func(ctx context.Context) error
+	crash func(ctx context.Context, down time.Duration) error
 	done  bool
+}
+
+// Crash stops a server this Service started as a crash would and starts it
+// again on the same port and data after down (a chaos rehearsal's restart
+// of the primary). Only PostgreSQL can be crashed this way.
+func (s *Service) Crash(ctx context.Context, down time.Duration) error {
+	if s == nil {
+		return errors.New("devstack: no server")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done || !s.Started || s.crash == nil {
+		return fmt.Errorf("%s: crash: not a server this process started and runs", s.Name)
+	}
+	return s.crash(ctx, down)
 }
 
 // Stop stops the server if this Service started it and no other Service

@@ -53,7 +53,7 @@ var postgresKind = serverKind{
 		if err := p.start(ctx); err != nil {
 			return err
 		}
-		svc.DataDir, svc.LogFile, svc.stop = p.dataDir, p.logFile, p.stop
+		svc.DataDir, svc.LogFile, svc.stop, svc.crash = p.dataDir, p.logFile, p.stop, p.crash
 		return nil
 	},
 }
@@ -497,6 +497,19 @@ func (p *pgServer) stop(ctx context.Context) error {
 		return nil // not running (any more)
 	}
 	return fmt.Errorf("postgres: stop: %w", err)
+}
+
+// crash stops the cluster as a crash would (pg_ctl stop -m immediate: no
+// checkpoint, every backend gone at once) and starts it again after down;
+// it replays its write-ahead log on the way up.
+func (p *pgServer) crash(ctx context.Context, down time.Duration) error {
+	if _, err := runAs(ctx, p.as, p.bins.pgCtl, "stop", "-D", p.dataDir, "-m", "immediate", "-w", "-t", "60", "-s"); err != nil {
+		return fmt.Errorf("postgres: immediate stop: %w", err)
+	}
+	if err := sleepCtx(ctx, down); err != nil {
+		return err
+	}
+	return p.pgCtlStart(ctx)
 }
 
 // shutdownPostgres stops the cluster of opts.Dir, whoever started it.

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -19,6 +20,8 @@ import (
 // no persistence, loopback only. Close stops them.
 type RedisSentinel struct {
 	dir                       string
+	server                    string // the redis-server binary
+	mu                        sync.Mutex
 	master, replica, sentinel *clusterNode
 }
 
@@ -40,25 +43,13 @@ func StartRedisSentinel(ctx context.Context, dir string, downAfter time.Duration
 	if err != nil {
 		return nil, err
 	}
-	s := &RedisSentinel{dir: dir}
-	start := func(port int, args ...string) (*clusterNode, error) {
-		d := filepath.Join(dir, strconv.Itoa(port))
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, err
-		}
-		cmd := exec.Command(server, append(args, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", d,
-			"--logfile", filepath.Join(d, "redis.log"))...)
-		n, err := runNode(cmd, port)
-		if err != nil {
-			return nil, fmt.Errorf("redis sentinel: start on %d: %w", port, err)
-		}
-		return n, waitPing(ctx, n.addr(), 10*time.Second)
-	}
-	if s.master, err = start(ports[0], "--save", "", "--appendonly", "no"); err != nil {
+	s := &RedisSentinel{dir: dir, server: server}
+	start := func(port int, args ...string) (*clusterNode, error) { return s.start(ctx, port, args...) }
+	if s.master, err = start(ports[0], dataNode...); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
-	if s.replica, err = start(ports[1], "--save", "", "--appendonly", "no", "--replicaof", "127.0.0.1", strconv.Itoa(ports[0])); err != nil {
+	if s.replica, err = start(ports[1], append(dataNode, "--replicaof", "127.0.0.1", strconv.Itoa(ports[0]))...); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
@@ -92,6 +83,24 @@ func StartRedisSentinel(ctx context.Context, dir string, downAfter time.Duration
 	}
 }
 
+// dataNode are the arguments of a master or replica: no persistence.
+var dataNode = []string{"--save", "", "--appendonly", "no"}
+
+// start runs one redis-server on port with its own folder and log.
+func (s *RedisSentinel) start(ctx context.Context, port int, args ...string) (*clusterNode, error) {
+	d := filepath.Join(s.dir, strconv.Itoa(port))
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(s.server, append(args, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", d,
+		"--logfile", filepath.Join(d, "redis.log"))...)
+	n, err := runNode(cmd, port)
+	if err != nil {
+		return nil, fmt.Errorf("redis sentinel: start on %d: %w", port, err)
+	}
+	return n, waitPing(ctx, n.addr(), 10*time.Second)
+}
+
 // URL is the master as ENCORE_REDIS_URL names it through the sentinel.
 func (s *RedisSentinel) URL() string {
 	return "redis+sentinel://" + s.sentinel.addr() + "?master_name=" + SentinelMaster
@@ -111,6 +120,50 @@ func (s *RedisSentinel) Master(ctx context.Context) (string, error) {
 	return hp[0] + ":" + hp[1], nil
 }
 
+// FailOver crashes whichever data node is the master now (SIGKILL), waits
+// for the sentinel to promote the other, and after down starts the killed
+// one again as a replica of the new master: the pair is whole again for
+// the next failover. It returns the new master's address. Writes the
+// replica had not received are lost, as in a real failover: Redis is the
+// bouncer, never the authority.
+func (s *RedisSentinel) FailOver(ctx context.Context, down time.Duration) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, err := s.Master(ctx)
+	if err != nil {
+		return "", err
+	}
+	dead, alive := s.master, s.replica
+	if s.replica.addr() == old {
+		dead, alive = s.replica, s.master
+	}
+	if err := dead.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return "", err
+	}
+	<-dead.done
+	var now string
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if now, err = s.Master(ctx); err == nil && now == alive.addr() {
+			break
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("redis sentinel: no failover from %s within 30s (master %q, %v)", old, now, err)
+		}
+		if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
+			return "", err
+		}
+	}
+	if err := sleepCtx(ctx, down); err != nil {
+		return "", err
+	}
+	back, err := s.start(ctx, dead.port, append(dataNode, "--replicaof", "127.0.0.1", strconv.Itoa(alive.port))...)
+	if err != nil {
+		return now, err
+	}
+	s.master, s.replica = alive, back
+	return now, nil
+}
+
 // KillMaster ends the first master with SIGKILL.
 func (s *RedisSentinel) KillMaster() error {
 	if err := s.master.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
@@ -122,6 +175,8 @@ func (s *RedisSentinel) KillMaster() error {
 
 // Close kills every process; the folder is the caller's.
 func (s *RedisSentinel) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for _, n := range []*clusterNode{s.sentinel, s.replica, s.master} {
 		if n == nil {
 			continue

@@ -179,6 +179,19 @@ type Faults struct {
 	// calls whose successful answer is lost, on top of
 	// Config.Faults.TimeoutAfterSuccessRate (encore drill psp-timeout).
 	TimeoutAfterSuccessRate float64 `json:"timeout_after_success_rate"`
+	// DuplicateWebhookRate and OutOfOrderWebhookRate are the shares (0..1)
+	// of events delivered twice and held back until a later event of the
+	// same intent overtook them; WebhookDelayMS delays the first delivery
+	// of every event (at most a minute). Each comes on top of the
+	// sandbox's configured faults (a chaos rehearsal throws them mid-sale).
+	DuplicateWebhookRate  float64 `json:"duplicate_webhook_rate"`
+	OutOfOrderWebhookRate float64 `json:"out_of_order_webhook_rate"`
+	WebhookDelayMS        int64   `json:"webhook_delay_ms"`
+}
+
+// webhookDelay is the runtime delay of a first delivery.
+func (f Faults) webhookDelay() time.Duration {
+	return time.Duration(f.WebhookDelayMS) * time.Millisecond
 }
 
 // faultsPatch is a POST to FaultsPath: the switches it names change, the
@@ -189,6 +202,26 @@ type faultsPatch struct {
 	RefundUnavailable       *bool    `json:"refund_unavailable"`
 	VoidUnavailable         *bool    `json:"void_unavailable"`
 	TimeoutAfterSuccessRate *float64 `json:"timeout_after_success_rate"`
+	DuplicateWebhookRate    *float64 `json:"duplicate_webhook_rate"`
+	OutOfOrderWebhookRate   *float64 `json:"out_of_order_webhook_rate"`
+	WebhookDelayMS          *int64   `json:"webhook_delay_ms"`
+}
+
+// invalid says what is out of range in the patch ("" when nothing is).
+func (p faultsPatch) invalid() string {
+	for _, r := range []struct {
+		name string
+		v    *float64
+	}{{"timeout_after_success_rate", p.TimeoutAfterSuccessRate}, {"duplicate_webhook_rate", p.DuplicateWebhookRate},
+		{"out_of_order_webhook_rate", p.OutOfOrderWebhookRate}} {
+		if r.v != nil && !(*r.v >= 0 && *r.v <= 1) {
+			return fmt.Sprintf("%s must be between 0 and 1, not %v", r.name, *r.v)
+		}
+	}
+	if d := p.WebhookDelayMS; d != nil && (*d < 0 || *d > 60_000) {
+		return fmt.Sprintf("webhook_delay_ms must be between 0 and 60000, not %d", *d)
+	}
+	return ""
 }
 
 func (p faultsPatch) apply(f Faults) Faults {
@@ -201,8 +234,14 @@ func (p faultsPatch) apply(f Faults) Faults {
 	set(&f.CaptureUnavailable, p.CaptureUnavailable)
 	set(&f.RefundUnavailable, p.RefundUnavailable)
 	set(&f.VoidUnavailable, p.VoidUnavailable)
-	if p.TimeoutAfterSuccessRate != nil {
-		f.TimeoutAfterSuccessRate = *p.TimeoutAfterSuccessRate
+	for _, r := range []struct{ dst, v *float64 }{{&f.TimeoutAfterSuccessRate, p.TimeoutAfterSuccessRate},
+		{&f.DuplicateWebhookRate, p.DuplicateWebhookRate}, {&f.OutOfOrderWebhookRate, p.OutOfOrderWebhookRate}} {
+		if r.v != nil {
+			*r.dst = *r.v
+		}
+	}
+	if p.WebhookDelayMS != nil {
+		f.WebhookDelayMS = *p.WebhookDelayMS
 	}
 	return f
 }
@@ -306,22 +345,24 @@ func (s *Server) serveFaults(w http.ResponseWriter, r *http.Request) {
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&p); err != nil {
 			writeProblem(w, http.StatusBadRequest, "invalid-faults", "Invalid fault switches",
-				"send a JSON object of authorise_unavailable, capture_unavailable, refund_unavailable, void_unavailable (true or false) and timeout_after_success_rate (0..1): "+err.Error())
+				"send a JSON object of authorise_unavailable, capture_unavailable, refund_unavailable, void_unavailable (true or false), "+
+					"timeout_after_success_rate, duplicate_webhook_rate, out_of_order_webhook_rate (0..1) and webhook_delay_ms (0..60000): "+err.Error())
 			return
 		}
 		if dec.More() {
 			writeProblem(w, http.StatusBadRequest, "invalid-faults", "Invalid fault switches", "send one JSON object")
 			return
 		}
-		if v := p.TimeoutAfterSuccessRate; v != nil && !(*v >= 0 && *v <= 1) {
-			writeProblem(w, http.StatusBadRequest, "invalid-faults", "Invalid fault switches",
-				fmt.Sprintf("timeout_after_success_rate must be between 0 and 1, not %v", *v))
+		if bad := p.invalid(); bad != "" {
+			writeProblem(w, http.StatusBadRequest, "invalid-faults", "Invalid fault switches", bad)
 			return
 		}
 		f := s.switches.update(p)
 		s.log.Info("sandbox: fault switches set", "authorise_unavailable", f.AuthoriseUnavailable,
 			"capture_unavailable", f.CaptureUnavailable, "refund_unavailable", f.RefundUnavailable,
-			"void_unavailable", f.VoidUnavailable, "timeout_after_success_rate", f.TimeoutAfterSuccessRate)
+			"void_unavailable", f.VoidUnavailable, "timeout_after_success_rate", f.TimeoutAfterSuccessRate,
+			"duplicate_webhook_rate", f.DuplicateWebhookRate, "out_of_order_webhook_rate", f.OutOfOrderWebhookRate,
+			"webhook_delay_ms", f.WebhookDelayMS)
 	}
 	writeJSON(w, http.StatusOK, mustJSON(s.switches.load()))
 }

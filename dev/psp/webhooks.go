@@ -117,12 +117,12 @@ func (s *Server) emitLocked(ec *emitCtx, typ, key string, obj any) {
 	if !deliver {
 		return
 	}
-	f := s.cfg.Faults
-	delay := f.WebhookDelay
+	f, now := s.cfg.Faults, s.switches.load()
+	delay := max(f.WebhookDelay, now.webhookDelay())
 	if ec.faults.hasDelay {
 		delay = ec.faults.delay
 	}
-	now := time.Now()
+	at := time.Now()
 	d := &delivery{
 		ID:          newID("whd"),
 		Seq:         s.nextSeq(),
@@ -130,19 +130,19 @@ func (s *Server) emitLocked(ec *emitCtx, typ, key string, obj any) {
 		EventType:   typ,
 		Key:         key,
 		Payload:     ev.Payload,
-		NextAttempt: now.Add(delay),
+		NextAttempt: at.Add(delay),
 	}
 	// Hold this event back so that the next one overtakes it, unless the
 	// previous event of the intent is already held (then this one is the
 	// overtaker: with a rate of 1, events arrive in swapped pairs).
 	q := s.queues[key]
 	prevHeld := len(q) > 0 && q[len(q)-1].Held
-	if !prevHeld && ((ec.faults.outOfOrder && first) || s.chance(f.OutOfOrderWebhookRate)) {
+	if !prevHeld && ((ec.faults.outOfOrder && first) || s.chance(f.OutOfOrderWebhookRate) || s.chance(now.OutOfOrderWebhookRate)) {
 		d.Held = true
-		d.HeldUntil = now.Add(delay + f.OutOfOrderHold)
+		d.HeldUntil = at.Add(delay + f.OutOfOrderHold)
 	}
 	s.enqueueLocked(d)
-	if ec.faults.duplicate || s.chance(f.DuplicateWebhookRate) {
+	if ec.faults.duplicate || s.chance(f.DuplicateWebhookRate) || s.chance(now.DuplicateWebhookRate) {
 		dup := *d
 		dup.ID = newID("whd")
 		dup.Seq = s.nextSeq()

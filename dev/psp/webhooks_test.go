@@ -177,6 +177,44 @@ func TestTheDuplicateFaultDeliversAWebhookTwice(t *testing.T) {
 	rc2.requireClean()
 }
 
+// The chaos rehearsal throws the webhook faults at a running sandbox: its
+// switches duplicate, reorder and delay the events of calls made after
+// them, and switched off, the next intent's events go out once, in order.
+func TestTheWebhookFaultSwitchesDuplicateReorderAndDelayEventsUntilSwitchedOff(t *testing.T) {
+	t.Parallel()
+	e, rc := webhookEnv(t, Config{Faults: FaultConfig{OutOfOrderHold: 5 * time.Second},
+		EnabledEvents: []string{"payment_intent.amount_capturable_updated", "payment_intent.canceled"}})
+	ctx := ctxT(t)
+	e.setFaults(t, ctx, Faults{DuplicateWebhookRate: 1})
+	dup := confirmedManual(t, e, 1000, "")
+	eventually(t, func() bool { return len(rc.forIntent(dup.ID)) == 2 }, "duplicated by the switch")
+	require.Equal(t, rc.forIntent(dup.ID)[0].Raw, rc.forIntent(dup.ID)[1].Raw)
+
+	e.setFaults(t, ctx, Faults{OutOfOrderWebhookRate: 1})
+	late := confirmedManual(t, e, 1000, "")
+	_, err := e.sc.V1PaymentIntents.Cancel(ctx, late.ID, nil)
+	require.NoError(t, err)
+	eventually(t, func() bool { return len(rc.forIntent(late.ID)) == 2 }, "both events")
+	require.Equal(t, []string{"payment_intent.canceled", "payment_intent.amount_capturable_updated"}, types(rc.forIntent(late.ID)),
+		"the authorisation is overtaken by the cancellation")
+
+	e.setFaults(t, ctx, Faults{WebhookDelayMS: 300})
+	start := time.Now()
+	slow := confirmedManual(t, e, 1000, "")
+	eventually(t, func() bool { return len(rc.forIntent(slow.ID)) == 1 }, "delayed delivery")
+	require.GreaterOrEqual(t, rc.forIntent(slow.ID)[0].At.Sub(start), 300*time.Millisecond)
+
+	e.setFaults(t, ctx, Faults{})
+	calm := confirmedManual(t, e, 1000, "")
+	_, err = e.sc.V1PaymentIntents.Cancel(ctx, calm.ID, nil)
+	require.NoError(t, err)
+	eventually(t, func() bool { return len(rc.forIntent(calm.ID)) == 2 }, "both events")
+	eventually(t, func() bool { return e.srv.PendingDeliveries() == 0 }, "queue drained")
+	require.Equal(t, []string{"payment_intent.amount_capturable_updated", "payment_intent.canceled"}, types(rc.forIntent(calm.ID)),
+		"switched off: once each, in order")
+	rc.requireClean()
+}
+
 func TestTheOutOfOrderFaultLetsTheNextEventOvertake(t *testing.T) {
 	t.Parallel()
 	e, rc := webhookEnv(t, Config{Faults: FaultConfig{OutOfOrderHold: 5 * time.Second}})

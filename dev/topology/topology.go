@@ -50,6 +50,11 @@ type Options struct {
 	// BalancerAddr is where the balancer in front of the APIs listens: the
 	// address fans use ("": a free loopback port).
 	BalancerAddr string
+	// Sentinel runs Redis as a master, a replica and a sentinel watching
+	// them, every process finding the master through the sentinel (a
+	// redis+sentinel URL), so that Redis can fail over (FailRedisOver).
+	// Off, one Redis server.
+	Sentinel bool
 }
 
 // Cluster is a running topology.
@@ -69,9 +74,17 @@ type Cluster struct {
 
 	Temporal, PSP *Proc
 	APIs, Workers []*Proc
+	// Gate is the venue gate StartGate started (nil before).
+	Gate *Proc
+	// GateURL is where it serves the scanner app and POST /v1/scan.
+	GateURL string
 
 	balancer *Balancer
 	closers  []func()
+	// postgres is the primary (RestartPostgres crashes it); sentinel the
+	// Redis pair and its sentinel, with Options.Sentinel.
+	postgres *devstack.Service
+	sentinel *devstack.RedisSentinel
 	// temporalKey is the API key every process shares: the Temporal
 	// process admits the others by it.
 	temporalKey string
@@ -113,12 +126,27 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 			_ = os.Remove(filepath.Dir(pg.DataDir))
 		}
 	})
-	rd, err := devstack.EnsureRedis(ctx, dev, "")
-	if err != nil {
-		return nil, err
+	c.postgres = pg
+	if opts.Sentinel {
+		dir := filepath.Join(opts.Dir, "redis-sentinel")
+		// A sentinel rewrites its configuration: start from a clean folder.
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, err
+		}
+		if c.sentinel, err = devstack.StartRedisSentinel(ctx, dir, time.Second); err != nil {
+			return nil, err
+		}
+		c.closers = append(c.closers, func() { _ = c.sentinel.Close() })
+		c.RedisURL = c.sentinel.URL()
+	} else {
+		rd, err := devstack.EnsureRedis(ctx, dev, "")
+		if err != nil {
+			return nil, err
+		}
+		c.closers = append(c.closers, func() { _ = rd.StopNow() })
+		c.RedisURL = rd.URL
 	}
-	c.closers = append(c.closers, func() { _ = rd.StopNow() })
-	c.AdminURL, c.RedisURL = pg.URL, rd.URL
+	c.AdminURL = pg.URL
 	if c.DatabaseURL, err = devstack.EnsureDatabase(ctx, pg.URL, "encore"); err != nil {
 		return nil, err
 	}
@@ -194,12 +222,60 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 func (c *Cluster) All() []*Proc {
 	out := []*Proc{c.Temporal, c.PSP}
 	out = append(out, c.Workers...)
-	return append(out, c.APIs...)
+	out = append(out, c.APIs...)
+	if c.Gate != nil {
+		out = append(out, c.Gate)
+	}
+	return out
+}
+
+// StartGate exports eventID's ticket manifest (encore manifest export) and
+// starts encore gate on it: the venue's gate beside the sale, serving the
+// scanner app. Scans need a paired device or a token, as at a real door.
+func (c *Cluster) StartGate(ctx context.Context, eventID string) error {
+	dir := filepath.Join(c.opts.Dir, "gate")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	manifest := filepath.Join(dir, eventID+".manifest")
+	p := c.proc("manifest", []string{"manifest", "export", "--event", eventID, "--out", manifest}, nil, nil)
+	cmd := exec.CommandContext(ctx, p.binary, p.args...)
+	cmd.Env = p.environ()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("topology: encore manifest export: %w\n%s", err, out)
+	}
+	ports, err := FreePorts(1)
+	if err != nil {
+		return err
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	c.Gate = c.proc("gate", []string{"gate", "--manifest", manifest, "--addr", addr}, nil,
+		func(ctx context.Context, _ *Proc) error { return waitHTTP(ctx, "http://"+addr+"/healthz") })
+	c.Gate.URL, c.GateURL = "http://"+addr, "http://"+addr
+	return c.Gate.Start(ctx)
+}
+
+// RestartPostgres crashes the primary (an immediate stop: no checkpoint,
+// every connection cut) and starts it again after down. Its replica, the
+// Temporal server and every Encore process reconnect by themselves.
+func (c *Cluster) RestartPostgres(ctx context.Context, down time.Duration) error {
+	return c.postgres.Crash(ctx, down)
+}
+
+// FailRedisOver kills the Redis master with SIGKILL; the sentinel promotes
+// the replica and every process follows it; after down the killed server
+// comes back as the new master's replica. Only with Options.Sentinel.
+func (c *Cluster) FailRedisOver(ctx context.Context, down time.Duration) error {
+	if c.sentinel == nil {
+		return errors.New("topology: Redis runs without a sentinel (Options.Sentinel): it cannot fail over")
+	}
+	_, err := c.sentinel.FailOver(ctx, down)
+	return err
 }
 
 // Close kills every process and stops the servers.
 func (c *Cluster) Close() {
-	for _, p := range []*Proc{c.Temporal, c.PSP} {
+	for _, p := range []*Proc{c.Temporal, c.PSP, c.Gate} {
 		if p != nil {
 			p.Stop()
 		}
