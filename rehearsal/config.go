@@ -86,6 +86,12 @@ type Config struct {
 	// parts of the stack, telling mark what it did ("kill api1"): each mark
 	// is in the summary and a line on the report's plots.
 	Chaos func(ctx context.Context, mark func(what string))
+	// Servers, when set, is read every second for the resources plot:
+	// PostgreSQL's connections and Redis's memory.
+	Servers Servers
+	// Soak marks a long steady run whose verdict includes the resources:
+	// Summary.Failed when one of them grew (Resources.Flat false).
+	Soak bool
 }
 
 // Defaults is the configuration of a flag left unset.

@@ -16,8 +16,9 @@ import (
 
 // monitor samples the sale every second: the rehearsal's own counts, the
 // waiting room's depth, capacity, leases and admissions and the process's
-// resident memory from the admin listener's /metrics, and whether the
-// event page says nothing is left.
+// resident memory and goroutines from the admin listener's /metrics, the
+// servers' connections and memory (Config.Servers), and whether the event
+// page says nothing is left.
 func (rn *run) monitor(ctx context.Context, every time.Duration) {
 	c := &http.Client{Timeout: 2 * time.Second}
 	for {
@@ -32,13 +33,22 @@ func (rn *run) sampleNow(ctx context.Context, c *http.Client) sample {
 	n := &rn.rec.n
 	s := sample{at: rn.rec.since(time.Now()), arrived: n.arrived.Load(), waiting: n.waiting.Load(),
 		admitted: n.admitted.Load(), paid: n.paid.Load(), holds: n.holds.Load(),
-		depth: math.NaN(), capacity: math.NaN(), leases: math.NaN(), admittedTotal: math.NaN(), rss: math.NaN()}
+		depth: math.NaN(), capacity: math.NaN(), leases: math.NaN(), admittedTotal: math.NaN(), rss: math.NaN(),
+		goroutines: math.NaN(), pgConns: math.NaN(), redisBytes: math.NaN()}
 	if rn.cfg.Admin != "" {
 		if m, err := scrape(ctx, c, rn.cfg.Admin+"/metrics", rn.event.ID); err == nil {
 			s.depth, s.capacity, s.leases = m.get("encore_waitingroom_queue_depth"), m.get("encore_waitingroom_capacity"), m.get("encore_waitingroom_active_leases")
 			s.admittedTotal, s.rss = m.get("encore_waitingroom_admitted_total"), m.get("process_resident_memory_bytes")
 			s.soldOut = m.get("encore_waitingroom_sold_out") == 1
+			s.goroutines = m.get("go_goroutines")
 		}
+	}
+	if rn.cfg.Servers != nil {
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		if srv, err := rn.cfg.Servers(sctx); err == nil {
+			s.pgConns, s.redisBytes = srv.PostgresConnections, srv.RedisMemoryBytes
+		}
+		cancel()
 	}
 	// The event page's availability (the browse plane, cached for a second
 	// or two): nothing available is sold out, held seats included.

@@ -82,6 +82,11 @@ func (rn *run) plot(dir string) ([]figure, error) {
 			"Each paid fan: their place in the waiting room (admitted before them plus their position once the sale was open) " +
 				"against the moment their checkout was answered. First in, first out makes a rising band; Kendall's tau-b is in the summary."},
 			func(p string) error { return plotFairness(p, r.bookings, opened.opened) }},
+		{figure{"resources.png", "Resources: memory, goroutines and connections",
+			"From top: the API process's resident memory and goroutines (its admin listener's /metrics; with --split, the first API's), " +
+				"PostgreSQL's connections to the stack's database and Redis's used memory, every second. In a soak each must stay flat: " +
+				"the summary's growth compares the last quarter with the second."},
+			func(p string) error { return rn.plotResources(p, opened) }},
 	}
 	out := make([]figure, 0, len(figs))
 	for _, f := range figs {

@@ -44,7 +44,7 @@ func TestTheReportEmbedsEveryPlotAndTheSummaryTable(t *testing.T) {
 	require.NoError(t, s.write(dir))
 	figs, err := rn.plot(dir)
 	require.NoError(t, err)
-	require.Len(t, figs, 6)
+	require.Len(t, figs, 7)
 	require.NoError(t, writeReport(dir, s, figs))
 	for _, f := range figs {
 		info, err := os.Stat(filepath.Join(dir, f.File))

@@ -292,6 +292,7 @@ func (rn *run) summarize(end time.Time, books *checked) *Summary {
 			books.audit.TicketsBeyondSale == 0 && books.audit.TicketsRevokedTwice == 0
 	}
 	s.Chaos = r.chaos
+	s.Resources, s.Soak = resources(r.samples), cfg.Soak
 	return s
 }
 

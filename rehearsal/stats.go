@@ -46,7 +46,10 @@ type sample struct {
 	// From the admin listener's /metrics; NaN when not known.
 	depth, capacity, leases, admittedTotal float64
 	rss                                    float64 // bytes
-	soldOut                                bool
+	goroutines                             float64
+	// From Config.Servers; NaN when not known.
+	pgConns, redisBytes float64
+	soldOut             bool
 }
 
 // recorder keeps everything the summary and the plots are made of.

@@ -111,6 +111,11 @@ type Summary struct {
 	SettleError    string `json:"settle_error,omitempty"`
 	// Chaos are the kills and restarts played during the sale, in order.
 	Chaos []ChaosEvent `json:"chaos,omitempty"`
+	// Resources are the stack's memory, goroutines and connections over
+	// the run, and whether they stayed flat; Soak: the run was a soak,
+	// whose verdict includes them.
+	Resources *Resources `json:"resources,omitempty"`
+	Soak      bool       `json:"soak,omitempty"`
 
 	// Interrupted: stopped before its end (Ctrl-C); stragglers: fans still
 	// busy 15 seconds past the hard deadline were left behind.
@@ -145,10 +150,12 @@ type Mix struct {
 
 // Failed says whether the books found a broken rule: a double sale, a
 // captured payment without exactly one paid booking or one refund, any
-// audit violation, or books that could not be read.
+// audit violation, or books that could not be read; in a soak, also a
+// resource that grew or was not measured.
 func (s *Summary) Failed() bool {
 	return s.DoubleSales > 0 || s.UnmatchedCaptures > 0 || s.AuditViolations > 0 || s.StuckWorkflows > 0 || s.LostWebhooks > 0 ||
-		(s.BooksChecked && (s.AuditError != "" || s.ReconcileError != "" || s.SettleError != "" || !s.TicketsPerBookingExact))
+		(s.BooksChecked && (s.AuditError != "" || s.ReconcileError != "" || s.SettleError != "" || !s.TicketsPerBookingExact)) ||
+		(s.Soak && (s.Resources == nil || !s.Resources.Flat))
 }
 
 // write saves the summary as dir/summary.json.

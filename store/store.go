@@ -174,6 +174,15 @@ func Open(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error
 	return OpenPool(ctx, url, PoolOptions{MaxConns: maxConns, StatementTimeout: AdminStatementTimeout})
 }
 
+// Connections counts the server's connections to the pool's database
+// (pg_stat_activity, every client's): the soak's plot watches it stay
+// flat.
+func Connections(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+	var n int
+	err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()`).Scan(&n)
+	return n, err
+}
+
 // tx runs fn in a transaction with the store's timeouts.
 func (s *base) tx(ctx context.Context, fn func(pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {

@@ -86,6 +86,9 @@ func splitRehearsal(ctx context.Context, cfg config.Config, c rehearsal.Config, 
 		return err
 	}
 	defer pool.Close()
+	if c.Servers, err = stackServers(pool, cl.RedisURL); err != nil {
+		return err
+	}
 	st := store.New(pool, store.Options{})
 	c.API, c.PSP, c.Admin = cl.BalancerURL, cl.PSPURL, cl.APIs[0].AdminURL
 	pay := payments.New(payments.Config{APIKey: cfg.StripeKey.Reveal(), BaseURL: cl.PSPURL})
@@ -104,6 +107,7 @@ func splitRehearsal(ctx context.Context, cfg config.Config, c rehearsal.Config, 
 	fmt.Fprintf(w, "%d fans, %d holds, %d bookings paid; %d kills and restarts\n", s.Fans, s.Holds, s.BookingsPaid, len(s.Chaos))
 	fmt.Fprintf(w, "double sales %d, unmatched captures %d, audit violations %d, tickets per booking exact %v, stuck workflows %d, lost webhooks %d\n",
 		s.DoubleSales, s.UnmatchedCaptures, s.AuditViolations, s.TicketsPerBookingExact, s.StuckWorkflows, s.LostWebhooks)
+	printResources(w, s)
 	fmt.Fprintf(w, "wrote %s/summary.json and %s/report.html\n", c.Out, c.Out)
 	if s.Failed() {
 		fmt.Fprintln(cmd.ErrOrStderr(), "rehearse: the books broke a rule (see the summary)")

@@ -1,15 +1,23 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"math"
 	"os"
-
+	"strconv"
 	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/spf13/cobra"
 
 	"github.com/encore-tickets/encore/activities"
 	"github.com/encore-tickets/encore/config"
+	"github.com/encore-tickets/encore/dev/stack"
+	"github.com/encore-tickets/encore/internal/redisurl"
 	"github.com/encore-tickets/encore/rehearsal"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/system"
@@ -19,6 +27,7 @@ func newRehearseCmd() *cobra.Command {
 	c := rehearsal.Defaults()
 	var split bool
 	var chaos, chaosEvery string
+	var soak time.Duration
 	cmd := &cobra.Command{
 		Use:   "rehearse --event <id> --fans N --arrival-rate R --duration D --out DIR",
 		Short: "Play a whole flash sale through a running stack's edge and check its books",
@@ -46,6 +55,12 @@ later, instead of --event.`,
   encore rehearse --create-seats 1000 --opens-in 15s --fans 5000 --arrival-rate 83.3 --duration 150s --out runs/5k`,
 		Args: cobra.NoArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
+			if soak > 0 {
+				c.Soak, c.Duration = true, soak
+				if !cmd.Flags().Changed("fans") { // a steady stream for the whole soak
+					c.Fans = min(200_000, int(math.Ceil(c.ArrivalRate*soak.Seconds())))
+				}
+			}
 			if split || chaos != "" {
 				every, err := parseChaosGap(chaosEvery)
 				if err != nil {
@@ -60,6 +75,8 @@ later, instead of --event.`,
 	f.BoolVar(&split, "split", false, "start the deployed topology (as encore dev --split) and play the sale against it; --api, --psp and --admin are its own")
 	f.StringVar(&chaos, "chaos", "", "with the split topology (implied): break and restore these parts at random moments during the sale, any of "+strings.Join(chaosParts, ","))
 	f.StringVar(&chaosEvery, "chaos-every", "3s-8s", "with --chaos: the pause before each break, drawn from this range (every named part is broken once a round)")
+	f.DurationVar(&soak, "soak", 0, "a soak this long at a steady --arrival-rate (fans: the rate times the length): the resources plot "+
+		"(memory, goroutines, PostgreSQL connections, Redis memory) must stay flat, or the run fails")
 	f.StringVar(&c.EventID, "event", "", "event on sale (or --create-seats)")
 	f.IntVar(&c.CreateSeats, "create-seats", 0, "create a metered event of this many numbered seats through the organiser API instead of --event")
 	f.DurationVar(&c.OpensIn, "opens-in", c.OpensIn, "with --create-seats: the event goes on sale this long after it is created")
@@ -93,11 +110,19 @@ func runRehearse(cmd *cobra.Command, cfg config.Config, c rehearsal.Config) erro
 	if err := c.Validate(); err != nil { // before anything is opened, let alone started
 		return err
 	}
-	pool, done, err := openDatabase(ctx, cfg)
+	inf, err := stack.Provide(ctx, cfg, os.Stderr)
+	if err != nil {
+		return fmt.Errorf("the stack's servers: %w", err)
+	}
+	defer func() { _ = inf.Close() }()
+	pool, err := store.Open(ctx, inf.DatabaseURL, 2)
 	if err != nil {
 		return fmt.Errorf("the stack's database: %w", err)
 	}
-	defer done()
+	defer pool.Close()
+	if c.Servers, err = stackServers(pool, inf.RedisURL); err != nil {
+		return err
+	}
 	log := system.Logger(cfg, os.Stderr)
 	c.Books = rehearsal.StackBooks{Store: store.New(pool, store.Options{}), SweepLag: cfg.SweepLagAllowance,
 		Activities: &activities.Booking{Store: store.New(pool, store.Options{}), Payments: system.Payments(cfg), Log: log}}
@@ -123,6 +148,7 @@ func runRehearse(cmd *cobra.Command, cfg config.Config, c rehearsal.Config) erro
 	fmt.Fprintf(out, "hold p50 %.0f ms, p99 %.0f ms; hold to PAID p99 %.0f ms; saga lag p99 %.0f ms; Kendall tau %s\n",
 		s.HoldP50MS, s.HoldP99MS, s.HoldToPaidP99MS, s.SagaLagP99MS, tau)
 	fmt.Fprintf(out, "double sales %d, unmatched captures %d, audit violations %d\n", s.DoubleSales, s.UnmatchedCaptures, s.AuditViolations)
+	printResources(out, s)
 	fmt.Fprintf(out, "wrote %s/summary.json and %s/report.html\n", c.Out, c.Out)
 	if s.Interrupted {
 		fmt.Fprintln(cmd.ErrOrStderr(), "rehearse: interrupted before the end: the figures cover the sale until then")
@@ -132,4 +158,56 @@ func runRehearse(cmd *cobra.Command, cfg config.Config, c rehearsal.Config) erro
 		return exitCode(1)
 	}
 	return nil
+}
+
+// stackServers reads the stack's PostgreSQL connections and Redis memory
+// for the resources plot, through pool and a client of its own.
+func stackServers(pool *pgxpool.Pool, redisURL string) (rehearsal.Servers, error) {
+	rdb, err := redisurl.Open(redisURL, redisurl.Timeouts{Dial: time.Second, Read: time.Second, Write: time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("the stack's Redis: %w", err)
+	}
+	return func(ctx context.Context) (rehearsal.ServerSample, error) {
+		out := rehearsal.ServerSample{PostgresConnections: math.NaN(), RedisMemoryBytes: math.NaN()}
+		if n, err := store.Connections(ctx, pool); err == nil {
+			out.PostgresConnections = float64(n)
+		}
+		if info, err := rdb.Info(ctx, "memory").Result(); err == nil {
+			for _, line := range strings.Split(info, "\n") {
+				if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+					if b, err := strconv.ParseFloat(v, 64); err == nil {
+						out.RedisMemoryBytes = b
+					}
+				}
+			}
+		}
+		return out, nil
+	}, nil
+}
+
+// printResources writes the resources' trends: first, last, most and
+// growth, and the soak's verdict.
+func printResources(out io.Writer, s *rehearsal.Summary) {
+	r := s.Resources
+	if r == nil {
+		if s.Soak {
+			fmt.Fprintln(out, "resources: not measured (no admin listener or servers answered)")
+		}
+		return
+	}
+	for _, t := range []struct {
+		name  string
+		scale float64
+		unit  string
+		tr    *rehearsal.Trend
+	}{{"API memory", 1 << 20, " MiB", r.RSSBytes}, {"goroutines", 1, "", r.Goroutines},
+		{"PostgreSQL connections", 1, "", r.PostgresConnections}, {"Redis memory", 1 << 20, " MiB", r.RedisMemoryBytes}} {
+		if t.tr != nil {
+			fmt.Fprintf(out, "%s: first %.0f%s, last %.0f%s, most %.0f%s, growth %.2f\n", t.name, t.tr.First/t.scale, t.unit,
+				t.tr.Last/t.scale, t.unit, t.tr.Max/t.scale, t.unit, t.tr.Growth)
+		}
+	}
+	if s.Soak {
+		fmt.Fprintf(out, "soak: resources flat %v (each grows at most %.2fx from the second quarter to the last)\n", r.Flat, rehearsal.MaxGrowth)
+	}
 }
