@@ -30,6 +30,9 @@ type Config struct {
 	// and a fresh metered event of that many seats is created first.
 	EventID     string
 	CreateSeats int
+	// CreateStanding adds a general-admission area of that many places to
+	// the created event.
+	CreateStanding int
 	// OpensIn is how far after creation the created event goes on sale
 	// (10s): fans arriving before then join before opening.
 	OpensIn time.Duration
@@ -51,12 +54,16 @@ type Config struct {
 	// rest left to expire); Decline of the payers first try a declined card,
 	// then their own; ThreeDS of the payers use the 3-D Secure card, and
 	// ThreeDSFail of those fail the challenge (then pay with their own
-	// card); Cancel of the paid bookings are cancelled.
+	// card); Cancel of the paid bookings are cancelled; Transfer of the
+	// others give a ticket to a friend who accepts it, and Resell list one
+	// for resale, bought by fans who find nothing else left.
 	Abandon     float64
 	Decline     float64
 	ThreeDS     float64
 	ThreeDSFail float64
 	Cancel      float64
+	Transfer    float64
+	Resell      float64
 	// Think is a fan's mean pause before choosing seats and before paying
 	// (uniform between half and one and a half times it).
 	Think time.Duration
@@ -103,7 +110,7 @@ func Defaults() Config {
 		Fans: 1000, ArrivalRate: 100, Duration: 60 * time.Second, Drain: 2 * time.Minute,
 		// Payments fail about 5% of the time; a share of European cards are
 		// stepped up to 3-D Secure; most holds in a flash sale are paid for.
-		Abandon: 0.15, Decline: 0.05, ThreeDS: 0.10, ThreeDSFail: 0.2, Cancel: 0.02,
+		Abandon: 0.15, Decline: 0.05, ThreeDS: 0.10, ThreeDSFail: 0.2, Cancel: 0.02, Transfer: 0.03, Resell: 0.03,
 		Think: time.Second, MaxSeats: 4,
 		Seed: 1, Concurrency: 64, FansPerAddress: 6,
 		Out: "rehearsal",
@@ -151,6 +158,9 @@ func (c Config) Validate() error {
 	if c.CreateSeats > 100_000 {
 		bad("create-seats: at most 100000")
 	}
+	if c.CreateStanding < 0 || c.CreateStanding > 100_000 || (c.CreateStanding > 0 && c.CreateSeats <= 0) {
+		bad("create-standing: from 0 to 100000, with create-seats")
+	}
 	if c.Fans <= 0 || c.Fans > 200_000 {
 		bad("fans: from 1 to 200000, not %d", c.Fans)
 	}
@@ -169,10 +179,14 @@ func (c Config) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"abandon", c.Abandon}, {"decline", c.Decline}, {"threeds", c.ThreeDS}, {"threeds-fail", c.ThreeDSFail}, {"cancel", c.Cancel}} {
+	}{{"abandon", c.Abandon}, {"decline", c.Decline}, {"threeds", c.ThreeDS}, {"threeds-fail", c.ThreeDSFail}, {"cancel", c.Cancel},
+		{"transfer", c.Transfer}, {"resell", c.Resell}} {
 		if f.v < 0 || f.v > 1 {
 			bad("%s: a fraction from 0 to 1, not %g", f.name, f.v)
 		}
+	}
+	if c.Transfer+c.Resell > 1 {
+		bad("transfer + resell: at most 1 together, not %g", c.Transfer+c.Resell)
 	}
 	if c.Decline+c.ThreeDS > 1 {
 		bad("decline + threeds: at most 1 together, not %g", c.Decline+c.ThreeDS)

@@ -3,6 +3,7 @@ package rehearsal
 import (
 	"context"
 	"encoding/json"
+	"github.com/encore-tickets/encore/money"
 	"io"
 	"net/http"
 	"strconv"
@@ -51,6 +52,8 @@ type problem struct {
 	Alternatives []string   `json:"alternatives"`
 	Unavailable  []string   `json:"unavailable_seat_ids"`
 	Challenge    *challenge `json:"challenge"`
+	// Cap is the highest price a resale listing may ask (price-above-cap).
+	Cap *money.Money `json:"cap"`
 }
 
 // name is the problem's type without its /problems/ prefix, or what stands

@@ -23,7 +23,7 @@ const (
 
 // rehearsalLayout is a venue of n numbered seats: sections "front" (the
 // dearest), then "mid-1", "mid-2", ... of 20 rows of 25 seats.
-func rehearsalLayout(n int) map[string]any {
+func rehearsalLayout(n, standing int) map[string]any {
 	var sections []map[string]any
 	for s := 0; n > 0; s++ {
 		inSection := min(n, seatsPerSection)
@@ -45,6 +45,10 @@ func rehearsalLayout(n int) map[string]any {
 		sections = append(sections, map[string]any{"id": id, "name": fmt.Sprintf("Block %d", s+1), "kind": "seated",
 			"category": category, "rows": rows})
 	}
+	if standing > 0 {
+		sections = append(sections, map[string]any{"id": "pit", "name": "Standing pit", "kind": "general", "category": "pit",
+			"capacity": standing})
+	}
 	return map[string]any{"sections": sections}
 }
 
@@ -61,7 +65,7 @@ func rowLabel(row int) string {
 // the organiser API, as the demo organiser: a venue, a draft on sale at
 // opensAt with the given hold lifetime, published. It returns the event's
 // ID.
-func createEvent(ctx context.Context, e *edge, c *http.Client, run string, seats int, opensAt time.Time, holdTTL time.Duration) (string, error) {
+func createEvent(ctx context.Context, e *edge, c *http.Client, run string, seats, standing int, opensAt time.Time, holdTTL time.Duration) (string, error) {
 	a := e.api(ctx, c, "organiser", http.MethodPost, "/v1/sessions", "", map[string]any{"user_id": Organiser,
 		"device_id": "d-" + Organiser + "-rehearsal", "email": Organiser + "@encore.test", "roles": []string{"organiser"}, "org": OrganiserOrg})
 	var s struct {
@@ -71,7 +75,7 @@ func createEvent(ctx context.Context, e *edge, c *http.Client, run string, seats
 		return "", fmt.Errorf("sign in as %s: %s %s (is the demo login on? encore dev turns it on)", Organiser, a.name(), a.problem.Detail)
 	}
 	a = e.api(ctx, c, "organiser", http.MethodPost, "/v1/admin/venues", s.Token, map[string]any{
-		"name": "Rehearsal Hall " + run, "city": "Rotterdam", "timezone": "Europe/Amsterdam", "layout": rehearsalLayout(seats)},
+		"name": "Rehearsal Hall " + run, "city": "Rotterdam", "timezone": "Europe/Amsterdam", "layout": rehearsalLayout(seats, standing)},
 		"Idempotency-Key", "venue-"+run)
 	var v struct {
 		VenueID string `json:"venue_id"`
@@ -85,10 +89,13 @@ func createEvent(ctx context.Context, e *edge, c *http.Client, run string, seats
 	if seats > seatsPerSection {
 		prices["mid"] = map[string]any{"amount": 5000, "currency": "EUR"}
 	}
+	if standing > 0 {
+		prices["pit"] = map[string]any{"amount": 4000, "currency": "EUR"}
+	}
 	a = e.api(ctx, c, "organiser", http.MethodPost, "/v1/admin/events", s.Token, map[string]any{
 		"venue_id": v.VenueID, "title": "Rehearsal " + run, "artist": "The Rehearsals", "genre": "pop",
 		"starts_at": starts, "onsale_at": opensAt.UTC(), "currency": "EUR", "metered": true, "hold_ttl_seconds": ttl,
-		"prices": prices}, "Idempotency-Key", "event-"+run)
+		"prices": prices, "resale": map[string]any{"enabled": true}}, "Idempotency-Key", "event-"+run)
 	var ev struct {
 		ID string `json:"event_id"`
 	}

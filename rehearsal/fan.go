@@ -28,13 +28,16 @@ type fan struct {
 	place     float64 // place in the queue; NaN until known
 
 	// The fan's mind, drawn at arrival.
-	quantity    int
-	general     bool // prefers a standing area when there is one
-	abandon     bool
-	release     bool // abandons with DELETE (else walks away)
-	payWith     string
-	failThreeDS bool
-	cancel      bool
+	quantity     int
+	general      bool // prefers a standing area when there is one
+	abandon      bool
+	release      bool // abandons with DELETE (else walks away)
+	payWith      string
+	failThreeDS  bool
+	cancel       bool
+	transfer     bool // once paid, gives a ticket to a friend
+	resell       bool // once paid, lists a ticket for resale
+	boughtResale bool // holds a resale listing, not fresh seats
 }
 
 // Payment plans.
@@ -63,6 +66,14 @@ func newFan(rn *run, i int) *fan {
 	}
 	f.failThreeDS = r.Float64() < c.ThreeDSFail
 	f.cancel = r.Float64() < c.Cancel
+	// Drawn last, so the rest of a seed's fans stay as they were.
+	switch p := r.Float64(); {
+	case f.cancel:
+	case p < c.Transfer:
+		f.transfer = true
+	case p < c.Transfer+c.Resell:
+		f.resell = true
+	}
 	return f
 }
 
@@ -102,8 +113,10 @@ func (f *fan) think(ctx context.Context) bool {
 	return ctxsleep.Sleep(ctx, jitter(f.r, f.run.cfg.Think, 0.5, 1.5))
 }
 
-// live plays the fan's sale: sign in, queue, look at the map, hold, then
-// walk away or pay, follow the booking to its end, and maybe cancel. sale
+// live plays the fan's sale: sign in, queue, look at the map, hold (a
+// resale listing when nothing else is left), then walk away or pay,
+// follow the booking to its end, and maybe cancel it, transfer a ticket
+// or list one for resale. sale
 // ends when the sale as played ends (queueing and choosing stop); ctx is
 // the hard deadline (paying and following go on until it).
 func (f *fan) live(ctx, sale context.Context) {
@@ -152,7 +165,16 @@ func (f *fan) live(ctx, sale context.Context) {
 	if !ok {
 		return
 	}
-	if !f.follow(ctx, hold, seats, holdAt, checkoutAt) || !f.cancel {
+	if !f.follow(ctx, hold, seats, holdAt, checkoutAt) {
+		return
+	}
+	if f.boughtResale {
+		rn.rec.n.resalePaid.Add(1)
+	}
+	if f.transfer || f.resell {
+		f.handOn(ctx, hold)
+	}
+	if !f.cancel {
 		return
 	}
 	rn.rec.n.cancelAsked.Add(1)
@@ -243,6 +265,11 @@ func (f *fan) hold(ctx context.Context, pass string) (id string, seats int, hold
 			}
 			var found bool
 			if sec, found = f.pickSection(ev.Sections); !found {
+				// Nothing left: a ticket another fan resells, if any.
+				if id, ok := f.holdListing(ctx, headers); ok {
+					f.boughtResale = true
+					return id, 1, time.Now(), true
+				}
 				rn.rec.n.foundNothing.Add(1)
 				return "", 0, time.Time{}, false
 			}

@@ -82,7 +82,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	rn.sockets = make(chan struct{}, socketBudget(limit, cfg.Fans, 2*cfg.Concurrency, rn.clients.addresses()))
 
 	if cfg.CreateSeats > 0 {
-		id, err := createEvent(ctx, rn.edge, rn.clients.forFan(0), rn.id, cfg.CreateSeats, now.Add(cfg.OpensIn), cfg.HoldTTL)
+		id, err := createEvent(ctx, rn.edge, rn.clients.forFan(0), rn.id, cfg.CreateSeats, cfg.CreateStanding, now.Add(cfg.OpensIn), cfg.HoldTTL)
 		if err != nil {
 			return nil, err
 		}
@@ -208,10 +208,13 @@ func (rn *run) summarize(end time.Time, books *checked) *Summary {
 		NotPaid: n.notPaid.Load(), Unsettled: n.unsettled.Load(), SocketFallbacks: n.socketFallbacks.Load(),
 		ProofsOfWork: n.proofsOfWork.Load(), OwnCardsFailed: n.ownCardsFailed.Load(),
 		SocketBudget: cap(rn.sockets), SocketsOverBudget: n.socketsOverBudget.Load(),
+		TransfersOffered: n.transfersOffered.Load(), TransfersAccepted: n.transfersAccepted.Load(), Listed: n.listed.Load(),
+		ResaleHolds: n.resaleHolds.Load(), ResalePaid: n.resalePaid.Load(),
 		Interrupted: rn.interrupted, Stragglers: rn.stragglers,
 		SourceAddresses: rn.clients.addresses(), Errors: map[string]int{}, ErrorsByCall: map[string]map[string]int{},
 		Mix: Mix{ArrivalRate: cfg.ArrivalRate, Duration: cfg.Duration.String(), Drain: cfg.Drain.String(),
 			Abandon: cfg.Abandon, Decline: cfg.Decline, ThreeDS: cfg.ThreeDS, ThreeDSFail: cfg.ThreeDSFail, Cancel: cfg.Cancel,
+			Transfer: cfg.Transfer, Resell: cfg.Resell,
 			Think: cfg.Think.String(), MaxSeats: cfg.MaxSeats, Seed: cfg.Seed, Concurrency: cfg.Concurrency,
 			FansPerAddress: cfg.FansPerAddress}}
 

@@ -20,6 +20,8 @@ type counts struct {
 	paid, seatsPaid, notPaid, unsettled              atomic.Int64
 	cancelAsked, cancelled, seatsCancelled           atomic.Int64
 	socketFallbacks, socketsOverBudget, proofsOfWork atomic.Int64
+	transfersOffered, transfersAccepted              atomic.Int64
+	listed, resaleHolds, resalePaid                  atomic.Int64
 }
 
 // timed is one request's latency at a moment of the rehearsal.

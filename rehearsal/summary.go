@@ -109,6 +109,14 @@ type Summary struct {
 	StuckWorkflows int64  `json:"stuck_workflows"`
 	LostWebhooks   int64  `json:"lost_webhooks"`
 	SettleError    string `json:"settle_error,omitempty"`
+	// TransfersOffered and TransfersAccepted are tickets paid fans gave to
+	// a friend; Listed the tickets put up for resale, ResaleHolds the
+	// listings fans who found nothing else held, ResalePaid those paid.
+	TransfersOffered  int64 `json:"transfers_offered"`
+	TransfersAccepted int64 `json:"transfers_accepted"`
+	Listed            int64 `json:"resale_listed"`
+	ResaleHolds       int64 `json:"resale_holds"`
+	ResalePaid        int64 `json:"resale_paid"`
 	// Chaos are the kills and restarts played during the sale, in order.
 	Chaos []ChaosEvent `json:"chaos,omitempty"`
 	// Resources are the stack's memory, goroutines and connections over
@@ -141,6 +149,8 @@ type Mix struct {
 	ThreeDS        float64 `json:"threeds"`
 	ThreeDSFail    float64 `json:"threeds_fail"`
 	Cancel         float64 `json:"cancel"`
+	Transfer       float64 `json:"transfer"`
+	Resell         float64 `json:"resell"`
 	Think          string  `json:"think"`
 	MaxSeats       int     `json:"max_seats"`
 	Seed           int64   `json:"seed"`
