@@ -33,6 +33,12 @@ type Config struct {
 	// CreateStanding adds a general-admission area of that many places to
 	// the created event.
 	CreateStanding int
+	// PackageRooms, with CreateSeats, adds a hotel beside the venue with
+	// that many rooms for the night of the show; Package of the fans want
+	// a room with their seats (a package in one hold), and take the seats
+	// alone when the rooms are gone.
+	PackageRooms int
+	Package      float64
 	// OpensIn is how far after creation the created event goes on sale
 	// (10s): fans arriving before then join before opening.
 	OpensIn time.Duration
@@ -110,7 +116,7 @@ func Defaults() Config {
 		Fans: 1000, ArrivalRate: 100, Duration: 60 * time.Second, Drain: 2 * time.Minute,
 		// Payments fail about 5% of the time; a share of European cards are
 		// stepped up to 3-D Secure; most holds in a flash sale are paid for.
-		Abandon: 0.15, Decline: 0.05, ThreeDS: 0.10, ThreeDSFail: 0.2, Cancel: 0.02, Transfer: 0.03, Resell: 0.03,
+		Abandon: 0.15, Decline: 0.05, ThreeDS: 0.10, ThreeDSFail: 0.2, Cancel: 0.02, Transfer: 0.03, Resell: 0.03, Package: 0.1,
 		Think: time.Second, MaxSeats: 4,
 		Seed: 1, Concurrency: 64, FansPerAddress: 6,
 		Out: "rehearsal",
@@ -158,6 +164,9 @@ func (c Config) Validate() error {
 	if c.CreateSeats > 100_000 {
 		bad("create-seats: at most 100000")
 	}
+	if c.PackageRooms < 0 || c.PackageRooms > 10_000 || (c.PackageRooms > 0 && c.CreateSeats <= 0) {
+		bad("package-rooms: from 0 to 10000, with create-seats")
+	}
 	if c.CreateStanding < 0 || c.CreateStanding > 100_000 || (c.CreateStanding > 0 && c.CreateSeats <= 0) {
 		bad("create-standing: from 0 to 100000, with create-seats")
 	}
@@ -180,7 +189,7 @@ func (c Config) Validate() error {
 		name string
 		v    float64
 	}{{"abandon", c.Abandon}, {"decline", c.Decline}, {"threeds", c.ThreeDS}, {"threeds-fail", c.ThreeDSFail}, {"cancel", c.Cancel},
-		{"transfer", c.Transfer}, {"resell", c.Resell}} {
+		{"transfer", c.Transfer}, {"resell", c.Resell}, {"package", c.Package}} {
 		if f.v < 0 || f.v > 1 {
 			bad("%s: a fraction from 0 to 1, not %g", f.name, f.v)
 		}

@@ -61,18 +61,24 @@ func rowLabel(row int) string {
 	return label
 }
 
+// created is what createEvent made.
+type created struct {
+	EventID, VenueID string
+	StartsAt         time.Time
+}
+
 // createEvent makes a fresh metered event of seats numbered seats through
 // the organiser API, as the demo organiser: a venue, a draft on sale at
 // opensAt with the given hold lifetime, published. It returns the event's
 // ID.
-func createEvent(ctx context.Context, e *edge, c *http.Client, run string, seats, standing int, opensAt time.Time, holdTTL time.Duration) (string, error) {
+func createEvent(ctx context.Context, e *edge, c *http.Client, run string, seats, standing int, opensAt time.Time, holdTTL time.Duration) (created, error) {
 	a := e.api(ctx, c, "organiser", http.MethodPost, "/v1/sessions", "", map[string]any{"user_id": Organiser,
 		"device_id": "d-" + Organiser + "-rehearsal", "email": Organiser + "@encore.test", "roles": []string{"organiser"}, "org": OrganiserOrg})
 	var s struct {
 		Token string `json:"token"`
 	}
 	if !a.ok() || a.decode(&s) != nil {
-		return "", fmt.Errorf("sign in as %s: %s %s (is the demo login on? encore dev turns it on)", Organiser, a.name(), a.problem.Detail)
+		return created{}, fmt.Errorf("sign in as %s: %s %s (is the demo login on? encore dev turns it on)", Organiser, a.name(), a.problem.Detail)
 	}
 	a = e.api(ctx, c, "organiser", http.MethodPost, "/v1/admin/venues", s.Token, map[string]any{
 		"name": "Rehearsal Hall " + run, "city": "Rotterdam", "timezone": "Europe/Amsterdam", "layout": rehearsalLayout(seats, standing)},
@@ -81,7 +87,7 @@ func createEvent(ctx context.Context, e *edge, c *http.Client, run string, seats
 		VenueID string `json:"venue_id"`
 	}
 	if !a.ok() || a.decode(&v) != nil {
-		return "", fmt.Errorf("create the venue: %s %s", a.name(), a.problem.Detail)
+		return created{}, fmt.Errorf("create the venue: %s %s", a.name(), a.problem.Detail)
 	}
 	starts := time.Now().AddDate(0, 2, 0).UTC().Truncate(time.Hour)
 	ttl := int(holdTTL / time.Second)
@@ -100,12 +106,61 @@ func createEvent(ctx context.Context, e *edge, c *http.Client, run string, seats
 		ID string `json:"event_id"`
 	}
 	if !a.ok() || a.decode(&ev) != nil || ev.ID == "" {
-		return "", fmt.Errorf("create the event: %s %s", a.name(), a.problem.Detail)
+		return created{}, fmt.Errorf("create the event: %s %s", a.name(), a.problem.Detail)
 	}
 	a = e.api(ctx, c, "organiser", http.MethodPost, "/v1/admin/events/"+ev.ID+"/publish", s.Token, struct{}{},
 		"Idempotency-Key", "publish-"+run)
 	if !a.ok() {
-		return "", fmt.Errorf("publish %s: %s %s", ev.ID, a.name(), a.problem.Detail)
+		return created{}, fmt.Errorf("publish %s: %s %s", ev.ID, a.name(), a.problem.Detail)
 	}
-	return ev.ID, nil
+	return created{EventID: ev.ID, VenueID: v.VenueID, StartsAt: starts}, nil
+}
+
+// Hotelier and HotelierOrg are the hotelier who offers the rehearsal's
+// package rooms.
+const (
+	Hotelier    = "hana"
+	HotelierOrg = "org_rehearsal_hotels"
+)
+
+// createHotel makes a hotel beside the created venue, as a hotelier: one
+// room type, "double", with rooms for the night of the show at 120 EUR.
+// It returns the property's ID.
+func createHotel(ctx context.Context, e *edge, c *http.Client, run string, ev created, rooms int) (string, error) {
+	a := e.api(ctx, c, "hotelier", http.MethodPost, "/v1/sessions", "", map[string]any{"user_id": Hotelier,
+		"device_id": "d-" + Hotelier + "-rehearsal", "email": Hotelier + "@encore.test", "roles": []string{"hotelier"}, "org": HotelierOrg})
+	var s struct {
+		Token string `json:"token"`
+	}
+	if !a.ok() || a.decode(&s) != nil {
+		return "", fmt.Errorf("sign in as %s: %s %s", Hotelier, a.name(), a.problem.Detail)
+	}
+	a = e.api(ctx, c, "hotelier", http.MethodPost, "/v1/admin/properties", s.Token, map[string]any{
+		"name": "Rehearsal Inn " + run, "city": "Rotterdam", "address": "1 Coolsingel", "lat": 51.92, "lng": 4.48,
+		"timezone": "Europe/Amsterdam", "check_in_time": "14:00", "check_out_time": "11:00", "currency": "EUR",
+		"contact_email": "frontdesk@rehearsal.test", "venue_id": ev.VenueID,
+		"room_types": []map[string]any{{"id": "double", "name": "Double", "max_guests": 2}}}, "Idempotency-Key", "hotel-"+run)
+	var p struct {
+		ID string `json:"property_id"`
+	}
+	if !a.ok() || a.decode(&p) != nil || p.ID == "" {
+		return "", fmt.Errorf("create the hotel: %s %s", a.name(), a.problem.Detail)
+	}
+	night := packageNight(ev).Format(time.DateOnly)
+	a = e.api(ctx, c, "hotelier", http.MethodPut, "/v1/admin/properties/"+p.ID+"/inventory", s.Token, map[string]any{
+		"room_type": "double", "from": night, "to": night, "allotment": rooms, "rate": map[string]any{"amount": 12000, "currency": "EUR"}},
+		"Idempotency-Key", "rooms-"+run)
+	if !a.ok() {
+		return "", fmt.Errorf("the hotel's rooms: %s %s", a.name(), a.problem.Detail)
+	}
+	return p.ID, nil
+}
+
+// packageNight is the night a package stays: the show's, in the venue's
+// zone.
+func packageNight(ev created) time.Time {
+	if tz, err := time.LoadLocation("Europe/Amsterdam"); err == nil {
+		return ev.StartsAt.In(tz)
+	}
+	return ev.StartsAt
 }

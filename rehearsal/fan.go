@@ -38,6 +38,8 @@ type fan struct {
 	transfer     bool // once paid, gives a ticket to a friend
 	resell       bool // once paid, lists a ticket for resale
 	boughtResale bool // holds a resale listing, not fresh seats
+	pkg          bool // wants a hotel room with the seats
+	heldPackage  bool // the hold has the room
 }
 
 // Payment plans.
@@ -74,6 +76,7 @@ func newFan(rn *run, i int) *fan {
 	case p < c.Transfer+c.Resell:
 		f.resell = true
 	}
+	f.pkg = rn.hotel != "" && r.Float64() < c.Package
 	return f
 }
 
@@ -170,6 +173,9 @@ func (f *fan) live(ctx, sale context.Context) {
 	}
 	if f.boughtResale {
 		rn.rec.n.resalePaid.Add(1)
+	}
+	if f.heldPackage {
+		rn.rec.n.packagesPaid.Add(1)
 	}
 	if f.transfer || f.resell {
 		f.handOn(ctx, hold)
@@ -294,6 +300,10 @@ func (f *fan) hold(ctx context.Context, pass string) (id string, seats int, hold
 				body["section_id"], body["quantity"], body["adjacent"] = sec.ID, f.quantity, true
 			}
 		}
+		if f.pkg { // the room for the night of the show, in the same hold
+			body["stays"] = []map[string]any{{"property_id": rn.hotel, "room_type": "double", "checkin": rn.stayIn,
+				"checkout": rn.stayOut, "rooms": 1}}
+		}
 		if attempt == 0 && !f.think(ctx) { // the fan looks at the map a while: it grows stale
 			return "", 0, time.Time{}, false
 		}
@@ -314,6 +324,10 @@ func (f *fan) hold(ctx context.Context, pass string) (id string, seats int, hold
 				return "", 0, time.Time{}, false
 			}
 			rn.rec.n.holds.Add(1)
+			if f.pkg {
+				f.heldPackage = true
+				rn.rec.n.packageHolds.Add(1)
+			}
 			n := len(h.SeatIDs) // a standing area's hold may name no seats
 			if n == 0 {
 				n = f.quantity
@@ -332,6 +346,8 @@ func (f *fan) hold(ctx context.Context, pass string) (id string, seats int, hold
 			if len(a.problem.Alternatives) == f.quantity {
 				choice = a.problem.Alternatives
 			}
+		case f.pkg && (a.name() == "room-unavailable" || a.name() == "stay-limit" || a.name() == "stay-already-held"):
+			f.pkg = false // the rooms are gone: the seats alone
 		case a.status == 0, a.name() == "rate-limited", a.status == http.StatusServiceUnavailable,
 			a.name() == "request-in-progress", a.name() == "not-on-sale":
 			if !ctxsleep.Sleep(ctx, a.retryAfter(jitter(f.r, time.Second, 1, 2))) {

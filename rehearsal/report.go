@@ -95,6 +95,7 @@ func summaryRows(s *Summary) []row {
 		{"duration", secs(s.DurationS), fmt.Sprintf("opened %s after the start", secs(s.OpenedAfterS)), false},
 		{"source addresses", strconv.Itoa(s.SourceAddresses), "loopback addresses the fans came from", false},
 		{"transfers_accepted", fmt.Sprintf("%d of %d", s.TransfersAccepted, s.TransfersOffered), "tickets given to a friend who accepted them, of those offered", false},
+		{"packages_paid", fmt.Sprintf("%d (%d held)", s.PackagesPaid, s.PackageHolds), "seats with a hotel room for the night, paid in one booking", false},
 		{"resale_paid", fmt.Sprintf("%d (%d listed, %d held)", s.ResalePaid, s.Listed, s.ResaleHolds), "resale listings bought and paid by fans who found nothing else", false},
 	}
 }
@@ -128,7 +129,7 @@ at the start{{if .S.Metered}}, metered by the waiting room{{end}}.</p>
 {{range .Rows}}<tr{{if .Bad}} class="bad"{{end}}><td><code>{{.Name}}</code></td><td class="v">{{.Value}}</td><td>{{.Meaning}}</td></tr>
 {{end}}</table>
 <p>The mix: abandon {{.S.Mix.Abandon}}, decline {{.S.Mix.Decline}}, 3-D Secure {{.S.Mix.ThreeDS}} (failed {{.S.Mix.ThreeDSFail}}),
-cancel {{.S.Mix.Cancel}}, transfer {{.S.Mix.Transfer}}, resell {{.S.Mix.Resell}}, think {{.S.Mix.Think}}, up to {{.S.Mix.MaxSeats}} seats a fan, seed {{.S.Mix.Seed}},
+cancel {{.S.Mix.Cancel}}, transfer {{.S.Mix.Transfer}}, resell {{.S.Mix.Resell}}, package {{.S.Mix.Package}} ({{.S.Mix.PackageRooms}} rooms), think {{.S.Mix.Think}}, up to {{.S.Mix.MaxSeats}} seats a fan, seed {{.S.Mix.Seed}},
 at most {{.S.Mix.Concurrency}} requests in flight in each of two lanes (queueing, buying), {{.S.Mix.FansPerAddress}} fans an address. Every number is also in
 <a href="summary.json">summary.json</a>.</p>
 {{if .S.Mismatches}}<h2>Unmatched captures</h2><ul>{{range .S.Mismatches}}<li><code>{{.}}</code></li>{{end}}</ul>{{end}}

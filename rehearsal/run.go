@@ -29,6 +29,9 @@ type run struct {
 	seats    int
 	left     int
 	cardBase int64
+	// hotel is the created hotel of the packages ("": none), its stay the
+	// night of the show.
+	hotel, stayIn, stayOut string
 	// sockets is the budget of queue sockets: every one is a file, and the
 	// process's open-file limit must also leave room for the HTTP
 	// connections. A fan finding it spent polls instead, as the web app
@@ -82,11 +85,18 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	rn.sockets = make(chan struct{}, socketBudget(limit, cfg.Fans, 2*cfg.Concurrency, rn.clients.addresses()))
 
 	if cfg.CreateSeats > 0 {
-		id, err := createEvent(ctx, rn.edge, rn.clients.forFan(0), rn.id, cfg.CreateSeats, cfg.CreateStanding, now.Add(cfg.OpensIn), cfg.HoldTTL)
+		ev, err := createEvent(ctx, rn.edge, rn.clients.forFan(0), rn.id, cfg.CreateSeats, cfg.CreateStanding, now.Add(cfg.OpensIn), cfg.HoldTTL)
 		if err != nil {
 			return nil, err
 		}
-		rn.cfg.EventID = id
+		rn.cfg.EventID = ev.EventID
+		if cfg.PackageRooms > 0 {
+			if rn.hotel, err = createHotel(ctx, rn.edge, rn.clients.forFan(0), rn.id, ev, cfg.PackageRooms); err != nil {
+				return nil, err
+			}
+			night := packageNight(ev)
+			rn.stayIn, rn.stayOut = night.Format(time.DateOnly), night.AddDate(0, 0, 1).Format(time.DateOnly)
+		}
 	}
 	a := rn.edge.api(ctx, rn.clients.forFan(0), "event", http.MethodGet, "/v1/events/"+rn.cfg.EventID, "", nil)
 	// A created event reaches the browse plane once its read replica has
@@ -210,11 +220,12 @@ func (rn *run) summarize(end time.Time, books *checked) *Summary {
 		SocketBudget: cap(rn.sockets), SocketsOverBudget: n.socketsOverBudget.Load(),
 		TransfersOffered: n.transfersOffered.Load(), TransfersAccepted: n.transfersAccepted.Load(), Listed: n.listed.Load(),
 		ResaleHolds: n.resaleHolds.Load(), ResalePaid: n.resalePaid.Load(),
+		PackageHolds: n.packageHolds.Load(), PackagesPaid: n.packagesPaid.Load(),
 		Interrupted: rn.interrupted, Stragglers: rn.stragglers,
 		SourceAddresses: rn.clients.addresses(), Errors: map[string]int{}, ErrorsByCall: map[string]map[string]int{},
 		Mix: Mix{ArrivalRate: cfg.ArrivalRate, Duration: cfg.Duration.String(), Drain: cfg.Drain.String(),
 			Abandon: cfg.Abandon, Decline: cfg.Decline, ThreeDS: cfg.ThreeDS, ThreeDSFail: cfg.ThreeDSFail, Cancel: cfg.Cancel,
-			Transfer: cfg.Transfer, Resell: cfg.Resell,
+			Transfer: cfg.Transfer, Resell: cfg.Resell, Package: cfg.Package, PackageRooms: cfg.PackageRooms,
 			Think: cfg.Think.String(), MaxSeats: cfg.MaxSeats, Seed: cfg.Seed, Concurrency: cfg.Concurrency,
 			FansPerAddress: cfg.FansPerAddress}}
 

@@ -22,6 +22,7 @@ type counts struct {
 	socketFallbacks, socketsOverBudget, proofsOfWork atomic.Int64
 	transfersOffered, transfersAccepted              atomic.Int64
 	listed, resaleHolds, resalePaid                  atomic.Int64
+	packageHolds, packagesPaid                       atomic.Int64
 }
 
 // timed is one request's latency at a moment of the rehearsal.

@@ -117,6 +117,10 @@ type Summary struct {
 	Listed            int64 `json:"resale_listed"`
 	ResaleHolds       int64 `json:"resale_holds"`
 	ResalePaid        int64 `json:"resale_paid"`
+	// PackageHolds are holds of seats with a hotel room; PackagesPaid those
+	// paid.
+	PackageHolds int64 `json:"package_holds"`
+	PackagesPaid int64 `json:"packages_paid"`
 	// Chaos are the kills and restarts played during the sale, in order.
 	Chaos []ChaosEvent `json:"chaos,omitempty"`
 	// Resources are the stack's memory, goroutines and connections over
@@ -151,6 +155,8 @@ type Mix struct {
 	Cancel         float64 `json:"cancel"`
 	Transfer       float64 `json:"transfer"`
 	Resell         float64 `json:"resell"`
+	Package        float64 `json:"package"`
+	PackageRooms   int     `json:"package_rooms"`
 	Think          string  `json:"think"`
 	MaxSeats       int     `json:"max_seats"`
 	Seed           int64   `json:"seed"`

@@ -80,6 +80,8 @@ later, instead of --event.`,
 	f.StringVar(&c.EventID, "event", "", "event on sale (or --create-seats)")
 	f.IntVar(&c.CreateSeats, "create-seats", 0, "create a metered event of this many numbered seats through the organiser API instead of --event")
 	f.IntVar(&c.CreateStanding, "create-standing", 0, "with --create-seats: add a standing area of this many places")
+	f.IntVar(&c.PackageRooms, "package-rooms", 0, "with --create-seats: add a hotel beside the venue with this many rooms for the night of the show")
+	f.Float64Var(&c.Package, "package", c.Package, "with --package-rooms: fraction of fans who want a room with their seats, in one hold (the seats alone once the rooms are gone)")
 	f.DurationVar(&c.OpensIn, "opens-in", c.OpensIn, "with --create-seats: the event goes on sale this long after it is created")
 	f.DurationVar(&c.HoldTTL, "hold-ttl", c.HoldTTL, "with --create-seats: the event's hold lifetime")
 	f.IntVar(&c.Fans, "fans", c.Fans, "fans who arrive")
