@@ -130,7 +130,8 @@ func TestDevSplitRunsEachPartAsItsOwnProcessOnTheFansAddressAndCtrlCStopsThemAll
 
 // TestARehearsalOnTheSplitTopologySurvivesEveryKindOfBreakAndItsBooksBalance:
 // encore rehearse --chaos worker,api,temporal,postgres,redis,psp plays a
-// short metered sale of 200 fans against the split topology while each
+// short metered sale of 200 fans (seats, a standing area, hotel packages,
+// transfers and resales in the mix) against the split topology while each
 // part is broken once: a worker, an API and Temporal SIGKILLed and
 // restarted, PostgreSQL's primary crashed and restarted, Redis's master
 // killed and failed over, the provider's faults thrown and its sandbox
@@ -157,7 +158,7 @@ func TestARehearsalOnTheSplitTopologySurvivesEveryKindOfBreakAndItsBooksBalance(
 	require.NoError(t, err)
 
 	c := rehearsal.Defaults()
-	c.CreateSeats, c.OpensIn, c.Fans, c.ArrivalRate = 300, 3*time.Second, 200, 8
+	c.CreateSeats, c.CreateStanding, c.PackageRooms, c.OpensIn, c.Fans, c.ArrivalRate = 300, 60, 10, 3*time.Second, 200, 8
 	c.Duration, c.Drain, c.Out = 50*time.Second, 60*time.Second, t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
@@ -191,6 +192,7 @@ func TestARehearsalOnTheSplitTopologySurvivesEveryKindOfBreakAndItsBooksBalance(
 	require.Zero(t, s.StuckWorkflows)
 	require.Zero(t, s.LostWebhooks)
 	require.Positive(t, s.BookingsPaid, "the sale sold through the breaks")
+	require.Positive(t, s.PackagesPaid, "seats with a hotel room were sold through the breaks")
 }
 
 func TestTheChaosFlagsNameKnownPartsAndSaneGaps(t *testing.T) {
