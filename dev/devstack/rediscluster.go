@@ -216,9 +216,24 @@ func containsInt(s []int, v int) bool {
 }
 
 func waitPing(ctx context.Context, addr string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	// The port first: a client dialling a server not yet listening logs
+	// every refusal to the command's output.
+	for {
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			_ = conn.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		if err := sleepCtx(ctx, 20*time.Millisecond); err != nil {
+			return err
+		}
+	}
 	c := redisClient(&redis.Options{Addr: addr}, time.Second)
 	defer c.Close()
-	deadline := time.Now().Add(timeout)
 	for {
 		err := c.Ping(ctx).Err()
 		if err == nil || time.Now().After(deadline) {
