@@ -122,8 +122,10 @@ func (s *Holds) Audit(ctx context.Context, eventID string, sweeperLag time.Durat
 // Settled is what a sale left unfinished once it has drained: the checks
 // a chaos rehearsal adds to the audit.
 type Settled struct {
-	// BookingsMissingTickets: paid bookings with fewer current tickets
-	// than their places (a sale confirmed whose issue step never ran).
+	// BookingsMissingTickets: paid bookings with fewer tickets issued than
+	// their places (a sale confirmed whose issue step never ran). A ticket
+	// moved on since (TRANSFERRED by a transfer or a resale) still counts
+	// for the booking that issued it.
 	BookingsMissingTickets int64 `json:"bookings_missing_tickets"`
 	// StuckBookings: holds still pending well past their expiry, and paid
 	// bookings still without tickets past grace: sagas that stopped.
@@ -139,7 +141,7 @@ func (s *Holds) Settle(ctx context.Context, eventID string, grace time.Duration)
 	err := s.pool.QueryRow(ctx, `WITH paid AS (
 			SELECT r.id, r.ended_at,
 			       (SELECT coalesce(sum(i.quantity), 0) FROM reservation_items i WHERE i.reservation_id = r.id) AS places,
-			       (SELECT count(*) FROM tickets t WHERE t.reservation_id = r.id AND t.status <> 'TRANSFERRED') AS tickets
+			       (SELECT count(*) FROM tickets t WHERE t.reservation_id = r.id) AS tickets
 			FROM reservations r WHERE r.event_id = $1 AND r.status = 'PAID')
 		SELECT
 		  (SELECT count(*) FROM paid WHERE tickets < places),

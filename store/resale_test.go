@@ -195,6 +195,9 @@ func TestASoldListingMovesTheTicketAndBalancesItsMoney(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, vocab.TicketValid, mine.Status)
 	require.Equal(t, h.ID, mine.ReservationID, "the new ticket is in the buyer's booking")
+	settled, err := e.st.Holds.Settle(ctx, e.ev, time.Minute)
+	require.NoError(t, err)
+	require.Zero(t, settled.BookingsMissingTickets, "the seller's booking issued its ticket, now resold; the buyer's has the new one")
 
 	due, err := e.st.Resale.PayoutsDue(ctx, h.ID)
 	require.NoError(t, err)

@@ -6,6 +6,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,8 +17,11 @@ import (
 // Balancer is the load balancer in front of the APIs, as a deployment has
 // one: requests go round robin, and a request no backend answered (a
 // refused or reset connection: the process is gone) is sent to the next
-// one. It carries the sandbox's webhooks here; fans in the tests call each
-// API directly, to see what a crash does to them.
+// one; a WebSocket upgrade is proxied whole to one backend. Each request
+// carries its client's address in X-Forwarded-For, so that the APIs
+// (trusting the balancer's address, ENCORE_TRUSTED_PROXIES) count every
+// fan's own address in their per-address limits. It carries the
+// sandbox's webhooks and, with encore dev --split, the fans.
 type Balancer struct {
 	srv      *http.Server
 	ln       net.Listener
@@ -69,6 +75,17 @@ func (b *Balancer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start := int(b.next.Add(1))
+	if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		// A socket lives on one backend; if it dies, the client reconnects
+		// through the balancer to another.
+		u, err := url.Parse(backends[start%len(backends)])
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		httputil.NewSingleHostReverseProxy(u).ServeHTTP(w, r)
+		return
+	}
 	var lastErr error
 	for i := range backends {
 		base := backends[(start+i)%len(backends)]
@@ -78,6 +95,9 @@ func (b *Balancer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		req.Header = r.Header.Clone()
+		if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+			req.Header.Set("X-Forwarded-For", strings.Join(append(r.Header.Values("X-Forwarded-For"), host), ", "))
+		}
 		resp, err := b.client.Do(req)
 		if err != nil {
 			lastErr = err

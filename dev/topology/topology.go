@@ -204,7 +204,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	for i := range opts.APIs {
 		httpAddr, admin := at(2+2*i), at(3+2*i)
 		a := c.proc(fmt.Sprintf("api%d", i+1), []string{"api"}, map[string]string{"ENCORE_HTTP_ADDR": httpAddr,
-			"ENCORE_ADMIN_ADDR": admin, "ENCORE_PUBLIC_URL": c.BalancerURL},
+			"ENCORE_ADMIN_ADDR": admin, "ENCORE_PUBLIC_URL": c.BalancerURL,
+			// The balancer's own address: the fans' are in X-Forwarded-For.
+			"ENCORE_TRUSTED_PROXIES": "127.0.0.1"},
 			func(ctx context.Context, _ *Proc) error { return waitHTTP(ctx, "http://"+httpAddr+"/readyz") })
 		a.URL, a.AdminURL = "http://"+httpAddr, "http://"+admin
 		c.APIs = append(c.APIs, a)
