@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/encore-tickets/encore/config"
@@ -43,7 +44,7 @@ func runSplit(ctx context.Context, cfg config.Config, bin string, out io.Writer,
 		env["ENCORE_SMTP_URL"] = mailpit.SMTPURL()
 	}
 	fmt.Fprintln(out, "starting the split topology (a minute or two: PostgreSQL, its replica, Redis, Temporal, then the processes)")
-	c, err := topology.Start(ctx, topology.Options{Binary: bin, Dir: system.DataPath(cfg, "split"), APIs: SplitAPIs, Workers: SplitWorkers,
+	c, err := startSplit(ctx, topology.Options{Binary: bin, Dir: system.DataPath(cfg, "split"), APIs: SplitAPIs, Workers: SplitWorkers,
 		Durable: true, Replica: topology.StreamingReplica, Sentinel: true, BalancerAddr: cfg.HTTPAddr, Env: env, Log: out})
 	if err != nil {
 		return fmt.Errorf("encore dev --split: %w", err)
@@ -62,6 +63,24 @@ func runSplit(ctx context.Context, cfg config.Config, bin string, out io.Writer,
 	<-ctx.Done()
 	fmt.Fprintln(out, "stopping the split topology")
 	return nil
+}
+
+// startSplit starts the topology, again (three times at most) when a
+// port it had picked was taken by another program before its part bound
+// it: the ports are free when picked, not reserved.
+func startSplit(ctx context.Context, opts topology.Options) (*topology.Cluster, error) {
+	for attempt := 1; ; attempt++ {
+		c, err := topology.Start(ctx, opts)
+		if !portClash(err) || attempt == 3 {
+			return c, err
+		}
+		fmt.Fprintf(opts.Log, "a port was taken meanwhile (%v); starting again\n", err)
+	}
+}
+
+// portClash says a start failed because a port it picked was taken.
+func portClash(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "address already in use")
 }
 
 // listSplit prints each part: what it is, its pid, where it listens and

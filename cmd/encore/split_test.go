@@ -44,12 +44,6 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// portClash says a topology failed to start because a port it picked was
-// taken meanwhile (by another test's process): worth one more try.
-func portClash(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "address already in use")
-}
-
 // TestDevSplitRunsEachPartAsItsOwnProcessOnTheFansAddressAndCtrlCStopsThemAll:
 // encore dev --split brings up Temporal, the sandbox, two workers and two
 // APIs behind the balancer on ENCORE_HTTP_ADDR, with a replica for the
