@@ -54,6 +54,7 @@ func (rn *run) plot(dir string) ([]figure, error) {
 	for _, c := range r.chaos {
 		if strings.HasPrefix(c.What, "kill ") || strings.HasPrefix(c.What, "fault ") {
 			opened.kills = append(opened.kills, c.AfterS)
+			opened.what = append(opened.what, partOf(c.What))
 		}
 	}
 	figs := []struct {
@@ -154,6 +155,8 @@ func addScatter(p *plot.Plot, name string, c color.Color, radius vg.Length, pts 
 type marks struct {
 	opened float64
 	kills  []float64
+	// what names each kill on the plot ("api2", "redis"), beside kills.
+	what []string
 }
 
 // markOpening draws a dashed grey vertical line at the opening, when the
@@ -174,6 +177,35 @@ func markOpening(p *plot.Plot, m marks) {
 	for _, k := range m.kills {
 		line(k, killRed, []vg.Length{vg.Points(1), vg.Points(3)})
 	}
+	if len(m.what) == len(m.kills) && len(m.kills) > 0 {
+		pts := make(plotter.XYs, len(m.kills))
+		for i, k := range m.kills {
+			pts[i] = plotter.XY{X: k, Y: p.Y.Min + (top-p.Y.Min)*0.03}
+		}
+		if l, err := plotter.NewLabels(plotter.XYLabels{XYs: pts, Labels: m.what}); err == nil {
+			for i := range l.TextStyle {
+				l.TextStyle[i].Color = killRed
+				l.TextStyle[i].Rotation = math.Pi / 2 // read upwards from the foot of its line
+				l.TextStyle[i].Font.Size = vg.Points(9)
+			}
+			l.Offset = vg.Point{X: vg.Points(-2)}
+			p.Add(l)
+		}
+	}
+}
+
+// partOf is the part a break's mark names: "kill api2" is api2, "kill
+// redis (master; ...)" redis, "fault psp (...)" psp faults.
+func partOf(what string) string {
+	rest, fault := strings.CutPrefix(what, "fault ")
+	if !fault {
+		rest = strings.TrimPrefix(what, "kill ")
+	}
+	name, _, _ := strings.Cut(rest, " ")
+	if fault {
+		return name + " faults"
+	}
+	return name
 }
 
 // killRed marks a chaos rehearsal's kills.

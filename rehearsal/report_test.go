@@ -33,6 +33,8 @@ func recorded() *run {
 	r.failures["hold"] = map[string]int{"seat-unavailable": 7, "rate-limited": 1}
 	r.failures["checkout"] = map[string]int{"payment-declined": 2}
 	r.n.paid.Store(11)
+	r.chaos = append(r.chaos, ChaosEvent{AfterS: 4, What: "kill api1"}, ChaosEvent{AfterS: 5, What: "restart api1"},
+		ChaosEvent{AfterS: 6, What: "fault psp (lost answers)"})
 	return rn
 }
 

@@ -50,3 +50,13 @@ func TestTooFewSamplesMakeNoTrendAndASoakWithoutThemFails(t *testing.T) {
 	require.True(t, (&Summary{Soak: true, Resources: &Resources{Flat: false}}).Failed())
 	require.False(t, (&Summary{Soak: true, Resources: &Resources{Flat: true}}).Failed())
 }
+
+func TestABreaksMarkNamesItsPartOnThePlots(t *testing.T) {
+	t.Parallel()
+	for what, part := range map[string]string{
+		"kill api2": "api2", "kill redis (master; the sentinel fails over)": "redis",
+		"kill postgres (primary crashed)": "postgres", "fault psp (lost answers, duplicate, out-of-order and late webhooks)": "psp faults",
+	} {
+		require.Equal(t, part, partOf(what), what)
+	}
+}
