@@ -216,6 +216,12 @@ const (
 	// they tell it (before: as the signal said, so a signal forged from the
 	// Web UI could sell seats on a payment that never happened).
 	versionProviderEventsChecked = "provider-events-checked"
+	// versionCheckoutKeepsTheSaleStep: a checkout whose answer arrives
+	// after the provider's event started the sale leaves the sale's step as
+	// it is (before: it set awaiting-payment or awaiting-checkout over
+	// confirming or capturing, so a cancel taken during the capture was
+	// answered PAID and refunded nothing, and a second checkout could start).
+	versionCheckoutKeepsTheSaleStep = "checkout-keeps-the-sale-step"
 )
 
 // EventCancelWorkflowID derives the cancellation job's workflow ID from the
