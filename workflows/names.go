@@ -222,6 +222,12 @@ const (
 	// confirming or capturing, so a cancel taken during the capture was
 	// answered PAID and refunded nothing, and a second checkout could start).
 	versionCheckoutKeepsTheSaleStep = "checkout-keeps-the-sale-step"
+	// versionCapturedSaleResumed: a payment event that finds its intent
+	// captured while the saga holds the booking pending carries the sale
+	// on when the database already has it PAID (its confirm and capture ran
+	// in a lost workflow task); before, it refunded the money of a sold
+	// booking (soldAlready).
+	versionCapturedSaleResumed = "captured-sale-resumed"
 )
 
 // EventCancelWorkflowID derives the cancellation job's workflow ID from the
