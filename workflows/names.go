@@ -228,6 +228,10 @@ const (
 	// in a lost workflow task); before, it refunded the money of a sold
 	// booking (soldAlready).
 	versionCapturedSaleResumed = "captured-sale-resumed"
+	// versionStaffCancelUndoesTheSale: a staff cancel taken while the hold
+	// read pending, overtaken by the sale it waited on, cancels and refunds
+	// that sale (before: it answered PAID and refunded nothing).
+	versionStaffCancelUndoesTheSale = "staff-cancel-undoes-the-sale"
 )
 
 // EventCancelWorkflowID derives the cancellation job's workflow ID from the

@@ -330,3 +330,33 @@ func (s *supportSuite) TestACheckoutFailingAfterItsEventStartedTheSaleLeavesTheC
 	s.Zero(s.calls[workflows.ActivityCancelSale])
 	s.Zero(s.calls[workflows.ActivityRefund])
 }
+
+// A staff cancel accepted while the hold reads pending waits for the hold
+// to end, and the sale can land instead: here the provider's event, run
+// again after a lost task, finds the booking already sold and carries the
+// sale on while the cancel waits. The cancel used to answer PAID and
+// refund nothing (and an event cancellation's job, retrying under the same
+// Update ID, got that answer again until it gave the booking up as failed):
+// a staff cancel ends with the sale cancelled and refunded.
+func (s *supportSuite) TestAStaffCancelOvertakenByTheSaleItWaitedOnCancelsAndRefundsTheSale() {
+	start := s.env.Now()
+	hold := activities.HoldInfo{Status: vocab.BookingPendingPayment, UserID: "asha", EventID: "evt",
+		ExpiresAt: start.Add(10 * time.Minute), Total: total, CancelBy: start.Add(24 * time.Hour)}
+	s.env.OnActivity(workflows.ActivityLoadBooking, mock.Anything, mock.Anything).Return(hold, nil).Once()
+	paid := hold
+	paid.Status = vocab.BookingPaid
+	s.env.OnActivity(workflows.ActivityLoadBooking, mock.Anything, mock.Anything).After(20*time.Second).Return(paid, nil)
+	s.env.OnActivity(workflows.ActivityAuthorise, mock.Anything, mock.Anything).After(30*time.Second).
+		Return(activities.AuthoriseResult{IntentID: "pi_1", ClientSecret: "s", Status: vocab.IntentRequiresCapture}, nil)
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(time.Minute+40*time.Second, vocab.EventSucceeded, total, "evt_1")
+	during := s.staffCancelAfter(time.Minute + 50*time.Second)
+	s.start()
+	s.NoError(during.err)
+	s.False(during.rejected, "accepted while the hold read pending")
+	s.Equal(vocab.BookingRefunded, during.result, "the staff cancel refunds the sale that overtook it")
+	s.Equal(vocab.BookingRefunded, s.result().Status)
+	s.Equal(1, s.calls[workflows.ActivityIssueTickets])
+	s.Equal(1, s.calls[workflows.ActivityCancelSale])
+	s.Equal(1, s.calls[workflows.ActivityRefund])
+}

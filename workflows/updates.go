@@ -150,6 +150,25 @@ func (u updates) staffCancel(ctx workflow.Context, req StaffCancelRequest) (voca
 	if err != nil {
 		return status, err
 	}
+	if status == vocab.BookingPaid && workflow.GetVersion(ctx, versionStaffCancelUndoesTheSale, workflow.DefaultVersion, 1) == 1 {
+		// Taken while the hold read pending, the cancel asked for its
+		// release and the sale landed instead. Staff asked for the money
+		// back: once the sale has settled, it is cancelled and refunded,
+		// rather than answered PAID with nothing done (a job's retry under
+		// the same Update ID would only get that answer again).
+		if err := workflow.Await(ctx, func() bool {
+			return u.b.status != vocab.BookingPaid || u.b.step == vocab.StepPaid || u.b.step == vocab.StepDone
+		}); err != nil {
+			return "", err
+		}
+		if u.b.status == vocab.BookingPaid {
+			if status, err = u.cancel(ctx); err != nil {
+				return status, err
+			}
+		} else {
+			status = u.b.status
+		}
+	}
 	if workflow.GetVersion(ctx, versionStaffCancelAlwaysAudited, workflow.DefaultVersion, 1) == workflow.DefaultVersion &&
 		(req.Audited || workflow.GetVersion(ctx, versionStaffCancelAudited, workflow.DefaultVersion, 1) == workflow.DefaultVersion) {
 		return status, nil
