@@ -15,8 +15,11 @@ const auditSweeperLag = 5 * time.Minute
 // before the audit counts it (the saga issues them seconds after capture).
 const paidTicketsGrace = 10 * time.Minute
 
-// AuditStore counts the violations of the inventory rules over the whole
-// database (store.Store.Audit), logging any at error level.
+// AuditStore counts the violations of the inventory and ticket rules over
+// the whole database (store.Holds.Audit: seats, room-nights, resale, and per
+// booking no more tickets or revoked tickets than its sale issued, no ticket
+// revoked twice), logging any at error level, and publishes every rule's
+// count on encore_audit_violations{rule} with the saga's health gauges.
 func (a *Reconciliation) AuditStore(ctx context.Context) (store.AuditReport, error) {
 	rep, err := a.Store.Holds.Audit(ctx, "", auditSweeperLag)
 	if err != nil {
@@ -24,6 +27,13 @@ func (a *Reconciliation) AuditStore(ctx context.Context) (store.AuditReport, err
 	}
 	if rep.Violations() > 0 && a.Log != nil {
 		a.Log.Error("inventory audit found violations", "report", rep.String())
+	}
+	if a.Metrics != nil {
+		h, err := a.Store.Bookings.SagaHealth(ctx, paidTicketsGrace)
+		if err != nil {
+			return rep, err
+		}
+		a.publishAudit(rep, h)
 	}
 	return rep, nil
 }

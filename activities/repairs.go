@@ -129,14 +129,24 @@ func (a *Reconciliation) publishAudit(rep store.AuditReport, h store.SagaHealth)
 	if a.Metrics == nil {
 		return
 	}
-	for rule, n := range map[string]int64{"double_sale": rep.SeatsWithManyOwners, "sold_without_paid": rep.SoldWithoutPaid,
-		"held_past_expiry": rep.HeldPastExpiry, "general_miscounted": rep.GeneralOverCount,
-		"room_nights_over_limit": rep.RoomNightsOverLimit, "room_nights_miscounted": rep.RoomNightsMiscounted} {
+	for rule, n := range auditRules(rep) {
 		a.Metrics.violations.WithLabelValues(rule).Set(float64(n))
 	}
 	a.Metrics.noTickets.Set(float64(h.PaidWithoutTickets))
 	a.Metrics.oldestOpen.Set(h.OldestOpen.Seconds())
 	a.Metrics.auditLastRun.SetToCurrentTime()
+}
+
+// auditRules is every rule of the audit report by its gauge's rule label:
+// each one the report counts, so a rule the audit checks is never missing
+// from the gauges (and their alerts).
+func auditRules(rep store.AuditReport) map[string]int64 {
+	return map[string]int64{"double_sale": rep.SeatsWithManyOwners, "sold_without_paid": rep.SoldWithoutPaid,
+		"held_past_expiry": rep.HeldPastExpiry, "general_miscounted": rep.GeneralOverCount,
+		"room_nights_over_limit": rep.RoomNightsOverLimit, "room_nights_miscounted": rep.RoomNightsMiscounted,
+		"tickets_beyond_sale": rep.TicketsBeyondSale, "tickets_revoked_twice": rep.TicketsRevokedTwice,
+		"listings_sold_twice": rep.ListingsSoldTwice, "resale_money_unbalanced": rep.ResaleMoneyUnbalanced,
+		"places_with_two_holders": rep.PlacesWithTwoHolders}
 }
 
 // UndeliveredWebhooks lists the stored provider events that never reached

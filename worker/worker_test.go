@@ -51,7 +51,7 @@ type workerFixture struct {
 	client  client.Client
 }
 
-func newWorkerFixture(t *testing.T) *workerFixture {
+func newWorkerFixture(t *testing.T, with ...func(*encworker.Dependencies)) *workerFixture {
 	t.Helper()
 	f := &workerFixture{pool: testenv.DB(t), eventID: "evt_" + testenv.RandomSuffix()}
 	f.rdb, f.prefix = testenv.Redis(t)
@@ -64,7 +64,11 @@ func newWorkerFixture(t *testing.T) *workerFixture {
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	f.svc.Register(prometheus.NewRegistry())
 	f.client = temporaltest.TemporalClient(t, nil)
-	w := encworker.New(f.client, deps(t, f.svc))
+	d := deps(t, f.svc)
+	for _, fn := range with {
+		fn(&d)
+	}
+	w := encworker.New(f.client, d)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 	return f

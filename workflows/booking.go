@@ -503,10 +503,39 @@ func (b *booking) onPendingEvent(ctx workflow.Context, ev PaymentEvent) error {
 			b.declinedOut = true
 		}
 	case vocab.EventSucceeded:
+		if paid, err := b.soldAlready(ctx); err != nil || paid {
+			if err != nil {
+				return err
+			}
+			return b.sell(ctx)
+		}
 		// Money captured that we never asked to capture: give it back.
 		return b.refundPayment(ctx)
 	}
 	return nil
+}
+
+// soldAlready says the database has this booking PAID while the saga still
+// holds it pending: its own sale was confirmed (and its intent captured) by
+// local activities that ran in a workflow task whose completion was lost (a
+// worker killed or starved past the task's timeout), so they were never
+// recorded, and this run re-executes the decision from the provider event.
+// The provider now reports the intent captured; that money is this sale's,
+// and the sale is carried on (the confirm and the capture are idempotent,
+// the tickets keyed) instead of refunded as money nobody asked for. Before
+// (versioned captured-sale-resumed), the saga refunded it in full while the
+// database kept the booking PAID, its tickets valid and, once the lost
+// run's capture recorded itself, its payment CAPTURED.
+func (b *booking) soldAlready(ctx workflow.Context) (bool, error) {
+	if workflow.GetVersion(ctx, versionCapturedSaleResumed, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return false, nil
+	}
+	var now activities.HoldInfo
+	if err := workflow.ExecuteLocalActivity(db(ctx, "read whether the sale was confirmed already"), a.LoadBooking,
+		b.in.ReservationID).Get(ctx, &now); err != nil {
+		return false, err
+	}
+	return now.Status == vocab.BookingPaid, nil
 }
 
 // sell confirms, captures, issues and notifies.

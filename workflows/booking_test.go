@@ -739,3 +739,48 @@ func (s *sagaSuite) captureSucceededAt(clears time.Duration, retryAt time.Durati
 	s.Equal(vocab.BookingPaid, s.result().Status)
 	return succeeded, retry
 }
+
+// Local activities are recorded with the workflow task that ran them: when
+// that task is lost (its worker killed, or starved past the task's
+// timeout), the next worker replays the history and runs them again. A
+// provider event that overtook the checkout's answer is checked with the
+// provider, then confirmed, captured and issued in one task; replayed, the
+// check finds the intent captured by that lost run while the database
+// already says PAID. The saga used to take that for money nobody asked to
+// capture and refund it in full, leaving the booking PAID with valid
+// tickets and (once the lost run's capture recorded itself) its payment
+// CAPTURED: the chaos run's one payment captured and refunded in full whose
+// booking stayed PAID/CAPTURED. It carries its own sale on instead.
+func (s *bookingSuite) TestAnEventRunAgainAfterALostTaskSoldAndCapturedItsBookingFinishesTheSaleInsteadOfRefunding() {
+	start := s.env.Now()
+	hold := activities.HoldInfo{Status: vocab.BookingPendingPayment, UserID: "asha", EventID: "evt",
+		ExpiresAt: start.Add(10 * time.Minute), Total: total, CancelBy: start.Add(24 * time.Hour)}
+	s.env.OnActivity(workflows.ActivityLoadBooking, mock.Anything, mock.Anything).Return(hold, nil).Once()
+	paid := hold
+	paid.Status = vocab.BookingPaid
+	s.env.OnActivity(workflows.ActivityLoadBooking, mock.Anything, mock.Anything).Return(paid, nil)
+	// The database answers for the hold as it stands: PAID.
+	s.env.OnActivity(workflows.ActivityExpireHold, mock.Anything, mock.Anything).Return(vocab.BookingPaid, nil)
+	s.env.OnActivity(workflows.ActivityReleaseHold, mock.Anything, mock.Anything).Return(vocab.BookingPaid, nil)
+	s.env.OnActivity(workflows.ActivityAuthorise, mock.Anything, mock.Anything).After(30*time.Second).
+		Return(activities.AuthoriseResult{IntentID: "pi_1", ClientSecret: "s", Status: vocab.IntentRequiresCapture}, nil)
+	co := s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.env.RegisterDelayedCallback(func() {
+		// The lost run confirmed and captured: the provider says so now.
+		s.provider["pi_1"] = activities.ProviderPayment{Known: true, Status: vocab.IntentSucceeded, Amount: total,
+			ClaimedBookingID: bookingID, BookingID: bookingID}
+		s.env.SignalWorkflow(workflows.SignalPayment, workflows.PaymentEvent{EventID: "evt_1", Type: vocab.EventAuthorised,
+			IntentID: "pi_1", Amount: total, BookingID: bookingID, ClaimedBookingID: bookingID})
+	}, time.Minute+10*time.Second)
+	s.start()
+	s.NoError(co.err)
+	r := s.result()
+	s.Equal(vocab.BookingPaid, r.Status)
+	s.NotEmpty(r.TicketIDs, "the sale is carried on to its tickets")
+	s.Zero(s.calls[workflows.ActivityRefund], "the sale's own captured money is not refunded")
+	s.Zero(s.calls[workflows.ActivityVoid])
+	s.Equal(1, s.calls[workflows.ActivityConfirmSale])
+	s.Equal(1, s.calls[workflows.ActivityCapture])
+	s.Equal(1, s.calls[workflows.ActivityIssueTickets])
+	s.Equal(1, s.calls[workflows.ActivityNotify])
+}

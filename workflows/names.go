@@ -216,6 +216,22 @@ const (
 	// they tell it (before: as the signal said, so a signal forged from the
 	// Web UI could sell seats on a payment that never happened).
 	versionProviderEventsChecked = "provider-events-checked"
+	// versionCheckoutKeepsTheSaleStep: a checkout whose answer arrives
+	// after the provider's event started the sale leaves the sale's step as
+	// it is (before: it set awaiting-payment or awaiting-checkout over
+	// confirming or capturing, so a cancel taken during the capture was
+	// answered PAID and refunded nothing, and a second checkout could start).
+	versionCheckoutKeepsTheSaleStep = "checkout-keeps-the-sale-step"
+	// versionCapturedSaleResumed: a payment event that finds its intent
+	// captured while the saga holds the booking pending carries the sale
+	// on when the database already has it PAID (its confirm and capture ran
+	// in a lost workflow task); before, it refunded the money of a sold
+	// booking (soldAlready).
+	versionCapturedSaleResumed = "captured-sale-resumed"
+	// versionStaffCancelUndoesTheSale: a staff cancel taken while the hold
+	// read pending, overtaken by the sale it waited on, cancels and refunds
+	// that sale (before: it answered PAID and refunded nothing).
+	versionStaffCancelUndoesTheSale = "staff-cancel-undoes-the-sale"
 )
 
 // EventCancelWorkflowID derives the cancellation job's workflow ID from the

@@ -271,3 +271,92 @@ func (s *supportSuite) TestAStatusSettledOutsideTheSagaShowsInTheListAndChangesN
 	s.Require().True(paid >= 0 && disputed > paid && charged > disputed, "%v", *seen)
 	s.Equal(-1, indexOf(*seen, "EncoreBookingStatus=EXPIRED"), "an unknown settlement is not shown")
 }
+
+// The provider's event can overtake the checkout's own answer: the saga
+// sells (confirm, capture) while the checkout Update still waits for its
+// authorisation call. When that answer lands mid-capture, the checkout
+// used to set the saga's step back to awaiting payment, so the sale no
+// longer read as selling: an event cancellation's staff cancel taken then
+// was accepted as a release of a pending hold, answered PAID once the
+// capture landed, and refunded nothing (every retry of the job's Update ID
+// got the same answer, and the event ended with a PAID booking holding a
+// valid ticket). It is refused as busy, as during any capture, and the
+// job's retry refunds.
+func (s *supportSuite) TestAStaffCancelDuringACaptureThatOvertookTheCheckoutAnswerIsRefusedAsBusyThenRefunds() {
+	s.env.OnActivity(workflows.ActivityAuthorise, mock.Anything, mock.Anything).After(30*time.Second).
+		Return(activities.AuthoriseResult{IntentID: "pi_1", ClientSecret: "s", Status: vocab.IntentRequiresCapture}, nil)
+	s.env.OnActivity(workflows.ActivityCapture, mock.Anything, mock.Anything, mock.Anything).After(time.Minute).
+		Return(activities.CaptureResult{Status: vocab.IntentSucceeded}, nil)
+	co := s.checkoutAfter(time.Minute, "pm_card_visa")
+	// The webhook overtakes the checkout's answer (due at 1m30s); the
+	// capture runs from 1m10s to 2m10s.
+	s.paymentAfter(time.Minute+10*time.Second, vocab.EventAuthorised, total, "evt_1")
+	during := s.staffCancelAfter(time.Minute + 45*time.Second)
+	again := s.checkoutAfter(time.Minute+50*time.Second, "pm_card_other")
+	retry := s.staffCancelAfter(3 * time.Minute)
+	s.start()
+	s.NoError(co.err)
+	s.True(during.rejected, "a staff cancel during the capture is refused, not taken as a release: %+v", during)
+	s.Equal(workflows.ErrTypeBusy, appErrType(during.err))
+	s.True(again.rejected, "no second checkout starts during the capture: %+v", again)
+	s.NoError(retry.err)
+	s.Equal(vocab.BookingRefunded, retry.result)
+	s.Equal(vocab.BookingRefunded, s.result().Status)
+	s.Equal(1, s.calls[workflows.ActivityIssueTickets])
+	s.Equal(1, s.calls[workflows.ActivityCancelSale])
+	s.Equal(1, s.calls[workflows.ActivityRefund])
+}
+
+// The same when the checkout's answer is a failure: the capture the
+// overtaking event started keeps its step, so the fan's next checkout is
+// refused as busy instead of authorising again against the intent being
+// captured, and a cancel still waits for the sale to settle.
+func (s *supportSuite) TestACheckoutFailingAfterItsEventStartedTheSaleLeavesTheCaptureBusy() {
+	s.env.OnActivity(workflows.ActivityAuthorise, mock.Anything, mock.Anything).After(30*time.Second).
+		Return(activities.AuthoriseResult{}, temporal.NewNonRetryableApplicationError("the answer was lost", activities.ErrTypeRejected, nil))
+	s.env.OnActivity(workflows.ActivityCapture, mock.Anything, mock.Anything, mock.Anything).After(time.Minute).
+		Return(activities.CaptureResult{Status: vocab.IntentSucceeded}, nil)
+	co := s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(time.Minute+10*time.Second, vocab.EventAuthorised, total, "evt_1")
+	again := s.checkoutAfter(time.Minute+45*time.Second, "pm_card_other")
+	during := s.staffCancelAfter(time.Minute + 50*time.Second)
+	s.start()
+	s.Equal(workflows.ErrTypeUnavailable, appErrType(co.err))
+	s.True(again.rejected, "no second checkout starts during the capture: %+v", again)
+	s.Equal(workflows.ErrTypeBusy, appErrType(again.err))
+	s.True(during.rejected, "a staff cancel during the capture is refused: %+v", during)
+	s.Equal(vocab.BookingPaid, s.result().Status)
+	s.Equal(1, s.calls[workflows.ActivityFraudCheck], "one checkout ran")
+	s.Zero(s.calls[workflows.ActivityCancelSale])
+	s.Zero(s.calls[workflows.ActivityRefund])
+}
+
+// A staff cancel accepted while the hold reads pending waits for the hold
+// to end, and the sale can land instead: here the provider's event, run
+// again after a lost task, finds the booking already sold and carries the
+// sale on while the cancel waits. The cancel used to answer PAID and
+// refund nothing (and an event cancellation's job, retrying under the same
+// Update ID, got that answer again until it gave the booking up as failed):
+// a staff cancel ends with the sale cancelled and refunded.
+func (s *supportSuite) TestAStaffCancelOvertakenByTheSaleItWaitedOnCancelsAndRefundsTheSale() {
+	start := s.env.Now()
+	hold := activities.HoldInfo{Status: vocab.BookingPendingPayment, UserID: "asha", EventID: "evt",
+		ExpiresAt: start.Add(10 * time.Minute), Total: total, CancelBy: start.Add(24 * time.Hour)}
+	s.env.OnActivity(workflows.ActivityLoadBooking, mock.Anything, mock.Anything).Return(hold, nil).Once()
+	paid := hold
+	paid.Status = vocab.BookingPaid
+	s.env.OnActivity(workflows.ActivityLoadBooking, mock.Anything, mock.Anything).After(20*time.Second).Return(paid, nil)
+	s.env.OnActivity(workflows.ActivityAuthorise, mock.Anything, mock.Anything).After(30*time.Second).
+		Return(activities.AuthoriseResult{IntentID: "pi_1", ClientSecret: "s", Status: vocab.IntentRequiresCapture}, nil)
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(time.Minute+40*time.Second, vocab.EventSucceeded, total, "evt_1")
+	during := s.staffCancelAfter(time.Minute + 50*time.Second)
+	s.start()
+	s.NoError(during.err)
+	s.False(during.rejected, "accepted while the hold read pending")
+	s.Equal(vocab.BookingRefunded, during.result, "the staff cancel refunds the sale that overtook it")
+	s.Equal(vocab.BookingRefunded, s.result().Status)
+	s.Equal(1, s.calls[workflows.ActivityIssueTickets])
+	s.Equal(1, s.calls[workflows.ActivityCancelSale])
+	s.Equal(1, s.calls[workflows.ActivityRefund])
+}

@@ -150,6 +150,25 @@ func (u updates) staffCancel(ctx workflow.Context, req StaffCancelRequest) (voca
 	if err != nil {
 		return status, err
 	}
+	if status == vocab.BookingPaid && workflow.GetVersion(ctx, versionStaffCancelUndoesTheSale, workflow.DefaultVersion, 1) == 1 {
+		// Taken while the hold read pending, the cancel asked for its
+		// release and the sale landed instead. Staff asked for the money
+		// back: once the sale has settled, it is cancelled and refunded,
+		// rather than answered PAID with nothing done (a job's retry under
+		// the same Update ID would only get that answer again).
+		if err := workflow.Await(ctx, func() bool {
+			return u.b.status != vocab.BookingPaid || u.b.step == vocab.StepPaid || u.b.step == vocab.StepDone
+		}); err != nil {
+			return "", err
+		}
+		if u.b.status == vocab.BookingPaid {
+			if status, err = u.cancel(ctx); err != nil {
+				return status, err
+			}
+		} else {
+			status = u.b.status
+		}
+	}
 	if workflow.GetVersion(ctx, versionStaffCancelAlwaysAudited, workflow.DefaultVersion, 1) == workflow.DefaultVersion &&
 		(req.Audited || workflow.GetVersion(ctx, versionStaffCancelAudited, workflow.DefaultVersion, 1) == workflow.DefaultVersion) {
 		return status, nil
@@ -219,7 +238,7 @@ func (u updates) checkout(ctx workflow.Context, req CheckoutRequest) (CheckoutRe
 		BookingID: u.b.in.ReservationID, UserID: u.b.hold.UserID, EventID: u.b.hold.EventID,
 		IP: req.IP, IPRef: req.IPRef, DeviceID: req.DeviceID, Card: req.PaymentMethod, Attempt: u.b.attempts,
 	}).Get(ctx, &fr); err != nil {
-		u.b.setStep(ctx, vocab.StepAwaitingCheckout)
+		u.checkoutStep(ctx, vocab.StepAwaitingCheckout)
 		return CheckoutResult{}, appErr(ErrTypeUnavailable, "fraud check unavailable")
 	}
 	if fr.Decision == vocab.FraudDeny {
@@ -234,7 +253,7 @@ func (u updates) checkout(ctx workflow.Context, req CheckoutRequest) (CheckoutRe
 		PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, Amount: u.b.hold.Total, StepUp: fr.Decision == vocab.FraudReview,
 	}), &ar)
 	if err != nil {
-		u.b.setStep(ctx, vocab.StepAwaitingCheckout)
+		u.checkoutStep(ctx, vocab.StepAwaitingCheckout)
 		return CheckoutResult{}, appErr(ErrTypeUnavailable, "the payment provider did not answer; try again")
 	}
 	if ar.IntentID != "" {
@@ -255,7 +274,7 @@ func (u updates) checkout(ctx workflow.Context, req CheckoutRequest) (CheckoutRe
 		return CheckoutResult{}, appErr(ErrTypeHoldExpired, "the hold expired during payment; nothing was charged")
 	}
 	if ar.Declined {
-		u.b.setStep(ctx, vocab.StepAwaitingCheckout)
+		u.checkoutStep(ctx, vocab.StepAwaitingCheckout)
 		if u.b.attempts >= u.b.in.MaxAttempts {
 			u.b.declinedOut = true
 		}
@@ -268,13 +287,29 @@ func (u updates) checkout(ctx workflow.Context, req CheckoutRequest) (CheckoutRe
 		}
 		u.b.extended = true
 	}
-	u.b.setStep(ctx, vocab.StepAwaitingPayment)
+	u.checkoutStep(ctx, vocab.StepAwaitingPayment)
 	status := vocab.BookingPendingPayment
 	if ar.Status == vocab.IntentRequiresCapture {
 		status = vocab.BookingAuthorised
 	}
 	return CheckoutResult{BookingID: u.b.in.ReservationID, Status: status, ExpiresAt: u.b.deadline,
 		Payment: PaymentView{IntentID: ar.IntentID, ClientSecret: ar.ClientSecret, Status: ar.Status, NextAction: ar.NextActionURL}}, nil
+}
+
+// checkoutStep moves the booking to step s once the checkout has its
+// answer, unless something else moved the booking on while the checkout
+// waited (its step is no longer authorising): the provider's event that
+// overtook the answer is selling (confirming, capturing, compensating), or
+// the hold ended. Overwriting that step made the sale read as not selling
+// (selling), so a cancel taken during its capture was accepted as the
+// release of a pending hold and refunded nothing, and another checkout could
+// start against an intent being captured.
+func (u updates) checkoutStep(ctx workflow.Context, s vocab.Step) {
+	if u.b.step != vocab.StepAuthorising &&
+		workflow.GetVersion(ctx, versionCheckoutKeepsTheSaleStep, workflow.DefaultVersion, 1) == 1 {
+		return
+	}
+	u.b.setStep(ctx, s)
 }
 
 func (u updates) validateCancel(ctx workflow.Context) error {

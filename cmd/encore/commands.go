@@ -244,8 +244,12 @@ func newAuditCmd() *cobra.Command {
 		Use:   "audit",
 		Short: "Check inventory invariants (exit 1 on any violation)",
 		Long: `Counts seats with more than one live owner, SOLD seats without a PAID
-reservation and HELD seats past expiry (beyond ENCORE_SWEEP_LAG_ALLOWANCE),
-prints the report and exits 1 on any violation.`,
+reservation, HELD seats past expiry (beyond ENCORE_SWEEP_LAG_ALLOWANCE),
+miscounted general-admission sections and room-nights, bookings with more
+tickets or more revoked tickets than their sale issued, tickets revoked twice,
+and resale listings sold twice, unbalanced or with two holders; prints the
+report and exits 1 on any violation. The nightly AuditInventory schedule runs
+the same checks.`,
 		Args: cobra.NoArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string, cfg config.Config) error {
 			return runAudit(cmd.Context(), cfg, event)
