@@ -82,7 +82,13 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	setup := newRecorder(now)
 	rn.edge = &edge{base: cfg.API, sem: make(chan struct{}, cfg.Concurrency), queue: make(chan struct{}, cfg.Concurrency), rec: setup}
 	limit := raiseFileLimit(uint64(cfg.Fans + 2*rn.clients.addresses() + 1024))
-	rn.sockets = make(chan struct{}, socketBudget(limit, cfg.Fans, 2*cfg.Concurrency, rn.clients.addresses()))
+	inFlight := 2 * cfg.Concurrency
+	if cfg.Chaos != nil {
+		// The chaos restarts processes from this one: their pipes, logs and
+		// clients need files the fans must not have taken.
+		inFlight += chaosFiles
+	}
+	rn.sockets = make(chan struct{}, socketBudget(limit, cfg.Fans, inFlight, rn.clients.addresses()))
 
 	if cfg.CreateSeats > 0 {
 		ev, err := createEvent(ctx, rn.edge, rn.clients.forFan(0), rn.id, cfg.CreateSeats, cfg.CreateStanding, now.Add(cfg.OpensIn), cfg.HoldTTL)
@@ -309,6 +315,10 @@ func (rn *run) summarize(end time.Time, books *checked) *Summary {
 	s.Resources, s.Soak = resources(r.samples), cfg.Soak
 	return s
 }
+
+// chaosFiles are the open files kept from the fans' sockets for a chaos
+// rehearsal's restarts.
+const chaosFiles = 2048
 
 // socketBudget is how many queue sockets fit in the open-file limit
 // beside an HTTP connection in flight per request slot, one idle one per

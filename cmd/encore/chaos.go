@@ -185,7 +185,15 @@ func chaosMonkey(cl *topology.Cluster, parts []string, seed int64, every chaosGa
 func breakPart(ctx context.Context, cl *topology.Cluster, part string, down time.Duration, rnd *rand.Rand, mark func(string)) error {
 	restart := func(p *topology.Proc) error {
 		mark("kill " + p.Name)
-		if _, err := p.RestartAfter(ctx, down); err != nil {
+		_, err := p.RestartAfter(ctx, down)
+		// As a supervisor does: start it again until it stays up.
+		for try := 0; err != nil && try < 30; try++ {
+			if !ctxsleep.Sleep(ctx, 2*time.Second) {
+				break
+			}
+			err = p.Start(ctx)
+		}
+		if err != nil {
 			return fmt.Errorf("%s did not come back: %w", p.Name, err)
 		}
 		mark("restart " + p.Name)

@@ -509,7 +509,15 @@ func (p *pgServer) crash(ctx context.Context, down time.Duration) error {
 	if err := sleepCtx(ctx, down); err != nil {
 		return err
 	}
-	return p.pgCtlStart(ctx)
+	err := p.pgCtlStart(ctx)
+	// A crashed server must come back, as its supervisor would see to.
+	for try := 0; err != nil && try < 10 && ctx.Err() == nil; try++ {
+		if err := sleepCtx(ctx, time.Second); err != nil {
+			return err
+		}
+		err = p.pgCtlStart(ctx)
+	}
+	return err
 }
 
 // shutdownPostgres stops the cluster of opts.Dir, whoever started it.

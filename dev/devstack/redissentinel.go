@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -137,6 +138,14 @@ func (s *RedisSentinel) FailOver(ctx context.Context, down time.Duration) (strin
 	if s.replica.addr() == old {
 		dead, alive = s.replica, s.master
 	}
+	// A failover needs a replica to promote: one that did not come back
+	// from the last is started first.
+	if exited(alive) {
+		if alive, err = s.restartReplica(ctx, alive, dead); err != nil {
+			return "", err
+		}
+		s.master, s.replica = dead, alive
+	}
 	if err := dead.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return "", err
 	}
@@ -156,12 +165,57 @@ func (s *RedisSentinel) FailOver(ctx context.Context, down time.Duration) (strin
 	if err := sleepCtx(ctx, down); err != nil {
 		return "", err
 	}
-	back, err := s.start(ctx, dead.port, append(dataNode, "--replicaof", "127.0.0.1", strconv.Itoa(alive.port))...)
+	s.master, s.replica = alive, dead
+	back, err := s.restartReplica(ctx, dead, alive)
 	if err != nil {
 		return now, err
 	}
-	s.master, s.replica = alive, back
+	s.replica = back
 	return now, nil
+}
+
+// exited says whether a node's process has ended.
+func exited(n *clusterNode) bool {
+	select {
+	case <-n.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// restartReplica starts the dead node again as master's replica, trying
+// for a while (as a supervisor would), and waits until the sentinel
+// counts it.
+func (s *RedisSentinel) restartReplica(ctx context.Context, dead, master *clusterNode) (*clusterNode, error) {
+	var n *clusterNode
+	var err error
+	for try := 0; try < 10; try++ {
+		if n, err = s.start(ctx, dead.port, append(dataNode, "--replicaof", "127.0.0.1", strconv.Itoa(master.port))...); err == nil {
+			break
+		}
+		if err := sleepCtx(ctx, time.Second); err != nil {
+			return dead, err
+		}
+	}
+	if err != nil {
+		return dead, err
+	}
+	c := redis.NewSentinelClient(&redis.Options{Addr: s.sentinel.addr()})
+	defer c.Close()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		if rs, err := c.Replicas(ctx, SentinelMaster).Result(); err == nil {
+			for _, r := range rs {
+				if r["ip"]+":"+r["port"] == n.addr() && !strings.Contains(r["flags"], "down") {
+					return n, nil
+				}
+			}
+		}
+		if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
+			return n, err
+		}
+	}
+	return n, fmt.Errorf("redis sentinel: the sentinel does not see %s as a replica of %s", n.addr(), master.addr())
 }
 
 // KillMaster ends the first master with SIGKILL.
