@@ -26,9 +26,10 @@ type Trend struct {
 	First float64 `json:"first"`
 	Last  float64 `json:"last"`
 	Max   float64 `json:"max"`
-	// Growth is the mean of the last quarter of the samples over the mean
-	// of the second quarter (the first is warm-up): 1 is flat, 1.5 half as
-	// much again.
+	// Growth is the median of the last quarter of the samples over the
+	// median of the second quarter (the first is warm-up): 1 is flat, 1.5
+	// half as much again. Medians, so a passing burst does not read as
+	// growth.
 	Growth float64 `json:"growth"`
 }
 
@@ -41,8 +42,13 @@ type Resources struct {
 	Goroutines          *Trend `json:"goroutines,omitempty"`
 	PostgresConnections *Trend `json:"postgres_connections,omitempty"`
 	RedisMemoryBytes    *Trend `json:"redis_memory_bytes,omitempty"`
-	// Flat: no resource grew by more than MaxGrowth.
+	// Flat: neither memory (the API's resident memory, Redis's) grew by
+	// more than MaxGrowth: what a leak would show.
 	Flat bool `json:"flat"`
+	// Grew names every resource, memory or not, that grew by more than
+	// MaxGrowth: goroutines or connections that grew and stayed are worth
+	// a look even when bounded (a pool grown to its size after a burst).
+	Grew []string `json:"grew,omitempty"`
 }
 
 // MaxGrowth is the most a resource may grow (Trend.Growth) in a soak that
@@ -57,17 +63,15 @@ func trendOf(vs []float64) *Trend {
 	if len(vs) < 8 {
 		return nil
 	}
-	mean := func(xs []float64) float64 {
-		var sum float64
-		for _, x := range xs {
-			sum += x
-		}
-		return sum / float64(len(xs))
+	median := func(xs []float64) float64 {
+		xs = slices.Clone(xs)
+		slices.Sort(xs)
+		return xs[len(xs)/2]
 	}
 	q := len(vs) / 4
 	t := &Trend{First: vs[0], Last: vs[len(vs)-1], Max: slices.Max(vs), Growth: 1}
-	if base := mean(vs[q : 2*q]); base > 0 {
-		t.Growth = mean(vs[len(vs)-q:]) / base
+	if base := median(vs[q : 2*q]); base > 0 {
+		t.Growth = median(vs[len(vs)-q:]) / base
 	}
 	return t
 }
@@ -87,12 +91,23 @@ func resources(ss []sample) *Resources {
 		PostgresConnections: trendOf(pick(func(s sample) float64 { return s.pgConns })),
 		RedisMemoryBytes:    trendOf(pick(func(s sample) float64 { return s.redisBytes })),
 	}
-	r.Flat = true
+	r.Flat = r.RSSBytes != nil || r.RedisMemoryBytes != nil
 	measured := false
-	for _, t := range []*Trend{r.RSSBytes, r.Goroutines, r.PostgresConnections, r.RedisMemoryBytes} {
-		if t != nil {
-			measured = true
-			r.Flat = r.Flat && t.Growth <= MaxGrowth
+	for _, t := range []struct {
+		name   string
+		tr     *Trend
+		memory bool
+	}{{"rss_bytes", r.RSSBytes, true}, {"goroutines", r.Goroutines, false},
+		{"postgres_connections", r.PostgresConnections, false}, {"redis_memory_bytes", r.RedisMemoryBytes, true}} {
+		if t.tr == nil {
+			continue
+		}
+		measured = true
+		if t.tr.Growth > MaxGrowth {
+			r.Grew = append(r.Grew, t.name)
+			if t.memory {
+				r.Flat = false
+			}
 		}
 	}
 	if !measured {

@@ -32,14 +32,37 @@ func TestASoakWithSteadyResourcesIsFlatAndOneThatLeaksIsNot(t *testing.T) {
 	require.InDelta(t, 1, r.RSSBytes.Growth, 0.05)
 	require.Equal(t, 24.0, r.PostgresConnections.Max)
 
+	burst := series(120, func(i int) sample {
+		g := 50.0
+		if i > 95 && i < 105 { // a passing burst in the last quarter
+			g = 140
+		}
+		return sample{rss: 200e6, goroutines: g, pgConns: 24, redisBytes: 2e6}
+	})
+	r = resources(burst)
+	require.True(t, r.Flat, "%+v", r)
+	require.Empty(t, r.Grew, "a burst that passes is not growth")
+
 	leaking := series(120, func(i int) sample {
-		return sample{rss: 200e6, goroutines: 300 + 10*float64(i), pgConns: 24, redisBytes: math.NaN()}
+		return sample{rss: 200e6 + 2e6*float64(i), goroutines: 300 + 10*float64(i), pgConns: 24, redisBytes: math.NaN()}
 	})
 	r = resources(leaking)
 	require.NotNil(t, r)
-	require.False(t, r.Flat, "goroutines grow without bound")
+	require.False(t, r.Flat, "memory grows without bound")
 	require.Greater(t, r.Goroutines.Growth, MaxGrowth)
+	require.Equal(t, []string{"rss_bytes", "goroutines"}, r.Grew)
 	require.Nil(t, r.RedisMemoryBytes, "a resource never measured has no trend")
+
+	pool := series(120, func(i int) sample {
+		c := 35.0
+		if i > 100 { // grown to its size after a burst, and staying there
+			c = 49
+		}
+		return sample{rss: 200e6, goroutines: 50, pgConns: c, redisBytes: 2e6}
+	})
+	r = resources(pool)
+	require.True(t, r.Flat, "connections are bounded by their pools: named, not failed")
+	require.Equal(t, []string{"postgres_connections"}, r.Grew)
 }
 
 func TestTooFewSamplesMakeNoTrendAndASoakWithoutThemFails(t *testing.T) {

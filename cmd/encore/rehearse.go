@@ -213,6 +213,7 @@ func printResources(out io.Writer, s *rehearsal.Summary) {
 		}
 	}
 	if s.Soak {
-		fmt.Fprintf(out, "soak: resources flat %v (each grows at most %.2fx from the second quarter to the last)\n", r.Flat, rehearsal.MaxGrowth)
+		fmt.Fprintf(out, "soak: memory flat %v (grows at most %.2fx, median of the second quarter to the last's); grew: %v\n",
+			r.Flat, rehearsal.MaxGrowth, r.Grew)
 	}
 }
