@@ -545,11 +545,7 @@ func takeListings(ctx context.Context, tx pgx.Tx, req HoldRequest, ids []uuid.UU
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return Hold{}, err
 	}
-	b = &pgx.Batch{}
-	if err := queueKeyRecord(b, req, *hold); err != nil {
-		return Hold{}, err
-	}
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+	if err := sendKeyRecord(ctx, tx, req, *hold); err != nil {
 		return Hold{}, err
 	}
 	return *hold, nil
