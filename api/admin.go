@@ -114,28 +114,48 @@ func forbidden(c *gin.Context, detail string) {
 }
 
 // ownEvent loads the path's event and refuses a caller who may not manage
-// its organisation: 403, not 404, so an organiser is told plainly the
-// event is not theirs.
+// its organisation (ownPathObject).
 func (h *adminHandlers) ownEvent(c *gin.Context) {
-	ev, err := h.events.Get(c.Request.Context(), venues.Admin("", ""), c.Param("event_id"))
-	if err != nil {
-		h.problems.fail(c, err)
+	ownPathObject(c, eventKey, "the event belongs to another organisation",
+		func() (organiser.Event, bool) {
+			ev, err := h.events.Get(c.Request.Context(), venues.Admin("", ""), c.Param("event_id"))
+			if err != nil {
+				h.problems.fail(c, err)
+				return organiser.Event{}, false
+			}
+			return ev, true
+		},
+		func(ev organiser.Event) bool { return identity(c).CanManage(ev.OrgID) })
+}
+
+func pathEvent(c *gin.Context) organiser.Event { return pathObject[organiser.Event](c, eventKey) }
+
+// ownPathObject is the middleware of the routes below an object of one
+// organisation (an event, a property): load reads the path's object (and
+// answers the problem itself when it cannot), a caller whom may does not
+// allow is refused 403, not 404, so they are told plainly the object is not
+// theirs, and otherwise the object is kept under key for the handler
+// (pathObject), which need not load it again.
+func ownPathObject[T any](c *gin.Context, key, notTheirs string, load func() (T, bool), may func(T) bool) {
+	v, ok := load()
+	if !ok {
 		c.Abort()
 		return
 	}
-	if !identity(c).CanManage(ev.OrgID) {
-		forbidden(c, "the event belongs to another organisation")
+	if !may(v) {
+		forbidden(c, notTheirs)
 		c.Abort()
 		return
 	}
-	c.Set(eventKey, ev)
+	c.Set(key, v)
 	c.Next()
 }
 
-func pathEvent(c *gin.Context) organiser.Event {
-	v, _ := c.Get(eventKey)
-	ev, _ := v.(organiser.Event)
-	return ev
+// pathObject is the object ownPathObject kept under key.
+func pathObject[T any](c *gin.Context, key string) T {
+	v, _ := c.Get(key)
+	obj, _ := v.(T)
+	return obj
 }
 
 // orgless refuses an organiser whose token names no organisation: they
