@@ -566,13 +566,7 @@ func apply(ev *store.OrganiserEvent, f EventFields, e *venues.FieldErrors) {
 		seen := map[string]bool{}
 		for i, t := range *f.TicketTypes {
 			at := fmt.Sprintf("ticket_types[%d]", i)
-			switch {
-			case !typeIDPattern.MatchString(t.ID):
-				e.Add(at+".id", "lower-case letters, digits, '_' and '-', at most 40, such as child")
-			case seen[t.ID]:
-				e.Add(at+".id", "duplicate ticket type %s", t.ID)
-			}
-			seen[t.ID] = true
+			entryID(e, at, t.ID, "ticket type", "child", seen)
 			name := strings.TrimSpace(t.Name)
 			if name == "" || len(name) > 100 {
 				e.Add(at+".name", "required, at most 100 characters")
@@ -594,6 +588,19 @@ func apply(ev *store.OrganiserEvent, f EventFields, e *venues.FieldErrors) {
 	}
 }
 
+// entryID checks the id of a list's entry at (a ticket type, a question):
+// well formed, as example is, and not an earlier entry's (seen, which it
+// joins).
+func entryID(e *venues.FieldErrors, at, id, what, example string, seen map[string]bool) {
+	switch {
+	case !typeIDPattern.MatchString(id):
+		e.Add(at+".id", "lower-case letters, digits, '_' and '-', at most 40, such as %s", example)
+	case seen[id]:
+		e.Add(at+".id", "duplicate %s %s", what, id)
+	}
+	seen[id] = true
+}
+
 // MaxQuestions bounds an event's questions.
 const MaxQuestions = 20
 
@@ -608,13 +615,7 @@ func questions(in []store.Question, e *venues.FieldErrors) []store.Question {
 	for i, q := range in {
 		at := fmt.Sprintf("questions[%d]", i)
 		q.Label = strings.TrimSpace(q.Label)
-		switch {
-		case !typeIDPattern.MatchString(q.ID):
-			e.Add(at+".id", "lower-case letters, digits, '_' and '-', at most 40, such as name")
-		case seen[q.ID]:
-			e.Add(at+".id", "duplicate question %s", q.ID)
-		}
-		seen[q.ID] = true
+		entryID(e, at, q.ID, "question", "name", seen)
 		if q.Label == "" || len(q.Label) > 200 {
 			e.Add(at+".label", "required, at most 200 characters")
 		}
