@@ -124,16 +124,9 @@ func (s *Bookings) InvoiceParties(ctx context.Context, id uuid.UUID) (user, org 
 
 // Invoice reads booking id's invoice of kind.
 func (s *Bookings) Invoice(ctx context.Context, id uuid.UUID, kind InvoiceKind) (Invoice, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+invoiceColumns+` FROM invoices i JOIN reservations r ON r.id = i.reservation_id
-		LEFT JOIN events e ON e.id = r.event_id WHERE i.reservation_id = $1 AND i.kind = $2`, id, string(kind))
-	if err != nil {
-		return Invoice{}, err
-	}
-	v, err := pgx.CollectExactlyOneRow(rows, scanInvoice)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Invoice{}, ErrNoInvoice
-	}
-	return v, err
+	return queryOne(ctx, s.pool, ErrNoInvoice, scanInvoice, `SELECT `+invoiceColumns+` FROM invoices i
+		JOIN reservations r ON r.id = i.reservation_id LEFT JOIN events e ON e.id = r.event_id
+		WHERE i.reservation_id = $1 AND i.kind = $2`, id, string(kind))
 }
 
 // IssueInvoice issues the paid booking id's invoice once (a second call

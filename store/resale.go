@@ -143,15 +143,7 @@ func scanListing(row pgx.CollectableRow) (Listing, error) {
 }
 
 func (s *Resale) one(ctx context.Context, q pgx.Tx, id uuid.UUID) (Listing, error) {
-	rows, err := q.Query(ctx, `SELECT `+listingColumns+listingFrom+` WHERE l.id = $1`, id)
-	if err != nil {
-		return Listing{}, err
-	}
-	l, err := pgx.CollectExactlyOneRow(rows, scanListing)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Listing{}, ErrNotFound
-	}
-	return l, err
+	return queryOne(ctx, q, ErrNotFound, scanListing, `SELECT `+listingColumns+listingFrom+` WHERE l.id = $1`, id)
 }
 
 // FeeOf is the platform's fee on a resale price at feeBp basis points,
