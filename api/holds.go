@@ -227,11 +227,7 @@ func (h *holdHandlers) getHold(c *gin.Context) {
 		return
 	}
 	hold, err := h.holds.Get(c.Request.Context(), id, identity(c).UserID)
-	if err != nil {
-		h.problems.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, holds.NewView(hold))
+	h.problems.answer(c, holds.NewView(hold), err)
 }
 
 func (h *holdHandlers) deleteHold(c *gin.Context) {

@@ -92,11 +92,7 @@ func (h *propertyHandlers) listProperties(c *gin.Context) {
 		return
 	}
 	ps, err := h.hotels.List(c.Request.Context(), scope(c))
-	if err != nil {
-		h.problems.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"properties": ps})
+	h.problems.answer(c, gin.H{"properties": ps}, err)
 }
 
 func (h *propertyHandlers) getProperty(c *gin.Context) { c.JSON(http.StatusOK, pathProperty(c)) }
@@ -157,10 +153,7 @@ func (h *propertyHandlers) arrivals(c *gin.Context) {
 		h.problems.answer(c, a, err)
 		return
 	}
-	c.Header("Content-Type", "text/csv; charset=utf-8")
-	c.Header("Content-Disposition", `attachment; filename="arrivals-`+a.PropertyID+`-`+a.Date+`.csv"`)
-	c.Status(http.StatusOK)
-	_ = a.WriteCSV(c.Writer)
+	attachCSV(c, "arrivals-"+a.PropertyID+"-"+a.Date+".csv", a.WriteCSV)
 }
 
 // previewWalk is GET /v1/admin/properties/{property_id}/walks/preview
