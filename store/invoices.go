@@ -147,10 +147,7 @@ func (s *Bookings) IssueInvoice(ctx context.Context, id uuid.UUID) (Invoice, err
 					EXISTS (SELECT 1 FROM reservation_items i WHERE i.reservation_id = r.id AND i.listing_id IS NOT NULL)
 				FROM reservations r LEFT JOIN events e ON e.id = r.event_id WHERE r.id = $1`, id).
 				Scan(&org, &currency, &status, &tax, &fees, &total, &rate, &resale)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return ErrNotFound
-			}
-			if err != nil {
+			if err = orNotFound(err); err != nil {
 				return err
 			}
 			if org == "" || resale || status != string(vocab.ReservationPaid) {

@@ -176,10 +176,7 @@ func (s *Resale) CreateListing(ctx context.Context, in NewListing) (Listing, err
 			FROM tickets t JOIN reservations r ON r.id = t.reservation_id
 			WHERE t.id = $1 AND t.user_id = $2 FOR UPDATE OF t`, in.TicketID, in.Seller).
 			Scan(&status, &resStatus, &eventID, &sectionID, &seatID, &seq, &resID, &offered, &used)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrNotFound
-		}
-		if err != nil {
+		if err = orNotFound(err); err != nil {
 			return err
 		}
 		if status != string(vocab.TicketValid) || resStatus != string(vocab.ReservationPaid) || offered || used {

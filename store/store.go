@@ -196,6 +196,15 @@ func queryIDs(ctx context.Context, q rowsQuerier, sql string, args ...any) ([]uu
 	return pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 }
 
+// orNotFound is err with pgx.ErrNoRows, a read of one row that found
+// none, made ErrNotFound.
+func orNotFound(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	return err
+}
+
 // queryOne runs a query of at most one row and reads it with scan; when
 // there is none the answer is absent (ErrNotFound, or what none means to
 // the caller).

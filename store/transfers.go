@@ -67,10 +67,7 @@ func (s *Tickets) CreateTransfer(ctx context.Context, id uuid.UUID, ticketID, fr
 		var seq int
 		err := tx.QueryRow(ctx, `SELECT t.status, r.status, t.event_id, t.holder_seq FROM tickets t JOIN reservations r ON r.id = t.reservation_id
 			WHERE t.id = $1 AND t.user_id = $2 FOR UPDATE OF t`, ticketID, fromUser).Scan(&status, &resStatus, &eventID, &seq)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrNotFound
-		}
-		if err != nil {
+		if err = orNotFound(err); err != nil {
 			return err
 		}
 		if status != string(vocab.TicketValid) || resStatus != string(vocab.ReservationPaid) {
