@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -114,28 +115,48 @@ func forbidden(c *gin.Context, detail string) {
 }
 
 // ownEvent loads the path's event and refuses a caller who may not manage
-// its organisation: 403, not 404, so an organiser is told plainly the
-// event is not theirs.
+// its organisation (ownPathObject).
 func (h *adminHandlers) ownEvent(c *gin.Context) {
-	ev, err := h.events.Get(c.Request.Context(), venues.Admin("", ""), c.Param("event_id"))
-	if err != nil {
-		h.problems.fail(c, err)
+	ownPathObject(c, eventKey, "the event belongs to another organisation",
+		func() (organiser.Event, bool) {
+			ev, err := h.events.Get(c.Request.Context(), venues.Admin("", ""), c.Param("event_id"))
+			if err != nil {
+				h.problems.fail(c, err)
+				return organiser.Event{}, false
+			}
+			return ev, true
+		},
+		func(ev organiser.Event) bool { return identity(c).CanManage(ev.OrgID) })
+}
+
+func pathEvent(c *gin.Context) organiser.Event { return pathObject[organiser.Event](c, eventKey) }
+
+// ownPathObject is the middleware of the routes below an object of one
+// organisation (an event, a property): load reads the path's object (and
+// answers the problem itself when it cannot), a caller whom may does not
+// allow is refused 403, not 404, so they are told plainly the object is not
+// theirs, and otherwise the object is kept under key for the handler
+// (pathObject), which need not load it again.
+func ownPathObject[T any](c *gin.Context, key, notTheirs string, load func() (T, bool), may func(T) bool) {
+	v, ok := load()
+	if !ok {
 		c.Abort()
 		return
 	}
-	if !identity(c).CanManage(ev.OrgID) {
-		forbidden(c, "the event belongs to another organisation")
+	if !may(v) {
+		forbidden(c, notTheirs)
 		c.Abort()
 		return
 	}
-	c.Set(eventKey, ev)
+	c.Set(key, v)
 	c.Next()
 }
 
-func pathEvent(c *gin.Context) organiser.Event {
-	v, _ := c.Get(eventKey)
-	ev, _ := v.(organiser.Event)
-	return ev
+// pathObject is the object ownPathObject kept under key.
+func pathObject[T any](c *gin.Context, key string) T {
+	v, _ := c.Get(key)
+	obj, _ := v.(T)
+	return obj
 }
 
 // orgless refuses an organiser whose token names no organisation: they
@@ -241,14 +262,10 @@ func (h *adminHandlers) listEvents(c *gin.Context) {
 	if orgless(c) {
 		return
 	}
-	limit := 50
-	if l := c.Query("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > organiser.MaxListed {
-			writeProblem(c, Invalid(FieldError{"limit", "1 to " + strconv.Itoa(organiser.MaxListed)}))
-			return
-		}
-		limit = n
+	limit, bad := countParam("limit", c.Query("limit"), 50, organiser.MaxListed, "1 to "+strconv.Itoa(organiser.MaxListed))
+	if bad != nil {
+		writeProblem(c, Invalid(*bad))
+		return
 	}
 	var before *store.EventCursor
 	if cur := c.Query("cursor"); cur != "" {
@@ -422,31 +439,18 @@ func (h *adminHandlers) salesReport(c *gin.Context) {
 		h.problems.fail(c, err)
 		return
 	}
-	switch c.Query("format") {
-	case "", "json":
-		c.JSON(http.StatusOK, r)
-	case "csv":
-		if c.Query("answers") == "1" {
-			// The attendees' answers after the sections: read before the
-			// answer starts, so a failure is still a problem, not half a file.
-			a, err := h.events.Attendees(c.Request.Context(), venues.Admin("", identity(c).UserID), r.EventID)
-			if err != nil {
-				h.problems.fail(c, err)
-				return
-			}
-			c.Header("Content-Type", "text/csv; charset=utf-8")
-			c.Header("Content-Disposition", `attachment; filename="sales-`+r.EventID+`.csv"`)
-			c.Status(http.StatusOK)
-			_ = organiser.WriteSalesCSV(c.Writer, r, a)
+	writeCSV := r.WriteCSV
+	if c.Query("format") == "csv" && c.Query("answers") == "1" {
+		// The attendees' answers after the sections: read before the
+		// answer starts, so a failure is still a problem, not half a file.
+		a, err := h.events.Attendees(c.Request.Context(), venues.Admin("", identity(c).UserID), r.EventID)
+		if err != nil {
+			h.problems.fail(c, err)
 			return
 		}
-		c.Header("Content-Type", "text/csv; charset=utf-8")
-		c.Header("Content-Disposition", `attachment; filename="sales-`+r.EventID+`.csv"`)
-		c.Status(http.StatusOK)
-		_ = r.WriteCSV(c.Writer)
-	default:
-		writeProblem(c, Invalid(FieldError{"format", "json or csv"}))
+		writeCSV = func(w io.Writer) error { return organiser.WriteSalesCSV(w, r, a) }
 	}
+	answerFormat(c, r, "sales-"+r.EventID+".csv", writeCSV)
 }
 
 // listAudit is GET /v1/admin/audit: newest first, 100 a page; next_before
@@ -466,13 +470,10 @@ func (h *adminHandlers) listAudit(c *gin.Context) {
 		}
 		f.BeforeID = n
 	}
-	if l := c.Query("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > 500 {
-			writeProblem(c, Invalid(FieldError{"limit", "1 to 500"}))
-			return
-		}
-		f.Limit = n
+	var bad *FieldError
+	if f.Limit, bad = countParam("limit", c.Query("limit"), f.Limit, 500, "1 to 500"); bad != nil {
+		writeProblem(c, Invalid(*bad))
+		return
 	}
 	// The scope confines an organiser to their organisation's records.
 	actions, err := h.events.AuditLog(c.Request.Context(), scope(c), f)

@@ -52,12 +52,9 @@ func (h *browseHandlers) search(c *gin.Context) {
 	if q.To, ok = parseTime(c.Query("to"), true); !ok {
 		errs = append(errs, FieldError{"to", "RFC 3339 time or YYYY-MM-DD"})
 	}
-	if l := c.Query("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > 100 {
-			errs = append(errs, FieldError{"limit", "1 to 100"})
-		}
-		q.Limit = n
+	var bad *FieldError
+	if q.Limit, bad = countParam("limit", c.Query("limit"), q.Limit, 100, "1 to 100"); bad != nil {
+		errs = append(errs, *bad)
 	}
 	for _, f := range []struct{ name, v string }{{"q", q.Text}, {"city", q.City}, {"genre", q.Genre}, {"cursor", q.Cursor}} {
 		switch {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/api"
@@ -165,15 +166,10 @@ func TestBestAvailableRequests(t *testing.T) {
 		})
 	}
 	// The seated hold took the front row's centre.
-	var seats []string
 	rows, err := s.pool.Query(context.Background(), `SELECT id FROM seats WHERE section_id = $1 AND status = 'HELD' ORDER BY number`, s.eventID+"_b")
 	require.NoError(t, err)
-	for rows.Next() {
-		var id string
-		require.NoError(t, rows.Scan(&id))
-		seats = append(seats, id)
-	}
-	require.NoError(t, rows.Err())
+	seats, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
 	require.Len(t, seats, 3)
 	for _, id := range seats {
 		row, n := splitSeat(t, id)

@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -24,25 +23,17 @@ func (h *adminHandlers) recordDoorScans(c *gin.Context) {
 		return
 	}
 	n, err := h.door.Record(c.Request.Context(), pathEvent(c).EventID, req.Scans)
-	if err != nil {
-		h.problems.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"received": len(req.Scans), "new": n})
+	h.problems.answer(c, gin.H{"received": len(req.Scans), "new": n}, err)
 }
 
 // doorReport is GET /v1/admin/events/{event_id}/door: admitted and inside
 // now, per gate, admissions per minute over the last ?minutes= (default
 // 120, at most 1440) and who is inside per zone.
 func (h *adminHandlers) doorReport(c *gin.Context) {
-	minutes := 120
-	if m := c.Query("minutes"); m != "" {
-		n, err := strconv.Atoi(m)
-		if err != nil || n < 1 || n > 1440 {
-			writeProblem(c, Invalid(FieldError{"minutes", "a whole number from 1 to 1440"}))
-			return
-		}
-		minutes = n
+	minutes, bad := countParam("minutes", c.Query("minutes"), 120, 1440, "a whole number from 1 to 1440")
+	if bad != nil {
+		writeProblem(c, Invalid(*bad))
+		return
 	}
 	eventID := pathEvent(c).EventID
 	r, err := h.door.Report(c.Request.Context(), eventID, time.Duration(minutes)*time.Minute)

@@ -31,14 +31,10 @@ func (h *emailHandlers) listEmails(c *gin.Context) {
 		writeProblem(c, Invalid(FieldError{"status", "PENDING, SENT or DEAD"}))
 		return
 	}
-	limit := 50
-	if l := c.Query("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > 200 {
-			writeProblem(c, Invalid(FieldError{"limit", "a whole number from 1 to 200"}))
-			return
-		}
-		limit = n
+	limit, bad := countParam("limit", c.Query("limit"), 50, 200, "a whole number from 1 to 200")
+	if bad != nil {
+		writeProblem(c, Invalid(*bad))
+		return
 	}
 	var before int64
 	if cur := c.Query("cursor"); cur != "" {

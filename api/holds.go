@@ -76,39 +76,18 @@ func DecodeHoldRequest(body []byte) (holds.Cart, []FieldError) {
 		len(req.Stays) > 0 || cart.PromoCode != ""):
 		errs = append(errs, FieldError{"listing_ids", "resale listings are bought alone: no seats, section, stays or promotion code beside them"})
 	case len(req.ListingIDs) > 0:
-		if len(req.ListingIDs) > vocab.MaxSeatsPerHold {
-			errs = append(errs, FieldError{"listing_ids", fmt.Sprintf("at most %d listings per hold", vocab.MaxSeatsPerHold)})
-			break
-		}
-		seen := map[string]bool{}
-		for i, id := range req.ListingIDs {
+		var bad []FieldError
+		cart.ListingIDs, bad = cartIDs("listing_ids", "listing", req.ListingIDs, func(id string) bool {
 			u, err := uuid.Parse(id)
-			switch {
-			case err != nil || u.String() != id:
-				errs = append(errs, FieldError{fmt.Sprintf("listing_ids[%d]", i), "not a listing ID"})
-			case seen[id]:
-				errs = append(errs, FieldError{fmt.Sprintf("listing_ids[%d]", i), "duplicate listing " + id})
-			}
-			seen[id] = true
-		}
-		cart.ListingIDs = slices.Sorted(slices.Values(req.ListingIDs))
+			return err == nil && u.String() == id
+		})
+		errs = append(errs, bad...)
 	case len(req.SeatIDs) > 0 && (req.SectionID != "" || req.Quantity != 0 || req.Adjacent):
 		errs = append(errs, FieldError{"seat_ids", "give either seat_ids or section_id with quantity, not both"})
 	case len(req.SeatIDs) > 0:
-		if len(req.SeatIDs) > vocab.MaxSeatsPerHold {
-			errs = append(errs, FieldError{"seat_ids", fmt.Sprintf("at most %d seats per hold", vocab.MaxSeatsPerHold)})
-			break
-		}
-		seen := map[string]bool{}
-		for i, id := range req.SeatIDs {
-			if !idPattern.MatchString(id) {
-				errs = append(errs, FieldError{fmt.Sprintf("seat_ids[%d]", i), "not a seat ID"})
-			} else if seen[id] {
-				errs = append(errs, FieldError{fmt.Sprintf("seat_ids[%d]", i), "duplicate seat " + id})
-			}
-			seen[id] = true
-		}
-		cart.SeatIDs = slices.Sorted(slices.Values(req.SeatIDs))
+		var bad []FieldError
+		cart.SeatIDs, bad = cartIDs("seat_ids", "seat", req.SeatIDs, idPattern.MatchString)
+		errs = append(errs, bad...)
 	case req.SectionID != "":
 		if !idPattern.MatchString(req.SectionID) {
 			errs = append(errs, FieldError{"section_id", "not a section ID"})
@@ -124,6 +103,27 @@ func DecodeHoldRequest(body []byte) (holds.Cart, []FieldError) {
 		errs = append(errs, FieldError{"promo_code", "letters, digits, '_' and '-', at most 64"})
 	}
 	return cart, errs
+}
+
+// cartIDs checks a cart's list of ids in field (seat_ids, listing_ids): at
+// most a hold's worth of them, each one valid, none twice. It gives them
+// back sorted, the order in which a hold takes their locks.
+func cartIDs(field, what string, ids []string, valid func(string) bool) ([]string, []FieldError) {
+	if len(ids) > vocab.MaxSeatsPerHold {
+		return nil, []FieldError{{field, fmt.Sprintf("at most %d %ss per hold", vocab.MaxSeatsPerHold, what)}}
+	}
+	var errs []FieldError
+	seen := map[string]bool{}
+	for i, id := range ids {
+		switch {
+		case !valid(id):
+			errs = append(errs, FieldError{fmt.Sprintf("%s[%d]", field, i), "not a " + what + " ID"})
+		case seen[id]:
+			errs = append(errs, FieldError{fmt.Sprintf("%s[%d]", field, i), "duplicate " + what + " " + id})
+		}
+		seen[id] = true
+	}
+	return slices.Sorted(slices.Values(ids)), errs
 }
 
 // typePattern is a ticket type's ID.
@@ -227,11 +227,7 @@ func (h *holdHandlers) getHold(c *gin.Context) {
 		return
 	}
 	hold, err := h.holds.Get(c.Request.Context(), id, identity(c).UserID)
-	if err != nil {
-		h.problems.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, holds.NewView(hold))
+	h.problems.answer(c, holds.NewView(hold), err)
 }
 
 func (h *holdHandlers) deleteHold(c *gin.Context) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -42,12 +41,9 @@ func DecodeHotelQuery(dest, checkin, checkout, guests string) (hotels.Query, []F
 		errs = append(errs, FieldError{"checkout", fmt.Sprintf("at most %d nights", store.MaxStayNights)})
 	}
 	q.Checkin, q.Checkout = in, out
-	if guests != "" {
-		n, err := strconv.Atoi(guests)
-		if err != nil || n < 1 || n > maxGuestsPerRoom {
-			errs = append(errs, FieldError{"guests", fmt.Sprintf("1 to %d", maxGuestsPerRoom)})
-		}
-		q.Guests = n
+	var bad *FieldError
+	if q.Guests, bad = countParam("guests", guests, q.Guests, maxGuestsPerRoom, fmt.Sprintf("1 to %d", maxGuestsPerRoom)); bad != nil {
+		errs = append(errs, *bad)
 	}
 	return q, errs
 }
@@ -89,13 +85,9 @@ func (h *hotelHandlers) eventHotels(c *gin.Context) {
 	}
 	var errs []FieldError
 	number := func(name string, def, most int) int {
-		v := c.Query(name)
-		if v == "" {
-			return def
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > most {
-			errs = append(errs, FieldError{name, fmt.Sprintf("1 to %d", most)})
+		n, bad := countParam(name, c.Query(name), def, most, fmt.Sprintf("1 to %d", most))
+		if bad != nil {
+			errs = append(errs, *bad)
 		}
 		return n
 	}

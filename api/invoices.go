@@ -1,6 +1,7 @@
 package api
 
 import (
+	"io"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -76,17 +77,30 @@ func (h *adminHandlers) attendees(c *gin.Context) {
 		h.problems.fail(c, err)
 		return
 	}
+	answerFormat(c, a, "attendees-"+a.EventID+".csv", a.WriteCSV)
+}
+
+// answerFormat answers v as JSON or, with ?format=csv, as the CSV file
+// filename that writeCSV writes (attachCSV); another format is refused.
+func answerFormat(c *gin.Context, v any, filename string, writeCSV func(io.Writer) error) {
 	switch c.Query("format") {
 	case "", "json":
-		c.JSON(http.StatusOK, a)
+		c.JSON(http.StatusOK, v)
 	case "csv":
-		c.Header("Content-Type", "text/csv; charset=utf-8")
-		c.Header("Content-Disposition", `attachment; filename="attendees-`+a.EventID+`.csv"`)
-		c.Status(http.StatusOK)
-		_ = a.WriteCSV(c.Writer)
+		attachCSV(c, filename, writeCSV)
 	default:
 		writeProblem(c, Invalid(FieldError{"format", "json or csv"}))
 	}
+}
+
+// attachCSV answers 200 with a CSV file to download as filename, written
+// by write once the headers are out (a failure then can only cut the file
+// short, so the reports read everything before they call it).
+func attachCSV(c *gin.Context, filename string, write func(io.Writer) error) {
+	c.Header("Content-Type", "text/csv; charset=utf-8")
+	c.Header("Content-Disposition", `attachment; filename="`+filename+`"`)
+	c.Status(http.StatusOK)
+	_ = write(c.Writer)
 }
 
 // eraseMe is DELETE /v1/me: the caller's personal data erased (answers,
@@ -94,11 +108,7 @@ func (h *adminHandlers) attendees(c *gin.Context) {
 // tickets and invoices stay, as accounting law requires.
 func (h *meHandlers) eraseMe(c *gin.Context) {
 	e, err := h.bookings.Erase(c.Request.Context(), identity(c))
-	if err != nil {
-		h.problems.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"erased": e})
+	h.problems.answer(c, gin.H{"erased": e}, err)
 }
 
 // orgSettings is GET /v1/admin/org: the caller's organisation's legal and

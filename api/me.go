@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -34,14 +33,10 @@ type TicketItem struct {
 // pageParams reads ?limit (1 to 100, default 20) and ?cursor; a refusal has
 // been written when ok is false.
 func pageParams(c *gin.Context) (limit int, after *store.PageCursor, ok bool) {
-	limit = 20
-	if l := c.Query("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > 100 {
-			writeProblem(c, Invalid(FieldError{"limit", "1 to 100"}))
-			return 0, nil, false
-		}
-		limit = n
+	limit, bad := countParam("limit", c.Query("limit"), 20, 100, "1 to 100")
+	if bad != nil {
+		writeProblem(c, Invalid(*bad))
+		return 0, nil, false
 	}
 	if v := c.Query("cursor"); v != "" {
 		cur, good := store.ParsePageCursor(v)
@@ -78,11 +73,7 @@ func (h *meHandlers) myBookings(c *gin.Context) {
 		return
 	}
 	out, next, err := h.bookings.Mine(c.Request.Context(), identity(c), after, limit)
-	if err != nil {
-		h.problems.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"bookings": out, "next_cursor": cursorString(next)})
+	h.problems.answer(c, gin.H{"bookings": out, "next_cursor": cursorString(next)}, err)
 }
 
 // myTickets lists the caller's tickets, newest first.

@@ -510,6 +510,20 @@ func pathUUID(c *gin.Context, param, what string) (id uuid.UUID, ok bool) {
 	return id, true
 }
 
+// countParam reads v, the raw value of the parameter name, as a whole
+// number from 1 to most, def when v is empty; any other value is refused
+// as bad, naming the parameter with msg.
+func countParam(name, v string, def, most int, msg string) (n int, bad *FieldError) {
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > most {
+		return 0, &FieldError{name, msg}
+	}
+	return n, nil
+}
+
 // pathID is the path parameter param when it has the form of an ID. Any
 // other value names no such what: that is answered here and ok is false.
 func pathID(c *gin.Context, param, what string) (id string, ok bool) {

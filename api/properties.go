@@ -40,34 +40,25 @@ func newPropertyHandlers(a *Admin, p problems) *propertyHandlers {
 const propertyKey = "encore.admin.property"
 
 // ownProperty loads the path's property and refuses a caller who may not
-// run its organisation's hotels: 403, not 404, so a hotelier is told plainly
-// the property is not theirs.
+// run its organisation's hotels (ownPathObject).
 func (h *propertyHandlers) ownProperty(c *gin.Context) {
-	id, ok := pathID(c, "property_id", "property")
-	if !ok {
-		c.Abort()
-		return
-	}
-	p, err := h.hotels.Get(c.Request.Context(), venues.Admin("", ""), id)
-	if err != nil {
-		h.problems.fail(c, err)
-		c.Abort()
-		return
-	}
-	if !identity(c).CanManageProperty(p.OrgID) {
-		forbidden(c, "the property belongs to another organisation")
-		c.Abort()
-		return
-	}
-	c.Set(propertyKey, p)
-	c.Next()
+	ownPathObject(c, propertyKey, "the property belongs to another organisation",
+		func() (hotels.Hotel, bool) {
+			id, ok := pathID(c, "property_id", "property")
+			if !ok {
+				return hotels.Hotel{}, false
+			}
+			p, err := h.hotels.Get(c.Request.Context(), venues.Admin("", ""), id)
+			if err != nil {
+				h.problems.fail(c, err)
+				return hotels.Hotel{}, false
+			}
+			return p, true
+		},
+		func(p hotels.Hotel) bool { return identity(c).CanManageProperty(p.OrgID) })
 }
 
-func pathProperty(c *gin.Context) hotels.Hotel {
-	v, _ := c.Get(propertyKey)
-	p, _ := v.(hotels.Hotel)
-	return p
-}
+func pathProperty(c *gin.Context) hotels.Hotel { return pathObject[hotels.Hotel](c, propertyKey) }
 
 // createProperty is POST /v1/admin/properties: 201 {"property_id", ...}.
 // An admin names the organisation with ?org= (else their token's).
@@ -101,11 +92,7 @@ func (h *propertyHandlers) listProperties(c *gin.Context) {
 		return
 	}
 	ps, err := h.hotels.List(c.Request.Context(), scope(c))
-	if err != nil {
-		h.problems.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"properties": ps})
+	h.problems.answer(c, gin.H{"properties": ps}, err)
 }
 
 func (h *propertyHandlers) getProperty(c *gin.Context) { c.JSON(http.StatusOK, pathProperty(c)) }
@@ -166,10 +153,7 @@ func (h *propertyHandlers) arrivals(c *gin.Context) {
 		h.problems.answer(c, a, err)
 		return
 	}
-	c.Header("Content-Type", "text/csv; charset=utf-8")
-	c.Header("Content-Disposition", `attachment; filename="arrivals-`+a.PropertyID+`-`+a.Date+`.csv"`)
-	c.Status(http.StatusOK)
-	_ = a.WriteCSV(c.Writer)
+	attachCSV(c, "arrivals-"+a.PropertyID+"-"+a.Date+".csv", a.WriteCSV)
 }
 
 // previewWalk is GET /v1/admin/properties/{property_id}/walks/preview

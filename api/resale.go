@@ -79,11 +79,7 @@ func (h *resaleHandlers) withdrawListing(c *gin.Context) {
 	}
 	id := identity(c)
 	l, err := h.resale.Withdraw(c.Request.Context(), id.UserID, lid)
-	if err != nil {
-		h.problems.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, listingView(l, id.UserID))
+	h.problems.answer(c, listingView(l, id.UserID), err)
 }
 
 // eventListings is GET /v1/events/{event_id}/listings: what a buyer may

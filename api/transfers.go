@@ -100,11 +100,7 @@ func (h *transferHandlers) cancelTransfer(c *gin.Context) {
 	}
 	id := identity(c)
 	x, err := h.transfers.Cancel(c.Request.Context(), id.UserID, tid)
-	if err != nil {
-		h.problems.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, transferView(x, id.UserID))
+	h.problems.answer(c, transferView(x, id.UserID), err)
 }
 
 // myTransfers is GET /v1/me/transfers: those the caller sent and those

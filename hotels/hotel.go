@@ -144,19 +144,19 @@ func (s *Service) CreateAs(ctx context.Context, scope venues.Scope, id string, f
 	if scope.Org == "" {
 		return Hotel{}, venues.Invalid("org", "the organisation the property belongs to is required")
 	}
-	var e fieldErrs
+	var e venues.FieldErrors
 	for _, req := range []struct {
 		name string
 		set  bool
 	}{{"name", f.Name != nil}, {"city", f.City != nil}, {"lat", f.Lat != nil}, {"lng", f.Lng != nil},
 		{"timezone", f.Timezone != nil}, {"contact_email", f.ContactEmail != nil}, {"room_types", len(f.RoomTypes) > 0}} {
 		if !req.set {
-			e.add(req.name, "required")
+			e.Add(req.name, "required")
 		}
 	}
 	p := store.Property{ID: id, OrgID: scope.Org, CheckInTime: "15:00", CheckOutTime: "11:00", MinStay: 1, FreeCancelDays: 2}
 	apply(&p, f, nil, &e)
-	if err := e.err(); err != nil {
+	if err := e.Err(); err != nil {
 		return Hotel{}, err
 	}
 	if err := s.Store.Hotels.InsertProperty(ctx, p); err != nil {
@@ -202,10 +202,10 @@ func (s *Service) Patch(ctx context.Context, scope venues.Scope, id string, f Pr
 		return Hotel{}, err
 	}
 	p, err := s.Store.Hotels.UpdateProperty(ctx, id, scope.Filter(), func(p *store.Property) error {
-		var e fieldErrs
+		var e venues.FieldErrors
 		current := p.Currency
 		apply(p, f, &current, &e)
-		return e.err()
+		return e.Err()
 	})
 	if err != nil {
 		return Hotel{}, err
@@ -221,7 +221,7 @@ var (
 
 // apply sets f's fields on p, adding an error per bad field. current is
 // the property's currency before the change (nil on create).
-func apply(p *store.Property, f PropertyFields, current *string, e *fieldErrs) {
+func apply(p *store.Property, f PropertyFields, current *string, e *venues.FieldErrors) {
 	text := func(name string, v *string, to *string, limit int, required bool) {
 		if v == nil {
 			return
@@ -229,11 +229,11 @@ func apply(p *store.Property, f PropertyFields, current *string, e *fieldErrs) {
 		s := strings.TrimSpace(*v)
 		switch {
 		case required && s == "":
-			e.add(name, "required")
+			e.Add(name, "required")
 		case len(s) > limit:
-			e.add(name, "at most %d characters", limit)
+			e.Add(name, "at most %d characters", limit)
 		case strings.ContainsRune(s, 0):
-			e.add(name, "must not contain NUL")
+			e.Add(name, "must not contain NUL")
 		default:
 			*to = s
 		}
@@ -243,24 +243,24 @@ func apply(p *store.Property, f PropertyFields, current *string, e *fieldErrs) {
 	text("address", f.Address, &p.Address, maxAddress, false)
 	if f.Lat != nil {
 		if math.IsNaN(*f.Lat) || *f.Lat < -90 || *f.Lat > 90 {
-			e.add("lat", "degrees north, -90 to 90")
+			e.Add("lat", "degrees north, -90 to 90")
 		} else {
 			p.Lat = f.Lat
 		}
 	}
 	if f.Lng != nil {
 		if math.IsNaN(*f.Lng) || *f.Lng < -180 || *f.Lng > 180 {
-			e.add("lng", "degrees east, -180 to 180")
+			e.Add("lng", "degrees east, -180 to 180")
 		} else {
 			p.Lng = f.Lng
 		}
 	}
-	if (p.Lat == nil) != (p.Lng == nil) && !e.has("lat") && !e.has("lng") {
-		e.add("lat", "lat and lng go together: give both")
+	if (p.Lat == nil) != (p.Lng == nil) && !e.Has("lat") && !e.Has("lng") {
+		e.Add("lat", "lat and lng go together: give both")
 	}
 	if f.Timezone != nil {
 		if _, err := time.LoadLocation(*f.Timezone); err != nil || *f.Timezone == "" || *f.Timezone == "Local" {
-			e.add("timezone", "an IANA time zone such as Europe/Amsterdam")
+			e.Add("timezone", "an IANA time zone such as Europe/Amsterdam")
 		} else {
 			p.Timezone = *f.Timezone
 		}
@@ -272,7 +272,7 @@ func apply(p *store.Property, f PropertyFields, current *string, e *fieldErrs) {
 	}{{"check_in_time", f.CheckInTime, &p.CheckInTime}, {"check_out_time", f.CheckOutTime, &p.CheckOutTime}} {
 		if t.v != nil {
 			if !clockTime.MatchString(*t.v) {
-				e.add(t.name, "a time of day, HH:MM")
+				e.Add(t.name, "a time of day, HH:MM")
 			} else {
 				*t.to = *t.v
 			}
@@ -281,7 +281,7 @@ func apply(p *store.Property, f PropertyFields, current *string, e *fieldErrs) {
 	if f.ContactEmail != nil {
 		a, err := mail.ParseAddress(strings.TrimSpace(*f.ContactEmail))
 		if err != nil || a.Name != "" || len(a.Address) > maxText {
-			e.add("contact_email", "an email address such as frontdesk@hotel.example")
+			e.Add("contact_email", "an email address such as frontdesk@hotel.example")
 		} else {
 			p.ContactEmail = a.Address
 		}
@@ -289,9 +289,9 @@ func apply(p *store.Property, f PropertyFields, current *string, e *fieldErrs) {
 	if f.Currency != nil {
 		switch {
 		case !currencyISO.MatchString(*f.Currency):
-			e.add("currency", "an ISO 4217 code such as EUR")
+			e.Add("currency", "an ISO 4217 code such as EUR")
 		case current != nil && *current != "" && *current != *f.Currency:
-			e.add("currency", "the property's rates are in %s; its currency is fixed", *current)
+			e.Add("currency", "the property's rates are in %s; its currency is fixed", *current)
 		default:
 			p.Currency = *f.Currency
 		}
@@ -299,22 +299,10 @@ func apply(p *store.Property, f PropertyFields, current *string, e *fieldErrs) {
 	if f.VenueID != nil {
 		p.VenueID = strings.TrimSpace(*f.VenueID)
 	}
-	if f.MinStay != nil {
-		if *f.MinStay < 1 || *f.MinStay > 30 {
-			e.add("min_stay", "1 to 30 nights")
-		} else {
-			p.MinStay = *f.MinStay
-		}
-	}
-	if f.FreeCancelDays != nil {
-		if *f.FreeCancelDays < 0 || *f.FreeCancelDays > 365 {
-			e.add("free_cancel_days", "0 to 365 days")
-		} else {
-			p.FreeCancelDays = *f.FreeCancelDays
-		}
-	}
+	venues.SetWithin(e, "min_stay", &p.MinStay, f.MinStay, 1, 30, "1 to 30 nights")
+	venues.SetWithin(e, "free_cancel_days", &p.FreeCancelDays, f.FreeCancelDays, 0, 365, "0 to 365 days")
 	if len(f.RoomTypes) > MaxRoomTypes {
-		e.add("room_types", "at most %d room types", MaxRoomTypes)
+		e.Add("room_types", "at most %d room types", MaxRoomTypes)
 		return
 	}
 	seen := map[string]bool{}
@@ -323,9 +311,9 @@ func apply(p *store.Property, f PropertyFields, current *string, e *fieldErrs) {
 		out := store.RoomType{ID: rt.ID}
 		switch {
 		case !roomTypeID.MatchString(rt.ID):
-			e.add(field("id"), "lower-case letters, digits, _ and -, at most 40")
+			e.Add(field("id"), "lower-case letters, digits, _ and -, at most 40")
 		case seen[rt.ID]:
-			e.add(field("id"), "listed twice")
+			e.Add(field("id"), "listed twice")
 		}
 		seen[rt.ID] = true
 		name := ""
@@ -334,42 +322,19 @@ func apply(p *store.Property, f PropertyFields, current *string, e *fieldErrs) {
 		}
 		switch {
 		case name == "":
-			e.add(field("name"), "required")
+			e.Add(field("name"), "required")
 		case len(name) > maxText:
-			e.add(field("name"), "at most %d characters", maxText)
+			e.Add(field("name"), "at most %d characters", maxText)
 		}
 		out.Name = name
 		switch {
 		case rt.MaxGuests == nil:
-			e.add(field("max_guests"), "required: 1 to 20")
+			e.Add(field("max_guests"), "required: 1 to 20")
 		case *rt.MaxGuests < 1 || *rt.MaxGuests > 20:
-			e.add(field("max_guests"), "1 to 20")
+			e.Add(field("max_guests"), "1 to 20")
 		default:
 			out.MaxGuests = *rt.MaxGuests
 		}
 		p.RoomTypes = append(p.RoomTypes, out)
 	}
-}
-
-// fieldErrs collects a request's field errors in the order found.
-type fieldErrs []venues.FieldError
-
-func (e *fieldErrs) add(field, format string, args ...any) {
-	*e = append(*e, venues.FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
-}
-
-func (e fieldErrs) has(field string) bool {
-	for _, f := range e {
-		if f.Field == field {
-			return true
-		}
-	}
-	return false
-}
-
-func (e fieldErrs) err() error {
-	if len(e) == 0 {
-		return nil
-	}
-	return &venues.ValidationError{Errors: e}
 }

@@ -51,20 +51,20 @@ type InventoryResult struct {
 // DateRange reads from and to (YYYY-MM-DD, to not before from, at most
 // store.MaxInventoryNights nights) as dates at UTC midnight.
 func DateRange(from, to string) (time.Time, time.Time, error) {
-	var e fieldErrs
+	var e venues.FieldErrors
 	f, err1 := time.Parse(time.DateOnly, from)
 	t, err2 := time.Parse(time.DateOnly, to)
 	switch {
 	case err1 != nil:
-		e.add("from", "required: the first night, YYYY-MM-DD")
+		e.Add("from", "required: the first night, YYYY-MM-DD")
 	case err2 != nil:
-		e.add("to", "required: the last night, YYYY-MM-DD")
+		e.Add("to", "required: the last night, YYYY-MM-DD")
 	case t.Before(f):
-		e.add("to", "must not be before from")
+		e.Add("to", "must not be before from")
 	case t.Sub(f) >= store.MaxInventoryNights*24*time.Hour:
-		e.add("to", "at most %d nights from from", store.MaxInventoryNights)
+		e.Add("to", "at most %d nights from from", store.MaxInventoryNights)
 	}
-	return f, t, e.err()
+	return f, t, e.Err()
 }
 
 // SetInventory applies req to the property's nights, all or none (see
@@ -77,38 +77,38 @@ func (s *Service) SetInventory(ctx context.Context, scope venues.Scope, property
 		return InventoryResult{}, err
 	}
 	from, to, err := DateRange(req.From, req.To)
-	var e fieldErrs
+	var e venues.FieldErrors
 	if err != nil {
 		e = append(e, err.(*venues.ValidationError).Errors...)
 	}
 	if !roomTypeID.MatchString(req.RoomType) {
-		e.add("room_type", "required: one of the property's room types")
+		e.Add("room_type", "required: one of the property's room types")
 	}
 	if req.Allotment == nil && req.OverbookLimit == nil && req.Rate == nil && req.StopSell == nil {
-		e.add("allotment", "name at least one of allotment, overbook_limit, rate and stop_sell")
+		e.Add("allotment", "name at least one of allotment, overbook_limit, rate and stop_sell")
 	}
 	for _, n := range []struct {
 		name string
 		v    *int
 	}{{"allotment", req.Allotment}, {"overbook_limit", req.OverbookLimit}} {
 		if n.v != nil && (*n.v < 0 || *n.v > MaxRooms) {
-			e.add(n.name, "0 to %d rooms", MaxRooms)
+			e.Add(n.name, "0 to %d rooms", MaxRooms)
 		}
 	}
 	if req.Rate != nil {
 		if req.Rate.Amount < 0 || req.Rate.Amount > MaxRate {
-			e.add("rate.amount", "0 to %d, in minor units of the currency", MaxRate)
+			e.Add("rate.amount", "0 to %d, in minor units of the currency", MaxRate)
 		}
 		if !currencyISO.MatchString(req.Rate.Currency) {
-			e.add("rate.currency", "an ISO 4217 code such as EUR")
+			e.Add("rate.currency", "an ISO 4217 code such as EUR")
 		}
 	}
 	for i, d := range req.Weekdays {
 		if d < 1 || d > 7 || slices.Contains(req.Weekdays[:i], d) {
-			e.add(fmt.Sprintf("weekdays[%d]", i), "ISO days of the week, 1 (Monday) to 7 (Sunday), each once")
+			e.Add(fmt.Sprintf("weekdays[%d]", i), "ISO days of the week, 1 (Monday) to 7 (Sunday), each once")
 		}
 	}
-	if err := e.err(); err != nil {
+	if err := e.Err(); err != nil {
 		return InventoryResult{}, err
 	}
 	res, err := s.Store.Hotels.SetInventory(ctx, store.InventoryChange{PropertyID: propertyID, RoomType: req.RoomType,

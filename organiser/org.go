@@ -2,7 +2,6 @@ package organiser
 
 import (
 	"context"
-	"fmt"
 	"regexp"
 	"strings"
 
@@ -41,7 +40,7 @@ func (s *Service) SaveOrgSettings(ctx context.Context, scope venues.Scope, f Org
 	if err != nil {
 		return o, err
 	}
-	var e errList
+	var e venues.FieldErrors
 	for _, t := range []struct {
 		name string
 		dst  *string
@@ -52,29 +51,23 @@ func (s *Service) SaveOrgSettings(ctx context.Context, scope venues.Scope, f Org
 			continue
 		}
 		if v := strings.TrimSpace(*t.src); len(v) > t.max {
-			e.add(t.name, fmt.Sprintf("at most %d characters", t.max))
+			e.Add(t.name, "at most %d characters", t.max)
 		} else {
 			*t.dst = v
 		}
 	}
-	if f.TaxRateBp != nil {
-		if *f.TaxRateBp < 0 || *f.TaxRateBp > 10000 {
-			e.add("tax_rate_bp", "basis points from 0 to 10000 (2100 is 21 %)")
-		} else {
-			o.TaxRateBp = *f.TaxRateBp
-		}
-	}
+	venues.SetWithin(&e, "tax_rate_bp", &o.TaxRateBp, f.TaxRateBp, 0, 10000, "basis points from 0 to 10000 (2100 is 21 %)")
 	if f.PricesIncludeTax != nil {
 		o.PricesIncludeTax = *f.PricesIncludeTax
 	}
 	if f.InvoicePrefix != nil {
 		if p := strings.TrimSpace(*f.InvoicePrefix); !prefixPattern.MatchString(p) {
-			e.add("invoice_prefix", "1 to 12 capital letters or digits, such as INV")
+			e.Add("invoice_prefix", "1 to 12 capital letters or digits, such as INV")
 		} else {
 			o.InvoicePrefix = p
 		}
 	}
-	if err := e.err(); err != nil {
+	if err := e.Err(); err != nil {
 		return o, err
 	}
 	return o, s.store.Orgs.SaveOrgSettings(ctx, o)

@@ -290,7 +290,7 @@ func (s *Service) draft(ctx context.Context, scope venues.Scope, id string, f Ev
 	if err := scope.Check(); err != nil {
 		return store.OrganiserEvent{}, err
 	}
-	var e errList
+	var e venues.FieldErrors
 	for _, req := range []struct {
 		name string
 		set  bool
@@ -298,11 +298,11 @@ func (s *Service) draft(ctx context.Context, scope venues.Scope, id string, f Ev
 		{"onsale_at", f.OnsaleAt != nil}, {"currency", f.Currency != nil},
 		{"prices", len(f.Prices) > 0 || (f.TicketTypes != nil && len(*f.TicketTypes) > 0)}} {
 		if !req.set {
-			e.add(req.name, "required")
+			e.Add(req.name, "required")
 		}
 	}
 	if len(e) > 0 {
-		return store.OrganiserEvent{}, e.err()
+		return store.OrganiserEvent{}, e.Err()
 	}
 	venue, err := s.store.Catalogue.Venue(ctx, *f.VenueID, scope.Filter())
 	if errors.Is(err, store.ErrNotFound) {
@@ -323,7 +323,7 @@ func (s *Service) draft(ctx context.Context, scope venues.Scope, id string, f Ev
 	}
 	check(&ev, venue.Categories, &e)
 	if len(e) > 0 {
-		return store.OrganiserEvent{}, e.err()
+		return store.OrganiserEvent{}, e.Err()
 	}
 	return ev, nil
 }
@@ -368,10 +368,10 @@ func (s *Service) Patch(ctx context.Context, scope venues.Scope, id string, f Ev
 	}
 	updated, err := s.store.Catalogue.UpdateEvent(ctx, id, scope.Filter(), func(ev *store.OrganiserEvent) error {
 		before := *ev
-		var e errList
+		var e venues.FieldErrors
 		apply(ev, f, &e)
 		if len(e) > 0 {
-			return e.err()
+			return e.Err()
 		}
 		if ev.Status != vocab.EventDraft {
 			if fixed := changedFixed(before, *ev); len(fixed) > 0 || ev.Status == vocab.EventCancelled {
@@ -380,7 +380,7 @@ func (s *Service) Patch(ctx context.Context, scope venues.Scope, id string, f Ev
 			}
 		}
 		check(ev, venue.Categories, &e)
-		return e.err()
+		return e.Err()
 	})
 	if err != nil {
 		return Event{}, err
@@ -444,25 +444,25 @@ func (s *Service) setBlocked(ctx context.Context, scope venues.Scope, eventID st
 	if err := scope.Check(); err != nil {
 		return SeatChanged{}, err
 	}
-	var e errList
+	var e venues.FieldErrors
 	ids := slices.Compact(slices.Sorted(slices.Values(c.SeatIDs)))
 	switch {
 	case len(ids) == 0:
-		e.add("seat_ids", "at least one seat")
+		e.Add("seat_ids", "at least one seat")
 	case len(ids) > MaxSeatsPerChange:
-		e.add("seat_ids", fmt.Sprintf("at most %d seats at once", MaxSeatsPerChange))
+		e.Add("seat_ids", "at most %d seats at once", MaxSeatsPerChange)
 	case slices.Contains(ids, ""):
-		e.add("seat_ids", "a seat ID is not empty")
+		e.Add("seat_ids", "a seat ID is not empty")
 	}
 	reason := strings.TrimSpace(c.Reason)
 	switch {
 	case reason == "":
-		e.add("reason", "required: why the seats change")
+		e.Add("reason", "required: why the seats change")
 	case len(reason) > 500:
-		e.add("reason", "at most 500 characters")
+		e.Add("reason", "at most 500 characters")
 	}
 	if len(e) > 0 {
-		return SeatChanged{}, e.err()
+		return SeatChanged{}, e.Err()
 	}
 	actor := scope.Actor
 	if actor == "" {
@@ -486,7 +486,7 @@ func (s *Service) setBlocked(ctx context.Context, scope venues.Scope, eventID st
 }
 
 // apply copies the fields f sets onto ev, noting malformed ones.
-func apply(ev *store.OrganiserEvent, f EventFields, e *errList) {
+func apply(ev *store.OrganiserEvent, f EventFields, e *venues.FieldErrors) {
 	set := func(dst *string, src *string) {
 		if src != nil {
 			*dst = strings.TrimSpace(*src)
@@ -533,14 +533,14 @@ func apply(ev *store.OrganiserEvent, f EventFields, e *errList) {
 				continue
 			}
 			if *p.src < 0 || *p.src > p.max || math.IsNaN(*p.src) {
-				e.add(p.name, fmt.Sprintf("from 0 to %g", p.max))
+				e.Add(p.name, "from 0 to %g", p.max)
 				continue
 			}
 			*p.dst = int(math.Round(*p.src * 100))
 		}
 		if r.ClosesMinutesBeforeStart != nil {
 			if m := *r.ClosesMinutesBeforeStart; m < 0 || m > 525600 {
-				e.add("resale.closes_minutes_before_start", "from 0 to 525600 (a year)")
+				e.Add("resale.closes_minutes_before_start", "from 0 to 525600 (a year)")
 			} else {
 				ev.Resale.ClosesMinutes = m
 			}
@@ -551,10 +551,10 @@ func apply(ev *store.OrganiserEvent, f EventFields, e *errList) {
 	}
 	if f.ServiceFee != nil {
 		if f.ServiceFee.Currency != ev.Currency {
-			e.add("service_fee.currency", fmt.Sprintf("must be the event's currency %q", ev.Currency))
+			e.Add("service_fee.currency", "must be the event's currency %q", ev.Currency)
 		}
 		if f.ServiceFee.Amount < 0 || f.ServiceFee.Amount > maxPrice {
-			e.add("service_fee.amount", fmt.Sprintf("from 0 to %d minor units", maxPrice))
+			e.Add("service_fee.amount", "from 0 to %d minor units", maxPrice)
 		}
 		ev.ServiceFee = f.ServiceFee.Amount
 	}
@@ -566,19 +566,13 @@ func apply(ev *store.OrganiserEvent, f EventFields, e *errList) {
 		seen := map[string]bool{}
 		for i, t := range *f.TicketTypes {
 			at := fmt.Sprintf("ticket_types[%d]", i)
-			switch {
-			case !typeIDPattern.MatchString(t.ID):
-				e.add(at+".id", "lower-case letters, digits, '_' and '-', at most 40, such as child")
-			case seen[t.ID]:
-				e.add(at+".id", "duplicate ticket type "+t.ID)
-			}
-			seen[t.ID] = true
+			entryID(e, at, t.ID, "ticket type", "child", seen)
 			name := strings.TrimSpace(t.Name)
 			if name == "" || len(name) > 100 {
-				e.add(at+".name", "required, at most 100 characters")
+				e.Add(at+".name", "required, at most 100 characters")
 			}
 			if t.MaxPerOrder < 0 || t.MaxPerOrder > 100 {
-				e.add(at+".max_per_order", "from 1 to 100, or left out for the event's limit")
+				e.Add(at+".max_per_order", "from 1 to 100, or left out for the event's limit")
 			}
 			ev.TicketTypes = append(ev.TicketTypes, store.TicketType{ID: t.ID, Name: name, MaxPerOrder: t.MaxPerOrder,
 				Requires: t.Requires, Prices: prices(at+".prices", t.Prices, ev.Currency, e)})
@@ -587,20 +581,33 @@ func apply(ev *store.OrganiserEvent, f EventFields, e *errList) {
 			// The first type's prices are the event's: a hold naming no
 			// type, and every seat's base price, follow them.
 			if f.Prices != nil && !maps.Equal(ev.Prices, ev.TicketTypes[0].Prices) {
-				e.add("prices", "with ticket_types, the first type's prices are the event's: leave prices out or make them equal")
+				e.Add("prices", "with ticket_types, the first type's prices are the event's: leave prices out or make them equal")
 			}
 			ev.Prices = maps.Clone(ev.TicketTypes[0].Prices)
 		}
 	}
 }
 
+// entryID checks the id of a list's entry at (a ticket type, a question):
+// well formed, as example is, and not an earlier entry's (seen, which it
+// joins).
+func entryID(e *venues.FieldErrors, at, id, what, example string, seen map[string]bool) {
+	switch {
+	case !typeIDPattern.MatchString(id):
+		e.Add(at+".id", "lower-case letters, digits, '_' and '-', at most 40, such as %s", example)
+	case seen[id]:
+		e.Add(at+".id", "duplicate %s %s", what, id)
+	}
+	seen[id] = true
+}
+
 // MaxQuestions bounds an event's questions.
 const MaxQuestions = 20
 
 // questions checks the questions an organiser sends.
-func questions(in []store.Question, e *errList) []store.Question {
+func questions(in []store.Question, e *venues.FieldErrors) []store.Question {
 	if len(in) > MaxQuestions {
-		e.add("questions", fmt.Sprintf("at most %d", MaxQuestions))
+		e.Add("questions", "at most %d", MaxQuestions)
 		return nil
 	}
 	out := make([]store.Question, 0, len(in))
@@ -608,27 +615,21 @@ func questions(in []store.Question, e *errList) []store.Question {
 	for i, q := range in {
 		at := fmt.Sprintf("questions[%d]", i)
 		q.Label = strings.TrimSpace(q.Label)
-		switch {
-		case !typeIDPattern.MatchString(q.ID):
-			e.add(at+".id", "lower-case letters, digits, '_' and '-', at most 40, such as name")
-		case seen[q.ID]:
-			e.add(at+".id", "duplicate question "+q.ID)
-		}
-		seen[q.ID] = true
+		entryID(e, at, q.ID, "question", "name", seen)
 		if q.Label == "" || len(q.Label) > 200 {
-			e.add(at+".label", "required, at most 200 characters")
+			e.Add(at+".label", "required, at most 200 characters")
 		}
 		if !slices.Contains(vocab.QuestionKinds, q.Kind) {
-			e.add(at+".kind", "text, email, choice or bool")
+			e.Add(at+".kind", "text, email, choice or bool")
 		}
 		if q.Per == "" {
 			q.Per = vocab.PerTicket
 		}
 		if !slices.Contains(vocab.QuestionPers, q.Per) {
-			e.add(at+".per", "ticket or order")
+			e.Add(at+".per", "ticket or order")
 		}
 		if q.Kind == vocab.QuestionChoice && (len(q.Choices) < 2 || len(q.Choices) > 50) {
-			e.add(at+".choices", "2 to 50 choices")
+			e.Add(at+".choices", "2 to 50 choices")
 		}
 		if q.Kind != vocab.QuestionChoice {
 			q.Choices = nil
@@ -639,12 +640,12 @@ func questions(in []store.Question, e *errList) []store.Question {
 }
 
 // prices reads a price per category in the event's currency.
-func prices(field string, in map[string]money.Money, currency string, e *errList) map[string]int64 {
+func prices(field string, in map[string]money.Money, currency string, e *venues.FieldErrors) map[string]int64 {
 	out := map[string]int64{}
 	for _, c := range slices.Sorted(maps.Keys(in)) {
 		p := in[c]
 		if p.Currency != currency {
-			e.add(field+"."+c+".currency", fmt.Sprintf("must be the event's currency %q", currency))
+			e.Add(field+"."+c+".currency", "must be the event's currency %q", currency)
 		}
 		out[c] = p.Amount
 	}
@@ -682,86 +683,68 @@ const maxPrice = 1_000_000_000
 
 // check validates the event as it would be stored, categories being those
 // of its venue's layout.
-func check(ev *store.OrganiserEvent, categories []string, e *errList) {
+func check(ev *store.OrganiserEvent, categories []string, e *venues.FieldErrors) {
 	switch {
 	case ev.Title == "":
-		e.add("title", "required")
+		e.Add("title", "required")
 	case len(ev.Title) > 200:
-		e.add("title", "at most 200 characters")
+		e.Add("title", "at most 200 characters")
 	}
 	for _, f := range []struct{ name, v string }{{"artist", ev.Artist}, {"genre", ev.Genre}} {
 		if len(f.v) > 200 {
-			e.add(f.name, "at most 200 characters")
+			e.Add(f.name, "at most 200 characters")
 		}
 	}
 	if len(ev.Description) > 5000 {
-		e.add("description", "at most 5000 characters")
+		e.Add("description", "at most 5000 characters")
 	}
 	if !currencyPattern.MatchString(ev.Currency) {
-		e.add("currency", "an ISO 4217 code such as EUR")
+		e.Add("currency", "an ISO 4217 code such as EUR")
 	}
 	if ev.PerCustomerLimit < 1 || ev.PerCustomerLimit > 100 {
-		e.add("per_customer_limit", "from 1 to 100")
+		e.Add("per_customer_limit", "from 1 to 100")
 	}
 	if ev.HoldTTLSeconds < 30 || ev.HoldTTLSeconds > 3600 {
-		e.add("hold_ttl_seconds", "from 30 to 3600")
+		e.Add("hold_ttl_seconds", "from 30 to 3600")
 	}
 	switch {
 	case ev.StartsAt.IsZero():
-		e.add("starts_at", "required")
+		e.Add("starts_at", "required")
 	case ev.OnsaleAt.IsZero():
-		e.add("onsale_at", "required")
+		e.Add("onsale_at", "required")
 	case !ev.OnsaleAt.Before(ev.StartsAt):
-		e.add("onsale_at", "must be before starts_at")
+		e.Add("onsale_at", "must be before starts_at")
 	}
-	if !ev.OffsaleAt.IsZero() && !ev.OffsaleAt.After(ev.OnsaleAt) && !e.has("onsale_at") {
-		e.add("offsale_at", "must be after onsale_at")
+	if !ev.OffsaleAt.IsZero() && !ev.OffsaleAt.After(ev.OnsaleAt) && !e.Has("onsale_at") {
+		e.Add("offsale_at", "must be after onsale_at")
 	}
 	if !ev.CancellationDeadline.IsZero() && ev.CancellationDeadline.After(ev.StartsAt) {
-		e.add("cancellation_deadline", "must not be after starts_at")
+		e.Add("cancellation_deadline", "must not be after starts_at")
 	}
 	for _, c := range slices.Sorted(maps.Keys(ev.Prices)) {
 		switch a := ev.Prices[c]; {
 		case !slices.Contains(categories, c):
-			e.add("prices."+c, fmt.Sprintf("the venue's layout has no category %q (it has %s)", c, strings.Join(categories, ", ")))
+			e.Add("prices."+c, "the venue's layout has no category %q (it has %s)", c, strings.Join(categories, ", "))
 		case a < 0 || a > maxPrice:
-			e.add("prices."+c+".amount", fmt.Sprintf("from 0 to %d minor units", maxPrice))
+			e.Add("prices."+c+".amount", "from 0 to %d minor units", maxPrice)
 		}
 	}
 	for _, c := range categories {
 		if _, ok := ev.Prices[c]; !ok {
-			e.add("prices."+c, "missing: the venue's layout has seats of this category")
+			e.Add("prices."+c, "missing: the venue's layout has seats of this category")
 		}
 	}
 	for i, t := range ev.TicketTypes {
 		if t.Requires != "" && !slices.ContainsFunc(ev.Questions, func(q store.Question) bool { return q.ID == t.Requires && q.Per == vocab.PerTicket }) {
-			e.add(fmt.Sprintf("ticket_types[%d].requires", i), "not one of the event's per-ticket questions")
+			e.Add(fmt.Sprintf("ticket_types[%d].requires", i), "not one of the event's per-ticket questions")
 		}
 		for _, c := range slices.Sorted(maps.Keys(t.Prices)) {
 			switch a := t.Prices[c]; {
 			case !slices.Contains(categories, c):
-				e.add(fmt.Sprintf("ticket_types[%d].prices.%s", i, c), fmt.Sprintf("the venue's layout has no category %q", c))
+				e.Add(fmt.Sprintf("ticket_types[%d].prices.%s", i, c), "the venue's layout has no category %q", c)
 			case a < 0 || a > maxPrice:
-				e.add(fmt.Sprintf("ticket_types[%d].prices.%s.amount", i, c), fmt.Sprintf("from 0 to %d minor units", maxPrice))
+				e.Add(fmt.Sprintf("ticket_types[%d].prices.%s.amount", i, c), "from 0 to %d minor units", maxPrice)
 			}
 		}
 	}
-}
-
-// errList collects field errors.
-type errList []venues.FieldError
-
-func (e *errList) add(field, msg string) {
-	*e = append(*e, venues.FieldError{Field: field, Message: msg})
-}
-
-func (e errList) has(field string) bool {
-	return slices.ContainsFunc(e, func(f venues.FieldError) bool { return f.Field == field })
-}
-
-func (e errList) err() error {
-	if len(e) == 0 {
-		return nil
-	}
-	return &venues.ValidationError{Errors: e}
 }

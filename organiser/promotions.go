@@ -121,43 +121,43 @@ func (s *Service) UpdatePromotion(ctx context.Context, scope venues.Scope, event
 
 // checkPromotion is r as a promotion of ev, or every problem with it.
 func checkPromotion(ev Event, r PromotionRequest) (store.Promotion, error) {
-	var e errList
+	var e venues.FieldErrors
 	p := store.Promotion{Code: strings.TrimSpace(r.Code), EventID: ev.EventID, MaxUses: r.MaxUses, PerUser: 1,
 		StartsAt: r.StartsAt, EndsAt: r.EndsAt}
 	if !promoCodePattern.MatchString(p.Code) {
-		e.add("code", "3 to 40 letters, digits, '_' or '-'")
+		e.Add("code", "3 to 40 letters, digits, '_' or '-'")
 	}
 	switch {
 	case (r.PercentOff == nil) == (r.AmountOff == nil):
-		e.add("percent_off", "exactly one of percent_off and amount_off")
+		e.Add("percent_off", "exactly one of percent_off and amount_off")
 	case r.PercentOff != nil:
 		bps := *r.PercentOff * 100
 		if bps < 1 || bps > 10000 || bps != float64(int(bps)) {
-			e.add("percent_off", "from 0.01 to 100, at most two decimals")
+			e.Add("percent_off", "from 0.01 to 100, at most two decimals")
 		}
 		p.DiscountBps = int(bps)
 	default:
 		switch {
 		case r.AmountOff.Currency != ev.Currency:
-			e.add("amount_off.currency", fmt.Sprintf("must be the event's currency %q", ev.Currency))
+			e.Add("amount_off.currency", "must be the event's currency %q", ev.Currency)
 		case r.AmountOff.Amount < 1 || r.AmountOff.Amount > maxPrice:
-			e.add("amount_off.amount", fmt.Sprintf("from 1 to %d minor units", maxPrice))
+			e.Add("amount_off.amount", "from 1 to %d minor units", maxPrice)
 		}
 		p.AmountOff = r.AmountOff.Amount
 	}
 	if r.MaxUses < 1 || r.MaxUses > MaxPromotionUses {
-		e.add("max_uses", fmt.Sprintf("from 1 to %d", MaxPromotionUses))
+		e.Add("max_uses", "from 1 to %d", MaxPromotionUses)
 	}
 	if r.PerUser != nil {
 		if *r.PerUser < 1 || *r.PerUser > MaxPerUser {
-			e.add("per_user", fmt.Sprintf("from 1 to %d live uses per account", MaxPerUser))
+			e.Add("per_user", "from 1 to %d live uses per account", MaxPerUser)
 		}
 		p.PerUser = *r.PerUser
 	}
 	if r.StartsAt != nil && r.EndsAt != nil && !r.EndsAt.After(*r.StartsAt) {
-		e.add("ends_at", "must be after starts_at")
+		e.Add("ends_at", "must be after starts_at")
 	}
-	return p, e.err()
+	return p, e.Err()
 }
 
 // DisablePromotion withdraws a code from new holds; holds already taken

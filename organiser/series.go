@@ -44,29 +44,29 @@ func (s *Service) CreateSeries(ctx context.Context, scope venues.Scope, f Series
 	if err := scope.Check(); err != nil {
 		return Series{}, err
 	}
-	var e errList
+	var e venues.FieldErrors
 	switch {
 	case len(f.Dates) == 0:
-		e.add("dates", "at least one date")
+		e.Add("dates", "at least one date")
 	case len(f.Dates) > MaxSeriesDates:
-		e.add("dates", fmt.Sprintf("at most %d dates at once", MaxSeriesDates))
+		e.Add("dates", "at most %d dates at once", MaxSeriesDates)
 	}
 	if f.Title == nil || strings.TrimSpace(*f.Title) == "" {
-		e.add("title", "required")
+		e.Add("title", "required")
 	}
 	for i, d := range f.Dates {
 		if d.StartsAt == nil {
-			e.add(fmt.Sprintf("dates[%d].starts_at", i), "required")
+			e.Add(fmt.Sprintf("dates[%d].starts_at", i), "required")
 		}
 		if d.OnsaleAt == nil {
-			e.add(fmt.Sprintf("dates[%d].onsale_at", i), "required")
+			e.Add(fmt.Sprintf("dates[%d].onsale_at", i), "required")
 		}
 		if d.StartsAt != nil && d.OnsaleAt != nil && !d.OnsaleAt.Before(*d.StartsAt) {
-			e.add(fmt.Sprintf("dates[%d].onsale_at", i), "must be before starts_at")
+			e.Add(fmt.Sprintf("dates[%d].onsale_at", i), "must be before starts_at")
 		}
 	}
 	if len(e) > 0 {
-		return Series{}, e.err()
+		return Series{}, e.Err()
 	}
 	venue, err := s.store.Catalogue.Venue(ctx, deref(f.VenueID), scope.Filter())
 	if err != nil {

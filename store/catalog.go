@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -271,10 +270,7 @@ func (r *Reader) GetEvent(ctx context.Context, eventID string) (EventDetail, err
 				FROM events e JOIN venues v ON v.id = e.venue_id WHERE e.id = $1 AND e.status = 'PUBLISHED'`, eventID).Scan(
 				&d.ID, &d.Title, &d.Artist, &d.Venue, &d.City, &d.Timezone, &d.Genre, &d.Description,
 				&d.StartsAt, &d.OnsaleAt, &d.Currency, &d.Metered, &d.ServiceFee, &d.SeriesID, &d.TicketTypes, &d.Questions)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return ErrNotFound
-			}
-			if err != nil {
+			if err = orNotFound(err); err != nil {
 				return err
 			}
 			rows, err := tx.Query(ctx, `SELECT sec.id, sec.name, sec.kind, sec.capacity,

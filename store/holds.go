@@ -343,11 +343,7 @@ func takeCart(ctx context.Context, tx pgx.Tx, req HoldRequest, c checks) (Hold, 
 		if err := takePackageStays(ctx, tx, req, hold, c.terms); err != nil {
 			return Hold{}, err
 		}
-		b = &pgx.Batch{}
-		if err := queueKeyRecord(b, req, *hold); err != nil {
-			return Hold{}, err
-		}
-		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		if err := sendKeyRecord(ctx, tx, req, *hold); err != nil {
 			return Hold{}, err
 		}
 	}

@@ -150,6 +150,17 @@ func queueKeyRecord(b *pgx.Batch, req HoldRequest, hold Hold) error {
 	return nil
 }
 
+// sendKeyRecord records the key of a hold that is complete only after its
+// first batch went out (a package's stays, a resale's listings): its own
+// round trip in the hold's transaction.
+func sendKeyRecord(ctx context.Context, tx pgx.Tx, req HoldRequest, hold Hold) error {
+	b := &pgx.Batch{}
+	if err := queueKeyRecord(b, req, hold); err != nil {
+		return err
+	}
+	return tx.SendBatch(ctx, b).Close()
+}
+
 // idempotencyLockKey is the advisory lock of one (user, scope, key). A hash
 // collision only makes two unrelated requests queue briefly.
 func idempotencyLockKey(parts ...string) int64 {

@@ -124,16 +124,9 @@ func (s *Bookings) InvoiceParties(ctx context.Context, id uuid.UUID) (user, org 
 
 // Invoice reads booking id's invoice of kind.
 func (s *Bookings) Invoice(ctx context.Context, id uuid.UUID, kind InvoiceKind) (Invoice, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+invoiceColumns+` FROM invoices i JOIN reservations r ON r.id = i.reservation_id
-		LEFT JOIN events e ON e.id = r.event_id WHERE i.reservation_id = $1 AND i.kind = $2`, id, string(kind))
-	if err != nil {
-		return Invoice{}, err
-	}
-	v, err := pgx.CollectExactlyOneRow(rows, scanInvoice)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Invoice{}, ErrNoInvoice
-	}
-	return v, err
+	return queryOne(ctx, s.pool, ErrNoInvoice, scanInvoice, `SELECT `+invoiceColumns+` FROM invoices i
+		JOIN reservations r ON r.id = i.reservation_id LEFT JOIN events e ON e.id = r.event_id
+		WHERE i.reservation_id = $1 AND i.kind = $2`, id, string(kind))
 }
 
 // IssueInvoice issues the paid booking id's invoice once (a second call
@@ -154,10 +147,7 @@ func (s *Bookings) IssueInvoice(ctx context.Context, id uuid.UUID) (Invoice, err
 					EXISTS (SELECT 1 FROM reservation_items i WHERE i.reservation_id = r.id AND i.listing_id IS NOT NULL)
 				FROM reservations r LEFT JOIN events e ON e.id = r.event_id WHERE r.id = $1`, id).
 				Scan(&org, &currency, &status, &tax, &fees, &total, &rate, &resale)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return ErrNotFound
-			}
-			if err != nil {
+			if err = orNotFound(err); err != nil {
 				return err
 			}
 			if org == "" || resale || status != string(vocab.ReservationPaid) {

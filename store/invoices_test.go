@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/dev/testenv"
@@ -69,15 +70,10 @@ func TestAHundredBookingsInvoicedAtOnceGetTheNumbersOneToAHundred(t *testing.T) 
 		require.Equal(t, numbers[i], numbers[i+100], "both calls for a booking answer its one invoice")
 	}
 	year := time.Now().UTC().Year()
-	var seqs []int64
 	rows, err := st.Pool().Query(ctx, `SELECT seq FROM invoices WHERE org_id = $1 AND year = $2 ORDER BY seq`, org, year)
 	require.NoError(t, err)
-	for rows.Next() {
-		var s int64
-		require.NoError(t, rows.Scan(&s))
-		seqs = append(seqs, s)
-	}
-	require.NoError(t, rows.Err())
+	seqs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	require.NoError(t, err)
 	require.Len(t, seqs, 100)
 	for i, s := range seqs {
 		require.Equal(t, int64(i+1), s, "gapless from 1")

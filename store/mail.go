@@ -191,10 +191,7 @@ func (q *MailQueue) BookingMail(ctx context.Context, reservationID uuid.UUID) (B
 	err := q.pool.QueryRow(ctx, `SELECT e.title, v.name, v.city, v.timezone, e.starts_at, r.status, coalesce(r.cancel_reason, ''), e.currency
 		FROM reservations r JOIN events e ON e.id = r.event_id JOIN venues v ON v.id = e.venue_id
 		WHERE r.id = $1`, reservationID).Scan(&b.EventTitle, &b.VenueName, &b.VenueCity, &b.TimeZone, &b.StartsAt, &b.Status, &b.CancelReason, &b.Currency)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return BookingMail{}, ErrNotFound
-	}
-	if err != nil {
+	if err = orNotFound(err); err != nil {
 		return BookingMail{}, err
 	}
 	b.Sections, b.Seats = map[string]string{}, map[string]SeatLabel{}

@@ -72,12 +72,8 @@ func (s *Promotions) DisablePromotion(ctx context.Context, eventID, code string,
 		if _, err := tx.Exec(ctx, `UPDATE promotions SET disabled_at = now() WHERE event_id = $1 AND code = $2`, eventID, code); err != nil {
 			return err
 		}
-		if out, err = promotion(ctx, tx, eventID, code); err != nil {
-			return err
-		}
-		a.Before, _ = json.Marshal(before)
-		a.After, _ = json.Marshal(out)
-		return RecordAdminActionTx(ctx, tx, a)
+		out, err = recordPromotionChange(ctx, tx, before, a)
+		return err
 	})
 	return out, err
 }
@@ -102,14 +98,22 @@ func (s *Promotions) UpdatePromotion(ctx context.Context, eventID, code string, 
 			eventID, code, next.DiscountBps, next.AmountOff, next.MaxUses, next.PerUser, next.StartsAt, next.EndsAt); err != nil {
 			return inputError(err)
 		}
-		if out, err = promotion(ctx, tx, eventID, code); err != nil {
-			return err
-		}
-		a.Before, _ = json.Marshal(before)
-		a.After, _ = json.Marshal(out)
-		return RecordAdminActionTx(ctx, tx, a)
+		out, err = recordPromotionChange(ctx, tx, before, a)
+		return err
 	})
 	return out, err
+}
+
+// recordPromotionChange reads the promotion as a change in tx left it and
+// records a with it before and after, in the same transaction.
+func recordPromotionChange(ctx context.Context, tx pgx.Tx, before Promotion, a AdminAction) (Promotion, error) {
+	after, err := promotion(ctx, tx, before.EventID, before.Code)
+	if err != nil {
+		return Promotion{}, err
+	}
+	a.Before, _ = json.Marshal(before)
+	a.After, _ = json.Marshal(after)
+	return after, RecordAdminActionTx(ctx, tx, a)
 }
 
 func promotion(ctx context.Context, tx pgx.Tx, eventID, code string, lock ...string) (Promotion, error) {

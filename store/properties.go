@@ -108,10 +108,7 @@ func upsertRoomTypes(ctx context.Context, tx pgx.Tx, propertyID string, types []
 func (s *Hotels) Property(ctx context.Context, id, org string) (Property, error) {
 	p, err := scanProperty(s.pool.QueryRow(ctx, `SELECT `+propertyColumns+` FROM properties p
 		WHERE p.id = $1 AND ($2 = '' OR p.org_id = $2)`, id, org))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Property{}, ErrNotFound
-	}
-	if err != nil {
+	if err = orNotFound(err); err != nil {
 		return Property{}, err
 	}
 	if p.RoomTypes, err = s.roomTypes(ctx, []string{id}); err != nil {
@@ -183,10 +180,7 @@ func (s *Hotels) UpdateProperty(ctx context.Context, id, org string, fn func(*Pr
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		p, err := scanProperty(tx.QueryRow(ctx, `SELECT `+propertyColumns+` FROM properties p
 			WHERE p.id = $1 AND ($2 = '' OR p.org_id = $2) FOR NO KEY UPDATE`, id, org))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrNotFound
-		}
-		if err != nil {
+		if err = orNotFound(err); err != nil {
 			return err
 		}
 		p.RoomTypes = nil
@@ -295,10 +289,7 @@ func (s *Hotels) SetInventory(ctx context.Context, ch InventoryChange) (Inventor
 		var known bool
 		err := tx.QueryRow(ctx, `SELECT p.currency, EXISTS (SELECT 1 FROM room_types WHERE property_id = p.id AND id = $2)
 			FROM properties p WHERE p.id = $1 FOR NO KEY UPDATE`, ch.PropertyID, ch.RoomType).Scan(&currency, &known)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrNotFound
-		}
-		if err != nil {
+		if err = orNotFound(err); err != nil {
 			return err
 		}
 		if !known {
@@ -543,10 +534,7 @@ func (s *Hotels) PropertyNotice(ctx context.Context, id int64) (PropertyNotice, 
 		FROM property_notices n JOIN properties p ON p.id = n.property_id JOIN reservations r ON r.id = n.reservation_id
 		WHERE n.id = $1`, id).Scan(&pn.ID, &pn.Kind, &night, &pn.PropertyID, &pn.PropertyName, &pn.ContactEmail, &pn.Timezone,
 		&pn.ReservationID, &pn.Guest, &pn.Status, &pn.OtherProperty)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return PropertyNotice{}, ErrNotFound
-	}
-	if err != nil {
+	if err = orNotFound(err); err != nil {
 		return PropertyNotice{}, err
 	}
 	if night != nil {

@@ -248,10 +248,7 @@ type Attendee struct {
 func (s *Bookings) Attendees(ctx context.Context, eventID, org string) ([]Attendee, []Question, error) {
 	var qs []Question
 	err := s.pool.QueryRow(ctx, `SELECT `+questionsJSON+` FROM events e WHERE e.id = $1 AND ($2 = '' OR e.org_id = $2)`, eventID, org).Scan(&qs)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil, ErrNotFound
-	}
-	if err != nil {
+	if err = orNotFound(err); err != nil {
 		return nil, nil, err
 	}
 	rows, err := s.pool.Query(ctx, `SELECT t.id, t.reservation_id, t.section_id, coalesce(t.seat_id, ''), coalesce(r.fan_email, ''),

@@ -143,15 +143,7 @@ func scanListing(row pgx.CollectableRow) (Listing, error) {
 }
 
 func (s *Resale) one(ctx context.Context, q pgx.Tx, id uuid.UUID) (Listing, error) {
-	rows, err := q.Query(ctx, `SELECT `+listingColumns+listingFrom+` WHERE l.id = $1`, id)
-	if err != nil {
-		return Listing{}, err
-	}
-	l, err := pgx.CollectExactlyOneRow(rows, scanListing)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Listing{}, ErrNotFound
-	}
-	return l, err
+	return queryOne(ctx, q, ErrNotFound, scanListing, `SELECT `+listingColumns+listingFrom+` WHERE l.id = $1`, id)
 }
 
 // FeeOf is the platform's fee on a resale price at feeBp basis points,
@@ -184,10 +176,7 @@ func (s *Resale) CreateListing(ctx context.Context, in NewListing) (Listing, err
 			FROM tickets t JOIN reservations r ON r.id = t.reservation_id
 			WHERE t.id = $1 AND t.user_id = $2 FOR UPDATE OF t`, in.TicketID, in.Seller).
 			Scan(&status, &resStatus, &eventID, &sectionID, &seatID, &seq, &resID, &offered, &used)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrNotFound
-		}
-		if err != nil {
+		if err = orNotFound(err); err != nil {
 			return err
 		}
 		if status != string(vocab.TicketValid) || resStatus != string(vocab.ReservationPaid) || offered || used {
@@ -545,11 +534,7 @@ func takeListings(ctx context.Context, tx pgx.Tx, req HoldRequest, ids []uuid.UU
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return Hold{}, err
 	}
-	b = &pgx.Batch{}
-	if err := queueKeyRecord(b, req, *hold); err != nil {
-		return Hold{}, err
-	}
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+	if err := sendKeyRecord(ctx, tx, req, *hold); err != nil {
 		return Hold{}, err
 	}
 	return *hold, nil

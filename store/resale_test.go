@@ -116,34 +116,16 @@ func TestBuyersRacingForOneListingWhileItsSellerWithdrawsItGetOneHold(t *testing
 	for round := range 5 {
 		e := newResaleEvent(t)
 		l := e.list(1100)
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		held, withdrawn := 0, 0
-		for i := range 11 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var err error
-				if i == 5 {
-					_, err = e.st.Resale.WithdrawListing(ctx, l.ID, e.seller)
-				} else {
-					_, err = e.holdListing("buyer_"+e.ev+"_"+string(rune('a'+i)), l.ID)
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				var lu *store.ListingUnavailableError
-				switch {
-				case err == nil && i == 5:
-					withdrawn++
-				case err == nil:
-					held++
-				case errors.As(err, &lu), errors.Is(err, store.ErrListingHeld):
-				default:
-					t.Errorf("round %d: %v", round, err)
-				}
-			}()
-		}
-		wg.Wait()
+		held, withdrawn := raceTen(t, func(i int) error {
+			_, err := e.holdListing("buyer_"+e.ev+"_"+string(rune('a'+i)), l.ID)
+			return err
+		}, func() error {
+			_, err := e.st.Resale.WithdrawListing(ctx, l.ID, e.seller)
+			return err
+		}, func(err error) bool {
+			var lu *store.ListingUnavailableError
+			return errors.As(err, &lu) || errors.Is(err, store.ErrListingHeld)
+		})
 		require.Equal(t, 1, held+withdrawn, "round %d: one hold or the withdrawal", round)
 		require.Zero(t, e.audit().ListingsSoldTwice)
 		if held == 1 {

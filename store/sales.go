@@ -1,11 +1,6 @@
 package store
 
-import (
-	"context"
-	"errors"
-
-	"github.com/jackc/pgx/v5"
-)
+import "context"
 
 // SectionSales is one section's line of an event's sales report. Sold and
 // Held count tickets (a general-admission hold of four is four); Revenue
@@ -54,10 +49,7 @@ func (r *Reader) EventSales(ctx context.Context, eventID, org string) (EventSale
 	out := EventSales{EventID: eventID}
 	err := r.pool.QueryRow(ctx, `SELECT org_id, currency FROM events WHERE id = $1 AND ($2 = '' OR org_id = $2)`,
 		eventID, org).Scan(&out.OrgID, &out.Currency)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return EventSales{}, ErrNotFound
-	}
-	if err != nil {
+	if err = orNotFound(err); err != nil {
 		return EventSales{}, err
 	}
 	rows, err := r.pool.Query(ctx, `

@@ -197,14 +197,37 @@ func (s *base) tx(ctx context.Context, fn func(pgx.Tx) error) error {
 
 // queryIDs runs a query whose one column is a UUID (reservations' ids, in
 // the main) and returns that column of every row.
-func queryIDs(ctx context.Context, q interface {
-	Query(context.Context, string, ...any) (pgx.Rows, error)
-}, sql string, args ...any) ([]uuid.UUID, error) {
+func queryIDs(ctx context.Context, q rowsQuerier, sql string, args ...any) ([]uuid.UUID, error) {
 	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+}
+
+// orNotFound is err with pgx.ErrNoRows, a read of one row that found
+// none, made ErrNotFound.
+func orNotFound(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	return err
+}
+
+// queryOne runs a query of at most one row and reads it with scan; when
+// there is none the answer is absent (ErrNotFound, or what none means to
+// the caller).
+func queryOne[T any](ctx context.Context, q rowsQuerier, absent error, scan pgx.RowToFunc[T], sql string, args ...any) (T, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	v, err := pgx.CollectExactlyOneRow(rows, scan)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return v, absent
+	}
+	return v, err
 }
 
 // Domain errors. The API maps each to one problem type.

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -93,10 +92,7 @@ func (s *Bookings) BookingSupportDetail(ctx context.Context, id uuid.UUID) (Supp
 	var by, reason *string
 	err := s.pool.QueryRow(ctx, `SELECT coalesce(fan_email, ''), created_at, cancelled_by, cancel_reason FROM reservations WHERE id = $1`, id).
 		Scan(&d.Email, &d.CreatedAt, &by, &reason)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return SupportDetail{}, ErrNotFound
-	}
-	if err != nil {
+	if err = orNotFound(err); err != nil {
 		return SupportDetail{}, err
 	}
 	if by != nil {

@@ -67,10 +67,7 @@ func (s *Tickets) CreateTransfer(ctx context.Context, id uuid.UUID, ticketID, fr
 		var seq int
 		err := tx.QueryRow(ctx, `SELECT t.status, r.status, t.event_id, t.holder_seq FROM tickets t JOIN reservations r ON r.id = t.reservation_id
 			WHERE t.id = $1 AND t.user_id = $2 FOR UPDATE OF t`, ticketID, fromUser).Scan(&status, &resStatus, &eventID, &seq)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrNotFound
-		}
-		if err != nil {
+		if err = orNotFound(err); err != nil {
 			return err
 		}
 		if status != string(vocab.TicketValid) || resStatus != string(vocab.ReservationPaid) {
@@ -94,16 +91,11 @@ func (s *Tickets) CreateTransfer(ctx context.Context, id uuid.UUID, ticketID, fr
 			WHERE ticket_id = $1 AND status = 'PENDING' AND expires_at <= now()`, ticketID); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `INSERT INTO ticket_transfers AS x (id, ticket_id, event_id, from_user, from_email, to_email, expires_at)
+		// A pending offer of the ticket leaves no row inserted: it is already offered.
+		x, err = queryOne(ctx, tx, ErrTicketNotTransferable, scanTransfer, `INSERT INTO ticket_transfers AS x
+			(id, ticket_id, event_id, from_user, from_email, to_email, expires_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (ticket_id) WHERE status = 'PENDING' DO NOTHING
 			RETURNING `+transferColumns, id, ticketID, eventID, fromUser, fromEmail, toEmail, expiresAt)
-		if err != nil {
-			return err
-		}
-		x, err = pgx.CollectExactlyOneRow(rows, scanTransfer)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrTicketNotTransferable // already offered
-		}
 		return err
 	})
 	return x, err
@@ -112,15 +104,7 @@ func (s *Tickets) CreateTransfer(ctx context.Context, id uuid.UUID, ticketID, fr
 // lockTransfer reads transfer id under its row lock; ErrNotFound when there
 // is none.
 func lockTransfer(ctx context.Context, tx pgx.Tx, id uuid.UUID) (Transfer, error) {
-	rows, err := tx.Query(ctx, `SELECT `+transferColumns+` FROM ticket_transfers x WHERE x.id = $1 FOR UPDATE`, id)
-	if err != nil {
-		return Transfer{}, err
-	}
-	x, err := pgx.CollectExactlyOneRow(rows, scanTransfer)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Transfer{}, ErrNotFound
-	}
-	return x, err
+	return queryOne(ctx, tx, ErrNotFound, scanTransfer, `SELECT `+transferColumns+` FROM ticket_transfers x WHERE x.id = $1 FOR UPDATE`, id)
 }
 
 // CancelTransfer withdraws fromUser's pending transfer; another fan's, like

@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,33 +33,14 @@ func TestRecipientsRacingToAcceptOneTransferWhileTheSenderCancelsLeaveOneValidHo
 		_, err = e.st.Tickets.CreateTransfer(ctx, uuid.New(), row.ID, alice, "", "carol@example.com", time.Now().Add(time.Hour), store.TransferLimits{})
 		require.ErrorIs(t, err, store.ErrTicketNotTransferable, "one offer of a ticket at a time")
 
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		accepted, cancelled := 0, 0
-		for i := range 11 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var err error
-				if i == 5 {
-					_, err = e.st.Tickets.CancelTransfer(ctx, tr.ID, alice)
-				} else {
-					_, _, err = e.st.Tickets.AcceptTransfer(ctx, tr.ID, bob, "Bob@Example.com",
-						store.TicketRow{ID: "tkt_" + uuid.NewString(), UserID: bob, SecretSealed: []byte("sealed")})
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				switch {
-				case err == nil && i == 5:
-					cancelled++
-				case err == nil:
-					accepted++
-				case !errors.Is(err, store.ErrTransferNotPending):
-					t.Errorf("round %d: %v", round, err)
-				}
-			}()
-		}
-		wg.Wait()
+		accepted, cancelled := raceTen(t, func(int) error {
+			_, _, err := e.st.Tickets.AcceptTransfer(ctx, tr.ID, bob, "Bob@Example.com",
+				store.TicketRow{ID: "tkt_" + uuid.NewString(), UserID: bob, SecretSealed: []byte("sealed")})
+			return err
+		}, func() error {
+			_, err := e.st.Tickets.CancelTransfer(ctx, tr.ID, alice)
+			return err
+		}, func(err error) bool { return errors.Is(err, store.ErrTransferNotPending) })
 		require.Equal(t, 1, accepted+cancelled, "round %d: one ending wins", round)
 
 		var valid, transferred int

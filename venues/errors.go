@@ -1,8 +1,10 @@
 package venues
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // FieldError names one offending field: a JSON path
@@ -98,3 +100,39 @@ type LimitError struct {
 }
 
 func (e *LimitError) Error() string { return "too large: " + e.Field + ": " + e.Message }
+
+// FieldErrors collects a request's field errors in the order found, for a
+// service that checks every field before it refuses (Err).
+type FieldErrors []FieldError
+
+// Add notes that field is wrong, as the message format says.
+func (e *FieldErrors) Add(field, format string, args ...any) {
+	*e = append(*e, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// Has reports whether field is wrong already, so that a check of two
+// fields together is skipped when one of them alone failed.
+func (e FieldErrors) Has(field string) bool {
+	return slices.ContainsFunc(e, func(f FieldError) bool { return f.Field == field })
+}
+
+// Err is the ValidationError of every field noted, nil when there is none.
+func (e FieldErrors) Err() error {
+	if len(e) == 0 {
+		return nil
+	}
+	return &ValidationError{Errors: e}
+}
+
+// SetWithin sets *dst to *src when src is given and from lo to hi, and
+// notes msg for field when src is given out of that range; a nil src
+// leaves dst alone (a PATCH that does not change the field).
+func SetWithin[T cmp.Ordered](e *FieldErrors, field string, dst, src *T, lo, hi T, msg string) {
+	switch {
+	case src == nil:
+	case *src < lo || *src > hi:
+		e.Add(field, "%s", msg)
+	default:
+		*dst = *src
+	}
+}

@@ -29,6 +29,14 @@ func seedDB(t *testing.T) (pool *pgxpool.Pool, count func(sql string, args ...an
 	}
 }
 
+// seededDB is seedDB after a first demo.Seed at now.
+func seededDB(t *testing.T, now time.Time) (pool *pgxpool.Pool, count func(sql string, args ...any) int) {
+	t.Helper()
+	pool, count = seedDB(t)
+	require.NoError(t, demo.Seed(context.Background(), pool, now))
+	return pool, count
+}
+
 func TestSeedCreatesTheDemoEventsOnceAndRepairsAMissingSeat(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -89,9 +97,8 @@ func TestSeedCreatesTheDemoEventsOnceAndRepairsAMissingSeat(t *testing.T) {
 func TestSeedCreatesThreeAmsterdamHotelsWithNinetyNightsOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, count := seedDB(t)
 	now := time.Now()
-	require.NoError(t, demo.Seed(ctx, pool, now))
+	pool, count := seededDB(t, now)
 	_, err := pool.Exec(ctx, `UPDATE room_nights SET held = 1 WHERE property_id = 'prop_canal_house' AND room_type = 'double'`)
 	require.NoError(t, err)
 	require.NoError(t, demo.Seed(ctx, pool, now))
@@ -110,9 +117,8 @@ func TestSeedCreatesThreeAmsterdamHotelsWithNinetyNightsOnce(t *testing.T) {
 func TestTheDemoHotelsAreOrgEncoresPropertiesNearThePlacedArenaAndASeedCompletesAnOlderOne(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, count := seedDB(t)
 	now := time.Now()
-	require.NoError(t, demo.Seed(ctx, pool, now))
+	pool, count := seededDB(t, now)
 	require.Equal(t, 3, count(`SELECT count(*) FROM properties WHERE org_id = 'org_encore' AND lat IS NOT NULL
 		AND contact_email LIKE 'frontdesk@%' AND timezone = 'Europe/Amsterdam' AND currency = 'EUR'`))
 	require.Equal(t, 1, count(`SELECT count(*) FROM venues WHERE id = $1 AND lat IS NOT NULL`, demo.ArenaVenueID), "the arena is on the map")

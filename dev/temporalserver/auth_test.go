@@ -79,10 +79,7 @@ func TestOnlySupportAndAdminTokensMayReadAndSteerWorkflows(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	internal, err := s.NewClient(ctx, client.Options{})
-	require.NoError(t, err)
-	t.Cleanup(internal.Close)
-	startWorker(t, internal, "bookings")
+	internal := workingClient(ctx, t, s, "bookings")
 	start := func(id string) {
 		_, err := internal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: "bookings"}, "checkout")
 		require.NoError(t, err)
@@ -169,10 +166,7 @@ func TestSchedulesRunBehindTheAuthorisedFrontend(t *testing.T) {
 	s := StartForTest(t, testDatabaseURL(t), func(c *Config) { c.SearchAttributes = testSearchAttributes })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := s.NewClient(ctx, client.Options{})
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	startWorker(t, c, "scheduled")
+	c := workingClient(ctx, t, s, "scheduled")
 	h, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{ID: "every-second",
 		Spec:   client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: time.Second}}},
 		Action: &client.ScheduleWorkflowAction{ID: "greet-scheduled", Workflow: "greet", Args: []any{"schedule"}, TaskQueue: "scheduled"}})

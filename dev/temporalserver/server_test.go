@@ -86,6 +86,17 @@ func startWorker(t *testing.T, c client.Client, taskQueue string) func() {
 	return stop
 }
 
+// workingClient is a client of s with a worker (startWorker) on taskQueue;
+// the client closes after the worker stops and before the server stops.
+func workingClient(ctx context.Context, t *testing.T, s *Server, taskQueue string) client.Client {
+	t.Helper()
+	c, err := s.NewClient(ctx, client.Options{})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	startWorker(t, c, taskQueue)
+	return c
+}
+
 func TestServerEndToEndAndRestart(t *testing.T) {
 	t.Parallel()
 	dbURL := testDatabaseURL(t)
@@ -227,10 +238,7 @@ func TestStartForTest(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, err := s.NewClient(ctx, client.Options{})
-	require.NoError(t, err)
-	t.Cleanup(c.Close) // after the worker stops, before the server stops
-	startWorker(t, c, "tq")
+	c := workingClient(ctx, t, s, "tq")
 	began = time.Now()
 	requireGreeting(t, ctx, c, client.StartWorkflowOptions{
 		TaskQueue:             "tq",
