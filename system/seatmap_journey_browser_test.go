@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/dev/demo"
@@ -139,12 +140,20 @@ func TestOnADesktopTheSeatMapShowsTheStageTheStandingFloorAndALegendOfThePricesA
 
 	// The floor asks how many, and holds them.
 	js(t, a, `(() => { document.getElementById('map').seatmap.fit(); return 'fit' })()`)
-	do(t, a, "press the floor", chromedp.WaitVisible(css(area)), chromedp.Click(css(area)), chromedp.WaitVisible(css(`#areapanel input[name=qty]`)))
+	// With the keyboard: the floor is the next Tab stop after the map.
+	do(t, a, "Tab from the map to the floor", chromedp.WaitVisible(css(area)), chromedp.Focus(css(`#map canvas`)), chromedp.KeyEvent(kb.Tab))
+	require.Equal(t, floor, js(t, a, `document.activeElement.dataset.area || document.activeElement.tagName`))
+	do(t, a, "Enter on the floor", chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(css(`#areapanel input[name=qty]`)))
 	require.Equal(t, "true", js(t, a, `document.querySelector('`+area+`').getAttribute('aria-expanded')`))
 	require.Equal(t, "qty", js(t, a, `document.activeElement.name`), "the quantity has the focus")
 	require.Contains(t, js(t, a, `document.getElementById('areapanel').textContent`), "40 of 40 places left")
 	requireAccessible(t, a, "the event with the floor chosen")
 	screenshot(t, a, "desktop floor chosen")
+	do(t, a, "close", chromedp.Click(css(`#areaclose`)))
+	require.Equal(t, floor, js(t, a, `document.activeElement.dataset.area || ''`), "closing gives the focus back to the floor")
+	require.Equal(t, "true", js(t, a, `String(document.getElementById('areapanel').hidden)`))
+	// With the mouse.
+	do(t, a, "press the floor", chromedp.Click(css(area)), chromedp.WaitVisible(css(`#areapanel input[name=qty]`)))
 	do(t, a, "three tickets", chromedp.SetValue(css(`#areapanel input[name=qty]`), "3"), chromedp.Click(css(`#areahold`)), chromedp.WaitVisible(css(`#countdown`)))
 	hold := strings.TrimPrefix(js(t, a, `location.hash`), "#/hold/")
 	require.Equal(t, 3, e.count(`SELECT coalesce(sum(quantity), 0) FROM reservation_items WHERE reservation_id = $1 AND section_id = $2`, hold, floor),
