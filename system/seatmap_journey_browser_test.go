@@ -19,7 +19,8 @@ import (
 )
 
 // standingEvent adds an event to the browser stack beside its own: a seated
-// section of ten rows whose first two rows are dearer (two prices), and a
+// section of ten rows whose first two rows are dearer (two prices, the
+// front rows' seats of their own price category), and a
 // standing floor of 40 places at €30. It returns the event's and the
 // floor's IDs.
 func standingEvent(t *testing.T, e *e2e) (string, string) {
@@ -33,8 +34,8 @@ func standingEvent(t *testing.T, e *e2e) (string, string) {
 			{ID: "sec_seats_" + suffix, Name: "Balcony", Rows: 10, PerRow: 16, BasePrice: 4000, Category: "balcony"},
 			{ID: floor, Name: "Floor", General: true, Capacity: 40, BasePrice: 3000, Category: "standing"},
 		}}))
-	_, err := e.store.Pool().Exec(ctx, `UPDATE seats SET base_price = CASE WHEN row_label IN
-		(SELECT DISTINCT row_label FROM seats WHERE event_id = $1 ORDER BY row_label LIMIT 2) THEN 9000 ELSE 4000 END WHERE event_id = $1`, id)
+	_, err := e.store.Pool().Exec(ctx, `UPDATE seats SET (base_price, category) = (SELECT * FROM (VALUES (9000, 'front'), (4000, 'balcony')) p (price, category)
+		WHERE (price = 9000) = (row_label IN (SELECT DISTINCT row_label FROM seats WHERE event_id = $1 ORDER BY row_label LIMIT 2))) WHERE event_id = $1`, id)
 	require.NoError(t, err)
 	return id, floor
 }
@@ -120,7 +121,8 @@ func TestOnADesktopTheSeatMapShowsTheStageTheStandingFloorAndALegendOfThePricesA
 	// The legend: each price in its colour, then the stage and the floor.
 	do(t, a, "the legend", chromedp.WaitVisible(css(`.legend [data-price]`)))
 	require.Equal(t, "9000,4000", js(t, a, `[...document.querySelectorAll('.legend [data-price]')].map(s => s.dataset.price).join(',')`))
-	require.Contains(t, js(t, a, `document.querySelector('.legend [data-price="9000"]').textContent`), "€90.00")
+	require.Contains(t, js(t, a, `document.querySelector('.legend [data-price="9000"]').textContent`), "€90.00 (front)", "the price's category named")
+	require.Contains(t, js(t, a, `document.querySelector('.legend [data-price="4000"]').textContent`), "€40.00 (balcony)")
 	legendColours := js(t, a, `[...document.querySelectorAll('.legend [data-price]')].map(s => {
 		const p = s.querySelector('canvas').getContext('2d').getImageData(10, 10, 1, 1).data;
 		return s.dataset.colour === '#' + [p[0], p[1], p[2]].map(v => v.toString(16).padStart(2, '0')).join('') ? 'same' : s.dataset.colour + ' drawn ' + [...p].join('/') }).join(',')`)

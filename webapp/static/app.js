@@ -161,6 +161,7 @@ function priceLegend(wrap, tiers, areas = []) {
     drawSeat(c.getContext('2d'), 10, 10, 8, 'price' + k);
     const s = document.createElement('span'); s.dataset.price = String(tier.amount); s.dataset.colour = tier.colour;
     s.append(c, ' ' + t(tier.more ? 'available, {price} or less' : 'available, {price}', { price: money({ amount: tier.amount, currency: tier.currency }) }));
+    if (tier.category) { s.dataset.category = tier.category; s.append(` (${tier.category})`); }
     wrap.querySelector('[data-state=selected]').before(s);
   }
   if (tiers.length) wrap.querySelector('[data-state=available]').remove();

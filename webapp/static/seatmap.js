@@ -197,7 +197,13 @@ export class SeatMap {
     this.tier = new Uint8Array(this.seats.length);
     this.seats.forEach((seat, i) => { this.tier[i] = at.get(seat.price ? seat.price.amount : 0); });
     const currency = (this.seats.find(seat => seat.price) || {}).price?.currency;
+    // A tier's price category, when its seats share one and no other tier
+    // has it (the legend names it then).
+    const cats = amounts.map(() => new Set());
+    this.seats.forEach((seat, i) => { if (this.tier[i] < cats.length) cats[this.tier[i]].add(seat.category || ''); });
+    const named = cats.every(c => c.size === 1 && [...c][0] !== '') && new Set(cats.map(c => [...c][0])).size === cats.length;
     this.priceTiers = amounts.slice(0, PRICES.length).map((amount, k) => ({ amount, currency, colour: PRICES[k],
+      category: named ? [...cats[k]][0] : '',
       more: k === PRICES.length - 1 && amounts.length > PRICES.length }));
     this.sprites = new Map();
   }
