@@ -12,7 +12,7 @@ import * as transfers from './transfers.js';
 import * as resale from './resale.js';
 import { documentsBox } from './documents.js';
 import { Questions } from './questions.js';
-import { t, plural, translatePage, langSwitch } from './i18n.js';
+import { t, plural, translatePage, langSwitch, locale } from './i18n.js';
 
 const tr = t; // for views whose ticket types are called t
 
@@ -825,15 +825,15 @@ async function ticketsView() {
 // line and the estimated wait, then on to the seat map with a pass.
 async function queueView(id) {
   const ev = await get('/v1/events/' + encodeURIComponent(id));
-  main.innerHTML = `<h1>Waiting room</h1><p><strong>${esc(ev.title)}</strong> · ${esc(ev.venue)}, ${esc(ev.city)}</p>
+  main.innerHTML = `<h1>${t('Waiting room')}</h1><p><strong>${esc(ev.title)}</strong> · ${esc(ev.venue)}, ${esc(ev.city)}</p>
     <div class="queue" id="queue">
-      <p id="qstate" data-status="joining">Joining the line…</p>
+      <p id="qstate" data-status="joining">${t('Joining the line…')}</p>
       <p id="qwait"></p>
-      <progress id="qbar" max="1" value="0" aria-label="Progress through the line"></progress>
+      <progress id="qbar" max="1" value="0" aria-label="${t('Progress through the line')}"></progress>
     </div>
     <p class="note" id="qconn" role="status"></p>
-    <p class="note">Keep this page open: your place is kept while it is. You do not need to refresh.</p>`;
-  if (!token()) { main.querySelector('#qstate').textContent = 'Please sign in to join the line.'; return; }
+    <p class="note">${t('Keep this page open: your place is kept while it is. You do not need to refresh.')}</p>`;
+  if (!token()) { main.querySelector('#qstate').textContent = t('Please sign in to join the line.'); return; }
   const state = main.querySelector('#qstate'), wait = main.querySelector('#qwait'), bar = main.querySelector('#qbar');
   const conn = main.querySelector('#qconn');
   let first = 0, lastMinutes = -1;
@@ -843,14 +843,14 @@ async function queueView(id) {
       switch (st.status) {
         case 'waiting': {
           if (st.opens_at && new Date(st.opens_at) > new Date()) {
-            state.textContent = `The sale opens ${when(st.opens_at)}. Everyone who is here by then gets a random place.`;
+            state.textContent = t('The sale opens {date}. Everyone who is here by then gets a random place.', { date: when(st.opens_at) });
             wait.textContent = ''; break;
           }
           first = Math.max(first, st.position);
           state.dataset.position = String(st.position);
-          state.textContent = st.position <= 1 ? 'You are next in line.' : `You are number ${st.position.toLocaleString()} in line.`;
+          state.textContent = st.position <= 1 ? t('You are next in line.') : t('You are number {n} in line.', { n: st.position.toLocaleString(locale()) });
           const m = Math.ceil((st.estimated_wait_seconds || 0) / 60);
-          wait.textContent = st.estimated_wait_seconds > 0 ? `Estimated wait: about ${m} minute${m === 1 ? '' : 's'}.` : '';
+          wait.textContent = st.estimated_wait_seconds > 0 ? plural(m, 'Estimated wait: about {n} minute.', 'Estimated wait: about {n} minutes.') : '';
           bar.value = first > 1 ? 1 - (st.position - 1) / first : 0;
           // Screen readers hear the place when the wait's minute changes,
           // not on every push.
@@ -858,24 +858,24 @@ async function queueView(id) {
           break;
         }
         case 'admitted': case 'offered':
-          state.textContent = st.status === 'offered' ? 'Seats came back and they are offered to you!' : 'It is your turn!';
-          wait.textContent = `Choose your seats before ${new Date(st.pass_expires_at).toLocaleTimeString()}.`;
+          state.textContent = t(st.status === 'offered' ? 'Seats came back and they are offered to you!' : 'It is your turn!');
+          wait.textContent = t('Choose your seats before {time}.', { time: new Date(st.pass_expires_at).toLocaleTimeString(locale()) });
           bar.value = 1;
-          announce('It is your turn. Opening the seat map.');
+          announce(t('It is your turn. Opening the seat map.'));
           location.hash = '#/event/' + encodeURIComponent(id);
           break;
         case 'sold_out':
-          state.textContent = 'Sold out.';
+          state.textContent = t('Sold out.');
           wait.textContent = '';
-          announce('The event is sold out');
+          announce(t('The event is sold out'));
           waitlistForm(id, wait);
           break;
       }
     },
     onConnection: (c, secs) => {
       conn.dataset.state = c;
-      conn.textContent = { live: 'Connected: your place updates live.', checking: 'Checking your browser…',
-        reconnecting: `Connection lost. Reconnecting${secs ? ' in ' + secs + ' s' : ''}; your place is kept.` }[c] || '';
+      conn.textContent = { live: t('Connected: your place updates live.'), checking: t('Checking your browser…'),
+        reconnecting: secs ? t('Connection lost. Reconnecting in {n} s; your place is kept.', { n: secs }) : t('Connection lost. Reconnecting; your place is kept.') }[c] || '';
     },
     onError: err => showProblem(err),
   });
