@@ -253,7 +253,8 @@ func inDutch(t *testing.T, ctx context.Context) {
 // with the browser's language Dutch, the event page, the seat map and the
 // hold's checkout read in Dutch, prices and dates written the Dutch way;
 // the header's switch shows the same page in English (and remembers it),
-// and back; the organiser's app follows the same choice.
+// and back; the paid booking, the bookings and the tickets read in Dutch;
+// the organiser's app follows the same choice.
 func TestABrowserInDutchShowsTheEventAndTheCheckoutInDutchAndTheSwitchFlipsToEnglish(t *testing.T) {
 	t.Parallel()
 	e, base := browserStack(t)
@@ -305,6 +306,21 @@ func TestABrowserInDutchShowsTheEventAndTheCheckoutInDutchAndTheSwitchFlipsToEng
 	require.Equal(t, "Your hold", js(t, a, `document.querySelector('main h1').textContent`), "the choice is kept")
 	do(t, a, "switch back to Dutch", chromedp.Click(css(`#langswitch`)))
 	waitJS(t, a, `document.querySelector('main h1').textContent`, "Je reservering", 10*time.Second)
+
+	// Paid: the booking, the bookings and the tickets in Dutch.
+	payWith(t, a, e.pay.card())
+	waitPaid(t, a, 1)
+	require.Equal(t, "Je boeking", js(t, a, `document.querySelector('main h1').textContent`))
+	require.Equal(t, "Betaald", js(t, a, `document.getElementById('bstatus').textContent`))
+	require.Contains(t, js(t, a, `document.getElementById('terms').textContent`), "Je kunt annuleren tot")
+	do(t, a, "my bookings", chromedp.Navigate(base+"/#/bookings"), chromedp.WaitVisible(css(`ul.bookings li`)))
+	require.Equal(t, "Mijn boekingen", js(t, a, `document.querySelector('main h1').textContent`))
+	require.Equal(t, "Binnenkort", js(t, a, `document.querySelector('#bookings h2').textContent`))
+	require.Contains(t, js(t, a, `document.querySelector('ul.bookings li').textContent`), "Betaald")
+	do(t, a, "my tickets", chromedp.Navigate(base+"/#/tickets"), chromedp.WaitVisible(css(`#tickets img`)))
+	require.Equal(t, "Mijn tickets", js(t, a, `document.querySelector('main h1').textContent`))
+	require.Contains(t, js(t, a, `document.querySelector('#tickets img').alt`), "QR-code")
+	requireAccessible(t, a, "my tickets in Dutch")
 
 	// The organiser's app reads the same choice (signed out: the fan is
 	// no organiser).
