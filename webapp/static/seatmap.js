@@ -301,8 +301,8 @@ export class SeatMap {
     for (const i of row) { rx0 = Math.min(rx0, this.xs[i]); rx1 = Math.max(rx1, this.xs[i]); rowY += this.ys[i]; }
     rowY /= row.length;
     const top = rowY <= (b.y0 + b.y1) / 2 || first.row1 - first.row0 < 2;
-    const gap = Math.max(pitch * 1.5, H * 0.03), stageH = Math.max(pitch * 2, H * 0.06);
-    const areaH = this.areas.length ? Math.max(pitch * 4, H * 0.1) : 0;
+    const gap = Math.max(pitch, H * 0.03), stageH = Math.max(pitch * 1.2, H * 0.06);
+    const areaH = this.areas.length ? Math.max(pitch * 3, H * 0.1) : 0;
     const cx = (b.x0 + b.x1) / 2;
     const sw = Math.min(Math.max((rx1 - rx0) * 1.2, pitch * 6), W * 0.6), aw = Math.min(Math.max(sw * 1.8, pitch * 8), W * 0.9);
     const depth = (this.areas.length ? gap * 2 + areaH : gap) + stageH;
@@ -848,6 +848,8 @@ export class SeatMap {
     c.addEventListener('pointerup', up);
     c.addEventListener('pointercancel', up);
     c.addEventListener('pointerleave', e => { if (e.pointerType === 'mouse') this.tip.hidden = true; });
+    // A phone's long press shows the seat, not the browser's menu.
+    c.addEventListener('contextmenu', e => { if (gesture && gesture.touch) e.preventDefault(); });
     new ResizeObserver(() => { if (this.seats && !this.moved) this.fit(); else this.requestDraw(); }).observe(c);
   }
 
