@@ -12,6 +12,9 @@ import * as transfers from './transfers.js';
 import * as resale from './resale.js';
 import { documentsBox } from './documents.js';
 import { Questions } from './questions.js';
+import { t, plural, translatePage, langSwitch, locale } from './i18n.js';
+
+const tr = t; // for views whose ticket types are called t
 
 const main = document.getElementById('main');
 const banner = document.getElementById('problem');
@@ -29,7 +32,7 @@ function words(err) {
   if (err instanceof OfflineError) return err.message;
   if (!(err instanceof Error) || err instanceof TypeError || err instanceof SyntaxError || err instanceof RangeError ||
     (typeof DOMException !== 'undefined' && err instanceof DOMException)) {
-    return 'Something went wrong on this page. Please try again.';
+    return t('Something went wrong on this page. Please try again.');
   }
   return err.message;
 }
@@ -39,8 +42,8 @@ function words(err) {
 function errorView(err) {
   console.error(err); // the fan reads words; a developer's console keeps the cause
   main.dataset.error = String(err && err.stack || err).slice(0, 500);
-  main.innerHTML = `<h1>We could not show this page</h1><p id="errtext"></p>
-    <p><button id="retry">Try again</button> <a href="#/">Back to the events</a></p>`;
+  main.innerHTML = `<h1>${t('We could not show this page')}</h1><p id="errtext"></p>
+    <p><button id="retry">${t('Try again')}</button> <a href="#/">${t('Back to the events')}</a></p>`;
   main.querySelector('#errtext').textContent = err instanceof ProblemError ? message(err.problem, err.retryAfter) : words(err);
   main.querySelector('#retry').onclick = () => { clearProblem(); route(); };
   showProblem(err);
@@ -55,10 +58,10 @@ export function showProblem(err, actions = []) {
   const type = err instanceof ProblemError ? String(err.problem.type || '') : '';
   const eventID = (location.hash.match(/^#\/(?:event|queue)\/([^/?]+)/) || [])[1];
   if (type.endsWith('/queue-required') && eventID && !actions.length) {
-    actions = [['Join the waiting room', () => { location.hash = '#/queue/' + eventID; }]];
+    actions = [[t('Join the waiting room'), () => { location.hash = '#/queue/' + eventID; }]];
   }
   if (type.endsWith('/pending-checkout') && err.problem.hold_id && !actions.length) {
-    actions = [['Go to your hold', () => { location.hash = '#/hold/' + encodeURIComponent(err.problem.hold_id); }]];
+    actions = [[t('Go to your hold'), () => { location.hash = '#/hold/' + encodeURIComponent(err.problem.hold_id); }]];
   }
   for (const [label, fn] of actions) {
     const b = document.createElement('button'); b.textContent = label; b.className = 'secondary';
@@ -70,21 +73,21 @@ export function showProblem(err, actions = []) {
 async function renderWho() {
   const who = document.getElementById('who');
   if (token()) {
-    who.innerHTML = `<span>Signed in as <strong>${esc(sessionStorage.getItem('user'))}</strong></span> <button class="secondary" id="signout">Sign out</button>`;
+    who.innerHTML = `<span>${t('Signed in as')} <strong>${esc(sessionStorage.getItem('user'))}</strong></span> <button class="secondary" id="signout">${t('Sign out')}</button>`;
     who.querySelector('#signout').onclick = () => { signOut(); wallet.forgetAll(); renderWho(); route(); };
     return;
   }
   // With an issuer and a client ID configured, "Sign in" is the OpenID
   // Connect redirect (signin.js); otherwise the demo form.
   if ((await signInConfig()).redirect) {
-    who.innerHTML = '<button id="oidc-signin">Sign in</button>';
+    who.innerHTML = `<button id="oidc-signin">${t('Sign in')}</button>`;
     who.querySelector('#oidc-signin').onclick = () => startSignIn().catch(showProblem);
     return;
   }
-  who.innerHTML = `<form class="row" id="signin" aria-label="Demo sign-in">
-    <label>User ID <input name="user" required autocomplete="username" pattern="[A-Za-z0-9_.:\\-]+"></label>
-    <label>Email <input name="email" type="email" autocomplete="email"></label>
-    <button>Sign in</button></form>`;
+  who.innerHTML = `<form class="row" id="signin" aria-label="${t('Demo sign-in')}">
+    <label>${t('User ID')} <input name="user" required autocomplete="username" pattern="[A-Za-z0-9_.:\\-]+"></label>
+    <label>${t('Email')} <input name="email" type="email" autocomplete="email"></label>
+    <button>${t('Sign in')}</button></form>`;
   who.querySelector('#signin').onsubmit = async e => {
     e.preventDefault();
     const f = e.target;
@@ -94,8 +97,8 @@ async function renderWho() {
 }
 
 async function eventsView(q = '') {
-  main.innerHTML = `<h1>Events</h1>
-    <div class="search" role="search"><label for="q">Search events</label>
+  main.innerHTML = `<h1>${t('Events')}</h1>
+    <div class="search" role="search"><label for="q">${t('Search events')}</label>
       <input id="q" type="search" autocomplete="off" role="combobox" aria-expanded="false" aria-controls="suggest" aria-autocomplete="list" value="${esc(q)}">
       <ul id="suggest" class="suggest" role="listbox" hidden></ul></div>
     <ul class="events" id="events" aria-live="polite"></ul>`;
@@ -107,7 +110,7 @@ async function eventsView(q = '') {
     // The fan may have left this view while the list was on its way.
     if (!events.isConnected) return;
     events.innerHTML = page.events.map(e => `<li><a href="#/event/${encodeURIComponent(e.id)}"><strong>${esc(e.title)}</strong></a>
-      <div>${esc(e.artist)}</div><div>${esc(e.venue)}, ${esc(e.city)}</div><div class="when">${esc(when(e.starts_at, e.timezone, e.city))}</div></li>`).join('') || '<li>No events found.</li>';
+      <div>${esc(e.artist)}</div><div>${esc(e.venue)}, ${esc(e.city)}</div><div class="when">${esc(when(e.starts_at, e.timezone, e.city))}</div></li>`).join('') || `<li>${t('No events found.')}</li>`;
   };
   const close = () => { list.hidden = true; input.setAttribute('aria-expanded', 'false'); active = -1; };
   input.addEventListener('input', () => {
@@ -140,7 +143,7 @@ function legend() {
   for (const st of ['available', 'selected', 'held', 'sold', 'blocked']) {
     const c = document.createElement('canvas'); c.width = 20; c.height = 20;
     drawSeat(c.getContext('2d'), 10, 10, 8, st);
-    const s = document.createElement('span'); s.dataset.state = st; s.append(c, ' ' + st); wrap.append(s);
+    const s = document.createElement('span'); s.dataset.state = st; s.append(c, ' ' + t(st)); wrap.append(s);
   }
   return wrap;
 }
@@ -151,16 +154,26 @@ const narrow = () => matchMedia('(max-width: 40rem)').matches;
 
 // priceLegend adds the price colours of available seats to the legend
 // (a map with one price has none).
-function priceLegend(wrap, tiers) {
+function priceLegend(wrap, tiers, areas = []) {
   if (!wrap) return;
-  for (const [k, t] of tiers.entries()) {
+  for (const [k, tier] of tiers.entries()) {
     const c = document.createElement('canvas'); c.width = 20; c.height = 20;
     drawSeat(c.getContext('2d'), 10, 10, 8, 'price' + k);
-    const s = document.createElement('span'); s.dataset.price = String(t.amount);
-    s.append(c, ' available, ' + money({ amount: t.amount, currency: t.currency }) + (t.more ? ' or less' : ''));
+    const s = document.createElement('span'); s.dataset.price = String(tier.amount); s.dataset.colour = tier.colour;
+    s.append(c, ' ' + t(tier.more ? 'available, {price} or less' : 'available, {price}', { price: money({ amount: tier.amount, currency: tier.currency }) }));
+    if (tier.category) { s.dataset.category = tier.category; s.append(` (${tier.category})`); }
     wrap.querySelector('[data-state=selected]').before(s);
   }
   if (tiers.length) wrap.querySelector('[data-state=available]').remove();
+  // The stage and the standing areas, as the map draws them.
+  const stage = document.createElement('span'); stage.dataset.legend = 'stage';
+  stage.innerHTML = `<i class="swatch stage"></i> ${t('Stage')}`;
+  wrap.append(stage);
+  if (areas.length) {
+    const s = document.createElement('span'); s.dataset.legend = 'standing';
+    s.innerHTML = `<i class="swatch area"></i> ${t('Standing area: press it to choose how many')}`;
+    wrap.append(s);
+  }
 }
 
 // ticketsInfo lists an event's ticket types with their prices per seat
@@ -171,11 +184,11 @@ function ticketsInfo(ev) {
   if (types.length < 2 && !fee) return '';
   const cats = [...new Set(ev.sections.map(s => s.category))];
   const where = c => cats.length > 1 ? ev.sections.filter(s => s.category === c).map(s => s.name).join(', ') + ' ' : '';
-  return `<section id="tickettypes" class="tickettypes" aria-labelledby="typeshead"><h2 id="typeshead">Tickets</h2>
+  return `<section id="tickettypes" class="tickettypes" aria-labelledby="typeshead"><h2 id="typeshead">${t('Tickets')}</h2>
     ${types.length > 1 ? `<ul class="types">${types.map(t => `<li data-type="${esc(t.id)}"><strong>${esc(t.name)}</strong>:
       ${cats.filter(c => t.prices[c]).map(c => `<span data-category="${esc(c)}">${esc(where(c))}${money(t.prices[c])}</span>`).join(' · ')}
-      ${t.max_per_order ? ` (at most ${t.max_per_order} per order)` : ''}</li>`).join('')}</ul>` : ''}
-    ${fee ? `<p id="servicefee" data-amount="${fee.amount}">Plus a service fee of <strong>${money(fee)}</strong> per ticket, shown apart at checkout.</p>` : ''}
+      ${t.max_per_order ? ` (${tr('at most {n} per order', { n: t.max_per_order })})` : ''}</li>`).join('')}</ul>` : ''}
+    ${fee ? `<p id="servicefee" data-amount="${fee.amount}">${tr('Plus a service fee of {fee} per ticket, shown apart at checkout.', { fee: `<strong>${money(fee)}</strong>` })}</p>` : ''}
     </section>`;
 }
 
@@ -187,30 +200,37 @@ async function eventView(id, sectionID) {
   // unless they say otherwise; a type without a price for a seat's
   // category is not sold there.
   const types = ev.ticket_types || [], multi = types.length > 1;
-  main.innerHTML = `${seated.length ? '<p><a class="skip" id="tomap" href="#map">Skip to the seat map</a></p>' : ''}<h1>${esc(ev.title)}</h1><p>${esc(ev.artist)} · ${esc(ev.venue)}, ${esc(ev.city)} · <span class="when">${esc(when(ev.starts_at, ev.timezone, ev.city))}</span></p>
+  // On a phone "let us choose" comes first, the map below it: most fans
+  // there want two good seats, not to pan a venue on a small screen.
+  const phone = narrow();
+  const best = `<section id="bestbox" class="${phone ? 'bestfirst' : ''}" aria-labelledby="besthead">
+    <h2 id="besthead">${t(phone ? 'Best available' : 'Or let us choose')}</h2>
+    <form class="row" id="best"><label>${t('Section')} <select name="section">${ev.sections.map(s => `<option value="${esc(s.id)}" ${s.id === section ? 'selected' : ''}>${esc(s.name)}${s.kind === 'general' ? ' (' + t('standing') + ')' : ''}</option>`).join('')}</select></label>
+      <label>${t('Tickets')} <input name="qty" type="number" min="1" max="6" value="2" required></label>
+      ${multi ? `<label>${t('Ticket type')} <select name="ttype">${types.map(t => `<option value="${esc(t.id)}">${esc(t.name)}</option>`).join('')}</select></label>` : ''}
+      <label><span><input name="adjacent" type="checkbox" checked> ${t('Together')}</span></label>
+      <button>${t('Find the best seats')}</button></form></section>`;
+  main.innerHTML = `${seated.length ? `<p><a class="skip" id="tomap" href="#map">${t('Skip to the seat map')}</a></p>` : ''}<h1>${esc(ev.title)}</h1><p>${esc(ev.artist)} · ${esc(ev.venue)}, ${esc(ev.city)} · <span class="when">${esc(when(ev.starts_at, ev.timezone, ev.city))}</span></p>
     <p>${esc(ev.description)}</p>
     ${ticketsInfo(ev)}
-    <p><a id="resalelink" href="#/event/${encodeURIComponent(id)}/resale">Resale tickets</a> from other fans</p>
-    <details class="sectionlist" id="sectionlist" ${narrow() ? '' : 'open'}><summary><h2>Sections (${ev.sections.length})</h2></summary>
+    <p><a id="resalelink" href="#/event/${encodeURIComponent(id)}/resale">${t('Resale tickets')}</a> ${t('from other fans')}</p>
+    <details class="sectionlist" id="sectionlist" ${phone ? '' : 'open'}><summary><h2>${t('Sections ({n})', { n: ev.sections.length })}</h2></summary>
     <div class="sections" role="list">${ev.sections.map(s => `<a role="listitem" href="#/event/${encodeURIComponent(id)}/${encodeURIComponent(s.id)}"
-      data-section="${esc(s.id)}" ${s.id === sectionID ? 'aria-current="true"' : ''}>${esc(s.name)} — ${s.available} of ${s.capacity} left, from ${money(s.base_price)}</a>`).join('')}</div></details>
-    <h2 id="maphead">Choose your seats</h2>
-    <div class="maptools"><button class="secondary" id="zin" aria-label="Zoom in">+</button><button class="secondary" id="zout" aria-label="Zoom out">−</button>
-      <button class="secondary" id="zfit">Fit</button></div>
+      data-section="${esc(s.id)}" ${s.id === sectionID ? 'aria-current="true"' : ''}>${esc(s.name)} — ${t('{n} of {cap} left, from {price}', { n: s.available, cap: s.capacity, price: money(s.base_price) })}</a>`).join('')}</div></details>
+    ${phone && seated.length ? best : ''}
+    <h2 id="maphead">${t(phone ? 'Or choose your seats on the map' : 'Choose your seats')}</h2>
+    <div class="maptools"><button class="secondary" id="zin" aria-label="${t('Zoom in')}">+</button><button class="secondary" id="zout" aria-label="${t('Zoom out')}">−</button>
+      <button class="secondary" id="zfit">${t('Fit')}</button></div>
     <div class="map" id="map" aria-describedby="maphead"></div>
-    <h2>Your selection</h2><ul id="selection" class="selection"></ul>
-    <section id="stay" class="stay" aria-labelledby="stayhead" hidden><h2 id="stayhead">Stay the night</h2>
+    <div id="areapanel" class="areapanel" hidden></div>
+    <h2>${t('Your selection')}</h2><ul id="selection" class="selection"></ul>
+    <section id="stay" class="stay" aria-labelledby="stayhead" hidden><h2 id="stayhead">${t('Stay the night')}</h2>
       <p id="staynote"></p>
-      <label>Guests in the room <select id="guests">${[1, 2, 3, 4].map(n => `<option ${n === 2 ? 'selected' : ''}>${n}</option>`).join('')}</select></label>
-      <fieldset id="hotels"><legend>Add a room to your seats: one booking, seats and room, or nothing</legend></fieldset></section>
-    <form class="row" id="holdform"><label>Promotion code <input name="promo" autocomplete="off" pattern="[A-Za-z0-9_\-]{1,64}"></label>
-      <button id="hold" disabled>Hold these seats</button></form>
-    <h2>Or let us choose</h2>
-    <form class="row" id="best"><label>Section <select name="section">${ev.sections.map(s => `<option value="${esc(s.id)}" ${s.id === section ? 'selected' : ''}>${esc(s.name)}${s.kind === 'general' ? ' (standing)' : ''}</option>`).join('')}</select></label>
-      <label>Tickets <input name="qty" type="number" min="1" max="6" value="2" required></label>
-      ${multi ? `<label>Ticket type <select name="ttype">${types.map(t => `<option value="${esc(t.id)}">${esc(t.name)}</option>`).join('')}</select></label>` : ''}
-      <label><span><input name="adjacent" type="checkbox" checked> Together</span></label>
-      <button>Find the best seats</button></form>`;
+      <label>${t('Guests in the room')} <select id="guests">${[1, 2, 3, 4].map(n => `<option ${n === 2 ? 'selected' : ''}>${n}</option>`).join('')}</select></label>
+      <fieldset id="hotels"><legend>${t('Add a room to your seats: one booking, seats and room, or nothing')}</legend></fieldset></section>
+    <form class="row" id="holdform"><label>${t('Promotion code')} <input name="promo" autocomplete="off" pattern="[A-Za-z0-9_\-]{1,64}"></label>
+      <button id="hold" disabled>${t('Hold these seats')}</button></form>
+    ${phone && seated.length ? '' : best}`;
   main.querySelector('#map').after(legend());
   const promo = () => main.querySelector('#holdform').promo.value.trim();
   const stay = hotelOffer(id);
@@ -233,7 +253,7 @@ async function eventView(id, sectionID) {
     let p = main.querySelector('#holdprompt');
     if (!p) {
       p = document.createElement('p'); p.id = 'holdprompt'; p.className = 'prompt'; p.setAttribute('role', 'status');
-      p.innerHTML = 'Sign in to hold these seats: your choice is kept. <button type="button" class="secondary">Sign in</button>';
+      p.innerHTML = `${t('Sign in to hold these seats: your choice is kept.')} <button type="button" class="secondary">${t('Sign in')}</button>`;
       p.querySelector('button').onclick = () => {
         const b = document.getElementById('oidc-signin');
         if (b) { b.click(); return; }
@@ -242,7 +262,7 @@ async function eventView(id, sectionID) {
       };
       main.querySelector('#holdform').after(p);
     }
-    p.scrollIntoView({ block: 'nearest' });
+    p.scrollIntoView({ block: 'center' });
   };
   main.querySelector('#best').onsubmit = e => {
     e.preventDefault();
@@ -266,18 +286,51 @@ async function eventView(id, sectionID) {
     chosen.set(seat.id, s.value);
     const li = s.closest('li'); li.dataset.type = s.value;
     li.querySelector('.price').textContent = money(priceOf(seat));
-    announce(`Row ${seat.row}, seat ${seat.number}: ${s.selectedOptions[0].textContent}, ${money(priceOf(seat))}`);
+    announce(t('Row {row}, seat {n}', { row: seat.row, n: seat.number }) + `: ${s.selectedOptions[0].textContent}, ${money(priceOf(seat))}`);
   });
   // One map of the whole venue: every seated section, each followed live.
+  // A standing area pressed on the map (or in the section list) asks how
+  // many tickets, and holds them.
+  const areaPanel = main.querySelector('#areapanel');
+  const chooseArea = a => {
+    for (const x of map.areas) x.el.setAttribute('aria-expanded', String(x.id === a.id));
+    const most = Math.max(1, Math.min(6, a.available));
+    areaPanel.dataset.area = a.id;
+    areaPanel.innerHTML = `<h3 id="areahead">${esc(a.name)}</h3>
+      <p>${t('Standing: {n} of {cap} places left, {price} each. Choose how many tickets.', { n: a.available, cap: a.capacity, price: money(a.base_price) })}</p>
+      <form class="row" id="areaform"><label>${t('Tickets')} <input name="qty" type="number" min="1" max="${most}" value="${Math.min(2, most)}" required></label>
+        ${multi ? `<label>${t('Ticket type')} <select name="ttype">${types.map(x => `<option value="${esc(x.id)}">${esc(x.name)}</option>`).join('')}</select></label>` : ''}
+        <button id="areahold">${t('Hold standing tickets')}</button>
+        <button type="button" class="secondary" id="areaclose">${t('Close')}</button></form>`;
+    areaPanel.hidden = false;
+    const f = areaPanel.querySelector('#areaform');
+    f.onsubmit = e => {
+      e.preventDefault();
+      f.querySelector('#areahold').disabled = true;
+      tryHold({ section_id: a.id, quantity: +f.qty.value, ...(multi && f.ttype.value !== types[0].id ? { ticket_type: f.ttype.value } : {}) },
+        err => { f.querySelector('#areahold').disabled = false; if (err) showProblem(err); });
+    };
+    areaPanel.querySelector('#areaclose').onclick = () => {
+      areaPanel.hidden = true;
+      const b = map.areas.find(x => x.id === a.id);
+      for (const x of map.areas) x.el.setAttribute('aria-expanded', 'false');
+      if (b) b.el.focus();
+    };
+    areaPanel.scrollIntoView({ block: 'nearest' });
+    f.qty.focus();
+    announce(`${a.name}: ` + t('Standing: {n} of {cap} places left, {price} each. Choose how many tickets.', { n: a.available, cap: a.capacity, price: money(a.base_price) }));
+  };
   const map = new SeatMap(main.querySelector('#map'), id, seated, {
     announce,
+    areas: ev.sections.filter(s => s.kind === 'general'),
+    onArea: chooseArea,
     onChange: seats => {
       shown = seats;
       for (const sid of [...chosen.keys()]) if (!seats.some(x => x.id === sid)) chosen.delete(sid);
       sel.innerHTML = seats.map(s => {
         const opts = multi ? typesFor(s) : [];
-        return `<li data-seat="${esc(s.id)}"${multi ? ` data-type="${esc(typeOf(s))}"` : ''}>Row ${esc(s.row)}, seat ${s.number} — <span class="price">${money(priceOf(s))}</span>
-          ${opts.length > 1 ? `<label class="inline">Ticket type<span class="sr-only"> for row ${esc(s.row)}, seat ${s.number}</span>
+        return `<li data-seat="${esc(s.id)}"${multi ? ` data-type="${esc(typeOf(s))}"` : ''}>${t('Row {row}, seat {n}', { row: esc(s.row), n: s.number })} — <span class="price">${money(priceOf(s))}</span>
+          ${opts.length > 1 ? `<label class="inline">${t('Ticket type')}<span class="sr-only"> ${t('for row {row}, seat {n}', { row: esc(s.row), n: s.number })}</span>
             <select data-seat="${esc(s.id)}">${opts.map(t => `<option value="${esc(t.id)}" ${t.id === typeOf(s) ? 'selected' : ''}>${esc(t.name)}</option>`).join('')}</select></label>` : ''}</li>`;
       }).join('');
       holdBtn.disabled = !seats.length;
@@ -286,6 +339,7 @@ async function eventView(id, sectionID) {
     },
   });
   cleanup.push(() => map.close());
+  for (const a of map.areas) { a.el.setAttribute('aria-controls', 'areapanel'); a.el.setAttribute('aria-expanded', 'false'); }
   main.querySelector('#tomap').addEventListener('click', e => { e.preventDefault(); main.querySelector('#map canvas').focus(); });
   main.querySelector('#zin').onclick = () => map.zoom(1.25);
   main.querySelector('#zout').onclick = () => map.zoom(0.8);
@@ -301,10 +355,10 @@ async function eventView(id, sectionID) {
     }
     main.querySelector('#best').section.value = sid;
     history.replaceState(null, '', `#/event/${encodeURIComponent(id)}/${encodeURIComponent(sid)}`);
-    if (s.kind === 'general') {
-      announce(`${s.name}: standing, ${s.available} of ${s.capacity} places left. Choose how many tickets under "Or let us choose".`);
-      main.querySelector('#best').qty.focus();
-    } else map.showSection(sid);
+    const area = map.areas.find(a => a.id === sid);
+    if (area) chooseArea(area);
+    else if (s.kind === 'general') main.querySelector('#best').qty.focus();
+    else map.showSection(sid);
   };
   main.querySelector('.sections').addEventListener('click', e => {
     const a = e.target.closest('a[data-section]');
@@ -314,14 +368,14 @@ async function eventView(id, sectionID) {
   });
   if (sectionID && seated.some(s => s.id === sectionID)) map.showSection(sectionID, false);
   await map.load();
-  priceLegend(main.querySelector('.legend'), map.priceTiers);
+  priceLegend(main.querySelector('.legend'), map.priceTiers, map.areas);
   // Seats chosen before signing in are chosen again (those still free).
   const kept = JSON.parse(sessionStorage.getItem('selection') || 'null');
   if (kept && kept.event === id && token()) {
     sessionStorage.removeItem('selection');
     const again = kept.seats.filter(sid => map.stateById(sid) === 'available');
     for (const sid of again) map.selected.add(sid);
-    if (again.length) { map.changed(); map.requestDraw(); announce(`Your ${again.length} chosen seat${again.length > 1 ? 's are' : ' is'} still selected.`); }
+    if (again.length) { map.changed(); map.requestDraw(); announce(plural(again.length, 'Your chosen seat is still selected.', 'Your {n} chosen seats are still selected.')); }
   }
   const hold = async seatIDs => {
     holdBtn.disabled = true;
@@ -330,7 +384,7 @@ async function eventView(id, sectionID) {
       holdBtn.disabled = false;
       if (!err) return;
       const alts = err.problem && err.problem.alternatives || [];
-      showProblem(err, alts.length ? [['Take the alternative seats', () => hold(alts)]] : []);
+      showProblem(err, alts.length ? [[t('Take the alternative seats'), () => hold(alts)]] : []);
       map.refresh();
     });
   };
@@ -350,14 +404,14 @@ function hotelOffer(eventID) {
     } catch { box.hidden = true; return; }
     const rooms = offer.properties.flatMap(p => p.room_types.filter(r => r.available > 0).map(r => ({ p, r })));
     main.querySelector('#staynote').textContent = rooms.length
-      ? `Hotels near the venue for the night of the show (${offer.checkin} to ${offer.checkout}), nearest first.`
-      : 'No hotel near the venue has a room for that night.';
-    list.innerHTML = '<legend>Add a room to your seats: one booking, seats and room, or nothing</legend>'
-      + '<label class="hotel"><input type="radio" name="room" value="" checked> No hotel</label>'
+      ? t('Hotels near the venue for the night of the show ({from} to {to}), nearest first.', { from: offer.checkin, to: offer.checkout })
+      : t('No hotel near the venue has a room for that night.');
+    list.innerHTML = `<legend>${t('Add a room to your seats: one booking, seats and room, or nothing')}</legend>`
+      + `<label class="hotel"><input type="radio" name="room" value="" checked> ${t('No hotel')}</label>`
       + rooms.map(({ p, r }) => `<label class="hotel" data-property="${esc(p.id)}" data-room-type="${esc(r.id)}">
         <input type="radio" name="room" value="${esc(p.id)}|${esc(r.id)}"> <span><strong>${esc(p.name)}</strong>${p.distance_km != null ? ` · ${p.distance_km} km` : ''}
-        · ${esc(r.name)} (up to ${r.max_guests}) · <span class="price" data-amount="${r.price_per_night.amount}">${money(r.price_per_night)}</span> a night
-        · ${r.available} left</span></label>`).join('');
+        · ${esc(r.name)} (${t('up to {n}', { n: r.max_guests })}) · <span class="price" data-amount="${r.price_per_night.amount}">${money(r.price_per_night)}</span> ${t('a night')}
+        · ${t('{n} left', { n: r.available })}</span></label>`).join('');
     box.hidden = false;
   };
   guests.onchange = load;
@@ -388,20 +442,20 @@ async function holdView(id) {
   const [b, ev] = await Promise.all([get('/v1/bookings/' + encodeURIComponent(id)).catch(() => null),
     h.event_id ? get('/v1/events/' + encodeURIComponent(h.event_id)).catch(() => null) : null]);
   const summary = b ? orderSummary(b, h.promo_code, { hold: h, types: ev && ev.ticket_types })
-    : `<p>Seats: ${esc((h.seat_ids || []).join(', '))}</p><p>Total: <strong>${money(h.total)}</strong></p>`;
-  const stays = (h.stays || []).map(st => `<li data-property="${esc(st.property_id)}"><span>Room: ${esc(st.property_id)}, ${esc(st.room_type)},
-    ${esc(st.checkin)} to ${esc(st.checkout)}${st.rooms > 1 ? ` × ${st.rooms}` : ''}</span> <span>${money(st.total)}</span></li>`).join('');
-  main.innerHTML = `<h1>Your hold</h1>
-    ${summary}${stays ? `<ul class="lines" id="holdstays" aria-label="Hotel rooms in this hold">${stays}</ul>` : ''}
+    : `<p>${t('Seats')}: ${esc((h.seat_ids || []).join(', '))}</p><p>${t('Total')}: <strong>${money(h.total)}</strong></p>`;
+  const stays = (h.stays || []).map(st => `<li data-property="${esc(st.property_id)}"><span>${t('Room')}: ${esc(st.property_id)}, ${esc(st.room_type)},
+    ${t('{from} to {to}', { from: esc(st.checkin), to: esc(st.checkout) })}${st.rooms > 1 ? ` × ${st.rooms}` : ''}</span> <span>${money(st.total)}</span></li>`).join('');
+  main.innerHTML = `<h1>${t('Your hold')}</h1>
+    ${summary}${stays ? `<ul class="lines" id="holdstays" aria-label="${t('Hotel rooms in this hold')}">${stays}</ul>` : ''}
     <div id="qbox"></div>
-    <p>Time left to pay: <span class="countdown" id="countdown" role="timer" aria-live="off"></span></p>
-    <form id="pay" class="pay" aria-label="Payment">
-      <div id="payment-element" class="payment-element" aria-busy="true"><p class="note">Loading the payment form…</p></div>
-      <div class="row"><button id="paybtn" disabled>Pay ${money(h.total)}</button>
-      <button type="button" class="secondary" id="release">Release</button></div></form>
-    <details id="testpay" class="testpay" hidden><summary>Development: pay with a test payment method</summary>
-      <form class="row" id="testform"><label>Test method <select name="pm">${TEST_METHODS.map(([v, l]) => `<option value="${v}">${esc(l)}</option>`).join('')}</select></label>
-      <button id="testbtn">Pay ${money(h.total)} with it</button></form></details>`;
+    <p>${t('Time left to pay')}: <span class="countdown" id="countdown" role="timer" aria-live="off"></span></p>
+    <form id="pay" class="pay" aria-label="${t('Payment')}">
+      <div id="payment-element" class="payment-element" aria-busy="true"><p class="note">${t('Loading the payment form…')}</p></div>
+      <div class="row"><button id="paybtn" disabled>${t('Pay {amount}', { amount: money(h.total) })}</button>
+      <button type="button" class="secondary" id="release">${t('Release')}</button></div></form>
+    <details id="testpay" class="testpay" hidden><summary>${t('Development: pay with a test payment method')}</summary>
+      <form class="row" id="testform"><label>${t('Test method')} <select name="pm">${TEST_METHODS.map(([v, l]) => `<option value="${v}">${esc(t(l))}</option>`).join('')}</select></label>
+      <button id="testbtn">${t('Pay {amount} with it', { amount: money(h.total) })}</button></form></details>`;
   const cd = main.querySelector('#countdown'), payBtn = main.querySelector('#paybtn'), testBtn = main.querySelector('#testbtn');
   const slot = main.querySelector('#payment-element');
   let end = new Date(h.expires_at).getTime(), expired = false, busy = false, form = null;
@@ -411,10 +465,10 @@ async function holdView(id) {
     if (s === 0 && !expired) {
       expired = true; payBtn.disabled = true; testBtn.disabled = true; main.dataset.expired = 'yes';
       showProblem(new ProblemError({ type: '/problems/hold-expired' }, 410),
-        [['Choose seats again', () => { location.hash = '#/event/' + encodeURIComponent(h.event_id); }]]);
-      announce('Your hold has expired');
+        [[t('Choose seats again'), () => { location.hash = '#/event/' + encodeURIComponent(h.event_id); }]]);
+      announce(t('Your hold has expired'));
     }
-    if (s === 60) announce('One minute left to pay');
+    if (s === 60) announce(t('One minute left to pay'));
   };
   tick();
   const iv = setInterval(tick, 1000); cleanup.push(() => clearInterval(iv));
@@ -436,14 +490,15 @@ async function holdView(id) {
     if (!(err instanceof ProblemError) || err.status !== 422 || !questions.showErrors(err)) return false;
     keys.delete(pm);
     const n = err.problem.errors.filter(x => String(x.field).startsWith('answers')).length;
-    showProblem(new Error(`Please answer ${n === 1 ? 'the question' : 'the ' + n + ' questions'} marked below before paying. Nothing was charged.`));
-    announce('Please answer the marked questions');
+    showProblem(new Error(plural(n, 'Please answer the question marked below before paying. Nothing was charged.',
+      'Please answer the {n} questions marked below before paying. Nothing was charged.')));
+    announce(t('Please answer the marked questions'));
     return true;
   };
   const declined = (err, pm) => {
     keys.delete(pm); // a declined card may be tried again later, as a new attempt
     showProblem(err);
-    announce('Card declined. Try another card.');
+    announce(t('Card declined. Try another card.'));
   };
   const setBusy = on => { busy = on; payBtn.disabled = on || expired || !form; testBtn.disabled = on || expired; main.dataset.paying = on ? 'yes' : ''; };
 
@@ -482,10 +537,10 @@ async function holdView(id) {
       if (res.expires_at) end = new Date(res.expires_at).getTime();
       const pay = res.payment || {};
       if (pay.status === 'requires_action' && pay.client_secret) {
-        announce('Your bank asks you to confirm the payment.');
+        announce(t('Your bank asks you to confirm the payment.'));
         const r = await form.confirm(pay.client_secret);
         if (r.error) {
-          showProblem(new Error((r.error.message || 'Your bank did not confirm the payment.') + ' Your seats are still held: you can try again or use another card.'));
+          showProblem(new Error((r.error.message || t('Your bank did not confirm the payment.')) + ' ' + t('Your seats are still held: you can try again or use another card.')));
           keys.delete(pm.id);
           return;
         }
@@ -532,12 +587,13 @@ const EXPLAIN = {
   AUTHORISED: 'Payment authorised, confirming your seats…',
   PENDING_PAYMENT: 'Waiting for the payment…',
 };
+const explainStatus = s => EXPLAIN[s] ? t(EXPLAIN[s]) : '';
 
 async function bookingView(id) {
   // Back from the provider's page: its verdict is in the query string.
   const back = new URLSearchParams(location.search).get('redirect_status');
   if (location.search) history.replaceState(null, '', location.pathname + location.hash);
-  main.innerHTML = `<h1>Your booking</h1><div id="bsummary"></div><p>Status: <span class="status" id="bstatus" aria-live="polite">…</span></p>
+  main.innerHTML = `<h1>${t('Your booking')}</h1><div id="bsummary"></div><p>${t('Status')}: <span class="status" id="bstatus" aria-live="polite">…</span></p>
     <p id="bnote" class="note"></p><ul class="tickets" id="tickets"></ul>`;
   const st = main.querySelector('#bstatus'), note = main.querySelector('#bnote');
   const show = s => { st.dataset.status = s; st.textContent = statusText(s); };
@@ -557,12 +613,12 @@ async function bookingView(id) {
       summarised = true;
     }
     show(b.status);
-    note.textContent = EXPLAIN[b.status] || '';
+    note.textContent = explainStatus(b.status);
     const pay = b.payment || {};
     const verify = sessionStorage.getItem('verify:' + id);
     if (verify && !offered && pay.status === 'REQUIRES_ACTION' && !main.querySelector('#verify')) {
       const p = document.createElement('p');
-      p.innerHTML = 'Your bank needs to confirm this payment: <a id="verify">Confirm the payment</a>.';
+      p.innerHTML = `${t('Your bank needs to confirm this payment:')} <a id="verify">${t('Confirm the payment')}</a>.`;
       p.querySelector('a').href = verify; note.after(p);
     }
     // Declined, or the bank's check failed: the seats stay held until the
@@ -572,23 +628,23 @@ async function bookingView(id) {
       // One message, not three: the bank's check is over, so neither
       // "confirm the payment" nor "waiting" applies any more.
       note.textContent = '';
-      st.textContent = 'Payment not completed';
+      st.textContent = t('Payment not completed');
       sessionStorage.removeItem('verify:' + id);
       const v = main.querySelector('#verify'); if (v) v.parentElement.remove();
     }
     if (failed && !offered) {
       offered = true;
-      showProblem(new Error('The payment did not go through. Your seats are still held: you can pay with another card.'),
-        [['Try another card', () => { location.hash = '#/hold/' + encodeURIComponent(id); }]]);
+      showProblem(new Error(t('The payment did not go through. Your seats are still held: you can pay with another card.')),
+        [[t('Try another card'), () => { location.hash = '#/hold/' + encodeURIComponent(id); }]]);
     }
     // PAID is set when the seats are sold; the tickets are issued a moment
     // later (after the capture), so the page waits for one per seat.
     const issuing = b.status === 'PAID' && b.tickets.length < (b.seat_ids || []).length;
-    if (issuing) st.textContent = 'Paid (issuing your tickets…)';
+    if (issuing) st.textContent = t('Paid (issuing your tickets…)');
     // A cancelled booking whose payment is still captured is being
     // refunded: the page follows it to REFUNDED (and its credit note).
     const refunding = b.status === 'CANCELLED' && b.payment && b.payment.status === 'CAPTURED';
-    if (refunding) { st.textContent = 'Cancelled (refunding your payment…)'; note.textContent = ''; }
+    if (refunding) { st.textContent = t('Cancelled (refunding your payment…)'); note.textContent = ''; }
     if (FINAL.includes(b.status) && !issuing && !refunding) {
       show(b.status);
       note.textContent = '';
@@ -597,15 +653,15 @@ async function bookingView(id) {
       if (b.status === 'PAID') {
         clearProblem(); showTickets(main.querySelector('#tickets'), b.tickets.map(t => ({ ...t, event_id: b.event_id, event: t.event || b.event, booking_id: b.booking_id })));
         if ((b.vouchers || []).length) {
-          main.querySelector('#tickets').insertAdjacentHTML('afterend', `<h2>Your hotel</h2><ul class="lines" id="vouchers">${b.vouchers.map(v =>
+          main.querySelector('#tickets').insertAdjacentHTML('afterend', `<h2>${t('Your hotel')}</h2><ul class="lines" id="vouchers">${b.vouchers.map(v =>
             `<li><span>${esc(v.property_id)}, ${esc(v.room_type)}, ${esc(v.checkin)} to ${esc(v.checkout)}</span>
-            <span>confirmation <strong>${esc(v.confirmation)}</strong></span></li>`).join('')}</ul>`);
+            <span>${t('confirmation')} <strong>${esc(v.confirmation)}</strong></span></li>`).join('')}</ul>`);
         }
-        showCancellation(b); announce('Payment complete. Your tickets are ready.');
+        showCancellation(b); announce(t('Payment complete. Your tickets are ready.'));
       }
       const docs = documentsBox(b, cleanup);
       if (docs) main.querySelector('#tickets').after(docs);
-      if (b.status === 'FAILED') showProblem(new Error('The payment failed. Your seats were released.'));
+      if (b.status === 'FAILED') showProblem(new Error(t('The payment failed. Your seats were released.')));
       if (b.status === 'EXPIRED') showProblem(new ProblemError({ type: '/problems/hold-expired' }, 410));
       return;
     }
@@ -618,22 +674,22 @@ async function bookingView(id) {
 // the booking as it then stands.
 function showCancellation(b) {
   const c = b.cancellation; if (!c) return;
-  const box = document.createElement('section'); box.className = 'cancel'; box.setAttribute('aria-label', 'Cancellation');
+  const box = document.createElement('section'); box.className = 'cancel'; box.setAttribute('aria-label', t('Cancellation'));
   const until = esc(when(c.deadline, b.event && b.event.timezone, b.event && b.event.venue && b.event.venue.city));
   if (!c.allowed) {
-    box.innerHTML = `<h2>Cancellation</h2><p id="terms">Cancellation closed on ${until}.</p>`;
+    box.innerHTML = `<h2>${t('Cancellation')}</h2><p id="terms">${t('Cancellation closed on {date}.', { date: until })}</p>`;
     main.append(box); return;
   }
-  box.innerHTML = `<h2>Cancellation</h2><p id="terms">You can cancel until ${until}. We refund <strong>${money(c.refund)}</strong> to your card.</p>
-    <button class="secondary" id="cancelbtn">Cancel this booking</button>`;
+  box.innerHTML = `<h2>${t('Cancellation')}</h2><p id="terms">${t('You can cancel until {date}. We refund {amount} to your card.', { date: until, amount: `<strong>${money(c.refund)}</strong>` })}</p>
+    <button class="secondary" id="cancelbtn">${t('Cancel this booking')}</button>`;
   main.append(box);
   const btn = box.querySelector('#cancelbtn');
   btn.onclick = async () => {
-    if (btn.dataset.sure !== 'yes') { btn.dataset.sure = 'yes'; btn.textContent = `Yes, cancel and refund ${money(c.refund)}`; return; }
+    if (btn.dataset.sure !== 'yes') { btn.dataset.sure = 'yes'; btn.textContent = t('Yes, cancel and refund {amount}', { amount: money(c.refund) }); return; }
     btn.disabled = true;
     try {
       await post(`/v1/bookings/${encodeURIComponent(b.booking_id)}/cancel`, {}, newKey());
-      announce('Booking cancelled'); route();
+      announce(t('Booking cancelled')); route();
     } catch (err) { btn.disabled = false; showProblem(err); }
   };
 }
@@ -646,9 +702,9 @@ function showCancellation(b) {
 // Offline, the kept key serves; a ticket never opened on this device says
 // to open it once online.
 function showTickets(ul, tickets) {
-  ul.innerHTML = tickets.map(t => `<li>${t.event ? eventLine(t.event) : ''}<h3>${esc(t.label || 'Seat ' + (t.seat_id || 'general admission'))}</h3>
-    ${t.attendee ? `<p class="attendee">Attendee: <strong>${esc(t.attendee)}</strong></p>` : ''}
-    <img data-ticket="${esc(t.id)}" data-seat="${esc(t.seat_id || '')}" alt="Entry QR code for ${esc(t.label || t.seat_id || 'general admission')}">
+  ul.innerHTML = tickets.map(t => `<li>${t.event ? eventLine(t.event) : ''}<h3>${esc(t.label || tr('Seat') + ' ' + (t.seat_id || tr('general admission')))}</h3>
+    ${t.attendee ? `<p class="attendee">${tr('Attendee')}: <strong>${esc(t.attendee)}</strong></p>` : ''}
+    <img data-ticket="${esc(t.id)}" data-seat="${esc(t.seat_id || '')}" alt="${tr('Entry QR code for {what}', { what: esc(t.label || t.seat_id || tr('general admission')) })}">
     <p class="qrstate" role="status" data-state="loading"></p></li>`).join('');
   for (const img of ul.querySelectorAll('img')) {
     const t = tickets.find(x => x.id === img.dataset.ticket);
@@ -662,7 +718,7 @@ function showTickets(ul, tickets) {
       if (stopped || !w) return;
       if (img.dataset.payload !== c.payload) { img.src = wallet.qrDataURL(c.payload); img.dataset.payload = c.payload; }
       img.classList.remove('stale');
-      if (failures) say('offline', 'No connection. Your code still changes on this phone and works at the door.');
+      if (failures) say('offline', tr('No connection. Your code still changes on this phone and works at the door.'));
       else say('live', '');
       drawTimer = later(drawTimer, draw, Math.max(250, c.expires - Date.now() + 50));
     };
@@ -671,7 +727,7 @@ function showTickets(ul, tickets) {
       img.classList.add('stale'); img.removeAttribute('src'); delete img.dataset.payload;
       say('refused', message(err.problem, err.retryAfter));
       if (err.status === 409) {
-        const move = document.createElement('button'); move.className = 'secondary'; move.textContent = 'Show it on this device instead';
+        const move = document.createElement('button'); move.className = 'secondary'; move.textContent = tr('Show it on this device instead');
         move.onclick = () => { move.remove(); check(true); };
         state.append(' ', move);
       }
@@ -681,7 +737,7 @@ function showTickets(ul, tickets) {
     // the fan moves the ticket here), and comes back every code period.
     const check = async (moveHere = false) => {
       if (stopped) return;
-      if (!wallet.signedIn()) { w = wallet.stored(t.id); failures = 1; if (w) draw(); else say('offline', 'Sign in to show this ticket.'); return; }
+      if (!wallet.signedIn()) { w = wallet.stored(t.id); failures = 1; if (w) draw(); else say('offline', tr('Sign in to show this ticket.')); return; }
       try {
         if (!moveHere) await wallet.status(t);
         if (moveHere || !opened) { w = await wallet.open(t); opened = true; }
@@ -694,7 +750,7 @@ function showTickets(ul, tickets) {
         failures++;
         w = w || wallet.stored(t.id);
         if (w) draw();
-        else say('offline', 'No connection, and this ticket was never opened on this phone: open it once while online.');
+        else say('offline', tr('No connection, and this ticket was never opened on this phone: open it once while online.'));
         checkTimer = later(checkTimer, check, Math.min(30000, 1000 * 2 ** Math.min(failures - 1, 5)));
       }
     };
@@ -709,7 +765,7 @@ function showTickets(ul, tickets) {
 // session, as when the installed app is opened at the door) it shows the
 // tickets whose keys this device keeps.
 async function ticketsView() {
-  main.innerHTML = '<h1>My tickets</h1><ul class="tickets" id="tickets"></ul>';
+  main.innerHTML = `<h1>${t('My tickets')}</h1><ul class="tickets" id="tickets"></ul>`;
   const ul = main.querySelector('#tickets');
   const kept = () => wallet.all().map(w => ({ id: w.ticket_id, label: w.label, seat_id: w.seat_id, event: w.event, booking_id: w.booking_id }));
   let out;
@@ -720,9 +776,9 @@ async function ticketsView() {
   }
   if (!out) {
     const mine = kept();
-    if (!mine.length) { main.append(token() ? 'No connection, and no ticket was opened on this device yet.' : 'Sign in to see your tickets.'); return; }
+    if (!mine.length) { main.append(t(token() ? 'No connection, and no ticket was opened on this device yet.' : 'Sign in to see your tickets.')); return; }
     const note = document.createElement('p'); note.className = 'note'; note.id = 'keptnote';
-    note.textContent = 'Showing the tickets kept on this device. Their codes work at the door without a connection.';
+    note.textContent = t('Showing the tickets kept on this device. Their codes work at the door without a connection.');
     main.insertBefore(note, ul);
     showTickets(ul, mine);
     return;
@@ -730,21 +786,21 @@ async function ticketsView() {
   const [handed, listings] = await Promise.all([transfers.mine().catch(() => []), resale.mine()]);
   const reload = text => { announce(text); route(); };
   transfers.receivedList(main, handed, reload);
-  if (!out.tickets.length) { ul.innerHTML = '<li>No tickets yet.</li>'; return; }
+  if (!out.tickets.length) { ul.innerHTML = `<li>${t('No tickets yet.')}</li>`; return; }
   const valid = out.tickets.filter(t => t.status === 'VALID');
   showTickets(ul, valid);
   for (const t of out.tickets.filter(t => t.status === 'TRANSFERRED')) {
     const li = document.createElement('li'); li.dataset.status = 'TRANSFERRED'; li.className = 'gone';
-    li.innerHTML = `${t.event ? eventLine(t.event) : ''}<h3>${esc(t.label || 'Seat ' + (t.seat_id || 'general admission'))}</h3>
-      <p>${(listings || []).some(l => l.ticket_id === t.id && l.status === 'SOLD') ? 'Sold on resale to another fan'
-        : 'Sent to someone else'}: it no longer opens the door.</p>`;
+    li.innerHTML = `${t.event ? eventLine(t.event) : ''}<h3>${esc(t.label || tr('Seat') + ' ' + (t.seat_id || tr('general admission')))}</h3>
+      <p>${tr((listings || []).some(l => l.ticket_id === t.id && l.status === 'SOLD') ? 'Sold on resale to another fan'
+        : 'Sent to someone else')}: ${tr('it no longer opens the door.')}</p>`;
     ul.append(li);
   }
   // A listed ticket opens no door: its listing instead of a code.
   for (const t of out.tickets.filter(t => t.status === 'LISTED')) {
     const li = document.createElement('li'); li.dataset.status = 'LISTED'; li.dataset.ticket = t.id;
     wallet.forget(t.id); // the gate refuses it while listed; a withdrawn ticket opens its wallet again
-    li.innerHTML = `${t.event ? eventLine(t.event) : ''}<h3>${esc(t.label || 'Seat ' + (t.seat_id || 'general admission'))}</h3>`;
+    li.innerHTML = `${t.event ? eventLine(t.event) : ''}<h3>${esc(t.label || tr('Seat') + ' ' + (t.seat_id || tr('general admission')))}</h3>`;
     resale.listedControls(li, (listings || []).find(l => l.ticket_id === t.id && l.status === 'ACTIVE'), reload);
     ul.append(li);
   }
@@ -755,13 +811,13 @@ async function ticketsView() {
     if (listings && !sending) resale.sellControls(li, valid.find(t => t.id === id), reload);
   }
   if (listings && listings.length) {
-    const p = document.createElement('p'); p.innerHTML = 'Tickets you listed for resale, and what you were paid: <a href="#/listings">My listings</a>.';
+    const p = document.createElement('p'); p.innerHTML = `${t('Tickets you listed for resale, and what you were paid:')} <a href="#/listings">${t('My listings')}</a>.`;
     main.insertBefore(p, ul);
   }
   const bookings = [...new Set(valid.map(t => t.booking_id))];
   const box = document.createElement('div');
-  box.innerHTML = '<h2>Your bookings</h2><p>To cancel, open the booking: it shows until when you can and what is refunded.</p>' +
-    bookings.map(b => `<p><a data-booking="${esc(b)}" href="#/booking/${encodeURIComponent(b)}">Booking ${esc(b.slice(0, 8))}</a></p>`).join('');
+  box.innerHTML = `<h2>${t('Your bookings')}</h2><p>${t('To cancel, open the booking: it shows until when you can and what is refunded.')}</p>` +
+    bookings.map(b => `<p><a data-booking="${esc(b)}" href="#/booking/${encodeURIComponent(b)}">${t('Booking')} ${esc(b.slice(0, 8))}</a></p>`).join('');
   main.append(box);
 }
 
@@ -769,15 +825,15 @@ async function ticketsView() {
 // line and the estimated wait, then on to the seat map with a pass.
 async function queueView(id) {
   const ev = await get('/v1/events/' + encodeURIComponent(id));
-  main.innerHTML = `<h1>Waiting room</h1><p><strong>${esc(ev.title)}</strong> · ${esc(ev.venue)}, ${esc(ev.city)}</p>
+  main.innerHTML = `<h1>${t('Waiting room')}</h1><p><strong>${esc(ev.title)}</strong> · ${esc(ev.venue)}, ${esc(ev.city)}</p>
     <div class="queue" id="queue">
-      <p id="qstate" data-status="joining">Joining the line…</p>
+      <p id="qstate" data-status="joining">${t('Joining the line…')}</p>
       <p id="qwait"></p>
-      <progress id="qbar" max="1" value="0" aria-label="Progress through the line"></progress>
+      <progress id="qbar" max="1" value="0" aria-label="${t('Progress through the line')}"></progress>
     </div>
     <p class="note" id="qconn" role="status"></p>
-    <p class="note">Keep this page open: your place is kept while it is. You do not need to refresh.</p>`;
-  if (!token()) { main.querySelector('#qstate').textContent = 'Please sign in to join the line.'; return; }
+    <p class="note">${t('Keep this page open: your place is kept while it is. You do not need to refresh.')}</p>`;
+  if (!token()) { main.querySelector('#qstate').textContent = t('Please sign in to join the line.'); return; }
   const state = main.querySelector('#qstate'), wait = main.querySelector('#qwait'), bar = main.querySelector('#qbar');
   const conn = main.querySelector('#qconn');
   let first = 0, lastMinutes = -1;
@@ -787,14 +843,14 @@ async function queueView(id) {
       switch (st.status) {
         case 'waiting': {
           if (st.opens_at && new Date(st.opens_at) > new Date()) {
-            state.textContent = `The sale opens ${when(st.opens_at)}. Everyone who is here by then gets a random place.`;
+            state.textContent = t('The sale opens {date}. Everyone who is here by then gets a random place.', { date: when(st.opens_at) });
             wait.textContent = ''; break;
           }
           first = Math.max(first, st.position);
           state.dataset.position = String(st.position);
-          state.textContent = st.position <= 1 ? 'You are next in line.' : `You are number ${st.position.toLocaleString()} in line.`;
+          state.textContent = st.position <= 1 ? t('You are next in line.') : t('You are number {n} in line.', { n: st.position.toLocaleString(locale()) });
           const m = Math.ceil((st.estimated_wait_seconds || 0) / 60);
-          wait.textContent = st.estimated_wait_seconds > 0 ? `Estimated wait: about ${m} minute${m === 1 ? '' : 's'}.` : '';
+          wait.textContent = st.estimated_wait_seconds > 0 ? plural(m, 'Estimated wait: about {n} minute.', 'Estimated wait: about {n} minutes.') : '';
           bar.value = first > 1 ? 1 - (st.position - 1) / first : 0;
           // Screen readers hear the place when the wait's minute changes,
           // not on every push.
@@ -802,24 +858,24 @@ async function queueView(id) {
           break;
         }
         case 'admitted': case 'offered':
-          state.textContent = st.status === 'offered' ? 'Seats came back and they are offered to you!' : 'It is your turn!';
-          wait.textContent = `Choose your seats before ${new Date(st.pass_expires_at).toLocaleTimeString()}.`;
+          state.textContent = t(st.status === 'offered' ? 'Seats came back and they are offered to you!' : 'It is your turn!');
+          wait.textContent = t('Choose your seats before {time}.', { time: new Date(st.pass_expires_at).toLocaleTimeString(locale()) });
           bar.value = 1;
-          announce('It is your turn. Opening the seat map.');
+          announce(t('It is your turn. Opening the seat map.'));
           location.hash = '#/event/' + encodeURIComponent(id);
           break;
         case 'sold_out':
-          state.textContent = 'Sold out.';
+          state.textContent = t('Sold out.');
           wait.textContent = '';
-          announce('The event is sold out');
+          announce(t('The event is sold out'));
           waitlistForm(id, wait);
           break;
       }
     },
     onConnection: (c, secs) => {
       conn.dataset.state = c;
-      conn.textContent = { live: 'Connected: your place updates live.', checking: 'Checking your browser…',
-        reconnecting: `Connection lost. Reconnecting${secs ? ' in ' + secs + ' s' : ''}; your place is kept.` }[c] || '';
+      conn.textContent = { live: t('Connected: your place updates live.'), checking: t('Checking your browser…'),
+        reconnecting: secs ? t('Connection lost. Reconnecting in {n} s; your place is kept.', { n: secs }) : t('Connection lost. Reconnecting; your place is kept.') }[c] || '';
     },
     onError: err => showProblem(err),
   });
@@ -886,7 +942,7 @@ async function pendingHold() {
   link.href = '#/hold/' + encodeURIComponent(h.booking_id);
   const tick = () => {
     const s = Math.max(0, Math.round((new Date(h.expires_at).getTime() - Date.now()) / 1000));
-    link.textContent = `Your hold: ${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')} left`;
+    link.textContent = t('Your hold: {time} left', { time: `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}` });
     if (s === 0) { clearInterval(pendingTimer); link.hidden = true; }
   };
   tick(); link.hidden = false; pendingTimer = setInterval(tick, 1000);
@@ -915,7 +971,7 @@ async function route() {
       case 'listings': await resale.listingsView(main, !!token()); break;
       case 'transfer': await transfers.transferView(main, parts[1], !!token()); break;
       case 'bookings':
-        if (!token()) { main.innerHTML = '<h1>My bookings</h1><p>Sign in to see your bookings.</p>'; break; }
+        if (!token()) { main.innerHTML = `<h1>${t('My bookings')}</h1><p>${t('Sign in to see your bookings.')}</p>`; break; }
         await bookingsView(main, get); break;
       default: await eventsView();
     }
@@ -923,6 +979,10 @@ async function route() {
 }
 
 window.addEventListener('hashchange', () => { clearProblem(); route(); });
+// The language: the header's fixed texts now, and a switch that shows
+// every page again in the other language.
+translatePage();
+document.querySelector('header.top').append(langSwitch(() => { clearProblem(); renderWho(); route(); }));
 // The skip link moves the focus, not the address (the router owns the hash).
 document.getElementById('skip').addEventListener('click', e => { e.preventDefault(); main.focus(); });
 // A return from the issuer (?code= or ?error=) is finished before the first

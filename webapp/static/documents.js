@@ -4,6 +4,7 @@
 import { token, ProblemError, OfflineError } from './api.js';
 import { message } from './problems.js';
 import { esc } from './orders.js';
+import { t } from './i18n.js';
 
 // fetchDocument fetches a protected file: {url (a blob URL), type, name}.
 export async function fetchDocument(path) {
@@ -33,8 +34,8 @@ export function documentsBox(b, cleanup) {
   if (!kinds.length) return null;
   const box = document.createElement('section');
   box.className = 'documents'; box.setAttribute('aria-labelledby', 'docshead');
-  box.innerHTML = `<h2 id="docshead">${kinds.length > 1 ? 'Invoice and credit note' : 'Invoice'}</h2>
-    <p class="row">${kinds.map(k => `<button type="button" class="secondary" id="${k}btn" data-doc="${k}">${DOCS[k].label}</button>`).join(' ')}</p>
+  box.innerHTML = `<h2 id="docshead">${t(kinds.length > 1 ? 'Invoice and credit note' : 'Invoice')}</h2>
+    <p class="row">${kinds.map(k => `<button type="button" class="secondary" id="${k}btn" data-doc="${k}">${t(DOCS[k].label)}</button>`).join(' ')}</p>
     <p class="note" id="docstate" role="status"></p>`;
   const state = box.querySelector('#docstate');
   const urls = [];

@@ -2,6 +2,7 @@
 // time zone (where the fan will be), seats by their labels, each booking's
 // state in words, and the list of the fan's bookings.
 import { money } from './seatmap.js';
+import { t, locale } from './i18n.js';
 
 export const esc = s => String(s ?? '').replace(/[&<>"']/g, c => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
 
@@ -19,15 +20,15 @@ export function when(iso, zone, city) {
   zone = zone || 'UTC';
   let venue;
   try {
-    venue = new Intl.DateTimeFormat(undefined, { timeZone: zone, weekday: 'short', day: 'numeric', month: 'short',
+    venue = new Intl.DateTimeFormat(locale(), { timeZone: zone, weekday: 'short', day: 'numeric', month: 'short',
       year: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' }).format(d);
   } catch { // a zone this browser does not know: UTC, said so
     zone = 'UTC';
-    venue = new Intl.DateTimeFormat(undefined, { timeZone: 'UTC', dateStyle: 'medium', timeStyle: 'short' }).format(d) + ' UTC';
+    venue = new Intl.DateTimeFormat(locale(), { timeZone: 'UTC', dateStyle: 'medium', timeStyle: 'short' }).format(d) + ' UTC';
   }
-  let out = venue + (city ? `, ${city} time` : '');
+  let out = venue + (city ? ', ' + t('{city} time', { city }) : '');
   if (clock(d, zone) !== clock(d, viewerZone())) {
-    out += ` (${new Intl.DateTimeFormat(undefined, { weekday: 'short', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' }).format(d)} your time)`;
+    out += ` (${t('{time} your time', { time: new Intl.DateTimeFormat(locale(), { weekday: 'short', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' }).format(d) })})`;
   }
   return out;
 }
@@ -44,7 +45,7 @@ export const STATUS = {
   DISPUTED: 'Paid, the payment is disputed with your bank',
   CHARGED_BACK: 'Charged back by your bank: the tickets are void',
 };
-export const statusText = s => STATUS[s] || s;
+export const statusText = s => STATUS[s] ? t(STATUS[s]) : s;
 
 // eventLine is the booked event's title, time and venue.
 export function eventLine(ev) {
@@ -75,7 +76,7 @@ export function orderSummary(b, promo, { hold, types } = {}) {
     const type = typed && h.ticket_type ? ` <span class="ttype">· ${esc(typeName(types, h.ticket_type))}</span>` : '';
     const line = `<li data-label="${esc(it.label)}"${h.ticket_type ? ` data-type="${esc(h.ticket_type)}"` : ''}><span>${qty}${esc(it.label || it.seat_id || it.section_id)}${type}</span>
       <span>${money({ amount: it.price.amount * it.quantity, currency: it.price.currency })}</span></li>`;
-    const off = it.discount > 0 ? `<li class="discount"><span>Discount${promo ? ' ' + esc(promo) : ''}</span>
+    const off = it.discount > 0 ? `<li class="discount"><span>${t('Discount')}${promo ? ' ' + esc(promo) : ''}</span>
       <span>−${money({ amount: it.discount * it.quantity, currency: it.price.currency })}</span></li>` : '';
     return line + off;
   }).join('');
@@ -83,25 +84,25 @@ export function orderSummary(b, promo, { hold, types } = {}) {
   const fees = hold && hold.fees && hold.fees.amount || 0, tax = hold && hold.tax;
   if (fees) {
     const n = (b.items || []).reduce((a, it) => a + it.quantity, 0);
-    extra += `<li class="fees" id="fees" data-amount="${fees}"><span>Service fee${n > 1 ? 's' : ''}${n > 1 && fees % n === 0 ? ` (${n} × ${money({ amount: fees / n, currency: cur })})` : ''}</span>
+    extra += `<li class="fees" id="fees" data-amount="${fees}"><span>${t(n > 1 ? 'Service fees' : 'Service fee')}${n > 1 && fees % n === 0 ? ` (${n} × ${money({ amount: fees / n, currency: cur })})` : ''}</span>
       <span>${money({ amount: fees, currency: cur })}</span></li>`;
   }
   if (tax && tax.rate_bp) {
-    const rate = `VAT ${tax.rate_bp / 100}%`;
+    const rate = t('VAT {rate}%', { rate: (tax.rate_bp / 100).toLocaleString(locale()) });
     // Prices include the tax when the lines and fees make the total.
     const included = sum + fees === b.total.amount;
-    if (included) after = `<p class="taxnote" id="tax" data-amount="${tax.amount}" data-included="yes">Includes ${rate}: ${money({ amount: tax.amount, currency: cur })}</p>`;
+    if (included) after = `<p class="taxnote" id="tax" data-amount="${tax.amount}" data-included="yes">${t('Includes {rate}', { rate })}: ${money({ amount: tax.amount, currency: cur })}</p>`;
     else extra += `<li class="tax" id="tax" data-amount="${tax.amount}" data-included="no"><span>${rate}</span><span>${money({ amount: tax.amount, currency: cur })}</span></li>`;
   }
-  return `<section class="summary" aria-label="Order summary">${eventLine(b.event)}
-    <ul class="lines">${lines}${extra}</ul><p class="total">Total <strong>${money(b.total)}</strong></p>${after}</section>`;
+  return `<section class="summary" aria-label="${t('Order summary')}">${eventLine(b.event)}
+    <ul class="lines">${lines}${extra}</ul><p class="total">${t('Total')} <strong>${money(b.total)}</strong></p>${after}</section>`;
 }
 
 // bookingsView is "My bookings": upcoming events first (soonest first),
 // then past ones, each booking with its state and a link to it (a hold
 // still waiting for payment links back to its payment page).
 export async function bookingsView(main, get) {
-  main.innerHTML = '<h1>My bookings</h1><div id="bookings" aria-live="polite"><p>Loading…</p></div>';
+  main.innerHTML = `<h1>${t('My bookings')}</h1><div id="bookings" aria-live="polite"><p>${t('Loading…')}</p></div>`;
   const box = main.querySelector('#bookings');
   const out = await get('/v1/me/bookings?limit=100');
   const now = Date.now();
@@ -114,8 +115,8 @@ export async function bookingsView(main, get) {
     const what = (b.items || []).map(i => (i.quantity > 1 ? i.quantity + ' × ' : '') + i.label).join('; ');
     return `<li data-booking="${esc(b.booking_id)}" data-status="${esc(b.status)}">${eventLine(b.event)}
       <p>${esc(what)}</p><p><span class="status">${esc(statusText(b.status))}</span> · ${money(b.total)}</p>
-      <p><a href="${href}">${pending ? 'Finish paying' : 'See the booking and tickets'}</a></p></li>`;
+      <p><a href="${href}">${t(pending ? 'Finish paying' : 'See the booking and tickets')}</a></p></li>`;
   };
-  const list = (title, bs) => bs.length ? `<h2>${title}</h2><ul class="bookings">${bs.map(item).join('')}</ul>` : '';
-  box.innerHTML = (list('Upcoming', upcoming) + list('Past', past)) || '<p>No bookings yet.</p>';
+  const list = (title, bs) => bs.length ? `<h2>${t(title)}</h2><ul class="bookings">${bs.map(item).join('')}</ul>` : '';
+  box.innerHTML = (list('Upcoming', upcoming) + list('Past', past)) || `<p>${t('No bookings yet.')}</p>`;
 }

@@ -6,6 +6,7 @@
 // the server (the booking saga's step), and a 3-D Secure check the bank
 // asks for opens over the page (handleNextAction).
 import { get } from './api.js';
+import { lang } from './i18n.js';
 
 let config, script;
 
@@ -37,7 +38,7 @@ export class PaymentForm {
     f.stripe = Stripe(cfg.publishable_key);
     f.elements = f.stripe.elements({
       mode: 'payment', amount: total.amount, currency: String(total.currency).toLowerCase(),
-      captureMethod: 'manual', paymentMethodCreation: 'manual',
+      captureMethod: 'manual', paymentMethodCreation: 'manual', locale: lang(), // the provider's own words in the fan's language
       appearance: { theme: 'stripe', variables: { colorPrimary: '#0b5cad', borderRadius: '6px' } },
     });
     f.element = f.elements.create('payment', { layout: 'tabs' });

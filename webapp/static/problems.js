@@ -1,7 +1,9 @@
+import { t, locale } from './i18n.js';
+
 // amount writes a problem's {amount, currency} (minor units) as money.
 function amount(m) {
   try {
-    const f = new Intl.NumberFormat(undefined, { style: 'currency', currency: m.currency });
+    const f = new Intl.NumberFormat(locale(), { style: 'currency', currency: m.currency });
     return f.format(m.amount / 10 ** f.resolvedOptions().maximumFractionDigits);
   } catch { return (m.amount / 100).toFixed(2) + ' ' + m.currency; }
 }
@@ -9,31 +11,31 @@ function amount(m) {
 // message turns an RFC 9457 problem into a sentence a fan can act on.
 export function message(p, retryAfter) {
   const name = String(p && p.type || '').replace(/^.*\/problems\//, '');
-  const wait = retryAfter ? ` Please wait ${retryAfter} seconds and try again.` : ' Please wait a moment and try again.';
+  const wait = ' ' + (retryAfter ? t('Please wait {n} seconds and try again.', { n: retryAfter }) : t('Please wait a moment and try again.'));
   switch (name) {
     case 'seat-unavailable': {
       const gone = (p.unavailable_seat_ids || []).join(', ');
       const alt = (p.alternatives || []).length;
-      return `Sorry, ${gone ? 'seat ' + gone + ' was' : 'these seats were'} just taken.` +
-        (alt ? ` We found ${alt} other seat${alt > 1 ? 's' : ''} nearby you can take instead.` : ' Please pick other seats.');
+      return (gone ? t('Sorry, seat {seat} was just taken.', { seat: gone }) : t('Sorry, these seats were just taken.')) + ' ' +
+        (alt ? t(alt > 1 ? 'We found {n} other seats nearby you can take instead.' : 'We found {n} other seat nearby you can take instead.', { n: alt }) : t('Please pick other seats.'));
     }
-    case 'hold-expired': return 'Your hold has expired and the seats were released. Please pick your seats again.';
-    case 'rate-limited': return 'Too many requests right now.' + wait;
-    case 'queue-required': return 'This sale uses a waiting room. Please join the queue to continue.';
-    case 'purchase-limit': return `You have reached the ticket limit for this event${p.limit ? ' (' + p.limit + ' tickets)' : ''}.`;
-    case 'pending-checkout': return 'You already have seats on hold for this event. Finish or release that hold first.';
-    case 'not-on-sale': return p.onsale_at ? `Tickets go on sale ${new Date(p.onsale_at).toLocaleString()}.` : 'This event is not on sale.';
-    case 'payment-declined': return 'Your card was declined' + (p.decline_code ? ` (${p.decline_code.replace(/_/g, ' ')})` : '') + '. Please try another card.';
-    case 'payment-refused': return 'We could not accept this payment. Please contact support.';
-    case 'promotion-unavailable': return 'This promotion code cannot be used.';
-    case 'hold-not-pending': return 'This hold is already paid or has ended.';
+    case 'hold-expired': return t('Your hold has expired and the seats were released. Please pick your seats again.');
+    case 'rate-limited': return t('Too many requests right now.') + wait;
+    case 'queue-required': return t('This sale uses a waiting room. Please join the queue to continue.');
+    case 'purchase-limit': return p.limit ? t('You have reached the ticket limit for this event ({n} tickets).', { n: p.limit }) : t('You have reached the ticket limit for this event.');
+    case 'pending-checkout': return t('You already have seats on hold for this event. Finish or release that hold first.');
+    case 'not-on-sale': return p.onsale_at ? t('Tickets go on sale {date}.', { date: new Date(p.onsale_at).toLocaleString(locale()) }) : t('This event is not on sale.');
+    case 'payment-declined': return t('Your card was declined') + (p.decline_code ? ` (${p.decline_code.replace(/_/g, ' ')})` : '') + '. ' + t('Please try another card.');
+    case 'payment-refused': return t('We could not accept this payment. Please contact support.');
+    case 'promotion-unavailable': return t('This promotion code cannot be used.');
+    case 'hold-not-pending': return t('This hold is already paid or has ended.');
     case 'booking-not-cancellable': return 'This booking can no longer be cancelled under the event\'s policy.';
-    case 'unauthorized': return 'Please sign in first.';
-    case 'forbidden': return 'You are not allowed to do this.';
-    case 'not-found': return 'We could not find that.';
-    case 'unavailable': return 'The service is busy.' + wait;
+    case 'unauthorized': return t('Please sign in first.');
+    case 'forbidden': return t('You are not allowed to do this.');
+    case 'not-found': return t('We could not find that.');
+    case 'unavailable': return t('The service is busy.') + wait;
     case 'invalid-request': return 'Please check: ' + ((p.errors || []).map(e => e.field + ' ' + e.message).join('; ') || p.detail || 'the request');
-    case 'idempotency-key-reused': case 'request-in-progress': return 'That request is already being handled. Please wait.';
+    case 'idempotency-key-reused': case 'request-in-progress': return t('That request is already being handled. Please wait.');
     case 'challenge-required': return 'Please complete the check to join the waiting room.';
     case 'admitted-elsewhere': return 'You were admitted on another device.';
     case 'ticket-transferred': return 'You sent this ticket to someone else: it no longer opens the door.';
@@ -47,6 +49,6 @@ export function message(p, retryAfter) {
     case 'listing-held': return 'A buyer is paying for this ticket right now, so it cannot be withdrawn. If their payment does not go through, you can withdraw it then.';
     case 'resale-limit': return 'You have reached the resale limit: this ticket was resold or listed as often as allowed, or you have as many tickets listed as allowed.';
     case 'no-invoice': return 'There is no such document for this booking yet: the invoice comes with the tickets of a paid booking, a credit note with its refund. Please try again in a moment.';
-    default: return (p && (p.title || p.detail)) || 'Something went wrong. Please try again.';
+    default: return (p && (p.title || p.detail)) || t('Something went wrong. Please try again.');
   }
 }

@@ -5,6 +5,7 @@
 // naming answers.<question>[<ticket>]) is shown beside its field.
 import { ProblemError } from './api.js';
 import { esc } from './orders.js';
+import { t } from './i18n.js';
 
 let seq = 0;
 
@@ -23,13 +24,13 @@ function tickets(h, b) {
 // field is one question's input for a ticket (or the order, ticket 0).
 function field(q, i, required) {
   const name = `answers.${q.id}[${i}]`, id = 'q' + (++seq);
-  const req = required ? ' <span class="req">(required)</span>' : ' <span class="muted">(optional)</span>';
+  const req = required ? ` <span class="req">(${t('required')})</span>` : ` <span class="muted">(${t('optional')})</span>`;
   const attrs = `name="${esc(name)}" id="${id}" data-question="${esc(q.id)}" data-ticket="${i}" data-kind="${esc(q.kind)}" ${required ? 'aria-required="true"' : ''}`;
   switch (q.kind) {
     case 'bool':
       return `<label class="check"><span><input type="checkbox" ${attrs}> ${esc(q.label)}</span></label>`;
     case 'choice':
-      return `<label for="${id}">${esc(q.label)}${req}</label><select ${attrs}><option value="">Choose…</option>
+      return `<label for="${id}">${esc(q.label)}${req}</label><select ${attrs}><option value="">${t('Choose…')}</option>
         ${(q.choices || []).map(c => `<option value="${esc(c)}">${esc(c)}</option>`).join('')}</select>`;
     case 'email':
       return `<label for="${id}">${esc(q.label)}${req}</label><input type="email" autocomplete="email" maxlength="500" ${attrs}>`;
@@ -51,11 +52,11 @@ export class Questions {
     const requires = id => (types.find(t => t.id === id) || {}).requires;
     const list = tickets(h, b);
     el.innerHTML = `<form id="questions" class="questions" novalidate aria-labelledby="qhead">
-      <h2 id="qhead">About your tickets</h2>
-      <p class="note">The organiser asks these before you pay.</p>
-      ${perTicket.length ? list.map((t, i) => `<fieldset data-ticket="${i}"><legend>Ticket ${i + 1}: ${esc(t.label)}${types.length > 1 && t.type ? ' · ' + esc(typeName(t.type)) : ''}</legend>
-        ${perTicket.map(q => `<div class="qfield">${field(q, i, q.required || requires(t.type) === q.id)}</div>`).join('')}</fieldset>`).join('') : ''}
-      ${perOrder.length ? `<fieldset data-ticket="order"><legend>Your order</legend>
+      <h2 id="qhead">${t('About your tickets')}</h2>
+      <p class="note">${t('The organiser asks these before you pay.')}</p>
+      ${perTicket.length ? list.map((tk, i) => `<fieldset data-ticket="${i}"><legend>${t('Ticket {n}', { n: i + 1 })}: ${esc(tk.label)}${types.length > 1 && tk.type ? ' · ' + esc(typeName(tk.type)) : ''}</legend>
+        ${perTicket.map(q => `<div class="qfield">${field(q, i, q.required || requires(tk.type) === q.id)}</div>`).join('')}</fieldset>`).join('') : ''}
+      ${perOrder.length ? `<fieldset data-ticket="order"><legend>${t('Your order')}</legend>
         ${perOrder.map(q => `<div class="qfield">${field(q, 0, q.required)}</div>`).join('')}</fieldset>` : ''}
     </form>`;
     el.querySelector('form').onsubmit = e => e.preventDefault();

@@ -8,8 +8,11 @@
 // a few milliseconds where 20,000 arcs cost hundreds on a software canvas.
 // Frames are coalesced with requestAnimationFrame; seats a few pixels wide
 // are plain squares without marks. Keyboard: arrows move between seats,
-// Enter or Space toggles, Page Up and Page Down change section.
+// Enter or Space toggles, Page Up and Page Down change section. The stage
+// and the event's standing areas are drawn beside the seats (on the side of
+// the sections' first rows), the areas as buttons that choose a quantity.
 import { token } from './api.js';
+import { t, locale } from './i18n.js';
 
 export const STATUS = ['available', 'held', 'sold', 'blocked'];
 // Drawing order of the states: the four statuses, then the fan's selection.
@@ -25,6 +28,8 @@ const TAU = Math.PI * 2;
 const LOD_RADIUS = 2.5;   // seat radius (CSS px) below which seats are squares without marks
 const PICK_RADIUS = 4;    // below it a tap zooms in: a seat that small cannot be aimed at
 const MAX_RADIUS = 48;    // the closest zoom
+const TOUCH_TARGET = 24;  // a finger's target (CSS px, seat to seat) below which a tap zooms in
+const LONG_PRESS = 500;   // ms a finger rests on a seat to show its details
 const SOCKET_SECTIONS = 16; // sections one live stream may follow (the server's limit)
 const KEEP = 120;         // draw times and repaints kept for inspection
 
@@ -71,9 +76,12 @@ export class SeatMap {
   // el is the container; sections are the event's seated sections ({id,
   // name}, in the event's order; a single section ID works too); onChange
   // gets the selected seats after each change.
-  constructor(el, eventID, sections, { announce, onChange, max = 6 }) {
+  // areas are its standing (general-admission) sections ({id, name,
+  // available, capacity, base_price}), drawn as buttons; onArea gets the
+  // one pressed.
+  constructor(el, eventID, sections, { announce, onChange, max = 6, areas = [], onArea }) {
     if (!Array.isArray(sections)) sections = [{ id: sections, name: '' }];
-    Object.assign(this, { el, eventID, announce: announce || (() => {}), onChange: onChange || (() => {}), max });
+    Object.assign(this, { el, eventID, announce: announce || (() => {}), onChange: onChange || (() => {}), max, onArea: onArea || (() => {}) });
     this.sections = sections.map((s, k) => ({ id: s.id, name: s.name || '', k, pending: [] }));
     this.byId = new Map(this.sections.map(s => [s.id, s]));
     this.selected = new Set();
@@ -87,15 +95,34 @@ export class SeatMap {
     this.canvas = document.createElement('canvas');
     this.canvas.tabIndex = 0;
     this.canvas.setAttribute('role', 'application');
-    this.canvas.setAttribute('aria-roledescription', 'seat map');
-    this.canvas.setAttribute('aria-label', 'Seat map of the whole venue. Use the arrow keys to move between seats, '
-      + 'Page Up and Page Down to change section, Enter or Space to select a seat, plus and minus to zoom.');
+    this.canvas.setAttribute('aria-roledescription', t('seat map'));
+    this.describe('');
     // Hover details: a mouse resting on a seat names it, its state and price.
     this.tip = document.createElement('div');
     this.tip.className = 'seattip';
     this.tip.setAttribute('aria-hidden', 'true'); // the same words reach screen readers through the focus announcements
     this.tip.hidden = true;
-    el.append(this.canvas, this.tip);
+    // The stage, and each standing area as a button over its place on the
+    // plan (placed by place, moved with the view by paint).
+    this.stageEl = document.createElement('div');
+    this.stageEl.className = 'stage';
+    this.stageEl.setAttribute('aria-hidden', 'true'); // the map's description says where it is
+    this.stageEl.textContent = t('Stage');
+    this.stageEl.hidden = true;
+    this.areas = areas.map(a => {
+      const b = document.createElement('button');
+      b.type = 'button'; b.className = 'area'; b.dataset.area = a.id; b.hidden = true;
+      const left = a.available > 0;
+      // The name read out starts with the words shown (WCAG 2.5.3).
+      b.innerHTML = '<span class="aname"></span><span class="aprice"></span><span class="sr-only"></span>';
+      b.querySelector('.aname').textContent = a.name;
+      b.querySelector('.aprice').textContent = left ? t('Standing') + ' · ' + money(a.base_price) : t('Sold out');
+      b.querySelector('.sr-only').textContent = left ? ', ' + t('{left} of {cap} places left. Choose how many tickets.', { left: a.available, cap: a.capacity }) : '';
+      if (!left) b.setAttribute('aria-disabled', 'true');
+      b.addEventListener('click', () => { if (left) this.onArea(a); else this.announce(t('{name}: standing, sold out', { name: a.name })); });
+      return { ...a, el: b };
+    });
+    el.append(this.canvas, this.tip, this.stageEl, ...this.areas.map(a => a.el));
     el.seatmap = this; // for tests and assistive scripts: the container knows its map
     this.bind();
     // A page leaving for the back-forward cache keeps its sockets open (and
@@ -106,6 +133,12 @@ export class SeatMap {
     this.onPageShow = e => { if (e.persisted && this.suspended && !this.closed) { this.suspended = false; this.connect(); } };
     addEventListener('pagehide', this.onPageHide);
     addEventListener('pageshow', this.onPageShow);
+  }
+
+  // describe labels the canvas: how to use it, and where the stage is.
+  describe(where) {
+    this.canvas.setAttribute('aria-label', t('Seat map of the whole venue.') + (where ? ' ' + where : '') + ' '
+      + t('Use the arrow keys to move between seats, Page Up and Page Down to change section, Enter or Space to select a seat, plus and minus to zoom.'));
   }
 
   base(s) {
@@ -164,7 +197,13 @@ export class SeatMap {
     this.tier = new Uint8Array(this.seats.length);
     this.seats.forEach((seat, i) => { this.tier[i] = at.get(seat.price ? seat.price.amount : 0); });
     const currency = (this.seats.find(seat => seat.price) || {}).price?.currency;
+    // A tier's price category, when its seats share one and no other tier
+    // has it (the legend names it then).
+    const cats = amounts.map(() => new Set());
+    this.seats.forEach((seat, i) => { if (this.tier[i] < cats.length) cats[this.tier[i]].add(seat.category || ''); });
+    const named = cats.every(c => c.size === 1 && [...c][0] !== '') && new Set(cats.map(c => [...c][0])).size === cats.length;
     this.priceTiers = amounts.slice(0, PRICES.length).map((amount, k) => ({ amount, currency, colour: PRICES[k],
+      category: named ? [...cats[k]][0] : '',
       more: k === PRICES.length - 1 && amounts.length > PRICES.length }));
     this.sprites = new Map();
   }
@@ -178,7 +217,7 @@ export class SeatMap {
     for (let attempt = 0; ; attempt++) {
       const res = await fetch(this.base(s) + '/seats');
       if (res.ok) return res.json();
-      if (attempt >= 3 || res.status < 500) throw new Error('The seat map is unavailable right now. Reload the page to try again.');
+      if (attempt >= 3 || res.status < 500) throw new Error(t('The seat map is unavailable right now. Reload the page to try again.'));
       await new Promise(r => setTimeout(r, 200 * (attempt + 1)));
     }
   }
@@ -247,6 +286,68 @@ export class SeatMap {
     this.box = shown.length ? { x0: X0, y0: Y0, x1: X1, y1: Y1 } : { x0: 0, y0: 0, x1: 1, y1: 1 };
     this.minRadius = Math.min(...shown.map(s => s.radius), Infinity);
     this.maxRadius = Math.max(...shown.map(s => s.radius), 0);
+    if (shown.length) this.placeStage(shown[0]);
+  }
+
+  // placeStage puts the stage on the side of the first section's first row
+  // (row A faces the stage), the standing areas between it and the seats:
+  // in the empty space in front of that row when there is room (an arena's
+  // floor in its bowl), else beyond the plan's edge; the plan's box grows
+  // to hold them.
+  placeStage(first) {
+    const b = this.box, W = b.x1 - b.x0, H = b.y1 - b.y0, pitch = (this.minRadius || 0.42) / 0.42;
+    const row = this.rows[first.row0];
+    let rx0 = Infinity, rx1 = -Infinity, rowY = 0;
+    for (const i of row) { rx0 = Math.min(rx0, this.xs[i]); rx1 = Math.max(rx1, this.xs[i]); rowY += this.ys[i]; }
+    rowY /= row.length;
+    const top = rowY <= (b.y0 + b.y1) / 2 || first.row1 - first.row0 < 2;
+    const gap = Math.max(pitch, H * 0.03), stageH = Math.max(pitch * 1.2, H * 0.06);
+    const areaH = this.areas.length ? Math.max(pitch * 3, H * 0.1) : 0;
+    const cx = (b.x0 + b.x1) / 2;
+    const sw = Math.min(Math.max((rx1 - rx0) * 1.2, pitch * 6), W * 0.6), aw = Math.min(Math.max(sw * 1.8, pitch * 8), W * 0.9);
+    const depth = (this.areas.length ? gap * 2 + areaH : gap) + stageH;
+    // band is [y0, y1] at distance d from edge, towards the stage.
+    const layout = edge => {
+      const band = (d, h) => top ? { y0: edge - d - h, y1: edge - d } : { y0: edge + d, y1: edge + d + h };
+      const n = this.areas.length, gx = pitch, w = (aw - gx * (n - 1)) / Math.max(n, 1), x0 = cx - aw / 2;
+      const areas = this.areas.map((a, k) => ({ x0: x0 + k * (w + gx), x1: x0 + k * (w + gx) + w, ...band(gap, areaH) }));
+      const stage = { x0: cx - sw / 2, x1: cx + sw / 2, ...band(depth - stageH, stageH) };
+      return { areas, stage };
+    };
+    // In front of row A when no seat is in the way, else beyond the plan.
+    let at = layout(top ? Math.min(...row.map(i => this.ys[i])) - first.radius : Math.max(...row.map(i => this.ys[i])) + first.radius);
+    const x0 = Math.min(at.stage.x0, cx - aw / 2) - pitch, x1 = Math.max(at.stage.x1, cx + aw / 2) + pitch;
+    const y0 = Math.min(at.stage.y0, ...at.areas.map(a => a.y0)) - pitch, y1 = Math.max(at.stage.y1, ...at.areas.map(a => a.y1)) + pitch;
+    let free = true;
+    for (let i = 0; i < this.seats.length && free; i++) {
+      const x = this.xs[i], y = this.ys[i];
+      if (x > x0 && x < x1 && y > y0 && y < y1) free = false;
+    }
+    if (!free) at = layout(top ? b.y0 : b.y1);
+    this.areas.forEach((a, k) => { a.box = at.areas[k]; });
+    this.stage = { ...at.stage, side: top ? 'top' : 'bottom' };
+    b.y0 = Math.min(b.y0, this.stage.y0, ...at.areas.map(a => a.y0));
+    b.y1 = Math.max(b.y1, this.stage.y1, ...at.areas.map(a => a.y1));
+    this.canvas.dataset.stage = this.stage.side;
+    this.describe(t(top ? 'The stage is at the top of the map.' : 'The stage is at the bottom of the map.')
+      + (this.areas.length ? ' ' + t('Standing areas are buttons between the stage and the seats.') : ''));
+  }
+
+  // overlays moves the stage and the standing areas with the view.
+  overlays() {
+    const v = this.view;
+    const put = (el, bx) => {
+      const x = bx.x0 * v.k + v.x, y = bx.y0 * v.k + v.y, w = (bx.x1 - bx.x0) * v.k, h = (bx.y1 - bx.y0) * v.k;
+      const at = [x, y, w, h, Math.max(9, Math.min(16, h * 0.32))].map(n => n.toFixed(1) + 'px');
+      const key = at.join();
+      if (el.dataset.at !== key) {
+        el.dataset.at = key;
+        [el.style.left, el.style.top, el.style.width, el.style.height, el.style.fontSize] = at;
+      }
+      el.hidden = false;
+    };
+    if (this.stage) put(this.stageEl, this.stage);
+    for (const a of this.areas) if (a.box) put(a.el, a.box);
   }
 
   size() {
@@ -303,7 +404,7 @@ export class SeatMap {
     this.frame(s.box, 0.06);
     this.moved = true;
     if (this.focus < s.start || this.focus >= s.start + s.count) this.focus = s.start;
-    if (speak) this.announce(`${s.name || 'Section'}: ${this.available(s)} of ${s.count} seats available. ${this.label(this.focus)}`);
+    if (speak) this.announce(t('{name}: {n} of {count} seats available.', { name: s.name || t('Section'), n: this.available(s), count: s.count }) + ' ' + this.label(this.focus));
   }
 
   available(s) {
@@ -344,7 +445,7 @@ export class SeatMap {
       if (this.status[i] !== 0) { this.selected.delete(id); lost.push(this.seats[i]); }
     }
     if (lost.length) {
-      this.announce(lost.map(seat => `Row ${seat.row}, seat ${seat.number} was just taken`).join('. '));
+      this.announce(lost.map(seat => t('Row {row}, seat {n} was just taken', { row: seat.row, n: seat.number })).join('. '));
       this.changed();
     }
     // The invalidations this fetch answers: those that arrived before it began.
@@ -496,11 +597,17 @@ export class SeatMap {
       if (r < LOD_RADIUS && s.name && bx1 - bx0 > 56) labels.push([s.name, (bx0 + bx1) / 2, (by0 + by1) / 2]);
       if (r >= LOD_RADIUS) {
         // Zoomed in: each row's label beside its first seat, as on the
-        // venue's signs.
+        // venue's signs; a row whose start is off the canvas keeps its
+        // label at the canvas's left edge while its seats are in view.
         for (let i = s.start, end = s.start + s.count; i < end; i++) {
           if (i > s.start && this.seats[i].row === this.seats[i - 1].row) continue;
-          const x = xs[i] * v.k + v.x - r * 2.4, y = ys[i] * v.k + v.y;
-          if (x > -20 && x < w + 20 && y > -10 && y < h + 10) rowLabels.push([this.seats[i].row, x, y]);
+          const row = this.rows[this.seats[i].r], last = row[row.length - 1];
+          let x = xs[i] * v.k + v.x - r * 2.4;
+          const y = ys[i] * v.k + v.y, xr = xs[last] * v.k + v.x;
+          if (y < -10 || y > h + 10 || x > w + 20 || xr < 0) continue;
+          const pinned = x < 24;
+          if (pinned) x = 24;
+          rowLabels.push([this.seats[i].row, x, y, pinned]);
         }
       }
     }
@@ -516,9 +623,16 @@ export class SeatMap {
     if (rowLabels.length) {
       ctx.font = '600 11px system-ui, sans-serif';
       ctx.textAlign = 'right'; ctx.textBaseline = 'middle'; ctx.fillStyle = '#1b1b1f';
-      for (const [text, x, y] of rowLabels) ctx.fillText(text, x, y);
+      for (const [text, x, y, pinned] of rowLabels) {
+        if (pinned) {
+          const tw = ctx.measureText(text).width;
+          ctx.fillStyle = 'rgba(255,255,255,.92)'; ctx.fillRect(x - tw - 4, y - 8, tw + 7, 16); ctx.fillStyle = '#1b1b1f';
+        }
+        ctx.fillText(text, x, y);
+      }
     }
     c.dataset.rowLabels = String(rowLabels.length);
+    this.overlays();
     if (this.focus >= 0 && document.activeElement === c) {
       const s = this.sections[this.sec[this.focus]];
       const r = Math.max(s.radius * v.k + 3, 7);
@@ -549,7 +663,7 @@ export class SeatMap {
   label(i) {
     const seat = this.seats[i], s = this.sections[this.sec[i]];
     const where = this.sections.length > 1 && s.name ? s.name + ', ' : '';
-    return `${where}Row ${seat.row}, seat ${seat.number}, ${this.stateOf(i)}${seat.price ? ', ' + money(seat.price) : ''}`;
+    return where + t('Row {row}, seat {n}, {state}', { row: seat.row, n: seat.number, state: t(this.stateOf(i)) }) + (seat.price ? ', ' + money(seat.price) : '');
   }
 
   // setFocus moves the keyboard focus to seat i, keeps it in view and says it.
@@ -570,8 +684,8 @@ export class SeatMap {
   toggle(i) {
     const seat = this.seats[i];
     if (this.selected.has(seat.id)) this.selected.delete(seat.id);
-    else if (this.status[i] !== 0) { this.announce(`Row ${seat.row}, seat ${seat.number} is ${STATUS[this.status[i]]} and cannot be selected`); return; }
-    else if (this.selected.size >= this.max) { this.announce(`You can select at most ${this.max} seats`); return; }
+    else if (this.status[i] !== 0) { this.announce(t('Row {row}, seat {n} is {state} and cannot be selected', { row: seat.row, n: seat.number, state: t(STATUS[this.status[i]]) })); return; }
+    else if (this.selected.size >= this.max) { this.announce(t('You can select at most {n} seats', { n: this.max })); return; }
     else this.selected.add(seat.id);
     this.announce(this.label(i));
     this.requestDraw();
@@ -635,11 +749,23 @@ export class SeatMap {
     return this.maxRadius * v.k;
   }
 
+  // pitchAt is the distance in CSS px between neighbouring seats near a
+  // point: a finger's target there.
+  pitchAt(px, py) { return this.seatRadiusAt(px, py) / 0.42; }
+
   // tap picks the seat under the pointer, or zooms in there when seats are
   // too small to aim at.
+  // A finger needs seats at least TOUCH_TARGET px apart: closer, a tap
+  // zooms in there until they are.
   tap(px, py, touch) {
     if (!this.seats) return;
-    if (this.seatRadiusAt(px, py) < PICK_RADIUS) { this.zoom(3, px, py); return; }
+    const r = this.seatRadiusAt(px, py);
+    if (r < PICK_RADIUS) { this.zoom(Math.max(3, touch ? TOUCH_TARGET * 1.15 * 0.42 / r : 0), px, py); return; }
+    if (touch && this.pitchAt(px, py) < TOUCH_TARGET) {
+      this.zoom(Math.max(1.5, TOUCH_TARGET * 1.15 / this.pitchAt(px, py)), px, py);
+      this.announce(t('Zoomed in. Tap a seat to choose it.'));
+      return;
+    }
     const i = this.hit(px, py, touch ? 12 : 0);
     if (i >= 0) { this.focus = i; this.toggle(i); }
   }
@@ -680,8 +806,16 @@ export class SeatMap {
       try { c.setPointerCapture(e.pointerId); } catch { /* a synthetic pointer cannot be captured */ }
       const [x, y] = local(e);
       down.set(e.pointerId, { x, y });
-      if (down.size === 1) gesture = { x0: x, y0: y, moved: false, touch: e.pointerType === 'touch' };
-      else if (gesture) { gesture.moved = true; gesture.pinch = pair(); }
+      this.tip.hidden = true;
+      if (gesture) clearTimeout(gesture.timer);
+      if (down.size === 1) {
+        gesture = { x0: x, y0: y, moved: false, touch: e.pointerType === 'touch' };
+        // A finger resting on a seat shows its details (a phone's hover).
+        if (gesture.touch) {
+          const g = gesture;
+          g.timer = setTimeout(() => { if (gesture === g && !g.moved && down.size === 1) { g.long = this.hover(x, y, 12, true); } }, LONG_PRESS);
+        }
+      } else if (gesture) { gesture.moved = true; gesture.pinch = pair(); }
     });
     c.addEventListener('pointermove', e => {
       const p = down.get(e.pointerId);
@@ -689,7 +823,7 @@ export class SeatMap {
       if (!p || !gesture) return;
       const [x, y] = local(e);
       if (down.size === 1) {
-        if (!gesture.moved && Math.hypot(x - gesture.x0, y - gesture.y0) > (gesture.touch ? 8 : 4)) { gesture.moved = true; c.classList.add('dragging'); }
+        if (!gesture.moved && Math.hypot(x - gesture.x0, y - gesture.y0) > (gesture.touch ? 8 : 4)) { gesture.moved = true; clearTimeout(gesture.timer); c.classList.add('dragging'); }
         if (gesture.moved) this.panBy(x - p.x, y - p.y);
         p.x = x; p.y = y;
         return;
@@ -706,27 +840,34 @@ export class SeatMap {
       if (down.size === 1 && gesture) gesture.pinch = null;
       if (down.size) return;
       c.classList.remove('dragging');
-      if (gesture && !gesture.moved && e.type === 'pointerup') { const [x, y] = local(e); this.tap(x, y, gesture.touch); }
+      if (gesture) clearTimeout(gesture.timer);
+      if (gesture && !gesture.moved && !gesture.long && e.type === 'pointerup') { const [x, y] = local(e); this.tap(x, y, gesture.touch); }
       gesture = null;
       setTimeout(() => { this.pointing = false; });
     };
     c.addEventListener('pointerup', up);
     c.addEventListener('pointercancel', up);
-    c.addEventListener('pointerleave', () => { this.tip.hidden = true; });
+    c.addEventListener('pointerleave', e => { if (e.pointerType === 'mouse') this.tip.hidden = true; });
+    // A phone's long press shows the seat, not the browser's menu.
+    c.addEventListener('contextmenu', e => { if (gesture && gesture.touch) e.preventDefault(); });
     new ResizeObserver(() => { if (this.seats && !this.moved) this.fit(); else this.requestDraw(); }).observe(c);
   }
 
-  // hover shows the details of the seat under a resting mouse beside it
-  // (nothing while seats are too small to aim at).
-  hover(px, py) {
-    const i = this.seats && this.seatRadiusAt(px, py) >= LOD_RADIUS ? this.hit(px, py) : -1;
-    if (i < 0) { this.tip.hidden = true; return; }
+  // hover shows the details of the seat under a resting mouse beside it,
+  // or above a finger's long press (and says them), nothing while seats are
+  // too small to aim at. It says whether it showed a seat.
+  hover(px, py, slop = 0, touch = false) {
+    const i = this.seats && this.seatRadiusAt(px, py) >= LOD_RADIUS ? this.hit(px, py, slop) : -1;
+    if (i < 0) { this.tip.hidden = true; return false; }
     this.tip.textContent = this.label(i);
     this.tip.dataset.seat = this.seats[i].id;
-    const { w } = this.size();
+    const { w, h } = this.size();
     this.tip.hidden = false;
-    this.tip.style.left = Math.min(px + 14, Math.max(0, w - this.tip.offsetWidth)) + 'px';
-    this.tip.style.top = (py + 14) + 'px';
+    this.tip.style.left = Math.max(0, Math.min(px + (touch ? -this.tip.offsetWidth / 2 : 14), w - this.tip.offsetWidth)) + 'px';
+    const below = py + 14, above = py - this.tip.offsetHeight - (touch ? 36 : 14);
+    this.tip.style.top = (touch || below + this.tip.offsetHeight > h ? Math.max(0, above) : below) + 'px';
+    if (touch) this.announce(this.label(i));
+    return true;
   }
 
   // zoomToFocus zooms around the focused seat (the centre without one).
@@ -743,7 +884,7 @@ export class SeatMap {
 export function money(m) {
   if (!m || typeof m.amount !== 'number') return '';
   try {
-    const f = new Intl.NumberFormat(undefined, { style: 'currency', currency: m.currency });
+    const f = new Intl.NumberFormat(locale(), { style: 'currency', currency: m.currency });
     return f.format(m.amount / 10 ** f.resolvedOptions().maximumFractionDigits);
   } catch { return (m.amount / 100).toFixed(2) + ' ' + m.currency; }
 }

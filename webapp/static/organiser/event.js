@@ -6,6 +6,7 @@ import { get, post, request } from '/app/api.js';
 import { SeatMap, drawSeat } from '/app/seatmap.js';
 import { main, esc, announce, clearProblem, showProblem, fieldErrors, money, minor, digits, whenIn, isoOf, download, badge } from './ui.js';
 import { editPage, typesText, attendeesPage } from './catalogue.js';
+import { t } from '/app/i18n.js';
 
 const TABS = [['', 'Overview'], ['edit', 'Edit'], ['seats', 'Seats'], ['promotions', 'Promotions'], ['sales', 'Sales'], ['attendees', 'Attendees'], ['door', 'Door'], ['cancel', 'Cancel']];
 
@@ -14,10 +15,10 @@ const TABS = [['', 'Overview'], ['edit', 'Edit'], ['seats', 'Seats'], ['promotio
 export async function eventView(id, tab, ctx) {
   const ev = await get('/v1/admin/events/' + encodeURIComponent(id));
   const base = '#/event/' + encodeURIComponent(id);
-  main.innerHTML = `<p class="crumbs"><a href="#/">Your events</a></p>
+  main.innerHTML = `<p class="crumbs"><a href="#/">${t('Your events')}</a></p>
     <h1>${esc(ev.title)} ${badge(ev.status)}</h1>
-    <nav class="tabs" aria-label="Event pages">${TABS.map(([t, label]) =>
-      `<a href="${base}${t ? '/' + t : ''}" ${t === tab ? 'aria-current="page"' : ''}>${label}</a>`).join('')}</nav>
+    <nav class="tabs" aria-label="${t('Event pages')}">${TABS.map(([path, label]) =>
+      `<a href="${base}${path ? '/' + path : ''}" ${path === tab ? 'aria-current="page"' : ''}>${t(label)}</a>`).join('')}</nav>
     <div id="page"></div>`;
   const page = main.querySelector('#page');
   switch (tab) {
@@ -33,20 +34,20 @@ export async function eventView(id, tab, ctx) {
 }
 
 function overviewPage(page, ev) {
-  const row = (k, v) => `<div><dt>${k}</dt><dd>${v}</dd></div>`;
+  const row = (k, v) => `<div><dt>${t(k)}</dt><dd>${v}</dd></div>`;
   page.innerHTML = `<dl class="facts">
       ${row('Status', badge(ev.status))}
       ${row('Artist', esc(ev.artist) || '—')}${row('Genre', esc(ev.genre) || '—')}
       ${row('Starts', whenIn(ev.starts_at, ev.timezone))}${row('On sale from', whenIn(ev.onsale_at, ev.timezone))}${row('Off sale at', whenIn(ev.offsale_at, ev.timezone))}
       ${row('Cancellation deadline', whenIn(ev.cancellation_deadline, ev.timezone))}
-      ${row('Tickets per customer', ev.per_customer_limit)}${row('Hold time', ev.hold_ttl_seconds + ' seconds')}
-      ${row('Waiting room', ev.metered ? 'Yes' : 'No')}
-      ${row('Capacity', `${ev.seats} numbered seats${ev.general_capacity ? `, ${ev.general_capacity} standing` : ''} in ${ev.sections} sections`)}
+      ${row('Tickets per customer', ev.per_customer_limit)}${row('Hold time', t('{n} seconds', { n: ev.hold_ttl_seconds }))}
+      ${row('Waiting room', t(ev.metered ? 'Yes' : 'No'))}
+      ${row('Capacity', t('{n} numbered seats', { n: ev.seats }) + (ev.general_capacity ? ', ' + t('{n} standing', { n: ev.general_capacity }) : '') + ' ' + t('in {n} sections', { n: ev.sections }))}
       ${row('Prices', `<ul class="plain" id="prices">${Object.entries(ev.prices).sort().map(([c, p]) =>
         `<li data-category="${esc(c)}">${esc(c)}: ${money(p.amount, p.currency)}</li>`).join('')}</ul>`)}
       ${row('Ticket types', typesText(ev))}
-      ${row('Service fee', `<span id="servicefee">${ev.service_fee && ev.service_fee.amount ? money(ev.service_fee.amount, ev.service_fee.currency) + ' per ticket' : 'None'}</span>`)}
-      ${row('Re-entry', ev.reentry ? 'Allowed' : 'No')}
+      ${row('Service fee', `<span id="servicefee">${ev.service_fee && ev.service_fee.amount ? money(ev.service_fee.amount, ev.service_fee.currency) + ' ' + t('per ticket') : t('None')}</span>`)}
+      ${row('Re-entry', t(ev.reentry ? 'Allowed' : 'No'))}
       ${row('Questions at checkout', (ev.questions || []).length ? `<ul class="plain" id="questionlist">${ev.questions.map(q => `<li data-question="${esc(q.id)}">${esc(q.label)}
         <span class="muted">(${q.per === 'order' ? 'per order' : 'per ticket'}${q.required ? ', required' : ''})</span></li>`).join('')}</ul>` : 'None')}
       ${ev.series_id ? row('Series', `<code>${esc(ev.series_id)}</code>`) : ''}
@@ -79,10 +80,9 @@ function overviewPage(page, ev) {
   };
   const box = page.querySelector('#publishbox');
   if (ev.status === 'DRAFT') {
-    box.innerHTML = `<p>Fans cannot see a draft. Publishing lists it, shows its seat map, and opens the sale at its
-      on-sale time. The venue, date, prices, ticket types, service fee and currency are fixed from then on:
-      <a href="#/event/${encodeURIComponent(ev.event_id)}/edit" id="editlink">edit the draft</a> first.</p>
-      <button id="publish">Publish the event</button>`;
+    box.innerHTML = `<p>${t('Fans cannot see a draft. Publishing lists it, shows its seat map, and opens the sale at its on-sale time. The venue, date, prices, ticket types, service fee and currency are fixed from then on:')}
+      <a href="#/event/${encodeURIComponent(ev.event_id)}/edit" id="editlink">${t('edit the draft')}</a> ${t('first.')}</p>
+      <button id="publish">${t('Publish the event')}</button>`;
     box.querySelector('#publish').onclick = async e => {
       e.target.disabled = true;
       try {
@@ -92,7 +92,7 @@ function overviewPage(page, ev) {
       } catch (err) { e.target.disabled = false; showProblem(err); }
     };
   } else if (ev.status !== 'CANCELLED') {
-    box.innerHTML = `<p>Fans see this event: <a href="/#/event/${encodeURIComponent(ev.event_id)}" id="fanlink">open it in the fan app</a>.</p>`;
+    box.innerHTML = `<p>${t('Fans see this event:')} <a href="/#/event/${encodeURIComponent(ev.event_id)}" id="fanlink">${t('open it in the fan app')}</a>.</p>`;
   }
 }
 

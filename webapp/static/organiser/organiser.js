@@ -6,6 +6,7 @@ import { get, request, newKey, signOut, token } from '/app/api.js';
 import { main, esc, announce, explain, clearProblem, showProblem, fieldErrors, money, minor, digits, whenIn, localInput, isoOf, send, badge } from './ui.js';
 import { eventView } from './event.js';
 import { orgView, seriesView } from './catalogue.js';
+import { t, translatePage, langSwitch } from '/app/i18n.js';
 
 let cleanup = [];
 let me = null; // GET /v1/me of the signed-in organiser
@@ -24,21 +25,21 @@ async function signInAs(user, email, org) {
 function renderWho() {
   const who = document.getElementById('who');
   if (!token() || !me) { who.innerHTML = ''; return; }
-  who.innerHTML = `<span>Signed in as <strong id="whoami">${esc(me.user_id)}</strong>${me.org ? ` of <strong>${esc(me.org)}</strong>` : ''}</span>
-    <button class="secondary" id="signout">Sign out</button>`;
+  who.innerHTML = `<span>${t('Signed in as')} <strong id="whoami">${esc(me.user_id)}</strong>${me.org ? ` ${t('of')} <strong>${esc(me.org)}</strong>` : ''}</span>
+    <button class="secondary" id="signout">${t('Sign out')}</button>`;
   who.querySelector('#signout').onclick = () => { signOut(); me = null; renderWho(); route(); };
 }
 
 function signInView() {
-  main.innerHTML = `<h1>Sign in as an organiser</h1>
-    <p>This is the development sign-in: it gives the account the organiser role for the organisation you name.
-      The demo events belong to <code>org_encore</code> (its organiser is <code>olga</code>).</p>
-    <form id="signin" class="stack" aria-label="Organiser sign-in">
-      <label>User ID <input name="user" required autocomplete="username" pattern="[A-Za-z0-9_.:\\-]{1,100}" value="olga"></label>
-      <label>Email <input name="email" type="email" autocomplete="email" value="olga@encore.test"></label>
-      <label>Organisation <input name="org" required pattern="[A-Za-z0-9_.:\\-]{1,100}" value="org_encore"></label>
+  main.innerHTML = `<h1>${t('Sign in as an organiser')}</h1>
+    <p>${t('This is the development sign-in: it gives the account the organiser role for the organisation you name.')}
+      ${t('The demo events belong to {org} (its organiser is {user}).', { org: '<code>org_encore</code>', user: '<code>olga</code>' })}</p>
+    <form id="signin" class="stack" aria-label="${t('Organiser sign-in')}">
+      <label>${t('User ID')} <input name="user" required autocomplete="username" pattern="[A-Za-z0-9_.:\\-]{1,100}" value="olga"></label>
+      <label>${t('Email')} <input name="email" type="email" autocomplete="email" value="olga@encore.test"></label>
+      <label>${t('Organisation')} <input name="org" required pattern="[A-Za-z0-9_.:\\-]{1,100}" value="org_encore"></label>
       <div id="signin-errors" class="errors" tabindex="-1" hidden></div>
-      <button>Sign in</button>
+      <button>${t('Sign in')}</button>
     </form>`;
   const f = main.querySelector('#signin');
   f.onsubmit = async e => {
@@ -49,19 +50,19 @@ function signInView() {
 }
 
 function notOrganiserView() {
-  main.innerHTML = `<h1>Organisers only</h1>
-    <p>You are signed in as <strong>${esc(me.user_id)}</strong>, who is not an organiser. Sign out, then sign in as an organiser.</p>`;
+  main.innerHTML = `<h1>${t('Organisers only')}</h1>
+    <p>${t('You are signed in as {user}, who is not an organiser. Sign out, then sign in as an organiser.', { user: `<strong>${esc(me.user_id)}</strong>` })}</p>`;
 }
 
 async function eventsView() {
-  main.innerHTML = `<h1>Your events</h1>
-    <p class="actions"><a class="button" href="#/new">Create an event</a> <a class="button secondary" href="#/series">Create a series of dates</a>
-      <a class="button secondary" href="#/venues">Upload a venue layout</a></p>
-    <div class="scroll" tabindex="0" role="region" aria-label="Your events (scrolls sideways on a narrow screen)"><table class="list" id="events">
-      <caption>Events of ${esc(me.org || 'every organisation')}, newest first, drafts included</caption>
-      <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Starts</th><th scope="col">On sale from</th><th scope="col">Seats</th></tr></thead>
+  main.innerHTML = `<h1>${t('Your events')}</h1>
+    <p class="actions"><a class="button" href="#/new">${t('Create an event')}</a> <a class="button secondary" href="#/series">${t('Create a series of dates')}</a>
+      <a class="button secondary" href="#/venues">${t('Upload a venue layout')}</a></p>
+    <div class="scroll" tabindex="0" role="region" aria-label="${t('Your events (scrolls sideways on a narrow screen)')}"><table class="list" id="events">
+      <caption>${t('Events of {org}, newest first, drafts included', { org: esc(me.org || t('every organisation')) })}</caption>
+      <thead><tr><th scope="col">${t('Event')}</th><th scope="col">${t('Status')}</th><th scope="col">${t('Starts')}</th><th scope="col">${t('On sale from')}</th><th scope="col">${t('Seats')}</th></tr></thead>
       <tbody></tbody></table></div>
-    <button class="secondary" id="more" hidden>Show older events</button>`;
+    <button class="secondary" id="more" hidden>${t('Show older events')}</button>`;
   const body = main.querySelector('#events tbody'), more = main.querySelector('#more');
   let cursor = '';
   const load = async () => {
@@ -69,8 +70,8 @@ async function eventsView() {
     body.insertAdjacentHTML('beforeend', page.events.map(e => `<tr data-event="${esc(e.event_id)}">
       <th scope="row"><a href="#/event/${encodeURIComponent(e.event_id)}">${esc(e.title)}</a>${e.artist ? `<div class="muted">${esc(e.artist)}</div>` : ''}</th>
       <td>${badge(e.status)}</td><td>${whenIn(e.starts_at, e.timezone)}</td><td>${whenIn(e.onsale_at, e.timezone)}</td>
-      <td>${e.seats}${e.general_capacity ? ` + ${e.general_capacity} standing` : ''}</td></tr>`).join(''));
-    if (!body.children.length) body.innerHTML = '<tr><td colspan="5">No events yet. Upload a venue layout, then create an event on it.</td></tr>';
+      <td>${e.seats}${e.general_capacity ? ` + ${t('{n} standing', { n: e.general_capacity })}` : ''}</td></tr>`).join(''));
+    if (!body.children.length) body.innerHTML = `<tr><td colspan="5">${t('No events yet. Upload a venue layout, then create an event on it.')}</td></tr>`;
     cursor = page.next_cursor || '';
     more.hidden = !cursor;
   };
@@ -79,29 +80,29 @@ async function eventsView() {
 }
 
 async function venuesView() {
-  main.innerHTML = `<h1>Venues</h1>
-    <section aria-labelledby="up"><h2 id="up">Upload a venue layout</h2>
+  main.innerHTML = `<h1>${t('Venues')}</h1>
+    <section aria-labelledby="up"><h2 id="up">${t('Upload a venue layout')}</h2>
     <p>A layout is a JSON file (<code>{"name","city","timezone","layout":{"sections":[…]}}</code>) or a CSV file with the
       columns <code>section,kind,category,row,seat,x,y</code> (one line a seat; a standing area is one line with
       <code>capacity</code> and no row or seat). The name, city and time zone below fill in what the file does not say.</p>
     <form id="upload" class="stack">
-      <label>Layout file (JSON or CSV) <input type="file" name="file" accept=".json,.csv,application/json,text/csv" required></label>
-      <label>Venue name <input name="name" autocomplete="off"></label>
-      <label>City <input name="city" autocomplete="off"></label>
-      <label>Time zone of the venue (IANA, such as Europe/Amsterdam; needed unless the file says it) <input name="timezone" autocomplete="off" list="zones"></label>
+      <label>${t('Layout file (JSON or CSV)')} <input type="file" name="file" accept=".json,.csv,application/json,text/csv" required></label>
+      <label>${t('Venue name')} <input name="name" autocomplete="off"></label>
+      <label>${t('City')} <input name="city" autocomplete="off"></label>
+      <label>${t('Time zone of the venue (IANA, such as Europe/Amsterdam; needed unless the file says it)')} <input name="timezone" autocomplete="off" list="zones"></label>
       <datalist id="zones">${(Intl.supportedValuesOf ? Intl.supportedValuesOf('timeZone') : []).map(z => `<option value="${esc(z)}">`).join('')}</datalist>
       <div id="upload-errors" class="errors" tabindex="-1" hidden></div>
-      <button id="uploadbtn">Upload the layout</button>
+      <button id="uploadbtn">${t('Upload the layout')}</button>
     </form>
     <p id="uploaded" class="done" hidden></p></section>
-    <section aria-labelledby="yours"><h2 id="yours">Your venues</h2><ul class="cards" id="venues"></ul></section>`;
+    <section aria-labelledby="yours"><h2 id="yours">${t('Your venues')}</h2><ul class="cards" id="venues"></ul></section>`;
   const f = main.querySelector('#upload'), errs = main.querySelector('#upload-errors'), done = main.querySelector('#uploaded');
   const list = async () => {
     const out = await get('/v1/admin/venues');
     main.querySelector('#venues').innerHTML = out.venues.map(v => `<li data-venue="${esc(v.venue_id)}"><strong>${esc(v.name)}</strong>
-      <div>${esc(v.city)} · ${esc(v.timezone)}</div><div>${v.sections} sections, ${v.seats} numbered seats</div>
-      <div>Price categories: ${v.categories.map(esc).join(', ')}</div>
-      <a href="#/new/${encodeURIComponent(v.venue_id)}">Create an event here</a></li>`).join('') || '<li>No venues yet.</li>';
+      <div>${esc(v.city)} · ${esc(v.timezone)}</div><div>${t('{s} sections, {n} numbered seats', { s: v.sections, n: v.seats })}</div>
+      <div>${t('Price categories')}: ${v.categories.map(esc).join(', ')}</div>
+      <a href="#/new/${encodeURIComponent(v.venue_id)}">${t('Create an event here')}</a></li>`).join('') || `<li>${t('No venues yet.')}</li>`;
   };
   f.onsubmit = async e => {
     e.preventDefault();
@@ -125,8 +126,8 @@ async function venuesView() {
       }
       f.reset();
       await list();
-      done.innerHTML = `Uploaded: ${out.sections} sections, ${out.seats} numbered seats.
-        <a id="newhere" href="#/new/${encodeURIComponent(out.venue_id)}">Create an event at this venue</a>`;
+      done.innerHTML = `${t('Uploaded')}: ${t('{s} sections, {n} numbered seats', { s: out.sections, n: out.seats })}.
+        <a id="newhere" href="#/new/${encodeURIComponent(out.venue_id)}">${t('Create an event at this venue')}</a>`;
       done.hidden = false;
       announce(`Layout uploaded: ${out.sections} sections, ${out.seats} seats`);
     } catch (err) {
@@ -140,43 +141,43 @@ async function venuesView() {
 async function newEventView(venueID) {
   const { venues } = await get('/v1/admin/venues');
   if (!venues.length) {
-    main.innerHTML = '<h1>Create an event</h1><p>An event is sold on one of your venues. <a href="#/venues">Upload a venue layout</a> first.</p>';
+    main.innerHTML = `<h1>${t('Create an event')}</h1><p>${t('An event is sold on one of your venues.')} <a href="#/venues">${t('Upload a venue layout')}</a> ${t('first.')}</p>`;
     return;
   }
   const zoneOf = id => (venues.find(x => x.venue_id === id) || venues[0]).timezone || 'UTC';
   const first = zoneOf(venueID || venues[0].venue_id);
   // A month away at 20:00 on the venue's clocks.
   const start = isoOf(localInput(Date.now() + 30 * 864e5, first).slice(0, 10) + 'T20:00', first);
-  main.innerHTML = `<h1>Create an event</h1>
-    <p>The event starts as a draft: fans see it once you publish it.</p>
+  main.innerHTML = `<h1>${t('Create an event')}</h1>
+    <p>${t('The event starts as a draft: fans see it once you publish it.')}</p>
     <form id="newevent" class="stack">
-      <label>Venue <select name="venue_id" required>${venues.map(v => `<option value="${esc(v.venue_id)}" ${v.venue_id === venueID ? 'selected' : ''}>${esc(v.name)}, ${esc(v.city)} (${v.seats} seats)</option>`).join('')}</select></label>
-      <label>Title <input name="title" required maxlength="200"></label>
-      <label>Artist <input name="artist" maxlength="200"></label>
-      <label>Genre <input name="genre" maxlength="200"></label>
-      <label>Description <textarea name="description" rows="3" maxlength="5000"></textarea></label>
-      <p class="note" id="zone">Times are on the venue's clocks: <strong>${esc(first)}</strong>.</p>
+      <label>${t('Venue')} <select name="venue_id" required>${venues.map(v => `<option value="${esc(v.venue_id)}" ${v.venue_id === venueID ? 'selected' : ''}>${esc(v.name)}, ${esc(v.city)} (${t('{n} seats', { n: v.seats })})</option>`).join('')}</select></label>
+      <label>${t('Title')} <input name="title" required maxlength="200"></label>
+      <label>${t('Artist')} <input name="artist" maxlength="200"></label>
+      <label>${t('Genre')} <input name="genre" maxlength="200"></label>
+      <label>${t('Description')} <textarea name="description" rows="3" maxlength="5000"></textarea></label>
+      <p class="note" id="zone">${t("Times are on the venue's clocks:")} <strong>${esc(first)}</strong>.</p>
       <div class="grid">
-        <label>Starts <input type="datetime-local" name="starts_at" required value="${localInput(start, first)}"></label>
-        <label>On sale from <input type="datetime-local" name="onsale_at" required value="${localInput(Date.now() - 60000, first)}"></label>
-        <label>Off sale at (optional; the start if empty) <input type="datetime-local" name="offsale_at"></label>
-        <label>Cancellation deadline (optional; 48 hours before the start if empty) <input type="datetime-local" name="cancellation_deadline"></label>
+        <label>${t('Starts')} <input type="datetime-local" name="starts_at" required value="${localInput(start, first)}"></label>
+        <label>${t('On sale from')} <input type="datetime-local" name="onsale_at" required value="${localInput(Date.now() - 60000, first)}"></label>
+        <label>${t('Off sale at (optional; the start if empty)')} <input type="datetime-local" name="offsale_at"></label>
+        <label>${t('Cancellation deadline (optional; 48 hours before the start if empty)')} <input type="datetime-local" name="cancellation_deadline"></label>
       </div>
       <div class="grid">
-        <label>Currency <input name="currency" required pattern="[A-Z]{3}" value="EUR" maxlength="3"></label>
-        <label>Tickets per customer <input type="number" name="per_customer_limit" min="1" max="100" value="6" required></label>
-        <label>Hold time (seconds) <input type="number" name="hold_ttl_seconds" min="30" max="3600" value="600" required></label>
-        <label class="check"><span><input type="checkbox" name="metered"> Waiting room (metered sale)</span></label>
+        <label>${t('Currency')} <input name="currency" required pattern="[A-Z]{3}" value="EUR" maxlength="3"></label>
+        <label>${t('Tickets per customer')} <input type="number" name="per_customer_limit" min="1" max="100" value="6" required></label>
+        <label>${t('Hold time (seconds)')} <input type="number" name="hold_ttl_seconds" min="30" max="3600" value="600" required></label>
+        <label class="check"><span><input type="checkbox" name="metered"> ${t('Waiting room (metered sale)')}</span></label>
       </div>
-      <fieldset id="prices"><legend>Price per category</legend></fieldset>
+      <fieldset id="prices"><legend>${t('Price per category')}</legend></fieldset>
       <div id="event-errors" class="errors" tabindex="-1" hidden></div>
-      <button id="create">Create the draft</button>
+      <button id="create">${t('Create the draft')}</button>
     </form>`;
   const f = main.querySelector('#newevent'), prices = main.querySelector('#prices');
   const renderPrices = () => {
     const v = venues.find(x => x.venue_id === f.venue_id.value) || venues[0];
     const cur = f.currency.value || 'EUR', step = 1 / 10 ** digits(cur);
-    prices.innerHTML = '<legend>Price per category</legend>' + v.categories.map(c => `<label>${esc(c)} (${esc(cur)})
+    prices.innerHTML = `<legend>${t('Price per category')}</legend>` + v.categories.map(c => `<label>${esc(c)} (${esc(cur)})
       <input type="number" name="prices.${esc(c)}" data-category="${esc(c)}" min="0" step="${step}" required inputmode="decimal"></label>`).join('');
   };
   const zone = () => zoneOf(f.venue_id.value);
@@ -233,4 +234,8 @@ async function route() {
 window.addEventListener('hashchange', () => { clearProblem(); route().then(() => main.focus({ preventScroll: true })); });
 // The skip link moves the focus, not the address (the router owns the hash).
 document.getElementById('skip').addEventListener('click', e => { e.preventDefault(); main.focus(); });
+// The language: the header's fixed texts, and a switch that shows the
+// screen again in the other language.
+translatePage();
+document.querySelector('header.top').append(langSwitch(() => { clearProblem(); route(); }));
 route();

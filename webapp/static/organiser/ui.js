@@ -3,6 +3,7 @@
 // not JSON (a CSV layout, a CSV report).
 import { ProblemError, token } from '/app/api.js';
 import { message } from '/app/problems.js';
+import { t, locale } from '/app/i18n.js';
 
 export const main = document.getElementById('main');
 const banner = document.getElementById('problem');
@@ -21,9 +22,9 @@ export function explain(err) {
   switch (name) {
     case 'conflict': return 'This cannot change now: ' + (p.detail || p.title || 'the event is past that stage') + '.';
     case 'forbidden': return 'You are not allowed to do this' + (p.detail ? ': ' + p.detail : '') + '. Sign in as an organiser of this event\'s organisation.';
-    case 'unauthorized': return 'Please sign in as an organiser first.';
-    case 'not-found': return 'We could not find that. It may belong to another organisation, or the link is out of date.';
-    case 'invalid-request': return 'Please correct the highlighted fields.' + ((p.errors || []).length ? '' : ' ' + (p.detail || ''));
+    case 'unauthorized': return t('Please sign in as an organiser first.');
+    case 'not-found': return t('We could not find that. It may belong to another organisation, or the link is out of date.');
+    case 'invalid-request': return t('Please correct the highlighted fields.') + ((p.errors || []).length ? '' : ' ' + (p.detail || ''));
     default: return message(p, err.retryAfter);
   }
 }
@@ -42,7 +43,7 @@ export function fieldErrors(box, err, form) {
   const list = err instanceof ProblemError && err.problem.errors || [];
   if (form) for (const el of form.querySelectorAll('[aria-invalid]')) el.removeAttribute('aria-invalid');
   if (!list.length) { box.hidden = true; box.innerHTML = ''; return false; }
-  box.innerHTML = `<h3>${list.length === 1 ? 'One problem' : list.length + ' problems'} to fix</h3>
+  box.innerHTML = `<h3>${list.length === 1 ? t('One problem to fix') : t('{n} problems to fix', { n: list.length })}</h3>
     <ul>${list.map(e => `<li><code>${esc(e.field)}</code>: ${esc(e.message)}</li>`).join('')}</ul>`;
   box.hidden = false;
   // A field is marked by its name, or its parent's (prices.vip.amount marks
@@ -67,7 +68,7 @@ export function digits(currency) {
 // money formats an amount in minor units of currency.
 export function money(amount, currency) {
   const n = Number(amount || 0) / 10 ** digits(currency);
-  try { return new Intl.NumberFormat(undefined, { style: 'currency', currency }).format(n); }
+  try { return new Intl.NumberFormat(locale(), { style: 'currency', currency }).format(n); }
   catch { return n.toFixed(2) + ' ' + currency; }
 }
 
@@ -104,8 +105,8 @@ export function isoOf(v, zone = 'UTC') {
 }
 
 // whenIn is a time on zone's clocks, the zone named.
-export const whenIn = (t, zone) => t ? new Intl.DateTimeFormat(undefined, { timeZone: zone || 'UTC', dateStyle: 'medium',
-  timeStyle: 'short' }).format(new Date(t)) + ` (${zone || 'UTC'})` : '—';
+export const whenIn = (at, zone) => at ? new Intl.DateTimeFormat(locale(), { timeZone: zone || 'UTC', dateStyle: 'medium',
+  timeStyle: 'short' }).format(new Date(at)) + ` (${zone || 'UTC'})` : '—';
 
 // send is a request whose body is text of the given type (a CSV layout).
 export async function send(method, path, text, type) {
@@ -128,4 +129,4 @@ export async function download(path, name) {
 // STATUS_TEXT describes an event's status in words (the badge's colour is
 // never the only sign).
 export const STATUS_TEXT = { DRAFT: 'Draft', PUBLISHED: 'Published', ON_SALE: 'On sale', OFF_SALE: 'Off sale', CANCELLED: 'Cancelled' };
-export const badge = s => `<span class="badge badge-${esc(String(s).toLowerCase())}" data-status="${esc(s)}">${esc(STATUS_TEXT[s] || s)}</span>`;
+export const badge = s => `<span class="badge badge-${esc(String(s).toLowerCase())}" data-status="${esc(s)}">${esc(STATUS_TEXT[s] ? t(STATUS_TEXT[s]) : s)}</span>`;
