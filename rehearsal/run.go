@@ -81,14 +81,15 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	defer rn.clients.close()
 	setup := newRecorder(now)
 	rn.edge = &edge{base: cfg.API, sem: make(chan struct{}, cfg.Concurrency), queue: make(chan struct{}, cfg.Concurrency), rec: setup}
-	limit := raiseFileLimit(uint64(cfg.Fans + 2*rn.clients.addresses() + 1024))
-	inFlight := 2 * cfg.Concurrency
+	reserve := 0
 	if cfg.Chaos != nil {
 		// The chaos restarts processes from this one: their pipes, logs and
 		// clients need files the fans must not have taken.
-		inFlight += chaosFiles
+		reserve = chaosFiles
 	}
-	rn.sockets = make(chan struct{}, socketBudget(limit, cfg.Fans, inFlight, rn.clients.addresses()))
+	limit := raiseFileLimit(uint64(cfg.Fans + 2*rn.clients.addresses() + 1024 + reserve))
+	// Each address keeps an idle connection besides those in flight.
+	rn.sockets = make(chan struct{}, socketBudget(limit, cfg.Fans, 2*cfg.Concurrency+rn.clients.addresses()+reserve, rn.clients.addresses()))
 
 	if cfg.CreateSeats > 0 {
 		ev, err := createEvent(ctx, rn.edge, rn.clients.forFan(0), rn.id, cfg.CreateSeats, cfg.CreateStanding, now.Add(cfg.OpensIn), cfg.HoldTTL)
