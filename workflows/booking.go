@@ -431,7 +431,7 @@ func (b *booking) checked(ctx workflow.Context, ev PaymentEvent) (PaymentEvent, 
 		return ev, true, nil
 	}
 	var p activities.ProviderPayment
-	if err := b.callProvider(ctx, b.checkStep(ev), &p); err != nil {
+	if err := b.callProvider(ctx, checkStep(ev), &p); err != nil {
 		var canceled *temporal.CanceledError
 		if errors.As(err, &canceled) {
 			return ev, false, err
@@ -567,7 +567,7 @@ func (b *booking) sell(ctx workflow.Context) error {
 	b.dbStatus(ctx, vocab.BookingPaid) // the confirm made the database say PAID
 	b.setStep(ctx, vocab.StepCapturing)
 	var captured activities.CaptureResult
-	err := b.callProvider(ctx, b.captureStep(b.intentID), &captured)
+	err := b.callProvider(ctx, b.steps().capture(b.intentID), &captured)
 	if err != nil && b.closing {
 		// Support closed the booking while the capture kept failing: the
 		// sale is undone and the money given back (a refund of an
@@ -638,7 +638,7 @@ func (b *booking) sell(ctx workflow.Context) error {
 // see it pending in the Temporal UI meanwhile.
 func (b *booking) paySellers(ctx workflow.Context) error {
 	b.setStep(ctx, vocab.StepPayingSellers)
-	if err := b.callProvider(ctx, b.payoutStep(), nil); err != nil {
+	if err := b.callProvider(ctx, b.steps().payout(), nil); err != nil {
 		var canceled *temporal.CanceledError
 		if errors.As(err, &canceled) {
 			return err
@@ -684,7 +684,7 @@ func (b *booking) voidPayment(ctx workflow.Context) error {
 }
 
 func (b *booking) voidIntent(ctx workflow.Context, intentID string) error {
-	return b.callProvider(ctx, b.voidStep(intentID, 0), nil)
+	return b.callProvider(ctx, b.steps().void(intentID, 0), nil)
 }
 
 func (b *booking) refundPayment(ctx workflow.Context) error {
@@ -692,7 +692,7 @@ func (b *booking) refundPayment(ctx workflow.Context) error {
 }
 
 func (b *booking) refundIntent(ctx workflow.Context, intentID string) error {
-	return b.callProvider(ctx, b.refundStep(intentID), nil)
+	return b.callProvider(ctx, b.steps().refund(intentID), nil)
 }
 
 // settle records whether giving the money back (a void, a refund) worked,
@@ -734,7 +734,7 @@ func (b *booking) afterUnsold(ctx workflow.Context) (BookingResult, error) {
 		// An authorisation was asked for but its answer never came: look it
 		// up by booking and void it. If none turns up within the budget,
 		// nothing was created; the reconciliation double-checks.
-		err := b.callProvider(ctx, b.voidStep("", 15*time.Minute), nil)
+		err := b.callProvider(ctx, b.steps().void("", 15*time.Minute), nil)
 		if err != nil {
 			if ferr := b.flag(ctx, "no payment found to void after a lost authorisation answer"); ferr != nil {
 				return b.result(), ferr

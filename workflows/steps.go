@@ -180,32 +180,43 @@ func retryable(err error) bool {
 	return !errors.As(err, &canceled)
 }
 
-// capture, authorise, void and refund steps of this booking.
-func (b *booking) captureStep(intentID string) providerStep {
-	return providerStep{name: "capture", key: activities.StepKey(b.in.ReservationID, activities.StepKeyCapture),
-		amount: b.hold.Total, budget: time.Hour, closable: true, fn: a.Capture, args: []any{b.in.ReservationID, intentID}}
+// saleSteps are the provider steps of one booking's sale, each under the
+// booking's own step key.
+type saleSteps struct {
+	booking string
+	total   money.Money
 }
 
-func (b *booking) voidStep(intentID string, budget time.Duration) providerStep {
-	return providerStep{name: "void", key: activities.StepKey(b.in.ReservationID, activities.StepKeyVoid),
-		amount: b.hold.Total, budget: budget, fn: a.Void, args: []any{b.in.ReservationID, intentID}}
+// steps are this booking's sale steps.
+func (b *booking) steps() saleSteps {
+	return saleSteps{booking: b.in.ReservationID, total: b.hold.Total}
 }
 
-func (b *booking) refundStep(intentID string) providerStep {
-	return providerStep{name: "refund", key: activities.StepKey(b.in.ReservationID, activities.StepKeyRefund),
-		amount: b.hold.Total, fn: a.Refund, args: []any{b.in.ReservationID, intentID}}
+func (s saleSteps) capture(intentID string) providerStep {
+	return providerStep{name: "capture", key: activities.StepKey(s.booking, activities.StepKeyCapture),
+		amount: s.total, budget: time.Hour, closable: true, fn: a.Capture, args: []any{s.booking, intentID}}
 }
 
-// payoutStep pays a resale booking's sellers, for up to a day of provider
+func (s saleSteps) void(intentID string, budget time.Duration) providerStep {
+	return providerStep{name: "void", key: activities.StepKey(s.booking, activities.StepKeyVoid),
+		amount: s.total, budget: budget, fn: a.Void, args: []any{s.booking, intentID}}
+}
+
+func (s saleSteps) refund(intentID string) providerStep {
+	return providerStep{name: "refund", key: activities.StepKey(s.booking, activities.StepKeyRefund),
+		amount: s.total, fn: a.Refund, args: []any{s.booking, intentID}}
+}
+
+// payout pays a resale booking's sellers, for up to a day of provider
 // trouble.
-func (b *booking) payoutStep() providerStep {
-	return providerStep{name: "pay sellers", key: activities.StepKey(b.in.ReservationID, "payout-<listing>"),
-		budget: 24 * time.Hour, fn: a.PaySellers, args: []any{b.in.ReservationID}}
+func (s saleSteps) payout() providerStep {
+	return providerStep{name: "pay sellers", key: activities.StepKey(s.booking, "payout-<listing>"),
+		budget: 24 * time.Hour, fn: a.PaySellers, args: []any{s.booking}}
 }
 
 // checkStep reads the payment a provider event names, for up to ten
 // minutes of provider trouble.
-func (b *booking) checkStep(ev PaymentEvent) providerStep {
+func checkStep(ev PaymentEvent) providerStep {
 	return providerStep{name: "check the payment", label: "check event " + ev.EventID + " with the provider (intent " + ev.IntentID + ")",
 		budget: 10 * time.Minute, fn: a.CheckPayment, args: []any{ev.IntentID}}
 }
@@ -235,7 +246,7 @@ func (b *booking) staticLine() string {
 // authoriseStep is one checkout attempt's authorisation: a new intent on the
 // first attempt, the intent confirmed with another card on a later one, each
 // under its own step key (activities.Authorise derives the same).
-func (b *booking) authoriseStep(in activities.AuthoriseInput) providerStep {
+func authoriseStep(in activities.AuthoriseInput) providerStep {
 	key := activities.StepKey(in.BookingID, activities.StepKeyAuthorise)
 	if in.IntentID != "" {
 		key = activities.AttemptStepKey(in.BookingID, in.Attempt)

@@ -248,7 +248,7 @@ func (u updates) checkout(ctx workflow.Context, req CheckoutRequest) (CheckoutRe
 
 	u.b.armVoid() // registered before the authorisation it undoes
 	var ar activities.AuthoriseResult
-	err := u.b.callProvider(ctx, u.b.authoriseStep(activities.AuthoriseInput{
+	err := u.b.callProvider(ctx, authoriseStep(activities.AuthoriseInput{
 		BookingID: u.b.in.ReservationID, Attempt: u.b.attempts, IntentID: u.b.intentID,
 		PaymentMethod: req.PaymentMethod, ReturnURL: req.ReturnURL, Amount: u.b.hold.Total, StepUp: fr.Decision == vocab.FraudReview,
 	}), &ar)
