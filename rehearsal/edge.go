@@ -113,7 +113,7 @@ func (e *edge) do(ctx context.Context, c *http.Client, call string, req *http.Re
 	if err != nil {
 		a.status = 0
 		if ctx.Err() == nil { // not the rehearsal's own deadline
-			e.rec.failure(call, a.name())
+			e.rec.failureSaying(call, a.name(), err.Error())
 		}
 		return a
 	}

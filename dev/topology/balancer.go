@@ -40,7 +40,11 @@ func NewBalancer(addr string) (*Balancer, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Balancer{ln: ln, client: &http.Client{Timeout: 30 * time.Second,
+	// Warm connections to the APIs, as a real balancer keeps: a new one a
+	// request would leave a port in TIME_WAIT each and run out under a sale.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 512, 256
+	b := &Balancer{ln: ln, client: &http.Client{Timeout: 30 * time.Second, Transport: tr,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 	b.srv = &http.Server{Handler: b, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = b.srv.Serve(ln) }()
