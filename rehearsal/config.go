@@ -99,6 +99,11 @@ type Config struct {
 	// parts of the stack, telling mark what it did ("kill api1"): each mark
 	// is in the summary and a line on the report's plots.
 	Chaos func(ctx context.Context, mark func(what string))
+	// BalancerHere: the balancer in front of the APIs runs in this process
+	// (encore rehearse --split), so every fan's socket and request costs
+	// three of its open files: fewer fans get a queue socket, the rest
+	// poll, as the web app does when its socket fails.
+	BalancerHere bool
 	// Servers, when set, is read every second for the resources plot:
 	// PostgreSQL's connections and Redis's memory.
 	Servers Servers

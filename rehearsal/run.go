@@ -89,7 +89,12 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	}
 	limit := raiseFileLimit(uint64(cfg.Fans + 2*rn.clients.addresses() + 1024 + reserve))
 	// Each address keeps an idle connection besides those in flight.
-	rn.sockets = make(chan struct{}, socketBudget(limit, cfg.Fans, 2*cfg.Concurrency+rn.clients.addresses()+reserve, rn.clients.addresses()))
+	filesEach := 1
+	if cfg.BalancerHere {
+		filesEach = 3
+	}
+	rn.sockets = make(chan struct{}, socketBudget(limit-uint64(reserve), cfg.Fans, 2*cfg.Concurrency+rn.clients.addresses(),
+		rn.clients.addresses(), filesEach))
 
 	if cfg.CreateSeats > 0 {
 		ev, err := createEvent(ctx, rn.edge, rn.clients.forFan(0), rn.id, cfg.CreateSeats, cfg.CreateStanding, now.Add(cfg.OpensIn), cfg.HoldTTL)
@@ -324,12 +329,17 @@ const chaosFiles = 2048
 // socketBudget is how many queue sockets fit in the open-file limit
 // beside an HTTP connection in flight per request slot, one idle one per
 // source address, and some spare; at most one per fan.
-func socketBudget(limit uint64, fans, concurrency, addresses int) int {
-	spare := uint64(concurrency + addresses + 512)
+//
+// filesEach is what one connection costs this process: 1, or 3 when the
+// balancer the fans reach runs here too (Config.BalancerHere: the fan's
+// end, the balancer's incoming end and its connection to an API).
+func socketBudget(limit uint64, fans, concurrency, addresses, filesEach int) int {
+	filesEach = max(filesEach, 1)
+	spare := uint64((concurrency+addresses)*filesEach + 512)
 	if limit <= spare {
 		return 0
 	}
-	return int(min(limit-spare, uint64(fans)))
+	return int(min((limit-spare)/uint64(filesEach), uint64(fans)))
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

@@ -68,15 +68,17 @@ func TestQueueSocketsFitInTheOpenFileLimitBesideTheHTTPConnections(t *testing.T)
 	for _, tc := range []struct {
 		name                               string
 		limit                              uint64
-		fans, concurrency, addresses, want int
+		fans, concurrency, addresses, each int
+		want                               int
 	}{
-		{"a small sale: a socket for every fan", 20_000, 100, 64, 17, 100},
-		{"20,000 fans under a 20,000-file limit: the rest poll", 20_000, 20_000, 64, 3_334, 20_000 - 64 - 3_334 - 512},
-		{"no room at all", 500, 1_000, 64, 100, 0},
+		{"a small sale: a socket for every fan", 20_000, 100, 64, 17, 1, 100},
+		{"20,000 fans under a 20,000-file limit: the rest poll", 20_000, 20_000, 64, 3_334, 1, 20_000 - 64 - 3_334 - 512},
+		{"no room at all", 500, 1_000, 64, 100, 1, 0},
+		{"the balancer in this process: three files a socket", 20_000, 10_000, 128, 1_667, 3, (20_000 - (128+1_667)*3 - 512) / 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			require.Equal(t, tc.want, socketBudget(tc.limit, tc.fans, tc.concurrency, tc.addresses))
+			require.Equal(t, tc.want, socketBudget(tc.limit, tc.fans, tc.concurrency, tc.addresses, tc.each))
 		})
 	}
 }

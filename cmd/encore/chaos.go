@@ -96,6 +96,7 @@ func splitRehearsal(ctx context.Context, cfg config.Config, c rehearsal.Config, 
 		Activities: &activities.Booking{Store: st, Payments: pay, Log: system.Logger(cfg, out)}}
 	c.PSPKey = cfg.StripeKey.Reveal()
 	c.Progress = out
+	c.BalancerHere = true // topology's balancer runs in this process
 	if len(parts) > 0 {
 		c.Chaos = chaosMonkey(cl, parts, c.Seed, every, out)
 	}
