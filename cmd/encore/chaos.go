@@ -72,7 +72,7 @@ func runSplitRehearsal(cmd *cobra.Command, cfg config.Config, c rehearsal.Config
 func splitRehearsal(ctx context.Context, cfg config.Config, c rehearsal.Config, parts []string, every chaosGap, bin string, cmd *cobra.Command) error {
 	out := cmd.ErrOrStderr()
 	cl, err := startSplit(ctx, topology.Options{Binary: bin, Dir: system.DataPath(cfg, "rehearse-split"), APIs: SplitAPIs,
-		Workers: SplitWorkers, Durable: true, Replica: topology.StreamingReplica, Sentinel: true, Log: out,
+		Workers: SplitWorkers, Durable: true, Replica: topology.StreamingReplica, Sentinel: true, FansThroughBalancer: true, Log: out,
 		Env: map[string]string{"ENCORE_SMTP_URL": "smtp://127.0.0.1:1"}}) // emails of a rehearsal are not read
 	if err != nil {
 		return fmt.Errorf("encore rehearse --split: %w", err)

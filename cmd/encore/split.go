@@ -45,7 +45,7 @@ func runSplit(ctx context.Context, cfg config.Config, bin string, out io.Writer,
 	}
 	fmt.Fprintln(out, "starting the split topology (a minute or two: PostgreSQL, its replica, Redis, Temporal, then the processes)")
 	c, err := startSplit(ctx, topology.Options{Binary: bin, Dir: system.DataPath(cfg, "split"), APIs: SplitAPIs, Workers: SplitWorkers,
-		Durable: true, Replica: topology.StreamingReplica, Sentinel: true, BalancerAddr: cfg.HTTPAddr, Env: env, Log: out})
+		Durable: true, Replica: topology.StreamingReplica, Sentinel: true, FansThroughBalancer: true, BalancerAddr: cfg.HTTPAddr, Env: env, Log: out})
 	if err != nil {
 		return fmt.Errorf("encore dev --split: %w", err)
 	}

@@ -50,6 +50,11 @@ type Options struct {
 	// BalancerAddr is where the balancer in front of the APIs listens: the
 	// address fans use ("": a free loopback port).
 	BalancerAddr string
+	// FansThroughBalancer: fans reach the APIs through the balancer (encore
+	// dev --split, a rehearsal), so the APIs trust its address and count
+	// each fan's own from X-Forwarded-For. Off, fans call each API
+	// directly (the tests) and their own addresses count.
+	FansThroughBalancer bool
 	// Sentinel runs Redis as a master, a replica and a sentinel watching
 	// them, every process finding the master through the sentinel (a
 	// redis+sentinel URL), so that Redis can fail over (FailRedisOver).
@@ -203,10 +208,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	}
 	for i := range opts.APIs {
 		httpAddr, admin := at(2+2*i), at(3+2*i)
-		a := c.proc(fmt.Sprintf("api%d", i+1), []string{"api"}, map[string]string{"ENCORE_HTTP_ADDR": httpAddr,
-			"ENCORE_ADMIN_ADDR": admin, "ENCORE_PUBLIC_URL": c.BalancerURL,
-			// The balancer's own address: the fans' are in X-Forwarded-For.
-			"ENCORE_TRUSTED_PROXIES": "127.0.0.1"},
+		own := map[string]string{"ENCORE_HTTP_ADDR": httpAddr, "ENCORE_ADMIN_ADDR": admin, "ENCORE_PUBLIC_URL": c.BalancerURL}
+		if opts.FansThroughBalancer {
+			own["ENCORE_TRUSTED_PROXIES"] = "127.0.0.1" // the balancer's address: the fans' are in X-Forwarded-For
+		}
+		a := c.proc(fmt.Sprintf("api%d", i+1), []string{"api"}, own,
 			func(ctx context.Context, _ *Proc) error { return waitHTTP(ctx, "http://"+httpAddr+"/readyz") })
 		a.URL, a.AdminURL = "http://"+httpAddr, "http://"+admin
 		c.APIs = append(c.APIs, a)
