@@ -83,8 +83,8 @@ func (f *fan) give(ctx context.Context, ticket string) {
 		return
 	}
 	rn.rec.n.transfersOffered.Add(1)
-	token, ok := f.session(ctx, friend)
-	if !ok {
+	token, _ := f.session(ctx, friend)
+	if token == "" {
 		return
 	}
 	if a := rn.edge.api(ctx, f.client, "accept", http.MethodPost, "/v1/transfers/"+x.TransferID+"/accept", token, struct{}{},
@@ -126,15 +126,16 @@ func (f *fan) holdListing(ctx context.Context, headers []string) (id string, ok 
 	return "", false
 }
 
-// session signs user in with the demo login, on the fan's device.
-func (f *fan) session(ctx context.Context, user string) (string, bool) {
+// session signs user in with the demo login, on a device of its own; the
+// token is "" when the answer gave none.
+func (f *fan) session(ctx context.Context, user string) (string, answer) {
 	a := f.run.edge.api(ctx, f.client, "session", http.MethodPost, "/v1/sessions", "", map[string]string{
 		"user_id": user, "device_id": "dev-" + user, "email": user + "@rehearsal.test"})
 	var s struct {
 		Token string `json:"token"`
 	}
-	if !a.ok() || a.decode(&s) != nil || s.Token == "" {
-		return "", false
+	if !a.ok() || a.decode(&s) != nil {
+		return "", a
 	}
-	return s.Token, true
+	return s.Token, a
 }

@@ -155,7 +155,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if c.DatabaseURL, err = devstack.EnsureDatabase(ctx, pg.URL, "encore"); err != nil {
 		return nil, err
 	}
-	if err := c.run(ctx, "migrate", map[string]string{"ENCORE_DATABASE_URL": c.DatabaseURL}); err != nil {
+	if err := c.run(ctx, []string{"migrate"}, map[string]string{"ENCORE_DATABASE_URL": c.DatabaseURL}); err != nil {
 		return nil, err
 	}
 	if opts.Replica != nil {
@@ -246,11 +246,8 @@ func (c *Cluster) StartGate(ctx context.Context, eventID string) error {
 		return err
 	}
 	manifest := filepath.Join(dir, eventID+".manifest")
-	p := c.proc("manifest", []string{"manifest", "export", "--event", eventID, "--out", manifest}, nil, nil)
-	cmd := exec.CommandContext(ctx, p.binary, p.args...)
-	cmd.Env = p.environ()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("topology: encore manifest export: %w\n%s", err, out)
+	if err := c.run(ctx, []string{"manifest", "export", "--event", eventID, "--out", manifest}, nil); err != nil {
+		return err
 	}
 	ports, err := FreePorts(1)
 	if err != nil {
@@ -344,17 +341,18 @@ func (c *Cluster) proc(name string, args []string, own map[string]string, ready 
 
 // Seed seeds the demo events into the cluster's database (encore seed).
 func (c *Cluster) Seed(ctx context.Context) error {
-	return c.run(ctx, "seed", map[string]string{"ENCORE_DATABASE_URL": c.DatabaseURL})
+	return c.run(ctx, []string{"seed"}, map[string]string{"ENCORE_DATABASE_URL": c.DatabaseURL})
 }
 
-// run runs a one-shot command (encore migrate) to its end.
-func (c *Cluster) run(ctx context.Context, name string, own map[string]string) error {
-	p := c.proc(name, []string{name}, own, nil)
+// run runs a one-shot command (encore migrate, encore manifest export ...)
+// to its end; args[0] names it.
+func (c *Cluster) run(ctx context.Context, args []string, own map[string]string) error {
+	p := c.proc(args[0], args, own, nil)
 	cmd := exec.CommandContext(ctx, p.binary, p.args...)
 	cmd.Env = p.environ()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("topology: encore %s: %w\n%s", name, err, out)
+		return fmt.Errorf("topology: encore %s: %w\n%s", strings.Join(args, " "), err, out)
 	}
 	return nil
 }
