@@ -107,7 +107,9 @@ func (s *Service) ReceiveWebhook(ctx context.Context, body []byte, signature str
 		}
 	}
 	if (dup && signalled) || bookingID == "" || !SagaActsOn(ev, recorded) {
-		_ = s.Store.Bookings.MarkWebhookSignalled(ctx, provider, ev.ID)
+		if err := s.markSignalled(ctx, ev.ID); err != nil {
+			return Receipt{}, err
+		}
 		return receipt, nil
 	}
 	if ev.BookingID != bookingID {
@@ -128,6 +130,21 @@ func (s *Service) ReceiveWebhook(ctx context.Context, body []byte, signature str
 	if s.webhookLag != nil && !ev.Created.IsZero() {
 		s.webhookLag.Observe(max(time.Since(ev.Created).Seconds(), 0))
 	}
-	_ = s.Store.Bookings.MarkWebhookSignalled(ctx, provider, ev.ID)
+	if err := s.markSignalled(ctx, ev.ID); err != nil {
+		return Receipt{}, err
+	}
 	return receipt, nil
+}
+
+// markSignalled records that a provider event reached its booking. Failing
+// to record it is answered as a failure: the provider redelivers, the
+// redelivery is signalled again (the saga drops an event ID it has seen)
+// and recorded then. Answered as success, the event would stay unsignalled
+// in the books until the next reconciliation, and the audit would count it
+// lost (a PostgreSQL restart between the signal and this write).
+func (s *Service) markSignalled(ctx context.Context, eventID string) error {
+	if err := s.Store.Bookings.MarkWebhookSignalled(ctx, provider, eventID); err != nil {
+		return fmt.Errorf("record event %s delivered: %w", eventID, err)
+	}
+	return nil
 }

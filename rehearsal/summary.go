@@ -109,6 +109,8 @@ type Summary struct {
 	StuckWorkflows int64  `json:"stuck_workflows"`
 	LostWebhooks   int64  `json:"lost_webhooks"`
 	SettleError    string `json:"settle_error,omitempty"`
+	// LostWebhookEvents names the first lost ones (store.Settled).
+	LostWebhookEvents []string `json:"lost_webhook_events,omitempty"`
 	// TransfersOffered and TransfersAccepted are tickets paid fans gave to
 	// a friend; Listed the tickets put up for resale, ResaleHolds the
 	// listings fans who found nothing else held, ResalePaid those paid.

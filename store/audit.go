@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"github.com/jackc/pgx/v5"
 	"time"
 )
 
@@ -133,7 +134,16 @@ type Settled struct {
 	// LostWebhooks: provider events stored but never handed to their
 	// booking past grace.
 	LostWebhooks int64 `json:"lost_webhooks"`
+	// LostWebhookEvents names up to ten of them ("<event> <type> <intent>
+	// received <time>"), for whoever looks into why.
+	LostWebhookEvents []string `json:"lost_webhook_events,omitempty"`
 }
+
+// lostWebhook is a provider event w of event $1 (or of no payment)
+// received over $2 ago and never handed to its booking.
+const lostWebhook = `w.signalled_at IS NULL AND w.received_at < now() - $2::interval
+	AND (w.intent_id IS NULL OR EXISTS (SELECT 1 FROM payments p JOIN reservations r ON r.id = p.reservation_id
+	       WHERE p.intent_id = w.intent_id AND r.event_id = $1))`
 
 // Settle reads eventID's unfinished business older than grace.
 func (s *Holds) Settle(ctx context.Context, eventID string, grace time.Duration) (Settled, error) {
@@ -148,9 +158,17 @@ func (s *Holds) Settle(ctx context.Context, eventID string, grace time.Duration)
 		  (SELECT count(*) FROM reservations r WHERE r.event_id = $1 AND r.status = 'PENDING_PAYMENT'
 		     AND r.expires_at < now() - $2::interval)
 		  + (SELECT count(*) FROM paid WHERE tickets = 0 AND places > 0 AND ended_at < now() - $2::interval),
-		  (SELECT count(*) FROM webhook_events w WHERE w.signalled_at IS NULL AND w.received_at < now() - $2::interval
-		     AND (w.intent_id IS NULL OR EXISTS (SELECT 1 FROM payments p JOIN reservations r ON r.id = p.reservation_id
-		            WHERE p.intent_id = w.intent_id AND r.event_id = $1)))`, eventID, grace.String()).
+		  (SELECT count(*) FROM webhook_events w WHERE `+lostWebhook+`)`, eventID, grace.String()).
 		Scan(&r.BookingsMissingTickets, &r.StuckBookings, &r.LostWebhooks)
+	if err != nil || r.LostWebhooks == 0 {
+		return r, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT concat_ws(' ', w.event_id, w.type, coalesce(w.intent_id, '-'), 'received', w.received_at)
+		FROM webhook_events w WHERE `+lostWebhook+`
+		ORDER BY w.received_at LIMIT 10`, eventID, grace.String())
+	if err != nil {
+		return r, err
+	}
+	r.LostWebhookEvents, err = pgx.CollectRows(rows, pgx.RowTo[string])
 	return r, err
 }

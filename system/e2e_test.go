@@ -570,3 +570,32 @@ func TestARetriedCheckoutGetsItsFirstAnswerAfterTheBookingWasPaid(t *testing.T) 
 	require.ErrorIs(t, err, booking.ErrUnavailable)
 	require.NotErrorIs(t, err, store.ErrNotPending)
 }
+
+// TestAWebhookWhoseDeliveryCannotBeRecordedIsAnsweredAsAFailureAndTheRedeliveryRecordsIt
+// breaks the write that records a provider event as handed to its booking
+// (a trigger refuses it, as a PostgreSQL restart between the signal and the
+// write would): the endpoint must answer a failure, so the provider
+// redelivers, not success with the event left unsignalled in the books.
+func TestAWebhookWhoseDeliveryCannotBeRecordedIsAnsweredAsAFailureAndTheRedeliveryRecordsIt(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t, onlyEvents("payment_intent.succeeded"))
+	fan := e.fanWithEmail("wim", "wim@example.com")
+	id, co, event := e.authorisedCheckout(fan, e.seat(0, 1))
+	intentID := co["payment"].(map[string]any)["intent_id"].(string)
+	ctx := context.Background()
+	_, err := e.store.Pool().Exec(ctx, `CREATE FUNCTION refuse_signalled() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN RAISE EXCEPTION 'the database went away'; END $$;
+		CREATE TRIGGER refuse_signalled BEFORE UPDATE OF signalled_at ON webhook_events
+		FOR EACH ROW EXECUTE FUNCTION refuse_signalled()`)
+	require.NoError(t, err)
+
+	require.GreaterOrEqual(t, e.pay.deliver(event), 500, "an event not recorded as delivered is answered as a failure")
+	unsignalled := `SELECT count(*) FROM webhook_events WHERE intent_id = $1 AND signalled_at IS NULL`
+	require.Equal(t, 1, e.count(unsignalled, intentID))
+
+	_, err = e.store.Pool().Exec(ctx, `DROP TRIGGER refuse_signalled ON webhook_events`)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, e.pay.deliver(event), "the provider's redelivery")
+	require.Zero(t, e.count(unsignalled, intentID))
+	e.waitStatus(fan, id, vocab.BookingPaid, 30*time.Second)
+}
