@@ -25,6 +25,11 @@ type Config struct {
 	// room's depth, capacity and leases and the process's memory (loopback
 	// only; empty: the rehearsal's own view of the queue).
 	Admin string
+	// Admitters are the admin listeners of the processes that may run the
+	// waiting room's admitter when Admin's does not (the split topology's
+	// workers): the room's capacity and leases are read from the one
+	// elected for the event.
+	Admitters []string
 
 	// EventID is the event on sale. With CreateSeats > 0 it is left empty
 	// and a fresh metered event of that many seats is created first.
@@ -152,7 +157,11 @@ func (c Config) Validate() error {
 	if _, err := loopbackURL("api", c.API); err != nil {
 		errs = append(errs, err)
 	}
-	for _, u := range []struct{ name, url string }{{"psp", c.PSP}, {"admin", c.Admin}} {
+	urls := []struct{ name, url string }{{"psp", c.PSP}, {"admin", c.Admin}}
+	for _, a := range c.Admitters {
+		urls = append(urls, struct{ name, url string }{"admitter", a})
+	}
+	for _, u := range urls {
 		if u.url == "" {
 			continue
 		}

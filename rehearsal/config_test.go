@@ -50,9 +50,11 @@ func TestThePaymentSandboxAndTheAdminListenerMustBeLoopbackToo(t *testing.T) {
 	t.Parallel()
 	c := valid()
 	c.PSP, c.Admin = "http://10.1.2.3:12111", "http://203.0.113.9:9090"
+	c.Admitters = []string{"http://127.0.0.1:9091", "http://198.51.100.4:9090"}
 	err := c.Validate()
 	require.ErrorContains(t, err, "psp:")
 	require.ErrorContains(t, err, "admin:")
+	require.ErrorContains(t, err, "admitter:")
 }
 
 func TestAChallengePageElsewhereIsNotFollowed(t *testing.T) {

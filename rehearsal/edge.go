@@ -56,6 +56,14 @@ type problem struct {
 	Cap *money.Money `json:"cap"`
 }
 
+// passing is an answer a fan tries again after a moment, as a browser's
+// user reloads: no answer, a gateway with no backend, the stack
+// unavailable or asking to slow down, or the same request still running.
+func (a answer) passing() bool {
+	return a.status == 0 || a.status == http.StatusBadGateway || a.status == http.StatusServiceUnavailable ||
+		a.name() == "rate-limited" || a.name() == "request-in-progress"
+}
+
 // name is the problem's type without its /problems/ prefix, or what stands
 // for it: no-answer, or http-<status> for an answer that is not a problem.
 func (a answer) name() string {

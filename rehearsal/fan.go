@@ -263,7 +263,14 @@ func (f *fan) hold(ctx context.Context, pass string) (id string, seats int, hold
 	for attempt := 0; attempt < 12 && ctx.Err() == nil; attempt++ {
 		if here < 0 || here >= 3 {
 			var ev eventView
-			if a := rn.edge.api(ctx, f.client, "event", http.MethodGet, "/v1/events/"+rn.event.ID, "", nil); !a.ok() || a.decode(&ev) != nil {
+			a := rn.edge.api(ctx, f.client, "event", http.MethodGet, "/v1/events/"+rn.event.ID, "", nil)
+			if a.passing() {
+				if !ctxsleep.Sleep(ctx, a.retryAfter(jitter(f.r, time.Second, 1, 2))) {
+					return "", 0, time.Time{}, false
+				}
+				continue
+			}
+			if !a.ok() || a.decode(&ev) != nil {
 				return "", 0, time.Time{}, false
 			}
 			var found bool
@@ -345,8 +352,7 @@ func (f *fan) hold(ctx context.Context, pass string) (id string, seats int, hold
 			}
 		case f.pkg && (a.name() == "room-unavailable" || a.name() == "stay-limit" || a.name() == "stay-already-held"):
 			f.pkg = false // the rooms are gone: the seats alone
-		case a.status == 0, a.name() == "rate-limited", a.status == http.StatusServiceUnavailable,
-			a.name() == "request-in-progress", a.name() == "not-on-sale":
+		case a.passing(), a.name() == "not-on-sale":
 			if !ctxsleep.Sleep(ctx, a.retryAfter(jitter(f.r, time.Second, 1, 2))) {
 				return "", 0, time.Time{}, false
 			}

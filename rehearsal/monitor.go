@@ -43,6 +43,12 @@ func (rn *run) sampleNow(ctx context.Context, c *http.Client) sample {
 			s.goroutines = m.get("go_goroutines")
 		}
 	}
+	for _, admin := range rn.cfg.Admitters {
+		if m, err := scrape(ctx, c, admin+"/metrics", rn.event.ID); err == nil && m.get("encore_waitingroom_admitter_leader") == 1 {
+			s.capacity, s.leases = m.get("encore_waitingroom_capacity"), m.get("encore_waitingroom_active_leases")
+			break
+		}
+	}
 	if rn.cfg.Servers != nil {
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		if srv, err := rn.cfg.Servers(sctx); err == nil {

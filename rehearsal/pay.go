@@ -104,9 +104,7 @@ func (f *fan) checkout(ctx context.Context, hold, pm string, attempt *int) (answ
 		if a.status != 0 {
 			rn.rec.checkout(timed{at: rn.rec.since(t0), took: a.took, outcome: outcomeOf(a)})
 		}
-		retry := a.status == 0 || a.status == http.StatusServiceUnavailable ||
-			a.name() == "rate-limited" || a.name() == "request-in-progress"
-		if !retry {
+		if !a.passing() {
 			break
 		}
 		if !ctxsleep.Sleep(ctx, a.retryAfter(jitter(f.r, time.Second, 1, 2))) {

@@ -47,6 +47,14 @@ type SignalSource interface {
 // struggle, and probes upward slowly when they cope. Admission by capacity is
 // already self-correcting (slow checkouts free slots slowly); the controller
 // only moves the ceiling.
+//
+// Recovery (NextAfter): a run of at most Blip overloaded periods that ends
+// in a comfortable period restores the capacity the run began with. A
+// killed process restarted, a failover or a provider's blip is over within
+// seconds, and the additive climb back would take minutes (in a chaos
+// rehearsal with a break every 9 s, capacity never climbed back at all). A
+// restore followed at once by overload was wrong, the overload being real:
+// the next run climbs back additively.
 type Controller struct {
 	Min, Max      int
 	Step          int           // additive increase (default: a tenth of the base capacity, at least 1)
@@ -55,6 +63,7 @@ type Controller struct {
 	LatencyTarget time.Duration // checkout latency target (750ms)
 	ErrorTarget   float64       // checkout and payment error rate target (0.2)
 	Period        time.Duration // how often to adjust (10s, as the design's 7.7 sets)
+	Blip          int           // longest run of overloaded periods that recovery restores from (2)
 }
 
 func (c *Controller) defaults(base, lo, hi int) {
@@ -70,22 +79,61 @@ func (c *Controller) defaults(base, lo, hi int) {
 	defaults.Fill(&c.LatencyTarget, 750*time.Millisecond)
 	defaults.Fill(&c.ErrorTarget, 0.2)
 	defaults.Fill(&c.Period, 10*time.Second)
+	defaults.Fill(&c.Blip, 2)
 }
 
 // Next applies the rule once.
 func (c Controller) Next(capacity int, s Signals, full bool) int {
-	over := (s.CheckoutLatency > 0 && s.CheckoutLatency > c.LatencyTarget) ||
-		s.CheckoutErrorRate > c.ErrorTarget || s.PaymentErrorRate > c.ErrorTarget
-	if over {
+	if c.overloaded(s) {
 		return max(c.Min, int(math.Floor(float64(capacity)*c.Decrease)))
 	}
-	comfortable := float64(s.CheckoutLatency) < c.Headroom*float64(c.LatencyTarget) &&
-		s.CheckoutErrorRate < c.Headroom*c.ErrorTarget &&
-		s.PaymentErrorRate < c.Headroom*c.ErrorTarget
-	if comfortable && full {
+	if c.comfortable(s) && full {
 		return min(c.Max, capacity+c.Step)
 	}
 	return min(max(capacity, c.Min), c.Max)
+}
+
+func (c Controller) overloaded(s Signals) bool {
+	return (s.CheckoutLatency > 0 && s.CheckoutLatency > c.LatencyTarget) ||
+		s.CheckoutErrorRate > c.ErrorTarget || s.PaymentErrorRate > c.ErrorTarget
+}
+
+func (c Controller) comfortable(s Signals) bool {
+	return float64(s.CheckoutLatency) < c.Headroom*float64(c.LatencyTarget) &&
+		s.CheckoutErrorRate < c.Headroom*c.ErrorTarget &&
+		s.PaymentErrorRate < c.Headroom*c.ErrorTarget
+}
+
+// Recovery is what the controller remembers between periods for its
+// recovery rule (Controller).
+type Recovery struct {
+	From     int  // capacity when the run of overloaded periods in progress began; 0: none
+	Periods  int  // overloaded periods in that run
+	Restored bool // the last period restored capacity
+	Doubted  bool // a restore was followed at once by overload: the run in progress is not restored from
+}
+
+// NextAfter applies the rule once, recovery included, and returns the
+// memory for the next period.
+func (c Controller) NextAfter(capacity int, s Signals, full bool, r Recovery) (int, Recovery) {
+	restored := r.Restored
+	r.Restored = false
+	if c.overloaded(s) {
+		if r.From == 0 {
+			r.From, r.Periods, r.Doubted = capacity, 0, restored
+		}
+		r.Periods++
+		return c.Next(capacity, s, full), r
+	}
+	if r.From > 0 {
+		from, blip, doubted := r.From, r.Periods <= c.Blip, r.Doubted
+		r = Recovery{}
+		if blip && !doubted && c.comfortable(s) {
+			r.Restored = true
+			return min(max(from, c.Min, capacity), c.Max), r
+		}
+	}
+	return c.Next(capacity, s, full), r
 }
 
 // Capacity is the admission capacity of every metered event: the
@@ -118,6 +166,7 @@ func newCapacity(rdb redis.UniversalClient, keys keyspace, opts Options) *Capaci
 // capacityState is one event's capacity as this admitter steers it.
 type capacityState struct {
 	capacity   int
+	recovery   Recovery
 	version    int64 // the operator's dials it was derived from
 	full       bool
 	lastAdjust time.Time
@@ -199,11 +248,12 @@ func (c *Capacity) current(ctx context.Context, eventID string) int {
 	}
 	if st == nil || st.version != d.Version {
 		st = &capacityState{capacity: base, version: d.Version, lastAdjust: time.Now()}
-		if v, err := c.rdb.HMGet(ctx, c.keys.event(eventID).state, "acap", "acapv").Result(); err == nil && len(v) == 2 {
+		if v, err := c.rdb.HMGet(ctx, c.keys.event(eventID).state, "acap", "acapv", "arec").Result(); err == nil && len(v) == 3 {
 			n, _ := strconv.Atoi(fmt.Sprint(v[0]))
 			ver, _ := strconv.ParseInt(fmt.Sprint(v[1]), 10, 64)
 			if n > 0 && v[1] != nil && ver == d.Version {
 				st.capacity = n
+				st.recovery = parseRecovery(fmt.Sprint(v[2]))
 			}
 		}
 		c.mu.Lock()
@@ -248,18 +298,32 @@ func (c *Capacity) observe(ctx context.Context, eventID string, res TickResult, 
 	_, _, lo, hi := c.bounds(eventID)
 	ctl.Min, ctl.Max = lo, hi
 	c.mu.Lock()
-	next := ctl.Next(st.capacity, s, st.full)
+	next, rec := ctl.NextAfter(st.capacity, s, st.full, st.recovery)
 	if next != st.capacity {
-		c.log.Info("waiting room: capacity adjusted", "event", eventID, "from", st.capacity, "to", next,
+		c.log.Info("waiting room: capacity adjusted", "event", eventID, "from", st.capacity, "to", next, "restored", rec.Restored,
 			"checkout_latency", s.CheckoutLatency, "checkout_error_rate", s.CheckoutErrorRate, "payment_error_rate", s.PaymentErrorRate)
 	}
-	st.capacity, st.full, st.lastAdjust = next, false, time.Now()
+	st.capacity, st.recovery, st.full, st.lastAdjust = next, rec, false, time.Now()
 	version := st.version
 	c.mu.Unlock()
 	// Keep the controller's state where the next admitter finds it.
-	if err := c.rdb.HSet(ctx, c.keys.event(eventID).state, "acap", next, "acapv", version).Err(); err != nil {
+	if err := c.rdb.HSet(ctx, c.keys.event(eventID).state, "acap", next, "acapv", version, "arec", rec.String()).Err(); err != nil {
 		c.log.Debug("waiting room: save adaptive capacity", "err", err)
 	}
+}
+
+// String is the memory as it is kept in Redis: from, periods and two flags.
+func (r Recovery) String() string {
+	return fmt.Sprintf("%d:%d:%t:%t", r.From, r.Periods, r.Restored, r.Doubted)
+}
+
+// parseRecovery reads String's form; anything else is no memory.
+func parseRecovery(v string) Recovery {
+	var r Recovery
+	if _, err := fmt.Sscanf(v, "%d:%d:%t:%t", &r.From, &r.Periods, &r.Restored, &r.Doubted); err != nil {
+		return Recovery{}
+	}
+	return r
 }
 
 // SagaLoad is the booking saga's load over every process

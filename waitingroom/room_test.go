@@ -740,6 +740,65 @@ func TestAdaptiveController(t *testing.T) {
 	}
 }
 
+func TestTheControllerRestoresCapacityAfterABlipButClimbsBackAfterALastingOverload(t *testing.T) {
+	t.Parallel()
+	c := waitingroom.Controller{Min: 10, Max: 400, Step: 10, Decrease: 0.75, Headroom: 0.5,
+		LatencyTarget: time.Second, ErrorTarget: 0.2, Blip: 2}
+	over := waitingroom.Signals{CheckoutErrorRate: 0.5}
+	calm := waitingroom.Signals{CheckoutLatency: 100 * time.Millisecond}
+	between := waitingroom.Signals{CheckoutLatency: 800 * time.Millisecond}
+	for _, tc := range []struct {
+		name    string
+		periods []waitingroom.Signals
+		want    []int // capacity after each period, from 100, the room full throughout
+	}{
+		{"one overloaded period, then calm: restored", []waitingroom.Signals{over, calm}, []int{75, 100}},
+		{"two overloaded periods, then calm: restored", []waitingroom.Signals{over, over, calm}, []int{75, 56, 100}},
+		{"three overloaded periods: climbs back a step at a time", []waitingroom.Signals{over, over, over, calm, calm},
+			[]int{75, 56, 42, 52, 62}},
+		{"a restore met by overload at once is not repeated for that run, and the next blip is restored again",
+			[]waitingroom.Signals{over, calm, over, calm, over, calm}, []int{75, 100, 75, 85, 63, 85}},
+		{"an uneasy period after the overload ends the run unrestored", []waitingroom.Signals{over, between, calm},
+			[]int{75, 75, 85}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			capacity, rec := 100, waitingroom.Recovery{}
+			var got []int
+			for _, s := range tc.periods {
+				capacity, rec = c.NextAfter(capacity, s, true, rec)
+				got = append(got, capacity)
+			}
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
+// The controller's memory of a blip lives beside its capacity in Redis:
+// the admitter that takes over after a killed one restores the capacity the
+// blip took away.
+func TestAnotherAdmitterRestoresTheCapacityABlipTookAway(t *testing.T) {
+	inv := newFake()
+	rdb, prefix := testenv.Redis(t)
+	prefix += testenv.RandomSuffix() + ":"
+	a := newRoomOn(t, rdb, prefix, inv, waitingroom.Options{Capacity: 40, Batch: 100})
+	ev := lowerCapacityBySlowCheckout(t, a, inv) // 40 -> 30 in one overloaded period
+
+	b := newRoomOn(t, rdb, prefix, inv, waitingroom.Options{Capacity: 40, Batch: 100})
+	b.Capacity().SetAdaptive(&waitingroom.Controller{Period: 50 * time.Millisecond},
+		fixedSignals{waitingroom.Signals{CheckoutLatency: 10 * time.Millisecond}})
+	tick(t, b, ev, "b") // takes the lease (a stopped ticking) and runs at 30
+	n, err := b.CapacityInForce(context.Background(), ev)
+	require.NoError(t, err)
+	require.Equal(t, 30, n)
+	time.Sleep(60 * time.Millisecond)
+	tick(t, b, ev, "b") // a calm period: the blip is over
+	time.Sleep(60 * time.Millisecond)
+	tick(t, b, ev, "b") // runs at the restored capacity
+	n, err = b.CapacityInForce(context.Background(), ev)
+	require.NoError(t, err)
+	require.Equal(t, 40, n, "restored to the capacity before the blip, not 30 plus a step")
+}
+
 type fixedSignals struct{ s waitingroom.Signals }
 
 func (f fixedSignals) Signals(context.Context) (waitingroom.Signals, error) { return f.s, nil }

@@ -91,6 +91,9 @@ func splitRehearsal(ctx context.Context, cfg config.Config, c rehearsal.Config, 
 	}
 	st := store.New(pool, store.Options{})
 	c.API, c.PSP, c.Admin = cl.BalancerURL, cl.PSPURL, cl.APIs[0].AdminURL
+	for _, w := range cl.Workers {
+		c.Admitters = append(c.Admitters, w.AdminURL)
+	}
 	pay := payments.New(payments.Config{APIKey: cfg.StripeKey.Reveal(), BaseURL: cl.PSPURL})
 	c.Books = rehearsal.StackBooks{Store: st, SweepLag: cfg.SweepLagAllowance,
 		Activities: &activities.Booking{Store: st, Payments: pay, Log: system.Logger(cfg, out)}}

@@ -81,13 +81,24 @@ func (b *Balancer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := int(b.next.Add(1))
 	if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
 		// A socket lives on one backend; if it dies, the client reconnects
-		// through the balancer to another.
-		u, err := url.Parse(backends[start%len(backends)])
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
+		// through the balancer to another. An upgrade cannot be sent again
+		// once proxied, so the backend is picked by a connection it accepts
+		// first: a killed API is passed over, as for other requests.
+		for i := range backends {
+			u, err := url.Parse(backends[(start+i)%len(backends)])
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return
+			}
+			conn, err := net.DialTimeout("tcp", u.Host, time.Second)
+			if err != nil {
+				continue
+			}
+			_ = conn.Close()
+			httputil.NewSingleHostReverseProxy(u).ServeHTTP(w, r)
 			return
 		}
-		httputil.NewSingleHostReverseProxy(u).ServeHTTP(w, r)
+		http.Error(w, "no backend answered", http.StatusBadGateway)
 		return
 	}
 	var lastErr error

@@ -14,10 +14,11 @@ import (
 	"github.com/encore-tickets/encore/dev/topology"
 )
 
-// The balancer tells the APIs who the client is, and carries WebSockets:
-// without the first every fan behind it shares one address's limits,
-// without the second every queue socket falls back to polling.
-func TestTheBalancerForwardsTheClientAddressAndCarriesWebSockets(t *testing.T) {
+// The balancer tells the APIs who the client is, and carries WebSockets
+// past a backend that is down: without the first every fan behind it shares
+// one address's limits, without the second every queue socket falls back to
+// polling (and, sent to a killed API, half of them did).
+func TestTheBalancerForwardsTheClientAddressAndCarriesWebSocketsPastADeadBackend(t *testing.T) {
 	t.Parallel()
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/ws" {
@@ -40,6 +41,9 @@ func TestTheBalancerForwardsTheClientAddressAndCarriesWebSockets(t *testing.T) {
 	b, err := topology.NewBalancer("")
 	require.NoError(t, err)
 	t.Cleanup(b.Close)
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close() // a killed API: its port refuses connections
+	b.Add(dead.URL)
 	b.Add(backend.URL)
 
 	req, err := http.NewRequest(http.MethodGet, b.URL()+"/who", nil)
@@ -53,11 +57,13 @@ func TestTheBalancerForwardsTheClientAddressAndCarriesWebSockets(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, _, err := websocket.Dial(ctx, "ws"+b.URL()[len("http"):]+"/ws", nil)
-	require.NoError(t, err, "the upgrade passes through")
-	defer c.CloseNow()
-	require.NoError(t, c.Write(ctx, websocket.MessageText, []byte("hello")))
-	_, msg, err := c.Read(ctx)
-	require.NoError(t, err)
-	require.Equal(t, "echo hello", string(msg))
+	for i := range 4 { // round robin starts on each backend in turn
+		c, _, err := websocket.Dial(ctx, "ws"+b.URL()[len("http"):]+"/ws", nil)
+		require.NoError(t, err, "upgrade %d passes through to the live backend", i)
+		require.NoError(t, c.Write(ctx, websocket.MessageText, []byte("hello")))
+		_, msg, err := c.Read(ctx)
+		require.NoError(t, err)
+		require.Equal(t, "echo hello", string(msg))
+		c.CloseNow()
+	}
 }
