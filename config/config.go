@@ -100,6 +100,7 @@ type Config struct {
 	RoomAdaptive            bool          `env:"ENCORE_ROOM_ADAPTIVE" default:"true" doc:"Waiting room: lower or raise capacity every 10s from the booking saga's checkout latency and errors (shared by every process) and payment errors (AIMD; see waitingroom.Controller)."`
 	ControlsPoll            time.Duration `env:"ENCORE_CONTROLS_POLL" default:"500ms" doc:"How often every process reads the operator's changed dials (PATCH /v1/admin/events/{id}/controls): a change is in force everywhere within this interval plus one query."`
 	RoomPassTTL             time.Duration `env:"ENCORE_ROOM_PASS_TTL" default:"5m" doc:"Waiting room: lifetime of an admission pass and of the admission window (at most 5m)."`
+	RoomRechoose            time.Duration `env:"ENCORE_ROOM_RECHOOSE" default:"1m" doc:"Waiting room: how long a fan whose hold ended unpaid (released, expired, declined) keeps their place inside checkout to choose again, within the admission window; then it goes to the next fan in line."`
 	TransferTTL             time.Duration `env:"ENCORE_TRANSFER_TTL" default:"168h" doc:"Ticket transfers: how long an offer waits for its recipient to accept."`
 	TransferPerTicket       int           `env:"ENCORE_TRANSFER_PER_TICKET" default:"3" doc:"Ticket transfers: how many times one place may change hands (against touting); 0 for no limit."`
 	TransferOpenPerFan      int           `env:"ENCORE_TRANSFER_OPEN_PER_FAN" default:"10" doc:"Ticket transfers: how many offers one fan may have open at once; 0 for no limit."`

@@ -298,7 +298,7 @@ func HTTPURL(addr string) string {
 // Admitter runs in dev and worker.
 func AdmitPlane(cfg config.Config, rdb redis.UniversalClient, st *store.Store, svc *holds.Service, reg *prometheus.Registry, log *slog.Logger) *waitingroom.Room {
 	room := waitingroom.New(rdb, st.Holds, []byte(cfg.RoomPassSeed.Reveal()), waitingroom.Options{
-		Capacity: cfg.RoomCapacity, Batch: cfg.RoomBatch, Tick: cfg.RoomTick, PassTTL: cfg.RoomPassTTL,
+		Capacity: cfg.RoomCapacity, Batch: cfg.RoomBatch, Tick: cfg.RoomTick, PassTTL: cfg.RoomPassTTL, Rechoose: cfg.RoomRechoose,
 		JoinPerAccount: cfg.RoomJoinPerMinute, JoinPerIP: cfg.RoomJoinIPPerMinute,
 		HoldPerIP: cfg.RoomJoinIPPerMinute, CheckoutPerIP: cfg.RoomJoinIPPerMinute,
 		Risk: waitingroom.Risk{Difficulty: cfg.RoomPowDifficulty},

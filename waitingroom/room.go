@@ -60,7 +60,11 @@ type Options struct {
 	// ticking (3 ticks): a dead admitter is replaced that fast.
 	AdmitterLease time.Duration
 
-	PassTTL          time.Duration // pass lifetime and admission window (5m, at most pass.MaxTTL)
+	PassTTL time.Duration // pass lifetime and admission window (5m, at most pass.MaxTTL)
+	// Rechoose is how long a fan whose hold ended unpaid (released,
+	// expired, declined out) stays inside checkout to choose again, within
+	// the admission window (1m).
+	Rechoose         time.Duration
 	Heartbeat        time.Duration // client heartbeat interval (5s)
 	HeartbeatTimeout time.Duration // silent this long, a fan leaves the line (120s)
 	CleanupCap       int           // most stale entries or expired leases removed per tick (1000)
@@ -115,6 +119,7 @@ func (o *Options) defaults() {
 	setDur(&o.AdmitterLease, 3*o.Tick)
 	setDur(&o.PassTTL, pass.MaxTTL)
 	o.PassTTL = min(o.PassTTL, pass.MaxTTL)
+	setDur(&o.Rechoose, time.Minute)
 	setDur(&o.Heartbeat, 5*time.Second)
 	setDur(&o.HeartbeatTimeout, 120*time.Second)
 	setDef(&o.CleanupCap, 1000)

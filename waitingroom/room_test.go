@@ -586,7 +586,7 @@ func TestAdmittedOnAnotherDevice(t *testing.T) {
 
 func TestExtendKeepsLeaseForTheHoldAndSettleShortensIt(t *testing.T) {
 	inv := newFake()
-	r := newRoom(t, inv, waitingroom.Options{PassTTL: time.Minute})
+	r := newRoom(t, inv, waitingroom.Options{PassTTL: 5 * time.Minute, Rechoose: 20 * time.Second})
 	ev := inv.add(time.Now().Add(-time.Minute))
 	who := fan(1)
 	st := admitOne(t, r, ev, who)
@@ -605,12 +605,14 @@ func TestExtendKeepsLeaseForTheHoldAndSettleShortensIt(t *testing.T) {
 	score, _ = rdb.ZScore(context.Background(), leaseKey, who.UserID).Result()
 	require.EqualValues(t, until.UnixMilli(), int64(score))
 
-	// The hold was released: the lease falls back to the admission window,
-	// so the fan may choose again.
+	// The hold was released: the fan keeps a moment (Rechoose) to choose
+	// again, not the rest of the five-minute window: most such fans have
+	// left, and their places go to the fans in line.
 	inv.outcomes[who.UserID] = store.HoldOutcome{}
 	require.NoError(t, r.Admitter().Settle(context.Background(), ev))
 	score, _ = rdb.ZScore(context.Background(), leaseKey, who.UserID).Result()
-	require.Less(t, int64(score), time.Now().Add(61*time.Second).UnixMilli())
+	require.Less(t, int64(score), time.Now().Add(21*time.Second).UnixMilli())
+	require.Greater(t, int64(score), time.Now().Add(15*time.Second).UnixMilli())
 	require.NoError(t, r.Passes().Check(context.Background(), who, ev, st.Pass))
 
 	// Another hold, paid: the fan's place in checkout goes to the next fan

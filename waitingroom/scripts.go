@@ -242,15 +242,18 @@ return 1
 `)
 
 // settleScript ends the extension of fans whose holds ended: after an
-// unpaid end the lease falls back to the admission window (or ends if that
-// has passed), after a purchase it ends at once; strikes are recorded.
-// KEYS: lease li held strikes; ARGV: triples user, how ("0" holding, "1"
-// ended unpaid, "2" paid), strikes. Returns how many leases ended.
+// unpaid end the lease lasts a moment more for the fan to choose again,
+// within the admission window (or ends if that has passed); after a
+// purchase it ends at once; strikes are recorded. KEYS: lease li held
+// strikes; ARGV: the moment to choose again (ms), then triples user, how
+// ("0" holding, "1" ended unpaid, "2" paid), strikes. Returns how many
+// leases ended.
 var settleScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local rechoose = tonumber(ARGV[1])
 local ended = 0
-for i = 1, #ARGV, 3 do
+for i = 2, #ARGV, 3 do
   local user = ARGV[i]
   local strikes = tonumber(ARGV[i + 2])
   if strikes > 0 then redis.call('HSET', KEYS[4], user, strikes) else redis.call('HDEL', KEYS[4], user) end
@@ -259,8 +262,9 @@ for i = 1, #ARGV, 3 do
     redis.call('ZREM', KEYS[3], user)
     local info = redis.call('HGET', KEYS[2], user) or ''
     local window = tonumber(string.match(info, '^[^|]*|[^|]*|(%d+)') or '0')
-    if how == '1' and window > now and redis.call('ZSCORE', KEYS[1], user) then
-      redis.call('ZADD', KEYS[1], 'XX', window, user)
+    local untilMs = math.min(window, now + rechoose)
+    if how == '1' and untilMs > now and redis.call('ZSCORE', KEYS[1], user) then
+      redis.call('ZADD', KEYS[1], 'XX', untilMs, user)
     else
       redis.call('ZREM', KEYS[1], user)
       redis.call('HDEL', KEYS[2], user)
