@@ -4,7 +4,8 @@
 // settings. Field errors of a refused save are named in a list above the
 // form and shown next to the fields they name.
 import { get, post, request, ProblemError } from '/app/api.js';
-import { main, esc, announce, explain, clearProblem, showProblem, money, minor, digits, whenIn, localInput, isoOf, badge, download } from './ui.js';
+import { main, esc, announce, explain, clearProblem, showProblem, money, minor, digits, whenIn, localInput, isoOf, badge, download, labelCells } from './ui.js';
+import { t, plural } from '/app/i18n.js';
 
 // ALWAYS_EDITABLE are the fields a published event may still change
 // (organiser.AlwaysEditable); the rest are fixed once published.
@@ -546,20 +547,44 @@ export async function seriesView() {
 }
 
 // attendeesPage lists the event's valid tickets with the answers given for
-// them (the attendee's name...), and downloads them as CSV.
+// them (the attendee's name...), each place by its label, finds them by
+// e-mail, ticket, booking or seat as the organiser types, and downloads
+// them as CSV.
 export async function attendeesPage(page, ev) {
   const path = '/v1/admin/events/' + encodeURIComponent(ev.event_id) + '/attendees';
   const a = await get(path);
-  page.innerHTML = `<h2>Attendees</h2>
-    <p class="row"><span>${a.attendees.length} valid ticket${a.attendees.length === 1 ? '' : 's'}, with the answers given at checkout.</span>
-      <button class="secondary" id="attendeescsv">Download as CSV</button></p>
-    <div class="scroll" tabindex="0" role="region" aria-label="Attendees (scrolls sideways on a narrow screen)"><table class="list" id="attendees">
-      <caption>Tickets and their answers</caption>
-      <thead><tr><th scope="col">Ticket</th><th scope="col">Place</th><th scope="col">Buyer</th>
+  page.innerHTML = `<h2>${t('Attendees')}</h2>
+    <p class="row"><span>${plural(a.attendees.length, '{n} valid ticket, with the answers given at checkout.', '{n} valid tickets, with the answers given at checkout.')}</span>
+      <button class="secondary" id="attendeescsv">${t('Download as CSV')}</button></p>
+    <form id="attendeesearch" class="row" role="search" aria-label="${t('Search the attendees')}" onsubmit="return false">
+      <label>${t('E-mail, ticket, booking or seat')} <input type="search" id="attendeeq" name="q" maxlength="200" autocomplete="off"></label></form>
+    <p id="attendeecount" aria-live="polite"></p>
+    <div class="scroll" tabindex="0" role="region" aria-label="${t('Attendees')}"><table class="list" id="attendees">
+      <caption>${t('Tickets and their answers')}</caption>
+      <thead><tr><th scope="col">${t('Ticket')}</th><th scope="col">${t('Place')}</th><th scope="col">${t('Buyer')}</th>
         ${a.questions.map(q => `<th scope="col" data-question="${esc(q.id)}">${esc(q.label)}</th>`).join('')}</tr></thead>
-      <tbody>${a.attendees.map(t => `<tr data-ticket="${esc(t.ticket_id)}"><th scope="row"><code>${esc(t.ticket_id.slice(0, 8))}</code></th>
-        <td>${esc(t.seat_id || t.section_id)}</td><td>${esc(t.email)}</td>
-        ${a.questions.map(q => `<td data-question="${esc(q.id)}">${esc((t.answers || {})[q.id] || '')}</td>`).join('')}</tr>`).join('')
-    || `<tr><td colspan="${3 + a.questions.length}">No tickets sold yet.</td></tr>`}</tbody></table></div>`;
+      <tbody>${a.attendees.map(x => `<tr data-ticket="${esc(x.ticket_id)}" data-booking="${esc(x.booking_id)}"><th scope="row"><code title="${esc(x.ticket_id)}">${esc(x.ticket_id.slice(0, 8))}</code></th>
+        <td data-field="place">${esc(x.label || x.seat_id || x.section_id)}</td><td data-field="email">${esc(x.email)}</td>
+        ${a.questions.map(q => `<td data-question="${esc(q.id)}">${esc((x.answers || {})[q.id] || '')}</td>`).join('')}</tr>`).join('')}
+        <tr id="noattendees" hidden><td colspan="${3 + a.questions.length}"></td></tr></tbody></table></div>`;
+  labelCells(page.querySelector('#attendees'));
+  const q = page.querySelector('#attendeeq'), none = page.querySelector('#noattendees'), count = page.querySelector('#attendeecount');
+  // What a row is found by: its e-mail, ticket and booking IDs, place and
+  // answers, in lower case.
+  const text = new Map(a.attendees.map(x => [x.ticket_id, [x.email, x.ticket_id, x.booking_id, x.label, x.seat_id,
+    ...Object.values(x.answers || {})].join('\n').toLowerCase()]));
+  const filter = () => {
+    const needle = q.value.trim().toLowerCase();
+    let shown = 0;
+    for (const tr of page.querySelectorAll('#attendees tbody tr[data-ticket]')) {
+      tr.hidden = !!needle && !text.get(tr.dataset.ticket).includes(needle);
+      if (!tr.hidden) shown++;
+    }
+    none.hidden = shown > 0;
+    none.firstElementChild.textContent = a.attendees.length ? t('No attendee matches this search.') : t('No tickets sold yet.');
+    count.textContent = needle ? plural(shown, '{n} of them matches.', '{n} of them match.') : '';
+  };
+  q.addEventListener('input', filter);
+  filter();
   page.querySelector('#attendeescsv').onclick = () => download(path + '?format=csv', `attendees-${ev.event_id}.csv`).catch(showProblem);
 }

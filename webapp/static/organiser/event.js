@@ -4,11 +4,12 @@
 // following the refunds.
 import { get, post, request } from '/app/api.js';
 import { SeatMap, drawSeat } from '/app/seatmap.js';
-import { main, esc, announce, clearProblem, showProblem, fieldErrors, money, minor, digits, whenIn, isoOf, download, badge } from './ui.js';
+import { main, esc, announce, clearProblem, showProblem, fieldErrors, money, minor, digits, whenIn, isoOf, download, badge, labelCells, STATUS_TEXT } from './ui.js';
 import { editPage, typesText, attendeesPage } from './catalogue.js';
-import { t } from '/app/i18n.js';
+import { ordersPage } from './orders.js';
+import { t, plural } from '/app/i18n.js';
 
-const TABS = [['', 'Overview'], ['edit', 'Edit'], ['seats', 'Seats'], ['promotions', 'Promotions'], ['sales', 'Sales'], ['attendees', 'Attendees'], ['door', 'Door'], ['cancel', 'Cancel']];
+const TABS = [['', 'Overview'], ['edit', 'Edit'], ['seats', 'Seats'], ['promotions', 'Promotions'], ['sales', 'Sales'], ['orders', 'Orders'], ['attendees', 'Attendees'], ['door', 'Door'], ['cancel', 'Cancel']];
 
 // eventView renders the event's page named by tab; ctx.cleanup takes what
 // must stop when the view is left.
@@ -24,6 +25,7 @@ export async function eventView(id, tab, ctx) {
   switch (tab) {
     case 'edit': return editPage(page, ev);
     case 'attendees': return attendeesPage(page, ev);
+    case 'orders': return ordersPage(page, ev, ctx);
     case 'seats': return seatsPage(page, ev, ctx);
     case 'promotions': return promotionsPage(page, ev);
     case 'sales': return salesPage(page, ev, ctx);
@@ -82,12 +84,28 @@ function overviewPage(page, ev) {
   if (ev.status === 'DRAFT') {
     box.innerHTML = `<p>${t('Fans cannot see a draft. Publishing lists it, shows its seat map, and opens the sale at its on-sale time. The venue, date, prices, ticket types, service fee and currency are fixed from then on:')}
       <a href="#/event/${encodeURIComponent(ev.event_id)}/edit" id="editlink">${t('edit the draft')}</a> ${t('first.')}</p>
-      <button id="publish">${t('Publish the event')}</button>`;
-    box.querySelector('#publish').onclick = async e => {
+      <button id="publish">${t('Publish the event…')}</button>
+      <div id="publishconfirm" class="confirm" role="group" aria-labelledby="publishhead" tabindex="-1" hidden>
+        <h3 id="publishhead">${t('Publish “{title}”?', { title: esc(ev.title) })}</h3>
+        <ul id="publishconsequences">
+          <li>${t('Fans see it at once, with its seat map.')}</li>
+          <li>${new Date(ev.onsale_at) <= Date.now() ? t('The sale opens at once (its on-sale time, {when}, has passed).', { when: esc(whenIn(ev.onsale_at, ev.timezone)) })
+            : t('The sale opens {when}.', { when: esc(whenIn(ev.onsale_at, ev.timezone)) })}</li>
+          <li>${t('The venue, date, prices, ticket types, service fee and currency can no longer change.')}</li>
+        </ul>
+        <div class="row"><button id="confirmpublish">${t('Yes, publish it')}</button>
+          <button class="secondary" id="keepdraft">${t('No, keep the draft')}</button></div>
+      </div>`;
+    const ask = box.querySelector('#publish'), confirm = box.querySelector('#publishconfirm');
+    ask.onclick = () => { ask.disabled = true; confirm.hidden = false; confirm.focus(); };
+    box.querySelector('#keepdraft').onclick = () => {
+      confirm.hidden = true; ask.disabled = false; ask.focus(); announce(t('The event stays a draft'));
+    };
+    box.querySelector('#confirmpublish').onclick = async e => {
       e.target.disabled = true;
       try {
         const out = await post('/v1/admin/events/' + encodeURIComponent(ev.event_id) + '/publish');
-        clearProblem(); announce('Published: the event is ' + out.status.replace('_', ' ').toLowerCase());
+        clearProblem(); announce(t('Published: the event is {status}', { status: t(STATUS_TEXT[out.status] || out.status).toLowerCase() }));
         eventReload();
       } catch (err) { e.target.disabled = false; showProblem(err); }
     };
@@ -255,7 +273,8 @@ async function promotionsPage(page, ev) {
         <td><span class="badge badge-${state}" data-state="${state}">${text}</span></td>
         <td>${p.disabled_at ? '' : `<button class="secondary" data-edit="${esc(p.code)}">Change</button>
           <button class="secondary" data-disable="${esc(p.code)}">Disable</button>`}</td></tr>`;
-    }).join('') || '<tr><td colspan="7">No codes yet.</td></tr>';
+    }).join('') || `<tr><td colspan="7">${t('No codes yet.')}</td></tr>`;
+    labelCells(page.querySelector('#promotions'));
   };
   const f = page.querySelector('#promoform');
   const btn = page.querySelector('#addpromo'), cancelEdit = page.querySelector('#canceledit');
@@ -342,6 +361,7 @@ async function salesPage(page, ev, ctx) {
       if (stop) return;
       body.innerHTML = r.sections.map(s => line(s, r.currency)).join('');
       foot.innerHTML = line(r.totals, r.currency, true);
+      labelCells(page.querySelector('#sales'));
       const t = r.totals;
       const summary = `${t.sold} of ${t.capacity} sold, ${t.held} held, ${t.available} available; revenue ${money(t.revenue, r.currency)}` +
         (t.refunded ? `, refunded ${money(t.refunded, r.currency)}` : '') +
@@ -413,25 +433,39 @@ async function doorPage(page, ev, ctx) {
   await poll();
 }
 
+// cancelPage cancels the event after a confirmation that names what it
+// undoes (the paid bookings refunded and their sum, the tickets revoked,
+// the holds released, read from the orders' summary), then shows the
+// event cancelled at once (the header's badge) and follows the refunds.
 async function cancelPage(page, ev, ctx) {
   const key = 'job:' + ev.event_id;
   if (ev.status === 'CANCELLED') {
-    page.innerHTML = '<h2>Cancelled</h2><p>This event is cancelled: sales stopped and paid bookings are refunded.</p><div id="job"></div>';
+    page.innerHTML = `<h2>${t('Cancelled')}</h2><p id="cancelledtext">${t('This event is cancelled: sales stopped and paid bookings are refunded.')}</p><div id="job"></div>`;
     const job = sessionStorage.getItem(key);
     if (job) await follow(page.querySelector('#job'), job, ctx);
     return;
   }
-  page.innerHTML = `<h2>Cancel the event</h2>
-    <p>Cancelling stops the sale at once, releases every hold, and refunds every paid booking in full.
-      <strong>It cannot be undone.</strong></p>
+  const { summary: s } = await get('/v1/admin/events/' + encodeURIComponent(ev.event_id) + '/orders?status=PAID');
+  page.innerHTML = `<h2>${t('Cancel the event')}</h2>
+    <p>${t('Cancelling stops the sale at once, releases every hold, and refunds every paid booking in full.')}
+      <strong>${t('It cannot be undone.')}</strong></p>
     <form id="cancelform" class="stack">
-      <label>Reason (fans are told; kept in the audit log) <textarea name="reason" required maxlength="500" rows="2"></textarea></label>
-      <button id="cancelstart" class="danger">Cancel this event…</button>
+      <label>${t('Reason (fans are told; kept in the audit log)')} <textarea name="reason" required maxlength="500" rows="2"></textarea></label>
+      <button id="cancelstart" class="danger">${t('Cancel this event…')}</button>
     </form>
-    <div id="confirm" class="confirm" role="group" aria-labelledby="confirmhead" tabindex="-1" hidden>
-      <h3 id="confirmhead">Cancel “${esc(ev.title)}” and refund every paid booking?</h3>
-      <div class="row"><button class="danger" id="confirmcancel">Yes, cancel the event</button>
-        <button class="secondary" id="keep">No, keep the event</button></div>
+    <div id="confirm" class="confirm" role="group" aria-labelledby="confirmhead" aria-describedby="consequences" tabindex="-1" hidden>
+      <h3 id="confirmhead">${t('Cancel “{title}”?', { title: esc(ev.title) })}</h3>
+      <ul id="consequences">
+        <li data-consequence="refunds">${s.paid_bookings ? t('{bookings} refunded in full: {total} back to the fans.', {
+          bookings: plural(s.paid_bookings, '{n} paid booking', '{n} paid bookings'), total: money(s.paid_total, ev.currency) })
+          : t('No paid bookings: nothing to refund.')}</li>
+        <li data-consequence="tickets">${plural(s.valid_tickets, '{n} ticket revoked: it no longer opens the door.', '{n} tickets revoked: they no longer open the door.')}</li>
+        <li data-consequence="holds">${plural(s.pending_holds, '{n} hold being paid for released.', '{n} holds being paid for released.')}</li>
+        <li>${t('The sale stops now and every buyer is told, with your reason.')}</li>
+        <li><strong>${t('It cannot be undone.')}</strong></li>
+      </ul>
+      <div class="row"><button class="danger" id="confirmcancel">${t('Yes, cancel the event')}</button>
+        <button class="secondary" id="keep">${t('No, keep the event')}</button></div>
     </div>
     <div id="job"></div>`;
   const f = page.querySelector('#cancelform'), confirm = page.querySelector('#confirm');
@@ -442,7 +476,7 @@ async function cancelPage(page, ev, ctx) {
   };
   page.querySelector('#keep').onclick = () => {
     confirm.hidden = true; f.querySelector('#cancelstart').disabled = false; f.querySelector('#cancelstart').focus();
-    announce('The event was not cancelled');
+    announce(t('The event was not cancelled'));
   };
   page.querySelector('#confirmcancel').onclick = async e => {
     e.target.disabled = true;
@@ -450,9 +484,12 @@ async function cancelPage(page, ev, ctx) {
       const out = await post('/v1/admin/events/' + encodeURIComponent(ev.event_id) + '/cancel', { reason: f.reason.value.trim() });
       sessionStorage.setItem(key, out.job_id);
       clearProblem(); confirm.hidden = true; f.hidden = true;
-      // The header says what the event is now, not what it was.
+      // The header and the page say what the event is now, not what it was.
+      ev.status = 'CANCELLED';
       const head = main.querySelector('h1 .badge'); if (head) head.outerHTML = badge('CANCELLED');
-      announce('The event is cancelled; refunding its paid bookings');
+      page.querySelector('h2').textContent = t('Cancelled');
+      page.querySelector('h2').insertAdjacentHTML('afterend', `<p id="cancelledtext">${t('This event is cancelled: sales stopped and paid bookings are refunded.')}</p>`);
+      announce(t('The event is cancelled; refunding its paid bookings'));
       await follow(page.querySelector('#job'), out.job_id, ctx);
     } catch (err) { e.target.disabled = false; showProblem(err); }
   };
@@ -460,9 +497,9 @@ async function cancelPage(page, ev, ctx) {
 
 // follow shows a job's progress until it is done or failed.
 async function follow(box, jobID, ctx) {
-  box.innerHTML = `<h3 id="jobhead">Refunds</h3>
+  box.innerHTML = `<h3 id="jobhead">${t('Refunds')}</h3>
     <progress id="progress" max="1" value="0" aria-labelledby="jobhead"></progress>
-    <p id="jobtext"></p><p id="jobstatus" class="status" data-status="running">Refunding…</p>`;
+    <p id="jobtext"></p><p id="jobstatus" class="status" data-status="running">${t('Refunding…')}</p>`;
   const bar = box.querySelector('#progress'), text = box.querySelector('#jobtext'), status = box.querySelector('#jobstatus');
   let stop = false; ctx.cleanup.push(() => { stop = true; });
   for (let i = 0; !stop; i++) {
@@ -472,15 +509,15 @@ async function follow(box, jobID, ctx) {
     if (stop) return;
     const finished = job.done + job.failed;
     bar.max = Math.max(1, job.total); bar.value = job.total ? finished : 1;
-    bar.setAttribute('aria-valuetext', `${finished} of ${job.total} bookings`);
-    text.textContent = job.total ? `${job.done} of ${job.total} paid bookings refunded` + (job.failed ? `, ${job.failed} failed` : '') + '.' : 'There were no paid bookings to refund.';
+    bar.setAttribute('aria-valuetext', t('{done} of {total} bookings', { done: finished, total: job.total }));
+    text.textContent = job.total ? t('{done} of {total} paid bookings refunded', { done: job.done, total: job.total }) +
+      (job.failed ? ', ' + t('{n} failed', { n: job.failed }) : '') + '.' : t('There were no paid bookings to refund.');
     status.dataset.status = job.status;
     if (job.status !== 'running') {
-      status.textContent = job.status === 'done' ? (job.failed ? `Done, ${job.failed} refunds failed: support can retry them.` : 'Done: every refund went through.') : 'The job failed: support can see it and retry.';
+      status.textContent = job.status === 'done' ? (job.failed ? t('Done, {n} refunds failed: support can retry them.', { n: job.failed }) : t('Done: every refund went through.')) : t('The job failed: support can see it and retry.');
       announce(status.textContent);
       return;
     }
     await new Promise(r => setTimeout(r, Math.min(2000, 500 + i * 100)));
   }
 }
-

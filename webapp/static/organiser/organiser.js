@@ -3,7 +3,7 @@
 // event.js). It talks to /v1/admin with the token of the demo sign-in,
 // through the fan app's api.js.
 import { get, request, newKey, signOut, token } from '/app/api.js';
-import { main, esc, announce, explain, clearProblem, showProblem, fieldErrors, money, minor, digits, whenIn, localInput, isoOf, send, badge } from './ui.js';
+import { main, esc, announce, explain, clearProblem, showProblem, fieldErrors, money, minor, digits, whenIn, localInput, isoOf, send, badge, errorView, labelCells } from './ui.js';
 import { eventView } from './event.js';
 import { orgView, seriesView } from './catalogue.js';
 import { t, translatePage, langSwitch } from '/app/i18n.js';
@@ -72,6 +72,7 @@ async function eventsView() {
       <td>${badge(e.status)}</td><td>${whenIn(e.starts_at, e.timezone)}</td><td>${whenIn(e.onsale_at, e.timezone)}</td>
       <td>${e.seats}${e.general_capacity ? ` + ${t('{n} standing', { n: e.general_capacity })}` : ''}</td></tr>`).join(''));
     if (!body.children.length) body.innerHTML = `<tr><td colspan="5">${t('No events yet. Upload a venue layout, then create an event on it.')}</td></tr>`;
+    labelCells(main.querySelector('#events'));
     cursor = page.next_cursor || '';
     more.hidden = !cursor;
   };
@@ -207,8 +208,14 @@ async function newEventView(venueID) {
   };
 }
 
+// routeGen counts the views shown: a view that fails after another was
+// asked for leaves that one alone.
+let routeGen = 0;
+
 async function route() {
+  const gen = ++routeGen;
   for (const f of cleanup.splice(0)) f();
+  delete main.dataset.error;
   const parts = location.hash.replace(/^#\/?/, '').replace(/\?.*$/, '').split('/').map(decodeURIComponent);
   try {
     if (!token()) { me = null; renderWho(); return signInView(); }
@@ -228,7 +235,7 @@ async function route() {
       case 'event': await eventView(parts[1], parts[2] || '', { cleanup }); break;
       default: await eventsView();
     }
-  } catch (err) { showProblem(err); }
+  } catch (err) { if (gen === routeGen) errorView(err, route); }
 }
 
 window.addEventListener('hashchange', () => { clearProblem(); route().then(() => main.focus({ preventScroll: true })); });
