@@ -5,7 +5,10 @@
 // form and shown next to the fields they name.
 import { get, post, request, ProblemError } from '/app/api.js';
 import { main, esc, announce, explain, clearProblem, showProblem, money, minor, digits, whenIn, localInput, isoOf, badge, download, labelCells } from './ui.js';
-import { t, plural } from '/app/i18n.js';
+import { t, plural, locale } from '/app/i18n.js';
+
+// translate is t where a list's item is named t.
+const translate = t;
 
 // ALWAYS_EDITABLE are the fields a published event may still change
 // (organiser.AlwaysEditable); the rest are fixed once published.
@@ -44,7 +47,7 @@ export function fieldProblems(form, box, err) {
   }
   const list = err instanceof ProblemError && err.problem.errors || [];
   if (!list.length) { box.hidden = true; box.innerHTML = ''; return false; }
-  box.innerHTML = `<h3>${list.length === 1 ? 'One problem' : list.length + ' problems'} to fix</h3>
+  box.innerHTML = `<h3>${list.length === 1 ? t('One problem to fix') : t('{n} problems to fix', { n: list.length })}</h3>
     <ul>${list.map(e => `<li data-field="${esc(e.field)}"><code>${esc(e.field)}</code>: ${esc(e.message)}</li>`).join('')}</ul>`;
   box.hidden = false;
   for (const e of list) {
@@ -110,33 +113,32 @@ export class TypesEditor {
     const row = (r, i) => {
       const at = `ticket_types[${i}]`, k = i + 1;
       return `<tr data-type="${esc(r.id)}" data-row="${i}">
-        <th scope="row">${k}${i === 0 ? ' <span class="muted">(default)</span>' : ''}</th>
+        <th scope="row">${k}${i === 0 ? ` <span class="muted">(${t('default')})</span>` : ''}</th>
         <td><input name="${at}.id" value="${esc(r.id)}" aria-label="Type ${k}: ID (what holds name it by)" maxlength="40" autocomplete="off" size="8" ${dis}></td>
         <td><input name="${at}.name" value="${esc(r.name)}" aria-label="Type ${k}: name" maxlength="100" autocomplete="off" size="10" ${dis}></td>
         ${this.categories.map(c => `<td><input type="number" name="${at}.prices.${esc(c)}" data-category="${esc(c)}" value="${esc(r.prices[c] ?? '')}"
           aria-label="Type ${k}: price for ${esc(c)} (${esc(cur)})${i ? ', empty if not sold there' : ''}" min="0" step="${step}" inputmode="decimal" ${dis}></td>`).join('')}
         <td><input type="number" name="${at}.max_per_order" value="${esc(r.max)}" aria-label="Type ${k}: most per order (empty: the event's limit)" min="1" max="100" size="4" ${dis}></td>
-        ${requiresColumn ? `<td><select name="${at}.requires" aria-label="Type ${k}: a question its buyers must answer" ${dis}><option value="">None</option>
+        ${requiresColumn ? `<td><select name="${at}.requires" aria-label="Type ${k}: a question its buyers must answer" ${dis}><option value="">${t('None')}</option>
           ${[...qs, ...(r.requires && !qs.some(q => q.id === r.requires) ? [{ id: r.requires, label: r.requires }] : [])].map(q =>
             `<option value="${esc(q.id)}" ${q.id === r.requires ? 'selected' : ''}>${esc(q.label || q.id)}</option>`).join('')}</select></td>` : ''}
         <td class="rowtools">${this.disabled ? '' : `<button type="button" class="secondary" data-move="up" data-row="${i}" aria-label="Move type ${k} up" ${i === 0 ? 'disabled' : ''}>↑</button>
           <button type="button" class="secondary" data-move="down" data-row="${i}" aria-label="Move type ${k} down" ${i === n - 1 ? 'disabled' : ''}>↓</button>
-          <button type="button" class="secondary" data-remove="${i}" aria-label="Remove type ${k}">Remove</button>`}</td></tr>`;
+          <button type="button" class="secondary" data-remove="${i}" aria-label="Remove type ${k}">${t('Remove')}</button>`}</td></tr>`;
     };
-    this.el.innerHTML = `<fieldset name="ticket_types" class="types"><legend>Ticket types</legend>
-        <p class="note">Sell the same seat as Adult, Child, Student… each at its own price per seat category. The first type is what a
-          fan gets without choosing, and its prices are the event's prices. A later type with no price for a category is not sold there.</p>
+    this.el.innerHTML = `<fieldset name="ticket_types" class="types"><legend>${t('Ticket types')}</legend>
+        <p class="note">${t("Sell the same seat as Adult, Child, Student… each at its own price per seat category. The first type is what a fan gets without choosing, and its prices are the event's prices. A later type with no price for a category is not sold there.")}</p>
         ${n ? `<div class="scroll" tabindex="0" role="region" aria-label="Ticket types (scrolls sideways on a narrow screen)"><table class="list" id="types">
-          <caption>Ticket types in the order fans see them</caption>
-          <thead><tr><th scope="col">Order</th><th scope="col">ID</th><th scope="col">Name</th>
-            ${this.categories.map(c => `<th scope="col">${esc(c)} (${esc(cur)})</th>`).join('')}<th scope="col">Most per order</th>
-            ${requiresColumn ? '<th scope="col">Must answer</th>' : ''}
+          <caption>${t('Ticket types in the order fans see them')}</caption>
+          <thead><tr><th scope="col">${t('Order')}</th><th scope="col">${t('ID')}</th><th scope="col">${t('Name')}</th>
+            ${this.categories.map(c => `<th scope="col">${esc(c)} (${esc(cur)})</th>`).join('')}<th scope="col">${t('Most per order')}</th>
+            ${requiresColumn ? `<th scope="col">${t('Must answer')}</th>` : ''}
             <th scope="col"><span class="sr-only">Move or remove</span></th></tr></thead>
           <tbody>${this.rows.map(row).join('')}</tbody></table></div>`
-    : '<p id="notypes">No ticket types: every ticket is sold at the price per category below.</p>'}
-        ${this.disabled ? '' : '<button type="button" class="secondary" id="addtype">Add a ticket type</button>'}
+    : `<p id="notypes">${t('No ticket types: every ticket is sold at the price per category below.')}</p>`}
+        ${this.disabled ? '' : `<button type="button" class="secondary" id="addtype">${t('Add a ticket type')}</button>`}
       </fieldset>
-      <fieldset name="prices" id="eventprices" ${n ? 'hidden' : ''}><legend>Price per category</legend>
+      <fieldset name="prices" id="eventprices" ${n ? 'hidden' : ''}><legend>${t('Price per category')}</legend>
         ${this.categories.map(c => `<label>${esc(c)} (${esc(cur)})
           <input type="number" name="prices.${esc(c)}" data-category="${esc(c)}" value="${esc(this.prices[c] ?? '')}" min="0" step="${step}" inputmode="decimal" ${dis}></label>`).join('')}
       </fieldset>`;
@@ -230,23 +232,22 @@ export class QuestionsEditor {
     const row = (r, i) => {
       const at = `questions[${i}]`, k = i + 1;
       return `<li data-question="${esc(r.id)}" data-row="${i}"><fieldset name="${at}"><legend>Question ${k}</legend><div class="grid">
-        <label>Question (what fans read) <input name="${at}.label" value="${esc(r.label)}" maxlength="200" autocomplete="off"></label>
-        <label>ID (in the attendee list) <input name="${at}.id" value="${esc(r.id)}" maxlength="40" autocomplete="off"></label>
-        <label>Answer <select name="${at}.kind">${KINDS.map(([v, l]) => `<option value="${v}" ${v === r.kind ? 'selected' : ''}>${l}</option>`).join('')}</select></label>
-        <label>Asked <select name="${at}.per"><option value="ticket" ${r.per !== 'order' ? 'selected' : ''}>For every ticket</option>
-          <option value="order" ${r.per === 'order' ? 'selected' : ''}>Once per order</option></select></label>
+        <label>${t('Question (what fans read)')} <input name="${at}.label" value="${esc(r.label)}" maxlength="200" autocomplete="off"></label>
+        <label>${t('ID (in the attendee list)')} <input name="${at}.id" value="${esc(r.id)}" maxlength="40" autocomplete="off"></label>
+        <label>${t('Answer')} <select name="${at}.kind">${KINDS.map(([v, l]) => `<option value="${v}" ${v === r.kind ? 'selected' : ''}>${t(l)}</option>`).join('')}</select></label>
+        <label>${t('Asked')} <select name="${at}.per"><option value="ticket" ${r.per !== 'order' ? 'selected' : ''}>${t('For every ticket')}</option>
+          <option value="order" ${r.per === 'order' ? 'selected' : ''}>${t('Once per order')}</option></select></label>
         <label ${r.kind === 'choice' ? '' : 'hidden'}>Choices, separated by commas <input name="${at}.choices" value="${esc(r.choices)}" autocomplete="off"></label>
-        <label class="check"><span><input type="checkbox" name="${at}.required" ${r.required ? 'checked' : ''}> Required</span></label>
+        <label class="check"><span><input type="checkbox" name="${at}.required" ${r.required ? 'checked' : ''}> ${t('Required')}</span></label>
         </div><div class="row">
         <button type="button" class="secondary" data-move="up" data-row="${i}" aria-label="Move question ${k} up" ${i === 0 ? 'disabled' : ''}>↑</button>
         <button type="button" class="secondary" data-move="down" data-row="${i}" aria-label="Move question ${k} down" ${i === n - 1 ? 'disabled' : ''}>↓</button>
-        <button type="button" class="secondary" data-remove="${i}" aria-label="Remove question ${k}">Remove</button></div></fieldset></li>`;
+        <button type="button" class="secondary" data-remove="${i}" aria-label="Remove question ${k}">${t('Remove')}</button></div></fieldset></li>`;
     };
-    this.el.innerHTML = `<fieldset name="questions" class="qeditor"><legend>Questions at checkout</legend>
-      <p class="note">Asked before a fan pays: for every ticket (the attendee's name, shown on the ticket and at the door) or once per order.
-        You can change them after publishing; bookings already paid keep their answers.</p>
-      ${n ? `<ol class="qlist">${this.rows.map(row).join('')}</ol>` : '<p id="noquestions">No questions: fans are asked nothing.</p>'}
-      <button type="button" class="secondary" id="addquestion">Add a question</button></fieldset>`;
+    this.el.innerHTML = `<fieldset name="questions" class="qeditor"><legend>${t('Questions at checkout')}</legend>
+      <p class="note">${t("Asked before a fan pays: for every ticket (the attendee's name, shown on the ticket and at the door) or once per order. You can change them after publishing; bookings already paid keep their answers.")}</p>
+      ${n ? `<ol class="qlist">${this.rows.map(row).join('')}</ol>` : `<p id="noquestions">${t('No questions: fans are asked nothing.')}</p>`}
+      <button type="button" class="secondary" id="addquestion">${t('Add a question')}</button></fieldset>`;
     this.el.querySelector('#addquestion').onclick = () => {
       this.sync();
       this.rows.push({ id: '', label: '', kind: 'text', choices: '', required: false, per: 'ticket', auto: true });
@@ -298,55 +299,55 @@ export class QuestionsEditor {
 
 // typesText lists an event's types with their prices, for its overview.
 export function typesText(ev) {
-  if (!(ev.ticket_types || []).length) return 'One type at the prices above';
+  if (!(ev.ticket_types || []).length) return t('One type at the prices above');
   return `<ul class="plain" id="typelist">${ev.ticket_types.map(t => `<li data-type="${esc(t.id)}"><strong>${esc(t.name)}</strong>
-    (<code>${esc(t.id)}</code>): ${Object.entries(t.prices).sort().map(([c, p]) => esc(c) + ' ' + money(p.amount, p.currency)).join(', ')}${t.max_per_order ? `; at most ${t.max_per_order} per order` : ''}</li>`).join('')}</ul>`;
+    (<code>${esc(t.id)}</code>): ${Object.entries(t.prices).sort().map(([c, p]) => esc(c) + ' ' + money(p.amount, p.currency)).join(', ')}${t.max_per_order ? '; ' + translate('at most {n} per order', { n: t.max_per_order }) : ''}</li>`).join('')}</ul>`;
 }
 
 // editPage is an event's edit form: a draft's every field, a published
 // event's always-editable ones (the rest shown, fixed).
 export async function editPage(page, ev) {
-  if (ev.status === 'CANCELLED') { page.innerHTML = '<p>The event is cancelled: nothing about it changes any more.</p>'; return; }
+  if (ev.status === 'CANCELLED') { page.innerHTML = `<p>${t('The event is cancelled: nothing about it changes any more.')}</p>`; return; }
   const draft = ev.status === 'DRAFT', tz = ev.timezone || 'UTC';
   const fixed = name => draft || ALWAYS_EDITABLE.includes(name) ? '' : 'disabled';
   const v = (name, val) => `name="${name}" value="${esc(val ?? '')}" ${fixed(name)}`;
   const cur = ev.currency, step = 1 / 10 ** digits(cur);
-  page.innerHTML = `<h2>Edit the event</h2>
+  page.innerHTML = `<h2>${t('Edit the event')}</h2>
     <p class="note" id="editnote">${draft ? 'A draft may change anything. Fans see none of it until you publish.'
     : 'Published: fans have bought under these terms, so the venue, dates, on-sale time, currency, prices, ticket types, service fee, waiting room and cancellation deadline are fixed (shown greyed). The rest, questions included, may still change.'}</p>
     <form id="editform" class="stack" novalidate>
       <div id="edit-errors" class="errors" tabindex="-1" hidden></div>
-      <label>Title <input ${v('title', ev.title)} required maxlength="200"></label>
-      <label>Artist <input ${v('artist', ev.artist)} maxlength="200"></label>
-      <label>Genre <input ${v('genre', ev.genre)} maxlength="200"></label>
-      <label>Description <textarea name="description" rows="3" maxlength="5000" ${fixed('description')}>${esc(ev.description)}</textarea></label>
-      <p class="note">Times are on the venue's clocks: <strong>${esc(tz)}</strong>.</p>
+      <label>${t('Title')} <input ${v('title', ev.title)} required maxlength="200"></label>
+      <label>${t('Artist')} <input ${v('artist', ev.artist)} maxlength="200"></label>
+      <label>${t('Genre')} <input ${v('genre', ev.genre)} maxlength="200"></label>
+      <label>${t('Description')} <textarea name="description" rows="3" maxlength="5000" ${fixed('description')}>${esc(ev.description)}</textarea></label>
+      <p class="note">${t("Times are on the venue's clocks:")} <strong>${esc(tz)}</strong>.</p>
       <div class="grid">
-        <label>Starts <input type="datetime-local" ${v('starts_at', localInput(ev.starts_at, tz))} required></label>
-        <label>On sale from <input type="datetime-local" ${v('onsale_at', localInput(ev.onsale_at, tz))} required></label>
-        <label>Off sale at <input type="datetime-local" ${v('offsale_at', ev.offsale_at ? localInput(ev.offsale_at, tz) : '')}></label>
-        <label>Cancellation deadline <input type="datetime-local" ${v('cancellation_deadline', ev.cancellation_deadline ? localInput(ev.cancellation_deadline, tz) : '')}></label>
+        <label>${t('Starts')} <input type="datetime-local" ${v('starts_at', localInput(ev.starts_at, tz))} required></label>
+        <label>${t('On sale from')} <input type="datetime-local" ${v('onsale_at', localInput(ev.onsale_at, tz))} required></label>
+        <label>${t('Off sale at')} <input type="datetime-local" ${v('offsale_at', ev.offsale_at ? localInput(ev.offsale_at, tz) : '')}></label>
+        <label>${t('Cancellation deadline')} <input type="datetime-local" ${v('cancellation_deadline', ev.cancellation_deadline ? localInput(ev.cancellation_deadline, tz) : '')}></label>
       </div>
       <div class="grid">
-        <label>Currency <input ${v('currency', cur)} required pattern="[A-Z]{3}" maxlength="3" autocomplete="off"></label>
-        <label>Tickets per customer <input type="number" ${v('per_customer_limit', ev.per_customer_limit)} min="1" max="100" required></label>
-        <label>Hold time (seconds) <input type="number" ${v('hold_ttl_seconds', ev.hold_ttl_seconds)} min="30" max="3600" required></label>
-        <label class="check"><span><input type="checkbox" name="metered" ${ev.metered ? 'checked' : ''} ${fixed('metered')}> Waiting room (metered sale)</span></label>
+        <label>${t('Currency')} <input ${v('currency', cur)} required pattern="[A-Z]{3}" maxlength="3" autocomplete="off"></label>
+        <label>${t('Tickets per customer')} <input type="number" ${v('per_customer_limit', ev.per_customer_limit)} min="1" max="100" required></label>
+        <label>${t('Hold time (seconds)')} <input type="number" ${v('hold_ttl_seconds', ev.hold_ttl_seconds)} min="30" max="3600" required></label>
+        <label class="check"><span><input type="checkbox" name="metered" ${ev.metered ? 'checked' : ''} ${fixed('metered')}> ${t('Waiting room (metered sale)')}</span></label>
       </div>
       <div id="typesbox"></div>
       <div id="questionsbox"></div>
-      <label><span>Service fee per ticket (<span class="cur">${esc(cur)}</span>; shown to fans apart from the price, 0 for none)</span>
+      <label><span>${t('Service fee per ticket')} (<span class="cur">${esc(cur)}</span>; ${t('shown to fans apart from the price, 0 for none')})</span>
         <input type="number" ${v('service_fee', major(ev.service_fee ? ev.service_fee.amount : 0, cur))} min="0" step="${step}" inputmode="decimal"></label>
-      <fieldset name="resale"><legend>Resale between fans</legend>
-        <label class="check"><span><input type="checkbox" name="resale.enabled" ${ev.resale.enabled ? 'checked' : ''}> Allow resale</span></label>
+      <fieldset name="resale"><legend>${t('Resale between fans')}</legend>
+        <label class="check"><span><input type="checkbox" name="resale.enabled" ${ev.resale.enabled ? 'checked' : ''}> ${t('Allow resale')}</span></label>
         <div class="grid">
-          <label>Price cap, % of face value <input name="resale.max_price_percent" type="number" min="0" max="1000" step="0.01" value="${ev.resale.max_price_percent}"></label>
-          <label>Fee, % of the resale price <input name="resale.fee_percent" type="number" min="0" max="50" step="0.01" value="${ev.resale.fee_percent}"></label>
-          <label>Listings close, minutes before the show <input name="resale.closes_minutes_before_start" type="number" min="0" step="1" value="${ev.resale.closes_minutes_before_start}"></label>
+          <label>${t('Price cap, % of face value')} <input name="resale.max_price_percent" type="number" min="0" max="1000" step="0.01" value="${ev.resale.max_price_percent}"></label>
+          <label>${t('Fee, % of the resale price')} <input name="resale.fee_percent" type="number" min="0" max="50" step="0.01" value="${ev.resale.fee_percent}"></label>
+          <label>${t('Listings close, minutes before the show')} <input name="resale.closes_minutes_before_start" type="number" min="0" step="1" value="${ev.resale.closes_minutes_before_start}"></label>
         </div>
       </fieldset>
-      <label class="check"><span><input type="checkbox" name="reentry" ${ev.reentry ? 'checked' : ''}> Re-entry: a ticket scanned out at the door may come back in</span></label>
-      <div class="row"><button id="saveevent">Save the changes</button></div>
+      <label class="check"><span><input type="checkbox" name="reentry" ${ev.reentry ? 'checked' : ''}> ${t('Re-entry: a ticket scanned out at the door may come back in')}</span></label>
+      <div class="row"><button id="saveevent">${t('Save the changes')}</button></div>
       <p id="saved" class="done" role="status" hidden></p>
     </form>`;
   const f = page.querySelector('#editform');
@@ -387,9 +388,9 @@ export async function editPage(page, ev) {
       if (h1) h1.innerHTML = `${esc(out.title)} ${badge(out.status)}`;
       await editPage(page, out);
       const done = page.querySelector('#saved');
-      done.textContent = 'Saved at ' + new Date().toLocaleTimeString() + '.';
+      done.textContent = t('Saved at {time}.', { time: new Date().toLocaleTimeString(locale()) });
       done.hidden = false;
-      announce('The event is saved');
+      announce(t('The event is saved'));
     } catch (err) {
       btn.disabled = false;
       if (fieldProblems(f, page.querySelector('#edit-errors'), err)) announce('Not saved: ' + explain(err));
@@ -402,19 +403,18 @@ export async function editPage(page, ev) {
 // invoices: the VAT rate typed in percent, kept in basis points.
 export async function orgView() {
   const o = await get('/v1/admin/org');
-  main.innerHTML = `<h1>Organisation</h1>
-    <p>What your invoices say about the seller: fans get an invoice with every paid booking and a credit note with every refund.
-      A change of VAT applies to holds taken from then on; issued invoices keep what they said.</p>
+  main.innerHTML = `<h1>${t('Organisation')}</h1>
+    <p>${t('What your invoices say about the seller: fans get an invoice with every paid booking and a credit note with every refund. A change of VAT applies to holds taken from then on; issued invoices keep what they said.')}</p>
     <form id="orgform" class="stack" novalidate aria-label="Organisation settings">
       <div id="org-errors" class="errors" tabindex="-1" hidden></div>
       <p>Organisation: <code id="orgid">${esc(o.org_id)}</code></p>
-      <label>Legal name <input name="legal_name" value="${esc(o.legal_name)}" maxlength="200" autocomplete="organization"></label>
-      <label>Address <textarea name="address" rows="3" maxlength="500" autocomplete="street-address">${esc(o.address)}</textarea></label>
-      <label>VAT ID <input name="vat_id" value="${esc(o.vat_id)}" maxlength="40" autocomplete="off"></label>
-      <label>VAT rate (%) <input name="tax_rate_bp" type="number" min="0" max="100" step="0.01" inputmode="decimal" value="${o.tax_rate_bp / 100}"></label>
-      <label class="check"><span><input type="checkbox" name="prices_include_tax" ${o.prices_include_tax ? 'checked' : ''}> Prices include VAT (otherwise VAT is added at checkout)</span></label>
-      <label>Invoice number prefix (capital letters and digits, such as INV) <input name="invoice_prefix" value="${esc(o.invoice_prefix)}" maxlength="12" autocomplete="off"></label>
-      <button id="saveorg">Save</button>
+      <label>${t('Legal name')} <input name="legal_name" value="${esc(o.legal_name)}" maxlength="200" autocomplete="organization"></label>
+      <label>${t('Address')} <textarea name="address" rows="3" maxlength="500" autocomplete="street-address">${esc(o.address)}</textarea></label>
+      <label>${t('VAT ID')} <input name="vat_id" value="${esc(o.vat_id)}" maxlength="40" autocomplete="off"></label>
+      <label>${t('VAT rate (%)')} <input name="tax_rate_bp" type="number" min="0" max="100" step="0.01" inputmode="decimal" value="${o.tax_rate_bp / 100}"></label>
+      <label class="check"><span><input type="checkbox" name="prices_include_tax" ${o.prices_include_tax ? 'checked' : ''}> ${t('Prices include VAT (otherwise VAT is added at checkout)')}</span></label>
+      <label>${t('Invoice number prefix (capital letters and digits, such as INV)')} <input name="invoice_prefix" value="${esc(o.invoice_prefix)}" maxlength="12" autocomplete="off"></label>
+      <button id="saveorg">${t('Save')}</button>
       <p id="orgsaved" class="done" role="status" hidden></p>
     </form>`;
   const f = main.querySelector('#orgform');
@@ -446,35 +446,35 @@ export async function orgView() {
 export async function seriesView() {
   const { venues } = await get('/v1/admin/venues');
   if (!venues.length) {
-    main.innerHTML = '<h1>New series</h1><p>A series is sold on one of your venues. <a href="#/venues">Upload a venue layout</a> first.</p>';
+    main.innerHTML = `<h1>${t('New series')}</h1><p>${t('A series is sold on one of your venues.')} <a href="#/venues">${t('Upload a venue layout')}</a> ${t('first.')}</p>`;
     return;
   }
   const venueOf = id => venues.find(x => x.venue_id === id) || venues[0];
-  main.innerHTML = `<h1>New series</h1>
-    <p>One show on many dates: each date becomes an event of its own, sharing the venue, prices, ticket types and settings.</p>
+  main.innerHTML = `<h1>${t('New series')}</h1>
+    <p>${t('One show on many dates: each date becomes an event of its own, sharing the venue, prices, ticket types and settings.')}</p>
     <form id="seriesform" class="stack" novalidate>
       <div id="series-errors" class="errors" tabindex="-1" hidden></div>
-      <label>Venue <select name="venue_id">${venues.map(v => `<option value="${esc(v.venue_id)}">${esc(v.name)}, ${esc(v.city)} (${v.seats} seats)</option>`).join('')}</select></label>
-      <label>Title <input name="title" required maxlength="200"></label>
-      <label>Artist <input name="artist" maxlength="200"></label>
-      <label>Genre <input name="genre" maxlength="200"></label>
-      <label>Description <textarea name="description" rows="3" maxlength="5000"></textarea></label>
+      <label>${t('Venue')} <select name="venue_id">${venues.map(v => `<option value="${esc(v.venue_id)}">${esc(v.name)}, ${esc(v.city)} (${t('{n} seats', { n: v.seats })})</option>`).join('')}</select></label>
+      <label>${t('Title')} <input name="title" required maxlength="200"></label>
+      <label>${t('Artist')} <input name="artist" maxlength="200"></label>
+      <label>${t('Genre')} <input name="genre" maxlength="200"></label>
+      <label>${t('Description')} <textarea name="description" rows="3" maxlength="5000"></textarea></label>
       <div class="grid">
-        <label>Currency <input name="currency" required pattern="[A-Z]{3}" value="EUR" maxlength="3" autocomplete="off"></label>
-        <label>Tickets per customer <input type="number" name="per_customer_limit" min="1" max="100" value="6"></label>
-        <label>Hold time (seconds) <input type="number" name="hold_ttl_seconds" min="30" max="3600" value="600"></label>
+        <label>${t('Currency')} <input name="currency" required pattern="[A-Z]{3}" value="EUR" maxlength="3" autocomplete="off"></label>
+        <label>${t('Tickets per customer')} <input type="number" name="per_customer_limit" min="1" max="100" value="6"></label>
+        <label>${t('Hold time (seconds)')} <input type="number" name="hold_ttl_seconds" min="30" max="3600" value="600"></label>
       </div>
       <div id="typesbox"></div>
-      <label><span>Service fee per ticket (<span class="cur">EUR</span>)</span> <input type="number" name="service_fee" min="0" step="0.01" value="0" inputmode="decimal"></label>
-      <fieldset name="dates"><legend>Dates</legend>
+      <label><span>${t('Service fee per ticket')} (<span class="cur">EUR</span>)</span> <input type="number" name="service_fee" min="0" step="0.01" value="0" inputmode="decimal"></label>
+      <fieldset name="dates"><legend>${t('Dates')}</legend>
         <p class="note" id="datezone"></p>
         <ol id="dates" class="dates"></ol>
-        <button type="button" class="secondary" id="adddate">Add a date</button>
+        <button type="button" class="secondary" id="adddate">${t('Add a date')}</button>
       </fieldset>
-      <label class="check"><span><input type="checkbox" name="publish" checked> Publish every date at once (otherwise each is a draft)</span></label>
-      <button id="createseries">Create the series</button>
+      <label class="check"><span><input type="checkbox" name="publish" checked> ${t('Publish every date at once (otherwise each is a draft)')}</span></label>
+      <button id="createseries">${t('Create the series')}</button>
     </form>
-    <section id="created" aria-labelledby="createdhead" hidden><h2 id="createdhead" tabindex="-1">Series created</h2><ul id="serieslist"></ul></section>`;
+    <section id="created" aria-labelledby="createdhead" hidden><h2 id="createdhead" tabindex="-1">${t('Series created')}</h2><ul id="serieslist"></ul></section>`;
   const f = main.querySelector('#seriesform'), list = main.querySelector('#dates');
   const zone = () => venueOf(f.venue_id.value).timezone || 'UTC';
   const types = new TypesEditor(main.querySelector('#typesbox'), { categories: venueOf(f.venue_id.value).categories, currency: 'EUR' });
@@ -483,11 +483,11 @@ export async function seriesView() {
     dates[i] = { starts_at: li.querySelector('[data-field=starts_at]').value, onsale_at: li.querySelector('[data-field=onsale_at]').value };
   });
   const render = () => {
-    main.querySelector('#datezone').innerHTML = `Times are on the venue's clocks: <strong>${esc(zone())}</strong>.`;
+    main.querySelector('#datezone').innerHTML = `${t("Times are on the venue's clocks:")} <strong>${esc(zone())}</strong>.`;
     list.innerHTML = dates.map((d, i) => `<li data-date="${i}"><div class="grid">
-      <label>Date ${i + 1} starts <input type="datetime-local" name="dates[${i}].starts_at" data-field="starts_at" value="${esc(d.starts_at)}"></label>
-      <label>Date ${i + 1} on sale from <input type="datetime-local" name="dates[${i}].onsale_at" data-field="onsale_at" value="${esc(d.onsale_at)}"></label>
-      <div class="row"><button type="button" class="secondary" data-remove="${i}" aria-label="Remove date ${i + 1}" ${dates.length === 1 ? 'disabled' : ''}>Remove</button></div>
+      <label>${t('Date {n} starts', { n: i + 1 })} <input type="datetime-local" name="dates[${i}].starts_at" data-field="starts_at" value="${esc(d.starts_at)}"></label>
+      <label>${t('Date {n} on sale from', { n: i + 1 })} <input type="datetime-local" name="dates[${i}].onsale_at" data-field="onsale_at" value="${esc(d.onsale_at)}"></label>
+      <div class="row"><button type="button" class="secondary" data-remove="${i}" aria-label="Remove date ${i + 1}" ${dates.length === 1 ? 'disabled' : ''}>${t('Remove')}</button></div>
       </div></li>`).join('');
   };
   const add = () => {
