@@ -297,6 +297,7 @@ function walksView(p) {
         ${pv.room_nights.map(n => `<p class="muted">${esc(n.room_type)}: ${t('{sold} sold, {held} held of {n}', { sold: n.sold, held: n.held, n: n.allotment })} (+${n.overbook_limit})</p>`).join('')}
         ${table(pv.walks, p.currency)}
         ${todo ? `<p><button class="danger" id="walknow">${plural(todo, 'Walk {n} guest', 'Walk {n} guests')}</button></p>` : ''}`;
+      labelCells(out.querySelector('#walklist'));
       announce(plural(todo, 'Preview: {n} guest would be walked', 'Preview: {n} guests would be walked'));
       const go = out.querySelector('#walknow');
       if (!go) return;
@@ -308,6 +309,7 @@ function walksView(p) {
           out.innerHTML = `<p class="done" id="walked">${plural(res.walks.length, '{n} guest walked off {night}.', '{n} guests walked off {night}.', { night: esc(pv.night) })}</p>`
             + table(res.walks.map(w => ({ ...w, guest: w.booking_id, from_room_type: '', done: true,
               refund: { amount: w.refund, currency: w.currency }, compensation: { amount: w.compensation, currency: w.currency } })), p.currency);
+          labelCells(out.querySelector('#walklist'));
           announce(plural(res.walks.length, '{n} guest walked off {night}.', '{n} guests walked off {night}.', { night: pv.night }));
         } catch (err) { go.disabled = false; showProblem(err); }
       };

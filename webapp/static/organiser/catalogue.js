@@ -114,26 +114,26 @@ export class TypesEditor {
       const at = `ticket_types[${i}]`, k = i + 1;
       return `<tr data-type="${esc(r.id)}" data-row="${i}">
         <th scope="row">${k}${i === 0 ? ` <span class="muted">(${t('default')})</span>` : ''}</th>
-        <td><input name="${at}.id" value="${esc(r.id)}" aria-label="Type ${k}: ID (what holds name it by)" maxlength="40" autocomplete="off" size="8" ${dis}></td>
-        <td><input name="${at}.name" value="${esc(r.name)}" aria-label="Type ${k}: name" maxlength="100" autocomplete="off" size="10" ${dis}></td>
+        <td><input name="${at}.id" value="${esc(r.id)}" aria-label="${t('Type {k}: ID (what holds name it by)', { k })}" maxlength="40" autocomplete="off" size="8" ${dis}></td>
+        <td><input name="${at}.name" value="${esc(r.name)}" aria-label="${t('Type {k}: name', { k })}" maxlength="100" autocomplete="off" size="10" ${dis}></td>
         ${this.categories.map(c => `<td><input type="number" name="${at}.prices.${esc(c)}" data-category="${esc(c)}" value="${esc(r.prices[c] ?? '')}"
-          aria-label="Type ${k}: price for ${esc(c)} (${esc(cur)})${i ? ', empty if not sold there' : ''}" min="0" step="${step}" inputmode="decimal" ${dis}></td>`).join('')}
-        <td><input type="number" name="${at}.max_per_order" value="${esc(r.max)}" aria-label="Type ${k}: most per order (empty: the event's limit)" min="1" max="100" size="4" ${dis}></td>
-        ${requiresColumn ? `<td><select name="${at}.requires" aria-label="Type ${k}: a question its buyers must answer" ${dis}><option value="">${t('None')}</option>
+          aria-label="${t('Type {k}: price for {c} ({cur})', { k, c: esc(c), cur: esc(cur) })}${i ? ', ' + t('empty if not sold there') : ''}" min="0" step="${step}" inputmode="decimal" ${dis}></td>`).join('')}
+        <td><input type="number" name="${at}.max_per_order" value="${esc(r.max)}" aria-label="${t("Type {k}: most per order (empty: the event's limit)", { k })}" min="1" max="100" size="4" ${dis}></td>
+        ${requiresColumn ? `<td><select name="${at}.requires" aria-label="${t('Type {k}: a question its buyers must answer', { k })}" ${dis}><option value="">${t('None')}</option>
           ${[...qs, ...(r.requires && !qs.some(q => q.id === r.requires) ? [{ id: r.requires, label: r.requires }] : [])].map(q =>
             `<option value="${esc(q.id)}" ${q.id === r.requires ? 'selected' : ''}>${esc(q.label || q.id)}</option>`).join('')}</select></td>` : ''}
-        <td class="rowtools">${this.disabled ? '' : `<button type="button" class="secondary" data-move="up" data-row="${i}" aria-label="Move type ${k} up" ${i === 0 ? 'disabled' : ''}>↑</button>
-          <button type="button" class="secondary" data-move="down" data-row="${i}" aria-label="Move type ${k} down" ${i === n - 1 ? 'disabled' : ''}>↓</button>
-          <button type="button" class="secondary" data-remove="${i}" aria-label="Remove type ${k}">${t('Remove')}</button>`}</td></tr>`;
+        <td class="rowtools">${this.disabled ? '' : `<button type="button" class="secondary" data-move="up" data-row="${i}" aria-label="${t('Move type {k} up', { k })}" ${i === 0 ? 'disabled' : ''}>↑</button>
+          <button type="button" class="secondary" data-move="down" data-row="${i}" aria-label="${t('Move type {k} down', { k })}" ${i === n - 1 ? 'disabled' : ''}>↓</button>
+          <button type="button" class="secondary" data-remove="${i}" aria-label="${t('Remove type {k}', { k })}">${t('Remove')}</button>`}</td></tr>`;
     };
     this.el.innerHTML = `<fieldset name="ticket_types" class="types"><legend>${t('Ticket types')}</legend>
         <p class="note">${t("Sell the same seat as Adult, Child, Student… each at its own price per seat category. The first type is what a fan gets without choosing, and its prices are the event's prices. A later type with no price for a category is not sold there.")}</p>
-        ${n ? `<div class="scroll" tabindex="0" role="region" aria-label="Ticket types (scrolls sideways on a narrow screen)"><table class="list" id="types">
+        ${n ? `<div class="scroll" tabindex="0" role="region" aria-label="${t('Ticket types')}"><table class="list" id="types">
           <caption>${t('Ticket types in the order fans see them')}</caption>
           <thead><tr><th scope="col">${t('Order')}</th><th scope="col">${t('ID')}</th><th scope="col">${t('Name')}</th>
             ${this.categories.map(c => `<th scope="col">${esc(c)} (${esc(cur)})</th>`).join('')}<th scope="col">${t('Most per order')}</th>
             ${requiresColumn ? `<th scope="col">${t('Must answer')}</th>` : ''}
-            <th scope="col"><span class="sr-only">Move or remove</span></th></tr></thead>
+            <th scope="col"><span class="sr-only">${t('Move or remove')}</span></th></tr></thead>
           <tbody>${this.rows.map(row).join('')}</tbody></table></div>`
     : `<p id="notypes">${t('No ticket types: every ticket is sold at the price per category below.')}</p>`}
         ${this.disabled ? '' : `<button type="button" class="secondary" id="addtype">${t('Add a ticket type')}</button>`}
@@ -152,7 +152,7 @@ export class TypesEditor {
       this.render();
       const k = this.rows.length;
       this.el.querySelector(`[name="ticket_types[${k - 1}].name"]`).focus();
-      announce(`Type ${k} added`);
+      announce(t('Type {k} added', { k }));
     };
     if (!tbody) return;
     tbody.addEventListener('input', e => {
@@ -170,7 +170,7 @@ export class TypesEditor {
         this.render();
         const next = this.el.querySelector(`[data-remove="${Math.min(i, this.rows.length - 1)}"]`) || this.el.querySelector('#addtype');
         next.focus();
-        announce(`Type ${gone.name || i + 1} removed`);
+        announce(t('Type {k} removed', { k: gone.name || i + 1 }));
         return;
       }
       const i = +b.dataset.row, j = b.dataset.move === 'up' ? i - 1 : i + 1;
@@ -181,7 +181,7 @@ export class TypesEditor {
       const same = this.el.querySelector(`[data-move="${b.dataset.move}"][data-row="${j}"]`);
       const other = this.el.querySelector(`[data-move="${b.dataset.move === 'up' ? 'down' : 'up'}"][data-row="${j}"]`);
       (same && !same.disabled ? same : other && !other.disabled ? other : this.el.querySelector(`[data-remove="${j}"]`)).focus();
-      announce(`${this.rows[j].name || 'The type'} is now type ${j + 1}${j === 0 ? ', the default' : ''}`);
+      announce(t('{name} is now type {k}', { name: this.rows[j].name || t('The type'), k: j + 1 }) + (j === 0 ? ', ' + t('the default') : ''));
     });
   }
 
@@ -231,18 +231,18 @@ export class QuestionsEditor {
     const n = this.rows.length;
     const row = (r, i) => {
       const at = `questions[${i}]`, k = i + 1;
-      return `<li data-question="${esc(r.id)}" data-row="${i}"><fieldset name="${at}"><legend>Question ${k}</legend><div class="grid">
+      return `<li data-question="${esc(r.id)}" data-row="${i}"><fieldset name="${at}"><legend>${t('Question {k}', { k })}</legend><div class="grid">
         <label>${t('Question (what fans read)')} <input name="${at}.label" value="${esc(r.label)}" maxlength="200" autocomplete="off"></label>
         <label>${t('ID (in the attendee list)')} <input name="${at}.id" value="${esc(r.id)}" maxlength="40" autocomplete="off"></label>
         <label>${t('Answer')} <select name="${at}.kind">${KINDS.map(([v, l]) => `<option value="${v}" ${v === r.kind ? 'selected' : ''}>${t(l)}</option>`).join('')}</select></label>
         <label>${t('Asked')} <select name="${at}.per"><option value="ticket" ${r.per !== 'order' ? 'selected' : ''}>${t('For every ticket')}</option>
           <option value="order" ${r.per === 'order' ? 'selected' : ''}>${t('Once per order')}</option></select></label>
-        <label ${r.kind === 'choice' ? '' : 'hidden'}>Choices, separated by commas <input name="${at}.choices" value="${esc(r.choices)}" autocomplete="off"></label>
+        <label ${r.kind === 'choice' ? '' : 'hidden'}>${t('Choices, separated by commas')} <input name="${at}.choices" value="${esc(r.choices)}" autocomplete="off"></label>
         <label class="check"><span><input type="checkbox" name="${at}.required" ${r.required ? 'checked' : ''}> ${t('Required')}</span></label>
         </div><div class="row">
-        <button type="button" class="secondary" data-move="up" data-row="${i}" aria-label="Move question ${k} up" ${i === 0 ? 'disabled' : ''}>↑</button>
-        <button type="button" class="secondary" data-move="down" data-row="${i}" aria-label="Move question ${k} down" ${i === n - 1 ? 'disabled' : ''}>↓</button>
-        <button type="button" class="secondary" data-remove="${i}" aria-label="Remove question ${k}">${t('Remove')}</button></div></fieldset></li>`;
+        <button type="button" class="secondary" data-move="up" data-row="${i}" aria-label="${t('Move question {k} up', { k })}" ${i === 0 ? 'disabled' : ''}>↑</button>
+        <button type="button" class="secondary" data-move="down" data-row="${i}" aria-label="${t('Move question {k} down', { k })}" ${i === n - 1 ? 'disabled' : ''}>↓</button>
+        <button type="button" class="secondary" data-remove="${i}" aria-label="${t('Remove question {k}', { k })}">${t('Remove')}</button></div></fieldset></li>`;
     };
     this.el.innerHTML = `<fieldset name="questions" class="qeditor"><legend>${t('Questions at checkout')}</legend>
       <p class="note">${t("Asked before a fan pays: for every ticket (the attendee's name, shown on the ticket and at the door) or once per order. You can change them after publishing; bookings already paid keep their answers.")}</p>
@@ -253,7 +253,7 @@ export class QuestionsEditor {
       this.rows.push({ id: '', label: '', kind: 'text', choices: '', required: false, per: 'ticket', auto: true });
       this.render(); this.onChange();
       this.el.querySelector(`[name="questions[${this.rows.length - 1}].label"]`).focus();
-      announce(`Question ${this.rows.length} added`);
+      announce(t('Question {k} added', { k: this.rows.length }));
     };
     const list = this.el.querySelector('ol'); if (!list) return;
     list.addEventListener('input', e => {
@@ -275,7 +275,7 @@ export class QuestionsEditor {
         const i = +b.dataset.remove; this.rows.splice(i, 1);
         this.render(); this.onChange();
         (this.el.querySelector(`[data-remove="${Math.min(i, this.rows.length - 1)}"]`) || this.el.querySelector('#addquestion')).focus();
-        announce(`Question ${i + 1} removed`);
+        announce(t('Question {k} removed', { k: i + 1 }));
         return;
       }
       const i = +b.dataset.row, j = b.dataset.move === 'up' ? i - 1 : i + 1;
@@ -286,7 +286,7 @@ export class QuestionsEditor {
       const same = this.el.querySelector(`[data-move="${b.dataset.move}"][data-row="${j}"]`);
       const other = this.el.querySelector(`[data-move="${b.dataset.move === 'up' ? 'down' : 'up'}"][data-row="${j}"]`);
       (same && !same.disabled ? same : other && !other.disabled ? other : this.el.querySelector(`[data-remove="${j}"]`)).focus();
-      announce(`Question moved to place ${j + 1}`);
+      announce(t('Question moved to place {k}', { k: j + 1 }));
     });
   }
 
@@ -393,7 +393,7 @@ export async function editPage(page, ev) {
       announce(t('The event is saved'));
     } catch (err) {
       btn.disabled = false;
-      if (fieldProblems(f, page.querySelector('#edit-errors'), err)) announce('Not saved: ' + explain(err));
+      if (fieldProblems(f, page.querySelector('#edit-errors'), err)) announce(t('Not saved:') + ' ' + explain(err));
       else showProblem(err);
     }
   };
@@ -405,9 +405,9 @@ export async function orgView() {
   const o = await get('/v1/admin/org');
   main.innerHTML = `<h1>${t('Organisation')}</h1>
     <p>${t('What your invoices say about the seller: fans get an invoice with every paid booking and a credit note with every refund. A change of VAT applies to holds taken from then on; issued invoices keep what they said.')}</p>
-    <form id="orgform" class="stack" novalidate aria-label="Organisation settings">
+    <form id="orgform" class="stack" novalidate aria-label="${t('Organisation settings')}">
       <div id="org-errors" class="errors" tabindex="-1" hidden></div>
-      <p>Organisation: <code id="orgid">${esc(o.org_id)}</code></p>
+      <p>${t('Organisation')}: <code id="orgid">${esc(o.org_id)}</code></p>
       <label>${t('Legal name')} <input name="legal_name" value="${esc(o.legal_name)}" maxlength="200" autocomplete="organization"></label>
       <label>${t('Address')} <textarea name="address" rows="3" maxlength="500" autocomplete="street-address">${esc(o.address)}</textarea></label>
       <label>${t('VAT ID')} <input name="vat_id" value="${esc(o.vat_id)}" maxlength="40" autocomplete="off"></label>
@@ -433,9 +433,9 @@ export async function orgView() {
       const done = main.querySelector('#orgsaved');
       done.textContent = `Saved: VAT ${out.tax_rate_bp / 100}% ${out.prices_include_tax ? 'included in' : 'added to'} prices, invoices numbered ${out.invoice_prefix}-….`;
       done.hidden = false;
-      announce('Organisation saved');
+      announce(t('Organisation saved'));
     } catch (err) {
-      if (fieldProblems(f, main.querySelector('#org-errors'), err)) announce('Not saved: ' + explain(err));
+      if (fieldProblems(f, main.querySelector('#org-errors'), err)) announce(t('Not saved:') + ' ' + explain(err));
       else showProblem(err);
     } finally { btn.disabled = false; }
   };
@@ -502,11 +502,11 @@ export async function seriesView() {
     render();
   };
   add();
-  main.querySelector('#adddate').onclick = () => { add(); list.querySelector('li:last-child input').focus(); announce(`Date ${dates.length} added`); };
+  main.querySelector('#adddate').onclick = () => { add(); list.querySelector('li:last-child input').focus(); announce(t('Date {n} added', { n: dates.length })); };
   list.addEventListener('click', e => {
     const b = e.target.closest('button[data-remove]'); if (!b) return;
     sync(); dates.splice(+b.dataset.remove, 1); render();
-    main.querySelector('#adddate').focus(); announce('Date removed');
+    main.querySelector('#adddate').focus(); announce(t('Date removed'));
   });
   f.venue_id.onchange = () => { sync(); types.setCategories(venueOf(f.venue_id.value).categories); render(); };
   f.currency.onchange = () => {
@@ -537,10 +537,10 @@ export async function seriesView() {
       box.dataset.series = out.series_id;
       box.hidden = false; f.hidden = true;
       box.querySelector('h2').focus();
-      announce(`Series created: ${out.events.length} dates of ${out.title}`);
+      announce(t('Series created: {n} dates of {title}', { n: out.events.length, title: out.title }));
     } catch (err) {
       btn.disabled = false;
-      if (fieldProblems(f, main.querySelector('#series-errors'), err)) announce('Not created: ' + explain(err));
+      if (fieldProblems(f, main.querySelector('#series-errors'), err)) announce(t('Not created:') + ' ' + explain(err));
       else showProblem(err);
     }
   };
