@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/dev/testenv"
@@ -179,8 +180,9 @@ func TestAnOrganiserSearchesTheAttendeeListAndReadsEachPlaceByItsLabel(t *testin
 		waitJS(t, o, shown, s.bob, 5*time.Second)
 		require.Equal(t, "1 of them matches.", text(t, o, `#attendeecount`))
 		js(t, o, clearInput(`#attendeeq`))
-		do(t, o, "search ana's e-mail", chromedp.SendKeys(css(`#attendeeq`), s.anaEmail))
+		do(t, o, "search ana's e-mail and press Enter", chromedp.SendKeys(css(`#attendeeq`), s.anaEmail+kb.Enter))
 		waitJS(t, o, shown, s.ana+","+s.ana, 5*time.Second) // Ana's two tickets
+		require.True(t, strings.HasSuffix(js(t, o, `location.href`), "/organiser/#/event/"+id+"/attendees"), "Enter sends no form")
 		if size.name == "phone" {
 			require.Equal(t, "all on screen", js(t, o, offScreenCells+`('#attendees')`))
 			requireNoSidewaysScroll(t, o, "attendees")
@@ -311,5 +313,41 @@ func TestOnAPhoneNoColumnOfTheOrganisersEventsAndSalesTablesIsCutOff(t *testing.
 			}
 			screenshot(t, o, page.table+" on a "+size.name)
 		}
+	}
+}
+
+// TestAHotelierPageThatCannotLoadReplacesThePreviousPageWithAnExplanationAndLoadsOnTryAgain:
+// the hotelier app, like the organiser's, never leaves the previous page
+// under an error about another: offline, the property's page says what
+// happened in words with Try again, which loads it once back online.
+func TestAHotelierPageThatCannotLoadReplacesThePreviousPageWithAnExplanationAndLoadsOnTryAgain(t *testing.T) {
+	t.Parallel()
+	_, base := hotelStack(t)
+	h := browser(t, 3*time.Minute)
+	sfx := testenv.RandomSuffix()
+	hotelierSignsIn(t, h, base, "hana_"+sfx, "org_hotel_"+sfx)
+	do(t, h, "add a property", chromedp.Navigate(base+"/hotel/#/new"), chromedp.WaitVisible(css(`#newprop input[name=name]`)),
+		chromedp.SetValue(css(`#newprop input[name=name]`), "Offline Inn"), chromedp.SetValue(css(`#newprop input[name=city]`), "C"),
+		chromedp.SetValue(css(`#newprop input[name=lat]`), "52.3130"), chromedp.SetValue(css(`#newprop input[name=lng]`), "4.9380"),
+		chromedp.SetValue(css(`#newprop input[name=contact_email]`), "desk@offline.test"),
+		chromedp.Click(css(`#createprop`)), chromedp.WaitVisible(css(`#cal`)))
+	prop := js(t, h, `decodeURIComponent(location.hash.split('/')[2].split('?')[0])`)
+	for _, size := range phoneAndDesktop {
+		do(t, h, "the calendar on a "+size.name, chromedp.EmulateViewport(size.w, size.h),
+			chromedp.Navigate(base+"/hotel/#/property/"+prop), chromedp.Reload(), chromedp.WaitVisible(css(`#cal`)))
+		js(t, h, `(() => { window.realFetch = window.fetch; window.fetch = (input, init) => String(input).includes('/v1/admin/properties/')
+			? Promise.reject(new TypeError('Failed to fetch')) : window.realFetch(input, init); return 'offline' })()`)
+		js(t, h, `location.hash = '#/property/`+prop+`/details'`)
+		do(t, h, "the details, offline", chromedp.WaitVisible(css(`#retry`)))
+		page := js(t, h, `document.getElementById('main').innerText`)
+		require.Contains(t, page, "We could not show this page")
+		require.Contains(t, page, "could not reach Encore")
+		require.NotContains(t, js(t, h, `document.body.innerText`), "Failed to fetch", "no browser error text")
+		require.Equal(t, "false", js(t, h, `String(!!document.querySelector('#cal'))`), "the previous page is gone")
+		requireAccessible(t, h, "the hotel error page on a "+size.name)
+		screenshot(t, h, "the hotel error page on a "+size.name)
+		js(t, h, `(() => { window.fetch = window.realFetch; return 'online' })()`)
+		do(t, h, "try again", chromedp.Click(css(`#retry`)), chromedp.WaitVisible(css(`#details input[name=name]`)))
+		require.Equal(t, "true", js(t, h, `String(document.getElementById('problem').hidden)`))
 	}
 }

@@ -556,7 +556,7 @@ export async function attendeesPage(page, ev) {
   page.innerHTML = `<h2>${t('Attendees')}</h2>
     <p class="row"><span>${plural(a.attendees.length, '{n} valid ticket, with the answers given at checkout.', '{n} valid tickets, with the answers given at checkout.')}</span>
       <button class="secondary" id="attendeescsv">${t('Download as CSV')}</button></p>
-    <form id="attendeesearch" class="row" role="search" aria-label="${t('Search the attendees')}" onsubmit="return false">
+    <form id="attendeesearch" class="row" role="search" aria-label="${t('Search the attendees')}">
       <label>${t('E-mail, ticket, booking or seat')} <input type="search" id="attendeeq" name="q" maxlength="200" autocomplete="off"></label></form>
     <p id="attendeecount" aria-live="polite"></p>
     <div class="scroll" tabindex="0" role="region" aria-label="${t('Attendees')}"><table class="list" id="attendees">
@@ -585,6 +585,8 @@ export async function attendeesPage(page, ev) {
     count.textContent = needle ? plural(shown, '{n} of them matches.', '{n} of them match.') : '';
   };
   q.addEventListener('input', filter);
+  // Enter filters too, and never sends the form (the router owns the address).
+  page.querySelector('#attendeesearch').onsubmit = e => { e.preventDefault(); filter(); };
   filter();
   page.querySelector('#attendeescsv').onclick = () => download(path + '?format=csv', `attendees-${ev.event_id}.csv`).catch(showProblem);
 }
