@@ -189,6 +189,7 @@ func (s *Server) routes() []route {
 		{method: http.MethodDelete, path: "/v1/admin/events/:event_id/promotions/:code", roles: organiserRoles, after: own, handler: org.disablePromotion, enabled: admin},
 		{method: http.MethodPatch, path: "/v1/admin/events/:event_id/promotions/:code", roles: organiserRoles, after: own, handler: org.updatePromotion, enabled: admin},
 		{method: http.MethodGet, path: "/v1/admin/events/:event_id/attendees", roles: organiserRoles, after: own, handler: org.attendees, enabled: admin},
+		{method: http.MethodGet, path: "/v1/admin/events/:event_id/orders", roles: organiserRoles, after: own, handler: org.orders, enabled: admin},
 		{method: http.MethodGet, path: "/v1/admin/events/:event_id/sales", roles: organiserRoles, after: own, handler: org.salesReport, enabled: admin && s.Admin.Sales != nil},
 		{method: http.MethodGet, path: "/v1/admin/audit", roles: organiserRoles, handler: org.listAudit, enabled: admin},
 		{method: http.MethodGet, path: "/v1/admin/org", roles: organiserRoles, handler: org.orgSettings, enabled: admin},

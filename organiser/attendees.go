@@ -29,6 +29,9 @@ func (s *Service) Attendees(ctx context.Context, scope venues.Scope, eventID str
 	if list == nil {
 		list = []store.Attendee{}
 	}
+	for i := range list {
+		list[i].Label = venues.Label(list[i].Place)
+	}
 	if qs == nil {
 		qs = []store.Question{}
 	}

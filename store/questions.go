@@ -241,6 +241,10 @@ type Attendee struct {
 	SeatID    string            `json:"seat_id,omitempty"`
 	Email     string            `json:"email"`
 	Answers   map[string]string `json:"answers"`
+	// Label is the place for people ("Stalls, Row B, Seat 6"), filled by
+	// the organiser package from Place (venues.Label).
+	Label string `json:"label"`
+	Place Place  `json:"-"`
 }
 
 // Attendees lists the valid tickets of eventID (of org; any when "") with
@@ -254,8 +258,10 @@ func (s *Bookings) Attendees(ctx context.Context, eventID, org string) ([]Attend
 	rows, err := s.pool.Query(ctx, `SELECT t.id, t.reservation_id, t.section_id, coalesce(t.seat_id, ''), coalesce(r.fan_email, ''),
 			coalesce((SELECT jsonb_object_agg(a.question_id, a.value) FROM booking_answers a
 			          WHERE a.reservation_id = t.reservation_id AND (a.section_id IS NULL
-			             OR (a.seat_id = t.seat_id) OR (a.seat_id IS NULL AND a.section_id = t.section_id AND a.unit = t.unit))), '{}')
+			             OR (a.seat_id = t.seat_id) OR (a.seat_id IS NULL AND a.section_id = t.section_id AND a.unit = t.unit))), '{}'),
+			coalesce(sec.name, ''), coalesce(st.row_label, ''), coalesce(st.number, 0)
 		FROM tickets t JOIN reservations r ON r.id = t.reservation_id
+		LEFT JOIN sections sec ON sec.id = t.section_id LEFT JOIN seats st ON st.id = t.seat_id
 		WHERE t.event_id = $1 AND t.status = 'VALID' AND r.status = 'PAID'
 		ORDER BY r.created_at, t.section_id, t.seat_id, t.unit LIMIT 10000`, eventID)
 	if err != nil {
@@ -263,7 +269,7 @@ func (s *Bookings) Attendees(ctx context.Context, eventID, org string) ([]Attend
 	}
 	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Attendee, error) {
 		var a Attendee
-		err := row.Scan(&a.TicketID, &a.BookingID, &a.SectionID, &a.SeatID, &a.Email, &a.Answers)
+		err := row.Scan(&a.TicketID, &a.BookingID, &a.SectionID, &a.SeatID, &a.Email, &a.Answers, &a.Place.Section, &a.Place.Row, &a.Place.Number)
 		return a, err
 	})
 	return list, qs, err

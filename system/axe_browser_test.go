@@ -142,7 +142,8 @@ func TestEveryPageOfTheFanAppPassesAxeCoresWCAGChecks(t *testing.T) {
 
 // TestEveryPageOfTheOrganiserAppPassesAxeCoresWCAGChecks walks an
 // organiser's pages: sign-in, venues, a new event's form, the event with
-// its seats, promotions, sales and cancellation, and the events list.
+// its seats, promotions, sales, orders, attendees and cancellation, and
+// the events list.
 func TestEveryPageOfTheOrganiserAppPassesAxeCoresWCAGChecks(t *testing.T) {
 	t.Parallel()
 	_, base := organiserStack(t)
@@ -163,7 +164,8 @@ func TestEveryPageOfTheOrganiserAppPassesAxeCoresWCAGChecks(t *testing.T) {
 	requireNoSidewaysScroll(t, o, "organiser venues")
 	for _, tab := range []struct{ path, ready string }{
 		{"", `#fanlink`}, {"/seats", `#map canvas[data-version]`}, {"/promotions", `#promoform input[name=code]`},
-		{"/sales", `#sales tfoot [data-field=held]`}, {"/cancel", `#cancelform textarea[name=reason]`},
+		{"/sales", `#sales tfoot [data-field=held]`}, {"/orders", `#orderq`}, {"/attendees", `#attendeeq`},
+		{"/cancel", `#cancelform textarea[name=reason]`},
 	} {
 		do(t, o, "event"+tab.path, chromedp.Navigate(base+"/organiser/#/event/"+eventID+tab.path), chromedp.WaitVisible(css(tab.ready)))
 		requireAccessible(t, o, "event"+tab.path)

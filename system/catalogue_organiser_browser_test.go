@@ -132,7 +132,8 @@ func TestAnOrganiserEditsADraftsTypesFeeAndQuestionsSeesAFieldErrorBesideItsFiel
 	require.Contains(t, text(t, o, `#typelist li[data-type=child]`), "stalls €20.00")
 	require.Contains(t, text(t, o, `#servicefee`), "€1.50 per ticket")
 	require.Contains(t, text(t, o, `#questionlist`), "Attendee name")
-	do(t, o, "publish", chromedp.Click(css(`#publish`)), chromedp.WaitVisible(css(`#fanlink`)))
+	do(t, o, "publish, confirming", chromedp.Click(css(`#publish`)), chromedp.WaitVisible(css(`#confirmpublish`)),
+		chromedp.Click(css(`#confirmpublish`)), chromedp.WaitVisible(css(`#fanlink`)))
 
 	// Published: the fixed fields are greyed, the rest still saves.
 	do(t, o, "the published event's edit tab", chromedp.Navigate(base+"/organiser/#/event/"+id+"/edit"), chromedp.WaitVisible(css(`#editform`)))

@@ -104,7 +104,8 @@ func organiserPublishes(t *testing.T, ctx context.Context, base, title string) s
 	eventID := js(t, ctx, `decodeURIComponent(location.hash.split('/')[2])`)
 	require.True(t, strings.HasPrefix(eventID, "evt_"), eventID)
 
-	do(t, ctx, "the draft is published", chromedp.Click(css(`#publish`)), chromedp.WaitVisible(css(`#fanlink`)))
+	do(t, ctx, "the draft is published, confirming", chromedp.Click(css(`#publish`)), chromedp.WaitVisible(css(`#confirmpublish`)),
+		chromedp.Click(css(`#confirmpublish`)), chromedp.WaitVisible(css(`#fanlink`)))
 	require.Equal(t, "ON_SALE", js(t, ctx, `document.querySelector('h1 .badge').dataset.status`))
 
 	do(t, ctx, "the event list shows it, newest first",

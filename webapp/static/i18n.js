@@ -5,8 +5,11 @@
 // kept in localStorage), else the browser's first language we have, else
 // English. Dates and money go through the browser's Intl in locale().
 import { NL } from './i18n-nl.js';
+import { STAFF_NL } from './i18n-nl-staff.js';
 
-const CATALOGUES = { en: {}, nl: NL };
+// The staff apps' Dutch (i18n-nl-staff.js) under the fan app's: a message
+// both catalogues hold reads as the fan app's.
+const CATALOGUES = { en: {}, nl: { ...STAFF_NL, ...NL } };
 export const LANGS = { en: 'English', nl: 'Nederlands' };
 
 function pick() {

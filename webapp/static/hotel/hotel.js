@@ -3,7 +3,8 @@
 // It talks to /v1/admin/properties with the token of the demo sign-in,
 // through the fan app's api.js and the organiser app's ui.js.
 import { get, request, newKey, signOut, token } from '/app/api.js';
-import { main, esc, announce, clearProblem, showProblem, fieldErrors, money, minor, digits, download } from '/organiser/ui.js';
+import { main, esc, announce, clearProblem, showProblem, fieldErrors, money, minor, digits, download, errorView, labelCells } from '/organiser/ui.js';
+import { t, plural, locale, translatePage, langSwitch } from '/app/i18n.js';
 
 let cleanup = [];
 let me = null; // GET /v1/me of the signed-in hotelier
@@ -17,7 +18,7 @@ const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
 const addDays = (day, n) => new Date(Date.parse(day + 'T00:00:00Z') + n * 864e5).toISOString().slice(0, 10);
 const today = () => new Date().toISOString().slice(0, 10);
 const isoDay = day => (new Date(day + 'T00:00:00Z').getUTCDay() + 6) % 7 + 1; // 1 Monday .. 7 Sunday
-const dayLabel = day => new Intl.DateTimeFormat(undefined, { timeZone: 'UTC', weekday: 'short', day: 'numeric', month: 'short' })
+const dayLabel = day => new Intl.DateTimeFormat(locale(), { timeZone: 'UTC', weekday: 'short', day: 'numeric', month: 'short' })
   .format(new Date(day + 'T00:00:00Z'));
 const major = (amount, currency) => (Number(amount || 0) / 10 ** digits(currency)).toFixed(digits(currency));
 
@@ -33,21 +34,21 @@ async function signInAs(user, email, org) {
 function renderWho() {
   const who = document.getElementById('who');
   if (!token() || !me) { who.innerHTML = ''; return; }
-  who.innerHTML = `<span>Signed in as <strong id="whoami">${esc(me.user_id)}</strong>${me.org ? ` of <strong>${esc(me.org)}</strong>` : ''}</span>
-    <button class="secondary" id="signout">Sign out</button>`;
+  who.innerHTML = `<span>${t('Signed in as')} <strong id="whoami">${esc(me.user_id)}</strong>${me.org ? ` ${t('of')} <strong>${esc(me.org)}</strong>` : ''}</span>
+    <button class="secondary" id="signout">${t('Sign out')}</button>`;
   who.querySelector('#signout').onclick = () => { signOut(); me = null; renderWho(); route(); };
 }
 
 function signInView() {
-  main.innerHTML = `<h1>Sign in as a hotelier</h1>
-    <p>This is the development sign-in: it gives the account the hotelier role for the organisation you name.
-      The demo hotels belong to <code>org_encore</code> (their hotelier is <code>hana</code>).</p>
-    <form id="signin" class="stack" aria-label="Hotelier sign-in">
-      <label>User ID <input name="user" required autocomplete="username" pattern="[A-Za-z0-9_.:\\-]{1,100}" value="hana"></label>
-      <label>Email <input name="email" type="email" autocomplete="email" value="hana@encore.test"></label>
-      <label>Organisation <input name="org" required pattern="[A-Za-z0-9_.:\\-]{1,100}" value="org_encore"></label>
+  main.innerHTML = `<h1>${t('Sign in as a hotelier')}</h1>
+    <p>${t('This is the development sign-in: it gives the account the hotelier role for the organisation you name.')}
+      ${t('The demo hotels belong to {org} (their hotelier is {user}).', { org: '<code>org_encore</code>', user: '<code>hana</code>' })}</p>
+    <form id="signin" class="stack" aria-label="${t('Hotelier sign-in')}">
+      <label>${t('User ID')} <input name="user" required autocomplete="username" pattern="[A-Za-z0-9_.:\\-]{1,100}" value="hana"></label>
+      <label>${t('Email')} <input name="email" type="email" autocomplete="email" value="hana@encore.test"></label>
+      <label>${t('Organisation')} <input name="org" required pattern="[A-Za-z0-9_.:\\-]{1,100}" value="org_encore"></label>
       <div id="signin-errors" class="errors" tabindex="-1" hidden></div>
-      <button>Sign in</button>
+      <button>${t('Sign in')}</button>
     </form>`;
   const f = main.querySelector('#signin');
   f.onsubmit = async e => {
@@ -59,35 +60,35 @@ function signInView() {
 
 async function propertiesView() {
   const { properties } = await get('/v1/admin/properties');
-  main.innerHTML = `<h1>Your properties</h1>
-    <p class="actions"><a class="button" href="#/new">Add a property</a></p>
+  main.innerHTML = `<h1>${t('Your properties')}</h1>
+    <p class="actions"><a class="button" href="#/new">${t('Add a property')}</a></p>
     <ul class="cards" id="properties">${properties.map(p => `<li data-property="${esc(p.property_id)}">
       <strong><a href="#/property/${encodeURIComponent(p.property_id)}">${esc(p.name)}</a></strong>
       <div>${esc(p.address ? p.address + ', ' : '')}${esc(p.city)}</div>
       <div class="muted">${p.room_types.map(r => `${esc(r.name)} (${r.max_guests})`).join(', ')}</div>
-      <div class="muted">Check-in ${esc(p.check_in_time)}, check-out ${esc(p.check_out_time)} · ${esc(p.contact_email)}</div></li>`).join('')
-      || '<li>No properties yet.</li>'}</ul>`;
+      <div class="muted">${t('Check-in {in}, check-out {out}', { in: esc(p.check_in_time), out: esc(p.check_out_time) })} · ${esc(p.contact_email)}</div></li>`).join('')
+      || `<li>${t('No properties yet.')}</li>`}</ul>`;
 }
 
 function newPropertyView() {
-  main.innerHTML = `<h1>Add a property</h1>
+  main.innerHTML = `<h1>${t('Add a property')}</h1>
     <form id="newprop" class="stack">
-      <label>Name <input name="name" required maxlength="200"></label>
+      <label>${t('Name')} <input name="name" required maxlength="200"></label>
       <div class="grid">
-        <label>City <input name="city" required maxlength="200"></label>
-        <label>Address <input name="address" maxlength="500"></label>
-        <label>Latitude (degrees north) <input name="lat" type="number" step="any" min="-90" max="90" required></label>
-        <label>Longitude (degrees east) <input name="lng" type="number" step="any" min="-180" max="180" required></label>
-        <label>Time zone (IANA) <input name="timezone" required value="Europe/Amsterdam" list="zones"></label>
-        <label>Currency of the rates <input name="currency" pattern="[A-Z]{3}" maxlength="3" value="EUR"></label>
-        <label>Check-in from <input name="check_in_time" type="time" value="15:00" required></label>
-        <label>Check-out by <input name="check_out_time" type="time" value="11:00" required></label>
+        <label>${t('City')} <input name="city" required maxlength="200"></label>
+        <label>${t('Address')} <input name="address" maxlength="500"></label>
+        <label>${t('Latitude (degrees north)')} <input name="lat" type="number" step="any" min="-90" max="90" required></label>
+        <label>${t('Longitude (degrees east)')} <input name="lng" type="number" step="any" min="-180" max="180" required></label>
+        <label>${t('Time zone (IANA)')} <input name="timezone" required value="Europe/Amsterdam" list="zones"></label>
+        <label>${t('Currency of the rates')} <input name="currency" pattern="[A-Z]{3}" maxlength="3" value="EUR"></label>
+        <label>${t('Check-in from')} <input name="check_in_time" type="time" value="15:00" required></label>
+        <label>${t('Check-out by')} <input name="check_out_time" type="time" value="11:00" required></label>
       </div>
       <datalist id="zones">${(Intl.supportedValuesOf ? Intl.supportedValuesOf('timeZone') : []).map(z => `<option value="${esc(z)}">`).join('')}</datalist>
-      <label>Email of the front desk (told of every booking, change, cancellation and walk) <input name="contact_email" type="email" required></label>
-      <label>Room types, one a line: id, name, guests <textarea name="room_types" rows="3" required>double, Double room, 2</textarea></label>
+      <label>${t('Email of the front desk (told of every booking, change, cancellation and walk)')} <input name="contact_email" type="email" required></label>
+      <label>${t('Room types, one a line: id, name, guests')} <textarea name="room_types" rows="3" required>double, Double room, 2</textarea></label>
       <div id="prop-errors" class="errors" tabindex="-1" hidden></div>
-      <button id="createprop">Add the property</button>
+      <button id="createprop">${t('Add the property')}</button>
     </form>`;
   const f = main.querySelector('#newprop');
   f.onsubmit = async e => {
@@ -102,7 +103,7 @@ function newPropertyView() {
     try {
       const p = await request('POST', '/v1/admin/properties', body);
       clearProblem();
-      announce(`Property added: ${p.name}. Put its nights on sale in the calendar.`);
+      announce(t('Property added: {name}. Put its nights on sale in the calendar.', { name: p.name }));
       location.hash = '#/property/' + encodeURIComponent(p.property_id);
     } catch (err) {
       if (!fieldErrors(main.querySelector('#prop-errors'), err, f)) showProblem(err);
@@ -113,9 +114,9 @@ function newPropertyView() {
 const TABS = [['', 'Calendar'], ['arrivals', 'Arrivals'], ['walks', 'Walks'], ['details', 'Details']];
 
 function header(p, page) {
-  return `<p class="crumbs"><a href="#/">Properties</a></p><h1>${esc(p.name)}</h1>
+  return `<p class="crumbs"><a href="#/">${t('Properties')}</a></p><h1>${esc(p.name)}</h1>
     <nav class="tabs" aria-label="${esc(p.name)}">${TABS.map(([path, label]) => `<a href="#/property/${encodeURIComponent(p.property_id)}${path ? '/' + path : ''}"
-      ${path === page ? 'aria-current="page"' : ''}>${label}</a>`).join('')}</nav>`;
+      ${path === page ? 'aria-current="page"' : ''}>${t(label)}</a>`).join('')}</nav>`;
 }
 
 async function propertyView(id, page, query) {
@@ -143,42 +144,40 @@ async function calendarView(p, from) {
     const weekend = isoDay(day) >= 5 && isoDay(day) <= 6 ? ' weekend' : '';
     if (!n) {
       return `<td class="off${weekend}" data-room-type="${esc(rt.id)}" data-night="${day}">
-        <button type="button" class="night" aria-pressed="false"><span class="rooms">—</span><span class="rate">not on sale</span>
+        <button type="button" class="night" aria-pressed="false"><span class="rooms">—</span><span class="rate">${t('not on sale')}</span>
         <span class="sr-only">${esc(rt.name)}, ${dayLabel(day)}</span></button></td>`;
     }
     const state = n.stop_sell ? ' stopped' : n.available === 0 ? ' full' : '';
     return `<td class="${state}${weekend}" data-room-type="${esc(rt.id)}" data-night="${day}" data-allotment="${n.allotment}"
       data-overbook="${n.overbook_limit}" data-sold="${n.sold}" data-held="${n.held}" data-rate="${n.rate.amount}" data-stop="${n.stop_sell}">
       <button type="button" class="night" aria-pressed="false"><span class="rooms">${n.sold}/${n.allotment}${n.overbook_limit ? '+' + n.overbook_limit : ''}</span><span
-        class="rate">${major(n.rate.amount, cur)}</span><span class="sr-only">${esc(rt.name)}, ${dayLabel(day)}: ${n.sold} sold and ${n.held} held
-        of ${n.allotment} rooms${n.overbook_limit ? ` plus ${n.overbook_limit} overbooked` : ''}, ${money(n.rate.amount, cur)} a night${n.stop_sell ? ', not selling' : ''}</span></button>
-      <button type="button" class="stop" aria-pressed="${n.stop_sell}" aria-label="Stop sell ${esc(rt.name)} on ${dayLabel(day)}">Stop sell</button></td>`;
+        class="rate">${major(n.rate.amount, cur)}</span><span class="sr-only">${esc(rt.name)}, ${dayLabel(day)}: ${t('{sold} sold and {held} held of {n} rooms', { sold: n.sold, held: n.held, n: n.allotment })}${n.overbook_limit ? ' ' + t('plus {n} overbooked', { n: n.overbook_limit }) : ''}, ${t('{rate} a night', { rate: money(n.rate.amount, cur) })}${n.stop_sell ? ', ' + t('not selling') : ''}</span></button>
+      <button type="button" class="stop" aria-pressed="${n.stop_sell}" aria-label="${t('Stop sell {room} on {day}', { room: esc(rt.name), day: dayLabel(day) })}">${t('Stop sell')}</button></td>`;
   };
   main.innerHTML = `${header(p, '')}
-    <div class="calnav"><button class="secondary" id="prev">← ${DAYS} nights earlier</button>
-      <label>From <input type="date" id="calfrom" value="${from}"></label>
-      <button class="secondary" id="next">${DAYS} nights later →</button></div>
-    <div class="scroll" tabindex="0" role="region" aria-label="Calendar of nights (scrolls sideways)"><table class="cal" id="cal">
-      <caption>Each night: rooms sold of the allotment (+ overbooking) and the rate in ${esc(cur)}. Select nights to edit them
-        together (Shift selects a run); Stop switches selling a night off and on.</caption>
-      <thead><tr><th scope="col">Room type</th>${days.map(d => `<th scope="col" data-night="${d}">${esc(dayLabel(d))}</th>`).join('')}</tr></thead>
-      <tbody>${p.room_types.map(rt => `<tr data-room-type="${esc(rt.id)}"><th scope="row">${esc(rt.name)}<div class="muted">${rt.max_guests} guests</div></th>
+    <div class="calnav"><button class="secondary" id="prev">← ${t('{n} nights earlier', { n: DAYS })}</button>
+      <label>${t('From')} <input type="date" id="calfrom" value="${from}"></label>
+      <button class="secondary" id="next">${t('{n} nights later', { n: DAYS })} →</button></div>
+    <div class="scroll" tabindex="0" role="region" aria-label="${t('Calendar of nights (scrolls sideways)')}"><table class="cal" id="cal">
+      <caption>${t('Each night: rooms sold of the allotment (+ overbooking) and the rate in {cur}. Select nights to edit them together (Shift selects a run); Stop switches selling a night off and on.', { cur: esc(cur) })}</caption>
+      <thead><tr><th scope="col">${t('Room type')}</th>${days.map(d => `<th scope="col" data-night="${d}">${esc(dayLabel(d))}</th>`).join('')}</tr></thead>
+      <tbody>${p.room_types.map(rt => `<tr data-room-type="${esc(rt.id)}"><th scope="row">${esc(rt.name)}<div class="muted">${t('{n} guests', { n: rt.max_guests })}</div></th>
         ${days.map(d => cell(rt, d)).join('')}</tr>`).join('')}</tbody></table></div>
-    <form id="bulk" class="stack" aria-labelledby="bulkhead"><h2 id="bulkhead">Edit nights</h2>
-      <p class="muted">Fields left empty keep what each night has. Nights not on sale yet need an allotment and a rate.</p>
+    <form id="bulk" class="stack" aria-labelledby="bulkhead"><h2 id="bulkhead">${t('Edit nights')}</h2>
+      <p class="muted">${t('Fields left empty keep what each night has. Nights not on sale yet need an allotment and a rate.')}</p>
       <div class="grid">
-        <label>Room type <select name="room_type">${p.room_types.map(rt => `<option value="${esc(rt.id)}">${esc(rt.name)}</option>`).join('')}</select></label>
-        <label>First night <input type="date" name="from" required value="${from}"></label>
-        <label>Last night <input type="date" name="to" required value="${from}"></label>
-        <label>Allotment (rooms) <input type="number" name="allotment" min="0" max="10000"></label>
-        <label>Overbooking limit (rooms) <input type="number" name="overbook_limit" min="0" max="10000"></label>
-        <label>Rate a night (${esc(cur)}) <input type="number" name="rate" min="0" step="${1 / 10 ** digits(cur)}" inputmode="decimal"></label>
-        <label>Selling <select name="stop_sell"><option value="">as it is</option><option value="false">on sale</option><option value="true">stopped</option></select></label>
+        <label>${t('Room type')} <select name="room_type">${p.room_types.map(rt => `<option value="${esc(rt.id)}">${esc(rt.name)}</option>`).join('')}</select></label>
+        <label>${t('First night')} <input type="date" name="from" required value="${from}"></label>
+        <label>${t('Last night')} <input type="date" name="to" required value="${from}"></label>
+        <label>${t('Allotment (rooms)')} <input type="number" name="allotment" min="0" max="10000"></label>
+        <label>${t('Overbooking limit (rooms)')} <input type="number" name="overbook_limit" min="0" max="10000"></label>
+        <label>${t('Rate a night')} (${esc(cur)}) <input type="number" name="rate" min="0" step="${1 / 10 ** digits(cur)}" inputmode="decimal"></label>
+        <label>${t('Selling')} <select name="stop_sell"><option value="">${t('as it is')}</option><option value="false">${t('on sale')}</option><option value="true">${t('stopped')}</option></select></label>
       </div>
-      <fieldset class="days"><legend>Only these days of the week (none: every night)</legend>
-        ${WEEKDAYS.map((d, i) => `<label><input type="checkbox" name="weekday" value="${i + 1}"> ${d}</label>`).join('')}</fieldset>
+      <fieldset class="days"><legend>${t('Only these days of the week (none: every night)')}</legend>
+        ${WEEKDAYS.map((d, i) => `<label><input type="checkbox" name="weekday" value="${i + 1}"> ${t(d)}</label>`).join('')}</fieldset>
       <div id="bulk-errors" class="errors" tabindex="-1" hidden></div>
-      <button id="apply">Apply to these nights</button>
+      <button id="apply">${t('Apply to these nights')}</button>
     </form>
     <p id="applied" class="done" role="status" hidden></p>`;
   const f = main.querySelector('#bulk'), table = main.querySelector('#cal');
@@ -199,7 +198,7 @@ async function calendarView(p, from) {
       f.allotment.placeholder = one.dataset.allotment; f.overbook_limit.placeholder = one.dataset.overbook;
       f.rate.placeholder = major(one.dataset.rate, cur);
     }
-    announce(`${lo === hi ? '1 night' : `Nights ${lo} to ${hi}`} of ${rt} selected`);
+    announce(lo === hi ? t('1 night of {rt} selected', { rt }) : t('Nights {lo} to {hi} of {rt} selected', { lo, hi, rt }));
   };
   table.addEventListener('click', async e => {
     const btn = e.target.closest('button');
@@ -217,7 +216,7 @@ async function calendarView(p, from) {
       await request('PUT', `/v1/admin/properties/${encodeURIComponent(p.property_id)}/inventory`,
         { room_type: td.dataset.roomType, from: td.dataset.night, to: td.dataset.night, stop_sell: stop });
       clearProblem();
-      announce(`${td.dataset.roomType} on ${td.dataset.night}: ${stop ? 'not selling' : 'selling again'}`);
+      announce(`${td.dataset.roomType}, ${td.dataset.night}: ${stop ? t('not selling') : t('selling again')}`);
       await calendarView(p, from);
     } catch (err) { btn.disabled = false; showProblem(err); }
   });
@@ -237,7 +236,7 @@ async function calendarView(p, from) {
       clearProblem();
       await calendarView(p, from);
       const done = main.querySelector('#applied');
-      done.textContent = `Saved: ${res.updated} night${res.updated === 1 ? '' : 's'} changed, ${res.created} put on sale (${res.from} to ${res.to}).`;
+      done.textContent = t('Saved: {changed}, {created} put on sale ({from} to {to}).', { changed: plural(res.updated, '{n} night changed', '{n} nights changed'), created: res.created, from: res.from, to: res.to });
       done.hidden = false;
       announce(done.textContent);
     } catch (err) {
@@ -254,15 +253,16 @@ async function calendarView(p, from) {
 async function arrivalsView(p, date) {
   const a = await get(`/v1/admin/properties/${encodeURIComponent(p.property_id)}/arrivals?date=${encodeURIComponent(date)}`);
   main.innerHTML = `${header(p, 'arrivals')}
-    <form class="row" id="arrdate"><label>Arriving on <input type="date" name="date" value="${esc(date)}" required></label>
-      <button>Show</button> <button type="button" class="secondary" id="csv">Download CSV</button></form>
-    <div class="scroll" tabindex="0" role="region" aria-label="Arrivals (scrolls sideways)"><table class="list" id="arrivals">
-      <caption>${a.arrivals.length} arrival${a.arrivals.length === 1 ? '' : 's'} on ${esc(date)}, check-in from ${esc(a.check_in_time)}</caption>
-      <thead><tr><th scope="col">Guest</th><th scope="col">Confirmation</th><th scope="col">Room</th><th scope="col">Rooms</th>
-        <th scope="col">Nights</th><th scope="col">Leaves</th><th scope="col">Booking</th></tr></thead>
-      <tbody>${a.arrivals.map(x => `<tr data-booking="${esc(x.booking_id)}"><th scope="row">${esc(x.guest)}${x.walked_from ? `<div class="muted">walked in from ${esc(x.walked_from)}</div>` : ''}</th>
+    <form class="row" id="arrdate"><label>${t('Arriving on')} <input type="date" name="date" value="${esc(date)}" required></label>
+      <button>${t('Show')}</button> <button type="button" class="secondary" id="csv">${t('Download CSV')}</button></form>
+    <div class="scroll" tabindex="0" role="region" aria-label="${t('Arrivals')}"><table class="list" id="arrivals">
+      <caption>${plural(a.arrivals.length, '{n} arrival on {date}, check-in from {time}', '{n} arrivals on {date}, check-in from {time}', { date: esc(date), time: esc(a.check_in_time) })}</caption>
+      <thead><tr><th scope="col">${t('Guest')}</th><th scope="col">${t('Confirmation')}</th><th scope="col">${t('Room')}</th><th scope="col">${t('Rooms')}</th>
+        <th scope="col">${t('Nights')}</th><th scope="col">${t('Leaves')}</th><th scope="col">${t('Booking')}</th></tr></thead>
+      <tbody>${a.arrivals.map(x => `<tr data-booking="${esc(x.booking_id)}"><th scope="row">${esc(x.guest)}${x.walked_from ? `<div class="muted">${t('walked in from {hotel}', { hotel: esc(x.walked_from) })}</div>` : ''}</th>
         <td>${esc(x.confirmation)}</td><td>${esc(x.room_type_name)}</td><td>${x.rooms}</td><td>${x.nights}</td><td>${esc(x.checkout)}</td>
-        <td class="muted">${esc(x.booking_id)}</td></tr>`).join('') || '<tr><td colspan="7">No one arrives that day.</td></tr>'}</tbody></table></div>`;
+        <td class="muted">${esc(x.booking_id)}</td></tr>`).join('') || `<tr><td colspan="7">${t('No one arrives that day.')}</td></tr>`}</tbody></table></div>`;
+  labelCells(main.querySelector('#arrivals'));
   const f = main.querySelector('#arrdate');
   f.onsubmit = e => { e.preventDefault(); location.hash = `#/property/${encodeURIComponent(p.property_id)}/arrivals?date=${f.date.value}`; };
   main.querySelector('#csv').onclick = () => download(`/v1/admin/properties/${encodeURIComponent(p.property_id)}/arrivals?date=${encodeURIComponent(date)}&format=csv`,
@@ -274,42 +274,43 @@ async function arrivalsView(p, date) {
 // preview shows unless bookings or rooms change in between.
 function walksView(p) {
   main.innerHTML = `${header(p, 'walks')}
-    <p>When more guests hold a night than there are rooms, walk some to another hotel in ${esc(p.city)}: each is moved for the
-      night at no cost, refunded the night and compensated, and told by email. Preview first: nobody moves until you confirm.</p>
-    <form class="row" id="walkform"><label>Night <input type="date" name="night" value="${today()}" required></label>
-      <label>Bookings to walk <input type="number" name="rooms" min="1" max="1000" value="1" required></label>
-      <button id="preview">Preview</button></form>
+    <p>${t('When more guests hold a night than there are rooms, walk some to another hotel in {city}: each is moved for the night at no cost, refunded the night and compensated, and told by email. Preview first: nobody moves until you confirm.', { city: esc(p.city) })}</p>
+    <form class="row" id="walkform"><label>${t('Night')} <input type="date" name="night" value="${today()}" required></label>
+      <label>${t('Bookings to walk')} <input type="number" name="rooms" min="1" max="1000" value="1" required></label>
+      <button id="preview">${t('Preview')}</button></form>
     <div id="walkout"></div>`;
   const f = main.querySelector('#walkform'), out = main.querySelector('#walkout');
-  const table = (walks, cur) => `<div class="scroll" tabindex="0" role="region" aria-label="Walks"><table class="list" id="walklist">
-    <thead><tr><th scope="col">Guest</th><th scope="col">Room</th><th scope="col">Goes to</th><th scope="col">Refund</th>
-      <th scope="col">Compensation</th><th scope="col">State</th></tr></thead>
+  const table = (walks, cur) => `<div class="scroll" tabindex="0" role="region" aria-label="${t('Walks')}"><table class="list" id="walklist">
+    <thead><tr><th scope="col">${t('Guest')}</th><th scope="col">${t('Room')}</th><th scope="col">${t('Goes to')}</th><th scope="col">${t('Refund')}</th>
+      <th scope="col">${t('Compensation')}</th><th scope="col">${t('State')}</th></tr></thead>
     <tbody>${walks.map(w => `<tr data-booking="${esc(w.booking_id)}"><th scope="row">${esc(w.guest)}</th><td>${esc(w.from_room_type)} × ${w.rooms}</td>
-      <td>${w.outcome === 'cancelled' ? 'nowhere: the booking is cancelled and refunded' : `${esc(w.to_property)} (${esc(w.to_room_type)})`}</td>
+      <td>${w.outcome === 'cancelled' ? t('nowhere: the booking is cancelled and refunded') : `${esc(w.to_property)} (${esc(w.to_room_type)})`}</td>
       <td>${money(w.refund.amount, w.refund.currency || cur)}</td><td>${money(w.compensation.amount, w.compensation.currency || cur)}</td>
-      <td>${w.done ? 'walked' : 'would be walked'}</td></tr>`).join('') || '<tr><td colspan="6">Nobody would be walked.</td></tr>'}</tbody></table></div>`;
+      <td>${w.done ? t('walked') : t('would be walked')}</td></tr>`).join('') || `<tr><td colspan="6">${t('Nobody would be walked.')}</td></tr>`}</tbody></table></div>`;
   f.onsubmit = async e => {
     e.preventDefault();
     try {
       const pv = await get(`/v1/admin/properties/${encodeURIComponent(p.property_id)}/walks/preview?night=${f.night.value}&rooms=${f.rooms.value}`);
       clearProblem();
       const todo = pv.walks.filter(w => !w.done).length;
-      out.innerHTML = `<p class="summary" id="overbooked">${pv.overbooked} room${pv.overbooked === 1 ? '' : 's'} sold past the allotment on ${esc(pv.night)}.</p>
-        ${pv.room_nights.map(n => `<p class="muted">${esc(n.room_type)}: ${n.sold} sold, ${n.held} held of ${n.allotment} (+${n.overbook_limit})</p>`).join('')}
+      out.innerHTML = `<p class="summary" id="overbooked">${plural(pv.overbooked, '{n} room sold past the allotment on {night}.', '{n} rooms sold past the allotment on {night}.', { night: esc(pv.night) })}</p>
+        ${pv.room_nights.map(n => `<p class="muted">${esc(n.room_type)}: ${t('{sold} sold, {held} held of {n}', { sold: n.sold, held: n.held, n: n.allotment })} (+${n.overbook_limit})</p>`).join('')}
         ${table(pv.walks, p.currency)}
-        ${todo ? `<p><button class="danger" id="walknow">Walk ${todo} guest${todo === 1 ? '' : 's'}</button></p>` : ''}`;
-      announce(`Preview: ${todo} guest${todo === 1 ? '' : 's'} would be walked`);
+        ${todo ? `<p><button class="danger" id="walknow">${plural(todo, 'Walk {n} guest', 'Walk {n} guests')}</button></p>` : ''}`;
+      labelCells(out.querySelector('#walklist'));
+      announce(plural(todo, 'Preview: {n} guest would be walked', 'Preview: {n} guests would be walked'));
       const go = out.querySelector('#walknow');
       if (!go) return;
       go.onclick = async () => {
-        if (go.dataset.sure !== 'yes') { go.dataset.sure = 'yes'; go.textContent = `Confirm: walk ${todo} guest${todo === 1 ? '' : 's'} now`; return; }
+        if (go.dataset.sure !== 'yes') { go.dataset.sure = 'yes'; go.textContent = plural(todo, 'Confirm: walk {n} guest now', 'Confirm: walk {n} guests now'); return; }
         go.disabled = true;
         try {
           const res = await request('POST', `/v1/admin/properties/${encodeURIComponent(p.property_id)}/walks`, { night: pv.night, rooms: pv.rooms });
-          out.innerHTML = `<p class="done" id="walked">${res.walks.length} guest${res.walks.length === 1 ? '' : 's'} walked off ${esc(pv.night)}.</p>`
+          out.innerHTML = `<p class="done" id="walked">${plural(res.walks.length, '{n} guest walked off {night}.', '{n} guests walked off {night}.', { night: esc(pv.night) })}</p>`
             + table(res.walks.map(w => ({ ...w, guest: w.booking_id, from_room_type: '', done: true,
               refund: { amount: w.refund, currency: w.currency }, compensation: { amount: w.compensation, currency: w.currency } })), p.currency);
-          announce(`${res.walks.length} guests walked`);
+          labelCells(out.querySelector('#walklist'));
+          announce(plural(res.walks.length, '{n} guest walked off {night}.', '{n} guests walked off {night}.', { night: pv.night }));
         } catch (err) { go.disabled = false; showProblem(err); }
       };
     } catch (err) { showProblem(err); }
@@ -318,18 +319,18 @@ function walksView(p) {
 
 function detailsView(p) {
   main.innerHTML = `${header(p, 'details')}
-    <dl class="facts"><div><dt>City</dt><dd>${esc(p.city)}</dd></div><div><dt>Where</dt><dd>${esc(p.lat)}, ${esc(p.lng)}</dd></div>
-      <div><dt>Time zone</dt><dd>${esc(p.timezone)}</dd></div><div><dt>Currency</dt><dd>${esc(p.currency || 'set by the first rate')}</dd></div>
-      <div><dt>Room types</dt><dd>${p.room_types.map(r => `${esc(r.name)} (${esc(r.id)}, ${r.max_guests} guests)`).join(', ')}</dd></div></dl>
+    <dl class="facts"><div><dt>${t('City')}</dt><dd>${esc(p.city)}</dd></div><div><dt>${t('Where')}</dt><dd>${esc(p.lat)}, ${esc(p.lng)}</dd></div>
+      <div><dt>${t('Time zone')}</dt><dd>${esc(p.timezone)}</dd></div><div><dt>${t('Currency')}</dt><dd>${esc(p.currency || t('set by the first rate'))}</dd></div>
+      <div><dt>${t('Room types')}</dt><dd>${p.room_types.map(r => `${esc(r.name)} (${esc(r.id)}, ${t('{n} guests', { n: r.max_guests })})`).join(', ')}</dd></div></dl>
     <form id="details" class="stack">
-      <label>Name <input name="name" required maxlength="200" value="${esc(p.name)}"></label>
-      <label>Address <input name="address" maxlength="500" value="${esc(p.address)}"></label>
-      <label>Email of the front desk <input name="contact_email" type="email" required value="${esc(p.contact_email)}"></label>
-      <div class="grid"><label>Check-in from <input name="check_in_time" type="time" value="${esc(p.check_in_time)}" required></label>
-        <label>Check-out by <input name="check_out_time" type="time" value="${esc(p.check_out_time)}" required></label></div>
+      <label>${t('Name')} <input name="name" required maxlength="200" value="${esc(p.name)}"></label>
+      <label>${t('Address')} <input name="address" maxlength="500" value="${esc(p.address)}"></label>
+      <label>${t('Email of the front desk')} <input name="contact_email" type="email" required value="${esc(p.contact_email)}"></label>
+      <div class="grid"><label>${t('Check-in from')} <input name="check_in_time" type="time" value="${esc(p.check_in_time)}" required></label>
+        <label>${t('Check-out by')} <input name="check_out_time" type="time" value="${esc(p.check_out_time)}" required></label></div>
       <div id="details-errors" class="errors" tabindex="-1" hidden></div>
-      <button>Save</button></form>
-    <p id="saved" class="done" role="status" hidden>Saved.</p>`;
+      <button>${t('Save')}</button></form>
+    <p id="saved" class="done" role="status" hidden>${t('Saved.')}</p>`;
   const f = main.querySelector('#details');
   f.onsubmit = async e => {
     e.preventDefault();
@@ -338,13 +339,19 @@ function detailsView(p) {
         address: f.address.value.trim(), contact_email: f.contact_email.value.trim(), check_in_time: f.check_in_time.value,
         check_out_time: f.check_out_time.value });
       clearProblem(); fieldErrors(main.querySelector('#details-errors'), null, f);
-      main.querySelector('#saved').hidden = false; announce('Saved');
+      main.querySelector('#saved').hidden = false; announce(t('Saved.'));
     } catch (err) { if (!fieldErrors(main.querySelector('#details-errors'), err, f)) showProblem(err); }
   };
 }
 
+// routeGen counts the views shown: a view that fails after another was
+// asked for leaves that one alone.
+let routeGen = 0;
+
 async function route() {
+  const gen = ++routeGen;
   for (const f of cleanup.splice(0)) f();
+  delete main.dataset.error;
   const [path, q] = location.hash.replace(/^#\/?/, '').split('?');
   const parts = path.split('/').map(decodeURIComponent);
   try {
@@ -357,8 +364,7 @@ async function route() {
     }
     renderWho();
     if (!(me.roles || []).some(r => HOTELIER_ROLES.includes(r))) {
-      main.innerHTML = `<h1>Hoteliers only</h1><p>You are signed in as <strong>${esc(me.user_id)}</strong>, who is not a hotelier.
-        Sign out, then sign in as a hotelier.</p>`;
+      main.innerHTML = `<h1>${t('Hoteliers only')}</h1><p>${t('You are signed in as {user}, who is not a hotelier. Sign out, then sign in as a hotelier.', { user: `<strong>${esc(me.user_id)}</strong>` })}</p>`;
       return;
     }
     switch (parts[0]) {
@@ -366,10 +372,14 @@ async function route() {
       case 'property': await propertyView(parts[1], parts[2] || '', new URLSearchParams(q || '')); break;
       default: await propertiesView();
     }
-  } catch (err) { showProblem(err); }
+  } catch (err) { if (gen === routeGen) errorView(err, route, ['#/', t('Back to your properties')]); }
 }
 
 window.addEventListener('hashchange', () => { clearProblem(); route().then(() => main.focus({ preventScroll: true })); });
 // The skip link moves the focus, not the address (the router owns the hash).
 document.getElementById('skip').addEventListener('click', e => { e.preventDefault(); main.focus(); });
+// The language: the header's fixed texts, and a switch that shows the
+// screen again in the other language.
+translatePage();
+document.querySelector('header.top').append(langSwitch(() => { clearProblem(); renderWho(); route(); }));
 route();

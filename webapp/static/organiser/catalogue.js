@@ -4,7 +4,11 @@
 // settings. Field errors of a refused save are named in a list above the
 // form and shown next to the fields they name.
 import { get, post, request, ProblemError } from '/app/api.js';
-import { main, esc, announce, explain, clearProblem, showProblem, money, minor, digits, whenIn, localInput, isoOf, badge, download } from './ui.js';
+import { main, esc, announce, explain, clearProblem, showProblem, money, minor, digits, whenIn, localInput, isoOf, badge, download, labelCells } from './ui.js';
+import { t, plural, locale } from '/app/i18n.js';
+
+// translate is t where a list's item is named t.
+const translate = t;
 
 // ALWAYS_EDITABLE are the fields a published event may still change
 // (organiser.AlwaysEditable); the rest are fixed once published.
@@ -43,7 +47,7 @@ export function fieldProblems(form, box, err) {
   }
   const list = err instanceof ProblemError && err.problem.errors || [];
   if (!list.length) { box.hidden = true; box.innerHTML = ''; return false; }
-  box.innerHTML = `<h3>${list.length === 1 ? 'One problem' : list.length + ' problems'} to fix</h3>
+  box.innerHTML = `<h3>${list.length === 1 ? t('One problem to fix') : t('{n} problems to fix', { n: list.length })}</h3>
     <ul>${list.map(e => `<li data-field="${esc(e.field)}"><code>${esc(e.field)}</code>: ${esc(e.message)}</li>`).join('')}</ul>`;
   box.hidden = false;
   for (const e of list) {
@@ -109,33 +113,32 @@ export class TypesEditor {
     const row = (r, i) => {
       const at = `ticket_types[${i}]`, k = i + 1;
       return `<tr data-type="${esc(r.id)}" data-row="${i}">
-        <th scope="row">${k}${i === 0 ? ' <span class="muted">(default)</span>' : ''}</th>
-        <td><input name="${at}.id" value="${esc(r.id)}" aria-label="Type ${k}: ID (what holds name it by)" maxlength="40" autocomplete="off" size="8" ${dis}></td>
-        <td><input name="${at}.name" value="${esc(r.name)}" aria-label="Type ${k}: name" maxlength="100" autocomplete="off" size="10" ${dis}></td>
+        <th scope="row">${k}${i === 0 ? ` <span class="muted">(${t('default')})</span>` : ''}</th>
+        <td><input name="${at}.id" value="${esc(r.id)}" aria-label="${t('Type {k}: ID (what holds name it by)', { k })}" maxlength="40" autocomplete="off" size="8" ${dis}></td>
+        <td><input name="${at}.name" value="${esc(r.name)}" aria-label="${t('Type {k}: name', { k })}" maxlength="100" autocomplete="off" size="10" ${dis}></td>
         ${this.categories.map(c => `<td><input type="number" name="${at}.prices.${esc(c)}" data-category="${esc(c)}" value="${esc(r.prices[c] ?? '')}"
-          aria-label="Type ${k}: price for ${esc(c)} (${esc(cur)})${i ? ', empty if not sold there' : ''}" min="0" step="${step}" inputmode="decimal" ${dis}></td>`).join('')}
-        <td><input type="number" name="${at}.max_per_order" value="${esc(r.max)}" aria-label="Type ${k}: most per order (empty: the event's limit)" min="1" max="100" size="4" ${dis}></td>
-        ${requiresColumn ? `<td><select name="${at}.requires" aria-label="Type ${k}: a question its buyers must answer" ${dis}><option value="">None</option>
+          aria-label="${t('Type {k}: price for {c} ({cur})', { k, c: esc(c), cur: esc(cur) })}${i ? ', ' + t('empty if not sold there') : ''}" min="0" step="${step}" inputmode="decimal" ${dis}></td>`).join('')}
+        <td><input type="number" name="${at}.max_per_order" value="${esc(r.max)}" aria-label="${t("Type {k}: most per order (empty: the event's limit)", { k })}" min="1" max="100" size="4" ${dis}></td>
+        ${requiresColumn ? `<td><select name="${at}.requires" aria-label="${t('Type {k}: a question its buyers must answer', { k })}" ${dis}><option value="">${t('None')}</option>
           ${[...qs, ...(r.requires && !qs.some(q => q.id === r.requires) ? [{ id: r.requires, label: r.requires }] : [])].map(q =>
             `<option value="${esc(q.id)}" ${q.id === r.requires ? 'selected' : ''}>${esc(q.label || q.id)}</option>`).join('')}</select></td>` : ''}
-        <td class="rowtools">${this.disabled ? '' : `<button type="button" class="secondary" data-move="up" data-row="${i}" aria-label="Move type ${k} up" ${i === 0 ? 'disabled' : ''}>↑</button>
-          <button type="button" class="secondary" data-move="down" data-row="${i}" aria-label="Move type ${k} down" ${i === n - 1 ? 'disabled' : ''}>↓</button>
-          <button type="button" class="secondary" data-remove="${i}" aria-label="Remove type ${k}">Remove</button>`}</td></tr>`;
+        <td class="rowtools">${this.disabled ? '' : `<button type="button" class="secondary" data-move="up" data-row="${i}" aria-label="${t('Move type {k} up', { k })}" ${i === 0 ? 'disabled' : ''}>↑</button>
+          <button type="button" class="secondary" data-move="down" data-row="${i}" aria-label="${t('Move type {k} down', { k })}" ${i === n - 1 ? 'disabled' : ''}>↓</button>
+          <button type="button" class="secondary" data-remove="${i}" aria-label="${t('Remove type {k}', { k })}">${t('Remove')}</button>`}</td></tr>`;
     };
-    this.el.innerHTML = `<fieldset name="ticket_types" class="types"><legend>Ticket types</legend>
-        <p class="note">Sell the same seat as Adult, Child, Student… each at its own price per seat category. The first type is what a
-          fan gets without choosing, and its prices are the event's prices. A later type with no price for a category is not sold there.</p>
-        ${n ? `<div class="scroll" tabindex="0" role="region" aria-label="Ticket types (scrolls sideways on a narrow screen)"><table class="list" id="types">
-          <caption>Ticket types in the order fans see them</caption>
-          <thead><tr><th scope="col">Order</th><th scope="col">ID</th><th scope="col">Name</th>
-            ${this.categories.map(c => `<th scope="col">${esc(c)} (${esc(cur)})</th>`).join('')}<th scope="col">Most per order</th>
-            ${requiresColumn ? '<th scope="col">Must answer</th>' : ''}
-            <th scope="col"><span class="sr-only">Move or remove</span></th></tr></thead>
+    this.el.innerHTML = `<fieldset name="ticket_types" class="types"><legend>${t('Ticket types')}</legend>
+        <p class="note">${t("Sell the same seat as Adult, Child, Student… each at its own price per seat category. The first type is what a fan gets without choosing, and its prices are the event's prices. A later type with no price for a category is not sold there.")}</p>
+        ${n ? `<div class="scroll" tabindex="0" role="region" aria-label="${t('Ticket types')}"><table class="list" id="types">
+          <caption>${t('Ticket types in the order fans see them')}</caption>
+          <thead><tr><th scope="col">${t('Order')}</th><th scope="col">${t('ID')}</th><th scope="col">${t('Name')}</th>
+            ${this.categories.map(c => `<th scope="col">${esc(c)} (${esc(cur)})</th>`).join('')}<th scope="col">${t('Most per order')}</th>
+            ${requiresColumn ? `<th scope="col">${t('Must answer')}</th>` : ''}
+            <th scope="col"><span class="sr-only">${t('Move or remove')}</span></th></tr></thead>
           <tbody>${this.rows.map(row).join('')}</tbody></table></div>`
-    : '<p id="notypes">No ticket types: every ticket is sold at the price per category below.</p>'}
-        ${this.disabled ? '' : '<button type="button" class="secondary" id="addtype">Add a ticket type</button>'}
+    : `<p id="notypes">${t('No ticket types: every ticket is sold at the price per category below.')}</p>`}
+        ${this.disabled ? '' : `<button type="button" class="secondary" id="addtype">${t('Add a ticket type')}</button>`}
       </fieldset>
-      <fieldset name="prices" id="eventprices" ${n ? 'hidden' : ''}><legend>Price per category</legend>
+      <fieldset name="prices" id="eventprices" ${n ? 'hidden' : ''}><legend>${t('Price per category')}</legend>
         ${this.categories.map(c => `<label>${esc(c)} (${esc(cur)})
           <input type="number" name="prices.${esc(c)}" data-category="${esc(c)}" value="${esc(this.prices[c] ?? '')}" min="0" step="${step}" inputmode="decimal" ${dis}></label>`).join('')}
       </fieldset>`;
@@ -149,7 +152,7 @@ export class TypesEditor {
       this.render();
       const k = this.rows.length;
       this.el.querySelector(`[name="ticket_types[${k - 1}].name"]`).focus();
-      announce(`Type ${k} added`);
+      announce(t('Type {k} added', { k }));
     };
     if (!tbody) return;
     tbody.addEventListener('input', e => {
@@ -167,7 +170,7 @@ export class TypesEditor {
         this.render();
         const next = this.el.querySelector(`[data-remove="${Math.min(i, this.rows.length - 1)}"]`) || this.el.querySelector('#addtype');
         next.focus();
-        announce(`Type ${gone.name || i + 1} removed`);
+        announce(t('Type {k} removed', { k: gone.name || i + 1 }));
         return;
       }
       const i = +b.dataset.row, j = b.dataset.move === 'up' ? i - 1 : i + 1;
@@ -178,7 +181,7 @@ export class TypesEditor {
       const same = this.el.querySelector(`[data-move="${b.dataset.move}"][data-row="${j}"]`);
       const other = this.el.querySelector(`[data-move="${b.dataset.move === 'up' ? 'down' : 'up'}"][data-row="${j}"]`);
       (same && !same.disabled ? same : other && !other.disabled ? other : this.el.querySelector(`[data-remove="${j}"]`)).focus();
-      announce(`${this.rows[j].name || 'The type'} is now type ${j + 1}${j === 0 ? ', the default' : ''}`);
+      announce(t('{name} is now type {k}', { name: this.rows[j].name || t('The type'), k: j + 1 }) + (j === 0 ? ', ' + t('the default') : ''));
     });
   }
 
@@ -228,30 +231,29 @@ export class QuestionsEditor {
     const n = this.rows.length;
     const row = (r, i) => {
       const at = `questions[${i}]`, k = i + 1;
-      return `<li data-question="${esc(r.id)}" data-row="${i}"><fieldset name="${at}"><legend>Question ${k}</legend><div class="grid">
-        <label>Question (what fans read) <input name="${at}.label" value="${esc(r.label)}" maxlength="200" autocomplete="off"></label>
-        <label>ID (in the attendee list) <input name="${at}.id" value="${esc(r.id)}" maxlength="40" autocomplete="off"></label>
-        <label>Answer <select name="${at}.kind">${KINDS.map(([v, l]) => `<option value="${v}" ${v === r.kind ? 'selected' : ''}>${l}</option>`).join('')}</select></label>
-        <label>Asked <select name="${at}.per"><option value="ticket" ${r.per !== 'order' ? 'selected' : ''}>For every ticket</option>
-          <option value="order" ${r.per === 'order' ? 'selected' : ''}>Once per order</option></select></label>
-        <label ${r.kind === 'choice' ? '' : 'hidden'}>Choices, separated by commas <input name="${at}.choices" value="${esc(r.choices)}" autocomplete="off"></label>
-        <label class="check"><span><input type="checkbox" name="${at}.required" ${r.required ? 'checked' : ''}> Required</span></label>
+      return `<li data-question="${esc(r.id)}" data-row="${i}"><fieldset name="${at}"><legend>${t('Question {k}', { k })}</legend><div class="grid">
+        <label>${t('Question (what fans read)')} <input name="${at}.label" value="${esc(r.label)}" maxlength="200" autocomplete="off"></label>
+        <label>${t('ID (in the attendee list)')} <input name="${at}.id" value="${esc(r.id)}" maxlength="40" autocomplete="off"></label>
+        <label>${t('Answer')} <select name="${at}.kind">${KINDS.map(([v, l]) => `<option value="${v}" ${v === r.kind ? 'selected' : ''}>${t(l)}</option>`).join('')}</select></label>
+        <label>${t('Asked')} <select name="${at}.per"><option value="ticket" ${r.per !== 'order' ? 'selected' : ''}>${t('For every ticket')}</option>
+          <option value="order" ${r.per === 'order' ? 'selected' : ''}>${t('Once per order')}</option></select></label>
+        <label ${r.kind === 'choice' ? '' : 'hidden'}>${t('Choices, separated by commas')} <input name="${at}.choices" value="${esc(r.choices)}" autocomplete="off"></label>
+        <label class="check"><span><input type="checkbox" name="${at}.required" ${r.required ? 'checked' : ''}> ${t('Required')}</span></label>
         </div><div class="row">
-        <button type="button" class="secondary" data-move="up" data-row="${i}" aria-label="Move question ${k} up" ${i === 0 ? 'disabled' : ''}>↑</button>
-        <button type="button" class="secondary" data-move="down" data-row="${i}" aria-label="Move question ${k} down" ${i === n - 1 ? 'disabled' : ''}>↓</button>
-        <button type="button" class="secondary" data-remove="${i}" aria-label="Remove question ${k}">Remove</button></div></fieldset></li>`;
+        <button type="button" class="secondary" data-move="up" data-row="${i}" aria-label="${t('Move question {k} up', { k })}" ${i === 0 ? 'disabled' : ''}>↑</button>
+        <button type="button" class="secondary" data-move="down" data-row="${i}" aria-label="${t('Move question {k} down', { k })}" ${i === n - 1 ? 'disabled' : ''}>↓</button>
+        <button type="button" class="secondary" data-remove="${i}" aria-label="${t('Remove question {k}', { k })}">${t('Remove')}</button></div></fieldset></li>`;
     };
-    this.el.innerHTML = `<fieldset name="questions" class="qeditor"><legend>Questions at checkout</legend>
-      <p class="note">Asked before a fan pays: for every ticket (the attendee's name, shown on the ticket and at the door) or once per order.
-        You can change them after publishing; bookings already paid keep their answers.</p>
-      ${n ? `<ol class="qlist">${this.rows.map(row).join('')}</ol>` : '<p id="noquestions">No questions: fans are asked nothing.</p>'}
-      <button type="button" class="secondary" id="addquestion">Add a question</button></fieldset>`;
+    this.el.innerHTML = `<fieldset name="questions" class="qeditor"><legend>${t('Questions at checkout')}</legend>
+      <p class="note">${t("Asked before a fan pays: for every ticket (the attendee's name, shown on the ticket and at the door) or once per order. You can change them after publishing; bookings already paid keep their answers.")}</p>
+      ${n ? `<ol class="qlist">${this.rows.map(row).join('')}</ol>` : `<p id="noquestions">${t('No questions: fans are asked nothing.')}</p>`}
+      <button type="button" class="secondary" id="addquestion">${t('Add a question')}</button></fieldset>`;
     this.el.querySelector('#addquestion').onclick = () => {
       this.sync();
       this.rows.push({ id: '', label: '', kind: 'text', choices: '', required: false, per: 'ticket', auto: true });
       this.render(); this.onChange();
       this.el.querySelector(`[name="questions[${this.rows.length - 1}].label"]`).focus();
-      announce(`Question ${this.rows.length} added`);
+      announce(t('Question {k} added', { k: this.rows.length }));
     };
     const list = this.el.querySelector('ol'); if (!list) return;
     list.addEventListener('input', e => {
@@ -273,7 +275,7 @@ export class QuestionsEditor {
         const i = +b.dataset.remove; this.rows.splice(i, 1);
         this.render(); this.onChange();
         (this.el.querySelector(`[data-remove="${Math.min(i, this.rows.length - 1)}"]`) || this.el.querySelector('#addquestion')).focus();
-        announce(`Question ${i + 1} removed`);
+        announce(t('Question {k} removed', { k: i + 1 }));
         return;
       }
       const i = +b.dataset.row, j = b.dataset.move === 'up' ? i - 1 : i + 1;
@@ -284,7 +286,7 @@ export class QuestionsEditor {
       const same = this.el.querySelector(`[data-move="${b.dataset.move}"][data-row="${j}"]`);
       const other = this.el.querySelector(`[data-move="${b.dataset.move === 'up' ? 'down' : 'up'}"][data-row="${j}"]`);
       (same && !same.disabled ? same : other && !other.disabled ? other : this.el.querySelector(`[data-remove="${j}"]`)).focus();
-      announce(`Question moved to place ${j + 1}`);
+      announce(t('Question moved to place {k}', { k: j + 1 }));
     });
   }
 
@@ -297,55 +299,55 @@ export class QuestionsEditor {
 
 // typesText lists an event's types with their prices, for its overview.
 export function typesText(ev) {
-  if (!(ev.ticket_types || []).length) return 'One type at the prices above';
+  if (!(ev.ticket_types || []).length) return t('One type at the prices above');
   return `<ul class="plain" id="typelist">${ev.ticket_types.map(t => `<li data-type="${esc(t.id)}"><strong>${esc(t.name)}</strong>
-    (<code>${esc(t.id)}</code>): ${Object.entries(t.prices).sort().map(([c, p]) => esc(c) + ' ' + money(p.amount, p.currency)).join(', ')}${t.max_per_order ? `; at most ${t.max_per_order} per order` : ''}</li>`).join('')}</ul>`;
+    (<code>${esc(t.id)}</code>): ${Object.entries(t.prices).sort().map(([c, p]) => esc(c) + ' ' + money(p.amount, p.currency)).join(', ')}${t.max_per_order ? '; ' + translate('at most {n} per order', { n: t.max_per_order }) : ''}</li>`).join('')}</ul>`;
 }
 
 // editPage is an event's edit form: a draft's every field, a published
 // event's always-editable ones (the rest shown, fixed).
 export async function editPage(page, ev) {
-  if (ev.status === 'CANCELLED') { page.innerHTML = '<p>The event is cancelled: nothing about it changes any more.</p>'; return; }
+  if (ev.status === 'CANCELLED') { page.innerHTML = `<p>${t('The event is cancelled: nothing about it changes any more.')}</p>`; return; }
   const draft = ev.status === 'DRAFT', tz = ev.timezone || 'UTC';
   const fixed = name => draft || ALWAYS_EDITABLE.includes(name) ? '' : 'disabled';
   const v = (name, val) => `name="${name}" value="${esc(val ?? '')}" ${fixed(name)}`;
   const cur = ev.currency, step = 1 / 10 ** digits(cur);
-  page.innerHTML = `<h2>Edit the event</h2>
+  page.innerHTML = `<h2>${t('Edit the event')}</h2>
     <p class="note" id="editnote">${draft ? 'A draft may change anything. Fans see none of it until you publish.'
     : 'Published: fans have bought under these terms, so the venue, dates, on-sale time, currency, prices, ticket types, service fee, waiting room and cancellation deadline are fixed (shown greyed). The rest, questions included, may still change.'}</p>
     <form id="editform" class="stack" novalidate>
       <div id="edit-errors" class="errors" tabindex="-1" hidden></div>
-      <label>Title <input ${v('title', ev.title)} required maxlength="200"></label>
-      <label>Artist <input ${v('artist', ev.artist)} maxlength="200"></label>
-      <label>Genre <input ${v('genre', ev.genre)} maxlength="200"></label>
-      <label>Description <textarea name="description" rows="3" maxlength="5000" ${fixed('description')}>${esc(ev.description)}</textarea></label>
-      <p class="note">Times are on the venue's clocks: <strong>${esc(tz)}</strong>.</p>
+      <label>${t('Title')} <input ${v('title', ev.title)} required maxlength="200"></label>
+      <label>${t('Artist')} <input ${v('artist', ev.artist)} maxlength="200"></label>
+      <label>${t('Genre')} <input ${v('genre', ev.genre)} maxlength="200"></label>
+      <label>${t('Description')} <textarea name="description" rows="3" maxlength="5000" ${fixed('description')}>${esc(ev.description)}</textarea></label>
+      <p class="note">${t("Times are on the venue's clocks:")} <strong>${esc(tz)}</strong>.</p>
       <div class="grid">
-        <label>Starts <input type="datetime-local" ${v('starts_at', localInput(ev.starts_at, tz))} required></label>
-        <label>On sale from <input type="datetime-local" ${v('onsale_at', localInput(ev.onsale_at, tz))} required></label>
-        <label>Off sale at <input type="datetime-local" ${v('offsale_at', ev.offsale_at ? localInput(ev.offsale_at, tz) : '')}></label>
-        <label>Cancellation deadline <input type="datetime-local" ${v('cancellation_deadline', ev.cancellation_deadline ? localInput(ev.cancellation_deadline, tz) : '')}></label>
+        <label>${t('Starts')} <input type="datetime-local" ${v('starts_at', localInput(ev.starts_at, tz))} required></label>
+        <label>${t('On sale from')} <input type="datetime-local" ${v('onsale_at', localInput(ev.onsale_at, tz))} required></label>
+        <label>${t('Off sale at')} <input type="datetime-local" ${v('offsale_at', ev.offsale_at ? localInput(ev.offsale_at, tz) : '')}></label>
+        <label>${t('Cancellation deadline')} <input type="datetime-local" ${v('cancellation_deadline', ev.cancellation_deadline ? localInput(ev.cancellation_deadline, tz) : '')}></label>
       </div>
       <div class="grid">
-        <label>Currency <input ${v('currency', cur)} required pattern="[A-Z]{3}" maxlength="3" autocomplete="off"></label>
-        <label>Tickets per customer <input type="number" ${v('per_customer_limit', ev.per_customer_limit)} min="1" max="100" required></label>
-        <label>Hold time (seconds) <input type="number" ${v('hold_ttl_seconds', ev.hold_ttl_seconds)} min="30" max="3600" required></label>
-        <label class="check"><span><input type="checkbox" name="metered" ${ev.metered ? 'checked' : ''} ${fixed('metered')}> Waiting room (metered sale)</span></label>
+        <label>${t('Currency')} <input ${v('currency', cur)} required pattern="[A-Z]{3}" maxlength="3" autocomplete="off"></label>
+        <label>${t('Tickets per customer')} <input type="number" ${v('per_customer_limit', ev.per_customer_limit)} min="1" max="100" required></label>
+        <label>${t('Hold time (seconds)')} <input type="number" ${v('hold_ttl_seconds', ev.hold_ttl_seconds)} min="30" max="3600" required></label>
+        <label class="check"><span><input type="checkbox" name="metered" ${ev.metered ? 'checked' : ''} ${fixed('metered')}> ${t('Waiting room (metered sale)')}</span></label>
       </div>
       <div id="typesbox"></div>
       <div id="questionsbox"></div>
-      <label><span>Service fee per ticket (<span class="cur">${esc(cur)}</span>; shown to fans apart from the price, 0 for none)</span>
+      <label><span>${t('Service fee per ticket')} (<span class="cur">${esc(cur)}</span>; ${t('shown to fans apart from the price, 0 for none')})</span>
         <input type="number" ${v('service_fee', major(ev.service_fee ? ev.service_fee.amount : 0, cur))} min="0" step="${step}" inputmode="decimal"></label>
-      <fieldset name="resale"><legend>Resale between fans</legend>
-        <label class="check"><span><input type="checkbox" name="resale.enabled" ${ev.resale.enabled ? 'checked' : ''}> Allow resale</span></label>
+      <fieldset name="resale"><legend>${t('Resale between fans')}</legend>
+        <label class="check"><span><input type="checkbox" name="resale.enabled" ${ev.resale.enabled ? 'checked' : ''}> ${t('Allow resale')}</span></label>
         <div class="grid">
-          <label>Price cap, % of face value <input name="resale.max_price_percent" type="number" min="0" max="1000" step="0.01" value="${ev.resale.max_price_percent}"></label>
-          <label>Fee, % of the resale price <input name="resale.fee_percent" type="number" min="0" max="50" step="0.01" value="${ev.resale.fee_percent}"></label>
-          <label>Listings close, minutes before the show <input name="resale.closes_minutes_before_start" type="number" min="0" step="1" value="${ev.resale.closes_minutes_before_start}"></label>
+          <label>${t('Price cap, % of face value')} <input name="resale.max_price_percent" type="number" min="0" max="1000" step="0.01" value="${ev.resale.max_price_percent}"></label>
+          <label>${t('Fee, % of the resale price')} <input name="resale.fee_percent" type="number" min="0" max="50" step="0.01" value="${ev.resale.fee_percent}"></label>
+          <label>${t('Listings close, minutes before the show')} <input name="resale.closes_minutes_before_start" type="number" min="0" step="1" value="${ev.resale.closes_minutes_before_start}"></label>
         </div>
       </fieldset>
-      <label class="check"><span><input type="checkbox" name="reentry" ${ev.reentry ? 'checked' : ''}> Re-entry: a ticket scanned out at the door may come back in</span></label>
-      <div class="row"><button id="saveevent">Save the changes</button></div>
+      <label class="check"><span><input type="checkbox" name="reentry" ${ev.reentry ? 'checked' : ''}> ${t('Re-entry: a ticket scanned out at the door may come back in')}</span></label>
+      <div class="row"><button id="saveevent">${t('Save the changes')}</button></div>
       <p id="saved" class="done" role="status" hidden></p>
     </form>`;
   const f = page.querySelector('#editform');
@@ -386,12 +388,12 @@ export async function editPage(page, ev) {
       if (h1) h1.innerHTML = `${esc(out.title)} ${badge(out.status)}`;
       await editPage(page, out);
       const done = page.querySelector('#saved');
-      done.textContent = 'Saved at ' + new Date().toLocaleTimeString() + '.';
+      done.textContent = t('Saved at {time}.', { time: new Date().toLocaleTimeString(locale()) });
       done.hidden = false;
-      announce('The event is saved');
+      announce(t('The event is saved'));
     } catch (err) {
       btn.disabled = false;
-      if (fieldProblems(f, page.querySelector('#edit-errors'), err)) announce('Not saved: ' + explain(err));
+      if (fieldProblems(f, page.querySelector('#edit-errors'), err)) announce(t('Not saved:') + ' ' + explain(err));
       else showProblem(err);
     }
   };
@@ -401,19 +403,18 @@ export async function editPage(page, ev) {
 // invoices: the VAT rate typed in percent, kept in basis points.
 export async function orgView() {
   const o = await get('/v1/admin/org');
-  main.innerHTML = `<h1>Organisation</h1>
-    <p>What your invoices say about the seller: fans get an invoice with every paid booking and a credit note with every refund.
-      A change of VAT applies to holds taken from then on; issued invoices keep what they said.</p>
-    <form id="orgform" class="stack" novalidate aria-label="Organisation settings">
+  main.innerHTML = `<h1>${t('Organisation')}</h1>
+    <p>${t('What your invoices say about the seller: fans get an invoice with every paid booking and a credit note with every refund. A change of VAT applies to holds taken from then on; issued invoices keep what they said.')}</p>
+    <form id="orgform" class="stack" novalidate aria-label="${t('Organisation settings')}">
       <div id="org-errors" class="errors" tabindex="-1" hidden></div>
-      <p>Organisation: <code id="orgid">${esc(o.org_id)}</code></p>
-      <label>Legal name <input name="legal_name" value="${esc(o.legal_name)}" maxlength="200" autocomplete="organization"></label>
-      <label>Address <textarea name="address" rows="3" maxlength="500" autocomplete="street-address">${esc(o.address)}</textarea></label>
-      <label>VAT ID <input name="vat_id" value="${esc(o.vat_id)}" maxlength="40" autocomplete="off"></label>
-      <label>VAT rate (%) <input name="tax_rate_bp" type="number" min="0" max="100" step="0.01" inputmode="decimal" value="${o.tax_rate_bp / 100}"></label>
-      <label class="check"><span><input type="checkbox" name="prices_include_tax" ${o.prices_include_tax ? 'checked' : ''}> Prices include VAT (otherwise VAT is added at checkout)</span></label>
-      <label>Invoice number prefix (capital letters and digits, such as INV) <input name="invoice_prefix" value="${esc(o.invoice_prefix)}" maxlength="12" autocomplete="off"></label>
-      <button id="saveorg">Save</button>
+      <p>${t('Organisation')}: <code id="orgid">${esc(o.org_id)}</code></p>
+      <label>${t('Legal name')} <input name="legal_name" value="${esc(o.legal_name)}" maxlength="200" autocomplete="organization"></label>
+      <label>${t('Address')} <textarea name="address" rows="3" maxlength="500" autocomplete="street-address">${esc(o.address)}</textarea></label>
+      <label>${t('VAT ID')} <input name="vat_id" value="${esc(o.vat_id)}" maxlength="40" autocomplete="off"></label>
+      <label>${t('VAT rate (%)')} <input name="tax_rate_bp" type="number" min="0" max="100" step="0.01" inputmode="decimal" value="${o.tax_rate_bp / 100}"></label>
+      <label class="check"><span><input type="checkbox" name="prices_include_tax" ${o.prices_include_tax ? 'checked' : ''}> ${t('Prices include VAT (otherwise VAT is added at checkout)')}</span></label>
+      <label>${t('Invoice number prefix (capital letters and digits, such as INV)')} <input name="invoice_prefix" value="${esc(o.invoice_prefix)}" maxlength="12" autocomplete="off"></label>
+      <button id="saveorg">${t('Save')}</button>
       <p id="orgsaved" class="done" role="status" hidden></p>
     </form>`;
   const f = main.querySelector('#orgform');
@@ -432,9 +433,9 @@ export async function orgView() {
       const done = main.querySelector('#orgsaved');
       done.textContent = `Saved: VAT ${out.tax_rate_bp / 100}% ${out.prices_include_tax ? 'included in' : 'added to'} prices, invoices numbered ${out.invoice_prefix}-….`;
       done.hidden = false;
-      announce('Organisation saved');
+      announce(t('Organisation saved'));
     } catch (err) {
-      if (fieldProblems(f, main.querySelector('#org-errors'), err)) announce('Not saved: ' + explain(err));
+      if (fieldProblems(f, main.querySelector('#org-errors'), err)) announce(t('Not saved:') + ' ' + explain(err));
       else showProblem(err);
     } finally { btn.disabled = false; }
   };
@@ -445,35 +446,35 @@ export async function orgView() {
 export async function seriesView() {
   const { venues } = await get('/v1/admin/venues');
   if (!venues.length) {
-    main.innerHTML = '<h1>New series</h1><p>A series is sold on one of your venues. <a href="#/venues">Upload a venue layout</a> first.</p>';
+    main.innerHTML = `<h1>${t('New series')}</h1><p>${t('A series is sold on one of your venues.')} <a href="#/venues">${t('Upload a venue layout')}</a> ${t('first.')}</p>`;
     return;
   }
   const venueOf = id => venues.find(x => x.venue_id === id) || venues[0];
-  main.innerHTML = `<h1>New series</h1>
-    <p>One show on many dates: each date becomes an event of its own, sharing the venue, prices, ticket types and settings.</p>
+  main.innerHTML = `<h1>${t('New series')}</h1>
+    <p>${t('One show on many dates: each date becomes an event of its own, sharing the venue, prices, ticket types and settings.')}</p>
     <form id="seriesform" class="stack" novalidate>
       <div id="series-errors" class="errors" tabindex="-1" hidden></div>
-      <label>Venue <select name="venue_id">${venues.map(v => `<option value="${esc(v.venue_id)}">${esc(v.name)}, ${esc(v.city)} (${v.seats} seats)</option>`).join('')}</select></label>
-      <label>Title <input name="title" required maxlength="200"></label>
-      <label>Artist <input name="artist" maxlength="200"></label>
-      <label>Genre <input name="genre" maxlength="200"></label>
-      <label>Description <textarea name="description" rows="3" maxlength="5000"></textarea></label>
+      <label>${t('Venue')} <select name="venue_id">${venues.map(v => `<option value="${esc(v.venue_id)}">${esc(v.name)}, ${esc(v.city)} (${t('{n} seats', { n: v.seats })})</option>`).join('')}</select></label>
+      <label>${t('Title')} <input name="title" required maxlength="200"></label>
+      <label>${t('Artist')} <input name="artist" maxlength="200"></label>
+      <label>${t('Genre')} <input name="genre" maxlength="200"></label>
+      <label>${t('Description')} <textarea name="description" rows="3" maxlength="5000"></textarea></label>
       <div class="grid">
-        <label>Currency <input name="currency" required pattern="[A-Z]{3}" value="EUR" maxlength="3" autocomplete="off"></label>
-        <label>Tickets per customer <input type="number" name="per_customer_limit" min="1" max="100" value="6"></label>
-        <label>Hold time (seconds) <input type="number" name="hold_ttl_seconds" min="30" max="3600" value="600"></label>
+        <label>${t('Currency')} <input name="currency" required pattern="[A-Z]{3}" value="EUR" maxlength="3" autocomplete="off"></label>
+        <label>${t('Tickets per customer')} <input type="number" name="per_customer_limit" min="1" max="100" value="6"></label>
+        <label>${t('Hold time (seconds)')} <input type="number" name="hold_ttl_seconds" min="30" max="3600" value="600"></label>
       </div>
       <div id="typesbox"></div>
-      <label><span>Service fee per ticket (<span class="cur">EUR</span>)</span> <input type="number" name="service_fee" min="0" step="0.01" value="0" inputmode="decimal"></label>
-      <fieldset name="dates"><legend>Dates</legend>
+      <label><span>${t('Service fee per ticket')} (<span class="cur">EUR</span>)</span> <input type="number" name="service_fee" min="0" step="0.01" value="0" inputmode="decimal"></label>
+      <fieldset name="dates"><legend>${t('Dates')}</legend>
         <p class="note" id="datezone"></p>
         <ol id="dates" class="dates"></ol>
-        <button type="button" class="secondary" id="adddate">Add a date</button>
+        <button type="button" class="secondary" id="adddate">${t('Add a date')}</button>
       </fieldset>
-      <label class="check"><span><input type="checkbox" name="publish" checked> Publish every date at once (otherwise each is a draft)</span></label>
-      <button id="createseries">Create the series</button>
+      <label class="check"><span><input type="checkbox" name="publish" checked> ${t('Publish every date at once (otherwise each is a draft)')}</span></label>
+      <button id="createseries">${t('Create the series')}</button>
     </form>
-    <section id="created" aria-labelledby="createdhead" hidden><h2 id="createdhead" tabindex="-1">Series created</h2><ul id="serieslist"></ul></section>`;
+    <section id="created" aria-labelledby="createdhead" hidden><h2 id="createdhead" tabindex="-1">${t('Series created')}</h2><ul id="serieslist"></ul></section>`;
   const f = main.querySelector('#seriesform'), list = main.querySelector('#dates');
   const zone = () => venueOf(f.venue_id.value).timezone || 'UTC';
   const types = new TypesEditor(main.querySelector('#typesbox'), { categories: venueOf(f.venue_id.value).categories, currency: 'EUR' });
@@ -482,11 +483,11 @@ export async function seriesView() {
     dates[i] = { starts_at: li.querySelector('[data-field=starts_at]').value, onsale_at: li.querySelector('[data-field=onsale_at]').value };
   });
   const render = () => {
-    main.querySelector('#datezone').innerHTML = `Times are on the venue's clocks: <strong>${esc(zone())}</strong>.`;
+    main.querySelector('#datezone').innerHTML = `${t("Times are on the venue's clocks:")} <strong>${esc(zone())}</strong>.`;
     list.innerHTML = dates.map((d, i) => `<li data-date="${i}"><div class="grid">
-      <label>Date ${i + 1} starts <input type="datetime-local" name="dates[${i}].starts_at" data-field="starts_at" value="${esc(d.starts_at)}"></label>
-      <label>Date ${i + 1} on sale from <input type="datetime-local" name="dates[${i}].onsale_at" data-field="onsale_at" value="${esc(d.onsale_at)}"></label>
-      <div class="row"><button type="button" class="secondary" data-remove="${i}" aria-label="Remove date ${i + 1}" ${dates.length === 1 ? 'disabled' : ''}>Remove</button></div>
+      <label>${t('Date {n} starts', { n: i + 1 })} <input type="datetime-local" name="dates[${i}].starts_at" data-field="starts_at" value="${esc(d.starts_at)}"></label>
+      <label>${t('Date {n} on sale from', { n: i + 1 })} <input type="datetime-local" name="dates[${i}].onsale_at" data-field="onsale_at" value="${esc(d.onsale_at)}"></label>
+      <div class="row"><button type="button" class="secondary" data-remove="${i}" aria-label="Remove date ${i + 1}" ${dates.length === 1 ? 'disabled' : ''}>${t('Remove')}</button></div>
       </div></li>`).join('');
   };
   const add = () => {
@@ -501,11 +502,11 @@ export async function seriesView() {
     render();
   };
   add();
-  main.querySelector('#adddate').onclick = () => { add(); list.querySelector('li:last-child input').focus(); announce(`Date ${dates.length} added`); };
+  main.querySelector('#adddate').onclick = () => { add(); list.querySelector('li:last-child input').focus(); announce(t('Date {n} added', { n: dates.length })); };
   list.addEventListener('click', e => {
     const b = e.target.closest('button[data-remove]'); if (!b) return;
     sync(); dates.splice(+b.dataset.remove, 1); render();
-    main.querySelector('#adddate').focus(); announce('Date removed');
+    main.querySelector('#adddate').focus(); announce(t('Date removed'));
   });
   f.venue_id.onchange = () => { sync(); types.setCategories(venueOf(f.venue_id.value).categories); render(); };
   f.currency.onchange = () => {
@@ -536,30 +537,56 @@ export async function seriesView() {
       box.dataset.series = out.series_id;
       box.hidden = false; f.hidden = true;
       box.querySelector('h2').focus();
-      announce(`Series created: ${out.events.length} dates of ${out.title}`);
+      announce(t('Series created: {n} dates of {title}', { n: out.events.length, title: out.title }));
     } catch (err) {
       btn.disabled = false;
-      if (fieldProblems(f, main.querySelector('#series-errors'), err)) announce('Not created: ' + explain(err));
+      if (fieldProblems(f, main.querySelector('#series-errors'), err)) announce(t('Not created:') + ' ' + explain(err));
       else showProblem(err);
     }
   };
 }
 
 // attendeesPage lists the event's valid tickets with the answers given for
-// them (the attendee's name...), and downloads them as CSV.
+// them (the attendee's name...), each place by its label, finds them by
+// e-mail, ticket, booking or seat as the organiser types, and downloads
+// them as CSV.
 export async function attendeesPage(page, ev) {
   const path = '/v1/admin/events/' + encodeURIComponent(ev.event_id) + '/attendees';
   const a = await get(path);
-  page.innerHTML = `<h2>Attendees</h2>
-    <p class="row"><span>${a.attendees.length} valid ticket${a.attendees.length === 1 ? '' : 's'}, with the answers given at checkout.</span>
-      <button class="secondary" id="attendeescsv">Download as CSV</button></p>
-    <div class="scroll" tabindex="0" role="region" aria-label="Attendees (scrolls sideways on a narrow screen)"><table class="list" id="attendees">
-      <caption>Tickets and their answers</caption>
-      <thead><tr><th scope="col">Ticket</th><th scope="col">Place</th><th scope="col">Buyer</th>
+  page.innerHTML = `<h2>${t('Attendees')}</h2>
+    <p class="row"><span>${plural(a.attendees.length, '{n} valid ticket, with the answers given at checkout.', '{n} valid tickets, with the answers given at checkout.')}</span>
+      <button class="secondary" id="attendeescsv">${t('Download as CSV')}</button></p>
+    <form id="attendeesearch" class="row" role="search" aria-label="${t('Search the attendees')}">
+      <label>${t('E-mail, ticket, booking or seat')} <input type="search" id="attendeeq" name="q" maxlength="200" autocomplete="off"></label></form>
+    <p id="attendeecount" aria-live="polite"></p>
+    <div class="scroll" tabindex="0" role="region" aria-label="${t('Attendees')}"><table class="list" id="attendees">
+      <caption>${t('Tickets and their answers')}</caption>
+      <thead><tr><th scope="col">${t('Ticket')}</th><th scope="col">${t('Place')}</th><th scope="col">${t('Buyer')}</th>
         ${a.questions.map(q => `<th scope="col" data-question="${esc(q.id)}">${esc(q.label)}</th>`).join('')}</tr></thead>
-      <tbody>${a.attendees.map(t => `<tr data-ticket="${esc(t.ticket_id)}"><th scope="row"><code>${esc(t.ticket_id.slice(0, 8))}</code></th>
-        <td>${esc(t.seat_id || t.section_id)}</td><td>${esc(t.email)}</td>
-        ${a.questions.map(q => `<td data-question="${esc(q.id)}">${esc((t.answers || {})[q.id] || '')}</td>`).join('')}</tr>`).join('')
-    || `<tr><td colspan="${3 + a.questions.length}">No tickets sold yet.</td></tr>`}</tbody></table></div>`;
+      <tbody>${a.attendees.map(x => `<tr data-ticket="${esc(x.ticket_id)}" data-booking="${esc(x.booking_id)}"><th scope="row"><code title="${esc(x.ticket_id)}">${esc(x.ticket_id.slice(0, 8))}</code></th>
+        <td data-field="place">${esc(x.label || x.seat_id || x.section_id)}</td><td data-field="email">${esc(x.email)}</td>
+        ${a.questions.map(q => `<td data-question="${esc(q.id)}">${esc((x.answers || {})[q.id] || '')}</td>`).join('')}</tr>`).join('')}
+        <tr id="noattendees" hidden><td colspan="${3 + a.questions.length}"></td></tr></tbody></table></div>`;
+  labelCells(page.querySelector('#attendees'));
+  const q = page.querySelector('#attendeeq'), none = page.querySelector('#noattendees'), count = page.querySelector('#attendeecount');
+  // What a row is found by: its e-mail, ticket and booking IDs, place and
+  // answers, in lower case.
+  const text = new Map(a.attendees.map(x => [x.ticket_id, [x.email, x.ticket_id, x.booking_id, x.label, x.seat_id,
+    ...Object.values(x.answers || {})].join('\n').toLowerCase()]));
+  const filter = () => {
+    const needle = q.value.trim().toLowerCase();
+    let shown = 0;
+    for (const tr of page.querySelectorAll('#attendees tbody tr[data-ticket]')) {
+      tr.hidden = !!needle && !text.get(tr.dataset.ticket).includes(needle);
+      if (!tr.hidden) shown++;
+    }
+    none.hidden = shown > 0;
+    none.firstElementChild.textContent = a.attendees.length ? t('No attendee matches this search.') : t('No tickets sold yet.');
+    count.textContent = needle ? plural(shown, '{n} of them matches.', '{n} of them match.') : '';
+  };
+  q.addEventListener('input', filter);
+  // Enter filters too, and never sends the form (the router owns the address).
+  page.querySelector('#attendeesearch').onsubmit = e => { e.preventDefault(); filter(); };
+  filter();
   page.querySelector('#attendeescsv').onclick = () => download(path + '?format=csv', `attendees-${ev.event_id}.csv`).catch(showProblem);
 }

@@ -3,7 +3,7 @@
 // event.js). It talks to /v1/admin with the token of the demo sign-in,
 // through the fan app's api.js.
 import { get, request, newKey, signOut, token } from '/app/api.js';
-import { main, esc, announce, explain, clearProblem, showProblem, fieldErrors, money, minor, digits, whenIn, localInput, isoOf, send, badge } from './ui.js';
+import { main, esc, announce, explain, clearProblem, showProblem, fieldErrors, money, minor, digits, whenIn, localInput, isoOf, send, badge, errorView, labelCells } from './ui.js';
 import { eventView } from './event.js';
 import { orgView, seriesView } from './catalogue.js';
 import { t, translatePage, langSwitch } from '/app/i18n.js';
@@ -72,6 +72,7 @@ async function eventsView() {
       <td>${badge(e.status)}</td><td>${whenIn(e.starts_at, e.timezone)}</td><td>${whenIn(e.onsale_at, e.timezone)}</td>
       <td>${e.seats}${e.general_capacity ? ` + ${t('{n} standing', { n: e.general_capacity })}` : ''}</td></tr>`).join(''));
     if (!body.children.length) body.innerHTML = `<tr><td colspan="5">${t('No events yet. Upload a venue layout, then create an event on it.')}</td></tr>`;
+    labelCells(main.querySelector('#events'));
     cursor = page.next_cursor || '';
     more.hidden = !cursor;
   };
@@ -82,9 +83,8 @@ async function eventsView() {
 async function venuesView() {
   main.innerHTML = `<h1>${t('Venues')}</h1>
     <section aria-labelledby="up"><h2 id="up">${t('Upload a venue layout')}</h2>
-    <p>A layout is a JSON file (<code>{"name","city","timezone","layout":{"sections":[…]}}</code>) or a CSV file with the
-      columns <code>section,kind,category,row,seat,x,y</code> (one line a seat; a standing area is one line with
-      <code>capacity</code> and no row or seat). The name, city and time zone below fill in what the file does not say.</p>
+    <p>${t('A layout is a JSON file ({json}) or a CSV file with the columns {columns} (one line a seat; a standing area is one line with {capacity} and no row or seat). The name, city and time zone below fill in what the file does not say.', {
+      json: '<code>{"name","city","timezone","layout":{"sections":[…]}}</code>', columns: '<code>section,kind,category,row,seat,x,y</code>', capacity: '<code>capacity</code>' })}</p>
     <form id="upload" class="stack">
       <label>${t('Layout file (JSON or CSV)')} <input type="file" name="file" accept=".json,.csv,application/json,text/csv" required></label>
       <label>${t('Venue name')} <input name="name" autocomplete="off"></label>
@@ -119,8 +119,8 @@ async function venuesView() {
         out = await send('POST', '/v1/admin/venues?' + q, text, 'text/csv');
       } else {
         let venue;
-        try { venue = JSON.parse(text); } catch (err) { throw new Error(`The file is neither CSV nor valid JSON (${err.message}).`); }
-        if (!venue || typeof venue !== 'object' || Array.isArray(venue)) throw new Error('The JSON file must be one object with name, city, timezone and layout.');
+        try { venue = JSON.parse(text); } catch (err) { throw new Error(t('The file is neither CSV nor valid JSON ({why}).', { why: err.message })); }
+        if (!venue || typeof venue !== 'object' || Array.isArray(venue)) throw new Error(t('The JSON file must be one object with name, city, timezone and layout.'));
         for (const [k, v] of Object.entries(meta)) if (v && !venue[k]) venue[k] = v;
         out = await request('POST', '/v1/admin/venues', venue);
       }
@@ -129,10 +129,10 @@ async function venuesView() {
       done.innerHTML = `${t('Uploaded')}: ${t('{s} sections, {n} numbered seats', { s: out.sections, n: out.seats })}.
         <a id="newhere" href="#/new/${encodeURIComponent(out.venue_id)}">${t('Create an event at this venue')}</a>`;
       done.hidden = false;
-      announce(`Layout uploaded: ${out.sections} sections, ${out.seats} seats`);
+      announce(t('Layout uploaded: {s} sections, {n} seats', { s: out.sections, n: out.seats }));
     } catch (err) {
       if (!fieldErrors(errs, err, f)) showProblem(err);
-      else announce('The layout was not uploaded: ' + explain(err));
+      else announce(t('The layout was not uploaded:') + ' ' + explain(err));
     } finally { btn.disabled = false; }
   };
   await list();
@@ -198,7 +198,7 @@ async function newEventView(venueID) {
     try {
       const ev = await request('POST', '/v1/admin/events', body);
       clearProblem();
-      announce(`Draft created: ${ev.title}, ${Object.entries(ev.prices).map(([c, p]) => c + ' ' + money(p.amount, p.currency)).join(', ')}`);
+      announce(t('Draft created: {title}', { title: ev.title }) + `, ${Object.entries(ev.prices).map(([c, p]) => c + ' ' + money(p.amount, p.currency)).join(', ')}`);
       location.hash = '#/event/' + encodeURIComponent(ev.event_id);
     } catch (err) {
       btn.disabled = false;
@@ -207,8 +207,14 @@ async function newEventView(venueID) {
   };
 }
 
+// routeGen counts the views shown: a view that fails after another was
+// asked for leaves that one alone.
+let routeGen = 0;
+
 async function route() {
+  const gen = ++routeGen;
   for (const f of cleanup.splice(0)) f();
+  delete main.dataset.error;
   const parts = location.hash.replace(/^#\/?/, '').replace(/\?.*$/, '').split('/').map(decodeURIComponent);
   try {
     if (!token()) { me = null; renderWho(); return signInView(); }
@@ -228,7 +234,7 @@ async function route() {
       case 'event': await eventView(parts[1], parts[2] || '', { cleanup }); break;
       default: await eventsView();
     }
-  } catch (err) { showProblem(err); }
+  } catch (err) { if (gen === routeGen) errorView(err, route); }
 }
 
 window.addEventListener('hashchange', () => { clearProblem(); route().then(() => main.focus({ preventScroll: true })); });

@@ -1,7 +1,7 @@
 // Helpers the organiser views share: escaping, the problem banner, the
 // live region, money in minor units, times, and a fetch for bodies that are
 // not JSON (a CSV layout, a CSV report).
-import { ProblemError, token } from '/app/api.js';
+import { ProblemError, OfflineError, token } from '/app/api.js';
 import { message } from '/app/problems.js';
 import { t, locale } from '/app/i18n.js';
 
@@ -17,11 +17,18 @@ export function announce(text) { announcer.textContent = ''; setTimeout(() => { 
 // cover most problems; a conflict or a refusal says what the server said,
 // which names the seat, the code or the field.
 export function explain(err) {
-  if (!(err instanceof ProblemError)) return err.message || String(err);
+  if (err instanceof OfflineError) return t(err.message);
+  // A browser's own error ("Failed to fetch", a script's TypeError) is not
+  // for people: they read what to do instead.
+  if (!(err instanceof ProblemError)) {
+    if (!(err instanceof Error) || err instanceof TypeError || err instanceof SyntaxError || err instanceof RangeError ||
+      (typeof DOMException !== 'undefined' && err instanceof DOMException)) return t('Something went wrong on this page. Please try again.');
+    return t(err.message);
+  }
   const p = err.problem, name = String(p.type || '').replace(/^.*\/problems\//, '');
   switch (name) {
-    case 'conflict': return 'This cannot change now: ' + (p.detail || p.title || 'the event is past that stage') + '.';
-    case 'forbidden': return 'You are not allowed to do this' + (p.detail ? ': ' + p.detail : '') + '. Sign in as an organiser of this event\'s organisation.';
+    case 'conflict': return t('This cannot change now: {why}.', { why: p.detail || p.title || t('the event is past that stage') });
+    case 'forbidden': return t('You are not allowed to do this') + (p.detail ? ': ' + p.detail : '') + '. ' + t("Sign in as an organiser of this event's organisation.");
     case 'unauthorized': return t('Please sign in as an organiser first.');
     case 'not-found': return t('We could not find that. It may belong to another organisation, or the link is out of date.');
     case 'invalid-request': return t('Please correct the highlighted fields.') + ((p.errors || []).length ? '' : ' ' + (p.detail || ''));
@@ -130,3 +137,28 @@ export async function download(path, name) {
 // never the only sign).
 export const STATUS_TEXT = { DRAFT: 'Draft', PUBLISHED: 'Published', ON_SALE: 'On sale', OFF_SALE: 'Off sale', CANCELLED: 'Cancelled' };
 export const badge = s => `<span class="badge badge-${esc(String(s).toLowerCase())}" data-status="${esc(s)}">${esc(STATUS_TEXT[s] ? t(STATUS_TEXT[s]) : s)}</span>`;
+
+// errorView replaces the page that could not be shown with what went wrong
+// and a way on: the previous page never stays on screen under an error
+// about another (the banner says it too, for the screen reader's alert).
+// retry shows the page again; home is where "back" goes.
+export function errorView(err, retry, home = ['#/', t('Back to your events')]) {
+  console.error(err); // people read words; a developer's console keeps the cause
+  main.dataset.error = String(err && err.stack || err).slice(0, 500);
+  main.innerHTML = `<h1>${t('We could not show this page')}</h1><p id="errtext"></p>
+    <p class="actions"><button id="retry">${t('Try again')}</button> <a class="button secondary" href="${esc(home[0])}">${esc(home[1])}</a></p>`;
+  main.querySelector('#errtext').textContent = explain(err);
+  main.querySelector('#retry').onclick = () => { clearProblem(); delete main.dataset.error; retry(); };
+  showProblem(err);
+}
+
+// labelCells names each body cell of a list table by its column's heading
+// (data-label): on a phone the table reads as one card a row, each value
+// under its name, so no column is cut off at the screen's edge.
+export function labelCells(table) {
+  const heads = [...table.querySelectorAll('thead th')].map(th => th.textContent.trim());
+  for (const tr of table.querySelectorAll('tbody tr, tfoot tr')) {
+    [...tr.children].forEach((cell, i) => { if (heads[i] && !cell.hasAttribute('colspan')) cell.dataset.label = heads[i]; });
+  }
+  table.classList.add('cardrows');
+}
