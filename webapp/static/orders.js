@@ -3,6 +3,7 @@
 // state in words, and the list of the fan's bookings.
 import { money } from './seatmap.js';
 import { t, locale } from './i18n.js';
+import { stayLines, stayTotal } from './hotels.js';
 
 export const esc = s => String(s ?? '').replace(/[&<>"']/g, c => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
 
@@ -61,14 +62,17 @@ const typeName = (types, id) => ((types || []).find(t => t.id === id) || {}).nam
 // orderSummary lists a booking's lines by their labels with their prices
 // (each line's ticket type named when the event has more than one), each
 // promotion's discount on its own line, the service fees and the tax apart
-// from the prices, and the total. hold is the hold's own view (its lines'
-// types and fees, the tax), types the event's ticket types; without them
-// the lines and the total alone.
-export function orderSummary(b, promo, { hold, types } = {}) {
+// from the prices, the hotel rooms of a package or stay night by night,
+// and the total. hold is the hold's own view (its lines' types and fees,
+// the tax, its stays), types the event's ticket types, names the stays'
+// hotel and room names (hotels.stayNames); without them the lines and the
+// total alone.
+export function orderSummary(b, promo, { hold, types, names } = {}) {
   const held = (hold && hold.items) || [];
   const typed = (types || []).length > 1 || new Set(held.map(h => h.ticket_type)).size > 1;
   const cur = b.total.currency;
-  let sum = 0;
+  const stays = (hold && hold.stays) || [];
+  let sum = stayTotal(stays);
   const lines = (b.items || []).map(it => {
     const h = held.find(x => (it.seat_id ? x.seat_id === it.seat_id : !x.seat_id && x.section_id === it.section_id)) || {};
     const qty = it.quantity > 1 ? `${it.quantity} × ` : '';
@@ -95,7 +99,7 @@ export function orderSummary(b, promo, { hold, types } = {}) {
     else extra += `<li class="tax" id="tax" data-amount="${tax.amount}" data-included="no"><span>${rate}</span><span>${money({ amount: tax.amount, currency: cur })}</span></li>`;
   }
   return `<section class="summary" aria-label="${t('Order summary')}">${eventLine(b.event)}
-    <ul class="lines">${lines}${extra}</ul><p class="total">${t('Total')} <strong>${money(b.total)}</strong></p>${after}</section>`;
+    ${lines || extra ? `<ul class="lines">${lines}${extra}</ul>` : ''}${stayLines(stays, names)}<p class="total">${t('Total')} <strong>${money(b.total)}</strong></p>${after}</section>`;
 }
 
 // bookingsView is "My bookings": upcoming events first (soonest first),

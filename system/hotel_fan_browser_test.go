@@ -1,0 +1,205 @@
+package system_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/hotels"
+)
+
+// fanSizes are the screens the fan's hotel journeys are walked at: a
+// phone (390x844) and a desktop (1366x900).
+var fanSizes = []struct {
+	name string
+	w, h int64
+}{{"phone", 390, 844}, {"desktop", 1366, 900}}
+
+// showNight is the night of the stack's event a fan sleeps near it (the
+// e2e venue's clocks are UTC's), and the night after it.
+func showNight(t *testing.T, e *e2e) (string, string) {
+	t.Helper()
+	var starts time.Time
+	require.NoError(t, e.store.Pool().QueryRow(context.Background(), `SELECT starts_at FROM events WHERE id = $1`, e.eventID).Scan(&starts))
+	n := hotels.ShowNight(starts, "UTC")
+	return n.Format(time.DateOnly), n.AddDate(0, 0, 1).Format(time.DateOnly)
+}
+
+// openHotels follows "Hotels near this event" from the event's page and
+// waits for prop's offer on the hotel screen.
+func openHotels(t *testing.T, tab context.Context, base, eventID, prop string) string {
+	t.Helper()
+	offer := `#properties li.property[data-property="` + prop + `"]`
+	do(t, tab, "the fan follows the event's link to the hotels near it",
+		chromedp.Navigate(base+"/#/event/"+eventID),
+		chromedp.WaitVisible(css(`#hotelslink`)),
+		chromedp.Click(css(`#hotelslink`)),
+		chromedp.WaitVisible(css(offer+` li.room[data-room-type="double"] button.addseats`)),
+	)
+	return offer
+}
+
+// chooseNights sets the hotel screen's nights and waits for the room's
+// prices for that many nights.
+func chooseNights(t *testing.T, tab context.Context, offer string, n int) {
+	t.Helper()
+	js(t, tab, `(() => { const s = document.querySelector('#staysearch select[name=nights]'); s.value = '`+strconv.Itoa(n)+`';
+		s.dispatchEvent(new Event('change', {bubbles: true})); return 'chosen' })()`)
+	waitJS(t, tab, `String(document.querySelectorAll('`+offer+` li.room[data-room-type="double"] tr[data-night]').length)`, strconv.Itoa(n), 10*time.Second)
+}
+
+// holdTotal reads a hold's total (minor units) and its seat lines' prices
+// from the API, with the fan's own token.
+func holdTotal(t *testing.T, e *e2e, tab context.Context, holdID string) (total, seats int64) {
+	t.Helper()
+	status, h := e.call(http.MethodGet, "/v1/holds/"+holdID, js(t, tab, `sessionStorage.getItem('token')`), nil)
+	require.Equal(t, http.StatusOK, status, "%v", h)
+	for _, it := range h["items"].([]any) {
+		line := it.(map[string]any)
+		seats += int64(line["price"].(map[string]any)["amount"].(float64)) * int64(line["quantity"].(float64))
+	}
+	return int64(h["total"].(map[string]any)["amount"].(float64)), seats
+}
+
+// euros writes minor units as the English pages write euros ("€330.00").
+func euros(minor int64) string { return fmt.Sprintf("€%d.%02d", minor/100, minor%100) }
+
+// TestAFanFindsHotelsNearAnEventWithNightlyPricesAndBooksTwoNightsWithASeatInOneHoldAndPays:
+// at phone and desktop sizes, a fan follows "Hotels near this event" from
+// the event's page to a screen listing the hotels near the venue with each
+// room's price night by night in the hotel's currency, the show's night
+// preselected; the fan makes it two nights, adds the room to their seats,
+// is back on the seat map with the room chosen, holds a seat, and the hold
+// (one hold: seats and room-nights together) lists the seat and both
+// room-nights with their prices and the total; paying gives the ticket and
+// the hotel's voucher named by the hotel.
+func TestAFanFindsHotelsNearAnEventWithNightlyPricesAndBooksTwoNightsWithASeatInOneHoldAndPays(t *testing.T) {
+	t.Parallel()
+	e, base := hotelStack(t)
+	prop := e.hotel(2)
+	night, next := showNight(t, e)
+	first := browser(t, 6*time.Minute)
+	for i, size := range fanSizes {
+		fan := fanTab(t, first)
+		do(t, fan, size.name, chromedp.EmulateViewport(size.w, size.h))
+		signIn(t, fan, base, fmt.Sprintf("pkg%d_%s", i, e.eventID[4:]))
+		offer := openHotels(t, fan, base, e.eventID, prop)
+		room := offer + ` li.room[data-room-type="double"]`
+
+		// The show's night is chosen already, priced in euros.
+		require.Equal(t, "1", js(t, fan, `document.querySelector('#staysearch select[name=nights]').value`))
+		require.Equal(t, night, js(t, fan, `document.getElementById('staydates').dataset.checkin`))
+		require.Equal(t, "Hotel "+prop, text(t, fan, offer+` h2`))
+		require.Equal(t, "12000", js(t, fan, `document.querySelector('`+room+` tr[data-night="`+night+`"] td.price').dataset.amount`))
+		require.Equal(t, "EUR", js(t, fan, `document.querySelector('`+room+` tr[data-night="`+night+`"] td.price').dataset.currency`))
+		require.Equal(t, "€120.00", text(t, fan, room+` tr[data-night="`+night+`"] td.price`))
+
+		chooseNights(t, fan, offer, 2)
+		require.Equal(t, next, js(t, fan, `document.querySelector('`+room+` tr[data-night]:last-child').dataset.night`))
+		require.Contains(t, text(t, fan, room+` .staytotal`), "€240.00", "two nights' total")
+		require.Contains(t, text(t, fan, `#staydates`), "2 nights")
+		requireAccessible(t, fan, size.name+": hotels near the event")
+		if size.name == "phone" {
+			do(t, fan, "a 360 px phone", chromedp.EmulateViewport(360, 740))
+			requireNoSidewaysScroll(t, fan, "hotels near the event")
+			do(t, fan, "back to 390 px", chromedp.EmulateViewport(size.w, size.h))
+		}
+		screenshot(t, fan, size.name+" hotels near the event")
+
+		do(t, fan, "the fan adds the room to their seats",
+			chromedp.Click(css(room+` button.addseats`)),
+			chromedp.WaitVisible(css(`#map canvas[data-version]`)),
+			chromedp.WaitVisible(css(`#hotels label[data-property="`+prop+`"]`)),
+		)
+		require.Equal(t, "true", js(t, fan, `String(document.querySelector('#hotels label[data-property="`+prop+`"] input').checked)`),
+			"the room chosen on the hotel screen is chosen beside the seats")
+		require.Contains(t, text(t, fan, `#staynote`), "2 nights")
+
+		pickSeatsFrom(t, fan, i*2, 1)
+		holdID := holdSelection(t, fan)
+		lines := `#holdstays li.roomnight[data-property="` + prop + `"]`
+		waitJS(t, fan, `String(document.querySelectorAll('`+lines+`').length)`, "2", 10*time.Second)
+		require.Equal(t, "1", js(t, fan, `String(document.querySelectorAll('.summary li[data-label]').length)`), "the seat's line")
+		require.Equal(t, night+","+next, js(t, fan, `[...document.querySelectorAll('`+lines+`')].map(li => li.dataset.night).join(',')`))
+		require.Contains(t, text(t, fan, lines+`:first-child`), "Hotel "+prop+", Double", "the room by its names")
+		require.Contains(t, text(t, fan, lines+`:first-child`), "€120.00")
+		total, seats := holdTotal(t, e, fan, holdID)
+		require.Equal(t, seats+24000, total, "one hold: the seat and the two room-nights")
+		require.Contains(t, text(t, fan, `.summary .total`), euros(total))
+		require.Equal(t, i+1, e.count(`SELECT held + sold FROM room_nights WHERE property_id = $1 AND room_type = 'double' AND night = $2`, prop, next),
+			"the room held for both nights, the earlier fan's sold")
+		waitJS(t, fan, `document.getElementById('main').dataset.paymentForm || ''`, "ready", 30*time.Second)
+		requireAccessible(t, fan, size.name+": a package's hold")
+		if size.name == "phone" {
+			requireNoSidewaysScroll(t, fan, "a package's hold")
+		}
+		screenshot(t, fan, size.name+" package hold")
+
+		payWith(t, fan, e.pay.card())
+		waitPaid(t, fan, 1)
+		do(t, fan, "the voucher", chromedp.WaitVisible(css(`#vouchers li[data-property="`+prop+`"]`)))
+		require.Contains(t, text(t, fan, `#vouchers`), "Hotel "+prop)
+		require.Equal(t, "2", js(t, fan, `String(document.querySelectorAll('.summary li.roomnight').length)`), "the booking's summary lists the nights too")
+		screenshot(t, fan, size.name+" package paid")
+	}
+}
+
+// TestAFanBooksAHotelRoomWithoutSeatsFromTheHotelsNearAnEventAndPaysForTheStay:
+// at phone and desktop sizes, a fan on the hotel screen presses "Book the
+// room only": a hold of the room alone (no seats) whose summary lists its
+// night and the total, paid on the ordinary hold page, giving the hotel's
+// voucher and no ticket. Signed out, the same button asks the fan to sign
+// in, in words.
+func TestAFanBooksAHotelRoomWithoutSeatsFromTheHotelsNearAnEventAndPaysForTheStay(t *testing.T) {
+	t.Parallel()
+	e, base := hotelStack(t)
+	prop := e.hotel(2)
+	night, _ := showNight(t, e)
+	first := browser(t, 5*time.Minute)
+	for i, size := range fanSizes {
+		fan := fanTab(t, first)
+		do(t, fan, size.name, chromedp.EmulateViewport(size.w, size.h))
+		room := `#properties li.property[data-property="` + prop + `"] li.room[data-room-type="double"]`
+		if i == 0 {
+			do(t, fan, "the app, signed out", chromedp.Navigate(base+"/"), chromedp.WaitVisible(css(`#signin input[name=user]`)))
+			openHotels(t, fan, base, e.eventID, prop)
+			do(t, fan, "a signed-out fan presses Book the room only", chromedp.Click(css(room+` button.roomonly`)), chromedp.WaitVisible(css(`#problem`)))
+			require.Equal(t, "Please sign in to book a room.", text(t, fan, `#problem`))
+		}
+		signIn(t, fan, base, fmt.Sprintf("stay%d_%s", i, e.eventID[4:]))
+		openHotels(t, fan, base, e.eventID, prop)
+		do(t, fan, "the fan books the room alone",
+			chromedp.Click(css(room+` button.roomonly`)),
+			chromedp.WaitVisible(css(`#countdown`)),
+			chromedp.WaitVisible(css(`#holdstays li.roomnight[data-property="`+prop+`"]`)),
+		)
+		holdID := js(t, fan, `location.hash.slice('#/hold/'.length)`)
+		require.Equal(t, "Your room on hold", text(t, fan, `main h1`))
+		require.Equal(t, "0", js(t, fan, `String(document.querySelectorAll('.summary li[data-label]').length)`), "no seats")
+		require.Equal(t, night, js(t, fan, `document.querySelector('#holdstays li.roomnight').dataset.night`))
+		total, seats := holdTotal(t, e, fan, holdID)
+		require.Zero(t, seats)
+		require.Equal(t, int64(12000), total)
+		require.Contains(t, text(t, fan, `.summary .total`), "€120.00")
+		waitJS(t, fan, `document.getElementById('main').dataset.paymentForm || ''`, "ready", 30*time.Second)
+		requireAccessible(t, fan, size.name+": a hotel-only hold")
+		if size.name == "phone" {
+			do(t, fan, "a 360 px phone", chromedp.EmulateViewport(360, 740))
+			requireNoSidewaysScroll(t, fan, "a hotel-only hold")
+			do(t, fan, "back to 390 px", chromedp.EmulateViewport(size.w, size.h))
+		}
+		screenshot(t, fan, size.name+" hotel-only hold")
+
+		payWith(t, fan, e.pay.card())
+		waitPaid(t, fan, 0)
+		do(t, fan, "the voucher", chromedp.WaitVisible(css(`#vouchers li[data-property="`+prop+`"]`)))
+		require.Contains(t, text(t, fan, `#vouchers`), "Hotel "+prop)
+		screenshot(t, fan, size.name+" stay paid")
+	}
+}
