@@ -203,3 +203,85 @@ func TestAFanBooksAHotelRoomWithoutSeatsFromTheHotelsNearAnEventAndPaysForTheSta
 		screenshot(t, fan, size.name+" stay paid")
 	}
 }
+
+// TestABrowserInDutchShowsTheHotelResaleAndTransferPagesInDutch: with the
+// browser's language Dutch, at phone and desktop sizes, the hotels near an
+// event read in Dutch with prices and nights the Dutch way; after buying a
+// seat, "My tickets" offers to sell and to send the ticket in Dutch, a
+// sent ticket says so in Dutch, and the resale page, "My listings" and a
+// transfer's page read in Dutch.
+func TestABrowserInDutchShowsTheHotelResaleAndTransferPagesInDutch(t *testing.T) {
+	t.Parallel()
+	e, base := hotelStack(t)
+	_, err := e.store.Pool().Exec(context.Background(), `UPDATE events SET resale_enabled = true, resale_max_price_bp = 10000, resale_fee_bp = 500 WHERE id = $1`, e.eventID)
+	require.NoError(t, err)
+	prop := e.hotel(2)
+	first := browser(t, 5*time.Minute)
+	for i, size := range fanSizes {
+		fan := fanTab(t, first)
+		do(t, fan, size.name, chromedp.EmulateViewport(size.w, size.h), chromedp.Navigate(base+"/"), chromedp.WaitVisible(css(`#signin input[name=user]`)))
+		inDutch(t, fan)
+		do(t, fan, "reload in Dutch", chromedp.Reload(), chromedp.WaitVisible(css(`#events li a`)))
+		require.Equal(t, "nl", js(t, fan, `document.documentElement.lang`))
+		signIn(t, fan, base, fmt.Sprintf("nlstay%d_%s", i, e.eventID[4:]))
+
+		// The hotels.
+		offer := openHotels(t, fan, base, e.eventID, prop)
+		room := offer + ` li.room[data-room-type="double"]`
+		require.Equal(t, "Hotels bij dit evenement", text(t, fan, `main h1`))
+		require.Equal(t, "Nachten", js(t, fan, `document.querySelector('#staysearch label').firstChild.textContent.trim()`))
+		require.Contains(t, text(t, fan, `#staydates`), "1 nacht")
+		require.Contains(t, text(t, fan, `#staydates`), "Inchecken")
+		require.Equal(t, "€\u00a0120,00", js(t, fan, `document.querySelector('`+room+` td.price').textContent`), "euros the Dutch way")
+		require.Equal(t, "Bij mijn plaatsen "+"Double, Hotel "+prop, text(t, fan, room+` button.addseats`))
+		require.Contains(t, text(t, fan, room+` button.roomonly`), "Alleen de kamer boeken")
+		require.Contains(t, text(t, fan, room+` .staytotal`), "Totaal voor het verblijf")
+		requireAccessible(t, fan, size.name+": hotels in Dutch")
+		screenshot(t, fan, size.name+" hotels in Dutch")
+
+		// A ticket, to sell or send.
+		do(t, fan, "the event", chromedp.Navigate(base+"/#/event/"+e.eventID), chromedp.WaitVisible(css(`#map canvas[data-version]`)),
+			chromedp.WaitVisible(css(`#hotelslink`)))
+		require.Equal(t, "Hotels bij dit evenement", text(t, fan, `#hotelslink`))
+		pickSeatsFrom(t, fan, i*2, 1)
+		holdSelection(t, fan)
+		payWith(t, fan, e.pay.card())
+		waitPaid(t, fan, 1)
+		do(t, fan, "my tickets", chromedp.Navigate(base+"/#/tickets"), chromedp.WaitVisible(css(`#tickets .transfer summary`)),
+			chromedp.WaitVisible(css(`#tickets .resale summary`)))
+		require.Equal(t, "Verkoop dit ticket", text(t, fan, `#tickets .resale summary`))
+		require.Equal(t, "Stuur dit ticket naar iemand", text(t, fan, `#tickets .transfer summary`))
+		do(t, fan, "open both", chromedp.Click(css(`#tickets .resale summary`)), chromedp.Click(css(`#tickets .transfer summary`)))
+		require.Equal(t, "Te koop zetten", text(t, fan, `#tickets .resale form button`))
+		require.Contains(t, text(t, fan, `#tickets .resale form .note`), "Een andere fan koopt het")
+		require.Equal(t, "Ticket versturen", text(t, fan, `#tickets .transfer form button`))
+		requireAccessible(t, fan, size.name+": selling and sending in Dutch")
+		screenshot(t, fan, size.name+" my tickets in Dutch")
+		do(t, fan, "send the ticket to a friend",
+			chromedp.SendKeys(css(`#tickets .transfer input[name=to]`), fmt.Sprintf("friend%d@example.com", i)),
+			chromedp.Click(css(`#tickets .transfer form button`)),
+			chromedp.WaitVisible(css(`#tickets .transfer p[data-status=PENDING]`)))
+		require.Contains(t, text(t, fan, `#tickets .transfer p[data-status=PENDING]`), "Verstuurd naar")
+		require.Equal(t, "Terugtrekken", text(t, fan, `#tickets .transfer button`))
+
+		// Resale, listings, a transfer's page.
+		do(t, fan, "the resale page", chromedp.Navigate(base+"/#/event/"+e.eventID+"/resale"), chromedp.WaitVisible(css(`#nolistings`)))
+		require.Equal(t, "Doorverkochte tickets", text(t, fan, `main h1`))
+		require.Contains(t, text(t, fan, `#main .note`), "Tickets die andere fans niet kunnen gebruiken")
+		require.Contains(t, text(t, fan, `#nolistings`), "Er worden nu geen tickets doorverkocht")
+		requireAccessible(t, fan, size.name+": resale in Dutch")
+		if size.name == "phone" {
+			do(t, fan, "a 360 px phone", chromedp.EmulateViewport(360, 740))
+			requireNoSidewaysScroll(t, fan, "resale in Dutch")
+			do(t, fan, "back to 390 px", chromedp.EmulateViewport(size.w, size.h))
+		}
+		screenshot(t, fan, size.name+" resale in Dutch")
+		do(t, fan, "my listings", chromedp.Navigate(base+"/#/listings"), chromedp.WaitVisible(css(`#mylistings p a[href="#/tickets"]`)))
+		require.Equal(t, "Mijn aanbiedingen", text(t, fan, `main h1`))
+		require.Contains(t, text(t, fan, `#mylistings`), "Je hebt geen ticket te koop gezet")
+		do(t, fan, "a transfer that is not theirs", chromedp.Navigate(base+"/#/transfer/trf_nobody"), chromedp.WaitVisible(css(`#transfer p`)))
+		require.Equal(t, "Een ticket voor jou", text(t, fan, `main h1`))
+		require.Contains(t, text(t, fan, `#transfer p`), "Deze overdracht is niet aan jou gericht")
+		requireAccessible(t, fan, size.name+": a transfer in Dutch")
+	}
+}
