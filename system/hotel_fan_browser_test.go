@@ -154,8 +154,9 @@ func TestAFanFindsHotelsNearAnEventWithNightlyPricesAndBooksTwoNightsWithASeatIn
 // at phone and desktop sizes, a fan on the hotel screen presses "Book the
 // room only": a hold of the room alone (no seats) whose summary lists its
 // night and the total, paid on the ordinary hold page, giving the hotel's
-// voucher and no ticket. Signed out, the same button asks the fan to sign
-// in, in words.
+// voucher and no ticket, and "My bookings" lists the stay by its hotel
+// among the upcoming. Signed out, the same button asks the fan to sign in,
+// in words.
 func TestAFanBooksAHotelRoomWithoutSeatsFromTheHotelsNearAnEventAndPaysForTheStay(t *testing.T) {
 	t.Parallel()
 	e, base := hotelStack(t)
@@ -201,6 +202,15 @@ func TestAFanBooksAHotelRoomWithoutSeatsFromTheHotelsNearAnEventAndPaysForTheSta
 		do(t, fan, "the voucher", chromedp.WaitVisible(css(`#vouchers li[data-property="`+prop+`"]`)))
 		require.Contains(t, text(t, fan, `#vouchers`), "Hotel "+prop)
 		screenshot(t, fan, size.name+" stay paid")
+
+		// My bookings names the stay (it has no event) among the upcoming.
+		mine := `ul.bookings li[data-booking="` + holdID + `"]`
+		do(t, fan, "my bookings", chromedp.Navigate(base+"/#/bookings"), chromedp.WaitVisible(css(mine)))
+		require.Equal(t, "Upcoming", text(t, fan, `#bookings h2`))
+		require.Contains(t, text(t, fan, mine), "Hotel stay")
+		require.Contains(t, text(t, fan, mine), "Hotel "+prop+", Double")
+		require.Contains(t, text(t, fan, mine), "€120.00")
+		requireAccessible(t, fan, size.name+": my bookings with a stay")
 	}
 }
 

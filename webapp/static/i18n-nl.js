@@ -470,4 +470,6 @@ export const NL = {
   "Payments are not set up on this site.": "Betalingen zijn op deze site niet ingesteld.",
   "No connection, and no ticket was opened on this device yet.": "Geen verbinding, en op dit apparaat is nog geen ticket geopend.",
   "Sign in to see your tickets.": "Log in om je tickets te zien.",
+  "Hotel stay": "Hotelverblijf",
+  "{hotel}, {room}, {from} to {to}": "{hotel}, {room}, {from} tot {to}",
 };
