@@ -156,7 +156,8 @@ func TestAFanFindsHotelsNearAnEventWithNightlyPricesAndBooksTwoNightsWithASeatIn
 // night and the total, paid on the ordinary hold page, giving the hotel's
 // voucher and no ticket, and "My bookings" lists the stay by its hotel
 // among the upcoming. Signed out, the same button asks the fan to sign in,
-// in words.
+// in words, and a night that sells out as the fan presses it is refused in
+// a sentence naming the night.
 func TestAFanBooksAHotelRoomWithoutSeatsFromTheHotelsNearAnEventAndPaysForTheStay(t *testing.T) {
 	t.Parallel()
 	e, base := hotelStack(t)
@@ -175,6 +176,21 @@ func TestAFanBooksAHotelRoomWithoutSeatsFromTheHotelsNearAnEventAndPaysForTheSta
 		}
 		signIn(t, fan, base, fmt.Sprintf("stay%d_%s", i, e.eventID[4:]))
 		openHotels(t, fan, base, e.eventID, prop)
+		if i == 0 {
+			// The night sells out while the fan looks: the refusal (an RFC
+			// 9457 room-unavailable) reads as a sentence naming the night.
+			setAllotment := func(n int) {
+				_, err := e.store.Pool().Exec(context.Background(), `UPDATE room_nights SET allotment = $3 WHERE property_id = $1 AND night = $2`, prop, night, n)
+				require.NoError(t, err)
+			}
+			setAllotment(0)
+			do(t, fan, "the fan presses Book the room only as the night sells out",
+				chromedp.Click(css(room+` button.roomonly`)), chromedp.WaitVisible(css(`#problem`)))
+			require.Regexp(t, `^Sorry, the room was just taken for the night of \S+, \S+ \d+\. Please pick another room or other nights\.$`, text(t, fan, `#problem`))
+			require.Contains(t, js(t, fan, `document.getElementById('problem').dataset.type`), "room-unavailable")
+			setAllotment(5)
+			openHotels(t, fan, base, e.eventID, prop)
+		}
 		do(t, fan, "the fan books the room alone",
 			chromedp.Click(css(room+` button.roomonly`)),
 			chromedp.WaitVisible(css(`#countdown`)),
@@ -217,9 +233,10 @@ func TestAFanBooksAHotelRoomWithoutSeatsFromTheHotelsNearAnEventAndPaysForTheSta
 // TestABrowserInDutchShowsTheHotelResaleAndTransferPagesInDutch: with the
 // browser's language Dutch, at phone and desktop sizes, the hotels near an
 // event read in Dutch with prices and nights the Dutch way; after buying a
-// seat, "My tickets" offers to sell and to send the ticket in Dutch, a
-// sent ticket says so in Dutch, and the resale page, "My listings" and a
-// transfer's page read in Dutch.
+// seat, "My tickets" offers to sell (the face value prefilled with a
+// decimal comma) and to send the ticket in Dutch, a sent ticket says so in
+// Dutch, and the resale page, "My listings" and a transfer's page read in
+// Dutch.
 func TestABrowserInDutchShowsTheHotelResaleAndTransferPagesInDutch(t *testing.T) {
 	t.Parallel()
 	e, base := hotelStack(t)
@@ -263,6 +280,8 @@ func TestABrowserInDutchShowsTheHotelResaleAndTransferPagesInDutch(t *testing.T)
 		require.Equal(t, "Stuur dit ticket naar iemand", text(t, fan, `#tickets .transfer summary`))
 		do(t, fan, "open both", chromedp.Click(css(`#tickets .resale summary`)), chromedp.Click(css(`#tickets .transfer summary`)))
 		require.Equal(t, "Te koop zetten", text(t, fan, `#tickets .resale form button`))
+		waitJS(t, fan, `(v => /^\d+,\d\d$/.test(v) ? 'a Dutch amount' : v)(document.querySelector('#tickets .sellform input[name=price]').value)`,
+			"a Dutch amount", 10*time.Second)
 		require.Contains(t, text(t, fan, `#tickets .resale form .note`), "Een andere fan koopt het")
 		require.Equal(t, "Ticket versturen", text(t, fan, `#tickets .transfer form button`))
 		requireAccessible(t, fan, size.name+": selling and sending in Dutch")

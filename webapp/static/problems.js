@@ -8,6 +8,12 @@ function amount(m) {
   } catch { return (m.amount / 100).toFixed(2) + ' ' + m.currency; }
 }
 
+// night writes a problem's night (YYYY-MM-DD, a calendar date) as the
+// fan's language writes a date.
+function night(d) {
+  try { return new Intl.DateTimeFormat(locale(), { timeZone: 'UTC', weekday: 'short', day: 'numeric', month: 'short' }).format(new Date(d + 'T00:00:00Z')); } catch { return d; }
+}
+
 // message turns an RFC 9457 problem into a sentence a fan can act on.
 export function message(p, retryAfter) {
   const name = String(p && p.type || '').replace(/^.*\/problems\//, '');
@@ -49,7 +55,7 @@ export function message(p, retryAfter) {
     case 'listing-held': return t('A buyer is paying for this ticket right now, so it cannot be withdrawn. If their payment does not go through, you can withdraw it then.');
     case 'resale-limit': return t('You have reached the resale limit: this ticket was resold or listed as often as allowed, or you have as many tickets listed as allowed.');
     case 'no-invoice': return t('There is no such document for this booking yet: the invoice comes with the tickets of a paid booking, a credit note with its refund. Please try again in a moment.');
-    case 'room-unavailable': return p.night ? t('Sorry, the room was just taken for the night of {date}. Please pick another room or other nights.', { date: p.night })
+    case 'room-unavailable': return p.night ? t('Sorry, the room was just taken for the night of {date}. Please pick another room or other nights.', { date: night(p.night) })
       : t('Sorry, that room was just taken or is no longer on sale for those nights. Please pick another room or other nights.');
     case 'stay-limit': return p.limit ? t('You have reached the limit of unpaid room-nights ({n}). Pay for or release a hold first.', { n: p.limit })
       : t('You have reached the limit of unpaid room-nights. Pay for or release a hold first.');

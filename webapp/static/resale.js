@@ -34,8 +34,10 @@ function minor(text, currency) {
   return n > 0 ? n : null;
 }
 
-// major writes minor units as the price field shows them ("40.00").
-const major = m => (m.amount / 10 ** digits(m.currency)).toFixed(digits(m.currency));
+// major writes minor units as the price field shows them, in the fan's
+// language ("40.00", in Dutch "40,00"): minor reads either back.
+const major = m => (m.amount / 10 ** digits(m.currency)).toLocaleString(locale(),
+  { minimumFractionDigits: digits(m.currency), maximumFractionDigits: digits(m.currency), useGrouping: false });
 
 // inline shows a problem under a control (replacing the last one).
 function inline(box, err, fallback) {
