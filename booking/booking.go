@@ -127,7 +127,12 @@ type View struct {
 	Tickets []TicketView `json:"tickets"`
 	// Vouchers are the hotel vouchers of a paid package or stay.
 	Vouchers []VoucherView `json:"vouchers"`
-	Payment  *PaymentView  `json:"payment,omitempty"`
+	// Stays are the booking's hotel rooms night by night with their frozen
+	// prices, as its hold shows them, whatever its state: a fan's list of
+	// bookings names and dates a hotel-only stay (which has no event) and
+	// a package's rooms before any voucher exists. Omitted without stays.
+	Stays   []holds.ViewStay `json:"stays,omitempty"`
+	Payment *PaymentView     `json:"payment,omitempty"`
 	// Dispute is the booking's latest dispute (booking/disputes.go).
 	Dispute *DisputeView `json:"dispute,omitempty"`
 	// ExpiresAt is when a hold still waiting for payment ends.
@@ -253,6 +258,7 @@ func view(v store.BookingView) View {
 	for _, t := range v.Tickets {
 		r.Tickets = append(r.Tickets, TicketView{ID: t.ID, SeatID: t.SeatID, Status: t.Status, Label: venues.Label(t.Place)})
 	}
+	r.Stays = holds.NewView(v.Hold).Stays
 	r.Vouchers = []VoucherView{}
 	for _, vc := range v.Vouchers {
 		r.Vouchers = append(r.Vouchers, VoucherView{ID: vc.ID, PropertyID: vc.PropertyID, RoomType: vc.RoomType,

@@ -1,5 +1,7 @@
 // A thin client of the fan API: bearer token from sessionStorage, JSON in
 // and out, and problems thrown as ProblemError.
+import { t } from './i18n.js';
+
 export class ProblemError extends Error {
   constructor(problem, status, retryAfter) {
     super(problem.title || 'HTTP ' + status);
@@ -34,7 +36,7 @@ export function passFor(eventID) {
 // stayed busy through the retries), in words: the browser's own text
 // ("Failed to fetch") never reaches a fan.
 export class OfflineError extends Error {
-  constructor() { super('We could not reach Encore. Check your connection and try again.'); }
+  constructor() { super(t('We could not reach Encore. Check your connection and try again.')); }
 }
 
 const pause = ms => new Promise(r => setTimeout(r, ms));

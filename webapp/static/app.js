@@ -12,6 +12,7 @@ import * as transfers from './transfers.js';
 import * as resale from './resale.js';
 import { documentsBox } from './documents.js';
 import { Questions } from './questions.js';
+import { hotelsView, chosenStay, forgetStay, rememberNames, stayNames, nightDate } from './hotels.js';
 import { t, plural, translatePage, langSwitch, locale } from './i18n.js';
 
 const tr = t; // for views whose ticket types are called t
@@ -60,7 +61,7 @@ export function showProblem(err, actions = []) {
   if (type.endsWith('/queue-required') && eventID && !actions.length) {
     actions = [[t('Join the waiting room'), () => { location.hash = '#/queue/' + eventID; }]];
   }
-  if (type.endsWith('/pending-checkout') && err.problem.hold_id && !actions.length) {
+  if ((type.endsWith('/pending-checkout') || type.endsWith('/stay-already-held')) && err.problem.hold_id && !actions.length) {
     actions = [[t('Go to your hold'), () => { location.hash = '#/hold/' + encodeURIComponent(err.problem.hold_id); }]];
   }
   for (const [label, fn] of actions) {
@@ -226,6 +227,7 @@ async function eventView(id, sectionID) {
     <h2>${t('Your selection')}</h2><ul id="selection" class="selection"></ul>
     <section id="stay" class="stay" aria-labelledby="stayhead" hidden><h2 id="stayhead">${t('Stay the night')}</h2>
       <p id="staynote"></p>
+      <p><a id="hotelslink" href="#/event/${encodeURIComponent(id)}/hotels">${t('Hotels near this event')}</a>: ${t('every hotel with its price night by night, for more nights, or a room without seats')}</p>
       <label>${t('Guests in the room')} <select id="guests">${[1, 2, 3, 4].map(n => `<option ${n === 2 ? 'selected' : ''}>${n}</option>`).join('')}</select></label>
       <fieldset id="hotels"><legend>${t('Add a room to your seats: one booking, seats and room, or nothing')}</legend></fieldset></section>
     <form class="row" id="holdform"><label>${t('Promotion code')} <input name="promo" autocomplete="off" pattern="[A-Za-z0-9_\-]{1,64}"></label>
@@ -246,6 +248,7 @@ async function eventView(id, sectionID) {
     try {
       const room = stay();
       const h = await post('/v1/holds', { event_id: id, ...body, ...(promo() ? { promo_code: promo() } : {}), ...(room ? { stays: [room] } : {}) }, newKey());
+      forgetStay(id);
       clearProblem(); location.hash = '#/hold/' + h.hold_id;
     } catch (err) { onFail(err); }
   };
@@ -392,26 +395,47 @@ async function eventView(id, sectionID) {
 }
 
 // hotelOffer lists the hotels nearest an event's venue with their rate for
-// the show's night, beside the seats: a room chosen goes into the same hold
-// as the seats (a package: every part or none). It returns what the hold
-// adds: the chosen stay, or null.
+// the show's night (or the nights the fan chose on the hotel screen, that
+// room preselected), beside the seats: a room chosen goes into the same
+// hold as the seats (a package: every part or none). It returns what the
+// hold adds: the chosen stay, or null. A hotel search that cannot answer
+// (after the reads' retries) says so in words; one not served (404) shows
+// nothing.
 function hotelOffer(eventID) {
   const box = main.querySelector('#stay'), list = main.querySelector('#hotels'), guests = main.querySelector('#guests');
+  const kept = chosenStay(eventID);
+  if (kept && kept.guests) guests.value = String(kept.guests);
+  const nights = (kept && kept.nights) || 1, roomCount = (kept && kept.rooms) || 1;
   let offer = null;
+  const note = main.querySelector('#staynote');
   const load = async () => {
     try {
-      offer = await get(`/v1/events/${encodeURIComponent(eventID)}/hotels?guests=${guests.value}`);
-    } catch { box.hidden = true; return; }
+      offer = await get(`/v1/events/${encodeURIComponent(eventID)}/hotels?guests=${guests.value}&nights=${nights}`);
+    } catch (err) {
+      offer = null;
+      if (err instanceof ProblemError && err.status === 404) { box.hidden = true; return; }
+      note.dataset.error = 'yes';
+      note.textContent = t('We could not load the hotels near the venue.') + ' ' + (err instanceof ProblemError ? message(err.problem, err.retryAfter) : words(err));
+      list.innerHTML = `<legend>${t('Add a room to your seats: one booking, seats and room, or nothing')}</legend>`
+        + `<button type="button" class="secondary" id="hotelsretry">${t('Try again')}</button>`;
+      list.querySelector('#hotelsretry').onclick = load;
+      box.hidden = false;
+      return;
+    }
+    if (!list.isConnected) return;
+    delete note.dataset.error;
+    rememberNames(offer.properties);
     const rooms = offer.properties.flatMap(p => p.room_types.filter(r => r.available > 0).map(r => ({ p, r })));
-    main.querySelector('#staynote').textContent = rooms.length
-      ? t('Hotels near the venue for the night of the show ({from} to {to}), nearest first.', { from: offer.checkin, to: offer.checkout })
+    note.textContent = rooms.length
+      ? t('Hotels near the venue for {nights} from {from} to {to}, nearest first.', { nights: plural(nights, '{n} night', '{n} nights'), from: nightDate(offer.checkin), to: nightDate(offer.checkout) })
       : t('No hotel near the venue has a room for that night.');
+    const picked = r => kept && kept.property_id === r.p.id && kept.room_type === r.r.id;
     list.innerHTML = `<legend>${t('Add a room to your seats: one booking, seats and room, or nothing')}</legend>`
-      + `<label class="hotel"><input type="radio" name="room" value="" checked> ${t('No hotel')}</label>`
+      + `<label class="hotel"><input type="radio" name="room" value="" ${rooms.some(picked) ? '' : 'checked'}> ${t('No hotel')}</label>`
       + rooms.map(({ p, r }) => `<label class="hotel" data-property="${esc(p.id)}" data-room-type="${esc(r.id)}">
-        <input type="radio" name="room" value="${esc(p.id)}|${esc(r.id)}"> <span><strong>${esc(p.name)}</strong>${p.distance_km != null ? ` · ${p.distance_km} km` : ''}
+        <input type="radio" name="room" value="${esc(p.id)}|${esc(r.id)}" ${picked({ p, r }) ? 'checked' : ''}> <span><strong>${esc(p.name)}</strong>${p.distance_km != null ? ` · ${p.distance_km} km` : ''}
         · ${esc(r.name)} (${t('up to {n}', { n: r.max_guests })}) · <span class="price" data-amount="${r.price_per_night.amount}">${money(r.price_per_night)}</span> ${t('a night')}
-        · ${t('{n} left', { n: r.available })}</span></label>`).join('');
+        ${roomCount > 1 ? `· ${plural(roomCount, '{n} room', '{n} rooms')}` : ''} · ${t('{n} left', { n: r.available })}</span></label>`).join('');
     box.hidden = false;
   };
   guests.onchange = load;
@@ -420,7 +444,7 @@ function hotelOffer(eventID) {
     const v = (list.querySelector('input[name=room]:checked') || {}).value;
     if (!v || !offer) return null;
     const [property_id, room_type] = v.split('|');
-    return { property_id, room_type, checkin: offer.checkin, checkout: offer.checkout, rooms: 1 };
+    return { property_id, room_type, checkin: offer.checkin, checkout: offer.checkout, rooms: roomCount };
   };
 }
 
@@ -439,14 +463,16 @@ async function holdView(id) {
   if (h.status && h.status !== 'PENDING_PAYMENT') { location.replace('#/booking/' + encodeURIComponent(id)); return; }
   // The booking's view names the event and labels the seats (the hold's
   // own answer carries IDs only); without it the IDs stand in.
-  const [b, ev] = await Promise.all([get('/v1/bookings/' + encodeURIComponent(id)).catch(() => null),
-    h.event_id ? get('/v1/events/' + encodeURIComponent(h.event_id)).catch(() => null) : null]);
-  const summary = b ? orderSummary(b, h.promo_code, { hold: h, types: ev && ev.ticket_types })
-    : `<p>${t('Seats')}: ${esc((h.seat_ids || []).join(', '))}</p><p>${t('Total')}: <strong>${money(h.total)}</strong></p>`;
-  const stays = (h.stays || []).map(st => `<li data-property="${esc(st.property_id)}"><span>${t('Room')}: ${esc(st.property_id)}, ${esc(st.room_type)},
-    ${t('{from} to {to}', { from: esc(st.checkin), to: esc(st.checkout) })}${st.rooms > 1 ? ` × ${st.rooms}` : ''}</span> <span>${money(st.total)}</span></li>`).join('');
-  main.innerHTML = `<h1>${t('Your hold')}</h1>
-    ${summary}${stays ? `<ul class="lines" id="holdstays" aria-label="${t('Hotel rooms in this hold')}">${stays}</ul>` : ''}
+  const [b, ev, names] = await Promise.all([get('/v1/bookings/' + encodeURIComponent(id)).catch(() => null),
+    h.event_id ? get('/v1/events/' + encodeURIComponent(h.event_id)).catch(() => null) : null, stayNames(h.stays)]);
+  // Without the booking's view the hold's own lines stand in, as a
+  // booking with no event or labels.
+  const summary = orderSummary(b || { items: (h.items || []).map(it => ({ ...it, label: it.seat_id || it.section_id })), total: h.total },
+    h.promo_code, { hold: h, types: ev && ev.ticket_types, names });
+  // Somewhere to go back to: the event's seats, or the events.
+  const back = h.event_id ? '#/event/' + encodeURIComponent(h.event_id) : '#/';
+  main.innerHTML = `<h1>${t(h.event_id ? 'Your hold' : 'Your room on hold')}</h1>
+    ${summary}
     <div id="qbox"></div>
     <p>${t('Time left to pay')}: <span class="countdown" id="countdown" role="timer" aria-live="off"></span></p>
     <form id="pay" class="pay" aria-label="${t('Payment')}">
@@ -465,7 +491,7 @@ async function holdView(id) {
     if (s === 0 && !expired) {
       expired = true; payBtn.disabled = true; testBtn.disabled = true; main.dataset.expired = 'yes';
       showProblem(new ProblemError({ type: '/problems/hold-expired' }, 410),
-        [[t('Choose seats again'), () => { location.hash = '#/event/' + encodeURIComponent(h.event_id); }]]);
+        [[t(h.event_id ? 'Choose seats again' : 'Back to the events'), () => { location.hash = back; }]]);
       announce(t('Your hold has expired'));
     }
     if (s === 60) announce(t('One minute left to pay'));
@@ -578,7 +604,7 @@ async function holdView(id) {
     }
   };
   main.querySelector('#release').onclick = async () => {
-    try { await request('DELETE', '/v1/holds/' + encodeURIComponent(id)); location.hash = '#/event/' + h.event_id; } catch (err) { showProblem(err); }
+    try { await request('DELETE', '/v1/holds/' + encodeURIComponent(id)); location.hash = back; } catch (err) { showProblem(err); }
   };
 }
 
@@ -597,7 +623,7 @@ async function bookingView(id) {
     <p id="bnote" class="note"></p><ul class="tickets" id="tickets"></ul>`;
   const st = main.querySelector('#bstatus'), note = main.querySelector('#bnote');
   const show = s => { st.dataset.status = s; st.textContent = statusText(s); };
-  let summarised = false;
+  let summarised = false, names = {};
   let stop = false; cleanup.push(() => { stop = true; });
   let offered = false;
   // The hold's own view has the lines' types and fees and the tax; the
@@ -608,8 +634,9 @@ async function bookingView(id) {
     if (stop) return;
     if (!summarised) {
       const [h, ev] = await Promise.all([hold, b.event_id ? get('/v1/events/' + encodeURIComponent(b.event_id)).catch(() => null) : null]);
+      names = await stayNames((h && h.stays) || b.vouchers);
       if (stop) return;
-      main.querySelector('#bsummary').innerHTML = orderSummary(b, b.promo_code, { hold: h, types: ev && ev.ticket_types });
+      main.querySelector('#bsummary').innerHTML = orderSummary(b, b.promo_code, { hold: h, types: ev && ev.ticket_types, names });
       summarised = true;
     }
     show(b.status);
@@ -654,7 +681,8 @@ async function bookingView(id) {
         clearProblem(); showTickets(main.querySelector('#tickets'), b.tickets.map(t => ({ ...t, event_id: b.event_id, event: t.event || b.event, booking_id: b.booking_id })));
         if ((b.vouchers || []).length) {
           main.querySelector('#tickets').insertAdjacentHTML('afterend', `<h2>${t('Your hotel')}</h2><ul class="lines" id="vouchers">${b.vouchers.map(v =>
-            `<li><span>${esc(v.property_id)}, ${esc(v.room_type)}, ${esc(v.checkin)} to ${esc(v.checkout)}</span>
+            `<li data-property="${esc(v.property_id)}"><span>${esc(names[v.property_id] || v.property_id)}, ${esc(names[v.property_id + '|' + v.room_type] || v.room_type)},
+            ${esc(t('{from} to {to}', { from: nightDate(v.checkin), to: nightDate(v.checkout) }))}</span>
             <span>${t('confirmation')} <strong>${esc(v.confirmation)}</strong></span></li>`).join('')}</ul>`);
         }
         showCancellation(b); announce(t('Payment complete. Your tickets are ready.'));
@@ -888,9 +916,9 @@ async function queueView(id) {
 // back for them; an offer carries a pass like an admission and opens the
 // seat map with it.
 function waitlistForm(id, where) {
-  where.innerHTML = `<form id="waitlist" class="inline"><label>Seats <select name="qty">
+  where.innerHTML = `<form id="waitlist" class="inline"><label>${t('Seats')} <select name="qty">
       ${[1, 2, 3, 4, 5, 6].map(n => `<option>${n}</option>`).join('')}</select></label>
-    <button type="submit">Join the waitlist</button></form><span id="wlstate" role="status"></span>`;
+    <button type="submit">${t('Join the waitlist')}</button></form><span id="wlstate" role="status"></span>`;
   const form = where.querySelector('#waitlist'), msg = where.querySelector('#wlstate');
   form.addEventListener('submit', async e => {
     e.preventDefault();
@@ -900,8 +928,9 @@ function waitlistForm(id, where) {
       form.hidden = true;
       msg.dataset.status = w.status;
       msg.textContent = w.status === 'WAITING'
-        ? `You are number ${w.position} on the waitlist for ${w.quantity} seat${w.quantity === 1 ? '' : 's'}. If seats come back we offer them to you here and by email; keep this page open.`
-        : 'Seats are being offered to you.';
+        ? plural(w.quantity, 'You are number {pos} on the waitlist for {n} seat. If seats come back we offer them to you here and by email; keep this page open.',
+          'You are number {pos} on the waitlist for {n} seats. If seats come back we offer them to you here and by email; keep this page open.', { pos: w.position })
+        : t('Seats are being offered to you.');
       announce(msg.textContent);
       const timer = setInterval(async () => {
         try {
@@ -909,7 +938,7 @@ function waitlistForm(id, where) {
           if (st.status !== 'offered' || !st.pass) return;
           clearInterval(timer);
           savePass(id, st.pass, st.pass_expires_at);
-          announce('Seats came back and they are offered to you. Opening the seat map.');
+          announce(t('Seats came back and they are offered to you. Opening the seat map.'));
           location.hash = '#/event/' + encodeURIComponent(id);
         } catch { /* the next poll retries */ }
       }, 3000);
@@ -962,6 +991,8 @@ async function route() {
       case 'event':
         // Resale tickets are not behind the waiting room (resale.js).
         if (parts[2] === 'resale') { await resale.eventView(main, parts[1], { signedIn: !!token(), showProblem, clearProblem }); break; }
+        // Hotels are not seats: not behind the waiting room either.
+        if (parts[2] === 'hotels') { await hotelsView(main, parts[1], { showProblem, clearProblem, announce }); break; }
         if (await needsQueue(parts[1])) { location.replace('#/queue/' + encodeURIComponent(parts[1])); return; }
         await eventView(parts[1], parts[2]); break;
       case 'queue': await queueView(parts[1]); break;

@@ -22,8 +22,8 @@ export async function fetchDocument(path) {
 
 // DOCS are a booking's documents by kind: their path, button and link.
 const DOCS = {
-  invoice: { file: 'invoice.pdf', label: 'Invoice (PDF)', what: 'invoice' },
-  'credit-note': { file: 'credit-note.pdf', label: 'Credit note (PDF)', what: 'credit note' },
+  invoice: { file: 'invoice.pdf', label: 'Invoice (PDF)', fetching: 'Fetching your invoice…', opened: 'Your invoice opened in a new tab.', ready: 'Your invoice is ready.' },
+  'credit-note': { file: 'credit-note.pdf', label: 'Credit note (PDF)', fetching: 'Fetching your credit note…', opened: 'Your credit note opened in a new tab.', ready: 'Your credit note is ready.' },
 };
 
 // documentsBox is a paid (or refunded) booking's documents section, or
@@ -43,15 +43,16 @@ export function documentsBox(b, cleanup) {
   box.addEventListener('click', async e => {
     const btn = e.target.closest('button[data-doc]'); if (!btn) return;
     const d = DOCS[btn.dataset.doc];
-    btn.disabled = true; state.textContent = `Fetching your ${d.what}…`;
+    btn.disabled = true; state.textContent = t(d.fetching);
     try {
       const doc = await fetchDocument(`/v1/bookings/${encodeURIComponent(b.booking_id)}/${d.file}`);
       urls.push(doc.url);
       const tab = window.open(doc.url, '_blank');
-      state.innerHTML = `${tab ? `Your ${d.what} opened in a new tab.` : `Your ${d.what} is ready.`}
-        <a id="${btn.dataset.doc}link" href="${esc(doc.url)}" target="_blank" data-type="${esc(doc.type)}" data-name="${esc(doc.name)}">Open ${esc(doc.name)}</a>`;
+      state.innerHTML = `${t(tab ? d.opened : d.ready)}
+        <a id="${btn.dataset.doc}link" href="${esc(doc.url)}" target="_blank" data-type="${esc(doc.type)}" data-name="${esc(doc.name)}">${esc(t('Open {name}', { name: doc.name }))}</a>`;
     } catch (err) {
-      state.textContent = err instanceof ProblemError ? message(err.problem, err.retryAfter) : err.message;
+      state.textContent = err instanceof ProblemError ? message(err.problem, err.retryAfter)
+        : err instanceof TypeError ? t('We could not fetch the document. Check your connection and try again.') : err.message;
     } finally { btn.disabled = false; }
   });
   return box;

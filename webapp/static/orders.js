@@ -3,6 +3,7 @@
 // state in words, and the list of the fan's bookings.
 import { money } from './seatmap.js';
 import { t, locale } from './i18n.js';
+import { stayLines, stayTotal, stayNames, nightDate } from './hotels.js';
 
 export const esc = s => String(s ?? '').replace(/[&<>"']/g, c => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
 
@@ -61,14 +62,17 @@ const typeName = (types, id) => ((types || []).find(t => t.id === id) || {}).nam
 // orderSummary lists a booking's lines by their labels with their prices
 // (each line's ticket type named when the event has more than one), each
 // promotion's discount on its own line, the service fees and the tax apart
-// from the prices, and the total. hold is the hold's own view (its lines'
-// types and fees, the tax), types the event's ticket types; without them
-// the lines and the total alone.
-export function orderSummary(b, promo, { hold, types } = {}) {
+// from the prices, the hotel rooms of a package or stay night by night,
+// and the total. hold is the hold's own view (its lines' types and fees,
+// the tax, its stays), types the event's ticket types, names the stays'
+// hotel and room names (hotels.stayNames); without them the lines and the
+// total alone.
+export function orderSummary(b, promo, { hold, types, names } = {}) {
   const held = (hold && hold.items) || [];
   const typed = (types || []).length > 1 || new Set(held.map(h => h.ticket_type)).size > 1;
   const cur = b.total.currency;
-  let sum = 0;
+  const stays = (hold && hold.stays) || [];
+  let sum = stayTotal(stays);
   const lines = (b.items || []).map(it => {
     const h = held.find(x => (it.seat_id ? x.seat_id === it.seat_id : !x.seat_id && x.section_id === it.section_id)) || {};
     const qty = it.quantity > 1 ? `${it.quantity} × ` : '';
@@ -95,7 +99,7 @@ export function orderSummary(b, promo, { hold, types } = {}) {
     else extra += `<li class="tax" id="tax" data-amount="${tax.amount}" data-included="no"><span>${rate}</span><span>${money({ amount: tax.amount, currency: cur })}</span></li>`;
   }
   return `<section class="summary" aria-label="${t('Order summary')}">${eventLine(b.event)}
-    <ul class="lines">${lines}${extra}</ul><p class="total">${t('Total')} <strong>${money(b.total)}</strong></p>${after}</section>`;
+    ${lines || extra ? `<ul class="lines">${lines}${extra}</ul>` : ''}${stayLines(stays, names)}<p class="total">${t('Total')} <strong>${money(b.total)}</strong></p>${after}</section>`;
 }
 
 // bookingsView is "My bookings": upcoming events first (soonest first),
@@ -106,14 +110,22 @@ export async function bookingsView(main, get) {
   const box = main.querySelector('#bookings');
   const out = await get('/v1/me/bookings?limit=100');
   const now = Date.now();
-  const at = b => (b.event ? new Date(b.event.starts_at).getTime() : 0);
+  // A hotel-only stay has no event: it is upcoming until its checkout.
+  const stays = b => b.stays || [];
+  const at = b => (b.event ? new Date(b.event.starts_at).getTime()
+    : stays(b).length ? new Date(stays(b)[0].checkout + 'T12:00:00Z').getTime() : 0);
+  const names = await stayNames(out.bookings.flatMap(stays));
+  const room = st => t('{hotel}, {room}, {from} to {to}', { hotel: names[st.property_id] || st.property_id,
+    room: names[st.property_id + '|' + st.room_type] || st.room_type, from: nightDate(st.checkin), to: nightDate(st.checkout) })
+    + (st.rooms > 1 ? ` × ${st.rooms}` : '');
   const upcoming = out.bookings.filter(b => at(b) >= now).sort((x, y) => at(x) - at(y));
   const past = out.bookings.filter(b => at(b) < now).sort((x, y) => at(y) - at(x));
   const item = b => {
     const pending = b.status === 'PENDING_PAYMENT';
     const href = (pending ? '#/hold/' : '#/booking/') + encodeURIComponent(b.booking_id);
-    const what = (b.items || []).map(i => (i.quantity > 1 ? i.quantity + ' × ' : '') + i.label).join('; ');
-    return `<li data-booking="${esc(b.booking_id)}" data-status="${esc(b.status)}">${eventLine(b.event)}
+    const what = (b.items || []).map(i => (i.quantity > 1 ? i.quantity + ' × ' : '') + i.label).concat(stays(b).map(room)).join('; ');
+    const head = b.event ? eventLine(b.event) : stays(b).length ? `<p class="event"><strong>${t('Hotel stay')}</strong></p>` : '';
+    return `<li data-booking="${esc(b.booking_id)}" data-status="${esc(b.status)}">${head}
       <p>${esc(what)}</p><p><span class="status">${esc(statusText(b.status))}</span> · ${money(b.total)}</p>
       <p><a href="${href}">${t(pending ? 'Finish paying' : 'See the booking and tickets')}</a></p></li>`;
   };

@@ -6,7 +6,7 @@
 // the server (the booking saga's step), and a 3-D Secure check the bank
 // asks for opens over the page (handleNextAction).
 import { get } from './api.js';
-import { lang } from './i18n.js';
+import { lang, t } from './i18n.js';
 
 let config, script;
 
@@ -20,8 +20,8 @@ function loadScript(src) {
   script ||= new Promise((resolve, reject) => {
     const s = document.createElement('script');
     s.src = src;
-    s.onload = () => (window.Stripe ? resolve(window.Stripe) : reject(new Error('The payment form did not load.')));
-    s.onerror = () => { script = null; s.remove(); reject(new Error('The payment form could not load. Check your connection and try again.')); };
+    s.onload = () => (window.Stripe ? resolve(window.Stripe) : reject(new Error(t('The payment form did not load.'))));
+    s.onerror = () => { script = null; s.remove(); reject(new Error(t('The payment form could not load. Check your connection and try again.'))); };
     document.head.append(s);
   });
   return script;
@@ -31,7 +31,7 @@ function loadScript(src) {
 export class PaymentForm {
   static async mount(el, total, onChange) {
     const cfg = await paymentConfig();
-    if (!cfg.js_url || !cfg.publishable_key) throw new Error('Payments are not set up on this site.');
+    if (!cfg.js_url || !cfg.publishable_key) throw new Error(t('Payments are not set up on this site.'));
     const Stripe = await loadScript(cfg.js_url);
     const f = new PaymentForm();
     f.sandbox = !!cfg.sandbox;

@@ -6,6 +6,7 @@
 // the app whether to do this (GET /v1/auth/config): with no client ID it
 // keeps the demo form.
 import { keepSession } from './api.js';
+import { t } from './i18n.js';
 
 let config;
 
@@ -31,7 +32,7 @@ async function discovery(issuer) {
   const res = await fetch(issuer.replace(/\/$/, '') + '/.well-known/openid-configuration').catch(() => null);
   const doc = res && res.ok ? await res.json().catch(() => null) : null;
   if (!doc || doc.issuer !== issuer || !doc.authorization_endpoint || !doc.token_endpoint) {
-    throw new Error('The sign-in service cannot be reached right now. Please try again in a moment.');
+    throw new Error(t('The sign-in service cannot be reached right now. Please try again in a moment.'));
   }
   return doc;
 }
@@ -40,7 +41,7 @@ async function discovery(issuer) {
 // nonce stay in this tab's sessionStorage until it comes back, with the view
 // to return to.
 export async function startSignIn() {
-  if (!crypto.subtle) throw new Error('Signing in needs a secure connection (HTTPS). Please open this site over HTTPS.');
+  if (!crypto.subtle) throw new Error(t('Signing in needs a secure connection (HTTPS). Please open this site over HTTPS.'));
   const cfg = await signInConfig();
   const doc = await discovery(cfg.issuer);
   const verifier = random(32);
@@ -65,9 +66,9 @@ const names = (c, aud) => c && [].concat(c.aud || []).includes(aud);
 // issuerMessage is the sentence for an issuer's ?error= (RFC 6749 section
 // 4.1.2.1).
 function issuerMessage(code, description) {
-  if (code === 'access_denied') return 'Sign-in was cancelled. You can sign in again whenever you like.';
-  if (code === 'temporarily_unavailable' || code === 'server_error') return 'The sign-in service is busy. Please wait a moment and sign in again.';
-  return `The sign-in service refused the sign-in (${description || code}). Please sign in again; if it keeps failing, contact support.`;
+  if (code === 'access_denied') return t('Sign-in was cancelled. You can sign in again whenever you like.');
+  if (code === 'temporarily_unavailable' || code === 'server_error') return t('The sign-in service is busy. Please wait a moment and sign in again.');
+  return t('The sign-in service refused the sign-in ({why}). Please sign in again; if it keeps failing, contact support.', { why: description || code });
 }
 
 // finishSignIn completes a redirect back from the issuer, if this page load
@@ -84,7 +85,7 @@ export async function finishSignIn() {
   history.replaceState(null, '', location.pathname + ((saved && saved.back) || location.hash));
   if (q.has('error')) throw new Error(issuerMessage(q.get('error'), q.get('error_description')));
   if (!saved || q.get('state') !== saved.state) {
-    throw new Error('This sign-in did not start in this tab, or was already used. Please sign in again.');
+    throw new Error(t('This sign-in did not start in this tab, or was already used. Please sign in again.'));
   }
   const cfg = await signInConfig();
   const doc = await discovery(cfg.issuer);
@@ -96,13 +97,13 @@ export async function finishSignIn() {
   }).catch(() => null);
   const out = res ? await res.json().catch(() => ({})) : {};
   if (!res || !res.ok) {
-    throw new Error('The sign-in could not be completed' + (out.error_description ? ` (${out.error_description})` : '') + '. Please sign in again.');
+    throw new Error(out.error_description ? t('The sign-in could not be completed ({why}). Please sign in again.', { why: out.error_description }) : t('The sign-in could not be completed. Please sign in again.'));
   }
   // This sign-in sent a nonce: its answer must carry an ID token with that
   // nonce, whichever token the app then keeps. An answer without one (an
   // access token alone) could be a replayed or injected code's.
   const id = claims(out.id_token);
-  if (!id || !saved.nonce || id.nonce !== saved.nonce) throw new Error('The sign-in answer did not match this sign-in. Please sign in again.');
+  if (!id || !saved.nonce || id.nonce !== saved.nonce) throw new Error(t('The sign-in answer did not match this sign-in. Please sign in again.'));
   // Which token the API gets: the access token when it is a JWT naming the
   // API's audience (an access token is what OAuth means for a resource
   // server, and it may carry roles an ID token does not); otherwise the ID
@@ -114,7 +115,7 @@ export async function finishSignIn() {
   const tok = names(access, cfg.audience) || !names(id, cfg.audience) ? out.access_token : out.id_token;
   const me = await fetch('/v1/me', { headers: { Authorization: 'Bearer ' + tok } }).catch(() => null);
   if (!me || !me.ok) {
-    throw new Error('You signed in, but this site does not accept the sign-in service\'s token (its issuer or audience differs from the site\'s settings). Please contact support.');
+    throw new Error(t("You signed in, but this site does not accept the sign-in service's token (its issuer or audience differs from the site's settings). Please contact support."));
   }
   const who = await me.json();
   keepSession(tok, who.email || who.user_id);

@@ -5,13 +5,14 @@
 import { get, post, request, newKey, ProblemError } from './api.js';
 import { message } from './problems.js';
 import { esc } from './orders.js';
+import { t, locale } from './i18n.js';
 
 // mine is the signed-in fan's transfers, sent and received.
 export async function mine() {
   return (await get('/v1/me/transfers')).transfers;
 }
 
-const until = t => new Date(t).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const until = d => new Date(d).toLocaleString(locale(), { dateStyle: 'medium', timeStyle: 'short' });
 
 // sendControls adds to a ticket's entry in "My tickets" a way to send it
 // to someone, or the pending offer with a way to withdraw it. done is
@@ -22,31 +23,31 @@ export function sendControls(li, ticketID, pending, done) {
   box.dataset.ticket = ticketID;
   li.append(box);
   const offered = x => {
-    box.innerHTML = `<p class="note" data-transfer="${esc(x.transfer_id)}" data-status="PENDING">Sent to <strong>${esc(x.to_email)}</strong>,
-      waiting for them to accept (until ${esc(until(x.expires_at))}). The ticket stays yours until then.</p>
-      <button class="secondary" type="button">Withdraw</button>`;
+    box.innerHTML = `<p class="note" data-transfer="${esc(x.transfer_id)}" data-status="PENDING">${t('Sent to {email}, waiting for them to accept (until {date}). The ticket stays yours until then.',
+      { email: `<strong>${esc(x.to_email)}</strong>`, date: esc(until(x.expires_at)) })}</p>
+      <button class="secondary" type="button">${t('Withdraw')}</button>`;
     box.querySelector('button').onclick = async e => {
       e.target.disabled = true;
-      try { await request('DELETE', '/v1/transfers/' + encodeURIComponent(x.transfer_id)); done('Transfer withdrawn'); }
+      try { await request('DELETE', '/v1/transfers/' + encodeURIComponent(x.transfer_id)); done(t('Transfer withdrawn')); }
       catch (err) { e.target.disabled = false; say(err); }
     };
   };
   const say = err => {
     let p = box.querySelector('.problem-inline');
     if (!p) { p = document.createElement('p'); p.className = 'problem-inline'; p.setAttribute('role', 'alert'); box.append(p); }
-    p.textContent = err instanceof ProblemError ? message(err.problem, err.retryAfter) : 'Could not send it. Please try again.';
+    p.textContent = err instanceof ProblemError ? message(err.problem, err.retryAfter) : t('Could not send it. Please try again.');
   };
   if (pending) { offered(pending); return; }
-  box.innerHTML = `<details><summary>Send this ticket to someone</summary>
-    <form class="sendform" novalidate><label>Their email address <input name="to" type="email" autocomplete="email" required></label>
-    <button type="submit">Send ticket</button>
-    <p class="note">They accept it signed in with that address and get a new ticket; this one then stops working.</p></form></details>`;
+  box.innerHTML = `<details><summary>${t('Send this ticket to someone')}</summary>
+    <form class="sendform" novalidate><label>${t('Their email address')} <input name="to" type="email" autocomplete="email" required></label>
+    <button type="submit">${t('Send ticket')}</button>
+    <p class="note">${t('They accept it signed in with that address and get a new ticket; this one then stops working.')}</p></form></details>`;
   box.querySelector('form').onsubmit = async e => {
     e.preventDefault();
     const btn = e.target.querySelector('button'); btn.disabled = true;
     try {
       const x = await post(`/v1/tickets/${encodeURIComponent(ticketID)}/transfer`, { to_email: e.target.to.value.trim() }, newKey());
-      offered(x); done('Ticket sent to ' + x.to_email);
+      offered(x); done(t('Ticket sent to {email}', { email: x.to_email }));
     } catch (err) { btn.disabled = false; say(err); }
   };
 }
@@ -57,9 +58,9 @@ export function receivedList(main, list, done) {
   const waiting = list.filter(x => x.direction === 'received' && x.status === 'PENDING');
   if (!waiting.length) return;
   const box = document.createElement('section');
-  box.className = 'received'; box.setAttribute('aria-label', 'Tickets sent to you');
-  box.innerHTML = '<h2>Tickets sent to you</h2>' + waiting.map(x => `<p data-transfer="${esc(x.transfer_id)}">
-    A ticket for ${esc(x.event_id)}, until ${esc(until(x.expires_at))}. <button type="button">Accept</button></p>`).join('');
+  box.className = 'received'; box.setAttribute('aria-label', t('Tickets sent to you'));
+  box.innerHTML = `<h2>${t('Tickets sent to you')}</h2>` + waiting.map(x => `<p data-transfer="${esc(x.transfer_id)}">
+    ${t('A ticket for {event}, until {date}.', { event: esc(x.event_id), date: esc(until(x.expires_at)) })} <button type="button">${t('Accept')}</button></p>`).join('');
   for (const b of box.querySelectorAll('button')) {
     b.onclick = () => accept(b.parentElement.dataset.transfer, b, done);
   }
@@ -68,32 +69,35 @@ export function receivedList(main, list, done) {
 
 async function accept(id, btn, done) {
   btn.disabled = true;
-  try { await post(`/v1/transfers/${encodeURIComponent(id)}/accept`, {}, newKey()); done('Ticket accepted: it is in My tickets'); }
+  try { await post(`/v1/transfers/${encodeURIComponent(id)}/accept`, {}, newKey()); done(t('Ticket accepted: it is in My tickets')); }
   catch (err) {
     btn.disabled = false;
     const p = document.createElement('p'); p.className = 'problem-inline'; p.setAttribute('role', 'alert');
-    p.textContent = err instanceof ProblemError ? message(err.problem, err.retryAfter) : 'Could not accept it. Please try again.';
+    p.textContent = err instanceof ProblemError ? message(err.problem, err.retryAfter) : t('Could not accept it. Please try again.');
     btn.after(p);
   }
 }
 
+// TRANSFER_STATUS says a closed transfer's state in words.
+const TRANSFER_STATUS = { DECLINED: 'declined', WITHDRAWN: 'withdrawn', EXPIRED: 'expired', CANCELLED: 'cancelled' };
+
 // transferView is #/transfer/<id>, where the email's link lands: the
 // transfer and its Accept button, or why it cannot be accepted.
 export async function transferView(main, id, signedIn) {
-  main.innerHTML = '<h1>A ticket for you</h1><div id="transfer"></div>';
+  main.innerHTML = `<h1>${t('A ticket for you')}</h1><div id="transfer"></div>`;
   const box = main.querySelector('#transfer');
-  if (!signedIn) { box.innerHTML = '<p>Sign in with the email address the ticket was sent to, then open this page again.</p>'; return; }
-  const x = (await mine()).find(t => t.transfer_id === id);
+  if (!signedIn) { box.innerHTML = `<p>${t('Sign in with the email address the ticket was sent to, then open this page again.')}</p>`; return; }
+  const x = (await mine()).find(tr => tr.transfer_id === id);
   if (!x || x.direction !== 'received') {
-    box.innerHTML = '<p>This transfer is not addressed to you. Sign in with the email address it was sent to.</p>'; return;
+    box.innerHTML = `<p>${t('This transfer is not addressed to you. Sign in with the email address it was sent to.')}</p>`; return;
   }
   if (x.status !== 'PENDING') {
-    box.innerHTML = `<p data-status="${esc(x.status)}">${x.status === 'ACCEPTED' ? 'You accepted this ticket: it is in <a href="#/tickets">My tickets</a>.'
-      : 'This transfer is no longer open (' + esc(x.status.toLowerCase()) + ').'}</p>`;
+    box.innerHTML = `<p data-status="${esc(x.status)}">${x.status === 'ACCEPTED' ? t('You accepted this ticket: it is in {link}.', { link: `<a href="#/tickets">${t('My tickets')}</a>` })
+      : t('This transfer is no longer open ({status}).', { status: esc(t(TRANSFER_STATUS[x.status] || x.status.toLowerCase())) })}</p>`;
     return;
   }
-  box.innerHTML = `<p data-status="PENDING">A ticket for ${esc(x.event_id)} was sent to ${esc(x.to_email)}. Accept it by ${esc(until(x.expires_at))}.</p>
-    <button type="button" id="accept">Accept the ticket</button>`;
+  box.innerHTML = `<p data-status="PENDING">${t('A ticket for {event} was sent to {email}. Accept it by {date}.', { event: esc(x.event_id), email: esc(x.to_email), date: esc(until(x.expires_at)) })}</p>
+    <button type="button" id="accept">${t('Accept the ticket')}</button>`;
   const btn = box.querySelector('#accept');
   btn.onclick = () => accept(id, btn, () => { location.hash = '#/tickets'; });
 }
