@@ -74,6 +74,7 @@ func summaryRows(s *Summary) []row {
 		{"holds", num(s.Holds), fmt.Sprintf("holds granted, of %d attempts (%d conflicts)", s.HoldAttempts, s.HoldConflicts), false},
 		{"bookings_paid", num(s.BookingsPaid), fmt.Sprintf("bookings seen PAID (%d seats of %d)", s.SeatsPaid, s.Seats), false},
 		{"goodput_per_s", strconv.FormatFloat(s.GoodputPerS, 'f', 2, 64), "paid bookings a second, opening to the last", false},
+		{"goodput_90_per_s", strconv.FormatFloat(s.Goodput90PerS, 'f', 2, 64), "the first 90% of them a second, opening to the last of those", false},
 		{"hold_p50_ms", ms(s.HoldP50MS), "POST /v1/holds, every answered attempt", false},
 		{"hold_p99_ms", ms(s.HoldP99MS), "", false},
 		{"hold_to_paid_p99_ms", ms(s.HoldToPaidP99MS), fmt.Sprintf("granted hold to PAID seen (p50 %s), fan's pause included", ms(s.HoldToPaidP50MS)), false},

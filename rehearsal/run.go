@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -273,6 +274,7 @@ func (rn *run) summarize(end time.Time, books *checked) *Summary {
 		if window := lastPaid - r.opened; window > 0 {
 			s.GoodputPerS = float64(len(r.bookings)) / window.Seconds()
 		}
+		s.Goodput90PerS = goodput90(r.bookings, r.opened)
 	}
 	if tau, ok := KendallTauB(places, bought); ok {
 		s.FairnessKendallTau = &tau
@@ -344,3 +346,18 @@ func socketBudget(limit uint64, fans, concurrency, addresses, filesEach int) int
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// goodput90 is Summary.Goodput90PerS: the first 90% of the paid bookings
+// (at least one) over the time from the opening until the last of them.
+func goodput90(bs []booking, opened time.Duration) float64 {
+	paid := make([]time.Duration, len(bs))
+	for i, b := range bs {
+		paid[i] = b.paidAt
+	}
+	slices.Sort(paid)
+	n := max(1, int(math.Ceil(0.9*float64(len(paid)))))
+	if window := paid[n-1] - opened; window > 0 {
+		return float64(n) / window.Seconds()
+	}
+	return 0
+}

@@ -82,3 +82,21 @@ func TestQueueSocketsFitInTheOpenFileLimitBesideTheHTTPConnections(t *testing.T)
 		})
 	}
 }
+
+// A sale that sold out fast and then sold a returned seat minutes later
+// has the same whole-window goodput as one that took all the window; the
+// pace of its first 90% tells them apart.
+func TestTheSalesPaceLeavesTheTailOut(t *testing.T) {
+	t.Parallel()
+	opened := 10 * time.Second
+	fast := make([]booking, 0, 10)
+	slow := make([]booking, 0, 10)
+	for i := range 9 {
+		fast = append(fast, booking{paidAt: opened + time.Duration(i+1)*time.Second})   // 9 paid by 9 s
+		slow = append(slow, booking{paidAt: opened + time.Duration(i+1)*10*time.Second}) // 9 paid by 90 s
+	}
+	fast = append(fast, booking{paidAt: opened + 100*time.Second}) // the tail
+	slow = append(slow, booking{paidAt: opened + 100*time.Second})
+	require.InDelta(t, 1.0, goodput90(fast, opened), 1e-9, "9 in 9 s")
+	require.InDelta(t, 0.1, goodput90(slow, opened), 1e-9, "9 in 90 s")
+}

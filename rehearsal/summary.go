@@ -22,6 +22,13 @@ type Summary struct {
 	// opening to the last one.
 	BookingsPaid int64   `json:"bookings_paid"`
 	GoodputPerS  float64 `json:"goodput_per_s"`
+	// Goodput90PerS is the pace of the sale itself: the first 90% of the
+	// run's paid bookings over the seconds from the opening until the last
+	// of them was paid. GoodputPerS counts the tail too (seats a
+	// cancellation gave back, resales, sold minutes later), so a sale that
+	// sold out in half the window scores about the same as one that took
+	// all of it; this one tells them apart.
+	Goodput90PerS float64 `json:"goodput_90_per_s"`
 	// Latency of POST /v1/holds, every answered attempt (granted or not).
 	HoldP50MS float64 `json:"hold_p50_ms"`
 	HoldP99MS float64 `json:"hold_p99_ms"`
