@@ -92,7 +92,7 @@ func TestTheSalesPaceLeavesTheTailOut(t *testing.T) {
 	fast := make([]booking, 0, 10)
 	slow := make([]booking, 0, 10)
 	for i := range 9 {
-		fast = append(fast, booking{paidAt: opened + time.Duration(i+1)*time.Second})   // 9 paid by 9 s
+		fast = append(fast, booking{paidAt: opened + time.Duration(i+1)*time.Second})    // 9 paid by 9 s
 		slow = append(slow, booking{paidAt: opened + time.Duration(i+1)*10*time.Second}) // 9 paid by 90 s
 	}
 	fast = append(fast, booking{paidAt: opened + 100*time.Second}) // the tail
