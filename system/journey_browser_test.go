@@ -219,30 +219,6 @@ func TestAPageThatCannotLoadIsReplacedByAPlainExplanationAndLoadsOnTryAgain(t *t
 	require.Equal(t, "true", js(t, a, `String(document.getElementById('problem').hidden)`))
 }
 
-// TestAPageLeftWhileItWasLoadingNeverDrawsOverThePageOpenedAfterIt: the
-// event's page is slow to load; the fan goes on to the events list before
-// it has; when the event's page finishes, the list is still what the fan
-// sees (it drew over the list before: a hotel screen opened from a slow
-// event page showed the event page again).
-func TestAPageLeftWhileItWasLoadingNeverDrawsOverThePageOpenedAfterIt(t *testing.T) {
-	t.Parallel()
-	e, base := browserStack(t)
-	a := browser(t, 3*time.Minute)
-	do(t, a, "the events list", chromedp.Navigate(base+"/"), chromedp.WaitVisible(css(`#events li a`)))
-	js(t, a, `(() => { window.realFetch = window.fetch; window.slow = 0; window.lastSlow = 0; window.fetch = (input, init) => {
-		if (!String(input).includes('/v1/events/`+e.eventID+`')) return window.realFetch(input, init);
-		window.slow++;
-		return new Promise(r => setTimeout(r, 1500)).then(() => window.realFetch(input, init))
-			.finally(() => { window.slow--; window.lastSlow = Date.now() }) }; return 'slow' })()`)
-	do(t, a, "open the slow event page, then go back to the list before it loads",
-		chromedp.Click(css(`#events li a`)), chromedp.Navigate(base+"/#/"), chromedp.WaitVisible(css(`#events li a`)))
-	// Every slow read of the event answered, and a second for what follows
-	// them to draw.
-	waitJS(t, a, `String(window.lastSlow > 0 && window.slow === 0 && Date.now() - window.lastSlow > 1000)`, "true", 20*time.Second)
-	require.Equal(t, "true", js(t, a, `String(!!document.querySelector('#events li a') && !document.querySelector('#map'))`),
-		"the list is still shown, not the event page that finished loading after it")
-}
-
 // TestAnOrganiserInNewYorkTypesTheShowsTimeOnTheAmsterdamVenuesClocks: an
 // organiser whose browser is in New York creates an event at a venue in
 // Amsterdam; the 20:00 typed is 20:00 in Amsterdam (18:00 UTC in June),

@@ -1,6 +1,5 @@
 // The fan app: a hash router over a few views. Every view renders into
 // <main>; problems show in the alert banner via showProblem.
-import { router } from './router.js';
 import { get, post, request, newKey, signIn, signOut, token, passFor, savePass, ProblemError, OfflineError } from './api.js';
 import { Queue } from './queue.js';
 import { message } from './problems.js';
@@ -978,33 +977,36 @@ async function pendingHold() {
   tick(); link.hidden = false; pendingTimer = setInterval(tick, 1000);
 }
 
-// route draws the view of the address (router.js: a view the fan left
-// never stays drawn over the current one, nor shows its error there).
-const route = router(drawView, err => errorView(err));
+// routeGen counts renders: a view that fails after the fan has moved on
+// (its page already replaced) must not replace the new page with its error.
+let routeGen = 0;
 
-async function drawView() {
+async function route() {
+  const gen = ++routeGen;
   for (const f of cleanup.splice(0)) f();
   pendingHold();
   const parts = location.hash.replace(/^#\/?/, '').replace(/\?.*$/, '').split('/').map(decodeURIComponent);
-  switch (parts[0]) {
-    case 'event':
-      // Resale tickets are not behind the waiting room (resale.js).
-      if (parts[2] === 'resale') { await resale.eventView(main, parts[1], { signedIn: !!token(), showProblem, clearProblem }); break; }
-      // Hotels are not seats: not behind the waiting room either.
-      if (parts[2] === 'hotels') { await hotelsView(main, parts[1], { showProblem, clearProblem, announce }); break; }
-      if (await needsQueue(parts[1])) { location.replace('#/queue/' + encodeURIComponent(parts[1])); return; }
-      await eventView(parts[1], parts[2]); break;
-    case 'queue': await queueView(parts[1]); break;
-    case 'hold': await holdView(parts[1]); break;
-    case 'booking': await bookingView(parts[1]); break;
-    case 'tickets': await ticketsView(); break;
-    case 'listings': await resale.listingsView(main, !!token()); break;
-    case 'transfer': await transfers.transferView(main, parts[1], !!token()); break;
-    case 'bookings':
-      if (!token()) { main.innerHTML = `<h1>${t('My bookings')}</h1><p>${t('Sign in to see your bookings.')}</p>`; break; }
-      await bookingsView(main, get); break;
-    default: await eventsView();
-  }
+  try {
+    switch (parts[0]) {
+      case 'event':
+        // Resale tickets are not behind the waiting room (resale.js).
+        if (parts[2] === 'resale') { await resale.eventView(main, parts[1], { signedIn: !!token(), showProblem, clearProblem }); break; }
+        // Hotels are not seats: not behind the waiting room either.
+        if (parts[2] === 'hotels') { await hotelsView(main, parts[1], { showProblem, clearProblem, announce }); break; }
+        if (await needsQueue(parts[1])) { location.replace('#/queue/' + encodeURIComponent(parts[1])); return; }
+        await eventView(parts[1], parts[2]); break;
+      case 'queue': await queueView(parts[1]); break;
+      case 'hold': await holdView(parts[1]); break;
+      case 'booking': await bookingView(parts[1]); break;
+      case 'tickets': await ticketsView(); break;
+      case 'listings': await resale.listingsView(main, !!token()); break;
+      case 'transfer': await transfers.transferView(main, parts[1], !!token()); break;
+      case 'bookings':
+        if (!token()) { main.innerHTML = `<h1>${t('My bookings')}</h1><p>${t('Sign in to see your bookings.')}</p>`; break; }
+        await bookingsView(main, get); break;
+      default: await eventsView();
+    }
+  } catch (err) { if (gen === routeGen) errorView(err); }
 }
 
 window.addEventListener('hashchange', () => { clearProblem(); route(); });

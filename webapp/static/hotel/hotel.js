@@ -2,7 +2,6 @@
 // new property, and a property's calendar, arrivals, walks and details).
 // It talks to /v1/admin/properties with the token of the demo sign-in,
 // through the fan app's api.js and the organiser app's ui.js.
-import { router } from '/app/router.js';
 import { get, request, newKey, signOut, token } from '/app/api.js';
 import { main, esc, announce, clearProblem, showProblem, fieldErrors, money, minor, digits, download, errorView, labelCells } from '/organiser/ui.js';
 import { t, plural, locale, translatePage, langSwitch } from '/app/i18n.js';
@@ -345,32 +344,35 @@ function detailsView(p) {
   };
 }
 
-// route draws the view of the address (router.js: a view left behind never
-// stays drawn over the current one, nor shows its error there).
-const route = router(drawView, (err, again) => errorView(err, again, ['#/', t('Back to your properties')]));
+// routeGen counts the views shown: a view that fails after another was
+// asked for leaves that one alone.
+let routeGen = 0;
 
-async function drawView() {
+async function route() {
+  const gen = ++routeGen;
   for (const f of cleanup.splice(0)) f();
   delete main.dataset.error;
   const [path, q] = location.hash.replace(/^#\/?/, '').split('?');
   const parts = path.split('/').map(decodeURIComponent);
-  if (!token()) { me = null; renderWho(); return signInView(); }
-  if (!me) {
-    try { me = await get('/v1/me'); } catch (err) {
-      if (err.status === 401) { signOut(); me = null; renderWho(); return signInView(); }
-      throw err;
+  try {
+    if (!token()) { me = null; renderWho(); return signInView(); }
+    if (!me) {
+      try { me = await get('/v1/me'); } catch (err) {
+        if (err.status === 401) { signOut(); me = null; renderWho(); return signInView(); }
+        throw err;
+      }
     }
-  }
-  renderWho();
-  if (!(me.roles || []).some(r => HOTELIER_ROLES.includes(r))) {
-    main.innerHTML = `<h1>${t('Hoteliers only')}</h1><p>${t('You are signed in as {user}, who is not a hotelier. Sign out, then sign in as a hotelier.', { user: `<strong>${esc(me.user_id)}</strong>` })}</p>`;
-    return;
-  }
-  switch (parts[0]) {
-    case 'new': newPropertyView(); break;
-    case 'property': await propertyView(parts[1], parts[2] || '', new URLSearchParams(q || '')); break;
-    default: await propertiesView();
-  }
+    renderWho();
+    if (!(me.roles || []).some(r => HOTELIER_ROLES.includes(r))) {
+      main.innerHTML = `<h1>${t('Hoteliers only')}</h1><p>${t('You are signed in as {user}, who is not a hotelier. Sign out, then sign in as a hotelier.', { user: `<strong>${esc(me.user_id)}</strong>` })}</p>`;
+      return;
+    }
+    switch (parts[0]) {
+      case 'new': newPropertyView(); break;
+      case 'property': await propertyView(parts[1], parts[2] || '', new URLSearchParams(q || '')); break;
+      default: await propertiesView();
+    }
+  } catch (err) { if (gen === routeGen) errorView(err, route, ['#/', t('Back to your properties')]); }
 }
 
 window.addEventListener('hashchange', () => { clearProblem(); route().then(() => main.focus({ preventScroll: true })); });

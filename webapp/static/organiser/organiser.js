@@ -2,7 +2,6 @@
 // venues and their layouts, a new event, and an event's own pages in
 // event.js). It talks to /v1/admin with the token of the demo sign-in,
 // through the fan app's api.js.
-import { router } from '/app/router.js';
 import { get, request, newKey, signOut, token } from '/app/api.js';
 import { main, esc, announce, explain, clearProblem, showProblem, fieldErrors, money, minor, digits, whenIn, localInput, isoOf, send, badge, errorView, labelCells } from './ui.js';
 import { eventView } from './event.js';
@@ -208,31 +207,34 @@ async function newEventView(venueID) {
   };
 }
 
-// route draws the view of the address (router.js: a view left behind never
-// stays drawn over the current one, nor shows its error there).
-const route = router(drawView, errorView);
+// routeGen counts the views shown: a view that fails after another was
+// asked for leaves that one alone.
+let routeGen = 0;
 
-async function drawView() {
+async function route() {
+  const gen = ++routeGen;
   for (const f of cleanup.splice(0)) f();
   delete main.dataset.error;
   const parts = location.hash.replace(/^#\/?/, '').replace(/\?.*$/, '').split('/').map(decodeURIComponent);
-  if (!token()) { me = null; renderWho(); return signInView(); }
-  if (!me) {
-    try { me = await get('/v1/me'); } catch (err) {
-      if (err.status === 401) { signOut(); me = null; renderWho(); return signInView(); }
-      throw err;
+  try {
+    if (!token()) { me = null; renderWho(); return signInView(); }
+    if (!me) {
+      try { me = await get('/v1/me'); } catch (err) {
+        if (err.status === 401) { signOut(); me = null; renderWho(); return signInView(); }
+        throw err;
+      }
     }
-  }
-  renderWho();
-  if (!(me.roles || []).some(r => ORGANISER_ROLES.includes(r))) return notOrganiserView();
-  switch (parts[0]) {
-    case 'venues': await venuesView(); break;
-    case 'new': await newEventView(parts[1]); break;
-    case 'series': await seriesView(); break;
-    case 'org': await orgView(); break;
-    case 'event': await eventView(parts[1], parts[2] || '', { cleanup }); break;
-    default: await eventsView();
-  }
+    renderWho();
+    if (!(me.roles || []).some(r => ORGANISER_ROLES.includes(r))) return notOrganiserView();
+    switch (parts[0]) {
+      case 'venues': await venuesView(); break;
+      case 'new': await newEventView(parts[1]); break;
+      case 'series': await seriesView(); break;
+      case 'org': await orgView(); break;
+      case 'event': await eventView(parts[1], parts[2] || '', { cleanup }); break;
+      default: await eventsView();
+    }
+  } catch (err) { if (gen === routeGen) errorView(err, route); }
 }
 
 window.addEventListener('hashchange', () => { clearProblem(); route().then(() => main.focus({ preventScroll: true })); });
