@@ -28,7 +28,9 @@ func TestAnOrganiserSwitchesTheOrganiserAppToDutchAndItsEventPagesReadInDutch(t 
 	require.Equal(t, "Bestellingen", text(t, o, `nav.tabs a[aria-current=page]`), "the tabs")
 	require.Equal(t, "Evenementen", text(t, o, `header nav a[href="#/"]`), "the header")
 	require.Contains(t, text(t, o, `#orders thead`), "Koper")
-	require.Contains(t, text(t, o, `#ordersummary`), "betaalde boekingen")
+	// The summary is drawn from its own read, after the table.
+	waitJS(t, o, `String(((document.querySelector('#ordersummary') || {}).textContent || '').includes('betaalde boekingen'))`, "true",
+		10*time.Second)
 	for _, size := range phoneAndDesktop {
 		do(t, o, "orders on a "+size.name, chromedp.EmulateViewport(size.w, size.h))
 		requireAccessible(t, o, "Dutch orders on a "+size.name)
