@@ -203,12 +203,11 @@ func resolveAddr(addr string) (string, error) {
 	return net.JoinHostPort(host, port), nil
 }
 
-// freePort asks the kernel for a free TCP port on host.
+// freePort is one free port on host, outside the ephemeral range.
 func freePort(host string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	ports, err := freePorts(host, 1)
 	if err != nil {
-		return 0, fmt.Errorf("temporalserver: find free port on %s: %w", host, err)
+		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return ports[0], nil
 }

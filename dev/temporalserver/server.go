@@ -26,6 +26,7 @@ import (
 	"go.temporal.io/server/common/primitives"
 	"go.temporal.io/server/temporal"
 
+	"github.com/encore-tickets/encore/dev/freeport"
 	"github.com/encore-tickets/encore/temporalclient"
 	"google.golang.org/protobuf/types/known/durationpb"
 )
@@ -259,16 +260,12 @@ func broadcastIP(host string) string {
 	return "127.0.0.1"
 }
 
-// freePorts returns n distinct free ports on host.
+// freePorts returns n distinct free ports on host, outside the ephemeral
+// range (see package freeport).
 func freePorts(host string, n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-		if err != nil {
-			return nil, fmt.Errorf("temporalserver: find free port on %s: %w", host, err)
-		}
-		defer l.Close() // hold every listener until all are chosen so they differ
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	ports, err := freeport.Take(host, n)
+	if err != nil {
+		return nil, fmt.Errorf("temporalserver: find free ports on %s: %w", host, err)
 	}
 	return ports, nil
 }

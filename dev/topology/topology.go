@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/encore-tickets/encore/dev/devstack"
+	"github.com/encore-tickets/encore/dev/freeport"
 )
 
 // Options shape a topology.
@@ -370,25 +371,10 @@ func databaseOf(u, name string) (string, error) {
 	return u[:i+1] + name, nil
 }
 
-// FreePorts returns n loopback ports free at the moment of the call.
-func FreePorts(n int) ([]int, error) {
-	var lns []net.Listener
-	defer func() {
-		for _, ln := range lns {
-			_ = ln.Close()
-		}
-	}()
-	out := make([]int, 0, n)
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		lns = append(lns, ln)
-		out = append(out, ln.Addr().(*net.TCPAddr).Port)
-	}
-	return out, nil
-}
+// FreePorts returns n loopback ports free at the moment of the call, from
+// below the kernel's ephemeral range so no outgoing connection takes one
+// before the process meant for it binds it.
+func FreePorts(n int) ([]int, error) { return freeport.Take("127.0.0.1", n) }
 
 // Build compiles the encore command of the repository at root into out.
 func Build(ctx context.Context, root, out string) error {

@@ -1,0 +1,88 @@
+// Package freeport hands out TCP ports for the development servers a test or
+// `encore dev` starts as separate processes.
+//
+// Asking the kernel for port 0 and closing the listener is not enough when
+// another process binds the port later: the kernel hands the same ephemeral
+// range to every outgoing connection, so between the close and the child's
+// bind a client socket (a PostgreSQL connection, a gRPC dial) may take it,
+// and the child fails with "address already in use". CI saw exactly that.
+// The ports here come from below the ephemeral range, where the kernel never
+// picks on its own, chosen at random so parallel test processes rarely meet,
+// and checked free by listening on them.
+package freeport
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// lowest is the bottom of the range handed out: clear of the well-known
+// ports and of the fixed ones Encore's own servers default to below it.
+const lowest = 20000
+
+var (
+	mu        sync.Mutex
+	handedOut = map[int]bool{} // never the same port twice in one process
+)
+
+// Take returns n distinct ports free on host at the moment of the call,
+// outside the kernel's ephemeral range.
+func Take(host string, n int) ([]int, error) {
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	top := ephemeralLow()
+	if top-lowest < 100 {
+		return nil, fmt.Errorf("freeport: the ephemeral range starts at %d: no room below it", top)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var held []net.Listener
+	defer func() {
+		for _, l := range held {
+			_ = l.Close()
+		}
+	}()
+	out := make([]int, 0, n)
+	for tries := 0; len(out) < n; tries++ {
+		if tries > 2000 {
+			return nil, errors.New("freeport: no free port found below the ephemeral range")
+		}
+		p := lowest + rand.IntN(top-lowest)
+		if handedOut[p] {
+			continue
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(p)))
+		if err != nil {
+			continue // taken: try another
+		}
+		held = append(held, l) // held until all are chosen so they differ
+		handedOut[p] = true
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range (Linux's
+// default 32768 where the file cannot be read).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 1 {
+		return 32768
+	}
+	p, err := strconv.Atoi(f[0])
+	if err != nil || p <= 0 {
+		return 32768
+	}
+	return p
+}
