@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/dev/demo"
 	"github.com/encore-tickets/encore/dev/devstack"
+	"github.com/encore-tickets/encore/dev/freeport"
 	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/notify"
 	"github.com/encore-tickets/encore/outbox"
@@ -35,10 +35,9 @@ type mailpit struct {
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := freeport.Take("127.0.0.1", 1)
 	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
+	return fmt.Sprintf("127.0.0.1:%d", ports[0])
 }
 
 func startMailpit(t *testing.T) *mailpit {

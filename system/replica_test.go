@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -27,6 +26,7 @@ import (
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/dev/demo"
 	"github.com/encore-tickets/encore/dev/devstack"
+	"github.com/encore-tickets/encore/dev/freeport"
 	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/dev/testenv/temporaltest"
 	"github.com/encore-tickets/encore/seatmap"
@@ -66,11 +66,12 @@ func startReplica(t testing.TB, dbURL string) (*devstack.Replica, string) {
 	return rep, repURL
 }
 
+// freeLoopbackPort is a port for a server another process starts: from
+// below the ephemeral range, so no outgoing connection takes it first.
 func freeLoopbackPort(t testing.TB) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := freeport.Take("127.0.0.1", 1)
 	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return ports[0]
 }
 
 func redisURL(t *testing.T) string {

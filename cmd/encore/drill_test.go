@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,16 +15,17 @@ import (
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/dev/demo"
 	"github.com/encore-tickets/encore/dev/drills"
+	"github.com/encore-tickets/encore/dev/freeport"
 	"github.com/encore-tickets/encore/store"
 )
 
-// freePort is a loopback port nothing listens on right now.
+// freePort is a loopback port nothing listens on right now, from below the
+// ephemeral range, so no outgoing connection takes it before its server.
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := freeport.Take("127.0.0.1", 1)
 	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ports[0]
 }
 
 // TestEveryDrillPassesOnADevelopmentStack runs encore dev in this process,
