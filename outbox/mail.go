@@ -72,14 +72,12 @@ func (q *Mail) Send(ctx context.Context, m notify.Message) error {
 	if err != nil {
 		return err
 	}
-	id, _, err := q.Store.Mail().Enqueue(ctx, m.Key, m.To, m.Subject, raw)
+	row, ok, err := q.Store.Mail().EnqueueClaimed(ctx, m.Key, m.To, m.Subject, raw, q.Lease)
 	if err != nil {
 		return err
 	}
-	row, ok, err := q.Store.Mail().Claim(ctx, id, q.Lease)
-	if err != nil || !ok {
-		// Sent already, or someone else's now, or the loop's to try.
-		return nil
+	if !ok {
+		return nil // sent already, or someone else's now, or the loop's to try
 	}
 	q.attempt(ctx, row)
 	return nil

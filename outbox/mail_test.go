@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/notify"
 	"github.com/encore-tickets/encore/outbox"
 	"github.com/encore-tickets/encore/store"
@@ -113,6 +114,30 @@ func TestTheSameKeyIsQueuedAndSentOnce(t *testing.T) {
 	require.Equal(t, vocab.MailSent, all[0].Status)
 	require.Equal(t, 1, all[0].Attempts)
 	require.Len(t, mails(t, box), 1)
+}
+
+// A message sent at once costs the mail queue two row writes: it is queued
+// already claimed, then marked sent. A separate claim would be a third.
+func TestAMessageSentAtOnceIsWrittenTwiceQueuedClaimedAndMarkedSent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := outboxDB(t)
+	writes := testenv.CountRowWrites(t, pool, "mail_queue")
+	st := store.New(pool, store.Options{})
+	box := t.TempDir()
+	q := &outbox.Mail{Store: st, Transport: notify.Mailbox{Dir: box}}
+	require.NoError(t, q.Send(ctx, message("b4-confirmation")))
+	require.Equal(t, 2, writes()["mail_queue"])
+	all, err := st.Mail().List(ctx, "", 0, 10)
+	require.NoError(t, err)
+	require.Len(t, all, 1)
+	require.Equal(t, vocab.MailSent, all[0].Status)
+	require.Equal(t, 1, all[0].Attempts)
+	require.Len(t, mails(t, box), 1)
+
+	// The same key again writes nothing: it is sent already.
+	require.NoError(t, q.Send(ctx, message("b4-confirmation")))
+	require.Equal(t, 2, writes()["mail_queue"])
 }
 
 // A sender that dies after the server accepted a message but before the

@@ -70,6 +70,26 @@ func (q *MailQueue) Enqueue(ctx context.Context, key, to, subject string, messag
 	return id, false, err
 }
 
+// EnqueueClaimed queues a message once by its key and takes it for lease in
+// the same row write, for a sender that tries it at once: a new message is
+// written already claimed (its first attempt counted), so sending it costs
+// this insert and the outcome's mark, not a third write to claim it. A key
+// already queued is claimed as Claim would (ok false when it is sent, dead,
+// held by another or not due).
+func (q *MailQueue) EnqueueClaimed(ctx context.Context, key, to, subject string, message []byte,
+	lease time.Duration) (MailRow, bool, error) {
+	m, err := scanMail(q.pool.QueryRow(ctx, `INSERT INTO mail_queue (key, recipient, subject, message, attempts, lease_until)
+		VALUES ($1, $2, $3, $4, 1, now() + $5 * interval '1 millisecond')
+		ON CONFLICT (key) DO NOTHING RETURNING `+mailColumns+`, message`, key, to, subject, message, lease.Milliseconds()), true)
+	if err == nil {
+		return m, true, nil
+	}
+	if !errors.Is(err, ErrNotFound) {
+		return MailRow{}, false, err
+	}
+	return q.claim(ctx, `key = $2`, lease, key)
+}
+
 // Claim takes the pending message id for lease if it is due and nobody
 // holds it, counting the attempt; ok is false when it is not there to
 // take (sent, dead, held, or not due).
