@@ -341,26 +341,34 @@ func contrast(r1, g1, b1, r2, g2, b2 int) float64 {
 	return (max(l1, l2) + 0.05) / (min(l1, l2) + 0.05)
 }
 
-// TestZoomingIntoTheSeatMapShowsEachRowsLabel: zoomed in far enough to
-// tell seats apart, the map labels each row beside its first seat, as the
-// venue's signs do.
+// TestZoomingIntoTheSeatMapShowsEachRowsLabel: at phone and desktop sizes,
+// zoomed in far enough to tell seats apart, the map labels each row beside
+// its first seat, as the venue's signs do.
 func TestZoomingIntoTheSeatMapShowsEachRowsLabel(t *testing.T) {
 	t.Parallel()
 	e, base := browserStack(t)
-	a := browser(t, 2*time.Minute)
-	signInAndOpen(t, a, base, "zoom_"+e.eventID[4:], e.eventID)
-	do(t, a, "zoom in", chromedp.Click(css(`#zin`)), chromedp.Click(css(`#zin`)), chromedp.Click(css(`#zin`)))
-	waitJS(t, a, `(() => { const n = Number(document.querySelector('#map canvas').dataset.rowLabels || 0); return n > 0 ? 'labelled' : String(n) })()`,
-		"labelled", 10*time.Second)
+	first := browser(t, 3*time.Minute)
+	for i, size := range phoneAndDesktop {
+		a := fanTab(t, first)
+		do(t, a, size.name, chromedp.EmulateViewport(size.w, size.h))
+		signInAndOpen(t, a, base, fmt.Sprintf("zoom%d_%s", i, e.eventID[4:]), e.eventID)
+		do(t, a, "zoom in", chromedp.Click(css(`#zin`)), chromedp.Click(css(`#zin`)), chromedp.Click(css(`#zin`)))
+		waitJS(t, a, `(() => { const n = Number(document.querySelector('#map canvas').dataset.rowLabels || 0); return n > 0 ? 'labelled' : String(n) })()`,
+			"labelled", 10*time.Second)
+		screenshot(t, a, size.name+" rows labelled")
+	}
 }
 
 // TestAMouseRestingOnASeatShowsItsRowNumberStateAndPrice: hover details on
-// the seat map, beside the pointer, gone when the pointer leaves.
+// the seat map, beside the pointer, gone when the pointer leaves, on a
+// desktop (a phone's finger resting on a seat is
+// TestOnAPhoneBestAvailableComesFirstATapZoomsToFingerSizedSeatsAndALongPressShowsASeat).
 func TestAMouseRestingOnASeatShowsItsRowNumberStateAndPrice(t *testing.T) {
 	t.Parallel()
 	e, base := browserStack(t)
 	a := browser(t, 2*time.Minute)
-	do(t, a, "the event", chromedp.Navigate(base+"/#/event/"+e.eventID), chromedp.WaitVisible(css(`#map canvas[data-version]`)))
+	do(t, a, "the event on a desktop", chromedp.EmulateViewport(1366, 900),
+		chromedp.Navigate(base+"/#/event/"+e.eventID), chromedp.WaitVisible(css(`#map canvas[data-version]`)))
 	// Zoomed in on the first seat, where a seat is large enough to aim at.
 	at := js(t, a, `(() => { const m = document.getElementById('map').seatmap, c = m.canvas.getBoundingClientRect();
 		m.zoom(6, m.xs[0] * m.view.k + m.view.x, m.ys[0] * m.view.k + m.view.y);
@@ -373,12 +381,13 @@ func TestAMouseRestingOnASeatShowsItsRowNumberStateAndPrice(t *testing.T) {
 	tip := js(t, a, `document.querySelector('#map .seattip').textContent`)
 	require.Regexp(t, `Row \S+, seat \d+, available, `, tip)
 	require.Equal(t, js(t, a, `document.getElementById('map').seatmap.seats[0].id`), js(t, a, `document.querySelector('#map .seattip').dataset.seat`))
+	screenshot(t, a, "desktop seat details")
 	do(t, a, "move the mouse away", chromedp.MouseEvent(chromedp.MouseMoved, 1, 1))
 	waitJS(t, a, `document.querySelector('#map .seattip').hidden ? 'hidden' : ''`, "hidden", 5*time.Second)
 }
 
-// TestAvailableSeatsAreColouredByPriceWithALegendOfThePrices: a map with
-// several prices colours each available seat by its price, dearest first,
+// TestAvailableSeatsAreColouredByPriceWithALegendOfThePrices: at phone and
+// desktop sizes, a map with several prices colours each available seat by its price, dearest first,
 // and the legend names each colour's price.
 func TestAvailableSeatsAreColouredByPriceWithALegendOfThePrices(t *testing.T) {
 	t.Parallel()
@@ -387,30 +396,35 @@ func TestAvailableSeatsAreColouredByPriceWithALegendOfThePrices(t *testing.T) {
 	_, err := e.store.Pool().Exec(context.Background(), `UPDATE seats SET base_price = 9000
 		WHERE event_id = $1 AND row_label = (SELECT min(row_label) FROM seats WHERE event_id = $1)`, e.eventID)
 	require.NoError(t, err)
-	a := browser(t, 2*time.Minute)
-	do(t, a, "the event", chromedp.Navigate(base+"/#/event/"+e.eventID), chromedp.WaitVisible(css(`.legend [data-price]`)))
-	prices := js(t, a, `(() => { const m = document.getElementById('map').seatmap;
-		return [...new Set(m.seats.map(s => s.price.amount))].sort((x, y) => y - x).join(',') })()`)
-	distinct := strings.Split(prices, ",")
-	require.GreaterOrEqual(t, len(distinct), 2)
-	require.Equal(t, "9000", distinct[0])
-	require.Equal(t, fmt.Sprint(min(len(distinct), 4)), js(t, a, `String(document.querySelectorAll('.legend [data-price]').length)`))
-	require.Contains(t, js(t, a, `document.querySelector('.legend [data-price]').textContent`), "available, ")
-	require.Equal(t, "9000", js(t, a, `document.querySelector('.legend [data-price]').dataset.price`), "dearest first")
-	require.Equal(t, "false", js(t, a, `String(!!document.querySelector('.legend [data-state=available]'))`))
-	// A seat of the dearest price is painted in the first price colour, one
-	// of the next price in the second.
-	colourAt := `(i => { const m = document.getElementById('map').seatmap, c = m.canvas, d = window.devicePixelRatio || 1;
-		m.zoom(6, m.xs[i] * m.view.k + m.view.x, m.ys[i] * m.view.k + m.view.y); m.paint();
-		const p = c.getContext('2d').getImageData(Math.round((m.xs[i] * m.view.k + m.view.x) * d) - 1, Math.round((m.ys[i] * m.view.k + m.view.y + m.sections[0].radius * m.view.k * 0.6) * d), 1, 1).data;
-		return [p[0], p[1], p[2]].join(',') })`
-	seatOf := func(amount string) string {
-		return `document.getElementById('map').seatmap.seats.findIndex(s => s.price.amount === ` + amount + ` && s.status.toLowerCase() === 'available')`
+	first := browser(t, 3*time.Minute)
+	for _, size := range phoneAndDesktop {
+		a := fanTab(t, first)
+		do(t, a, "the event on a "+size.name, chromedp.EmulateViewport(size.w, size.h),
+			chromedp.Navigate(base+"/#/event/"+e.eventID), chromedp.WaitVisible(css(`.legend [data-price]`)))
+		prices := js(t, a, `(() => { const m = document.getElementById('map').seatmap;
+			return [...new Set(m.seats.map(s => s.price.amount))].sort((x, y) => y - x).join(',') })()`)
+		distinct := strings.Split(prices, ",")
+		require.GreaterOrEqual(t, len(distinct), 2)
+		require.Equal(t, "9000", distinct[0])
+		require.Equal(t, fmt.Sprint(min(len(distinct), 4)), js(t, a, `String(document.querySelectorAll('.legend [data-price]').length)`))
+		require.Contains(t, js(t, a, `document.querySelector('.legend [data-price]').textContent`), "available, ")
+		require.Equal(t, "9000", js(t, a, `document.querySelector('.legend [data-price]').dataset.price`), "dearest first")
+		require.Equal(t, "false", js(t, a, `String(!!document.querySelector('.legend [data-state=available]'))`))
+		// A seat of the dearest price is painted in the first price colour, one
+		// of the next price in the second.
+		colourAt := `(i => { const m = document.getElementById('map').seatmap, c = m.canvas, d = window.devicePixelRatio || 1;
+			m.zoom(6, m.xs[i] * m.view.k + m.view.x, m.ys[i] * m.view.k + m.view.y); m.paint();
+			const p = c.getContext('2d').getImageData(Math.round((m.xs[i] * m.view.k + m.view.x) * d) - 1, Math.round((m.ys[i] * m.view.k + m.view.y + m.sections[0].radius * m.view.k * 0.6) * d), 1, 1).data;
+			return [p[0], p[1], p[2]].join(',') })`
+		seatOf := func(amount string) string {
+			return `document.getElementById('map').seatmap.seats.findIndex(s => s.price.amount === ` + amount + ` && s.status.toLowerCase() === 'available')`
+		}
+		screenshot(t, a, size.name+" prices by colour")
+		dear := js(t, a, colourAt+`(`+seatOf(distinct[0])+`)`)
+		next := js(t, a, colourAt+`(`+seatOf(distinct[1])+`)`)
+		require.Equal(t, "30,122,58", dear, "the dearer row in the first price colour")
+		require.Equal(t, "10,106,138", next, "the next price's colour")
 	}
-	first := js(t, a, colourAt+`(`+seatOf(distinct[0])+`)`)
-	next := js(t, a, colourAt+`(`+seatOf(distinct[1])+`)`)
-	require.Equal(t, "30,122,58", first, "the dearer row in the first price colour")
-	require.Equal(t, "10,106,138", next, "the next price's colour")
 }
 
 // TestOnAPhoneTheSeatMapIsOnTheFirstScreenWithTheSectionListFolded: at

@@ -233,29 +233,32 @@ func TestCancellingAnEventNamesTheRefundsTicketsAndHoldsFirstThenShowsItCancelle
 	waitJS(t, o, `document.querySelector('h1 .badge').textContent`, "Cancelled", 5*time.Second)
 }
 
-// TestPublishingADraftAsksFirstNamingWhatFansSeeAndWhatBecomesFixed: the
-// publish button asks before it publishes, naming the sale's opening on
+// TestPublishingADraftAsksFirstNamingWhatFansSeeAndWhatBecomesFixed: at
+// phone and desktop sizes, the publish button asks before it publishes, naming the sale's opening on
 // the venue's clocks and the fields fixed from then on; "keep the draft"
 // keeps it a draft.
 func TestPublishingADraftAsksFirstNamingWhatFansSeeAndWhatBecomesFixed(t *testing.T) {
 	t.Parallel()
 	_, base := organiserStack(t)
-	o := browser(t, 3*time.Minute)
+	o := browser(t, 4*time.Minute)
 	suffix := testenv.RandomSuffix()
 	organiserSignsIn(t, o, base, "pia_"+suffix, "org_pub_"+suffix)
-	organiserDrafts(t, o, base, "Careful Night "+suffix)
-	do(t, o, "ask to publish", chromedp.Click(css(`#publish`)), chromedp.WaitVisible(css(`#confirmpublish`)))
-	said := text(t, o, `#publishconsequences`)
-	require.Contains(t, said, "Fans see it at once")
-	require.Contains(t, said, "The sale opens at once")
-	require.Contains(t, said, "can no longer change")
-	require.Equal(t, "DRAFT", js(t, o, `document.querySelector('h1 .badge').dataset.status`), "nothing happens before the confirmation")
-	requireAccessible(t, o, "the publish confirmation")
-	screenshot(t, o, "the publish confirmation")
-	do(t, o, "keep the draft", chromedp.Click(css(`#keepdraft`)), chromedp.WaitNotVisible(css(`#publishconfirm`)))
-	require.Equal(t, "DRAFT", js(t, o, `document.querySelector('h1 .badge').dataset.status`))
-	do(t, o, "publish", chromedp.Click(css(`#publish`)), chromedp.Click(css(`#confirmpublish`)), chromedp.WaitVisible(css(`#fanlink`)))
-	require.Equal(t, "ON_SALE", js(t, o, `document.querySelector('h1 .badge').dataset.status`))
+	for _, size := range phoneAndDesktop {
+		do(t, o, size.name, chromedp.EmulateViewport(size.w, size.h))
+		organiserDrafts(t, o, base, "Careful Night "+size.name+" "+suffix)
+		do(t, o, "ask to publish", chromedp.Click(css(`#publish`)), chromedp.WaitVisible(css(`#confirmpublish`)))
+		said := text(t, o, `#publishconsequences`)
+		require.Contains(t, said, "Fans see it at once")
+		require.Contains(t, said, "The sale opens at once")
+		require.Contains(t, said, "can no longer change")
+		require.Equal(t, "DRAFT", js(t, o, `document.querySelector('h1 .badge').dataset.status`), "nothing happens before the confirmation")
+		requireAccessible(t, o, "the publish confirmation on a "+size.name)
+		screenshot(t, o, "the publish confirmation on a "+size.name)
+		do(t, o, "keep the draft", chromedp.Click(css(`#keepdraft`)), chromedp.WaitNotVisible(css(`#publishconfirm`)))
+		require.Equal(t, "DRAFT", js(t, o, `document.querySelector('h1 .badge').dataset.status`))
+		do(t, o, "publish", chromedp.Click(css(`#publish`)), chromedp.Click(css(`#confirmpublish`)), chromedp.WaitVisible(css(`#fanlink`)))
+		require.Equal(t, "ON_SALE", js(t, o, `document.querySelector('h1 .badge').dataset.status`))
+	}
 }
 
 // TestAnOrganiserPageThatCannotLoadReplacesThePreviousPageWithAnExplanationAndLoadsOnTryAgain:
