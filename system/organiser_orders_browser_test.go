@@ -196,7 +196,9 @@ func TestAnOrganiserSearchesTheAttendeeListAndReadsEachPlaceByItsLabel(t *testin
 // before anything happens the confirmation says how many paid bookings
 // are refunded and for how much, how many tickets are revoked and that it
 // cannot be undone; "keep" changes nothing; once confirmed the header, the
-// page and the events list say Cancelled with no reload.
+// page and the events list say Cancelled with no reload. The confirmation
+// is walked on a phone, the cancelling on a desktop, the cancelled event
+// then shown on both.
 func TestCancellingAnEventNamesTheRefundsTicketsAndHoldsFirstThenShowsItCancelledAtOnce(t *testing.T) {
 	t.Parallel()
 	s := organiserWithTwoPaidBookings(t)
@@ -231,6 +233,13 @@ func TestCancellingAnEventNamesTheRefundsTicketsAndHoldsFirstThenShowsItCancelle
 	do(t, o, "the overview", chromedp.Navigate(s.base+"/organiser/#/event/"+id), chromedp.WaitVisible(css(`.facts`)))
 	require.Equal(t, "CANCELLED", js(t, o, `document.querySelector('h1 .badge').dataset.status`))
 	waitJS(t, o, `document.querySelector('h1 .badge').textContent`, "Cancelled", 5*time.Second)
+	// The cancelled event on a phone too: the header and the events list.
+	do(t, o, "a phone on the overview", chromedp.EmulateViewport(390, 844), chromedp.Reload(), chromedp.WaitVisible(css(`.facts`)))
+	require.Equal(t, "Cancelled", text(t, o, `h1 .badge`))
+	screenshot(t, o, "cancelled on a phone")
+	do(t, o, "the events list on a phone", chromedp.Navigate(s.base+"/organiser/#/"), chromedp.WaitVisible(css(`#events tr[data-event="`+id+`"]`)))
+	require.Equal(t, "CANCELLED", js(t, o, `document.querySelector('#events tr[data-event="`+id+`"] .badge').dataset.status`))
+	requireNoSidewaysScroll(t, o, "the events list with a cancelled event")
 }
 
 // TestPublishingADraftAsksFirstNamingWhatFansSeeAndWhatBecomesFixed: at
