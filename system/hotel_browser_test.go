@@ -46,8 +46,7 @@ func hotelierSignsIn(t *testing.T, ctx context.Context, base, user, org string) 
 		chromedp.SetValue(css(`#signin input[name=org]`), org),
 		chromedp.Click(css(`#signin button`)),
 		chromedp.WaitVisible(css(`#whoami`)),
-		// The properties list is drawn: a page opened before it would be
-		// drawn over by it.
+		// The properties list is drawn: the sign-in is over.
 		chromedp.WaitVisible(css(`#properties`)),
 	)
 }

@@ -196,7 +196,9 @@ func TestAnOrganiserSearchesTheAttendeeListAndReadsEachPlaceByItsLabel(t *testin
 // before anything happens the confirmation says how many paid bookings
 // are refunded and for how much, how many tickets are revoked and that it
 // cannot be undone; "keep" changes nothing; once confirmed the header, the
-// page and the events list say Cancelled with no reload.
+// page and the events list say Cancelled with no reload. The confirmation
+// is walked on a phone, the cancelling on a desktop, the cancelled event
+// then shown on both.
 func TestCancellingAnEventNamesTheRefundsTicketsAndHoldsFirstThenShowsItCancelledAtOnce(t *testing.T) {
 	t.Parallel()
 	s := organiserWithTwoPaidBookings(t)
@@ -231,31 +233,41 @@ func TestCancellingAnEventNamesTheRefundsTicketsAndHoldsFirstThenShowsItCancelle
 	do(t, o, "the overview", chromedp.Navigate(s.base+"/organiser/#/event/"+id), chromedp.WaitVisible(css(`.facts`)))
 	require.Equal(t, "CANCELLED", js(t, o, `document.querySelector('h1 .badge').dataset.status`))
 	waitJS(t, o, `document.querySelector('h1 .badge').textContent`, "Cancelled", 5*time.Second)
+	// The cancelled event on a phone too: the header and the events list.
+	do(t, o, "a phone on the overview", chromedp.EmulateViewport(390, 844), chromedp.Reload(), chromedp.WaitVisible(css(`.facts`)))
+	require.Equal(t, "Cancelled", text(t, o, `h1 .badge`))
+	screenshot(t, o, "cancelled on a phone")
+	do(t, o, "the events list on a phone", chromedp.Navigate(s.base+"/organiser/#/"), chromedp.WaitVisible(css(`#events tr[data-event="`+id+`"]`)))
+	require.Equal(t, "CANCELLED", js(t, o, `document.querySelector('#events tr[data-event="`+id+`"] .badge').dataset.status`))
+	requireNoSidewaysScroll(t, o, "the events list with a cancelled event")
 }
 
-// TestPublishingADraftAsksFirstNamingWhatFansSeeAndWhatBecomesFixed: the
-// publish button asks before it publishes, naming the sale's opening on
+// TestPublishingADraftAsksFirstNamingWhatFansSeeAndWhatBecomesFixed: at
+// phone and desktop sizes, the publish button asks before it publishes, naming the sale's opening on
 // the venue's clocks and the fields fixed from then on; "keep the draft"
 // keeps it a draft.
 func TestPublishingADraftAsksFirstNamingWhatFansSeeAndWhatBecomesFixed(t *testing.T) {
 	t.Parallel()
 	_, base := organiserStack(t)
-	o := browser(t, 3*time.Minute)
+	o := browser(t, 4*time.Minute)
 	suffix := testenv.RandomSuffix()
 	organiserSignsIn(t, o, base, "pia_"+suffix, "org_pub_"+suffix)
-	organiserDrafts(t, o, base, "Careful Night "+suffix)
-	do(t, o, "ask to publish", chromedp.Click(css(`#publish`)), chromedp.WaitVisible(css(`#confirmpublish`)))
-	said := text(t, o, `#publishconsequences`)
-	require.Contains(t, said, "Fans see it at once")
-	require.Contains(t, said, "The sale opens at once")
-	require.Contains(t, said, "can no longer change")
-	require.Equal(t, "DRAFT", js(t, o, `document.querySelector('h1 .badge').dataset.status`), "nothing happens before the confirmation")
-	requireAccessible(t, o, "the publish confirmation")
-	screenshot(t, o, "the publish confirmation")
-	do(t, o, "keep the draft", chromedp.Click(css(`#keepdraft`)), chromedp.WaitNotVisible(css(`#publishconfirm`)))
-	require.Equal(t, "DRAFT", js(t, o, `document.querySelector('h1 .badge').dataset.status`))
-	do(t, o, "publish", chromedp.Click(css(`#publish`)), chromedp.Click(css(`#confirmpublish`)), chromedp.WaitVisible(css(`#fanlink`)))
-	require.Equal(t, "ON_SALE", js(t, o, `document.querySelector('h1 .badge').dataset.status`))
+	for _, size := range phoneAndDesktop {
+		do(t, o, size.name, chromedp.EmulateViewport(size.w, size.h))
+		organiserDrafts(t, o, base, "Careful Night "+size.name+" "+suffix)
+		do(t, o, "ask to publish", chromedp.Click(css(`#publish`)), chromedp.WaitVisible(css(`#confirmpublish`)))
+		said := text(t, o, `#publishconsequences`)
+		require.Contains(t, said, "Fans see it at once")
+		require.Contains(t, said, "The sale opens at once")
+		require.Contains(t, said, "can no longer change")
+		require.Equal(t, "DRAFT", js(t, o, `document.querySelector('h1 .badge').dataset.status`), "nothing happens before the confirmation")
+		requireAccessible(t, o, "the publish confirmation on a "+size.name)
+		screenshot(t, o, "the publish confirmation on a "+size.name)
+		do(t, o, "keep the draft", chromedp.Click(css(`#keepdraft`)), chromedp.WaitNotVisible(css(`#publishconfirm`)))
+		require.Equal(t, "DRAFT", js(t, o, `document.querySelector('h1 .badge').dataset.status`))
+		do(t, o, "publish", chromedp.Click(css(`#publish`)), chromedp.Click(css(`#confirmpublish`)), chromedp.WaitVisible(css(`#fanlink`)))
+		require.Equal(t, "ON_SALE", js(t, o, `document.querySelector('h1 .badge').dataset.status`))
+	}
 }
 
 // TestAnOrganiserPageThatCannotLoadReplacesThePreviousPageWithAnExplanationAndLoadsOnTryAgain:

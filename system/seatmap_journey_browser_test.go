@@ -175,8 +175,9 @@ func abs(f float64) float64 {
 // at 390x844 the "best available" form comes before the map (on a desktop
 // after it); a finger's tap on the whole venue zooms in until seats are at
 // least 24 px apart (rows labelled) rather than picking a seat it cannot
-// aim at; then a tap picks the seat under it, and a finger resting on
-// another seat shows its row, number and price without choosing it.
+// aim at; then a tap picks the seat under it, a finger resting on
+// another seat shows its row, number and price without choosing it, and the
+// standing floor pressed holds a quantity the hold names.
 func TestOnAPhoneBestAvailableComesFirstATapZoomsToFingerSizedSeatsAndALongPressShowsASeat(t *testing.T) {
 	t.Parallel()
 	e, base := browserStack(t)
@@ -229,7 +230,19 @@ func TestOnAPhoneBestAvailableComesFirstATapZoomsToFingerSizedSeatsAndALongPress
 	require.Equal(t, "1", js(t, a, `String(document.querySelectorAll('#selection li[data-seat]').length)`), "the long press chose nothing")
 	requireAccessible(t, a, "the event on a phone, zoomed")
 
-	do(t, a, "a desktop", chromedp.EmulateViewport(1366, 900), chromedp.Reload(), chromedp.WaitVisible(css(`#map canvas[data-version]`)))
+	// The standing floor, pressed on the phone, asks how many and holds
+	// them; the hold names the floor and the quantity, not an empty seat.
+	js(t, a, `(() => { document.getElementById('map').seatmap.fit(); return 'fit' })()`)
+	area := `#map button.area[data-area="` + floor + `"]`
+	do(t, a, "press the floor", chromedp.WaitVisible(css(area)), chromedp.Click(css(area)), chromedp.WaitVisible(css(`#areapanel input[name=qty]`)))
+	do(t, a, "two tickets", chromedp.SetValue(css(`#areapanel input[name=qty]`), "2"), chromedp.Click(css(`#areahold`)), chromedp.WaitVisible(css(`#countdown`)))
+	waitJS(t, a, `String(!!document.querySelector('.summary li[data-label]'))`, "true", 10*time.Second)
+	require.Contains(t, text(t, a, `.summary li[data-label]`), "2 × Floor")
+	requireNoSidewaysScroll(t, a, "a standing hold on a phone")
+	screenshot(t, a, "phone standing hold")
+
+	do(t, a, "a desktop", chromedp.EmulateViewport(1366, 900), chromedp.Navigate(base+"/#/event/"+id), chromedp.Reload(),
+		chromedp.WaitVisible(css(`#map canvas[data-version]`)))
 	best, mapBox = rect(t, a, `#bestbox`), rect(t, a, `#map`)
 	require.Greater(t, best[1], mapBox[3], "on a desktop the map comes first")
 }

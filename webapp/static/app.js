@@ -26,6 +26,15 @@ const announce = text => { announcer.textContent = ''; setTimeout(() => { announ
 
 function clearProblem() { banner.hidden = true; banner.textContent = ''; }
 
+// navigation counts the router's renders (route). A view takes the count as
+// it starts (const here = current()) and, after every await, draws only
+// while here() still holds: a view the fan has already left returns
+// without drawing (nor drawing anything again), so the page they went to,
+// and what they typed or chose on it, stays as it is. A view that fails
+// after the fan has moved on shows no error either.
+let navigation = 0;
+const current = () => { const n = navigation; return () => n === navigation; };
+
 // words says an error that is not the API's problem: the app's own
 // sentences as they are, anything the browser threw (a TypeError, a
 // DOMException) as a plain sentence instead of its text.
@@ -194,7 +203,9 @@ function ticketsInfo(ev) {
 }
 
 async function eventView(id, sectionID) {
+  const here = current();
   const ev = await get('/v1/events/' + encodeURIComponent(id));
+  if (!here()) return;
   const seated = ev.sections.filter(s => s.kind !== 'general');
   const section = sectionID || (seated[0] && seated[0].id);
   // Ticket types (Adult, Child…): a fan chooses one per seat, the first
@@ -371,6 +382,7 @@ async function eventView(id, sectionID) {
   });
   if (sectionID && seated.some(s => s.id === sectionID)) map.showSection(sectionID, false);
   await map.load();
+  if (!here()) return;
   priceLegend(main.querySelector('.legend'), map.priceTiers, map.areas);
   // Seats chosen before signing in are chosen again (those still free).
   const kept = JSON.parse(sessionStorage.getItem('selection') || 'null');
@@ -459,12 +471,15 @@ const TEST_METHODS = [
 ];
 
 async function holdView(id) {
+  const here = current();
   const h = await get('/v1/holds/' + encodeURIComponent(id));
+  if (!here()) return;
   if (h.status && h.status !== 'PENDING_PAYMENT') { location.replace('#/booking/' + encodeURIComponent(id)); return; }
   // The booking's view names the event and labels the seats (the hold's
   // own answer carries IDs only); without it the IDs stand in.
   const [b, ev, names] = await Promise.all([get('/v1/bookings/' + encodeURIComponent(id)).catch(() => null),
     h.event_id ? get('/v1/events/' + encodeURIComponent(h.event_id)).catch(() => null) : null, stayNames(h.stays)]);
+  if (!here()) return;
   // Without the booking's view the hold's own lines stand in, as a
   // booking with no event or labels.
   const summary = orderSummary(b || { items: (h.items || []).map(it => ({ ...it, label: it.seat_id || it.section_id })), total: h.total },
@@ -528,11 +543,12 @@ async function holdView(id) {
   };
   const setBusy = on => { busy = on; payBtn.disabled = on || expired || !form; testBtn.disabled = on || expired; main.dataset.paying = on ? 'yes' : ''; };
 
-  paymentConfig().then(cfg => { main.querySelector('#testpay').hidden = !cfg.sandbox; }).catch(() => {});
+  paymentConfig().then(cfg => { if (here()) main.querySelector('#testpay').hidden = !cfg.sandbox; }).catch(() => {});
   PaymentForm.mount(slot, h.total).then(async f => {
     form = f; cleanup.push(() => f.destroy());
     slot.querySelector('.note')?.remove();
     await f.ready;
+    if (!here()) return;
     slot.removeAttribute('aria-busy');
     main.dataset.paymentForm = 'ready';
     setBusy(false);
@@ -793,6 +809,7 @@ function showTickets(ul, tickets) {
 // session, as when the installed app is opened at the door) it shows the
 // tickets whose keys this device keeps.
 async function ticketsView() {
+  const here = current();
   main.innerHTML = `<h1>${t('My tickets')}</h1><ul class="tickets" id="tickets"></ul>`;
   const ul = main.querySelector('#tickets');
   const kept = () => wallet.all().map(w => ({ id: w.ticket_id, label: w.label, seat_id: w.seat_id, event: w.event, booking_id: w.booking_id }));
@@ -801,6 +818,7 @@ async function ticketsView() {
     out = null;
   } else {
     try { out = await get('/v1/me/tickets'); } catch (err) { if (!(err instanceof OfflineError)) throw err; out = null; }
+    if (!here()) return;
   }
   if (!out) {
     const mine = kept();
@@ -812,6 +830,7 @@ async function ticketsView() {
     return;
   }
   const [handed, listings] = await Promise.all([transfers.mine().catch(() => []), resale.mine()]);
+  if (!here()) return;
   const reload = text => { announce(text); route(); };
   transfers.receivedList(main, handed, reload);
   if (!out.tickets.length) { ul.innerHTML = `<li>${t('No tickets yet.')}</li>`; return; }
@@ -852,7 +871,9 @@ async function ticketsView() {
 // queueView is the waiting room of a metered event: the live place in
 // line and the estimated wait, then on to the seat map with a pass.
 async function queueView(id) {
+  const here = current();
   const ev = await get('/v1/events/' + encodeURIComponent(id));
+  if (!here()) return;
   main.innerHTML = `<h1>${t('Waiting room')}</h1><p><strong>${esc(ev.title)}</strong> · ${esc(ev.venue)}, ${esc(ev.city)}</p>
     <div class="queue" id="queue">
       <p id="qstate" data-status="joining">${t('Joining the line…')}</p>
@@ -965,7 +986,9 @@ async function pendingHold() {
   const link = document.getElementById('pendinghold');
   clearInterval(pendingTimer); link.hidden = true;
   if (!token()) return;
+  const here = current();
   const out = await get('/v1/me/bookings?limit=10').catch(() => null);
+  if (!here()) return;
   const h = out && out.bookings.find(b => b.status === 'PENDING_PAYMENT' && b.expires_at && new Date(b.expires_at) > Date.now());
   if (!h || location.hash === '#/hold/' + h.booking_id) return;
   link.href = '#/hold/' + encodeURIComponent(h.booking_id);
@@ -977,12 +1000,9 @@ async function pendingHold() {
   tick(); link.hidden = false; pendingTimer = setInterval(tick, 1000);
 }
 
-// routeGen counts renders: a view that fails after the fan has moved on
-// (its page already replaced) must not replace the new page with its error.
-let routeGen = 0;
-
 async function route() {
-  const gen = ++routeGen;
+  navigation++;
+  const here = current();
   for (const f of cleanup.splice(0)) f();
   pendingHold();
   const parts = location.hash.replace(/^#\/?/, '').replace(/\?.*$/, '').split('/').map(decodeURIComponent);
@@ -990,10 +1010,11 @@ async function route() {
     switch (parts[0]) {
       case 'event':
         // Resale tickets are not behind the waiting room (resale.js).
-        if (parts[2] === 'resale') { await resale.eventView(main, parts[1], { signedIn: !!token(), showProblem, clearProblem }); break; }
+        if (parts[2] === 'resale') { await resale.eventView(main, parts[1], { signedIn: !!token(), showProblem, clearProblem, here }); break; }
         // Hotels are not seats: not behind the waiting room either.
-        if (parts[2] === 'hotels') { await hotelsView(main, parts[1], { showProblem, clearProblem, announce }); break; }
-        if (await needsQueue(parts[1])) { location.replace('#/queue/' + encodeURIComponent(parts[1])); return; }
+        if (parts[2] === 'hotels') { await hotelsView(main, parts[1], { showProblem, clearProblem, announce, here }); break; }
+        if (await needsQueue(parts[1])) { if (here()) location.replace('#/queue/' + encodeURIComponent(parts[1])); return; }
+        if (!here()) return;
         await eventView(parts[1], parts[2]); break;
       case 'queue': await queueView(parts[1]); break;
       case 'hold': await holdView(parts[1]); break;
@@ -1006,7 +1027,7 @@ async function route() {
         await bookingsView(main, get); break;
       default: await eventsView();
     }
-  } catch (err) { if (gen === routeGen) errorView(err); }
+  } catch (err) { if (here()) errorView(err); }
 }
 
 window.addEventListener('hashchange', () => { clearProblem(); route(); });

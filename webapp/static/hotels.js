@@ -80,12 +80,13 @@ export const stayTotal = stays => (stays || []).reduce((a, st) => a + st.total.a
 // near the event's venue, nearest first, for the event's nights (the show's
 // night preselected; the fan may add nights after it), each room type with
 // its price for every night and the stay's total in the hotel's currency.
-export async function hotelsView(main, eventID, { showProblem, clearProblem, announce }) {
+export async function hotelsView(main, eventID, { showProblem, clearProblem, announce, here }) {
   const params = new URLSearchParams(location.hash.split('?')[1] || '');
   const kept = chosenStay(eventID);
   const pick = (name, def, most) => Math.min(most, Math.max(1, Number(params.get(name)) || (kept && kept[name]) || def));
   const state = { nights: pick('nights', 1, 7), guests: pick('guests', 2, 4), rooms: pick('rooms', 1, 4) };
   const ev = await get('/v1/events/' + encodeURIComponent(eventID));
+  if (!here()) return; // the fan went on: their page stays as it is
   const options = (n, sel) => Array.from({ length: n }, (_, i) => `<option value="${i + 1}" ${i + 1 === sel ? 'selected' : ''}>${i + 1}</option>`).join('');
   main.innerHTML = `<h1>${t('Hotels near this event')}</h1>
     <p><a href="#/event/${encodeURIComponent(eventID)}"><strong>${esc(ev.title)}</strong></a> · ${esc(ev.venue)}, ${esc(ev.city)} ·

@@ -61,7 +61,8 @@ const typeName = (types, id) => ((types || []).find(t => t.id === id) || {}).nam
 
 // orderSummary lists a booking's lines by their labels with their prices
 // (each line's ticket type named when the event has more than one), each
-// promotion's discount on its own line, the service fees and the tax apart
+// promotion's discount on its own line (the line's price before it, so the
+// lines add up to the total), the service fees and the tax apart
 // from the prices, the hotel rooms of a package or stay night by night,
 // and the total. hold is the hold's own view (its lines' types and fees,
 // the tax, its stays), types the event's ticket types, names the stays'
@@ -79,7 +80,7 @@ export function orderSummary(b, promo, { hold, types, names } = {}) {
     sum += it.price.amount * it.quantity;
     const type = typed && h.ticket_type ? ` <span class="ttype">· ${esc(typeName(types, h.ticket_type))}</span>` : '';
     const line = `<li data-label="${esc(it.label)}"${h.ticket_type ? ` data-type="${esc(h.ticket_type)}"` : ''}><span>${qty}${esc(it.label || it.seat_id || it.section_id)}${type}</span>
-      <span>${money({ amount: it.price.amount * it.quantity, currency: it.price.currency })}</span></li>`;
+      <span>${money({ amount: (it.price.amount + (it.discount > 0 ? it.discount : 0)) * it.quantity, currency: it.price.currency })}</span></li>`;
     const off = it.discount > 0 ? `<li class="discount"><span>${t('Discount')}${promo ? ' ' + esc(promo) : ''}</span>
       <span>−${money({ amount: it.discount * it.quantity, currency: it.price.currency })}</span></li>` : '';
     return line + off;

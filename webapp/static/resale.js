@@ -130,8 +130,9 @@ export function listedControls(li, listing, done) {
 // eventView is #/event/<id>/resale: the event's tickets other fans resell,
 // cheapest first, each with a Buy button that holds it and opens the hold's
 // payment page, as seats do.
-export async function eventView(main, id, { signedIn, showProblem, clearProblem }) {
+export async function eventView(main, id, { signedIn, showProblem, clearProblem, here }) {
   const ev = await get('/v1/events/' + encodeURIComponent(id));
+  if (!here()) return; // the fan went on: their page stays as it is
   main.innerHTML = `<h1>${t('Resale tickets')}</h1><p><a href="#/event/${encodeURIComponent(id)}"><strong>${esc(ev.title)}</strong></a> ·
     ${esc(ev.venue)}, ${esc(ev.city)} · <span class="when">${esc(when(ev.starts_at, ev.timezone, ev.city))}</span></p>
     <p class="note">${t("Tickets other fans cannot use, sold at no more than the organiser allows. You pay on the next page as for any seats; your ticket gets new codes and the seller's stops working.")}</p>

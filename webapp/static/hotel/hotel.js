@@ -3,7 +3,7 @@
 // It talks to /v1/admin/properties with the token of the demo sign-in,
 // through the fan app's api.js and the organiser app's ui.js.
 import { get, request, newKey, signOut, token } from '/app/api.js';
-import { main, esc, announce, clearProblem, showProblem, fieldErrors, money, minor, digits, download, errorView, labelCells } from '/organiser/ui.js';
+import { main, esc, announce, clearProblem, showProblem, fieldErrors, money, minor, digits, download, errorView, labelCells, navigate, current } from '/organiser/ui.js';
 import { t, plural, locale, translatePage, langSwitch } from '/app/i18n.js';
 
 let cleanup = [];
@@ -59,7 +59,9 @@ function signInView() {
 }
 
 async function propertiesView() {
+  const here = current();
   const { properties } = await get('/v1/admin/properties');
+  if (!here()) return;
   main.innerHTML = `<h1>${t('Your properties')}</h1>
     <p class="actions"><a class="button" href="#/new">${t('Add a property')}</a></p>
     <ul class="cards" id="properties">${properties.map(p => `<li data-property="${esc(p.property_id)}">
@@ -120,7 +122,9 @@ function header(p, page) {
 }
 
 async function propertyView(id, page, query) {
+  const here = current();
   const p = await get('/v1/admin/properties/' + encodeURIComponent(id));
+  if (!here()) return;
   switch (page) {
     case 'arrivals': return arrivalsView(p, query.get('date') || today());
     case 'walks': return walksView(p);
@@ -135,7 +139,9 @@ async function propertyView(id, page, query) {
 // selected nights, or any range typed in, in one request.
 async function calendarView(p, from) {
   const to = addDays(from, DAYS - 1);
+  const here = current();
   const inv = await get(`/v1/admin/properties/${encodeURIComponent(p.property_id)}/inventory?from=${from}&to=${to}`);
+  if (!here()) return;
   const cur = p.currency || 'EUR';
   const days = Array.from({ length: DAYS }, (_, i) => addDays(from, i));
   const at = new Map(inv.nights.map(n => [n.room_type + '|' + n.night, n]));
@@ -251,7 +257,9 @@ async function calendarView(p, from) {
 }
 
 async function arrivalsView(p, date) {
+  const here = current();
   const a = await get(`/v1/admin/properties/${encodeURIComponent(p.property_id)}/arrivals?date=${encodeURIComponent(date)}`);
+  if (!here()) return;
   main.innerHTML = `${header(p, 'arrivals')}
     <form class="row" id="arrdate"><label>${t('Arriving on')} <input type="date" name="date" value="${esc(date)}" required></label>
       <button>${t('Show')}</button> <button type="button" class="secondary" id="csv">${t('Download CSV')}</button></form>
@@ -344,12 +352,8 @@ function detailsView(p) {
   };
 }
 
-// routeGen counts the views shown: a view that fails after another was
-// asked for leaves that one alone.
-let routeGen = 0;
-
 async function route() {
-  const gen = ++routeGen;
+  const here = navigate();
   for (const f of cleanup.splice(0)) f();
   delete main.dataset.error;
   const [path, q] = location.hash.replace(/^#\/?/, '').split('?');
@@ -361,6 +365,7 @@ async function route() {
         if (err.status === 401) { signOut(); me = null; renderWho(); return signInView(); }
         throw err;
       }
+      if (!here()) return;
     }
     renderWho();
     if (!(me.roles || []).some(r => HOTELIER_ROLES.includes(r))) {
@@ -372,7 +377,7 @@ async function route() {
       case 'property': await propertyView(parts[1], parts[2] || '', new URLSearchParams(q || '')); break;
       default: await propertiesView();
     }
-  } catch (err) { if (gen === routeGen) errorView(err, route, ['#/', t('Back to your properties')]); }
+  } catch (err) { if (here()) errorView(err, route, ['#/', t('Back to your properties')]); }
 }
 
 window.addEventListener('hashchange', () => { clearProblem(); route().then(() => main.focus({ preventScroll: true })); });

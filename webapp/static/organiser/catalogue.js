@@ -4,7 +4,7 @@
 // settings. Field errors of a refused save are named in a list above the
 // form and shown next to the fields they name.
 import { get, post, request, ProblemError } from '/app/api.js';
-import { main, esc, announce, explain, clearProblem, showProblem, money, minor, digits, whenIn, localInput, isoOf, badge, download, labelCells } from './ui.js';
+import { main, esc, announce, explain, clearProblem, showProblem, money, minor, digits, whenIn, localInput, isoOf, badge, download, labelCells, current } from './ui.js';
 import { t, plural, locale } from '/app/i18n.js';
 
 // translate is t where a list's item is named t.
@@ -402,7 +402,9 @@ export async function editPage(page, ev) {
 // orgView is the organisation's legal and tax settings, printed on its
 // invoices: the VAT rate typed in percent, kept in basis points.
 export async function orgView() {
+  const here = current();
   const o = await get('/v1/admin/org');
+  if (!here()) return;
   main.innerHTML = `<h1>${t('Organisation')}</h1>
     <p>${t('What your invoices say about the seller: fans get an invoice with every paid booking and a credit note with every refund. A change of VAT applies to holds taken from then on; issued invoices keep what they said.')}</p>
     <form id="orgform" class="stack" novalidate aria-label="${t('Organisation settings')}">
@@ -444,7 +446,9 @@ export async function orgView() {
 // seriesView is the new series form: the fields every date shares and a
 // list of dates, one event each.
 export async function seriesView() {
+  const here = current();
   const { venues } = await get('/v1/admin/venues');
+  if (!here()) return;
   if (!venues.length) {
     main.innerHTML = `<h1>${t('New series')}</h1><p>${t('A series is sold on one of your venues.')} <a href="#/venues">${t('Upload a venue layout')}</a> ${t('first.')}</p>`;
     return;

@@ -4,7 +4,7 @@
 // following the refunds.
 import { get, post, request } from '/app/api.js';
 import { SeatMap, drawSeat } from '/app/seatmap.js';
-import { main, esc, announce, clearProblem, showProblem, fieldErrors, money, minor, digits, whenIn, isoOf, download, badge, labelCells, STATUS_TEXT } from './ui.js';
+import { main, esc, announce, clearProblem, showProblem, fieldErrors, money, minor, digits, whenIn, isoOf, download, badge, labelCells, STATUS_TEXT, current } from './ui.js';
 import { editPage, typesText, attendeesPage } from './catalogue.js';
 import { ordersPage } from './orders.js';
 import { t, plural, locale } from '/app/i18n.js';
@@ -14,7 +14,9 @@ const TABS = [['', 'Overview'], ['edit', 'Edit'], ['seats', 'Seats'], ['promotio
 // eventView renders the event's page named by tab; ctx.cleanup takes what
 // must stop when the view is left.
 export async function eventView(id, tab, ctx) {
+  const here = current();
   const ev = await get('/v1/admin/events/' + encodeURIComponent(id));
+  if (!here()) return;
   const base = '#/event/' + encodeURIComponent(id);
   main.innerHTML = `<p class="crumbs"><a href="#/">${t('Your events')}</a></p>
     <h1>${esc(ev.title)} ${badge(ev.status)}</h1>

@@ -3,7 +3,7 @@
 // event.js). It talks to /v1/admin with the token of the demo sign-in,
 // through the fan app's api.js.
 import { get, request, newKey, signOut, token } from '/app/api.js';
-import { main, esc, announce, explain, clearProblem, showProblem, fieldErrors, money, minor, digits, whenIn, localInput, isoOf, send, badge, errorView, labelCells } from './ui.js';
+import { main, esc, announce, explain, clearProblem, showProblem, fieldErrors, money, minor, digits, whenIn, localInput, isoOf, send, badge, errorView, labelCells, navigate, current } from './ui.js';
 import { eventView } from './event.js';
 import { orgView, seriesView } from './catalogue.js';
 import { t, translatePage, langSwitch } from '/app/i18n.js';
@@ -64,9 +64,11 @@ async function eventsView() {
       <tbody></tbody></table></div>
     <button class="secondary" id="more" hidden>${t('Show older events')}</button>`;
   const body = main.querySelector('#events tbody'), more = main.querySelector('#more');
+  const here = current();
   let cursor = '';
   const load = async () => {
     const page = await get('/v1/admin/events?limit=50' + (cursor ? '&cursor=' + encodeURIComponent(cursor) : ''));
+    if (!here()) return;
     body.insertAdjacentHTML('beforeend', page.events.map(e => `<tr data-event="${esc(e.event_id)}">
       <th scope="row"><a href="#/event/${encodeURIComponent(e.event_id)}">${esc(e.title)}</a>${e.artist ? `<div class="muted">${esc(e.artist)}</div>` : ''}</th>
       <td>${badge(e.status)}</td><td>${whenIn(e.starts_at, e.timezone)}</td><td>${whenIn(e.onsale_at, e.timezone)}</td>
@@ -97,8 +99,10 @@ async function venuesView() {
     <p id="uploaded" class="done" hidden></p></section>
     <section aria-labelledby="yours"><h2 id="yours">${t('Your venues')}</h2><ul class="cards" id="venues"></ul></section>`;
   const f = main.querySelector('#upload'), errs = main.querySelector('#upload-errors'), done = main.querySelector('#uploaded');
+  const here = current();
   const list = async () => {
     const out = await get('/v1/admin/venues');
+    if (!here()) return;
     main.querySelector('#venues').innerHTML = out.venues.map(v => `<li data-venue="${esc(v.venue_id)}"><strong>${esc(v.name)}</strong>
       <div>${esc(v.city)} · ${esc(v.timezone)}</div><div>${t('{s} sections, {n} numbered seats', { s: v.sections, n: v.seats })}</div>
       <div>${t('Price categories')}: ${v.categories.map(esc).join(', ')}</div>
@@ -139,7 +143,9 @@ async function venuesView() {
 }
 
 async function newEventView(venueID) {
+  const here = current();
   const { venues } = await get('/v1/admin/venues');
+  if (!here()) return;
   if (!venues.length) {
     main.innerHTML = `<h1>${t('Create an event')}</h1><p>${t('An event is sold on one of your venues.')} <a href="#/venues">${t('Upload a venue layout')}</a> ${t('first.')}</p>`;
     return;
@@ -207,12 +213,8 @@ async function newEventView(venueID) {
   };
 }
 
-// routeGen counts the views shown: a view that fails after another was
-// asked for leaves that one alone.
-let routeGen = 0;
-
 async function route() {
-  const gen = ++routeGen;
+  const here = navigate();
   for (const f of cleanup.splice(0)) f();
   delete main.dataset.error;
   const parts = location.hash.replace(/^#\/?/, '').replace(/\?.*$/, '').split('/').map(decodeURIComponent);
@@ -223,6 +225,7 @@ async function route() {
         if (err.status === 401) { signOut(); me = null; renderWho(); return signInView(); }
         throw err;
       }
+      if (!here()) return;
     }
     renderWho();
     if (!(me.roles || []).some(r => ORGANISER_ROLES.includes(r))) return notOrganiserView();
@@ -234,7 +237,7 @@ async function route() {
       case 'event': await eventView(parts[1], parts[2] || '', { cleanup }); break;
       default: await eventsView();
     }
-  } catch (err) { if (gen === routeGen) errorView(err, route); }
+  } catch (err) { if (here()) errorView(err, route); }
 }
 
 window.addEventListener('hashchange', () => { clearProblem(); route().then(() => main.focus({ preventScroll: true })); });

@@ -9,6 +9,16 @@ export const main = document.getElementById('main');
 const banner = document.getElementById('problem');
 const announcer = document.getElementById('announce');
 
+// navigation counts the router's renders (each app's route calls
+// navigate()). A view takes the count as it starts (const here = current())
+// and, after every await, draws only while here() still holds: a view the
+// user has already left returns without drawing (nor drawing anything
+// again), so the page they went to, and what they typed or chose on it,
+// stays as it is. A view that fails after they moved on shows no error.
+let navigation = 0;
+export const navigate = () => { navigation++; return current(); };
+export const current = () => { const n = navigation; return () => n === navigation; };
+
 export const esc = s => String(s ?? '').replace(/[&<>"']/g, c => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
 
 export function announce(text) { announcer.textContent = ''; setTimeout(() => { announcer.textContent = text; }, 20); }
