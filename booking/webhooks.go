@@ -1,6 +1,7 @@
 package booking
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -64,11 +65,12 @@ func SagaActsOn(ev payments.WebhookEvent, recorded vocab.PaymentStatus) bool {
 	return false
 }
 
-// ReceiveWebhook verifies a provider event, stores it (deduplicated by event
-// ID plus a content fingerprint) and then signals the booking the database
-// records for its payment, never the one the event claims. It answers
-// success only once the event is stored; an event for a payment Encore does
-// not know yet is ErrUnknownPayment, so the provider redelivers it.
+// ReceiveWebhook verifies a provider event, deduplicates it (by event ID
+// plus a content fingerprint), signals the booking the database records for
+// its payment, never the one the event claims, and then stores it handled,
+// in one row write. It answers success only once the event is stored; an
+// event for a payment Encore does not know yet is ErrUnknownPayment, so the
+// provider redelivers it.
 func (s *Service) ReceiveWebhook(ctx context.Context, body []byte, signature string) (Receipt, error) {
 	ev, err := payments.ParseWebhook(body, signature, s.WebhookSecret)
 	if err != nil {
@@ -86,65 +88,82 @@ func (s *Service) ReceiveWebhook(ctx context.Context, body []byte, signature str
 		}
 		bookingID, recorded = id.String(), status
 	}
-	dup, signalled, err := s.Store.Bookings.StoreWebhook(ctx, provider, ev.ID, string(ev.Type), ev.IntentID, ev.Fingerprint, ev.Raw)
-	if errors.Is(err, store.ErrWebhookConflict) {
+	seen, err := s.Store.Bookings.StoredWebhookRecord(ctx, provider, ev.ID)
+	if err != nil {
+		return Receipt{}, err
+	}
+	if seen.Found && !bytes.Equal(seen.Fingerprint, ev.Fingerprint) {
 		s.Log.Error("ALERT: webhook event ID reused with different content", "event", ev.ID, "type", ev.Type)
 		if s.webhookConflicts != nil {
 			s.webhookConflicts.Inc()
 		}
 		return Receipt{}, fmt.Errorf("event %s: %w", ev.ID, ErrWebhookConflict)
 	}
-	if err != nil {
-		return Receipt{}, err
+	receipt := Receipt{Received: true, Duplicate: seen.Found}
+	if seen.Signalled {
+		return receipt, nil // handled before: nothing to do again
 	}
-	receipt := Receipt{Received: true, Duplicate: dup}
-	if bookingID != "" && !(dup && signalled) {
+	if bookingID != "" {
 		// Disputes and outside refunds: recorded in the database whether or
 		// not the booking's workflow still runs; a failure is answered as
 		// one, so the provider redelivers.
 		if err := s.applyMoneyEvent(ctx, ev, bookingID); err != nil {
+			s.storeUnsignalled(ctx, ev)
 			return Receipt{}, err
 		}
 	}
-	if (dup && signalled) || bookingID == "" || !SagaActsOn(ev, recorded) {
-		if err := s.markSignalled(ctx, ev.ID); err != nil {
-			return Receipt{}, err
+	if bookingID != "" && SagaActsOn(ev, recorded) {
+		if ev.BookingID != bookingID {
+			// The reference does not match: the booking the database names
+			// hears of it and refuses to sell on it (money moves only on an
+			// event whose reference, amount and currency all match). Alert
+			// staff.
+			s.Log.Error("ALERT: webhook reference mismatch", "event", ev.ID, "intent", ev.IntentID,
+				"metadata_booking", ev.BookingID, "booking", bookingID)
 		}
-		return receipt, nil
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		err = workflows.DeliverPayment(sctx, s.Temporal, workflows.PaymentEvent{EventID: ev.ID, Type: ev.Type,
+			IntentID: ev.IntentID, Status: ev.Status, Amount: ev.Amount, BookingID: bookingID, ClaimedBookingID: ev.BookingID})
+		if err != nil && !errors.Is(err, workflows.ErrNoBooking) {
+			s.Log.Warn("deliver provider event", "event", ev.ID, "booking", bookingID, "err", err)
+			s.storeUnsignalled(ctx, ev)
+			return Receipt{}, ErrNotDelivered
+		}
+		if s.webhookLag != nil && !ev.Created.IsZero() {
+			s.webhookLag.Observe(max(time.Since(ev.Created).Seconds(), 0))
+		}
 	}
-	if ev.BookingID != bookingID {
-		// The reference does not match: the booking the database names hears
-		// of it and refuses to sell on it (money moves only on an event whose
-		// reference, amount and currency all match). Alert staff.
-		s.Log.Error("ALERT: webhook reference mismatch", "event", ev.ID, "intent", ev.IntentID,
-			"metadata_booking", ev.BookingID, "booking", bookingID)
-	}
-	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	err = workflows.DeliverPayment(sctx, s.Temporal, workflows.PaymentEvent{EventID: ev.ID, Type: ev.Type,
-		IntentID: ev.IntentID, Status: ev.Status, Amount: ev.Amount, BookingID: bookingID, ClaimedBookingID: ev.BookingID})
-	if err != nil && !errors.Is(err, workflows.ErrNoBooking) {
-		s.Log.Warn("deliver provider event", "event", ev.ID, "booking", bookingID, "err", err)
-		return Receipt{}, ErrNotDelivered
-	}
-	if s.webhookLag != nil && !ev.Created.IsZero() {
-		s.webhookLag.Observe(max(time.Since(ev.Created).Seconds(), 0))
-	}
-	if err := s.markSignalled(ctx, ev.ID); err != nil {
+	if err := s.storeHandled(ctx, ev); err != nil {
 		return Receipt{}, err
 	}
 	return receipt, nil
 }
 
-// markSignalled records that a provider event reached its booking. Failing
-// to record it is answered as a failure: the provider redelivers, the
-// redelivery is signalled again (the saga drops an event ID it has seen)
-// and recorded then. Answered as success, the event would stay unsignalled
-// in the books until the next reconciliation, and the audit would count it
-// lost (a PostgreSQL restart between the signal and this write).
-func (s *Service) markSignalled(ctx context.Context, eventID string) error {
-	if err := s.Store.Bookings.MarkWebhookSignalled(ctx, provider, eventID); err != nil {
-		return fmt.Errorf("record event %s delivered: %w", eventID, err)
+// storeHandled writes the event as handled: delivered to its booking, or one
+// the booking needs not hear of. One row write a fresh event: the store's
+// read above found it new, and the record of it is written only once it is
+// handled. Failing to write it is answered as a failure: the provider
+// redelivers, the redelivery is signalled again (the saga drops an event ID
+// it has seen) and recorded then. Answered as success, the event would be
+// missing from the books, or left unsignalled until the next reconciliation
+// and counted lost by the audit (a PostgreSQL restart between the signal and
+// this write). What was received is still kept unsignalled if it can be.
+func (s *Service) storeHandled(ctx context.Context, ev payments.WebhookEvent) error {
+	if err := s.Store.Bookings.StoreWebhook(ctx, provider, ev.ID, string(ev.Type), ev.IntentID, ev.Fingerprint, ev.Raw, true); err != nil {
+		s.storeUnsignalled(ctx, ev)
+		return fmt.Errorf("record event %s delivered: %w", ev.ID, err)
 	}
 	return nil
+}
+
+// storeUnsignalled keeps an event whose handling failed, unsignalled, for
+// the reconciliation to deliver and the audit to count until then; the
+// answer to the provider is a failure either way, so it redelivers.
+func (s *Service) storeUnsignalled(ctx context.Context, ev payments.WebhookEvent) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := s.Store.Bookings.StoreWebhook(wctx, provider, ev.ID, string(ev.Type), ev.IntentID, ev.Fingerprint, ev.Raw, false); err != nil {
+		s.Log.Warn("store undelivered provider event", "event", ev.ID, "err", err)
+	}
 }

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -367,36 +366,49 @@ func (s *Bookings) RecordFraud(ctx context.Context, id uuid.UUID, attempt int, d
 	return err
 }
 
-// ErrWebhookConflict: an event ID arrived again with other content.
-var ErrWebhookConflict = errors.New("store: webhook event ID reused with different content")
-
-// StoreWebhook stores a verified provider event. It returns duplicate=true
-// for a redelivery of the same content, and signalled reports whether it was
-// already handed to its workflow.
-func (s *Bookings) StoreWebhook(ctx context.Context, provider, eventID, typ, intentID string, fingerprint, payload []byte) (duplicate, signalled bool, err error) {
-	tag, err := s.pool.Exec(ctx, `INSERT INTO webhook_events (provider, event_id, fingerprint, type, intent_id, payload)
-		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`, provider, eventID, fingerprint, typ, intentID, json.RawMessage(payload))
-	if err != nil {
-		return false, false, err
-	}
-	if tag.RowsAffected() == 1 {
-		return false, false, nil
-	}
-	var stored []byte
-	var at *time.Time
-	if err := s.pool.QueryRow(ctx, `SELECT fingerprint, signalled_at FROM webhook_events WHERE provider = $1 AND event_id = $2`,
-		provider, eventID).Scan(&stored, &at); err != nil {
-		return false, false, err
-	}
-	if !bytes.Equal(stored, fingerprint) {
-		return true, false, ErrWebhookConflict
-	}
-	return true, at != nil, nil
+// WebhookRecord is what the database holds of one provider event.
+type WebhookRecord struct {
+	// Found: the event was stored before (a redelivery).
+	Found bool
+	// Fingerprint of the content first stored under the event's ID.
+	Fingerprint []byte
+	// Signalled: it reached its booking (or needed not to).
+	Signalled bool
 }
 
-// MarkWebhookSignalled records that the event reached its workflow.
+// StoredWebhookRecord reads what is stored of a provider event: a read, so
+// that a fresh event costs one row write, the one that records it handled.
+func (s *Bookings) StoredWebhookRecord(ctx context.Context, provider, eventID string) (WebhookRecord, error) {
+	var r WebhookRecord
+	var at *time.Time
+	err := s.pool.QueryRow(ctx, `SELECT fingerprint, signalled_at FROM webhook_events WHERE provider = $1 AND event_id = $2`,
+		provider, eventID).Scan(&r.Fingerprint, &at)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return WebhookRecord{}, nil
+	}
+	r.Found, r.Signalled = err == nil, at != nil
+	return r, err
+}
+
+// StoreWebhook writes a verified provider event once: signalled says it has
+// reached its booking (or needed not to), and the one row write records it
+// so. An event stored unsignalled before (its delivery failed) is marked
+// signalled now; an event stored signalled stays as it is. Storing it
+// unsignalled (signalled false) never clears an earlier mark.
+func (s *Bookings) StoreWebhook(ctx context.Context, provider, eventID, typ, intentID string, fingerprint, payload []byte,
+	signalled bool) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO webhook_events (provider, event_id, fingerprint, type, intent_id, payload, signalled_at)
+		VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $7 THEN now() END)
+		ON CONFLICT (provider, event_id) DO UPDATE SET signalled_at = now()
+		WHERE $7 AND webhook_events.signalled_at IS NULL`,
+		provider, eventID, fingerprint, typ, intentID, json.RawMessage(payload), signalled)
+	return err
+}
+
+// MarkWebhookSignalled records that a stored event reached its workflow.
 func (s *Bookings) MarkWebhookSignalled(ctx context.Context, provider, eventID string) error {
-	_, err := s.pool.Exec(ctx, `UPDATE webhook_events SET signalled_at = now() WHERE provider = $1 AND event_id = $2`, provider, eventID)
+	_, err := s.pool.Exec(ctx, `UPDATE webhook_events SET signalled_at = now() WHERE provider = $1 AND event_id = $2
+		AND signalled_at IS NULL`, provider, eventID)
 	return err
 }
 
