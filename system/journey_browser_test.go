@@ -54,7 +54,7 @@ func TestAVisitorFromNewYorkOnAPhoneAndADesktopReadsTheShowInAmsterdamTimeTheSea
 	venueClock, visitorClock := starts.In(ams).Format("03:04 PM"), starts.In(ny).Format("03:04 PM")
 
 	first := browser(t, 6*time.Minute)
-	for i, size := range phoneAndDesktop {
+	for i, size := range journeySizes() {
 		a := fanTab(t, first)
 		do(t, a, "a "+size.name+" in New York", chromedp.EmulateViewport(size.w, size.h), inTimezone("America/New_York"))
 		signInAndOpen(t, a, base, fmt.Sprintf("nyc%d_%s", i, e.eventID[4:]), e.eventID)
@@ -127,7 +127,7 @@ func TestAFansPendingHoldIsOnePressAwayFromTheHeaderAndFromTheRefusalOfASecondHo
 	t.Parallel()
 	e, base := browserStack(t)
 	first := browser(t, 5*time.Minute)
-	for i, size := range phoneAndDesktop {
+	for i, size := range journeySizes() {
 		a := fanTab(t, first)
 		do(t, a, size.name, chromedp.EmulateViewport(size.w, size.h))
 		signInAndOpen(t, a, base, fmt.Sprintf("back%d_%s", i, e.eventID[4:]), e.eventID)
@@ -158,7 +158,7 @@ func TestAFailedThreeDSecureCheckSaysOneThingAndOffersAnotherCard(t *testing.T) 
 	t.Parallel()
 	e, base := browserStack(t)
 	first := browser(t, 5*time.Minute)
-	for i, size := range phoneAndDesktop {
+	for i, size := range journeySizes() {
 		a := fanTab(t, first)
 		do(t, a, size.name, chromedp.EmulateViewport(size.w, size.h))
 		signInAndOpen(t, a, base, fmt.Sprintf("fails3ds%d_%s", i, e.eventID[4:]), e.eventID)
@@ -189,7 +189,7 @@ func TestASignedOutFanOnAPhoneOrADesktopIsAskedToSignInBesideTheHoldButtonAndKee
 	t.Parallel()
 	e, base := browserStack(t)
 	first := browser(t, 5*time.Minute)
-	for i, size := range phoneAndDesktop {
+	for i, size := range journeySizes() {
 		a := fanTab(t, first)
 		do(t, a, "a "+size.name+", signed out, on the event", chromedp.EmulateViewport(size.w, size.h),
 			chromedp.Navigate(base+"/#/event/"+e.eventID), chromedp.WaitVisible(css(`#map canvas[data-version]`)))
@@ -224,7 +224,7 @@ func TestAPageThatCannotLoadIsReplacedByAPlainExplanationAndLoadsOnTryAgain(t *t
 	t.Parallel()
 	e, base := browserStack(t)
 	first := browser(t, 4*time.Minute)
-	for _, size := range phoneAndDesktop {
+	for _, size := range journeySizes() {
 		a := fanTab(t, first)
 		do(t, a, "the events list on a "+size.name, chromedp.EmulateViewport(size.w, size.h),
 			chromedp.Navigate(base+"/"), chromedp.WaitVisible(css(`#events li a`)))
@@ -264,7 +264,7 @@ func TestAnOrganiserInNewYorkTypesTheShowsTimeOnTheAmsterdamVenuesClocks(t *test
 	suffix := testenv.RandomSuffix()
 	layout, err := filepath.Abs(filepath.Join("testdata", "organiser_layout.json"))
 	require.NoError(t, err)
-	for i, size := range phoneAndDesktop {
+	for i, size := range journeySizes() {
 		o := fanTab(t, first)
 		do(t, o, "a "+size.name+" in New York", chromedp.EmulateViewport(size.w, size.h), inTimezone("America/New_York"))
 		organiserSignsIn(t, o, base, fmt.Sprintf("nyc%d_%s", i, suffix), fmt.Sprintf("org_nyc%d_%s", i, suffix))
@@ -299,7 +299,7 @@ func TestAKeyboardUserSkipsToTheContentAndToTheSeatMapInFourKeysAndSeesWhereTheF
 	t.Parallel()
 	e, base := browserStack(t)
 	first := browser(t, 3*time.Minute)
-	for i, size := range phoneAndDesktop {
+	for i, size := range journeySizes() {
 		a := fanTab(t, first)
 		do(t, a, size.name, chromedp.EmulateViewport(size.w, size.h))
 		signInAndOpen(t, a, base, fmt.Sprintf("keys%d_%s", i, e.eventID[4:]), e.eventID)
@@ -348,7 +348,7 @@ func TestZoomingIntoTheSeatMapShowsEachRowsLabel(t *testing.T) {
 	t.Parallel()
 	e, base := browserStack(t)
 	first := browser(t, 3*time.Minute)
-	for i, size := range phoneAndDesktop {
+	for i, size := range journeySizes() {
 		a := fanTab(t, first)
 		do(t, a, size.name, chromedp.EmulateViewport(size.w, size.h))
 		signInAndOpen(t, a, base, fmt.Sprintf("zoom%d_%s", i, e.eventID[4:]), e.eventID)
@@ -397,7 +397,7 @@ func TestAvailableSeatsAreColouredByPriceWithALegendOfThePrices(t *testing.T) {
 		WHERE event_id = $1 AND row_label = (SELECT min(row_label) FROM seats WHERE event_id = $1)`, e.eventID)
 	require.NoError(t, err)
 	first := browser(t, 3*time.Minute)
-	for _, size := range phoneAndDesktop {
+	for _, size := range journeySizes() {
 		a := fanTab(t, first)
 		do(t, a, "the event on a "+size.name, chromedp.EmulateViewport(size.w, size.h),
 			chromedp.Navigate(base+"/#/event/"+e.eventID), chromedp.WaitVisible(css(`.legend [data-price]`)))

@@ -45,7 +45,7 @@ func TestATicketsCodeKeepsChangingThroughANetworkBlipAndComesBackLiveOnAPhoneAnd
 	t.Parallel()
 	e, base := browserStack(t)
 	first := browser(t, 8*time.Minute)
-	for i, size := range phoneAndDesktop {
+	for i, size := range journeySizes() {
 		a := paidTicketAt(t, e, base, first, size.name, size.w, size.h, i*2)
 		state := `document.querySelector('#tickets .qrstate').dataset.state`
 		waitJS(t, a, state, "live", 20*time.Second)
@@ -77,7 +77,7 @@ func TestAPromotionCodesDiscountShowsOnTheHoldAndTheBookingOnAPhoneAndADesktop(t
 	const code = "FANS20"
 	require.NoError(t, e.store.Promotions.CreatePromotion(context.Background(), code, e.eventID, 2000, 100))
 	first := browser(t, 6*time.Minute)
-	for i, size := range phoneAndDesktop {
+	for i, size := range journeySizes() {
 		a := fanTab(t, first)
 		do(t, a, size.name, chromedp.EmulateViewport(size.w, size.h))
 		signInAndOpen(t, a, base, fmt.Sprintf("promo%d_%s", i, e.eventID[4:]), e.eventID)
