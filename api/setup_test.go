@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -210,21 +212,44 @@ func newStackB(b *testing.B, eventID string) *stack {
 }
 
 // race sends n holds at once, the i-th built by req (token, body, extra
-// headers), released together, and returns the answers in order.
+// headers), released together, and returns the answers in order. A hold told
+// "busy, retry" (503 with Retry-After: a lock wait past the hold's lock
+// timeout on a loaded machine) is sent again after Retry-After, as the app
+// does, under the same Idempotency-Key (one is made when req gives none, so
+// a retry of a hold that committed as its deadline passed is answered with
+// that hold, not a second one), up to five times; the answer returned is
+// the last.
 func (s *stack) race(n int, req func(i int) (token string, body map[string]any, headers []string)) []apitest.Response {
 	results := make([]apitest.Response, n)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
+	round := raceRounds.Add(1)
 	for i := range n {
 		token, body, headers := req(i)
+		if !slices.Contains(headers, "Idempotency-Key") {
+			headers = append(headers, "Idempotency-Key", fmt.Sprintf("race-%d-%d", round, i))
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-start
-			results[i] = s.hold(token, body, headers...)
+			r := s.hold(token, body, headers...)
+			for try := 0; r.Status == http.StatusServiceUnavailable && try < 5; try++ {
+				wait, err := strconv.Atoi(r.Header.Get("Retry-After"))
+				if err != nil {
+					break // not "busy, retry": the caller sees it
+				}
+				time.Sleep(time.Duration(wait) * time.Second)
+				r = s.hold(token, body, headers...)
+			}
+			results[i] = r
 		}()
 	}
 	close(start)
 	wg.Wait()
 	return results
 }
+
+// raceRounds numbers the races of the process, so the keys race makes are
+// never reused.
+var raceRounds atomic.Int64

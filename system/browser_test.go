@@ -84,26 +84,61 @@ func browserServer(t testing.TB, e *e2e, scope string) *api.Server {
 // first tab; every test action is bounded by the test's timeout.
 func browser(t testing.TB, within time.Duration) context.Context {
 	t.Helper()
-	return browserWith(t, within, chromedp.WindowSize(1200, 900))
-}
-
-// browserWith is browser with further allocator options (a window size,
-// Chromium flags); later options win.
-func browserWith(t testing.TB, within time.Duration, extra ...chromedp.ExecAllocatorOption) context.Context {
-	t.Helper()
-	exe, err := chromium()
+	root, err := sharedBrowser()
 	if err != nil {
 		t.Skipf("no browser: %v", err)
 	}
+	ctx, cancel := context.WithTimeout(root, within)
+	t.Cleanup(cancel)
+	// A browser context of its own: storage, cookies and tabs apart from
+	// every other test's, closed with the test.
+	bctx, bcancel := chromedp.NewContext(ctx, chromedp.WithNewBrowserContext())
+	t.Cleanup(bcancel)
+	require.NoError(t, chromedp.Do(bctx)) // open the first tab
+	return bctx
+}
+
+// sharedBrowser is one Chromium (1200x900) for the package's tests, each in
+// its own browser context: starting a browser costs about two seconds of
+// CPU, which sixty tests paid one by one. It is closed when the package's
+// tests end.
+var sharedBrowser = sync.OnceValues(func() (context.Context, error) {
+	exe, err := chromium()
+	if err != nil {
+		return nil, err
+	}
+	actx, acancel := chromedp.NewExecAllocator(context.Background(), allocatorOptions(exe, chromedp.WindowSize(1200, 900))...)
+	bctx, bcancel := chromedp.NewContext(actx)
+	testenv.AtExit(func() { bcancel(); acancel() })
+	if err := chromedp.Do(bctx); err != nil { // start the browser
+		return nil, err
+	}
+	return bctx, nil
+})
+
+// allocatorOptions are the Chromium flags of every test browser: headless,
+// no GPU, no proxy, then extra (later options win).
+func allocatorOptions(exe string, extra ...chromedp.ExecAllocatorOption) []chromedp.ExecAllocatorOption {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.Headless,
 		chromedp.DisableGPU, chromedp.Flag("no-proxy-server", true))
 	opts = append(opts, extra...)
 	if os.Geteuid() == 0 {
 		opts = append(opts, chromedp.NoSandbox)
 	}
+	return opts
+}
+
+// browserWith is a browser of the test's own, with further allocator
+// options (a window size, Chromium flags); later options win.
+func browserWith(t testing.TB, within time.Duration, extra ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	exe, err := chromium()
+	if err != nil {
+		t.Skipf("no browser: %v", err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	t.Cleanup(cancel)
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	actx, acancel := chromedp.NewExecAllocator(ctx, allocatorOptions(exe, extra...)...)
 	t.Cleanup(acancel)
 	bctx, bcancel := chromedp.NewContext(actx)
 	t.Cleanup(bcancel)
