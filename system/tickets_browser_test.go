@@ -40,7 +40,10 @@ func offline(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
 func paidTicketPage(t *testing.T, fan string) (*e2e, string, context.Context) {
 	t.Helper()
 	e, base := browserStack(t)
-	a := browser(t, 4*time.Minute)
+	// A browser of its own: the shared one's contexts are incognito, where
+	// an app is never installable and a service worker's cache is the
+	// context's alone.
+	a := browserWith(t, 4*time.Minute, chromedp.WindowSize(1200, 900))
 	signInAndOpen(t, a, base, fan+"_"+e.eventID[4:], e.eventID)
 	pickSeats(t, a, 1)
 	holdSelection(t, a)

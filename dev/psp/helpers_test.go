@@ -109,8 +109,11 @@ func newClient(url, key string, retries int64) *stripe.Client {
 	return stripe.NewClient(key, stripe.WithBackends(backends))
 }
 
+// ctxT bounds a test's calls. Generously: parallel subtests start after
+// their parent returns, which on a loaded machine may be many seconds after
+// the parent made it.
 func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }

@@ -151,6 +151,14 @@ func embedded(admin string) (*Server, error) {
 func Namespace(tb testing.TB) string {
 	tb.Helper()
 	srv := Temporal(tb)
+	spareOnce.Do(func() { go fillSpares(srv) })
+	select {
+	case ns, ok := <-spares:
+		if ok {
+			return ns
+		}
+	default:
+	}
 	ns := "test-" + testenv.RandomSuffix()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -158,6 +166,30 @@ func Namespace(tb testing.TB) string {
 		tb.Fatalf("temporaltest: namespace %s: %v", ns, err)
 	}
 	return ns
+}
+
+// spares are namespaces registered ahead of the tests that take them: most
+// of a registration is waiting for the server's caches (refreshed every
+// second), which a test would otherwise spend idle on each of its stacks.
+// fillSpares keeps two ready until a registration fails (then closes it, and
+// every test registers its own) or the process ends.
+var (
+	spares    = make(chan string, 2)
+	spareOnce sync.Once
+)
+
+func fillSpares(srv *Server) {
+	defer close(spares)
+	for {
+		ns := "test-" + testenv.RandomSuffix()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		err := register(ctx, srv, ns)
+		cancel()
+		if err != nil {
+			return
+		}
+		spares <- ns
+	}
 }
 
 // register creates namespace ns with the saga's search attributes and
