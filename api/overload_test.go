@@ -66,7 +66,7 @@ const burstConcurrency = 300
 
 func TestABurstOfHoldsIsAnsweredHeldConflictOrRetryLaterAndLeavesNothingHalfWritten(t *testing.T) {
 	if testing.Short() {
-		t.Skip("10,000 holds over HTTP: not in -short")
+		t.Skip("a burst of thousands of holds over HTTP: not in -short")
 	}
 	t.Parallel()
 	s := newStack(t)

@@ -100,9 +100,8 @@ func browser(t testing.TB, within time.Duration) context.Context {
 
 // sharedBrowser is one Chromium headless shell (1200x900) for the package's
 // tests, each in its own browser context: a full Chromium's start cost
-// about two seconds of CPU, which sixty tests paid one by one, and the shell
-// draws pages for less (the package took 588 s with a full Chromium a test,
-// about 400 s this way). It is closed when the package's tests end.
+// about two seconds of CPU, which sixty tests paid one by one; the shell
+// starts in about half a second. It is closed when the package's tests end.
 var sharedBrowser = sync.OnceValues(func() (context.Context, error) {
 	exe, err := headlessShell()
 	if err != nil {
