@@ -233,21 +233,30 @@ func (s *stack) race(n int, req func(i int) (token string, body map[string]any, 
 		go func() {
 			defer wg.Done()
 			<-start
-			r := s.hold(token, body, headers...)
-			for try := 0; r.Status == http.StatusServiceUnavailable && try < 5; try++ {
-				wait, err := strconv.Atoi(r.Header.Get("Retry-After"))
-				if err != nil {
-					break // not "busy, retry": the caller sees it
-				}
-				time.Sleep(time.Duration(wait) * time.Second)
-				r = s.hold(token, body, headers...)
-			}
-			results[i] = r
+			results[i] = retryBusy(func() apitest.Response { return s.hold(token, body, headers...) })
 		}()
 	}
 	close(start)
 	wg.Wait()
 	return results
+}
+
+// retryBusy sends a request as the app does: one answered "busy, retry"
+// (503 with Retry-After: a lock or connection wait past its deadline on a
+// loaded machine) is sent again after Retry-After, up to five times; the
+// answer returned is the last. send must reuse its Idempotency-Key, so a
+// retry of what committed as its deadline passed is answered with it.
+func retryBusy(send func() apitest.Response) apitest.Response {
+	r := send()
+	for try := 0; r.Status == http.StatusServiceUnavailable && try < 5; try++ {
+		wait, err := strconv.Atoi(r.Header.Get("Retry-After"))
+		if err != nil {
+			break // not "busy, retry": the caller sees it
+		}
+		time.Sleep(time.Duration(wait) * time.Second)
+		r = send()
+	}
+	return r
 }
 
 // raceRounds numbers the races of the process, so the keys race makes are

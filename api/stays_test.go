@@ -159,7 +159,8 @@ func TestTheRoomNightLimitIsConfigurable(t *testing.T) {
 }
 
 // parallelStays sends n hotel-only holds of one fan at once, the i-th with
-// body(i) and a key of its own, and returns the answers in order.
+// body(i) and a key of its own, each retried while busy as the app does
+// (retryBusy), and returns the answers in order.
 func (h *hoardStack) parallelStays(token string, n int, body func(i int) map[string]any) []apitest.Response {
 	out := make([]apitest.Response, n)
 	start := make(chan struct{})
@@ -169,7 +170,8 @@ func (h *hoardStack) parallelStays(token string, n int, body func(i int) map[str
 		go func() {
 			defer wg.Done()
 			<-start
-			out[i] = h.holdStay(token, body(i), "Idempotency-Key", uuid.NewString())
+			key := uuid.NewString()
+			out[i] = retryBusy(func() apitest.Response { return h.holdStay(token, body(i), "Idempotency-Key", key) })
 		}()
 	}
 	close(start)

@@ -59,25 +59,44 @@ type checked struct {
 	reconTries int
 	settled    store.Settled
 	settleErr  error
+	// settleTries: how many times the audit and the settle count were read.
+	settleTries int
 }
 
-// check reads the books once the sale is over. A capture or a refund may
-// still be in flight for a moment after the fan saw PAID or the
-// cancellation (the booking is PAID before its capture is recorded), so a
-// reconciliation that finds mismatches is run again a few times before its
-// answer counts: a mismatch that stays is one.
-func check(ctx context.Context, b Books, eventID string, since time.Time) checked {
+// check reads the books once the sale is over. The stack may still be
+// finishing what a late break interrupted: a booking PAID whose issue step
+// waits for PostgreSQL to come back has no tickets yet, and a capture or a
+// refund may be in flight for a moment after the fan saw PAID or the
+// cancellation (the booking is PAID before its capture is recorded). So
+// the audit and the settle count are read again, a few seconds apart,
+// while they fail or find a paid booking without its tickets, and a
+// reconciliation that finds mismatches is run again the same way, before
+// the answers count: a shortfall or a mismatch that stays is one.
+func check(ctx context.Context, b Books, eventID string, since time.Time, every time.Duration) checked {
 	var c checked
-	c.audit, c.auditErr = b.Audit(ctx, eventID)
-	c.settled, c.settleErr = b.Settle(ctx, eventID)
-	for c.reconTries = 1; ; c.reconTries++ {
-		c.recon, c.reconErr = b.Reconcile(ctx, since)
-		if (c.reconErr == nil && len(c.recon.Mismatches) == 0) || c.reconTries == 6 {
+	for c.settleTries = 1; ; c.settleTries++ {
+		c.audit, c.auditErr = b.Audit(ctx, eventID)
+		c.settled, c.settleErr = b.Settle(ctx, eventID)
+		if (c.auditErr == nil && c.settleErr == nil && c.settled.BookingsMissingTickets == 0) || c.settleTries == settleTries {
 			break
 		}
-		if !ctxsleep.Sleep(ctx, 5*time.Second) {
+		if !ctxsleep.Sleep(ctx, every) {
+			break
+		}
+	}
+	for c.reconTries = 1; ; c.reconTries++ {
+		c.recon, c.reconErr = b.Reconcile(ctx, since)
+		if (c.reconErr == nil && len(c.recon.Mismatches) == 0) || c.reconTries == settleTries {
+			break
+		}
+		if !ctxsleep.Sleep(ctx, every) {
 			break
 		}
 	}
 	return c
 }
+
+// settleTries is how many times the books are read, every apart (5 s in a
+// rehearsal), before a shortfall or a mismatch counts: half a minute for
+// the stack to finish.
+const settleTries = 6

@@ -100,7 +100,8 @@ type Config struct {
 	// Books checks the stack's inventory and payments after the sale (nil:
 	// not checked, and the summary says so).
 	Books Books
-	// Chaos, when set, runs during the sale (until Duration) and breaks
+	// Chaos, when set, runs during the sale (until Duration; it may finish a
+	// break it must make once past it, and play waits for it) and breaks
 	// parts of the stack, telling mark what it did ("kill api1"): each mark
 	// is in the summary and a line on the report's plots.
 	Chaos func(ctx context.Context, mark func(what string))

@@ -91,7 +91,7 @@ func summaryRows(s *Summary) []row {
 		{"fans without tickets", fmt.Sprintf("%d told sold out, %d gave up queueing, %d admitted but found nothing", s.SoldOutFans, s.GaveUp, s.FoundNothing), "", false},
 		{"bookings not paid", fmt.Sprintf("%d ended unpaid, %d unsettled at the deadline", s.NotPaid, s.Unsettled), "", false},
 		{"stack memory", fmt.Sprintf("%.0f MiB highest, %.0f MiB last", float64(s.StackRSSMaxBytes)/(1<<20), float64(s.StackRSSLastBytes)/(1<<20)), "resident set of the API process (/metrics)", false},
-		{"audit violations", num(s.AuditViolations), "every rule of the inventory audit", s.AuditViolations > 0},
+		{"audit violations", num(s.AuditViolations), fmt.Sprintf("every rule of the inventory audit, read %d time(s)", s.SettleRuns), s.AuditViolations > 0},
 		{"payments reconciled", fmt.Sprintf("%d checked, %d captured", s.Reconciled, s.Captured), fmt.Sprintf("after %d run(s)", s.ReconcileRetries), false},
 		{"duration", secs(s.DurationS), fmt.Sprintf("opened %s after the start", secs(s.OpenedAfterS)), false},
 		{"source addresses", strconv.Itoa(s.SourceAddresses), "loopback addresses the fans came from", false},

@@ -137,7 +137,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	var books *checked
 	if cfg.Books != nil {
 		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
-		c := check(bctx, cfg.Books, rn.cfg.EventID, rn.rec.start.Add(-time.Minute))
+		c := check(bctx, cfg.Books, rn.cfg.EventID, rn.rec.start.Add(-time.Minute), 5*time.Second)
 		cancel()
 		books = &c
 	}
@@ -170,8 +170,9 @@ func (rn *run) play(parent context.Context) {
 	go func() { defer bg.Done(); rn.monitor(mctx, time.Second) }()
 	go func() { defer bg.Done(); rn.progress(mctx) }()
 	if cfg.Chaos != nil {
-		// The chaos plays during the sale only: the drain lets the stack
-		// settle before the books are read.
+		// The chaos plays during the sale (it may finish a break it must
+		// make once past its end); the drain, then the books' own rereads
+		// (check), let the stack settle before the books count.
 		bg.Add(1)
 		go func() { defer bg.Done(); cfg.Chaos(sale, rn.rec.mark) }()
 	}
@@ -311,7 +312,7 @@ func (rn *run) summarize(end time.Time, books *checked) *Summary {
 		s.Reconciled, s.Captured = books.recon.Checked, books.recon.Captured
 		s.UnmatchedCaptures = len(books.recon.Mismatches)
 		s.Mismatches = books.recon.Mismatches[:min(len(books.recon.Mismatches), 50)]
-		s.ReconcileRetries = books.reconTries
+		s.ReconcileRetries, s.SettleRuns = books.reconTries, books.settleTries
 		if books.settleErr != nil {
 			s.SettleError = books.settleErr.Error()
 		}

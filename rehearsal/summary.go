@@ -106,7 +106,11 @@ type Summary struct {
 	Mismatches       []string           `json:"mismatches,omitempty"`
 	ReconcileError   string             `json:"reconcile_error,omitempty"`
 	ReconcileRetries int                `json:"reconcile_runs"`
-	BooksChecked     bool               `json:"books_checked"`
+	// SettleRuns: how many times the audit and the settle count were read
+	// before their answer counted (again while a paid booking still waited
+	// for its tickets, as after a late PostgreSQL restart).
+	SettleRuns   int  `json:"settle_runs"`
+	BooksChecked bool `json:"books_checked"`
 	// TicketsPerBookingExact: every paid booking has exactly its tickets
 	// (none missing, none beyond its sale, none revoked twice).
 	TicketsPerBookingExact bool `json:"tickets_per_booking_exact"`
