@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 //go:embed static
@@ -40,8 +41,8 @@ type asset struct {
 	etag, ctype string
 }
 
-// Handler serves the app. It is built once: every file is read, hashed and
-// gzip-compressed at start, so a request costs a map lookup.
+// Handler serves the app. Every file is read, hashed and gzip-compressed
+// once per process (prepared), so a request costs a map lookup.
 type Handler struct {
 	assets map[string]asset
 	// connect, script and frame are origins beyond the app's own in its
@@ -82,17 +83,25 @@ func (h *Handler) Allow(src Sources) *Handler {
 	return h
 }
 
-// New prepares the embedded files. connect are further origins
+// New serves the embedded files (prepared once). connect are further origins
 // ("https://host[:port]") the app may fetch from: an external OpenID Connect
 // issuer's, for its discovery document and token endpoint. Anything else is
 // left out of the policy.
 func New(connect ...string) *Handler {
-	h := &Handler{assets: map[string]asset{}}
+	h := &Handler{assets: prepared()}
 	for _, o := range connect {
 		if originPattern.MatchString(o) {
 			h.connect += " " + o
 		}
 	}
+	return h
+}
+
+// prepared reads, hashes and compresses the embedded files once per
+// process: they never change, and every Handler (an API process has one;
+// a test package builds one per test server) shares the read-only map.
+var prepared = sync.OnceValue(func() map[string]asset {
+	assets := map[string]asset{}
 	root := Static()
 	_ = fs.WalkDir(root, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -113,12 +122,12 @@ func New(connect ...string) *Handler {
 				a.gz = buf.Bytes()
 			}
 		}
-		h.assets[p] = a
+		assets[p] = a
 		return nil
 	})
-	h.assets[serviceWorker] = h.serviceWorker()
-	return h
-}
+	assets[serviceWorker] = serviceWorkerOf(assets)
+	return assets
+})
 
 // serviceWorker is the fan app's service worker: served at /sw.js so its
 // scope is the whole app.
@@ -131,10 +140,10 @@ var offlineExt = []string{".html", ".js", ".css", ".png", ".svg", ".webmanifest"
 
 // serviceWorker fills sw.js's list of the fan app's files and a version
 // that changes whenever any of them does.
-func (h *Handler) serviceWorker() asset {
-	tmpl := h.assets[serviceWorker]
+func serviceWorkerOf(assets map[string]asset) asset {
+	tmpl := assets[serviceWorker]
 	urls := []string{"/"}
-	for p := range h.assets {
+	for p := range assets {
 		if p == serviceWorker || p == "index.html" || strings.HasPrefix(p, "organiser/") || strings.HasPrefix(p, "hotel/") ||
 			!slices.Contains(offlineExt, path.Ext(p)) {
 			continue
@@ -148,7 +157,7 @@ func (h *Handler) serviceWorker() asset {
 		if u == "/" {
 			name = "index.html"
 		}
-		sum.Write([]byte(u + " " + h.assets[name].etag + "\n"))
+		sum.Write([]byte(u + " " + assets[name].etag + "\n"))
 	}
 	list, _ := json.Marshal(urls)
 	body := strings.Replace(string(tmpl.body), "__ASSETS__", string(list), 1)
