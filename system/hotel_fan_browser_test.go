@@ -37,11 +37,14 @@ func openHotels(t *testing.T, tab context.Context, base, eventID, prop string) s
 	t.Helper()
 	offer := `#properties li.property[data-property="` + prop + `"]`
 	// The link is followed as soon as it shows, the seat map still
-	// loading: the page left draws nothing over the hotels.
+	// loading: the page left draws nothing over the hotels. It is clicked
+	// as the element, not at its place on the screen: the page below the
+	// map still moves as the map loads (a loaded CI runner once clicked
+	// beside the link on a phone).
 	do(t, tab, "the fan follows the event's link to the hotels near it",
 		chromedp.Navigate(base+"/#/event/"+eventID),
 		chromedp.WaitVisible(css(`#hotelslink`)),
-		chromedp.Click(css(`#hotelslink`)),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('hotelslink').click()`),
 		chromedp.WaitVisible(css(offer+` li.room[data-room-type="double"] button.addseats`)),
 	)
 	return offer

@@ -148,9 +148,9 @@ func parseChaosGap(s string) (chaosGap, error) {
 var pspFaults = psp.Faults{TimeoutAfterSuccessRate: 0.3, DuplicateWebhookRate: 0.3, OutOfOrderWebhookRate: 0.3, WebhookDelayMS: 2000}
 
 // chaosMonkey breaks the named parts during the sale, one at a time, each
-// every round in a fresh random order (so a short sale still breaks every
-// part once), a gap drawn from every before each break; each is down 1 to
-// 3 seconds. Only what the split topology started is touched. Every break
+// every round in a fresh random order (the first round finished even after
+// the sale, so every part is broken once), a gap drawn from every before
+// each break; each is down 1 to 3 seconds. Only what the split topology started is touched. Every break
 // is marked "kill ..." or "fault ..." (a line on the report's plots) and
 // every recovery too.
 func chaosMonkey(cl *topology.Cluster, parts []string, seed int64, every chaosGap, log io.Writer) func(context.Context, func(string)) {
@@ -163,6 +163,10 @@ func chaosMonkey(cl *topology.Cluster, parts []string, seed int64, every chaosGa
 			return lo + time.Duration(rnd.Int64N(int64(hi-lo)))
 		}
 		var round []string
+		// The first round is played out even past the sale's end: when the
+		// restarts are slow (a loaded machine), a short sale still breaks
+		// every named part once.
+		firstRound := len(parts)
 		for {
 			if len(round) == 0 {
 				round = slices.Clone(parts)
@@ -170,10 +174,16 @@ func chaosMonkey(cl *topology.Cluster, parts []string, seed int64, every chaosGa
 			}
 			part := round[0]
 			round = round[1:]
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(between(every.lo, every.hi)):
+			gap := between(every.lo, every.hi)
+			if firstRound > 0 {
+				firstRound--
+				time.Sleep(gap)
+			} else {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(gap):
+				}
 			}
 			// A part comes back whatever the sale's context says: one left
 			// broken would rehearse an outage, not a crash.
