@@ -115,7 +115,7 @@ func TestAFanConfirmsThreeDSecureInTheBanksWindowOverThePageAndNeverLeavesTheApp
 	in := chromedp.FromNode(nodes[0])
 	do(t, a, "the bank shows the amount", chromedp.WaitVisible(css(`#amount`), in))
 	waitJS(t, a, `document.querySelector('div[role=dialog]') ? 'open' : ''`, "open", time.Second)
-	do(t, a, "confirm", chromedp.Click(css(`#complete`), in))
+	do(t, a, "confirm", chromedp.WaitEnabled(css(`#complete`), in), chromedp.Click(css(`#complete`), in))
 
 	// The window closes, the booking page follows the saga to PAID, and
 	// the page was never reloaded or left.
@@ -133,7 +133,8 @@ func TestAFanWhoseBankRefusesTheCheckKeepsTheHoldAndPaysWithAnotherCard(t *testi
 	do(t, a, "the bank's window", chromedp.WaitVisible(css(`div[role=dialog] iframe`)))
 	nodes, err := chromedp.Run(a, chromedp.Nodes(css(`div[role=dialog] iframe`)))
 	require.NoError(t, err)
-	do(t, a, "fail the check", chromedp.Click(css(`#fail`), chromedp.FromNode(nodes[0])))
+	in := chromedp.FromNode(nodes[0])
+	do(t, a, "fail the check", chromedp.WaitEnabled(css(`#fail`), in), chromedp.Click(css(`#fail`), in))
 	waitJS(t, a, `document.getElementById('problem').hidden ? '' : document.getElementById('problem').textContent.endsWith('Your seats are still held: you can try again or use another card.') ? 'told' : ''`,
 		"told", 20*time.Second)
 	require.Equal(t, "#/hold/"+hold, js(t, a, `location.hash`))

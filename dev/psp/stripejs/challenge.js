@@ -31,4 +31,7 @@ async function answer(action) {
 
 buttons[0].addEventListener('click', () => answer('complete'));
 buttons[1].addEventListener('click', () => answer('fail'));
+// The buttons show before this script has loaded; until now a press did
+// nothing, so they start disabled.
+for (const b of buttons) b.disabled = false;
 serve({});
