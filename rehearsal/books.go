@@ -68,7 +68,7 @@ type checked struct {
 // waits for PostgreSQL to come back has no tickets yet, and a capture or a
 // refund may be in flight for a moment after the fan saw PAID or the
 // cancellation (the booking is PAID before its capture is recorded). So
-// the audit and the settle count are read again, a few seconds apart,
+// the audit and the settle count are read again, 5 s apart,
 // while they fail or find a paid booking without its tickets, and a
 // reconciliation that finds mismatches is run again the same way, before
 // the answers count: a shortfall or a mismatch that stays is one.
@@ -97,6 +97,9 @@ func check(ctx context.Context, b Books, eventID string, since time.Time, every 
 }
 
 // settleTries is how many times the books are read, every apart (5 s in a
-// rehearsal), before a shortfall or a mismatch counts: half a minute for
-// the stack to finish.
-const settleTries = 6
+// rehearsal), before a shortfall or a mismatch counts: two minutes for the
+// stack to finish. A saga step's retries back off to 30 s, and after a
+// PostgreSQL restart late in the drain (12 s down on a loaded CI runner)
+// a booking's capture and tickets took longer than the half minute this
+// once was.
+const settleTries = 24

@@ -136,7 +136,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 
 	var books *checked
 	if cfg.Books != nil {
-		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
+		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
 		c := check(bctx, cfg.Books, rn.cfg.EventID, rn.rec.start.Add(-time.Minute), 5*time.Second)
 		cancel()
 		books = &c

@@ -154,7 +154,7 @@ func TestARehearsalOnTheSplitTopologySurvivesEveryKindOfBreakAndItsBooksBalance(
 	c := rehearsal.Defaults()
 	c.CreateSeats, c.CreateStanding, c.PackageRooms, c.OpensIn, c.Fans, c.ArrivalRate = 300, 60, 10, 3*time.Second, 200, 8
 	c.Duration, c.Drain, c.Out = 50*time.Second, 60*time.Second, t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
 	defer cancel()
 	cmd := &cobra.Command{}
 	var out, errs lockedBuffer
