@@ -164,10 +164,9 @@ func TestARehearsalOnTheSplitTopologySurvivesEveryKindOfBreakAndItsBooksBalance(
 	for attempt := 2; portClash(err) && attempt <= 3; attempt++ {
 		err = splitRehearsal(ctx, cfg, c, parts, every, bin, cmd) // another test took a port the topology had picked
 	}
-	require.NoError(t, err, "%s\n%s", out.String(), errs.String())
-
-	raw, err := os.ReadFile(filepath.Join(c.Out, "summary.json"))
-	require.NoError(t, err)
+	raw, rerr := os.ReadFile(filepath.Join(c.Out, "summary.json"))
+	require.NoError(t, err, "%s\n%s\nsummary: %s", out.String(), errs.String(), raw)
+	require.NoError(t, rerr)
 	var s rehearsal.Summary
 	require.NoError(t, json.Unmarshal(raw, &s))
 	var marks []string
