@@ -57,7 +57,7 @@ func TestAFanSignsInThroughTheIssuersPageAndComesBackSignedInToTheirTickets(t *t
 	do(t, ctx, "sign in, then cancel at the issuer",
 		chromedp.Focus(css(`#oidc-signin`)), chromedp.KeyEvent(kb.Enter),
 		chromedp.WaitVisible(css(`form#authorize input[name=user_id]`)),
-		chromedp.Click(css(`form#authorize button[value=deny]`)),
+		pressIssuer("deny"),
 		chromedp.WaitVisible(css(`#problem`)),
 		chromedp.WaitVisible(css(`#oidc-signin`)),
 	)
@@ -76,7 +76,7 @@ func TestAFanSignsInThroughTheIssuersPageAndComesBackSignedInToTheirTickets(t *t
 		chromedp.SendKeys(css(`form#authorize input[name=user_id]`), user),
 		chromedp.SendKeys(css(`form#authorize input[name=email]`), email),
 		chromedp.SetValue(css(`form#authorize select[name=role]`), "fan"),
-		chromedp.Click(css(`form#authorize button[value=allow]`)),
+		pressIssuer("allow"),
 		chromedp.WaitVisible(css(`#signout`)),
 	)
 	require.Contains(t, js(t, ctx, `document.getElementById('who').textContent`), email, "the header shows the fan")
@@ -133,10 +133,18 @@ func TestARedirectSignInWhoseAnswerCarriesNoIDTokenWithTheNonceIsRefused(t *test
 		chromedp.Focus(css(`#oidc-signin`)), chromedp.KeyEvent(kb.Enter),
 		chromedp.WaitVisible(css(`form#authorize input[name=user_id]`)),
 		chromedp.SendKeys(css(`form#authorize input[name=user_id]`), "nonce_"+e.eventID[4:]),
-		chromedp.Click(css(`form#authorize button[value=allow]`)),
+		pressIssuer("allow"),
 		chromedp.WaitVisible(css(`#problem`)),
 	)
 	require.Contains(t, js(t, ctx, `document.getElementById('problem').textContent`), "did not match this sign-in")
 	require.Equal(t, "none", js(t, ctx, `sessionStorage.getItem('token') === null ? 'none' : 'kept'`), "no token is kept")
 	require.True(t, strings.HasPrefix(js(t, ctx, `location.href`), base+"/"))
+}
+
+// pressIssuer presses the issuer's Sign in (allow) or Cancel (deny) as the
+// element, not at its place on the screen: a loaded CI runner once clicked
+// Cancel while the issuer's page still laid itself out, and nothing
+// happened.
+func pressIssuer(value string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](`document.querySelector('form#authorize button[value=` + value + `]').click()`)
 }
