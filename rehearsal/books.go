@@ -68,9 +68,9 @@ type checked struct {
 // waits for PostgreSQL to come back has no tickets yet, and a capture or a
 // refund may be in flight for a moment after the fan saw PAID or the
 // cancellation (the booking is PAID before its capture is recorded). So
-// the audit and the settle count are read again, 5 s apart,
-// while they fail or find a paid booking without its tickets, and a
-// reconciliation that finds mismatches is run again the same way, before
+// the audit and the settle count are read again, every apart (5 s in a
+// rehearsal), while they fail or find a paid booking without its tickets,
+// and a reconciliation that finds mismatches is run again the same way, before
 // the answers count: a shortfall or a mismatch that stays is one.
 func check(ctx context.Context, b Books, eventID string, since time.Time, every time.Duration) checked {
 	var c checked

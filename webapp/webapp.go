@@ -138,7 +138,7 @@ const serviceWorker = "sw.js"
 // vendored libraries' licence texts, nor the organiser and hotelier apps).
 var offlineExt = []string{".html", ".js", ".css", ".png", ".svg", ".webmanifest"}
 
-// serviceWorker fills sw.js's list of the fan app's files and a version
+// serviceWorkerOf fills sw.js's list of the fan app's files and a version
 // that changes whenever any of them does.
 func serviceWorkerOf(assets map[string]asset) asset {
 	tmpl := assets[serviceWorker]

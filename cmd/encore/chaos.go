@@ -150,9 +150,9 @@ var pspFaults = psp.Faults{TimeoutAfterSuccessRate: 0.3, DuplicateWebhookRate: 0
 // chaosMonkey breaks the named parts during the sale, one at a time, each
 // every round in a fresh random order (the first round finished even after
 // the sale, so every part is broken once), a gap drawn from every before
-// each break; each is down 1 to 3 seconds. Only what the split topology started is touched. Every break
-// is marked "kill ..." or "fault ..." (a line on the report's plots) and
-// every recovery too.
+// each break; each is down 1 to 3 seconds. Only what the split topology
+// started is touched. Every break is marked "kill ..." or "fault ..." (a
+// line on the report's plots) and every recovery too.
 func chaosMonkey(cl *topology.Cluster, parts []string, seed int64, every chaosGap, log io.Writer) func(context.Context, func(string)) {
 	return func(ctx context.Context, mark func(string)) {
 		rnd := rand.New(rand.NewPCG(uint64(seed), 7))
