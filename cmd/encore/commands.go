@@ -478,6 +478,7 @@ run again, for example to change a password.`,
 }
 
 func newTestInfraCmd() *cobra.Command {
+	var ramBase string
 	cmd := &cobra.Command{
 		Use:   "testinfra -- CMD [ARG...]",
 		Short: "Run CMD with private test PostgreSQL and Redis",
@@ -485,13 +486,16 @@ func newTestInfraCmd() *cobra.Command {
 (installing them when missing; or uses ENCORE_TEST_DATABASE_URL and
 ENCORE_TEST_REDIS_URL when set), runs CMD with those two variables set, stops
 what it started and exits with CMD's exit code. Everything after -- goes to
-CMD unchanged.`,
+CMD unchanged. When --ram-dir is a tmpfs with 8 GiB free, the servers' data
+and CMD's TMPDIR live there instead: the tests' data is thrown away, and a
+disk only adds the kernel's writeback.`,
 		Example: `  encore testinfra -- go test -race -timeout 80m ./...`,
 		Args:    cobra.ArbitraryArgs,
 		RunE: action(func(cmd *cobra.Command, args []string, cfg config.Config) error {
-			return runTestInfra(cmd.Context(), cfg, args)
+			return runTestInfra(cmd.Context(), cfg, ramBase, args)
 		}),
 	}
+	cmd.Flags().StringVar(&ramBase, "ram-dir", "/dev/shm", "RAM disk (tmpfs) for the test servers' data and CMD's TMPDIR, used when it has 8 GiB free; empty keeps them under ENCORE_DATA_DIR/test and the usual TMPDIR")
 	// Flag parsing stops at CMD even without --, so CMD's own flags (go test
 	// -race) are never taken for encore's.
 	cmd.Flags().SetInterspersed(false)

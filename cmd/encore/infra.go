@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -119,13 +121,20 @@ func runAudit(ctx context.Context, cfg config.Config, event string) error {
 // ENCORE_TEST_TEMPORAL_ADDRESS names the Temporal server it runs for the
 // packages whose tests run workflows (testTemporal). args is the child's
 // command line exactly as given after --: cobra has already taken the --.
-func runTestInfra(ctx context.Context, cfg config.Config, args []string) error {
+func runTestInfra(ctx context.Context, cfg config.Config, ramBase string, args []string) error {
 	if len(args) == 0 {
 		return errors.New("testinfra: give a command after --")
 	}
 	dir, err := filepath.Abs(filepath.Join(cfg.DataDir, "test"))
 	if err != nil {
 		return err
+	}
+	tmp := ""
+	if ram := testRAMDir(ramBase, dir); ram != "" {
+		if dir, tmp, err = prepareRAMDir(ram); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "testinfra: the test servers' data and TMPDIR in %s (a RAM disk)\n", ram)
 	}
 	opts := devstack.Options{Dir: dir, PostgresPort: 54339, RedisPort: 63809, AllowInstall: true, Fast: true, Log: os.Stderr}
 	sctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
@@ -148,6 +157,9 @@ func runTestInfra(ctx context.Context, cfg config.Config, args []string) error {
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(), "ENCORE_TEST_DATABASE_URL="+pg.URL, "ENCORE_TEST_REDIS_URL="+rd.URL)
+	if tmp != "" {
+		cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
+	}
 	if self, err := os.Executable(); err == nil {
 		cmd.Env = append(cmd.Env, "ENCORE_TEST_BINARY="+self)
 	}
@@ -161,4 +173,44 @@ func runTestInfra(ctx context.Context, cfg config.Config, args []string) error {
 		return err
 	}
 	return nil
+}
+
+// minRAMDisk is the free space a RAM disk needs before testinfra puts the
+// test data on it: a full run's databases, PostgreSQL clusters and test
+// binaries peak at a few GiB.
+const minRAMDisk = 8 << 30
+
+// testRAMDir returns the folder for the test data of the checkout whose disk
+// folder is disk, under base when base is a tmpfs with minRAMDisk free, or
+// "" to stay on disk. The test servers run with fsync off and their data is
+// thrown away, so a disk only costs: in a full run on two cores the kernel's
+// writeback of the test databases and the topology tests' clusters took
+// about a quarter of the machine (BENCHMARKS.md). The name is a hash of
+// disk, so two checkouts never share a cluster.
+func testRAMDir(base, disk string) string {
+	if base == "" || freeRAMDisk(base) < minRAMDisk {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(disk))
+	return filepath.Join(base, "encore-test-"+hex.EncodeToString(sum[:6]))
+}
+
+// prepareRAMDir makes ram's folders: servers for the test PostgreSQL and
+// Redis, and tmp for the tests' temporary files (TMPDIR), sticky and open to
+// all as /tmp is, since the servers run as another user when root starts
+// them.
+func prepareRAMDir(ram string) (servers, tmp string, err error) {
+	servers, tmp = filepath.Join(ram, "servers"), filepath.Join(ram, "tmp")
+	for _, d := range []string{servers, tmp} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return "", "", fmt.Errorf("testinfra: %w", err)
+		}
+	}
+	if err := os.Chmod(ram, 0o755); err != nil {
+		return "", "", fmt.Errorf("testinfra: %w", err)
+	}
+	if err := os.Chmod(tmp, 0o777|os.ModeSticky); err != nil {
+		return "", "", fmt.Errorf("testinfra: %w", err)
+	}
+	return servers, tmp, nil
 }
