@@ -81,6 +81,13 @@ func splitRehearsal(ctx context.Context, cfg config.Config, c rehearsal.Config, 
 	if err := cl.Seed(ctx); err != nil {
 		return err
 	}
+	return rehearseOn(ctx, cfg, cl, c, parts, every, cmd)
+}
+
+// rehearseOn plays the rehearsal against a started and seeded split
+// topology and checks its books; the caller stops the topology.
+func rehearseOn(ctx context.Context, cfg config.Config, cl *topology.Cluster, c rehearsal.Config, parts []string, every chaosGap, cmd *cobra.Command) error {
+	out := cmd.ErrOrStderr()
 	pool, err := store.Open(ctx, cl.DatabaseURL, 4)
 	if err != nil {
 		return err

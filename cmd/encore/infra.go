@@ -186,31 +186,27 @@ const minRAMDisk = 8 << 30
 // thrown away, so a disk only costs: in a full run on two cores the kernel's
 // writeback of the test databases and the topology tests' clusters took
 // about a quarter of the machine (BENCHMARKS.md). The name is a hash of
-// disk, so two checkouts never share a cluster.
+// disk, so two checkouts never share a cluster, and short: it is the tests'
+// TMPDIR, and a PostgreSQL socket in a test's folder must fit the 100 bytes
+// devstack allows a Unix socket's path, as it does under /tmp.
 func testRAMDir(base, disk string) string {
 	if base == "" || freeRAMDisk(base) < minRAMDisk {
 		return ""
 	}
 	sum := sha256.Sum256([]byte(disk))
-	return filepath.Join(base, "encore-test-"+hex.EncodeToString(sum[:6]))
+	return filepath.Join(base, "et-"+hex.EncodeToString(sum[:3]))
 }
 
-// prepareRAMDir makes ram's folders: servers for the test PostgreSQL and
-// Redis, and tmp for the tests' temporary files (TMPDIR), sticky and open to
-// all as /tmp is, since the servers run as another user when root starts
-// them.
+// prepareRAMDir makes ram, the tests' TMPDIR, sticky and open to all as /tmp
+// is (the servers run as another user when root starts them), and in it
+// servers, for the test PostgreSQL and Redis.
 func prepareRAMDir(ram string) (servers, tmp string, err error) {
-	servers, tmp = filepath.Join(ram, "servers"), filepath.Join(ram, "tmp")
-	for _, d := range []string{servers, tmp} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return "", "", fmt.Errorf("testinfra: %w", err)
-		}
-	}
-	if err := os.Chmod(ram, 0o755); err != nil {
+	servers = filepath.Join(ram, "servers")
+	if err := os.MkdirAll(servers, 0o755); err != nil {
 		return "", "", fmt.Errorf("testinfra: %w", err)
 	}
-	if err := os.Chmod(tmp, 0o777|os.ModeSticky); err != nil {
+	if err := os.Chmod(ram, 0o777|os.ModeSticky); err != nil {
 		return "", "", fmt.Errorf("testinfra: %w", err)
 	}
-	return servers, tmp, nil
+	return servers, ram, nil
 }

@@ -20,15 +20,18 @@ func TestTestDataGoesToARAMDiskOnlyWhenATmpfsWithRoomIsGiven(t *testing.T) {
 		t.Skip("no tmpfs with room at /dev/shm")
 	}
 	a := testRAMDir("/dev/shm", "/a/.encore/test")
-	require.True(t, strings.HasPrefix(a, "/dev/shm/encore-test-"), a)
+	require.True(t, strings.HasPrefix(a, "/dev/shm/et-"), a)
+	require.LessOrEqual(t, len(a), len("/tmp")+14, "short enough for the sockets of PostgreSQL clusters in tests' folders")
 	require.Equal(t, a, testRAMDir("/dev/shm", "/a/.encore/test"), "one checkout keeps its cluster")
 	require.NotEqual(t, a, testRAMDir("/dev/shm", "/b/.encore/test"), "two checkouts never share one")
 }
 
 func TestTheRAMDisksTemporaryFolderIsOpenToEveryUserAsTmpIs(t *testing.T) {
 	t.Parallel()
-	servers, tmp, err := prepareRAMDir(filepath.Join(t.TempDir(), "ram"))
+	ram := filepath.Join(t.TempDir(), "ram")
+	servers, tmp, err := prepareRAMDir(ram)
 	require.NoError(t, err)
+	require.Equal(t, ram, tmp)
 	fi, err := os.Stat(tmp)
 	require.NoError(t, err)
 	require.Equal(t, os.ModeDir|os.ModeSticky|0o777, fi.Mode(), "the servers' user writes its clusters under TMPDIR")

@@ -44,16 +44,26 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// TestDevSplitRunsEachPartAsItsOwnProcessOnTheFansAddressAndCtrlCStopsThemAll:
+// TestDevSplitRunsEachPartAsItsOwnProcessSurvivesARehearsalThatBreaksEachAndCtrlCStopsThemAll:
 // encore dev --split brings up Temporal, the sandbox, two workers and two
 // APIs behind the balancer on ENCORE_HTTP_ADDR, with a replica for the
 // browse plane and the demo seeded; the list names every part with its pid
-// and log; the fans' address answers; cancelling (Ctrl-C) ends every
-// process.
-func TestDevSplitRunsEachPartAsItsOwnProcessOnTheFansAddressAndCtrlCStopsThemAll(t *testing.T) {
+// and log; the fans' address answers. Then, on that same stack (one start
+// for both: a split topology's start is the costliest thing in the
+// package), what encore rehearse --chaos worker,api,temporal,postgres,redis,psp
+// does: a short metered sale of 200 fans (seats, a standing area, hotel
+// packages, transfers and resales in the mix) while each part is broken
+// once: a worker, an API and Temporal SIGKILLed and restarted,
+// PostgreSQL's primary crashed and restarted, Redis's master killed and
+// failed over, the provider's faults thrown and its sandbox killed. After
+// the drain the books hold: no double sale, no unmatched capture, no audit
+// violation, every paid booking exactly its tickets, no stuck saga, no
+// lost webhook. Last, cancelling (Ctrl-C) ends every process, the
+// restarted ones included.
+func TestDevSplitRunsEachPartAsItsOwnProcessSurvivesARehearsalThatBreaksEachAndCtrlCStopsThemAll(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
-		t.Skip("starts the whole split topology")
+		t.Skip("starts the whole split topology and plays a sale")
 	}
 	bin := os.Getenv(testenv.EnvBinary)
 	if bin == "" {
@@ -65,11 +75,11 @@ func TestDevSplitRunsEachPartAsItsOwnProcessOnTheFansAddressAndCtrlCStopsThemAll
 	ports, err := topology.FreePorts(1)
 	require.NoError(t, err)
 	cfg := config.Default()
-	cfg.DataDir = t.TempDir()
+	cfg.DataDir = testenv.ServerTempDir(t)
 	cfg.HTTPAddr = fmt.Sprintf("127.0.0.1:%d", ports[0])
 	cfg.SMTPURL = "smtp://127.0.0.1:1" // no Mailpit in the test: its emails are not read here
 
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	var out lockedBuffer
 	var c *topology.Cluster
@@ -84,7 +94,7 @@ func TestDevSplitRunsEachPartAsItsOwnProcessOnTheFansAddressAndCtrlCStopsThemAll
 				continue // another test took a port the topology had picked
 			}
 			t.Fatalf("split ended before it was up: %v\n%s", err, out.String())
-		case <-ctx.Done():
+		case <-time.After(5 * time.Minute):
 			t.Fatalf("split not up in time:\n%s", out.String())
 		}
 	}
@@ -103,12 +113,14 @@ func TestDevSplitRunsEachPartAsItsOwnProcessOnTheFansAddressAndCtrlCStopsThemAll
 		resp.Body.Close()
 		require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", url, body)
 	}
+
+	rehearseWithEveryBreak(ctx, t, cfg, c)
+
 	var pids []int
 	for _, p := range c.All() {
 		require.Positive(t, p.Pid(), p.Name)
 		pids = append(pids, p.Pid())
 	}
-
 	cancel()
 	select {
 	case err := <-done:
@@ -122,49 +134,26 @@ func TestDevSplitRunsEachPartAsItsOwnProcessOnTheFansAddressAndCtrlCStopsThemAll
 	}
 }
 
-// TestARehearsalOnTheSplitTopologySurvivesEveryKindOfBreakAndItsBooksBalance:
-// encore rehearse --chaos worker,api,temporal,postgres,redis,psp plays a
-// short metered sale of 200 fans (seats, a standing area, hotel packages,
-// transfers and resales in the mix) against the split topology while each
-// part is broken once: a worker, an API and Temporal SIGKILLed and
-// restarted, PostgreSQL's primary crashed and restarted, Redis's master
-// killed and failed over, the provider's faults thrown and its sandbox
-// killed. After the drain the books hold: no double sale, no unmatched
-// capture, no audit violation, every paid booking exactly its tickets, no
-// stuck saga, no lost webhook.
-func TestARehearsalOnTheSplitTopologySurvivesEveryKindOfBreakAndItsBooksBalance(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("starts the split topology and plays a sale")
-	}
-	bin := os.Getenv(testenv.EnvBinary)
-	if bin == "" {
-		bin = filepath.Join(t.TempDir(), "encore")
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		require.NoError(t, topology.Build(ctx, "../..", bin))
-		cancel()
-	}
-	cfg := config.Default()
-	cfg.DataDir = t.TempDir()
+// rehearseWithEveryBreak plays the CI rehearsal on the started split
+// topology c, as encore rehearse --chaos worker,api,temporal,postgres,redis,psp
+// does, and requires every break played and the books balanced.
+func rehearseWithEveryBreak(ctx context.Context, t *testing.T, cfg config.Config, c *topology.Cluster) {
+	t.Helper()
 	parts, err := parseChaos("worker,api,temporal,postgres,redis,psp")
 	require.NoError(t, err)
 	every, err := parseChaosGap("1s-2s")
 	require.NoError(t, err)
-
-	c := rehearsal.Defaults()
-	c.CreateSeats, c.CreateStanding, c.PackageRooms, c.OpensIn, c.Fans, c.ArrivalRate = 300, 60, 10, 3*time.Second, 200, 8
-	c.Duration, c.Drain, c.Out = 50*time.Second, 60*time.Second, t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
+	rc := rehearsal.Defaults()
+	rc.CreateSeats, rc.CreateStanding, rc.PackageRooms, rc.OpensIn, rc.Fans, rc.ArrivalRate = 300, 60, 10, 3*time.Second, 200, 8
+	rc.Duration, rc.Drain, rc.Out = 50*time.Second, 60*time.Second, t.TempDir()
+	rctx, cancel := context.WithTimeout(ctx, 9*time.Minute)
 	defer cancel()
 	cmd := &cobra.Command{}
 	var out, errs lockedBuffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&errs)
-	err = splitRehearsal(ctx, cfg, c, parts, every, bin, cmd)
-	for attempt := 2; portClash(err) && attempt <= 3; attempt++ {
-		err = splitRehearsal(ctx, cfg, c, parts, every, bin, cmd) // another test took a port the topology had picked
-	}
-	raw, rerr := os.ReadFile(filepath.Join(c.Out, "summary.json"))
+	err = rehearseOn(rctx, cfg, c, rc, parts, every, cmd)
+	raw, rerr := os.ReadFile(filepath.Join(rc.Out, "summary.json"))
 	require.NoError(t, err, "%s\n%s\nsummary: %s", out.String(), errs.String(), raw)
 	require.NoError(t, rerr)
 	var s rehearsal.Summary

@@ -7,8 +7,11 @@
 // bind a client socket (a PostgreSQL connection, a gRPC dial) may take it,
 // and the child fails with "address already in use". CI saw exactly that.
 // The ports here come from below the ephemeral range, where the kernel never
-// picks on its own, chosen at random so parallel test processes rarely meet,
-// and checked free by listening on them.
+// picks on its own, chosen at random, checked free by listening on them, and
+// reserved across processes: each process that hands a port out holds a lock
+// on a file named for it until it ends, so two parallel test processes never
+// hand out the same port (CI saw one test binary's embedded Temporal server
+// lose its port to another package's topology, and exit).
 package freeport
 
 import (
@@ -55,7 +58,7 @@ func Take(host string, n int) ([]int, error) {
 			return nil, errors.New("freeport: no free port found below the ephemeral range")
 		}
 		p := lowest + rand.IntN(top-lowest)
-		if handedOut[p] {
+		if handedOut[p] || !reserve(p) {
 			continue
 		}
 		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(p)))

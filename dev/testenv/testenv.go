@@ -125,6 +125,24 @@ func RepoRoot() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
+// ServerTempDir is tb.TempDir opened for other users to enter, for servers
+// a test starts in it: when root runs the tests, devstack runs PostgreSQL
+// as its own user, which cannot enter t.TempDir's private folders and would
+// put the cluster in /var/tmp on disk instead of the test's temporary
+// folder (a RAM disk under encore testinfra). The folder's contents stay
+// the test's to make private.
+func ServerTempDir(tb testing.TB) string {
+	tb.Helper()
+	dir := tb.TempDir()
+	// t.TempDir is <TMPDIR>/<test><n>/<seq>: both levels are private.
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			tb.Fatalf("testenv: %v", err)
+		}
+	}
+	return dir
+}
+
 func servers() (string, string, error) {
 	adminOnce.Do(func() {
 		adminURL, redisURL = os.Getenv(EnvDatabaseURL), os.Getenv(EnvRedisURL)

@@ -444,14 +444,15 @@ func tail(path string, lines int) string {
 
 // StreamingReplica starts a streaming read replica of the primary (an
 // Options.Replica). PostgreSQL will not run as root, and its user cannot
-// enter a private temporary folder, so the replica lives under /var/tmp
-// whatever dir says; stopping it removes it.
+// enter a private temporary folder, so the replica lives in a folder of its
+// own open to all, directly in the temporary folder (TMPDIR), whatever dir
+// says; stopping it removes it.
 func StreamingReplica(ctx context.Context, primaryAdminURL, _ string) (string, func(), error) {
 	ports, err := FreePorts(1)
 	if err != nil {
 		return "", nil, err
 	}
-	base, err := os.MkdirTemp("/var/tmp", "encore-replica-")
+	base, err := os.MkdirTemp("", "encore-replica-")
 	if err != nil {
 		return "", nil, err
 	}

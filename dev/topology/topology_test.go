@@ -82,7 +82,7 @@ func startCluster(tb testing.TB, opts topology.Options) *topology.Cluster {
 	tb.Helper()
 	opts.Binary = encoreBinary(tb)
 	if opts.Dir == "" {
-		opts.Dir = tb.TempDir()
+		opts.Dir = testenv.ServerTempDir(tb)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
