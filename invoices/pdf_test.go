@@ -20,7 +20,7 @@ import (
 func pdfText(t *testing.T, doc []byte) string {
 	t.Helper()
 	var out bytes.Buffer
-	streams := regexp.MustCompile(`(?s)stream\r?\n(.*?)\r?\nendstream`).FindAllSubmatch(doc, -1)
+	streams := regexp.MustCompile(`(?s)stream\r?\n(.*?)\nendstream`).FindAllSubmatch(doc, -1)
 	require.NotEmpty(t, streams)
 	shown := regexp.MustCompile(`\(((?:\\.|[^\\)])*)\)\s*Tj`)
 	for _, s := range streams {
