@@ -28,7 +28,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -119,11 +118,26 @@ func requireMain(tb testing.TB) {
 	}
 }
 
-// RepoRoot is the folder holding go.mod.
-func RepoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-}
+// RepoRoot is the folder holding the main module's go.mod: the nearest one
+// above the working folder, which go test sets to the package's own. Not
+// found from this source file's path: the test command builds with
+// -trimpath, which leaves no folder in it.
+func RepoRoot() string { return repoRoot() }
+
+var repoRoot = sync.OnceValue(func() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		panic(fmt.Sprintf("testenv: working folder: %v", err))
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			panic("testenv: no go.mod above " + wd)
+		}
+	}
+})
 
 // ServerTempDir is tb.TempDir opened for other users to enter, for servers
 // a test starts in it: when root runs the tests, devstack runs PostgreSQL
