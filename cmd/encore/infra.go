@@ -183,9 +183,9 @@ const minRAMDisk = 8 << 30
 // testRAMDir returns the folder for the test data of the checkout whose disk
 // folder is disk, under base when base is a tmpfs with minRAMDisk free, or
 // "" to stay on disk. The test servers run with fsync off and their data is
-// thrown away, so a disk only costs: in a full run on two cores the kernel's
-// writeback of the test databases and the topology tests' clusters took
-// about a quarter of the machine (BENCHMARKS.md). The name is a hash of
+// thrown away, so a disk only costs: a full run wrote 5.5 GB to it (the test
+// databases, the topology tests' clusters, the test binaries), 0.4 GB with
+// the RAM disk (BENCHMARKS.md). The name is a hash of
 // disk, so two checkouts never share a cluster, and short: it is the tests'
 // TMPDIR, and a PostgreSQL socket in a test's folder must fit the 100 bytes
 // devstack allows a Unix socket's path, as it does under /tmp.

@@ -10,8 +10,8 @@
 // picks on its own, chosen at random, checked free by listening on them, and
 // reserved across processes: each process that hands a port out holds a lock
 // on a file named for it until it ends, so two parallel test processes never
-// hand out the same port (CI saw one test binary's embedded Temporal server
-// lose its port to another package's topology, and exit).
+// hand out the same port (a full test run saw one test binary's embedded
+// Temporal server lose its port to another package's process, and exit).
 package freeport
 
 import (
