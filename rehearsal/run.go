@@ -317,7 +317,7 @@ func (rn *run) summarize(end time.Time, books *checked) *Summary {
 			s.SettleError = books.settleErr.Error()
 		}
 		s.StuckWorkflows, s.LostWebhooks = books.settled.StuckBookings, books.settled.LostWebhooks
-		s.LostWebhookEvents = books.settled.LostWebhookEvents
+		s.LostWebhookEvents, s.UnsettledBookings = books.settled.LostWebhookEvents, books.settled.UnsettledBookings
 		s.TicketsPerBookingExact = books.settleErr == nil && books.auditErr == nil && books.settled.BookingsMissingTickets == 0 &&
 			books.audit.TicketsBeyondSale == 0 && books.audit.TicketsRevokedTwice == 0
 	}

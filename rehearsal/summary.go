@@ -122,6 +122,10 @@ type Summary struct {
 	SettleError    string `json:"settle_error,omitempty"`
 	// LostWebhookEvents names the first lost ones (store.Settled).
 	LostWebhookEvents []string `json:"lost_webhook_events,omitempty"`
+	// UnsettledBookings names the first paid bookings missing tickets and
+	// stuck holds, with their payment's state (store.Settled): the
+	// workflows to open (booking-<id>) while the stack is still up.
+	UnsettledBookings []string `json:"unsettled_bookings,omitempty"`
 	// TransfersOffered and TransfersAccepted are tickets paid fans gave to
 	// a friend; Listed the tickets put up for resale, ResaleHolds the
 	// listings fans who found nothing else held, ResalePaid those paid.

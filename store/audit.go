@@ -137,6 +137,11 @@ type Settled struct {
 	// LostWebhookEvents names up to ten of them ("<event> <type> <intent>
 	// received <time>"), for whoever looks into why.
 	LostWebhookEvents []string `json:"lost_webhook_events,omitempty"`
+	// UnsettledBookings names up to ten paid bookings missing tickets and
+	// stuck holds ("<booking> <status> payment <status> places <n> tickets
+	// <n> ended <time>"): the workflow to open in the Temporal UI is
+	// booking-<booking>.
+	UnsettledBookings []string `json:"unsettled_bookings,omitempty"`
 }
 
 // lostWebhook is a provider event w of event $1 (or of no payment)
@@ -160,8 +165,29 @@ func (s *Holds) Settle(ctx context.Context, eventID string, grace time.Duration)
 		  + (SELECT count(*) FROM paid WHERE tickets = 0 AND places > 0 AND ended_at < now() - $2::interval),
 		  (SELECT count(*) FROM webhook_events w WHERE `+lostWebhook+`)`, eventID, grace.String()).
 		Scan(&r.BookingsMissingTickets, &r.StuckBookings, &r.LostWebhooks)
-	if err != nil || r.LostWebhooks == 0 {
+	if err != nil {
 		return r, err
+	}
+	if r.BookingsMissingTickets > 0 || r.StuckBookings > 0 {
+		rows, err := s.pool.Query(ctx, `SELECT concat_ws(' ', r.id, r.status, 'payment', coalesce(p.status, '-'),
+				'places', (SELECT coalesce(sum(i.quantity), 0) FROM reservation_items i WHERE i.reservation_id = r.id),
+				'tickets', (SELECT count(*) FROM tickets t WHERE t.reservation_id = r.id),
+				'expires', r.expires_at, 'ended', coalesce(r.ended_at::text, '-'))
+			FROM reservations r LEFT JOIN payments p ON p.reservation_id = r.id
+			WHERE r.event_id = $1 AND (
+			  (r.status = 'PAID' AND (SELECT count(*) FROM tickets t WHERE t.reservation_id = r.id)
+			     < (SELECT coalesce(sum(i.quantity), 0) FROM reservation_items i WHERE i.reservation_id = r.id))
+			  OR (r.status = 'PENDING_PAYMENT' AND r.expires_at < now() - $2::interval))
+			ORDER BY r.created_at LIMIT 10`, eventID, grace.String())
+		if err != nil {
+			return r, err
+		}
+		if r.UnsettledBookings, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+			return r, err
+		}
+	}
+	if r.LostWebhooks == 0 {
+		return r, nil
 	}
 	rows, err := s.pool.Query(ctx, `SELECT concat_ws(' ', w.event_id, w.type, coalesce(w.intent_id, '-'), 'received', w.received_at)
 		FROM webhook_events w WHERE `+lostWebhook+`

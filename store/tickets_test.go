@@ -396,3 +396,26 @@ func TestAnEventCancellationRacingSalesAndTheirTicketsRevokesOnlyWhatItCounted(t
 		t.Logf("round %d: %d paid when cancelled, %d tickets revoked, %d holds released", round, c.Job.Total, revoked, len(c.Released))
 	}
 }
+
+func TestTheSettleCountNamesAPaidBookingStillWithoutItsTicketsAndItsPayment(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newTicketEvent(t)
+	issued := e.sold("issued", 1)
+	require.NoError(t, e.st.Tickets.InsertTickets(ctx, []store.TicketRow{e.ticket(issued, "issued", 1)}))
+	waiting := e.sold("waiting", 2)
+	require.NoError(t, e.st.Bookings.SavePayment(ctx, waiting, "pi_w"+e.ev, money.Money{Amount: 1000, Currency: "EUR"},
+		vocab.PaymentAuthorised, 1))
+
+	settled, err := e.st.Holds.Settle(ctx, e.ev, time.Minute)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, settled.BookingsMissingTickets)
+	require.Len(t, settled.UnsettledBookings, 1, "only the booking still waiting for its tickets")
+	require.Contains(t, settled.UnsettledBookings[0], waiting.String()+" PAID payment AUTHORISED places 1 tickets 0 expires ")
+
+	require.NoError(t, e.st.Tickets.InsertTickets(ctx, []store.TicketRow{e.ticket(waiting, "waiting", 2)}))
+	settled, err = e.st.Holds.Settle(ctx, e.ev, time.Minute)
+	require.NoError(t, err)
+	require.Zero(t, settled.BookingsMissingTickets)
+	require.Empty(t, settled.UnsettledBookings)
+}

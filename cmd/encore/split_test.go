@@ -167,8 +167,12 @@ func rehearseWithEveryBreak(ctx context.Context, t *testing.T, cfg config.Config
 			"%q among the breaks: %v\n%s", broken, marks, errs.String())
 	}
 	// The whole summary on a failure: the books' counts, errors and rereads
-	// name what did not balance (the temporary directory is gone after).
+	// name what did not balance (the temporary directory is gone after),
+	// and what every process logged of a booking left unsettled.
 	books := string(raw)
+	if len(s.UnsettledBookings) > 0 {
+		books += "\n" + logLinesOf(c, s.UnsettledBookings)
+	}
 	require.True(t, s.BooksChecked, books)
 	require.True(t, s.TicketsPerBookingExact, books)
 	require.Zero(t, s.DoubleSales, books)
@@ -206,4 +210,33 @@ func TestTheChaosFlagsNameKnownPartsAndSaneGaps(t *testing.T) {
 		require.NoError(t, err, tc.in)
 		require.Equal(t, chaosGap{tc.lo, tc.hi}, g, tc.in)
 	}
+}
+
+// logLinesOf is every line of c's processes' logs that names one of the
+// bookings (the first word of each of unsettled), 40 at most per process.
+func logLinesOf(c *topology.Cluster, unsettled []string) string {
+	var ids []string
+	for _, u := range unsettled {
+		if f := strings.Fields(u); len(f) > 0 {
+			ids = append(ids, f[0])
+		}
+	}
+	var b strings.Builder
+	for _, p := range c.All() {
+		if p == nil {
+			continue
+		}
+		raw, err := os.ReadFile(p.LogPath)
+		if err != nil {
+			continue
+		}
+		n := 0
+		for _, line := range strings.Split(string(raw), "\n") {
+			if n < 40 && slices.ContainsFunc(ids, func(id string) bool { return strings.Contains(line, id) }) {
+				fmt.Fprintf(&b, "%s: %s\n", p.Name, line)
+				n++
+			}
+		}
+	}
+	return b.String()
 }
