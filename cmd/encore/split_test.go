@@ -18,11 +18,15 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/dev/topology"
 	"github.com/encore-tickets/encore/rehearsal"
+	"github.com/encore-tickets/encore/temporalclient"
+	"github.com/encore-tickets/encore/workflows"
 )
 
 // lockedBuffer is a bytes.Buffer safe to write from the command and read
@@ -171,7 +175,7 @@ func rehearseWithEveryBreak(ctx context.Context, t *testing.T, cfg config.Config
 	// and what every process logged of a booking left unsettled.
 	books := string(raw)
 	if len(s.UnsettledBookings) > 0 {
-		books += "\n" + logLinesOf(c, s.UnsettledBookings)
+		books += "\n" + logLinesOf(c, s.UnsettledBookings) + "\n" + workflowsOf(ctx, cfg, c, s.UnsettledBookings)
 	}
 	require.True(t, s.BooksChecked, books)
 	require.True(t, s.TicketsPerBookingExact, books)
@@ -237,6 +241,65 @@ func logLinesOf(c *topology.Cluster, unsettled []string) string {
 				n++
 			}
 		}
+	}
+	return b.String()
+}
+
+// workflowsOf describes the booking workflow of each of unsettled (first
+// word: the booking) on c's Temporal server while it runs: status, pending
+// activities with their attempts and last failure, and the last events of
+// its history, for whoever reads why the booking never settled.
+func workflowsOf(ctx context.Context, cfg config.Config, c *topology.Cluster, unsettled []string) string {
+	cfg.TemporalAPIKey = config.Secret(c.TemporalAPIKey())
+	opts, err := temporalclient.Options(cfg, c.TemporalAddr, nil)
+	if err != nil {
+		return "temporal client: " + err.Error()
+	}
+	tc, err := client.Dial(opts)
+	if err != nil {
+		return "temporal client: " + err.Error()
+	}
+	defer tc.Close()
+	var b strings.Builder
+	for _, u := range unsettled {
+		f := strings.Fields(u)
+		if len(f) == 0 {
+			continue
+		}
+		id := workflows.BookingWorkflowID(f[0])
+		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		d, err := tc.DescribeWorkflowExecution(dctx, id, "")
+		if err != nil {
+			cancel()
+			fmt.Fprintf(&b, "%s: describe: %v\n", id, err)
+			continue
+		}
+		fmt.Fprintf(&b, "%s: %s\n", id, d.GetWorkflowExecutionInfo().GetStatus())
+		for _, a := range d.GetPendingActivities() {
+			fmt.Fprintf(&b, "  pending %s attempt %d: %s\n", a.GetActivityType().GetName(), a.GetAttempt(), a.GetLastFailure().GetMessage())
+		}
+		var events []string
+		it := tc.GetWorkflowHistory(dctx, id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			e, err := it.Next()
+			if err != nil {
+				events = append(events, "history: "+err.Error())
+				break
+			}
+			line := fmt.Sprintf("  %d %s", e.GetEventId(), e.GetEventType())
+			if a := e.GetWorkflowTaskFailedEventAttributes(); a != nil {
+				line += " " + a.GetFailure().GetMessage()
+			}
+			if a := e.GetMarkerRecordedEventAttributes(); a != nil {
+				line += " " + a.GetMarkerName() + " " + a.GetFailure().GetMessage()
+			}
+			if a := e.GetWorkflowExecutionFailedEventAttributes(); a != nil {
+				line += " " + a.GetFailure().GetMessage()
+			}
+			events = append(events, line)
+		}
+		cancel()
+		b.WriteString(strings.Join(events[max(0, len(events)-25):], "\n") + "\n")
 	}
 	return b.String()
 }

@@ -295,6 +295,11 @@ func (c *Cluster) Close() {
 	c.closers = nil
 }
 
+// TemporalAPIKey is the API key the cluster's processes present to its
+// Temporal server: a client of the test's own (a workflow described while
+// the cluster runs) needs it too.
+func (c *Cluster) TemporalAPIKey() string { return c.temporalKey }
+
 // LogTails is the end of every process's log, for a failing test.
 func (c *Cluster) LogTails(lines int) string {
 	var b strings.Builder
