@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/dev/testenv"
+	"github.com/encore-tickets/encore/dev/testenv/temporaltest"
 	"github.com/encore-tickets/encore/dev/topology"
 	"github.com/encore-tickets/encore/rehearsal"
 	"github.com/encore-tickets/encore/temporalclient"
@@ -175,7 +177,7 @@ func rehearseWithEveryBreak(ctx context.Context, t *testing.T, cfg config.Config
 	// and what every process logged of a booking left unsettled.
 	books := string(raw)
 	if len(s.UnsettledBookings) > 0 {
-		books += "\n" + logLinesOf(c, s.UnsettledBookings) + "\n" + workflowsOf(ctx, cfg, c, s.UnsettledBookings)
+		books += "\n" + logLinesOf(c, s.UnsettledBookings) + "\n" + workflowsOf(ctx, cfg, c.TemporalAddr, c.TemporalAPIKey(), s.UnsettledBookings)
 	}
 	require.True(t, s.BooksChecked, books)
 	require.True(t, s.TicketsPerBookingExact, books)
@@ -246,12 +248,13 @@ func logLinesOf(c *topology.Cluster, unsettled []string) string {
 }
 
 // workflowsOf describes the booking workflow of each of unsettled (first
-// word: the booking) on c's Temporal server while it runs: status, pending
-// activities with their attempts and last failure, and the last events of
-// its history, for whoever reads why the booking never settled.
-func workflowsOf(ctx context.Context, cfg config.Config, c *topology.Cluster, unsettled []string) string {
-	cfg.TemporalAPIKey = config.Secret(c.TemporalAPIKey())
-	opts, err := temporalclient.Options(cfg, c.TemporalAddr, nil)
+// word: the booking) on the Temporal server at addr (cfg's namespace) while
+// it runs: status, pending activities with their attempts and last failure,
+// and the last events of its history, for whoever reads why the booking
+// never settled.
+func workflowsOf(ctx context.Context, cfg config.Config, addr, apiKey string, unsettled []string) string {
+	cfg.TemporalAPIKey = config.Secret(apiKey)
+	opts, err := temporalclient.Options(cfg, addr, nil)
 	if err != nil {
 		return "temporal client: " + err.Error()
 	}
@@ -302,4 +305,26 @@ func workflowsOf(ctx context.Context, cfg config.Config, c *topology.Cluster, un
 		b.WriteString(strings.Join(events[max(0, len(events)-25):], "\n") + "\n")
 	}
 	return b.String()
+}
+
+func TestAnUnsettledBookingsWorkflowIsDescribedWithItsHistoryAndAMissingOneSaysSo(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := temporaltest.Temporal(t)
+	cfg := config.Default()
+	cfg.TemporalNamespace = temporaltest.Namespace(t)
+	tc, err := srv.NewClient(ctx, client.Options{Namespace: cfg.TemporalNamespace})
+	require.NoError(t, err)
+	defer tc.Close()
+	id := uuid.NewString()
+	// No worker serves its queue: the workflow stays where a stuck saga
+	// would, running with a workflow task scheduled.
+	_, err = tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.BookingWorkflowID(id), TaskQueue: "nobody-" + id}, "Booking")
+	require.NoError(t, err)
+
+	out := workflowsOf(ctx, cfg, srv.FrontendAddress(), srv.APIKey(), []string{id + " PAID payment CAPTURED places 2 tickets 0", "absent PAID"})
+	require.Contains(t, out, workflows.BookingWorkflowID(id)+": Running")
+	require.Contains(t, out, "1 WorkflowExecutionStarted")
+	require.Contains(t, out, "2 WorkflowTaskScheduled")
+	require.Contains(t, out, workflows.BookingWorkflowID("absent")+": describe:")
 }
