@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -356,4 +357,11 @@ func TestAFanWithAStaleMapIsToldTheSeatWasTakenAndOfferedAlternatives(t *testing
 	require.Equal(t, "/problems/seat-unavailable", kind)
 	require.Contains(t, text, "just taken")
 	require.True(t, strings.Contains(text, "Take the alternative seats"), "the alternatives are offered: %s", text)
+}
+
+// press clicks the element sel as the element (its click()), not at its
+// place on the screen: a page still laying itself out moves the place, and
+// a loaded CI runner's click then lands beside it or does nothing.
+func press(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](`document.querySelector(` + strconv.Quote(sel) + `).click()`)
 }

@@ -44,7 +44,7 @@ func openHotels(t *testing.T, tab context.Context, base, eventID, prop string) s
 	do(t, tab, "the fan follows the event's link to the hotels near it",
 		chromedp.Navigate(base+"/#/event/"+eventID),
 		chromedp.WaitVisible(css(`#hotelslink`)),
-		chromedp.Evaluate[chromedp.Void](`document.getElementById('hotelslink').click()`),
+		press(`#hotelslink`),
 		chromedp.WaitVisible(css(offer+` li.room[data-room-type="double"] button.addseats`)),
 	)
 	return offer

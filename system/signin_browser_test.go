@@ -141,10 +141,9 @@ func TestARedirectSignInWhoseAnswerCarriesNoIDTokenWithTheNonceIsRefused(t *test
 	require.True(t, strings.HasPrefix(js(t, ctx, `location.href`), base+"/"))
 }
 
-// pressIssuer presses the issuer's Sign in (allow) or Cancel (deny) as the
-// element, not at its place on the screen: a loaded CI runner once clicked
-// Cancel while the issuer's page still laid itself out, and nothing
-// happened.
+// pressIssuer presses the issuer's Sign in (allow) or Cancel (deny): a
+// loaded CI runner once clicked Cancel while the issuer's page still laid
+// itself out, and nothing happened.
 func pressIssuer(value string) chromedp.Action[chromedp.Void] {
-	return chromedp.Evaluate[chromedp.Void](`document.querySelector('form#authorize button[value=` + value + `]').click()`)
+	return press(`form#authorize button[value=` + value + `]`)
 }

@@ -221,12 +221,7 @@ func TestTheChaosFlagsNameKnownPartsAndSaneGaps(t *testing.T) {
 // logLinesOf is every line of c's processes' logs that names one of the
 // bookings (the first word of each of unsettled), 40 at most per process.
 func logLinesOf(c *topology.Cluster, unsettled []string) string {
-	var ids []string
-	for _, u := range unsettled {
-		if f := strings.Fields(u); len(f) > 0 {
-			ids = append(ids, f[0])
-		}
-	}
+	ids := bookingsOf(unsettled)
 	var b strings.Builder
 	for _, p := range c.All() {
 		if p == nil {
@@ -247,6 +242,18 @@ func logLinesOf(c *topology.Cluster, unsettled []string) string {
 	return b.String()
 }
 
+// bookingsOf is the booking of each of the books' unsettled lines (their
+// first word, store.Settled.UnsettledBookings).
+func bookingsOf(unsettled []string) []string {
+	var ids []string
+	for _, u := range unsettled {
+		if f := strings.Fields(u); len(f) > 0 {
+			ids = append(ids, f[0])
+		}
+	}
+	return ids
+}
+
 // workflowsOf describes the booking workflow of each of unsettled (first
 // word: the booking) on the Temporal server at addr (cfg's namespace) while
 // it runs: status, pending activities with their attempts and last failure,
@@ -264,12 +271,8 @@ func workflowsOf(ctx context.Context, cfg config.Config, addr, apiKey string, un
 	}
 	defer tc.Close()
 	var b strings.Builder
-	for _, u := range unsettled {
-		f := strings.Fields(u)
-		if len(f) == 0 {
-			continue
-		}
-		id := workflows.BookingWorkflowID(f[0])
+	for _, booking := range bookingsOf(unsettled) {
+		id := workflows.BookingWorkflowID(booking)
 		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		d, err := tc.DescribeWorkflowExecution(dctx, id, "")
 		if err != nil {
