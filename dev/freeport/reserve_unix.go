@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 )
 
@@ -24,12 +25,9 @@ var locks = map[int]*os.File{}
 // It reports false when another live process holds it. Where the folder
 // cannot be used it reports true: the listen check still stands.
 func reserve(p int) bool {
-	if err := os.MkdirAll(reserveDir, 0o777); err != nil {
+	if !reserveDirReady() {
 		return true
 	}
-	// Sticky and open to every user, as /tmp is: root's test run and a
-	// user's share the folder.
-	_ = os.Chmod(reserveDir, 0o777|os.ModeSticky)
 	f, err := os.OpenFile(filepath.Join(reserveDir, strconv.Itoa(p)), os.O_RDONLY|os.O_CREATE, 0o666)
 	if err != nil {
 		return true
@@ -41,3 +39,13 @@ func reserve(p int) bool {
 	locks[p] = f
 	return true
 }
+
+// reserveDirReady makes reserveDir once per process: sticky and open to
+// every user, as /tmp is, so root's test run and a user's share it.
+var reserveDirReady = sync.OnceValue(func() bool {
+	if err := os.MkdirAll(reserveDir, 0o777); err != nil {
+		return false
+	}
+	_ = os.Chmod(reserveDir, 0o777|os.ModeSticky)
+	return true
+})
