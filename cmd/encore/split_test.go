@@ -160,9 +160,18 @@ func rehearseWithEveryBreak(ctx context.Context, t *testing.T, cfg config.Config
 	cmd.SetErr(&errs)
 	err = rehearseOn(rctx, cfg, c, rc, parts, every, cmd)
 	raw, rerr := os.ReadFile(filepath.Join(rc.Out, "summary.json"))
-	require.NoError(t, err, "%s\n%s\nsummary: %s", out.String(), errs.String(), raw)
-	require.NoError(t, rerr)
+	// The whole summary on a failure: the books' counts, errors and rereads
+	// name what did not balance (the temporary directory is gone after),
+	// and, read now while the stack still runs, what every process logged
+	// of a booking left unsettled and where its workflow stands. A broken
+	// rule already fails the command (exit 1), so this comes first.
 	var s rehearsal.Summary
+	books := string(raw)
+	if json.Unmarshal(raw, &s) == nil && len(s.UnsettledBookings) > 0 {
+		books += "\n" + logLinesOf(c, s.UnsettledBookings) + "\n" + workflowsOf(ctx, cfg, c.TemporalAddr, c.TemporalAPIKey(), s.UnsettledBookings)
+	}
+	require.NoError(t, err, "%s\n%s\nsummary: %s", out.String(), errs.String(), books)
+	require.NoError(t, rerr)
 	require.NoError(t, json.Unmarshal(raw, &s))
 	var marks []string
 	for _, e := range s.Chaos {
@@ -171,13 +180,6 @@ func rehearseWithEveryBreak(ctx context.Context, t *testing.T, cfg config.Config
 	for _, broken := range []string{"kill worker", "kill api", "kill temporal", "kill postgres", "kill redis", "fault psp", "kill psp"} {
 		require.True(t, slices.ContainsFunc(marks, func(m string) bool { return strings.HasPrefix(m, broken) }),
 			"%q among the breaks: %v\n%s", broken, marks, errs.String())
-	}
-	// The whole summary on a failure: the books' counts, errors and rereads
-	// name what did not balance (the temporary directory is gone after),
-	// and what every process logged of a booking left unsettled.
-	books := string(raw)
-	if len(s.UnsettledBookings) > 0 {
-		books += "\n" + logLinesOf(c, s.UnsettledBookings) + "\n" + workflowsOf(ctx, cfg, c.TemporalAddr, c.TemporalAPIKey(), s.UnsettledBookings)
 	}
 	require.True(t, s.BooksChecked, books)
 	require.True(t, s.TicketsPerBookingExact, books)
