@@ -122,8 +122,8 @@ func (t *Target) Run(ctx context.Context, d Drill) (Result, error) {
 	if t.OutboxAlertAfter <= 0 {
 		t.OutboxAlertAfter = 30 * time.Second
 	}
-	if st, _, err := t.call(ctx, "GET", t.API+"/readyz", "", nil, nil); err != nil || st != http.StatusOK {
-		return Result{}, fmt.Errorf("drills: the stack at %s is not ready (status %d, %v)", t.API, st, err)
+	if err := t.ready(ctx); err != nil {
+		return Result{}, err
 	}
 	r := Result{Drill: d.Name}
 	err := d.run(ctx, t, &r)
@@ -157,6 +157,30 @@ func (t *Target) Run(ctx context.Context, d Drill) (Result, error) {
 	}
 	r.Passed = true
 	return r, nil
+}
+
+// readyWait is how long a drill waits for the stack to say it is ready
+// before it breaks anything: the drill before it may have just restarted a
+// part, and a busy machine answers a readiness probe late.
+const readyWait = 30 * time.Second
+
+// ready waits until the stack's /readyz answers 200, or says which of its
+// checks still fail when readyWait is up.
+func (t *Target) ready(ctx context.Context) error {
+	deadline := time.Now().Add(readyWait)
+	for {
+		var body struct {
+			Failing []string `json:"failing"`
+		}
+		st, _, err := t.call(ctx, "GET", t.API+"/readyz", "", nil, &body)
+		if err == nil && st == http.StatusOK {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("drills: the stack at %s is not ready after %s (status %d, failing %v, %v)", t.API, readyWait, st, body.Failing, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 func (r *Result) note(format string, args ...any) {
