@@ -180,10 +180,19 @@ func (b *booking) armVoid() {
 // steps.go), so support sees it pending with its attempts.
 func dbCtx(ctx workflow.Context) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: 10 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumInterval: 10 * time.Second},
+		StartToCloseTimeout:    10 * time.Second,
+		ScheduleToCloseTimeout: untilAnswered,
+		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumInterval: 10 * time.Second},
 	})
 }
+
+// untilAnswered is the retry window of a local activity that must retry
+// until it is answered. Left unset, a local activity's ScheduleToClose
+// window is its StartToClose timeout, so its retries stop after that one
+// attempt's time: a database step then failed the whole booking when
+// PostgreSQL was down for more than ten seconds (PAID, money captured, no
+// tickets). A regular activity has no such default.
+const untilAnswered = 365 * 24 * time.Hour
 
 // fraudCtx bounds the fraud check, which reads the database and asks the
 // provider for the card's fingerprint: past its budget the checkout answers
@@ -200,6 +209,9 @@ func fraudCtx(ctx workflow.Context) workflow.Context {
 // providerCtx bounds a provider call's retries by budget (0: no bound): how
 // bookings started before versionVisibleSteps run every provider step.
 func providerCtx(ctx workflow.Context, budget time.Duration) workflow.Context {
+	if budget <= 0 {
+		budget = untilAnswered
+	}
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout:    15 * time.Second,
 		ScheduleToCloseTimeout: budget,
@@ -619,8 +631,11 @@ func (b *booking) sell(ctx workflow.Context) error {
 	b.setStep(ctx, vocab.StepNotifying)
 	nctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 2 * time.Second, MaximumInterval: time.Minute, MaximumAttempts: 8},
-		Summary:             "e-mail the confirmation",
+		// Eight attempts take about three minutes; the window must hold
+		// them (unset, it would be one attempt's 30 s).
+		ScheduleToCloseTimeout: 10 * time.Minute,
+		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: 2 * time.Second, MaximumInterval: time.Minute, MaximumAttempts: 8},
+		Summary:                "e-mail the confirmation",
 	})
 	// A failing notification never blocks or undoes a sale.
 	if err := workflow.ExecuteLocalActivity(nctx, a.Notify, b.in.ReservationID, activities.NotifyConfirmation).Get(ctx, nil); err != nil {

@@ -506,6 +506,33 @@ func (s *bookingSuite) TestACaptureFailureIsRetried() {
 	s.Zero(s.calls[workflows.ActivityCancelSale])
 }
 
+// TestADatabaseDownForHalfAMinuteDuringTheSaleDelaysItsTicketsWithoutFailingIt
+// plays a PostgreSQL restart that outlasts a database step's ten-second
+// attempt: the confirm and the tickets keep failing for about half a
+// minute, then the database answers. A local activity's retries end at its
+// ScheduleToCloseTimeout, which defaults to its StartToCloseTimeout, so
+// these steps once gave up after ten seconds: the workflow failed with the
+// booking PAID, its money captured and no ticket written (the CI
+// rehearsal's "PAID payment CAPTURED tickets 0" after a PostgreSQL crash).
+func (s *bookingSuite) TestADatabaseDownForHalfAMinuteDuringTheSaleDelaysItsTicketsWithoutFailingIt() {
+	down := errors.New("pgconn: connection refused")
+	// Backoff from 200 ms doubling to 10 s: eight failures span about 33 s.
+	const failures = 8
+	s.env.OnActivity(workflows.ActivityConfirmSale, mock.Anything, mock.Anything).Return(false, down).Times(failures)
+	s.env.OnActivity(workflows.ActivityConfirmSale, mock.Anything, mock.Anything).Return(true, nil).Once()
+	s.env.OnActivity(workflows.ActivityIssueTickets, mock.Anything, mock.Anything).Return(nil, down).Times(failures)
+	s.env.OnActivity(workflows.ActivityIssueTickets, mock.Anything, mock.Anything).Return([]string{"tkt_a", "tkt_b"}, nil).Once()
+	s.checkoutAfter(time.Minute, "pm_card_visa")
+	s.paymentAfter(2*time.Minute, vocab.EventAuthorised, total, "evt_1")
+	s.start()
+	r := s.result()
+	s.Equal(vocab.BookingPaid, r.Status)
+	s.Equal([]string{"tkt_a", "tkt_b"}, r.TicketIDs)
+	s.Zero(s.calls[workflows.ActivityCancelSale])
+	s.Zero(s.calls[workflows.ActivityVoid])
+	s.Zero(s.calls[workflows.ActivityRefund])
+}
+
 func (s *bookingSuite) TestACaptureThatNeverSucceedsUndoesTheSale() {
 	s.env.OnActivity(workflows.ActivityCapture, mock.Anything, mock.Anything, mock.Anything).
 		Return(activities.CaptureResult{}, temporal.NewNonRetryableApplicationError("authorisation expired", "expired", nil))
