@@ -40,18 +40,29 @@ func offline(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
 func paidTicketPage(t *testing.T, fan string) (*e2e, string, context.Context) {
 	t.Helper()
 	e, base := browserStack(t)
+	return e, base, paidTicketIn(t, e, base, fan, 0)
+}
+
+// paidTicketIn is paidTicketPage on a stack already up, in a browser of its
+// own: fan buys the seat after the first skip of the first row, on a screen
+// set by the first actions (a phone's viewport) when there are any.
+func paidTicketIn(t *testing.T, e *e2e, base, fan string, skip int, screen ...chromedp.Action[chromedp.Void]) context.Context {
+	t.Helper()
 	// A browser of its own: the shared one's contexts are incognito, where
 	// an app is never installable and a service worker's cache is the
 	// context's alone.
 	a := browserWith(t, 4*time.Minute, chromedp.WindowSize(1200, 900))
+	if len(screen) > 0 {
+		do(t, a, "the screen", screen...)
+	}
 	signInAndOpen(t, a, base, fan+"_"+e.eventID[4:], e.eventID)
-	pickSeats(t, a, 1)
+	pickSeatsFrom(t, a, skip, 1)
 	holdSelection(t, a)
 	payWith(t, a, "pm_card_visa")
 	waitPaid(t, a, 1)
 	js(t, a, `(() => { location.hash = '#/tickets'; return 'tickets' })()`)
 	waitJS(t, a, `document.querySelector('#tickets img[data-payload]') ? 'drawn' : ''`, "drawn", 20*time.Second)
-	return e, base, a
+	return a
 }
 
 // gateFor starts a gate on a full manifest of the stack's event, its clock
@@ -68,45 +79,64 @@ func gateFor(t *testing.T, e *e2e, skew time.Duration) *gate.TestGate {
 }
 
 // TestATicketPageOpenedOnceOnlineKeepsShowingChangingCodesOfflineThatTheGateAccepts:
-// the fan app is installable (manifest, icons, service worker); the fan
-// opens their ticket online; with the network gone (DevTools'
-// offline, the service worker cut off too), the page reloads from the
-// service worker, and the code keeps changing, computed on the phone from
-// its wallet key. The gate, from its manifest alone, accepts those codes;
-// a code older than two periods (a screenshot) is refused.
+// at a phone's size (and a desktop's, journeySizes) the fan app is
+// installable (manifest, icons, service worker); the fan opens their ticket
+// online; with the network gone (DevTools' offline, the service worker cut
+// off too), the page reloads from the service worker, fits the screen, and
+// the code keeps changing, computed on the phone from its wallet key. The
+// gate, from its manifest alone, accepts those codes; a code older than two
+// periods (a screenshot) is refused.
 func TestATicketPageOpenedOnceOnlineKeepsShowingChangingCodesOfflineThatTheGateAccepts(t *testing.T) {
 	t.Parallel()
-	e, _, a := paidTicketPage(t, "offline")
-	waitJS(t, a, `navigator.serviceWorker.controller ? 'controlled' : ''`, "controlled", 20*time.Second)
-	do(t, a, "the app is installable", chromedp.Action[chromedp.Void](func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-		out, err := cdp.Call(ctx, tg, page.GetInstallabilityErrors, cdp.Empty{})
-		if err == nil && len(out.InstallabilityErrors) > 0 {
-			err = fmt.Errorf("not installable: %s", out.InstallabilityErrors[0].ErrorID)
+	e, base := browserStack(t)
+	for i, size := range journeySizes() {
+		// Each size buys a seat of its own in a browser of its own: the
+		// service worker and its cache are the browser's, so the desktop's
+		// walk starts as cold as the phone's did.
+		a := paidTicketIn(t, e, base, "offline_"+size.name, i*2, chromedp.EmulateViewport(size.w, size.h))
+		waitJS(t, a, `navigator.serviceWorker.controller ? 'controlled' : ''`, "controlled", 20*time.Second)
+		do(t, a, "the app is installable", chromedp.Action[chromedp.Void](func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+			out, err := cdp.Call(ctx, tg, page.GetInstallabilityErrors, cdp.Empty{})
+			if err == nil && len(out.InstallabilityErrors) > 0 {
+				err = fmt.Errorf("not installable: %s", out.InstallabilityErrors[0].ErrorID)
+			}
+			return chromedp.Void{}, err
+		}))
+		screenshot(t, a, size.name+" the ticket online")
+
+		do(t, a, "the network goes", chromedp.Action[chromedp.Void](offline))
+		do(t, a, "reload with no network", chromedp.Reload(), chromedp.WaitVisible(css(`#keptnote`)))
+		waitJS(t, a, `document.querySelector('#tickets img[data-payload]') ? 'drawn' : ''`, "drawn", 20*time.Second)
+		require.Equal(t, "false", js(t, a, `String(navigator.onLine)`))
+		require.Equal(t, "offline", js(t, a, `document.querySelector('#tickets .qrstate').dataset.state`))
+		require.Contains(t, js(t, a, `document.querySelector('#tickets .qrstate').textContent`), "works at the door")
+		first := js(t, a, `document.querySelector('#tickets img').dataset.payload`)
+		waitJS(t, a, `document.querySelector('#tickets img').dataset.payload !== '`+first+`' ? 'changed' : ''`, "changed", 20*time.Second)
+		second := js(t, a, `document.querySelector('#tickets img').dataset.payload`)
+		require.Equal(t, "true", js(t, a, `document.querySelector('#tickets img').complete && document.querySelector('#tickets img').naturalWidth > 0 ? 'true' : 'false'`),
+			"the code is drawn as an image")
+		// At the door the fan holds up the page as it opens: the first
+		// ticket's code must be whole on that first screen, neither cut off
+		// at the side nor below the fold.
+		require.Equal(t, "whole", js(t, a, `(() => { const r = document.querySelector('#tickets img').getBoundingClientRect();
+			return r.width > 0 && r.left >= 0 && r.top >= 0 && r.right <= document.documentElement.clientWidth && r.bottom <= innerHeight
+				? 'whole' : [r.left, r.top, r.right, r.bottom].map(Math.round).join(',') + ' on ' + document.documentElement.clientWidth + 'x' + innerHeight })()`),
+			"the code on the first screen")
+		if size.name == "phone" {
+			requireNoSidewaysScroll(t, a, "the ticket offline")
 		}
-		return chromedp.Void{}, err
-	}))
+		screenshot(t, a, size.name+" the code offline")
 
-	do(t, a, "the network goes", chromedp.Action[chromedp.Void](offline))
-	do(t, a, "reload with no network", chromedp.Reload(), chromedp.WaitVisible(css(`#keptnote`)))
-	waitJS(t, a, `document.querySelector('#tickets img[data-payload]') ? 'drawn' : ''`, "drawn", 20*time.Second)
-	require.Equal(t, "false", js(t, a, `String(navigator.onLine)`))
-	require.Equal(t, "offline", js(t, a, `document.querySelector('#tickets .qrstate').dataset.state`))
-	require.Contains(t, js(t, a, `document.querySelector('#tickets .qrstate').textContent`), "works at the door")
-	first := js(t, a, `document.querySelector('#tickets img').dataset.payload`)
-	waitJS(t, a, `document.querySelector('#tickets img').dataset.payload !== '`+first+`' ? 'changed' : ''`, "changed", 20*time.Second)
-	second := js(t, a, `document.querySelector('#tickets img').dataset.payload`)
-	require.Equal(t, "true", js(t, a, `document.querySelector('#tickets img').complete && document.querySelector('#tickets img').naturalWidth > 0 ? 'true' : 'false'`),
-		"the code is drawn as an image")
+		g := gateFor(t, e, 0)
+		_, r := g.Scan(second, "north-1")
+		require.Equal(t, gate.Accepted, r.Result, r.Detail)
+		_, r = g.Scan(first, "north-1")
+		require.Equal(t, gate.ReasonAlreadyUsed, r.Reason, "the earlier code verifies too (then the ticket is already in): %s", r.Detail)
 
-	g := gateFor(t, e, 0)
-	_, r := g.Scan(second, "north-1")
-	require.Equal(t, gate.Accepted, r.Result, r.Detail)
-	_, r = g.Scan(first, "north-1")
-	require.Equal(t, gate.ReasonAlreadyUsed, r.Reason, "the earlier code verifies too (then the ticket is already in): %s", r.Detail)
-
-	later := gateFor(t, e, 31*time.Second)
-	_, r = later.Scan(first, "south-1")
-	require.Equal(t, gate.ReasonStaleWindow, r.Reason, "a code more than two periods old is refused: %s", r.Detail)
+		later := gateFor(t, e, 31*time.Second)
+		_, r = later.Scan(first, "south-1")
+		require.Equal(t, gate.ReasonStaleWindow, r.Reason, "a code more than two periods old is refused: %s", r.Detail)
+	}
 }
 
 // TestOpeningATicketOnAnotherPhoneEndsTheFirstPhonesCodesAtOnce: the same
