@@ -32,6 +32,34 @@ func cardFrame(t *testing.T, ctx context.Context) *chromedp.Node {
 	return nodes[0]
 }
 
+// challengeFrame waits for the bank's 3-D Secure window over the page and
+// returns its frame, and the query option that reaches into it, once the
+// frame shows the amount. The frame's node is read again until then: one
+// read while the frame still held its first, empty document keeps that
+// document, and a query into it waits for ever (a CI run lost "fail the
+// check" so, the window drawn and its buttons enabled).
+func challengeFrame(t *testing.T, ctx context.Context) (*chromedp.Node, chromedp.QueryOption) {
+	t.Helper()
+	do(t, ctx, "the bank's window", chromedp.WaitVisible(css(`div[role=dialog] iframe`)))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		nodes, err := chromedp.Run(ctx, chromedp.Nodes(css(`div[role=dialog] iframe`)))
+		require.NoError(t, err)
+		require.Len(t, nodes, 1)
+		in := chromedp.FromNode(nodes[0])
+		tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err = chromedp.Do(tctx, chromedp.WaitVisible(css(`#amount`), in))
+		cancel()
+		if err == nil {
+			return nodes[0], in
+		}
+		if time.Now().After(deadline) {
+			do(t, ctx, "the bank shows the amount", chromedp.WaitVisible(css(`#amount`), in))
+			return nodes[0], in
+		}
+	}
+}
+
 // typeCard types a card number, a future expiry and a CVC into the
 // payment form's frame, as a fan would.
 func typeCard(t *testing.T, ctx context.Context, number string) {
@@ -107,13 +135,9 @@ func TestAFanConfirmsThreeDSecureInTheBanksWindowOverThePageAndNeverLeavesTheApp
 	do(t, a, "pay", chromedp.Click(css(`#paybtn`)))
 
 	// The bank's check opens over the hold page, in the provider's frame.
-	do(t, a, "the bank's window", chromedp.WaitVisible(css(`div[role=dialog] iframe`)))
-	nodes, err := chromedp.Run(a, chromedp.Nodes(css(`div[role=dialog] iframe`)))
-	require.NoError(t, err)
-	require.True(t, strings.HasPrefix(nodes[0].AttributeValue("src"), e.pspURL+"/js/v3/challenge.html#"))
+	frame, in := challengeFrame(t, a)
+	require.True(t, strings.HasPrefix(frame.AttributeValue("src"), e.pspURL+"/js/v3/challenge.html#"))
 	require.Equal(t, "#/hold/"+hold, js(t, a, `location.hash`), "the fan is still on the hold page")
-	in := chromedp.FromNode(nodes[0])
-	do(t, a, "the bank shows the amount", chromedp.WaitVisible(css(`#amount`), in))
 	waitJS(t, a, `document.querySelector('div[role=dialog]') ? 'open' : ''`, "open", time.Second)
 	do(t, a, "confirm", chromedp.WaitEnabled(css(`#complete`), in), chromedp.Click(css(`#complete`), in))
 
@@ -130,10 +154,7 @@ func TestAFanWhoseBankRefusesTheCheckKeepsTheHoldAndPaysWithAnotherCard(t *testi
 	_, a, hold := oneSeatHeld(t, "refused")
 	typeCard(t, a, "4000000000003220")
 	do(t, a, "pay", chromedp.Click(css(`#paybtn`)))
-	do(t, a, "the bank's window", chromedp.WaitVisible(css(`div[role=dialog] iframe`)))
-	nodes, err := chromedp.Run(a, chromedp.Nodes(css(`div[role=dialog] iframe`)))
-	require.NoError(t, err)
-	in := chromedp.FromNode(nodes[0])
+	_, in := challengeFrame(t, a)
 	do(t, a, "fail the check", chromedp.WaitEnabled(css(`#fail`), in), chromedp.Click(css(`#fail`), in))
 	waitJS(t, a, `document.getElementById('problem').hidden ? '' : document.getElementById('problem').textContent.endsWith('Your seats are still held: you can try again or use another card.') ? 'told' : ''`,
 		"told", 20*time.Second)
