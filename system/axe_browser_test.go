@@ -70,6 +70,16 @@ func requireNoSidewaysScroll(t *testing.T, tab context.Context, page string) {
 		return 'page ' + d.scrollWidth + ' px wide on a ' + d.clientWidth + ' px screen: ' + wide.concat(spill).join(', ') })()`), "%s at phone width", page)
 }
 
+// fitsAndIsSaved requires a page walked at a phone's size to fit its width,
+// and saves the page, whatever the size, as "<size> <page>".
+func fitsAndIsSaved(t *testing.T, tab context.Context, size, page string) {
+	t.Helper()
+	if size == "phone" {
+		requireNoSidewaysScroll(t, tab, page)
+	}
+	screenshot(t, tab, size+" "+page)
+}
+
 // axeViolations runs axe-core on the tab's page as it stands.
 func axeViolations(t *testing.T, tab context.Context, page string) []axeViolation {
 	t.Helper()
