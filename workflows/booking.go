@@ -181,18 +181,22 @@ func (b *booking) armVoid() {
 func dbCtx(ctx workflow.Context) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout:    10 * time.Second,
-		ScheduleToCloseTimeout: untilAnswered,
-		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumInterval: 10 * time.Second},
+		ScheduleToCloseTimeout: retryWindow,
+		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumInterval: time.Minute},
 	})
 }
 
-// untilAnswered is the retry window of a local activity that must retry
-// until it is answered. Left unset, a local activity's ScheduleToClose
-// window is its StartToClose timeout, so its retries stop after that one
+// retryWindow is how long a step that must wait out an outage (a database
+// step, a provider step of a booking started before provider-steps-visible)
+// keeps retrying: a day. Left unset, a local activity's ScheduleToClose
+// window is its StartToClose timeout, so its retries stopped after that one
 // attempt's time: a database step then failed the whole booking when
 // PostgreSQL was down for more than ten seconds (PAID, money captured, no
-// tickets). A regular activity has no such default.
-const untilAnswered = 365 * 24 * time.Hour
+// tickets). A backoff longer than the workflow task's 10 s waits on a
+// server timer instead of holding the task open, so an outage parks the
+// booking; at one retry a minute a day adds about 7,000 events to its
+// history, inside Temporal's limits, which an unbounded window would not be.
+const retryWindow = 24 * time.Hour
 
 // fraudCtx bounds the fraud check, which reads the database and asks the
 // provider for the card's fingerprint: past its budget the checkout answers
@@ -210,7 +214,7 @@ func fraudCtx(ctx workflow.Context) workflow.Context {
 // bookings started before versionVisibleSteps run every provider step.
 func providerCtx(ctx workflow.Context, budget time.Duration) workflow.Context {
 	if budget <= 0 {
-		budget = untilAnswered
+		budget = retryWindow
 	}
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout:    15 * time.Second,
