@@ -210,8 +210,8 @@ func fraudCtx(ctx workflow.Context) workflow.Context {
 	})
 }
 
-// providerCtx bounds a provider call's retries by budget (0: no bound): how
-// bookings started before versionVisibleSteps run every provider step.
+// providerCtx bounds a provider call's retries by budget (0: retryWindow):
+// how bookings started before versionVisibleSteps run every provider step.
 func providerCtx(ctx workflow.Context, budget time.Duration) workflow.Context {
 	if budget <= 0 {
 		budget = retryWindow

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/encore-tickets/encore/dev/httpjson"
+	"github.com/encore-tickets/encore/internal/ctxsleep"
 )
 
 // Target is the running stack a drill plays against.
@@ -176,10 +177,9 @@ func (t *Target) ready(ctx context.Context) error {
 		if err == nil && st == http.StatusOK {
 			return nil
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
+		if time.Now().After(deadline) || !ctxsleep.Sleep(ctx, 250*time.Millisecond) {
 			return fmt.Errorf("drills: the stack at %s is not ready after %s (status %d, failing %v, %v)", t.API, readyWait, st, body.Failing, err)
 		}
-		time.Sleep(250 * time.Millisecond)
 	}
 }
 
