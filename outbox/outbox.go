@@ -14,6 +14,7 @@ package outbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -204,7 +205,10 @@ func (e *handlerError) Error() string {
 func (e *handlerError) Unwrap() error { return e.err }
 
 // drain publishes one batch in ID order and returns how many rows went out.
-// It stops at the first failing row, which keeps the order.
+// It stops at the first failing row, which keeps the order. The rows that
+// went out are marked together once the batch ends (or fails): a relay that
+// dies before the mark publishes them again, which every handler absorbs
+// (delivery is at least once, a row at a time or a batch at a time).
 func (r *Relay) drain(ctx context.Context, lease *store.RelayLease) (int, error) {
 	topics := r.topics()
 	if len(topics) == 0 {
@@ -214,23 +218,30 @@ func (r *Relay) drain(ctx context.Context, lease *store.RelayLease) (int, error)
 	if err != nil {
 		return 0, err
 	}
-	for i, sr := range rows {
+	published := make([]int64, 0, len(rows))
+	mark := func(err error) (int, error) {
+		if merr := lease.MarkPublished(ctx, published); merr != nil {
+			return 0, errors.Join(err, merr)
+		}
+		for _, sr := range rows[:len(published)] {
+			r.published.WithLabelValues(sr.Topic).Inc()
+		}
+		return len(published), err
+	}
+	for _, sr := range rows {
 		row := Row{ID: sr.ID, Topic: sr.Topic, Key: sr.Key, Payload: sr.Payload, CreatedAt: sr.CreatedAt}
 		h := r.handler(row.Topic)
 		if h == nil {
-			return i, nil // unregistered meanwhile; it waits
+			return mark(nil) // unregistered meanwhile; it waits
 		}
 		if err := h(ctx, row); err != nil {
 			r.failures.WithLabelValues(row.Topic).Inc()
-			return i, &handlerError{row: row, err: err}
+			return mark(&handlerError{row: row, err: err})
 		}
-		if err := lease.MarkPublished(ctx, row.ID); err != nil {
-			return i, err
-		}
-		r.published.WithLabelValues(row.Topic).Inc()
+		published = append(published, row.ID)
 		r.publishLag.Observe(time.Since(row.CreatedAt).Seconds())
 	}
-	return len(rows), nil
+	return mark(nil)
 }
 
 // RunOnce publishes what is waiting if this relay can take the lease, and
