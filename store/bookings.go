@@ -314,20 +314,20 @@ func (s *Bookings) FanEmail(ctx context.Context, id uuid.UUID) (string, error) {
 // Notified reports whether a notification of kind went out for the booking.
 func (s *Bookings) Notified(ctx context.Context, id uuid.UUID, kind string) (bool, error) {
 	var n int
-	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM notifications WHERE reservation_id = $1 AND kind = $2`, id, kind).Scan(&n)
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM notification_log WHERE reservation_id = $1 AND kind = $2 AND NOT resend`,
+		id, kind).Scan(&n)
 	return n > 0, err
 }
 
 // RecordSentOnce records that the booking's one message of kind went to
-// recipient: the marker (notifications, which Notified reads) and the log
-// line (notification_log) are written in one statement, the log line only
-// by the call that wrote the marker. A step retried after its message went
+// recipient: the log's first line of that kind, which Notified reads, is
+// unique (notification_log_once), so a step retried after its message went
 // out (the mail queue sends a key once), or two senders of the same
-// message, log it once.
+// message, log it once. One row a message: the marker and the log line were
+// two rows until migration 0042.
 func (s *Bookings) RecordSentOnce(ctx context.Context, id uuid.UUID, kind, recipient string) error {
-	_, err := s.pool.Exec(ctx, `WITH marked AS (
-			INSERT INTO notifications (reservation_id, kind) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING reservation_id)
-		INSERT INTO notification_log (reservation_id, kind, recipient) SELECT reservation_id, $2, $3 FROM marked`, id, kind, recipient)
+	_, err := s.pool.Exec(ctx, `INSERT INTO notification_log (reservation_id, kind, recipient) VALUES ($1, $2, $3)
+		ON CONFLICT (reservation_id, kind) WHERE NOT resend DO NOTHING`, id, kind, recipient)
 	return err
 }
 

@@ -190,9 +190,10 @@ func (s *Bookings) MarkStaffCancel(ctx context.Context, id uuid.UUID, staff, rea
 	return err
 }
 
-// LogNotification records one message sent about a booking.
+// LogNotification records a resend of a message about a booking: a line of
+// its own beside the kind's first (RecordSentOnce).
 func (s *Bookings) LogNotification(ctx context.Context, id uuid.UUID, kind, recipient string) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO notification_log (reservation_id, kind, recipient) VALUES ($1, $2, $3)`, id, kind, recipient)
+	_, err := s.pool.Exec(ctx, `INSERT INTO notification_log (reservation_id, kind, recipient, resend) VALUES ($1, $2, $3, true)`, id, kind, recipient)
 	return err
 }
 

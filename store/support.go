@@ -116,12 +116,9 @@ func (s *Bookings) BookingSupportDetail(ctx context.Context, id uuid.UUID) (Supp
 	if err != nil {
 		return SupportDetail{}, err
 	}
-	// Automatic messages before the log existed are known only by kind.
+	// Automatic messages sent before the log existed have no recipient.
 	rows, err = s.pool.Query(ctx, `SELECT kind, recipient, sent_at FROM notification_log WHERE reservation_id = $1
-		UNION ALL
-		SELECT n.kind, '', n.sent_at FROM notifications n WHERE n.reservation_id = $1
-		  AND NOT EXISTS (SELECT 1 FROM notification_log l WHERE l.reservation_id = n.reservation_id AND l.kind = n.kind)
-		ORDER BY sent_at`, id)
+		ORDER BY sent_at, id`, id)
 	if err != nil {
 		return SupportDetail{}, err
 	}

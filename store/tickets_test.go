@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/dev/testenv"
@@ -226,6 +227,37 @@ func TestAMessageRecordedByManySendersAtOnceIsLoggedOnce(t *testing.T) {
 	sent, err := e.st.Bookings.Notified(ctx, id, "cancellation")
 	require.NoError(t, err)
 	require.True(t, sent)
+}
+
+// A message costs the database one row: the line that logs it is also the
+// once-per-kind mark the saga checks before sending (there used to be a
+// marker row beside it). A support resend is a line of its own, which
+// neither marks another kind as sent nor stops the kind's first line.
+func TestAMessageIsOneLogLineAndAResendAnotherBesideIt(t *testing.T) {
+	t.Parallel()
+	e := newTicketEvent(t)
+	ctx := context.Background()
+	id := e.sold("asha", 1)
+	require.NoError(t, e.st.Bookings.LogNotification(ctx, id, "resend", "asha@example.test"))
+	sent, err := e.st.Bookings.Notified(ctx, id, "confirmation")
+	require.NoError(t, err)
+	require.False(t, sent, "a resend marks nothing as sent")
+	require.NoError(t, e.st.Bookings.RecordSentOnce(ctx, id, "confirmation", "asha@example.test"))
+	require.NoError(t, e.st.Bookings.LogNotification(ctx, id, "resend", "asha@example.test"))
+	sent, err = e.st.Bookings.Notified(ctx, id, "confirmation")
+	require.NoError(t, err)
+	require.True(t, sent)
+	rows, err := e.st.Pool().Query(ctx, `SELECT kind, resend FROM notification_log WHERE reservation_id = $1 ORDER BY id`, id)
+	require.NoError(t, err)
+	type line struct {
+		Kind   string
+		Resend bool
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowToStructByPos[line])
+	require.NoError(t, err)
+	require.Equal(t, []line{{"resend", true}, {"confirmation", false}, {"resend", true}}, lines)
+	require.Zero(t, e.count(`SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'notifications'`),
+		"no marker table beside the log")
 }
 
 // TestPhonesRacingToOpenOneTicketEachGetTheirOwnGeneration: twenty devices

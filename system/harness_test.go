@@ -463,7 +463,7 @@ func (e *e2e) workflowTasks(id string) (tasks int, timerCancelled bool) {
 func (e *e2e) waitNotified(id string) {
 	e.t.Helper()
 	require.Eventually(e.t, func() bool {
-		return e.count(`SELECT count(*) FROM notifications WHERE reservation_id = $1`, id) == 1
+		return e.count(`SELECT count(*) FROM notification_log WHERE reservation_id = $1 AND NOT resend`, id) == 1
 	}, 30*time.Second, 50*time.Millisecond, "booking %s: the saga's last step", id)
 }
 
