@@ -418,15 +418,12 @@ func (a *Booking) IssueTickets(ctx context.Context, bookingID string) ([]string,
 		rows = append(rows, store.TicketRow{ID: tid, ReservationID: id, EventID: b.EventID, SectionID: u.SectionID,
 			SeatID: u.SeatID, Unit: u.Unit, UserID: b.UserID, SecretSealed: sealed})
 	}
-	if err := a.Store.Tickets.InsertTickets(ctx, rows); err != nil {
+	// The tickets and the organisation's invoice, numbered now that the sale
+	// stands, in one transaction; a retry writes neither twice.
+	if err := a.Store.Tickets.IssueSale(ctx, id, rows); err != nil {
 		if errors.Is(err, store.ErrNotPaid) {
 			return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeNotPaid, err)
 		}
-		return nil, err
-	}
-	// The organisation's invoice, numbered now that the sale stands; a
-	// failure retries the step (the tickets are not written twice).
-	if _, err := a.Store.Bookings.IssueInvoice(ctx, id); err != nil && !errors.Is(err, store.ErrNoInvoice) {
 		return nil, err
 	}
 	issued, err := a.Store.Tickets.TicketsOfReservation(ctx, id)

@@ -138,33 +138,7 @@ func (s *Bookings) Invoice(ctx context.Context, id uuid.UUID, kind InvoiceKind) 
 // hotel-only stays have no organiser's invoice (ErrNoInvoice).
 func (s *Bookings) IssueInvoice(ctx context.Context, id uuid.UUID) (Invoice, error) {
 	for range 3 {
-		err := s.tx(ctx, func(tx pgx.Tx) error {
-			var org, currency, status string
-			var tax, fees, total int64
-			var rate int
-			var resale bool
-			err := tx.QueryRow(ctx, `SELECT coalesce(e.org_id, ''), r.currency, r.status, r.tax, r.fees, r.total, r.tax_rate_bp,
-					EXISTS (SELECT 1 FROM reservation_items i WHERE i.reservation_id = r.id AND i.listing_id IS NOT NULL)
-				FROM reservations r LEFT JOIN events e ON e.id = r.event_id WHERE r.id = $1`, id).
-				Scan(&org, &currency, &status, &tax, &fees, &total, &rate, &resale)
-			if err = orNotFound(err); err != nil {
-				return err
-			}
-			if org == "" || resale || status != string(vocab.ReservationPaid) {
-				return ErrNoInvoice
-			}
-			var exists bool
-			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM invoices WHERE reservation_id = $1 AND kind = 'INVOICE')`, id).Scan(&exists); err != nil || exists {
-				return err
-			}
-			lines, err := invoiceLines(ctx, tx, id)
-			if err != nil {
-				return err
-			}
-			// Net is the total without its tax (fees included: they are
-			// taxed like the tickets).
-			return insertInvoice(ctx, tx, id, org, KindInvoice, currency, total-tax, tax, fees, total, rate, lines)
-		})
+		err := s.tx(ctx, func(tx pgx.Tx) error { return issueInvoiceTx(ctx, tx, id) })
 		if code, constraint := pgCode(err); code == pgUniqueViolation && constraint == "invoices_reservation_id_kind_key" {
 			continue // issued by a racing call: read it
 		}
@@ -174,6 +148,37 @@ func (s *Bookings) IssueInvoice(ctx context.Context, id uuid.UUID) (Invoice, err
 		return s.Invoice(ctx, id, KindInvoice)
 	}
 	return s.Invoice(ctx, id, KindInvoice)
+}
+
+// issueInvoiceTx numbers and writes a paid booking's invoice in tx, unless
+// it has one (nil) or gets none (ErrNoInvoice: no organisation, a resale,
+// not paid). Two racing calls meet on invoices_reservation_id_kind_key.
+func issueInvoiceTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
+	var org, currency, status string
+	var tax, fees, total int64
+	var rate int
+	var resale bool
+	err := tx.QueryRow(ctx, `SELECT coalesce(e.org_id, ''), r.currency, r.status, r.tax, r.fees, r.total, r.tax_rate_bp,
+			EXISTS (SELECT 1 FROM reservation_items i WHERE i.reservation_id = r.id AND i.listing_id IS NOT NULL)
+		FROM reservations r LEFT JOIN events e ON e.id = r.event_id WHERE r.id = $1`, id).
+		Scan(&org, &currency, &status, &tax, &fees, &total, &rate, &resale)
+	if err = orNotFound(err); err != nil {
+		return err
+	}
+	if org == "" || resale || status != string(vocab.ReservationPaid) {
+		return ErrNoInvoice
+	}
+	var exists bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM invoices WHERE reservation_id = $1 AND kind = 'INVOICE')`, id).Scan(&exists); err != nil || exists {
+		return err
+	}
+	lines, err := invoiceLines(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	// Net is the total without its tax (fees included: they are taxed like
+	// the tickets).
+	return insertInvoice(ctx, tx, id, org, KindInvoice, currency, total-tax, tax, fees, total, rate, lines)
 }
 
 // IssueCreditNote issues the credit note of a refund of refunded (minor

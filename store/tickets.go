@@ -77,7 +77,25 @@ var ErrNotPaid = errors.New("store: the booking is not paid")
 // waits and revokes what was issued. A ticket of a booking that was never
 // paid cannot be written.
 func (s *Tickets) InsertTickets(ctx context.Context, rows []TicketRow) error {
-	if len(rows) == 0 {
+	return s.issue(ctx, rows, nil)
+}
+
+// IssueSale issues a paid booking's tickets (as InsertTickets) and numbers
+// its invoice (as Bookings.IssueInvoice; none for a booking that gets none)
+// in one transaction: the saga's issue step commits once, not twice. A
+// retry after either committed adds nothing.
+func (s *Tickets) IssueSale(ctx context.Context, id uuid.UUID, rows []TicketRow) error {
+	return s.issue(ctx, rows, func(tx pgx.Tx) error {
+		if err := issueInvoiceTx(ctx, tx, id); err != nil && !errors.Is(err, ErrNoInvoice) {
+			return err
+		}
+		return nil
+	})
+}
+
+// issue inserts rows and then runs also, if any, in the same transaction.
+func (s *Tickets) issue(ctx context.Context, rows []TicketRow, also func(pgx.Tx) error) error {
+	if len(rows) == 0 && also == nil {
 		return nil
 	}
 	var (
@@ -99,6 +117,9 @@ func (s *Tickets) InsertTickets(ctx context.Context, rows []TicketRow) error {
 		units[i], users[i], secrets[i] = int32(unit), r.UserID, r.SecretSealed
 	}
 	err := s.tx(ctx, func(tx pgx.Tx) error {
+		if len(rows) == 0 {
+			return also(tx)
+		}
 		// Locked in ID order, as every reservation lock is taken: two issues
 		// sharing bookings never wait on each other in a cycle.
 		lrows, err := tx.Query(ctx, `SELECT id FROM reservations WHERE id = ANY($1::uuid[]) AND status = 'PAID'
@@ -122,13 +143,18 @@ func (s *Tickets) InsertTickets(ctx context.Context, rows []TicketRow) error {
 			JOIN reservations r ON r.id = t.res AND r.status = 'PAID'
 			ON CONFLICT (reservation_id, section_id, seat_id, unit, holder_seq) DO NOTHING`,
 			ids, reservations, events, sections, seats, units, users, secrets)
-		return err
+		if err != nil || also == nil {
+			return err
+		}
+		return also(tx)
 	})
 	switch code, constraint := pgCode(err); {
 	case err == nil:
 		return nil
 	case errors.Is(err, ErrNotPaid):
 		return err
+	case code == pgUniqueViolation && constraint == "invoices_reservation_id_kind_key":
+		return ErrBusy // a racing issue numbered the invoice: the retry finds it
 	case code == pgUniqueViolation:
 		return &TicketConflictError{Constraint: constraint}
 	case code == pgForeignKeyViolation:

@@ -543,7 +543,8 @@ func TestAPaidBookingCostsTwoWorkflowTasks(t *testing.T) {
 // a trigger on every table a booking touches, the row writes of one paid
 // one-seat booking: each provider event is stored once, already handled
 // (not stored, then marked), and the confirmation is queued already claimed,
-// then marked sent, and recorded in one log line. The other tables' counts are logged: they are the cost
+// then marked sent, and recorded in one log line; the tickets and the
+// invoice are written by one transaction. The other tables' counts are logged: they are the cost
 // BENCHMARKS.md's "Cost of a paid booking" follows.
 func TestAPaidBookingWritesEachProviderEventOnceAndItsEmailTwice(t *testing.T) {
 	t.Parallel()
@@ -566,6 +567,11 @@ func TestAPaidBookingWritesEachProviderEventOnceAndItsEmailTwice(t *testing.T) {
 	require.Equal(t, events, got["webhook_events"], "each provider event is one row write")
 	require.Equal(t, 2, got["mail_queue"], "the confirmation: queued claimed, then marked sent")
 	require.Equal(t, 1, got["notification_log"], "the confirmation's record is its log line, which also marks it sent")
+	// The issue step commits once: its tickets and its invoice carry the
+	// same inserting transaction (xmin).
+	require.Equal(t, 1, e.count(`SELECT count(DISTINCT xmin::text) FROM (SELECT xmin FROM tickets WHERE reservation_id = $1
+		UNION ALL SELECT xmin FROM invoices WHERE reservation_id = $1) w`, id), "tickets and invoice written in one transaction")
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM invoices WHERE reservation_id = $1`, id))
 	total := 0
 	for _, n := range got {
 		total += n
