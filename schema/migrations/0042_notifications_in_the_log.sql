@@ -5,9 +5,11 @@
 -- is a line marked resend.
 ALTER TABLE notification_log ADD COLUMN resend boolean NOT NULL DEFAULT false;
 
--- Lines after the first of their kind were resends.
+-- Support's resends (kind 'resend'), and lines after the first of their
+-- kind, were resends.
 UPDATE notification_log l SET resend = true
-WHERE EXISTS (SELECT 1 FROM notification_log f
+WHERE l.kind = 'resend'
+   OR EXISTS (SELECT 1 FROM notification_log f
               WHERE f.reservation_id = l.reservation_id AND f.kind = l.kind AND f.id < l.id);
 
 -- Markers written before the log existed become lines without a recipient.
