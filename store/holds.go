@@ -912,18 +912,56 @@ func alternatives(ctx context.Context, q interface {
 	if len(unavailable) == 0 {
 		return nil, nil
 	}
-	rows, err := q.Query(ctx, `
-		WITH ref AS (SELECT section_id, min(row_label) AS row_label, min(number) AS number
-		             FROM seats WHERE event_id = $1 AND id = ANY($2) GROUP BY section_id)
-		SELECT s.id FROM seats s JOIN ref ON ref.section_id = s.section_id
-		WHERE s.status = 'AVAILABLE' AND NOT s.id = ANY($3)
-		ORDER BY (s.row_label <> ref.row_label), abs(s.number - ref.number), s.row_label, s.number
-		LIMIT $4`, eventID, unavailable, exclude, max(n, 2)*3)
+	limit := max(n, 2) * 3
+	rows, err := q.Query(ctx, alternativesNear, eventID, unavailable, exclude, limit, alternativesBand)
+	if err != nil {
+		return nil, err
+	}
+	near, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(near) == limit {
+		return near, err
+	}
+	// Too few free seats near: the whole section decides, as it is small
+	// now (few free seats to visit).
+	rows, err = q.Query(ctx, alternativesAll, eventID, unavailable, exclude, limit)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
+
+// The alternatives to taken seats, in one order: free seats of the taken
+// seat's row by distance, then free seats of its other rows by distance in
+// seat number, row and number breaking ties. alternativesAll ranks every
+// free seat of the section. alternativesNear ranks the row's free seats
+// (through the section's row index) and the other rows' within
+// alternativesBand seat numbers (through seats_available_by_number); when
+// it fills the limit its answer is alternativesAll's, since every seat left
+// out ranks after the seats it ranked. The row's branch tests the status
+// so that no status index is used (IS TRUE): that index would visit the
+// whole section.
+const (
+	alternativesBand = 3
+	alternativesRef  = `WITH ref AS (SELECT section_id, min(row_label) AS row_label, min(number) AS number
+		             FROM seats WHERE event_id = $1 AND id = ANY($2) GROUP BY section_id)`
+	alternativesAll = alternativesRef + `
+		SELECT s.id FROM seats s JOIN ref ON ref.section_id = s.section_id
+		WHERE s.status = 'AVAILABLE' AND NOT s.id = ANY($3)
+		ORDER BY (s.row_label <> ref.row_label), abs(s.number - ref.number), s.row_label, s.number
+		LIMIT $4`
+	alternativesNear = alternativesRef + `
+		SELECT c.id FROM ref CROSS JOIN LATERAL (
+			SELECT s.id, false AS other, abs(s.number - ref.number) AS d, s.row_label, s.number
+			FROM seats s WHERE s.section_id = ref.section_id AND s.row_label = ref.row_label
+			  AND (s.status = 'AVAILABLE') IS TRUE AND NOT s.id = ANY($3)
+			UNION ALL
+			SELECT s.id, true, abs(s.number - ref.number), s.row_label, s.number
+			FROM seats s WHERE s.section_id = ref.section_id AND s.status = 'AVAILABLE'
+			  AND s.number BETWEEN ref.number - $5 AND ref.number + $5
+			  AND s.row_label <> ref.row_label AND NOT s.id = ANY($3)) c
+		ORDER BY c.other, c.d, c.row_label, c.number
+		LIMIT $4`
+)
 
 func gaUnavailable(ctx context.Context, tx pgx.Tx, req HoldRequest) error {
 	var kind string
