@@ -30,8 +30,21 @@ func loginsDatabase(t *testing.T) (string, *pgxpool.Pool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	dbURL, pool := emptyDatabase(t, "test_logins_")
+	_, err := schema.Migrate(ctx, pool)
+	require.NoError(t, err)
+	require.NoError(t, schema.SetupLogins(ctx, pool, testLogins))
+	return dbURL, pool
+}
+
+// emptyDatabase is a database of the test's own, with nothing in it yet,
+// dropped when the test ends.
+func emptyDatabase(t *testing.T, prefix string) (string, *pgxpool.Pool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	admin := testenv.DatabaseURL(t)
-	name := "test_logins_" + testenv.RandomSuffix()
+	name := prefix + testenv.RandomSuffix()
 	dbURL, err := devstack.EnsureDatabase(ctx, admin, name)
 	require.NoError(t, err)
 	t.Cleanup(func() {
@@ -39,11 +52,7 @@ func loginsDatabase(t *testing.T) (string, *pgxpool.Pool) {
 		defer cancel()
 		_ = devstack.DropDatabase(ctx, admin, name)
 	})
-	pool := connect(t, dbURL)
-	_, err = schema.Migrate(ctx, pool)
-	require.NoError(t, err)
-	require.NoError(t, schema.SetupLogins(ctx, pool, testLogins))
-	return dbURL, pool
+	return dbURL, connect(t, dbURL)
 }
 
 func connect(t *testing.T, dbURL string) *pgxpool.Pool {

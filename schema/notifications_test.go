@@ -9,8 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/encore-tickets/encore/dev/devstack"
-	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/schema"
 )
 
@@ -23,16 +21,7 @@ func TestMigration0042CarriesEveryMarkerAndResendIntoTheLog(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	admin := testenv.DatabaseURL(t)
-	name := "test_mig42_" + testenv.RandomSuffix()
-	dbURL, err := devstack.EnsureDatabase(ctx, admin, name)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = devstack.DropDatabase(ctx, admin, name)
-	})
-	pool := connect(t, dbURL)
+	_, pool := emptyDatabase(t, "test_mig42_")
 
 	// The database as 0041 left it.
 	ms, err := schema.Migrations()
