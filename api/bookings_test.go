@@ -358,7 +358,7 @@ func TestMyListsRefuseBadPagingAndAnonymousCallers(t *testing.T) {
 type countedMeStack struct {
 	url       string
 	issuer    *session.Issuer
-	queries   *queryCounter
+	queries   *testenv.QueryCounter
 	one, many string
 }
 
@@ -367,7 +367,7 @@ func newCountedMeStack(t *testing.T) *countedMeStack {
 	ctx := context.Background()
 	pool := testenv.DB(t)
 	eventID, section := rowEvent(t, "Counted", 102)
-	s := &countedMeStack{one: "fan_one_" + eventID, many: "fan_many_" + eventID, queries: &queryCounter{}}
+	s := &countedMeStack{one: "fan_one_" + eventID, many: "fan_many_" + eventID, queries: &testenv.QueryCounter{}}
 	for _, u := range []string{s.one, s.many} {
 		_, err := pool.Exec(ctx, `INSERT INTO users (id) VALUES ($1) ON CONFLICT DO NOTHING`, u)
 		require.NoError(t, err)
@@ -418,10 +418,10 @@ func newCountedMeStack(t *testing.T) *countedMeStack {
 // get answers path for user and how many queries the server sent for it.
 func (s *countedMeStack) get(t *testing.T, user, path string) (apitest.Response, int64) {
 	t.Helper()
-	s.queries.n.Store(0)
+	s.queries.Reset()
 	r := apitest.Do(t, http.MethodGet, s.url+path, s.issuer.Issue(user, "phone", time.Now()), nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
-	return r, s.queries.n.Load()
+	return r, s.queries.Count()
 }
 
 func TestMyBookingsAndMyTicketsCostTheSameQueriesForAPageOfOneAsForAPageOfFifty(t *testing.T) {

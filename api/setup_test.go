@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -179,16 +178,6 @@ func problemType(r apitest.Response) string {
 }
 
 func problemName(name string) string { return fmt.Sprintf("/problems/%s", name) }
-
-// queryCounter is a pgx tracer that counts the queries a pool sends.
-type queryCounter struct{ n atomic.Int64 }
-
-func (c *queryCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	c.n.Add(1)
-	return ctx
-}
-
-func (c *queryCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // testWriter sends the server's error logs to the test's log.
 type testWriter struct{ t testing.TB }

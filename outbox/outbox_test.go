@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -246,20 +244,6 @@ func TestAnInventoryChangedRowWithoutSectionsIsRefused(t *testing.T) {
 	}
 }
 
-// writeCounter is a pgx tracer counting the statements that write to the
-// outbox table, so a test sees how many round trips (and, outside a
-// transaction, commits) the relay spends marking what it published.
-type writeCounter struct{ writes atomic.Int64 }
-
-func (w *writeCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	if strings.HasPrefix(strings.TrimSpace(d.SQL), "UPDATE outbox") {
-		w.writes.Add(1)
-	}
-	return ctx
-}
-
-func (w *writeCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
 // With fsync on, each commit waits for the disk: a relay that marked its rows
 // one statement at a time spent as many commits as there were holds. A
 // drained batch is marked in one statement, and every row of it is marked.
@@ -269,7 +253,8 @@ func TestADrainedBatchIsMarkedPublishedInOneStatement(t *testing.T) {
 	ids := insertRows(t, pool, 120, topicOther)
 	cfg, err := pgxpool.ParseConfig(url)
 	require.NoError(t, err)
-	counter := &writeCounter{}
+	// The relay's writes to the outbox: its marks.
+	counter := &testenv.QueryCounter{Match: func(sql string) bool { return strings.HasPrefix(strings.TrimSpace(sql), "UPDATE outbox") }}
 	cfg.ConnConfig.Tracer = counter
 	traced, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	require.NoError(t, err)
@@ -281,7 +266,7 @@ func TestADrainedBatchIsMarkedPublishedInOneStatement(t *testing.T) {
 	n, err := runOnce(t, r)
 	require.NoError(t, err)
 	require.Equal(t, len(ids), n)
-	require.EqualValues(t, 3, counter.writes.Load(), "one marking statement for each of the batches of 50, 50 and 20")
+	require.EqualValues(t, 3, counter.Count(), "one marking statement for each of the batches of 50, 50 and 20")
 	var left int
 	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox WHERE published_at IS NULL`).Scan(&left))
 	require.Zero(t, left)

@@ -130,7 +130,7 @@ func TestThousandConcurrentMissesCauseAHandfulOfQueries(t *testing.T) {
 		t.Run(fmt.Sprintf("%dx%d_%s", tc.processes, tc.callersEach, tc.format), func(t *testing.T) {
 			ctx := context.Background()
 			loader := &countingLoader{load: e.reader.SectionSeats, delay: 20 * time.Millisecond}
-			before := e.queries.n.Load()
+			before := e.queries.Count()
 			var caches []*seatmap.Cache
 			for range tc.processes {
 				// A distinct prefix per case keeps the section cold. Wait is
@@ -172,7 +172,7 @@ func TestThousandConcurrentMissesCauseAHandfulOfQueries(t *testing.T) {
 				distinct[tag] = true
 			}
 			require.Len(t, distinct, 1, "every caller got the same snapshot")
-			queries := e.queries.n.Load() - before
+			queries := e.queries.Count() - before
 			t.Logf("%d callers in %d processes: %d loads, %d seat-map queries", tc.processes*tc.callersEach,
 				tc.processes, loader.calls.Load(), queries)
 			require.LessOrEqual(t, queries, int64(3))

@@ -6,12 +6,10 @@ import (
 	"net/http/httptest"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -24,24 +22,12 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// queryCounter counts the reader pool's seat-map queries.
-type queryCounter struct{ n atomic.Int64 }
-
-func (q *queryCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	if strings.Contains(d.SQL, "LEFT JOIN seats") {
-		q.n.Add(1)
-	}
-	return ctx
-}
-
-func (q *queryCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
 // env is a package database, Redis, a read-only pool and one event.
 type env struct {
 	t       testing.TB
 	pool    *pgxpool.Pool
 	reader  *store.Reader
-	queries *queryCounter
+	queries *testenv.QueryCounter
 	rdb     *redis.Client
 	prefix  string
 	eventID string
@@ -54,7 +40,8 @@ func newEnv(t testing.TB, rows, perRow int) *env {
 	ctx := context.Background()
 	pool := testenv.DB(t)
 	rdb, prefix := testenv.Redis(t)
-	qc := &queryCounter{}
+	// The reader pool's seat-map queries.
+	qc := &testenv.QueryCounter{Match: func(sql string) bool { return strings.Contains(sql, "LEFT JOIN seats") }}
 	rpool, err := store.OpenReader(ctx, testenv.DatabaseURL(t), store.ReaderRole, store.PoolOptions{MaxConns: 4, Tracer: qc,
 		// The tests count queries, not time: a loaded machine must not
 		// time a snapshot's read out under them.
