@@ -921,8 +921,8 @@ func alternatives(ctx context.Context, q interface {
 	if err != nil || len(near) == limit {
 		return near, err
 	}
-	// Too few free seats near: the whole section decides, as it is small
-	// now (few free seats to visit).
+	// Too few free seats within the band in every row, which mostly means a
+	// nearly full section: the whole section's free seats decide.
 	rows, err = q.Query(ctx, alternativesAll, eventID, unavailable, exclude, limit)
 	if err != nil {
 		return nil, err
