@@ -399,6 +399,14 @@ func (b *booking) endHold(ctx workflow.Context, end func(context.Context, string
 		return err
 	}
 	if ended == vocab.BookingPaid {
+		if b.intentID != "" && workflow.GetVersion(ctx, versionAdoptedSaleCarriedOn, workflow.DefaultVersion, 1) == 1 {
+			// Only this saga confirms its sale, and this run has not: a
+			// workflow task that confirmed it (and perhaps captured) was
+			// lost, and its local activities were never recorded. The sale
+			// is carried on, not adopted half-done: the confirm finds it
+			// PAID, the capture is keyed, the tickets too.
+			return b.sell(ctx)
+		}
 		b.setStatus(ctx, vocab.BookingPaid)
 		return nil
 	}

@@ -567,6 +567,32 @@ func (s *bookingSuite) TestAReleaseSignalEndsThePendingHold() {
 	s.Equal(1, s.calls[workflows.ActivityReleaseHold])
 }
 
+// A workflow task that confirmed and captured a sale by local activities
+// can be lost (its worker killed, or Temporal's database down when it
+// completed): the next run holds the booking pending while the database
+// says PAID. If the next thing it acts on is the fan's release (or the
+// hold's expiry), ending the hold finds the booking PAID. The saga used to
+// adopt PAID there and go on to wait for the cancellation deadline with no
+// ticket issued (and, had the lost task not captured, the money
+// uncaptured): the split rehearsal's "PAID payment CAPTURED tickets 0". It
+// carries its own sale on instead: confirm (already PAID), capture (keyed,
+// so once), tickets.
+func (s *bookingSuite) TestAReleaseThatFindsTheSaleMadeByALostTaskCarriesTheSaleOnToItsTickets() {
+	co := s.checkoutAfter(time.Minute, "pm_card_visa")
+	// The database answers for the hold as it stands: PAID.
+	s.env.OnActivity(workflows.ActivityReleaseHold, mock.Anything, mock.Anything).Return(vocab.BookingPaid, nil)
+	s.env.RegisterDelayedCallback(func() { s.env.SignalWorkflow(workflows.SignalRelease, nil) }, 2*time.Minute)
+	s.start()
+	s.NoError(co.err)
+	r := s.result()
+	s.Equal(vocab.BookingPaid, r.Status)
+	s.Equal([]string{"tkt_a", "tkt_b"}, r.TicketIDs, "the sale is carried on to its tickets")
+	s.Equal(1, s.calls[workflows.ActivityCapture])
+	s.Equal(1, s.calls[workflows.ActivityIssueTickets])
+	s.Zero(s.calls[workflows.ActivityRefund])
+	s.Zero(s.calls[workflows.ActivityVoid])
+}
+
 func (s *bookingSuite) TestAFraudDenialRefusesAndReleases() {
 	s.env.OnActivity(workflows.ActivityFraudCheck, mock.Anything, mock.Anything).
 		Return(activities.FraudResult{Decision: vocab.FraudDeny, Score: 90}, nil)

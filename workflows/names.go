@@ -228,6 +228,12 @@ const (
 	// in a lost workflow task); before, it refunded the money of a sold
 	// booking (soldAlready).
 	versionCapturedSaleResumed = "captured-sale-resumed"
+	// versionAdoptedSaleCarriedOn: ending a hold (a release, an expiry, a
+	// refusal) that finds it PAID, sold by a lost workflow task, carries
+	// the sale on to its capture and tickets (endHold); before, the saga
+	// adopted PAID and waited for the cancellation deadline with no ticket
+	// issued.
+	versionAdoptedSaleCarriedOn = "adopted-sale-carried-on"
 	// versionStaffCancelUndoesTheSale: a staff cancel taken while the hold
 	// read pending, overtaken by the sale it waited on, cancels and refunds
 	// that sale (before: it answered PAID and refunded nothing).
