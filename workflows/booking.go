@@ -284,7 +284,7 @@ func (b *booking) run(ctx workflow.Context) (BookingResult, error) {
 		// charged.
 		_ = workflow.UpsertTypedSearchAttributes(ctx, amountAttr.ValueSet(b.hold.Total.Amount))
 	}
-	if b.hold.Status != vocab.BookingPendingPayment {
+	if b.hold.Status != vocab.BookingPendingPayment && !b.soldByALostTask(ctx) {
 		// The hold ended (expired, released) between the checkout's check
 		// and this start: the checkout that came with the start gets its
 		// refusal first.
@@ -389,6 +389,19 @@ func (b *booking) waitOnce(ctx workflow.Context) error {
 		return b.endHold(ctx, h.ExpireHold, vocab.BookingExpired)
 	}
 	return nil
+}
+
+// soldByALostTask says the hold this run adopts is PAID because this very
+// run sold it in workflow tasks that were lost (their local activities
+// confirmed and captured, then were never recorded), not because it ended
+// before the start: only this saga confirms its sale, and a provider event
+// for it is waiting. The run then goes on as the lost tasks did, the event
+// selling again (the confirm finds it PAID, the capture is keyed, the
+// tickets too); before (versioned adopted-sale-carried-on), it ended at once
+// as PAID with no ticket issued.
+func (b *booking) soldByALostTask(ctx workflow.Context) bool {
+	return b.hold.Status == vocab.BookingPaid && len(b.events) > 0 &&
+		workflow.GetVersion(ctx, versionAdoptedSaleCarriedOn, workflow.DefaultVersion, 1) == 1
 }
 
 // endHold gives the seats back. The reservation row decides: if the hold was

@@ -593,6 +593,27 @@ func (s *bookingSuite) TestAReleaseThatFindsTheSaleMadeByALostTaskCarriesTheSale
 	s.Zero(s.calls[workflows.ActivityVoid])
 }
 
+// The same loss at the very start: the tasks that adopted the hold, took the
+// checkout and sold on the provider's event were all lost, so the first
+// task that completes finds the hold already PAID while the event waits.
+// The run used to end at once as PAID, no ticket issued; it sells again as
+// the lost tasks did, and only once.
+func (s *bookingSuite) TestAStartThatFindsItsOwnLostSaleWithItsEventWaitingCarriesTheSaleOn() {
+	start := s.env.Now()
+	s.env.OnActivity(workflows.ActivityLoadBooking, mock.Anything, mock.Anything).After(10*time.Second).
+		Return(activities.HoldInfo{Status: vocab.BookingPaid, UserID: "asha", EventID: "evt",
+			ExpiresAt: start.Add(10 * time.Minute), Total: total, CancelBy: start.Add(24 * time.Hour)}, nil)
+	s.paymentAfter(time.Second, vocab.EventAuthorised, total, "evt_1")
+	s.start()
+	r := s.result()
+	s.Equal(vocab.BookingPaid, r.Status)
+	s.Equal([]string{"tkt_a", "tkt_b"}, r.TicketIDs, "the sale is carried on to its tickets")
+	s.Equal(1, s.calls[workflows.ActivityCapture])
+	s.Equal(1, s.calls[workflows.ActivityIssueTickets])
+	s.Zero(s.calls[workflows.ActivityRefund])
+	s.Zero(s.calls[workflows.ActivityVoid])
+}
+
 func (s *bookingSuite) TestAFraudDenialRefusesAndReleases() {
 	s.env.OnActivity(workflows.ActivityFraudCheck, mock.Anything, mock.Anything).
 		Return(activities.FraudResult{Decision: vocab.FraudDeny, Score: 90}, nil)

@@ -230,9 +230,9 @@ const (
 	versionCapturedSaleResumed = "captured-sale-resumed"
 	// versionAdoptedSaleCarriedOn: ending a hold (a release, an expiry, a
 	// refusal) that finds it PAID, sold by a lost workflow task, carries
-	// the sale on to its capture and tickets (endHold); before, the saga
-	// adopted PAID and waited for the cancellation deadline with no ticket
-	// issued.
+	// the sale on to its capture and tickets (endHold), and so does a start
+	// whose adopted hold is PAID with a provider event waiting
+	// (soldByALostTask); before, the saga adopted PAID, issuing no ticket.
 	versionAdoptedSaleCarriedOn = "adopted-sale-carried-on"
 	// versionStaffCancelUndoesTheSale: a staff cancel taken while the hold
 	// read pending, overtaken by the sale it waited on, cancels and refunds
