@@ -567,6 +567,18 @@ func (s *bookingSuite) TestAReleaseSignalEndsThePendingHold() {
 	s.Equal(1, s.calls[workflows.ActivityReleaseHold])
 }
 
+// soldOnceWithItsTickets requires a sale carried on after a lost workflow
+// task to end PAID with its tickets, captured once, nothing given back.
+func (s *sagaSuite) soldOnceWithItsTickets() {
+	r := s.result()
+	s.Equal(vocab.BookingPaid, r.Status)
+	s.Equal([]string{"tkt_a", "tkt_b"}, r.TicketIDs, "the sale is carried on to its tickets")
+	s.Equal(1, s.calls[workflows.ActivityCapture])
+	s.Equal(1, s.calls[workflows.ActivityIssueTickets])
+	s.Zero(s.calls[workflows.ActivityRefund])
+	s.Zero(s.calls[workflows.ActivityVoid])
+}
+
 // A workflow task that confirmed and captured a sale by local activities
 // can be lost (its worker killed, or Temporal's database down when it
 // completed): the next run holds the booking pending while the database
@@ -584,13 +596,7 @@ func (s *bookingSuite) TestAReleaseThatFindsTheSaleMadeByALostTaskCarriesTheSale
 	s.env.RegisterDelayedCallback(func() { s.env.SignalWorkflow(workflows.SignalRelease, nil) }, 2*time.Minute)
 	s.start()
 	s.NoError(co.err)
-	r := s.result()
-	s.Equal(vocab.BookingPaid, r.Status)
-	s.Equal([]string{"tkt_a", "tkt_b"}, r.TicketIDs, "the sale is carried on to its tickets")
-	s.Equal(1, s.calls[workflows.ActivityCapture])
-	s.Equal(1, s.calls[workflows.ActivityIssueTickets])
-	s.Zero(s.calls[workflows.ActivityRefund])
-	s.Zero(s.calls[workflows.ActivityVoid])
+	s.soldOnceWithItsTickets()
 }
 
 // The same loss at the very start: the tasks that adopted the hold, took the
@@ -605,13 +611,7 @@ func (s *bookingSuite) TestAStartThatFindsItsOwnLostSaleWithItsEventWaitingCarri
 			ExpiresAt: start.Add(10 * time.Minute), Total: total, CancelBy: start.Add(24 * time.Hour)}, nil)
 	s.paymentAfter(time.Second, vocab.EventAuthorised, total, "evt_1")
 	s.start()
-	r := s.result()
-	s.Equal(vocab.BookingPaid, r.Status)
-	s.Equal([]string{"tkt_a", "tkt_b"}, r.TicketIDs, "the sale is carried on to its tickets")
-	s.Equal(1, s.calls[workflows.ActivityCapture])
-	s.Equal(1, s.calls[workflows.ActivityIssueTickets])
-	s.Zero(s.calls[workflows.ActivityRefund])
-	s.Zero(s.calls[workflows.ActivityVoid])
+	s.soldOnceWithItsTickets()
 }
 
 func (s *bookingSuite) TestAFraudDenialRefusesAndReleases() {
