@@ -107,26 +107,28 @@ func startAtShowtime(t testing.TB, keys manifest.Keys, h manifest.Header, ts []t
 	return gate.StartForTest(t, opt), clk
 }
 
-func scanURL(t testing.TB, client *http.Client, url, token, payload, gateID string) (int, gate.Result) {
+// scanURL posts one scan. A request that got no answer at all (the
+// connection closed under it) returns its transport error, for the caller to
+// retry as a scanner would; any other failure is reported with t.Errorf.
+func scanURL(t testing.TB, client *http.Client, url, token, payload, gateID string) (int, gate.Result, error) {
 	body := fmt.Sprintf(`{"payload":%q,"gate_id":%q}`, payload, gateID)
 	req, err := http.NewRequest(http.MethodPost, url+"/v1/scan", strings.NewReader(body))
 	if err != nil {
 		t.Errorf("scan: %v", err)
-		return 0, gate.Result{}
+		return 0, gate.Result{}, nil
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := client.Do(req)
 	if err != nil {
-		t.Errorf("scan: %v", err)
-		return 0, gate.Result{}
+		return 0, gate.Result{}, err
 	}
 	defer resp.Body.Close()
 	var r gate.Result
 	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
 		t.Errorf("scan: decode: %v", err)
 	}
-	return resp.StatusCode, r
+	return resp.StatusCode, r, nil
 }
 
 func TestTwoGateProcessesRacingOnOneLedgerLetEachTicketInExactlyOnce(t *testing.T) {
@@ -157,9 +159,10 @@ func TestTwoGateProcessesRacingOnOneLedgerLetEachTicketInExactlyOnce(t *testing.
 		goroutines, perGoroutine = 40, 100
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * goroutines}, Timeout: 30 * time.Second}
-	type tally struct{ accepted, used, other int }
+	type tally struct{ accepted, used, lostThenUsed, other int }
 	results := make([]tally, 2*goroutines)
 	acceptedBy := make([]map[string]bool, 2*goroutines)
+	lostThenUsed := make([][]string, 2*goroutines)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for g := range 2 * goroutines {
@@ -178,11 +181,26 @@ func TestTwoGateProcessesRacingOnOneLedgerLetEachTicketInExactlyOnce(t *testing.
 			gateID := fmt.Sprintf("gate-%d", g/goroutines)
 			<-start
 			for _, i := range order {
-				code, r := scanURL(t, client, urls[g/goroutines], a.Token, ts[i].code(time.Now()), gateID)
+				code, r, err := scanURL(t, client, urls[g/goroutines], a.Token, ts[i].code(time.Now()), gateID)
+				// A scan whose answer was lost may have let the ticket in:
+				// the scanner asks again, and an "already used" then
+				// cannot say whose entry it was.
+				lost := false
+				for try := 0; err != nil && try < 3; try++ {
+					lost = true
+					t.Logf("scan of %s lost (%v): asking again", ts[i].ID, err)
+					code, r, err = scanURL(t, client, urls[g/goroutines], a.Token, ts[i].code(time.Now()), gateID)
+				}
 				switch {
+				case err != nil:
+					results[g].other++
+					t.Errorf("scan of %s: no answer in four tries: %v", ts[i].ID, err)
 				case code == http.StatusOK && r.Result == gate.Accepted:
 					results[g].accepted++
 					acceptedBy[g][r.TicketID] = true
+				case code == http.StatusOK && r.Reason == gate.ReasonAlreadyUsed && lost:
+					results[g].lostThenUsed++
+					lostThenUsed[g] = append(lostThenUsed[g], r.TicketID)
 				case code == http.StatusOK && r.Reason == gate.ReasonAlreadyUsed:
 					results[g].used++
 				default:
@@ -197,21 +215,31 @@ func TestTwoGateProcessesRacingOnOneLedgerLetEachTicketInExactlyOnce(t *testing.
 	var sum tally
 	perGate := [2]int{}
 	seen := map[string]int{}
+	ambiguous := map[string]bool{}
 	for g, r := range results {
 		sum.accepted += r.accepted
 		sum.used += r.used
+		sum.lostThenUsed += r.lostThenUsed
 		sum.other += r.other
 		perGate[g/goroutines] += r.accepted
 		for id := range acceptedBy[g] {
 			seen[id]++
 		}
+		for _, id := range lostThenUsed[g] {
+			ambiguous[id] = true
+		}
 	}
-	require.Equal(t, nTickets, sum.accepted, "exactly one acceptance per ticket")
-	require.Equal(t, 2*goroutines*perGoroutine-nTickets, sum.used)
 	require.Zero(t, sum.other)
-	require.Len(t, seen, nTickets)
-	for id, n := range seen {
-		require.Equal(t, 1, n, id)
+	require.Equal(t, 2*goroutines*perGoroutine, sum.accepted+sum.used+sum.lostThenUsed, "every scan answered")
+	// No ticket was let in twice; each was let in by one answered scan, or
+	// by a scan whose answer was lost (asked again, it was already used).
+	// Lost answers are the loaded machine's, and rare: a bound keeps a
+	// gate that drops connections from passing as one that races well.
+	require.LessOrEqual(t, sum.lostThenUsed, 2*goroutines*perGoroutine/100, "lost answers")
+	for _, tk := range ts {
+		n := seen[tk.ID]
+		require.LessOrEqual(t, n, 1, "%s let in by %d answers", tk.ID, n)
+		require.True(t, n == 1 || ambiguous[tk.ID], "%s let in by no answer and by no lost scan", tk.ID)
 	}
 	require.Positive(t, perGate[0], "both gates won some races")
 	require.Positive(t, perGate[1], "both gates won some races")
