@@ -590,3 +590,84 @@ func TestABookingNamesItsEventInTheVenuesZoneAndLabelsEverySeatAndTicketForPeopl
 	}
 	require.ElementsMatch(t, []string{seatLabel, "Standing pit", "Standing pit"}, mine, "my tickets name their places too")
 }
+
+// A booking page that already shows a booking sends its ETag back: it gets
+// 304 at once, or with Prefer: wait its request is held until the booking
+// changes (then 200 with the new booking, at once, not at the next read
+// the waiter would make anyway) or the wait ends (304).
+func TestAWaitingBookingReadAnswersWhenTheBookingChangesAndNotModifiedWhenItDoesNot(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testenv.DB(t)
+	eventID, section := rowEvent(t, "Watch", 2)
+	fan := "fan_watch_" + eventID
+	st := store.New(pool, store.Options{})
+	h, _, err := st.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: fan, EventID: eventID,
+		SeatIDs: []string{demo.SeatID(section, 0, 1)}})
+	require.NoError(t, err)
+
+	changes := store.NewBookingChanges(pool, quiet(t))
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { changes.Run(runCtx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	require.Eventually(t, changes.Listening, 10*time.Second, 10*time.Millisecond)
+	issuer := session.NewIssuer("watch-test-secret")
+	ts := httptest.NewServer((&api.Server{Sessions: issuer, Log: quiet(t),
+		Bookings: &booking.Service{Store: st, Changes: changes}}).Handler())
+	t.Cleanup(ts.Close)
+	get := func(header ...string) (*http.Response, map[string]any, time.Duration) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, ts.URL+"/v1/bookings/"+h.ID.String(), nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+issuer.Issue(fan, "phone", time.Now()))
+		for i := 0; i < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		began := time.Now()
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var body map[string]any
+		if resp.StatusCode == http.StatusOK {
+			require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+		}
+		return resp, body, time.Since(began)
+	}
+
+	resp, body, _ := get()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "PENDING_PAYMENT", body["status"])
+	tag := resp.Header.Get("ETag")
+	require.NotEmpty(t, tag)
+
+	resp, _, _ = get("If-None-Match", tag)
+	require.Equal(t, http.StatusNotModified, resp.StatusCode, "unchanged, without a wait: at once")
+	require.Equal(t, tag, resp.Header.Get("ETag"))
+	resp, _, took := get("If-None-Match", tag, "Prefer", "wait=1")
+	require.Equal(t, http.StatusNotModified, resp.StatusCode, "unchanged through the wait")
+	require.GreaterOrEqual(t, took, 900*time.Millisecond, "held for the wait")
+	resp, body, _ = get("If-None-Match", `"another"`, "Prefer", "wait=10")
+	require.Equal(t, http.StatusOK, resp.StatusCode, "a stale copy is answered at once")
+	require.Equal(t, "PENDING_PAYMENT", body["status"])
+
+	// The booking is sold while a page waits on it.
+	type answer struct {
+		resp *http.Response
+		body map[string]any
+		took time.Duration
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		resp, body, took := get("If-None-Match", tag, "Prefer", "wait=15")
+		answered <- answer{resp, body, took}
+	}()
+	require.Eventually(t, func() bool { return changes.Watchers() > 0 }, 10*time.Second, 5*time.Millisecond)
+	_, err = pool.Exec(ctx, `UPDATE reservations SET status = 'PAID', ended_at = now() WHERE id = $1`, h.ID)
+	require.NoError(t, err)
+	a := <-answered
+	require.Equal(t, http.StatusOK, a.resp.StatusCode)
+	require.Equal(t, "PAID", a.body["status"])
+	require.NotEqual(t, tag, a.resp.Header.Get("ETag"))
+	require.Less(t, a.took, 4*time.Second, "woken by the change, not by the read every 5 s")
+}

@@ -138,7 +138,7 @@ func (s *Server) routes() []route {
 		{method: http.MethodGet, path: "/v1/holds/:id", access: fan, handler: hold.getHold, enabled: holdsOn},
 		{method: http.MethodDelete, path: "/v1/holds/:id", access: fan, handler: hold.deleteHold, enabled: holdsOn},
 		{method: http.MethodPost, path: "/v1/holds/:id/checkout", access: fan, after: limitCheckout, deadline: updateDeadline, handler: hold.checkout, enabled: bookings},
-		{method: http.MethodGet, path: "/v1/bookings/:id", access: fan, handler: booked.getBooking, enabled: bookings},
+		{method: http.MethodGet, path: "/v1/bookings/:id", access: fan, deadline: bookingWaitDeadline, handler: booked.getBooking, enabled: bookings},
 		{method: http.MethodPost, path: "/v1/bookings/:id/cancel", access: fan, deadline: updateDeadline, handler: booked.cancelBooking, enabled: bookings},
 		{method: http.MethodGet, path: "/v1/bookings/:id/invoice.pdf", access: fan, handler: billing.invoicePDF(store.KindInvoice), enabled: s.Invoices != nil},
 		{method: http.MethodGet, path: "/v1/bookings/:id/credit-note.pdf", access: fan, handler: billing.invoicePDF(store.KindCreditNote), enabled: s.Invoices != nil},

@@ -57,6 +57,9 @@ type Service struct {
 	// CancelRate is how many bookings a second an event cancellation
 	// refunds (zero: the job's default).
 	CancelRate int
+	// Changes wakes a fan's page waiting on its booking (Watch); nil, a
+	// waiter reads again every second instead.
+	Changes *store.BookingChanges
 
 	webhookConflicts prometheus.Counter
 	webhookLag       prometheus.Histogram
@@ -293,6 +296,20 @@ func (s *Service) Get(ctx context.Context, who session.Identity, id uuid.UUID) (
 		out.Cancellation = &CancellationView{Allowed: h.FanCanCancel(now), Deadline: h.CancelBy.UTC(), Refund: h.FanRefund(now)}
 	}
 	return out, nil
+}
+
+// Watch reports changes to booking id until stop is called; recheck is how
+// long a waiter may trust the silence before it reads again anyway (short
+// while no notification can arrive).
+func (s *Service) Watch(id uuid.UUID) (changed <-chan struct{}, recheck time.Duration, stop func()) {
+	if s.Changes == nil {
+		return nil, time.Second, func() {}
+	}
+	changed, stop = s.Changes.Watch(id)
+	if !s.Changes.Listening() {
+		return changed, time.Second, stop
+	}
+	return changed, 5 * time.Second, stop
 }
 
 // Mine lists who's bookings, newest first: a page of at most limit after

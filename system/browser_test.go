@@ -68,7 +68,7 @@ func browserServer(t testing.TB, e *e2e, scope string) *api.Server {
 	keyring, err := system.TicketKeyring(e.cfg)
 	require.NoError(t, err)
 	bookings := &booking.Service{Holds: e.holds, Store: e.store, Temporal: e.temporal, Log: log,
-		WebhookSecret: e.cfg.StripeWebhookSecret.Reveal(), LateEventGrace: 2 * time.Second}
+		WebhookSecret: e.cfg.StripeWebhookSecret.Reveal(), LateEventGrace: 2 * time.Second, Changes: e.changes}
 	bookings.Register(prometheus.NewRegistry())
 	return &api.Server{Holds: e.holds, Bookings: bookings, Sessions: e.issuer, Log: log,
 		Tickets: &tickets.Wallet{Store: e.store, Keyring: keyring},

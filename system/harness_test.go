@@ -73,11 +73,14 @@ type e2e struct {
 	deps     encworker.Dependencies
 	store    *store.Store
 	holds    *holds.Service
-	issuer   *session.Issuer
-	eventID  string
-	mailbox  string
-	cfg      config.Config
-	mu       sync.Mutex
+	// changes wakes the API's reads waiting on a booking (listening until
+	// the test ends).
+	changes *store.BookingChanges
+	issuer  *session.Issuer
+	eventID string
+	mailbox string
+	cfg     config.Config
+	mu      sync.Mutex
 	// dbURL is the test's own database; redis and prefix its Redis keys.
 	dbURL  string
 	redis  *redis.Client
@@ -172,8 +175,13 @@ func newE2EOn(t testing.TB, target temporalTarget, opts ...e2eOption) *e2e {
 
 	keyring, err := system.TicketKeyring(e.cfg)
 	require.NoError(t, err)
+	e.changes = store.NewBookingChanges(pool, log)
+	cctx, stopChanges := context.WithCancel(context.Background())
+	changesDone := make(chan struct{})
+	go func() { e.changes.Run(cctx); close(changesDone) }()
+	t.Cleanup(func() { stopChanges(); <-changesDone })
 	bookings := &booking.Service{Holds: e.holds, Store: e.store, Temporal: e.temporal, Log: log,
-		WebhookSecret: e.cfg.StripeWebhookSecret.Reveal(), LateEventGrace: 2 * time.Second}
+		WebhookSecret: e.cfg.StripeWebhookSecret.Reveal(), LateEventGrace: 2 * time.Second, Changes: e.changes}
 	bookings.Register(prometheus.NewRegistry())
 	a := &api.Server{Holds: e.holds, Bookings: bookings, Sessions: e.issuer, Log: log,
 		Tickets: &tickets.Wallet{Store: e.store, Keyring: keyring}, Resale: &tickets.Resale{Store: e.store},

@@ -235,7 +235,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisU
 	})
 	p.Bookings = &booking.Service{Holds: p.Holds, Store: p.Store, Temporal: p.Temporal, Log: log,
 		WebhookSecret: cfg.StripeWebhookSecret.Reveal(), Saga: p.Saga, IPSecret: []byte(cfg.FraudIPSecret.Reveal()),
-		CancelRate: cfg.CancelRate}
+		CancelRate: cfg.CancelRate, Changes: store.NewBookingChanges(p.Pool, log.With("component", "booking-changes"))}
 	p.Bookings.Register(p.Registry)
 	return p, nil
 }
@@ -300,8 +300,8 @@ func (p *Process) operatorAPI() *api.Operator {
 	return &api.Operator{Controls: &organiser.Controls{Store: p.Store, Room: p.Room}, Dials: p.Dials}
 }
 
-// ServeAPI runs the fan API, the live seat-map hub and the admin listener
-// until ctx ends.
+// ServeAPI runs the fan API, the live seat-map hub, the listener that wakes
+// pages waiting on a booking, and the admin listener until ctx ends.
 func (p *Process) ServeAPI(ctx context.Context) (string, <-chan error, error) {
 	if _, err := p.ServeAdmin(ctx); err != nil {
 		return "", nil, err
@@ -314,6 +314,7 @@ func (p *Process) ServeAPI(ctx context.Context) (string, <-chan error, error) {
 	p.shareSagaLoad(ctx)
 	p.followDials(ctx)
 	go p.Browse.Hub.Run(ctx)
+	go p.Bookings.Changes.Run(ctx)
 	addr, done, err := Serve(ctx, p.Config.HTTPAddr, p.API().Handler())
 	if err != nil {
 		return "", nil, err

@@ -47,6 +47,21 @@ const pause = ms => new Promise(r => setTimeout(r, ms));
 const readTries = 4;
 
 export async function request(method, path, body, headers = {}) {
+  return read(await send(method, path, body, headers));
+}
+
+// watch reads path again for a page that shows the copy whose ETag it holds:
+// the server holds the request until the resource changes, for up to
+// waitSeconds (Prefer: wait), and answers 304 if it did not. It returns the
+// new copy and its ETag, or data null when nothing changed.
+export async function watch(path, etag, waitSeconds) {
+  const res = await send('GET', path, undefined, etag ? { 'If-None-Match': etag, Prefer: 'wait=' + waitSeconds } : {});
+  if (res.status === 304) return { data: null, etag };
+  return { data: await read(res), etag: res.headers.get('ETag') };
+}
+
+// send is one request, a read tried again as readTries says.
+async function send(method, path, body, headers) {
   const h = { ...headers };
   if (token()) h.Authorization = 'Bearer ' + token();
   const pass = method === 'POST' && path === '/v1/holds' && body && body.event_id && passFor(body.event_id);
@@ -68,6 +83,11 @@ export async function request(method, path, body, headers = {}) {
     }
     break;
   }
+  return res;
+}
+
+// read turns an answer into its JSON, or throws its problem.
+async function read(res) {
   if (res.status === 204) return null;
   const ct = res.headers.get('Content-Type') || '';
   const data = ct.includes('json') ? await res.json().catch(() => ({})) : null;

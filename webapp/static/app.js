@@ -1,6 +1,6 @@
 // The fan app: a hash router over a few views. Every view renders into
 // <main>; problems show in the alert banner via showProblem.
-import { get, post, request, newKey, signIn, signOut, token, passFor, savePass, ProblemError, OfflineError } from './api.js';
+import { get, post, request, watch, newKey, signIn, signOut, token, passFor, savePass, ProblemError, OfflineError } from './api.js';
 import { Queue } from './queue.js';
 import { message } from './problems.js';
 import { signInConfig, startSignIn, finishSignIn } from './signin.js';
@@ -645,9 +645,23 @@ async function bookingView(id) {
   // The hold's own view has the lines' types and fees and the tax; the
   // event's page names the types.
   const hold = get('/v1/holds/' + encodeURIComponent(id)).catch(() => null);
+  // The server holds each read until the booking changes (up to 20 s), so
+  // the page hears of the payment and the tickets the moment they happen.
+  let b = null, etag = null;
   for (let i = 0; !stop; i++) {
-    const b = await get('/v1/bookings/' + encodeURIComponent(id));
+    const began = Date.now();
+    // Back from a failed bank check, the page looks again every second for
+    // a moment before it says so (below), so it waits a second at most.
+    const r = await watch('/v1/bookings/' + encodeURIComponent(id), etag, back === 'failed' ? 1 : 20);
     if (stop) return;
+    if (r.data) {
+      b = r.data; etag = r.etag;
+    } else if (Date.now() - began < 1000) {
+      // Unchanged, and answered early (a server that does not wait): a
+      // pause before asking again.
+      await new Promise(res => setTimeout(res, Math.min(2000, 300 + i * 100)));
+      if (stop) return;
+    }
     if (!summarised) {
       const [h, ev] = await Promise.all([hold, b.event_id ? get('/v1/events/' + encodeURIComponent(b.event_id)).catch(() => null) : null]);
       names = await stayNames((h && h.stays) || b.vouchers);
@@ -709,7 +723,9 @@ async function bookingView(id) {
       if (b.status === 'EXPIRED') showProblem(new ProblemError({ type: '/problems/hold-expired' }, 410));
       return;
     }
-    await new Promise(r => setTimeout(r, Math.min(2000, 300 + i * 100)));
+    // A server that does not wait answers at once: the page then asks again
+    // after a pause, as it did before waiting existed.
+    if (Date.now() - began < 1000 && !etag) await new Promise(res => setTimeout(res, Math.min(2000, 300 + i * 100)));
   }
 }
 

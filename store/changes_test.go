@@ -1,0 +1,110 @@
+package store_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/dev/testenv"
+	"github.com/encore-tickets/encore/store"
+)
+
+// requireWoken waits for one wake-up on changed, well inside the 5 s after
+// which a waiter reads again anyway: a wake-up that came only by that
+// timer would not be a notification.
+func requireWoken(t *testing.T, changed <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-changed:
+	case <-time.After(4 * time.Second):
+		t.Fatalf("no wake-up after %s", what)
+	}
+}
+
+// requireQuiet requires no wake-up on changed for a moment.
+func requireQuiet(t *testing.T, changed <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-changed:
+		t.Fatalf("woken by %s", what)
+	case <-time.After(300 * time.Millisecond):
+	}
+}
+
+// Every write that changes what a booking's page shows wakes the page's
+// waiters, and only theirs; a lost listening connection wakes every waiter
+// (notifications may have been lost meanwhile) and is connected again.
+func TestABookingsWaitersAreWokenByItsChangesAndByALostListener(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := store.New(testenv.DB(t), store.Options{})
+	ev := "evt_chg_" + testenv.RandomSuffix()
+	sec := "sec_" + ev
+	require.NoError(t, st.Catalogue.CreateEvent(ctx, store.EventSpec{ID: ev, Title: "T", VenueID: "ven_chg", VenueName: "V",
+		City: "C", StartsAt: time.Now().AddDate(0, 1, 0), OnsaleAt: time.Now().Add(-time.Hour), Currency: "EUR",
+		Sections: []store.SectionSpec{{ID: sec, Name: "A", Rows: 1, PerRow: 4, BasePrice: 1000}}}))
+	hold := func(user, seat string) uuid.UUID {
+		h, _, err := st.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: user, EventID: ev,
+			SeatIDs: []string{seat}})
+		require.NoError(t, err)
+		return h.ID
+	}
+	mine, other := hold("fan_chg_1_"+ev, sec+"-A-1"), hold("fan_chg_2_"+ev, sec+"-A-2")
+
+	changes := store.NewBookingChanges(st.Pool(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { changes.Run(runCtx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	require.Eventually(t, changes.Listening, 10*time.Second, 10*time.Millisecond)
+
+	changed, stop := changes.Watch(mine)
+	defer stop()
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		_, err := st.Pool().Exec(ctx, sql, args...)
+		require.NoError(t, err)
+	}
+	exec(`UPDATE reservations SET expires_at = expires_at + interval '1 minute' WHERE id = $1`, other)
+	requireQuiet(t, changed, "another booking's change")
+	exec(`UPDATE reservations SET total = total + 1 WHERE id = $1`, mine)
+	requireQuiet(t, changed, "a write its page does not show after the hold")
+
+	cases := []struct{ what, sql string }{
+		{"its payment", `INSERT INTO payments (reservation_id, intent_id, amount, currency, status) VALUES ($1, 'pi_' || md5($1::uuid::text), 1000, 'EUR', 'AUTHORISED')`},
+		{"its payment's capture", `UPDATE payments SET status = 'CAPTURED' WHERE reservation_id = $1`},
+		{"its sale", `UPDATE reservations SET status = 'PAID', ended_at = now() WHERE id = $1`},
+		{"its items", `UPDATE reservation_items SET live = live WHERE reservation_id = $1`},
+	}
+	for _, tc := range cases {
+		exec(tc.sql, mine)
+		requireWoken(t, changed, tc.what)
+	}
+	tx, err := st.Pool().Begin(ctx)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, `UPDATE reservations SET expires_at = expires_at + interval '1 minute' WHERE id = $1`, mine)
+	require.NoError(t, err)
+	requireQuiet(t, changed, "an uncommitted change")
+	require.NoError(t, tx.Commit(ctx))
+	requireWoken(t, changed, "the change's commit")
+
+	// The listening connection dies: every waiter is woken, and the
+	// listener connects again.
+	var killed int
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND query = 'LISTEN booking_changed'`).Scan(&killed))
+	require.Equal(t, 1, killed, "one listening connection")
+	requireWoken(t, changed, "the listener's connection was lost")
+	require.Eventually(t, changes.Listening, 10*time.Second, 10*time.Millisecond, "listening again")
+	stop()
+	require.Zero(t, changes.Watchers(), "a stopped watch is forgotten")
+	changed, stop = changes.Watch(mine)
+	defer stop()
+	exec(`UPDATE reservations SET expires_at = expires_at + interval '1 minute' WHERE id = $1`, mine)
+	requireWoken(t, changed, "a change after the reconnection")
+}
