@@ -280,8 +280,12 @@ type begun struct{ tx pgx.Tx }
 func (b begun) Begin(context.Context) (pgx.Tx, error) { return b.tx, nil }
 
 // queueTimeouts bounds the transaction that b begins as Store.tx bounds every
-// other, in the same round trip.
+// other, in the same round trip (nothing when the connection's own are the
+// store's).
 func (s *Holds) queueTimeouts(b *pgx.Batch) {
+	if s.connTimeouts {
+		return
+	}
 	b.Queue(`SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true)`,
 		strconv.FormatInt(s.opts.LockTimeout.Milliseconds(), 10),
 		strconv.FormatInt(s.opts.StatementTimeout.Milliseconds(), 10))

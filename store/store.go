@@ -62,6 +62,10 @@ type base struct {
 	pool *pgxpool.Pool
 	opts Options
 	st   *Store
+	// connTimeouts: every connection of the pool starts with exactly the
+	// store's lock_timeout and statement_timeout (OpenPool's runtime
+	// parameters), so a transaction need not set them again.
+	connTimeouts bool
 }
 
 // Holds is the repository of seat holds and their inventory.
@@ -103,7 +107,7 @@ func New(pool *pgxpool.Pool, opts Options) *Store {
 		opts.StatementTimeout = 5 * time.Second
 	}
 	s := &Store{}
-	b := base{pool: pool, opts: opts, st: s}
+	b := base{pool: pool, opts: opts, st: s, connTimeouts: startsWith(pool, opts)}
 	s.base = b
 	s.Holds, s.Bookings, s.Tickets = &Holds{b}, &Bookings{b}, &Tickets{b}
 	s.Catalogue, s.Promotions, s.Hotels = &Catalogue{b}, &Promotions{b}, &Hotels{b}
@@ -183,9 +187,24 @@ func Connections(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 	return n, err
 }
 
-// tx runs fn in a transaction with the store's timeouts.
+// startsWith says whether every connection of pool starts with opts'
+// timeouts, as OpenPool sets them: then they hold in every transaction
+// unless a statement changes them for the session, which nothing in Encore
+// does (SET LOCAL ends with its transaction).
+func startsWith(pool *pgxpool.Pool, opts Options) bool {
+	rp := pool.Config().ConnConfig.RuntimeParams
+	return rp["lock_timeout"] == strconv.FormatInt(opts.LockTimeout.Milliseconds(), 10) &&
+		rp["statement_timeout"] == strconv.FormatInt(opts.StatementTimeout.Milliseconds(), 10)
+}
+
+// tx runs fn in a transaction with the store's timeouts: the connection's
+// own when they are the store's (no statement, no round trip), else set for
+// the transaction.
 func (s *base) tx(ctx context.Context, fn func(pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if s.connTimeouts {
+			return fn(tx)
+		}
 		// One round trip for both settings; SET LOCAL ends with the transaction.
 		if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d; SET LOCAL statement_timeout = %d",
 			s.opts.LockTimeout.Milliseconds(), s.opts.StatementTimeout.Milliseconds())); err != nil {
