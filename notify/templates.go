@@ -8,6 +8,7 @@ import (
 	"image/color"
 	"image/png"
 	"strings"
+	"sync"
 	texttemplate "text/template"
 
 	qrcode "github.com/yeqown/go-qrcode/v2"
@@ -124,9 +125,25 @@ func (w *qrPNGWriter) Write(mat qrcode.Matrix) error {
 			}
 		}
 	}
-	enc := png.Encoder{CompressionLevel: png.BestCompression}
+	enc := png.Encoder{CompressionLevel: png.BestCompression, BufferPool: &qrBuffers}
 	return enc.Encode(&w.out, img)
 }
+
+// qrBuffers lets every QR code reuse the PNG encoder's buffers: without it
+// each code (one per ticket e-mailed, one per fan's phone asking for its
+// rotating code) allocated about 850 KB of deflate state for a PNG of a few
+// hundred bytes.
+var qrBuffers pngBuffers
+
+// pngBuffers is a png.EncoderBufferPool over sync.Pool.
+type pngBuffers struct{ pool sync.Pool }
+
+func (p *pngBuffers) Get() *png.EncoderBuffer {
+	b, _ := p.pool.Get().(*png.EncoderBuffer)
+	return b
+}
+
+func (p *pngBuffers) Put(b *png.EncoderBuffer) { p.pool.Put(b) }
 
 func (w *qrPNGWriter) Close() error { return nil }
 

@@ -1,0 +1,5 @@
+//go:build !race
+
+package notify_test
+
+const raceEnabled = false
