@@ -91,10 +91,12 @@ type Process struct {
 	stopRelay context.CancelFunc
 	relayDone chan struct{}
 	dialsOnce sync.Once
-	trusted   []netip.Prefix
-	adminOnce sync.Once
-	adminAddr string
-	adminErr  error
+	// changesOnce: the booking-change listener, once per process.
+	changesOnce sync.Once
+	trusted     []netip.Prefix
+	adminOnce   sync.Once
+	adminAddr   string
+	adminErr    error
 	// The verifier of bearer tokens, resolved once (identity) and read by
 	// the admin listener's handlers while ServeAPI may still be starting.
 	identityOnce sync.Once
@@ -314,12 +316,34 @@ func (p *Process) ServeAPI(ctx context.Context) (string, <-chan error, error) {
 	p.shareSagaLoad(ctx)
 	p.followDials(ctx)
 	go p.Browse.Hub.Run(ctx)
-	go p.Bookings.Changes.Run(ctx)
+	p.watchBookingChanges(ctx)
 	addr, done, err := Serve(ctx, p.Config.HTTPAddr, p.API().Handler())
 	if err != nil {
 		return "", nil, err
 	}
 	return addr.String(), done, nil
+}
+
+// watchBookingChanges runs the listener that wakes pages waiting on a
+// booking, once per process, with its two gauges: a listener that stays
+// down leaves every waiting page reading each second.
+func (p *Process) watchBookingChanges(ctx context.Context) {
+	p.changesOnce.Do(func() {
+		c := p.Bookings.Changes
+		p.Registry.MustRegister(
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "encore_booking_watched",
+				Help: "Bookings that fans' pages wait on now (GET /v1/bookings/{id} with Prefer: wait)."},
+				func() float64 { return float64(c.Watchers()) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "encore_booking_changes_listening",
+				Help: "1 while this API's connection listening for booking changes is up; 0: waiting pages read every second instead."},
+				func() float64 {
+					if c.Listening() {
+						return 1
+					}
+					return 0
+				}))
+		go c.Run(ctx)
+	})
 }
 
 // RunWorker runs the Temporal worker and the background loops (sweeper,

@@ -149,12 +149,27 @@ func TestOnAReplicaHoldsAndBookingsWriteThePrimaryWhileBrowseReadsComeFromTheRep
 	id := h["hold_id"].(string)
 	status, _, co := e.callAt(base, http.MethodPost, "/v1/holds/"+id+"/checkout", fan, map[string]any{"payment_method": e.pay.card()})
 	require.Equal(t, http.StatusOK, status, "%v", co)
-	var last map[string]any
-	require.Eventually(t, func() bool {
-		_, _, last = e.callAt(base, http.MethodGet, "/v1/bookings/"+id, fan, nil)
-		return last["status"] == string(vocab.BookingPaid)
-	}, 60*time.Second, 50*time.Millisecond, "the booking is paid: %v", last)
+	// The fan's page waits on the booking (Prefer: wait), woken through this
+	// process's listener, until it is paid.
+	status, hdr, last := e.callAt(base, http.MethodGet, "/v1/bookings/"+id, fan, nil)
+	require.Equal(t, http.StatusOK, status, "%v", last)
+	for until := time.Now().Add(60 * time.Second); last["status"] != string(vocab.BookingPaid) && time.Now().Before(until); {
+		status, h, b := e.callAt(base, http.MethodGet, "/v1/bookings/"+id, fan, nil, "If-None-Match", hdr.Get("ETag"), "Prefer", "wait=20")
+		require.Contains(t, []int{http.StatusOK, http.StatusNotModified}, status)
+		if status == http.StatusOK {
+			hdr, last = h, b
+		}
+	}
+	require.Equal(t, string(vocab.BookingPaid), last["status"], "the booking is paid: %v", last)
 	require.Equal(t, 2, e.count(`SELECT count(*) FROM seats WHERE reservation_id = $1 AND status = 'SOLD'`, id))
+	admin, err := p.ServeAdmin(ctx)
+	require.NoError(t, err)
+	resp, err := http.Get("http://" + admin + "/metrics")
+	require.NoError(t, err)
+	metrics, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Contains(t, string(metrics), "\nencore_booking_changes_listening 1\n", "the API process listens for booking changes")
 
 	// The seat map, read from the replica, shows the seats sold once the
 	// relay's invalidation is out.
