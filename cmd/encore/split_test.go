@@ -90,9 +90,29 @@ func TestDevSplitRunsEachPartAsItsOwnProcessSurvivesARehearsalThatBreaksEachAndC
 	var out lockedBuffer
 	var c *topology.Cluster
 	done := make(chan error, 1)
+	// However the test ends (a failed check ends it at once), the topology
+	// is stopped before it does: otherwise a failing run left its Redis,
+	// sentinel and PostgreSQL replica running after the test binary exited.
+	var stopped chan struct{}
+	t.Cleanup(func() {
+		cancel()
+		if stopped == nil {
+			return
+		}
+		select {
+		case <-stopped:
+		case <-time.After(time.Minute):
+			t.Logf("the split topology did not stop within a minute:\n%s", out.String())
+		}
+	})
 	for attempt := 1; c == nil; attempt++ {
 		up := make(chan *topology.Cluster, 1)
-		go func() { done <- runSplit(ctx, cfg, bin, &out, func(c *topology.Cluster) { up <- c }) }()
+		stopped = make(chan struct{})
+		go func(stopped chan struct{}) {
+			err := runSplit(ctx, cfg, bin, &out, func(c *topology.Cluster) { up <- c })
+			close(stopped)
+			done <- err
+		}(stopped)
 		select {
 		case c = <-up:
 		case err := <-done:
