@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -26,11 +25,8 @@ func TestAlternativesAreTheNearestFreeSeatsHoweverFullTheSectionIs(t *testing.T)
 	t.Parallel()
 	ctx := context.Background()
 	st := store.New(testenv.DB(t), store.Options{})
-	ev := "evt_alt_" + testenv.RandomSuffix()
+	ev := onSaleEvent(t, st, "evt_alt_", 12, 15, 0)
 	sec := "sec_" + ev
-	require.NoError(t, st.Catalogue.CreateEvent(ctx, store.EventSpec{ID: ev, Title: "T", VenueID: "ven_alt", VenueName: "V",
-		City: "C", StartsAt: time.Now().AddDate(0, 1, 0), OnsaleAt: time.Now().Add(-time.Hour), Currency: "EUR",
-		Sections: []store.SectionSpec{{ID: sec, Name: "A", Rows: 12, PerRow: 15, BasePrice: 1000}}}))
 	type seat struct {
 		ID     string
 		Row    string

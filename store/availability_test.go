@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -19,16 +18,7 @@ func TestFreeUnitsCountFreeSeatsExpiredHoldsAndOpenPlacesOfTheEventAlone(t *test
 	t.Parallel()
 	ctx := context.Background()
 	st := store.New(testenv.DB(t), store.Options{})
-	event := func(tag string) string {
-		ev := "evt_free_" + tag + "_" + testenv.RandomSuffix()
-		require.NoError(t, st.Catalogue.CreateEvent(ctx, store.EventSpec{ID: ev, Title: "T", VenueID: "ven_free", VenueName: "V",
-			City: "C", StartsAt: time.Now().AddDate(0, 1, 0), OnsaleAt: time.Now().Add(-time.Hour), Currency: "EUR",
-			Sections: []store.SectionSpec{
-				{ID: "sec_" + ev, Name: "A", Rows: 2, PerRow: 5, BasePrice: 1000},
-				{ID: "ga_" + ev, Name: "Floor", General: true, Capacity: 20, BasePrice: 500}}}))
-		return ev
-	}
-	ev, other := event("a"), event("b")
+	ev, other := onSaleEvent(t, st, "evt_free_", 2, 5, 20), onSaleEvent(t, st, "evt_free_", 2, 5, 20)
 	free := func(id string) int64 {
 		t.Helper()
 		n, err := st.Holds.FreeUnits(ctx, id)

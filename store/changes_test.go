@@ -43,11 +43,8 @@ func TestABookingsWaitersAreWokenByItsChangesAndByALostListener(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := store.New(testenv.DB(t), store.Options{})
-	ev := "evt_chg_" + testenv.RandomSuffix()
+	ev := onSaleEvent(t, st, "evt_chg_", 1, 4, 0)
 	sec := "sec_" + ev
-	require.NoError(t, st.Catalogue.CreateEvent(ctx, store.EventSpec{ID: ev, Title: "T", VenueID: "ven_chg", VenueName: "V",
-		City: "C", StartsAt: time.Now().AddDate(0, 1, 0), OnsaleAt: time.Now().Add(-time.Hour), Currency: "EUR",
-		Sections: []store.SectionSpec{{ID: sec, Name: "A", Rows: 1, PerRow: 4, BasePrice: 1000}}}))
 	hold := func(user, seat string) uuid.UUID {
 		h, _, err := st.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: user, EventID: ev,
 			SeatIDs: []string{seat}})

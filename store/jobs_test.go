@@ -19,10 +19,7 @@ import (
 func TestCancellingAnEventStopsSalesReleasesHoldsAndCountsThePaidBookingsOnce(t *testing.T) {
 	ctx := context.Background()
 	st := store.New(testenv.DB(t), store.Options{})
-	ev := "evt_cx_" + testenv.RandomSuffix()
-	require.NoError(t, st.Catalogue.CreateEvent(ctx, store.EventSpec{ID: ev, Title: "C", VenueID: "ven_cx", VenueName: "V", City: "C",
-		StartsAt: time.Now().AddDate(0, 1, 0), OnsaleAt: time.Now().Add(-time.Hour), Currency: "EUR",
-		Sections: []store.SectionSpec{{ID: "sec_" + ev, Name: "A", Rows: 2, PerRow: 5, BasePrice: 1000}}}))
+	ev := onSaleEvent(t, st, "evt_cx_", 2, 5, 0)
 	hold := func(user, seat string) uuid.UUID {
 		h, _, err := st.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: user, EventID: ev, SeatIDs: []string{seat}})
 		require.NoError(t, err)
@@ -94,10 +91,7 @@ func TestHoldsRacingAnEventsCancellationAreReleasedOrRefusedNeverLeftPending(t *
 	st := store.New(testenv.DB(t), store.Options{})
 	const rounds, racers = 20, 12
 	for round := range rounds {
-		ev := "evt_race_" + testenv.RandomSuffix()
-		require.NoError(t, st.Catalogue.CreateEvent(ctx, store.EventSpec{ID: ev, Title: "C", VenueID: "ven_race", VenueName: "V", City: "C",
-			StartsAt: time.Now().AddDate(0, 1, 0), OnsaleAt: time.Now().Add(-time.Hour), Currency: "EUR",
-			Sections: []store.SectionSpec{{ID: "sec_" + ev, Name: "A", Rows: 1, PerRow: racers, BasePrice: 1000}}}))
+		ev := onSaleEvent(t, st, "evt_race_", 1, racers, 0)
 		start := make(chan struct{})
 		var wg sync.WaitGroup
 		for k := 1; k <= racers; k++ {

@@ -1,13 +1,35 @@
 package store_test
 
 import (
+	"context"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/dev/testenv"
+	"github.com/encore-tickets/encore/store"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
+
+// onSaleEvent creates an event on sale since an hour, a month ahead, whose
+// ID is prefix and a random suffix: one seated section "sec_<event>"
+// (named A) of rows by perRow seats at 10.00 EUR and, when general > 0, a
+// standing section "ga_<event>" of that many places. It returns the ID.
+func onSaleEvent(t testing.TB, st *store.Store, prefix string, rows, perRow, general int) string {
+	t.Helper()
+	ev := prefix + testenv.RandomSuffix()
+	sections := []store.SectionSpec{{ID: "sec_" + ev, Name: "A", Rows: rows, PerRow: perRow, BasePrice: 1000}}
+	if general > 0 {
+		sections = append(sections, store.SectionSpec{ID: "ga_" + ev, Name: "Floor", General: true, Capacity: general, BasePrice: 500})
+	}
+	require.NoError(t, st.Catalogue.CreateEvent(context.Background(), store.EventSpec{ID: ev, Title: "T", VenueID: "ven_" + prefix,
+		VenueName: "V", City: "C", StartsAt: time.Now().AddDate(0, 1, 0), OnsaleAt: time.Now().Add(-time.Hour),
+		Currency: "EUR", Sections: sections}))
+	return ev
+}
 
 // raceTen starts ten calls of each (by index, 0 to 9) and one of rival
 // at once, rival sixth so that it is neither first nor last to start, and

@@ -341,10 +341,7 @@ func TestAnEventCancellationRacingSalesAndTheirTicketsRevokesOnlyWhatItCounted(t
 	const fans, rounds = 40, 4
 	for round := range rounds {
 		st := store.New(testenv.DB(t), store.Options{})
-		ev := "evt_race_" + testenv.RandomSuffix()
-		require.NoError(t, st.Catalogue.CreateEvent(ctx, store.EventSpec{ID: ev, Title: "T", VenueID: "ven_race", VenueName: "V", City: "C",
-			StartsAt: time.Now().AddDate(0, 1, 0), OnsaleAt: time.Now().Add(-time.Hour), Currency: "EUR",
-			Sections: []store.SectionSpec{{ID: "sec_" + ev, Name: "A", Rows: 1, PerRow: fans, BasePrice: 1000}}}))
+		ev := onSaleEvent(t, st, "evt_race_", 1, fans, 0)
 		e := ticketEvent{t: t, st: st, ev: ev}
 		ids := make([]uuid.UUID, fans)
 		for i := range fans {

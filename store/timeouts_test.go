@@ -42,11 +42,8 @@ func TestATransactionBlockedOnALockedRowGivesUpAtTheLockTimeoutWhereverItIsSet(t
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := store.New(tc.pool, store.Options{LockTimeout: lock, StatementTimeout: statement})
-			ev := "evt_lockto_" + testenv.RandomSuffix()
+			ev := onSaleEvent(t, st, "evt_lockto_", 1, 2, 0)
 			sec := "sec_" + ev
-			require.NoError(t, st.Catalogue.CreateEvent(ctx, store.EventSpec{ID: ev, Title: "T", VenueID: "ven_lockto",
-				VenueName: "V", City: "C", StartsAt: time.Now().AddDate(0, 1, 0), OnsaleAt: time.Now().Add(-time.Hour),
-				Currency: "EUR", Sections: []store.SectionSpec{{ID: sec, Name: "A", Rows: 1, PerRow: 2, BasePrice: 1000}}}))
 			user := "fan_lockto_" + ev
 			h, _, err := st.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: user, EventID: ev,
 				SeatIDs: []string{sec + "-A-1"}})
