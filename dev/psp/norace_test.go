@@ -1,0 +1,5 @@
+//go:build !race
+
+package psp
+
+const raceEnabled = false
