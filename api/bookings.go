@@ -117,7 +117,10 @@ func preferredWait(header string, max time.Duration) time.Duration {
 		if err != nil || n <= 0 {
 			return 0
 		}
-		return min(time.Duration(n)*time.Second, max)
+		if n >= int(max/time.Second) {
+			return max // before multiplying: a huge n would overflow to a negative wait
+		}
+		return time.Duration(n) * time.Second
 	}
 	return 0
 }
