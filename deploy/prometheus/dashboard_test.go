@@ -180,6 +180,7 @@ func TestTheDashboardShowsEverySignalOfTheSale(t *testing.T) {
 		"encore_saga_oldest_open_age_seconds", ":encore_webhook_lag_seconds:p99_5m",
 		"encore_outbox_oldest_unpublished_age_seconds", "encore_reconcile_mismatches",
 		"encore_audit_violations", "encore_audit_paid_without_tickets",
+		"encore_booking_watched", "encore_booking_changes_listening",
 		"slo:burn_rate:15m", "slo:burn_rate:1h", "slo:burn_rate:6h", "slo:burn_rate:1d",
 	} {
 		require.True(t, shown[n], "the dashboard shows %s", n)

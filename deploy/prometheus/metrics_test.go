@@ -36,6 +36,9 @@ var encoreMetrics = map[string]string{
 	"encore_saga_shed_total":              "counter",
 	"encore_webhook_lag_seconds":          "histogram",
 	"encore_webhook_conflicts_total":      "counter",
+	// Booking pages waiting on their booking, and the listener that wakes them.
+	"encore_booking_watched":           "gauge",
+	"encore_booking_changes_listening": "gauge",
 	// The outbox relay.
 	"encore_outbox_oldest_unpublished_age_seconds": "gauge",
 	"encore_outbox_failures_total":                 "counter",
