@@ -79,6 +79,7 @@ type Config struct {
 
 	LockTimeout        time.Duration `env:"ENCORE_LOCK_TIMEOUT" default:"2s" doc:"PostgreSQL lock_timeout of a hold transaction: a blocked hold fails fast instead of queueing."`
 	StatementTimeout   time.Duration `env:"ENCORE_STATEMENT_TIMEOUT" default:"5s" doc:"PostgreSQL statement_timeout of a hold transaction."`
+	BookingChanges     bool          `env:"ENCORE_BOOKING_CHANGES" default:"true" doc:"Writes to a booking notify PostgreSQL's booking_changed channel, and each API process listens, so a fan's page waiting on its booking (Prefer: wait) hears of a change at once. false: no notifications (each notifying commit queues behind one cluster-wide lock; docs/SCALING.md) and no listener; waiting pages read every second."`
 	DBStatementTimeout time.Duration `env:"ENCORE_DB_STATEMENT_TIMEOUT" default:"5s" doc:"PostgreSQL statement_timeout of every connection of every pool (buy plane, worker, browse); ENCORE_LOCK_TIMEOUT is every connection's lock_timeout. 0 disables."`
 	SweepInterval      time.Duration `env:"ENCORE_SWEEP_INTERVAL" default:"1s" doc:"How often the expiry sweeper looks for expired holds."`
 	SweepBatch         int           `env:"ENCORE_SWEEP_BATCH" default:"200" doc:"Most expired holds the sweeper ends in one transaction."`

@@ -105,3 +105,37 @@ func TestABookingsWaitersAreWokenByItsChangesAndByALostListener(t *testing.T) {
 	exec(`UPDATE reservations SET expires_at = expires_at + interval '1 minute' WHERE id = $1`, mine)
 	requireWoken(t, changed, "a change after the reconnection")
 }
+
+// A pool started with ENCORE_BOOKING_CHANGES=false's parameter writes
+// without notifying; another pool's writes to the same booking still wake
+// its waiters.
+func TestAPoolWithBookingChangesSwitchedOffWritesWithoutWakingAnyone(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	plain := testenv.DB(t)
+	quiet, err := store.OpenPool(ctx, plain.Config().ConnString(), store.PoolOptions{MaxConns: 2, QuietBookingChanges: true})
+	require.NoError(t, err)
+	t.Cleanup(quiet.Close)
+	st := store.New(plain, store.Options{})
+	ev := onSaleEvent(t, st, "evt_quiet_", 1, 2, 0)
+	h, _, err := st.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: "fan_quiet_" + ev, EventID: ev,
+		SeatIDs: []string{"sec_" + ev + "-A-1"}})
+	require.NoError(t, err)
+
+	changes := store.NewBookingChanges(plain, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { changes.Run(runCtx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	require.Eventually(t, changes.Listening, 10*time.Second, 10*time.Millisecond)
+	changed, stop := changes.Watch(h.ID)
+	defer stop()
+
+	const extend = `UPDATE reservations SET expires_at = expires_at + interval '1 minute' WHERE id = $1`
+	_, err = quiet.Exec(ctx, extend, h.ID)
+	require.NoError(t, err)
+	requireQuiet(t, changed, "a write through the switched-off pool")
+	_, err = plain.Exec(ctx, extend, h.ID)
+	require.NoError(t, err)
+	requireWoken(t, changed, "a write through another pool")
+}

@@ -127,10 +127,13 @@ type PoolOptions struct {
 	LockTimeout      time.Duration // 0: none
 	// Role, when set, is SET ROLE on every new connection (the login must be
 	// a member of it).
-	Role            string
-	ReadOnly        bool // default_transaction_read_only
-	ApplicationName string
-	Tracer          pgx.QueryTracer
+	Role     string
+	ReadOnly bool // default_transaction_read_only
+	// QuietBookingChanges: this pool's writes send no booking-change
+	// notifications (migration 0045; ENCORE_BOOKING_CHANGES=false).
+	QuietBookingChanges bool
+	ApplicationName     string
+	Tracer              pgx.QueryTracer
 }
 
 // OpenPool connects a pool shaped by opts.
@@ -152,6 +155,9 @@ func OpenPool(ctx context.Context, url string, opts PoolOptions) (*pgxpool.Pool,
 	}
 	if opts.ReadOnly {
 		rp["default_transaction_read_only"] = "on"
+	}
+	if opts.QuietBookingChanges {
+		rp["encore.booking_changes"] = "off"
 	}
 	if opts.ApplicationName != "" {
 		rp["application_name"] = opts.ApplicationName

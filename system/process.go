@@ -237,7 +237,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, dbURL, redisU
 	})
 	p.Bookings = &booking.Service{Holds: p.Holds, Store: p.Store, Temporal: p.Temporal, Log: log,
 		WebhookSecret: cfg.StripeWebhookSecret.Reveal(), Saga: p.Saga, IPSecret: []byte(cfg.FraudIPSecret.Reveal()),
-		CancelRate: cfg.CancelRate, Changes: store.NewBookingChanges(p.Pool, log.With("component", "booking-changes"))}
+		CancelRate: cfg.CancelRate}
+	if cfg.BookingChanges {
+		p.Bookings.Changes = store.NewBookingChanges(p.Pool, log.With("component", "booking-changes"))
+	}
 	p.Bookings.Register(p.Registry)
 	return p, nil
 }
@@ -330,6 +333,9 @@ func (p *Process) ServeAPI(ctx context.Context) (string, <-chan error, error) {
 func (p *Process) watchBookingChanges(ctx context.Context) {
 	p.changesOnce.Do(func() {
 		c := p.Bookings.Changes
+		if c == nil {
+			return // ENCORE_BOOKING_CHANGES=false: waiting pages read every second
+		}
 		p.Registry.MustRegister(
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "encore_booking_watched",
 				Help: "Bookings that fans' pages wait on now (GET /v1/bookings/{id} with Prefer: wait)."},

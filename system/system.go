@@ -57,7 +57,8 @@ func Connect(ctx context.Context, cfg config.Config, dbURL, redisURL string) (*p
 		return nil, nil, errors.New("ENCORE_DATABASE_URL and ENCORE_REDIS_URL are required (encore dev provides them itself)")
 	}
 	pool, err := store.OpenPool(ctx, dbURL, store.PoolOptions{MaxConns: cfg.DBMaxConns,
-		StatementTimeout: cfg.DBStatementTimeout, LockTimeout: cfg.LockTimeout, ApplicationName: "encore"})
+		StatementTimeout: cfg.DBStatementTimeout, LockTimeout: cfg.LockTimeout, ApplicationName: "encore",
+		QuietBookingChanges: !cfg.BookingChanges})
 	if err != nil {
 		return nil, nil, err
 	}
