@@ -2,12 +2,9 @@ package store_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/dev/testenv"
@@ -45,20 +42,8 @@ func TestABookingsWaitersAreWokenByItsChangesAndByALostListener(t *testing.T) {
 	st := store.New(testenv.DB(t), store.Options{})
 	ev := onSaleEvent(t, st, "evt_chg_", 1, 4, 0)
 	sec := "sec_" + ev
-	hold := func(user, seat string) uuid.UUID {
-		h, _, err := st.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: user, EventID: ev,
-			SeatIDs: []string{seat}})
-		require.NoError(t, err)
-		return h.ID
-	}
-	mine, other := hold("fan_chg_1_"+ev, sec+"-A-1"), hold("fan_chg_2_"+ev, sec+"-A-2")
-
-	changes := store.NewBookingChanges(st.Pool(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { changes.Run(runCtx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	require.Eventually(t, changes.Listening, 10*time.Second, 10*time.Millisecond)
+	mine, other := holdSeat(t, st, ev, "fan_chg_1_"+ev, sec+"-A-1"), holdSeat(t, st, ev, "fan_chg_2_"+ev, sec+"-A-2")
+	changes := listening(t, st.Pool())
 
 	changed, stop := changes.Watch(mine)
 	defer stop()
@@ -118,24 +103,15 @@ func TestAPoolWithBookingChangesSwitchedOffWritesWithoutWakingAnyone(t *testing.
 	t.Cleanup(quiet.Close)
 	st := store.New(plain, store.Options{})
 	ev := onSaleEvent(t, st, "evt_quiet_", 1, 2, 0)
-	h, _, err := st.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: "fan_quiet_" + ev, EventID: ev,
-		SeatIDs: []string{"sec_" + ev + "-A-1"}})
-	require.NoError(t, err)
-
-	changes := store.NewBookingChanges(plain, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { changes.Run(runCtx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	require.Eventually(t, changes.Listening, 10*time.Second, 10*time.Millisecond)
-	changed, stop := changes.Watch(h.ID)
+	id := holdSeat(t, st, ev, "fan_quiet_"+ev, "sec_"+ev+"-A-1")
+	changed, stop := listening(t, plain).Watch(id)
 	defer stop()
 
 	const extend = `UPDATE reservations SET expires_at = expires_at + interval '1 minute' WHERE id = $1`
-	_, err = quiet.Exec(ctx, extend, h.ID)
+	_, err = quiet.Exec(ctx, extend, id)
 	require.NoError(t, err)
 	requireQuiet(t, changed, "a write through the switched-off pool")
-	_, err = plain.Exec(ctx, extend, h.ID)
+	_, err = plain.Exec(ctx, extend, id)
 	require.NoError(t, err)
 	requireWoken(t, changed, "a write through another pool")
 }

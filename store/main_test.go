@@ -2,10 +2,14 @@ package store_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/dev/testenv"
@@ -63,4 +67,26 @@ func raceTen(t *testing.T, each func(i int) error, rival func() error, lost func
 		}
 	}
 	return eachWon, rivalWon
+}
+
+// holdSeat places user's hold of one seat of event ev and returns its ID.
+func holdSeat(t testing.TB, st *store.Store, ev, user, seat string) uuid.UUID {
+	t.Helper()
+	h, _, err := st.Holds.CreateHold(context.Background(), store.HoldRequest{ReservationID: uuid.New(), UserID: user,
+		EventID: ev, SeatIDs: []string{seat}})
+	require.NoError(t, err)
+	return h.ID
+}
+
+// listening runs a booking-change listener on pool until the test ends and
+// returns it once it listens.
+func listening(t testing.TB, pool *pgxpool.Pool) *store.BookingChanges {
+	t.Helper()
+	changes := store.NewBookingChanges(pool, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { changes.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	require.Eventually(t, changes.Listening, 10*time.Second, 10*time.Millisecond)
+	return changes
 }
