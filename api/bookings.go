@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -49,7 +50,7 @@ func (h *bookingHandlers) getBooking(c *gin.Context) {
 	inm := c.GetHeader("If-None-Match")
 	wait := preferredWait(c.GetHeader("Prefer"), maxBookingWait)
 	var changed <-chan struct{}
-	recheck := time.Second
+	var recheck time.Duration // set whenever the loop below can wait
 	if inm != "" && wait > 0 {
 		// Watched before the first read: a change committed between that
 		// read and the wait still wakes it.
@@ -89,7 +90,7 @@ func (h *bookingHandlers) getBooking(c *gin.Context) {
 			t.Stop()
 			// The fan left, or the route's deadline came first: what the
 			// page has is still the booking as it stands.
-			if c.Request.Context().Err() == context.DeadlineExceeded {
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				c.Status(http.StatusNotModified)
 			}
 			return
