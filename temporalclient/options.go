@@ -15,10 +15,13 @@ import (
 	"net"
 	"os"
 
+	failurepb "go.temporal.io/api/failure/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/payloadcodec"
@@ -75,10 +78,25 @@ func Loopback(hostPort string) bool {
 // "Encoded failure" to whoever reads it without the codec endpoint. Failures
 // recorded before decode as they were.
 func FailureConverter(codec *payloadcodec.Codec) converter.FailureConverter {
-	return temporal.NewDefaultFailureConverter(temporal.DefaultFailureConverterOptions{
+	return decodingACopy{temporal.NewDefaultFailureConverter(temporal.DefaultFailureConverterOptions{
 		DataConverter:          codec.DataConverter(),
 		EncodeCommonAttributes: true,
-	})
+	})}
+}
+
+// decodingACopy decodes a copy of the failure it is given. The SDK's
+// converter decodes the message back into the failure it reads, and the SDK
+// reads a local activity's failure (to hand the workflow its error) before
+// it writes that same failure into the activity's marker: without the copy,
+// every local activity's error text went into history in clear beside its
+// encrypted form.
+type decodingACopy struct{ converter.FailureConverter }
+
+func (c decodingACopy) FailureToError(f *failurepb.Failure) error {
+	if f == nil {
+		return nil
+	}
+	return c.FailureConverter.FailureToError(proto.Clone(f).(*failurepb.Failure))
 }
 
 // Codec is the payload codec of ENCORE_TEMPORAL_CODEC_KEYS.

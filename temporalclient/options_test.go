@@ -261,3 +261,16 @@ func TestFailureMessagesAreEncryptedAndDecodeBack(t *testing.T) {
 	require.ErrorAs(t, back, &app)
 	require.Equal(t, "declined", app.Type())
 }
+
+func TestReadingAFailureLeavesItEncrypted(t *testing.T) {
+	opts, err := temporalclient.Options(config.Default(), "127.0.0.1:7233", nil)
+	require.NoError(t, err)
+	f := opts.FailureConverter.ErrorToFailure(temporal.NewNonRetryableApplicationError("capture refused for card 4242", "rejected", nil))
+	// The SDK reads a local activity's failure, then writes that same
+	// failure into the activity's marker in history.
+	require.Contains(t, opts.FailureConverter.FailureToError(f).Error(), "capture refused for card 4242")
+	require.NotContains(t, f.GetMessage(), "4242", "the failure read is still encrypted when it is written")
+	require.NotContains(t, f.GetStackTrace(), "4242")
+	require.Contains(t, opts.FailureConverter.FailureToError(f).Error(), "4242", "and reads again")
+	require.Nil(t, opts.FailureConverter.FailureToError(nil))
+}

@@ -19,8 +19,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/encore-tickets/encore/config"
 	"github.com/encore-tickets/encore/dev/testenv"
@@ -294,57 +297,36 @@ func workflowsOf(ctx context.Context, cfg config.Config, addr, apiKey string, un
 	defer tc.Close()
 	var b strings.Builder
 	for _, booking := range bookingsOf(unsettled) {
-		id := workflows.BookingWorkflowID(booking)
-		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		d, err := tc.DescribeWorkflowExecution(dctx, id, "")
-		if err != nil {
-			cancel()
-			fmt.Fprintf(&b, "%s: describe: %v\n", id, err)
-			continue
-		}
-		fmt.Fprintf(&b, "%s: %s\n", id, d.GetWorkflowExecutionInfo().GetStatus())
-		for _, a := range d.GetPendingActivities() {
-			fmt.Fprintf(&b, "  pending %s attempt %d: %s\n", a.GetActivityType().GetName(), a.GetAttempt(), a.GetLastFailure().GetMessage())
-		}
-		var events []string
-		it := tc.GetWorkflowHistory(dctx, id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-		for it.HasNext() {
-			e, err := it.Next()
-			if err != nil {
-				events = append(events, "history: "+err.Error())
-				break
-			}
-			line := fmt.Sprintf("  %d %s", e.GetEventId(), e.GetEventType())
-			if a := e.GetWorkflowTaskFailedEventAttributes(); a != nil {
-				line += " " + a.GetFailure().GetMessage()
-			}
-			if a := e.GetMarkerRecordedEventAttributes(); a != nil {
-				line += " " + a.GetMarkerName() + " " + a.GetFailure().GetMessage()
-			}
-			if a := e.GetWorkflowExecutionFailedEventAttributes(); a != nil {
-				line += " " + a.GetFailure().GetMessage()
-			}
-			events = append(events, line)
-		}
-		cancel()
-		b.WriteString(strings.Join(events[max(0, len(events)-25):], "\n") + "\n")
+		b.WriteString(temporaltest.Describe(ctx, tc, opts, workflows.BookingWorkflowID(booking), 25))
 	}
 	return b.String()
+}
+
+// encoreClient dials a namespace of the test's own on the package's
+// Temporal server as Encore's processes do (payloads and failures
+// encrypted), closed when the test ends.
+func encoreClient(t *testing.T) (*temporaltest.Server, config.Config, client.Options, client.Client) {
+	t.Helper()
+	srv := temporaltest.Temporal(t)
+	cfg := config.Default()
+	cfg.TemporalNamespace = temporaltest.Namespace(t)
+	cfg.TemporalAPIKey = config.Secret(srv.APIKey())
+	opts, err := temporalclient.Options(cfg, srv.FrontendAddress(), nil)
+	require.NoError(t, err)
+	tc, err := client.DialContext(context.Background(), opts)
+	require.NoError(t, err)
+	t.Cleanup(tc.Close)
+	return srv, cfg, opts, tc
 }
 
 func TestAnUnsettledBookingsWorkflowIsDescribedWithItsHistoryAndAMissingOneSaysSo(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	srv := temporaltest.Temporal(t)
-	cfg := config.Default()
-	cfg.TemporalNamespace = temporaltest.Namespace(t)
-	tc, err := srv.NewClient(ctx, client.Options{Namespace: cfg.TemporalNamespace})
-	require.NoError(t, err)
-	defer tc.Close()
+	srv, cfg, _, tc := encoreClient(t)
 	id := uuid.NewString()
 	// No worker serves its queue: the workflow stays where a stuck saga
 	// would, running with a workflow task scheduled.
-	_, err = tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.BookingWorkflowID(id), TaskQueue: "nobody-" + id}, "Booking")
+	_, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.BookingWorkflowID(id), TaskQueue: "nobody-" + id}, "Booking")
 	require.NoError(t, err)
 
 	out := workflowsOf(ctx, cfg, srv.FrontendAddress(), srv.APIKey(), []string{id + " PAID payment CAPTURED places 2 tickets 0", "absent PAID"})
@@ -352,4 +334,38 @@ func TestAnUnsettledBookingsWorkflowIsDescribedWithItsHistoryAndAMissingOneSaysS
 	require.Contains(t, out, "1 WorkflowExecutionStarted")
 	require.Contains(t, out, "2 WorkflowTaskScheduled")
 	require.Contains(t, out, workflows.BookingWorkflowID("absent")+": describe:")
+}
+
+func TestADescribedWorkflowNamesEachLocalActivityAndDecodesTheFailureHistoryKeepsEncrypted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, _, opts, tc := encoreClient(t)
+
+	// A saga-like step: a local activity refused for good, then the
+	// workflow ends as a compensated booking would.
+	queue := "describe-" + uuid.NewString()
+	w := worker.New(tc, queue, worker.Options{})
+	capture := func(context.Context) error {
+		return temporal.NewNonRetryableApplicationError("the card issuer refused the capture", "rejected", nil)
+	}
+	w.RegisterActivityWithOptions(capture, activity.RegisterOptions{Name: "Capture"})
+	w.RegisterWorkflowWithOptions(func(ctx workflow.Context) error {
+		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: 5 * time.Second})
+		_ = workflow.ExecuteLocalActivity(lctx, "Capture").Get(ctx, nil)
+		return nil
+	}, workflow.RegisterOptions{Name: "DescribeProbe"})
+	require.NoError(t, w.Start())
+	defer w.Stop()
+	run, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue}, "DescribeProbe")
+	require.NoError(t, err)
+	require.NoError(t, run.Get(ctx, nil))
+
+	out := temporaltest.Describe(ctx, tc, opts, run.GetID(), 25)
+	require.Contains(t, out, run.GetID()+": Completed")
+	require.Regexp(t, `MarkerRecorded Capture attempt 1 at [0-9:.]+: the card issuer refused the capture`, out)
+	// Without the converters the marker says neither: its data and its
+	// message are encrypted.
+	raw := temporaltest.Describe(ctx, tc, client.Options{}, run.GetID(), 25)
+	require.NotContains(t, raw, "the card issuer refused")
+	require.NotContains(t, raw, "MarkerRecorded Capture")
 }
