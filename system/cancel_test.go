@@ -73,6 +73,14 @@ func (e *e2e) unexplained(ids []string, jobID string) string {
 		      OR NOT EXISTS (SELECT 1 FROM job_items j WHERE j.job_id = $3 AND j.booking_id = r.id AND j.ok))))`,
 		e.eventID, ids, jobID)
 	require.NoError(e.t, err)
+	return e.describeBookings(rows)
+}
+
+// describeBookings renders rows of (booking ID, what its rows say) with each
+// booking's workflow history, local activities named and failures decoded;
+// "none" when there are none.
+func (e *e2e) describeBookings(rows pgx.Rows) string {
+	e.t.Helper()
 	type booking struct{ ID, Rows string }
 	found, err := pgx.CollectRows(rows, pgx.RowToStructByPos[booking])
 	require.NoError(e.t, err)
@@ -86,6 +94,20 @@ func (e *e2e) unexplained(ids []string, jobID string) string {
 		b.WriteString("\n" + f.Rows + "\n" + temporaltest.Describe(context.Background(), e.temporal, opts, workflows.BookingWorkflowID(f.ID), 60))
 	}
 	return b.String()
+}
+
+// toldOtherThanOnce names the bookings of ids whose fan was sent no
+// cancellation notice or more than one, with the notices' lines and the
+// booking's workflow history: for a failure's message.
+func (e *e2e) toldOtherThanOnce(ids []string) string {
+	e.t.Helper()
+	rows, err := e.store.Pool().Query(context.Background(), `SELECT r.id::text, concat_ws(' ', r.id, r.status, 'notices',
+			(SELECT string_agg(concat_ws(' ', l.recipient, l.sent_at, l.resend), '; ') FROM notification_log l
+			 WHERE l.reservation_id = r.id AND l.kind = 'cancellation'))
+		FROM reservations r WHERE r.id::text = ANY($1)
+		  AND (SELECT count(*) FROM notification_log l WHERE l.reservation_id = r.id AND l.kind = 'cancellation') <> 1`, ids)
+	require.NoError(e.t, err)
+	return e.describeBookings(rows)
 }
 
 func TestCancellingAnEventRefundsEveryPaidBookingOnceStopsSalesAndResumesAfterAWorkerStop(t *testing.T) {
@@ -195,12 +217,17 @@ func TestCancellingAnEventRefundsEveryPaidBookingOnceStopsSalesAndResumesAfterAW
 	delta, err := e.store.Tickets.ManifestTickets(context.Background(), e.eventID, before.AsOf)
 	require.NoError(t, err)
 	require.Len(t, delta.Revoked, n)
+	// Each count below says what it counted: three checks in a row here
+	// expect n, and a bare "expected 500, actual 501" was once read as the
+	// revoked tickets' when it was the cancellation notices' (the 501st
+	// "ticket" of docs/SECURITY.md).
 	require.Equal(t, n, e.count(`SELECT count(*) FROM payments p JOIN reservations r ON r.id = p.reservation_id
-		WHERE r.event_id = $1 AND p.status = 'REFUNDED'`, e.eventID))
+		WHERE r.event_id = $1 AND p.status = 'REFUNDED'`, e.eventID), "refunded payments; %s", e.unexplained(ids, jobID))
 	// Each paid booking is told once; a late fan whose checkout was in flight
 	// when the cancel committed may be told too, about a booking never paid.
 	require.Equal(t, n, e.count(`SELECT count(*) FROM notification_log l JOIN reservations r ON r.id = l.reservation_id
-		WHERE r.event_id = $1 AND l.kind = 'cancellation' AND r.id::text = ANY($2)`, e.eventID, ids))
+		WHERE r.event_id = $1 AND l.kind = 'cancellation' AND r.id::text = ANY($2)`, e.eventID, ids),
+		"cancellation notices of the paid bookings; told other than once: %s", e.toldOtherThanOnce(ids))
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM admin_audit WHERE action = 'event.cancel' AND target = $1`, "event:"+e.eventID))
 
 	// The provider agrees: each paid booking's payment was refunded exactly once.
