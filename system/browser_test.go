@@ -219,11 +219,16 @@ func do(t testing.TB, ctx context.Context, step string, actions ...chromedp.Acti
 	defer cancel()
 	if err := chromedp.Do(sctx, append([]chromedp.Action[chromedp.Void]{front()}, actions...)...); err != nil {
 		shot := screenshot(t, ctx, step)
-		// The fan app keeps the cause of an error page it showed (errorView).
+		// The fan app keeps the cause of an error page it showed (errorView),
+		// and a problem it is showing (a refused hold, a declined card) says
+		// what the API answered: both name why a step never came.
 		ectx, ecancel := context.WithTimeout(ctx, 5*time.Second)
 		cause, _ := chromedp.Run(ectx, chromedp.Evaluate[string](`(document.getElementById('main') || {dataset: {}}).dataset.error || ''`))
+		problem, _ := chromedp.Run(ectx, chromedp.Evaluate[string](`(() => { const p = document.getElementById('problem');
+			return p && !p.hidden ? (p.dataset.type || '') + ' ' + p.textContent.trim() : '' })()`))
+		at, _ := chromedp.Run(ectx, chromedp.Evaluate[string](`location.hash`))
 		ecancel()
-		t.Fatalf("step %q: %v (screenshot: %s; page error: %q)", step, err, shot, cause)
+		t.Fatalf("step %q: %v (screenshot: %s; page error: %q; problem shown: %q; at %q)", step, err, shot, cause, problem, at)
 	}
 }
 
