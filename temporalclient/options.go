@@ -20,7 +20,6 @@ import (
 	"go.temporal.io/sdk/converter"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
-
 	"google.golang.org/protobuf/proto"
 
 	"github.com/encore-tickets/encore/config"
@@ -92,6 +91,7 @@ func FailureConverter(codec *payloadcodec.Codec) converter.FailureConverter {
 // encrypted form.
 type decodingACopy struct{ converter.FailureConverter }
 
+// FailureToError is the wrapped converter's, on a copy of f.
 func (c decodingACopy) FailureToError(f *failurepb.Failure) error {
 	if f == nil {
 		return nil
