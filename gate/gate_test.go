@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/config"
+	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/gate"
 	"github.com/encore-tickets/encore/manifest"
 	"github.com/encore-tickets/encore/system"
@@ -155,7 +156,7 @@ func TestTwoGateProcessesRacingOnOneLedgerLetEachTicketInExactlyOnce(t *testing.
 	// commits are so quick that the other's busy wait seldom finds SQLite's
 	// lock free.
 	goroutines, perGoroutine := 100, nTickets // goroutines per gate
-	if raceEnabled {
+	if testenv.Race {
 		goroutines, perGoroutine = 40, 100
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * goroutines}, Timeout: 30 * time.Second}

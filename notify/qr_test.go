@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/encore-tickets/encore/dev/testenv"
 	"github.com/encore-tickets/encore/notify"
 )
 
@@ -78,7 +79,7 @@ func TestQRPNGIsASquarePNGWithAQuietZone(t *testing.T) {
 // for a PNG of a few hundred bytes; with them about 210 KB (the symbol's
 // own matrix and the image).
 func TestQRCodesReuseThePNGEncodersBuffers(t *testing.T) {
-	if raceEnabled {
+	if testenv.Race {
 		t.Skip("the race detector's sync.Pool drops what is put back at random")
 	}
 	encode := func() {

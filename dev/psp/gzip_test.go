@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/encore-tickets/encore/dev/testenv"
 )
 
 // A stored response is compressed with a reused compressor, and reads back
@@ -15,7 +17,7 @@ func TestStoredResponsesReuseTheirCompressorAndReadBackUnchanged(t *testing.T) {
 	body := bytes.Repeat([]byte(`{"id":"pi_123","object":"payment_intent","status":"requires_capture"},`), 40)
 	rec := &idemRecord{BodyGz: gzipBytes(body)}
 	require.Equal(t, body, rec.body())
-	if raceEnabled {
+	if testenv.Race {
 		t.Skip("the race detector's sync.Pool drops what is put back at random")
 	}
 	var before, after runtime.MemStats

@@ -1,5 +1,0 @@
-//go:build !race
-
-package psp
-
-const raceEnabled = false
