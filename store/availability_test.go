@@ -46,9 +46,7 @@ func TestFreeUnitsCountFreeSeatsExpiredHoldsAndOpenPlacesOfTheEventAlone(t *test
 	require.EqualValues(t, 30-2-3, free(ev))
 	// Neither live hold counts, nor does another event's hold.
 	require.NotEqual(t, live, gaLive)
-	_, _, err = st.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: "fan_free_5_" + other,
-		EventID: other, SeatIDs: []string{"sec_" + other + "-A-1"}})
-	require.NoError(t, err)
+	holdSeat(t, st, other, "fan_free_5_"+other, "sec_"+other+"-A-1")
 	require.EqualValues(t, 30-2-3, free(ev))
 	require.EqualValues(t, 29, free(other))
 }

@@ -35,6 +35,14 @@ type BookingChanges struct {
 
 type watch struct{ ch chan struct{} }
 
+// poke leaves one wake-up pending, never waiting on the reader.
+func (w *watch) poke() {
+	select {
+	case w.ch <- struct{}{}:
+	default:
+	}
+}
+
 // NewBookingChanges listens on pool's database once Run runs.
 func NewBookingChanges(pool *pgxpool.Pool, log *slog.Logger) *BookingChanges {
 	return &BookingChanges{pool: pool, log: log, watchers: map[uuid.UUID][]*watch{}}
@@ -78,10 +86,7 @@ func (b *BookingChanges) wake(id uuid.UUID) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, w := range b.watchers[id] {
-		select {
-		case w.ch <- struct{}{}:
-		default:
-		}
+		w.poke()
 	}
 }
 
@@ -91,10 +96,7 @@ func (b *BookingChanges) wakeAll() {
 	defer b.mu.Unlock()
 	for _, ws := range b.watchers {
 		for _, w := range ws {
-			select {
-			case w.ch <- struct{}{}:
-			default:
-			}
+			w.poke()
 		}
 	}
 }

@@ -45,9 +45,7 @@ func TestATransactionBlockedOnALockedRowGivesUpAtTheLockTimeoutWhereverItIsSet(t
 			ev := onSaleEvent(t, st, "evt_lockto_", 1, 2, 0)
 			sec := "sec_" + ev
 			user := "fan_lockto_" + ev
-			h, _, err := st.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: user, EventID: ev,
-				SeatIDs: []string{sec + "-A-1"}})
-			require.NoError(t, err)
+			id := holdSeat(t, st, ev, user, sec+"-A-1")
 
 			// Another transaction holds the free seat's row and the hold's.
 			blocker, err := plain.Begin(ctx)
@@ -55,7 +53,7 @@ func TestATransactionBlockedOnALockedRowGivesUpAtTheLockTimeoutWhereverItIsSet(t
 			defer func() { _ = blocker.Rollback(ctx) }()
 			_, err = blocker.Exec(ctx, `SELECT 1 FROM seats WHERE id = $1 FOR UPDATE`, sec+"-A-2")
 			require.NoError(t, err)
-			_, err = blocker.Exec(ctx, `SELECT 1 FROM reservations WHERE id = $1 FOR UPDATE`, h.ID)
+			_, err = blocker.Exec(ctx, `SELECT 1 FROM reservations WHERE id = $1 FOR UPDATE`, id)
 			require.NoError(t, err)
 
 			began := time.Now()
@@ -64,7 +62,7 @@ func TestATransactionBlockedOnALockedRowGivesUpAtTheLockTimeoutWhereverItIsSet(t
 			require.ErrorIs(t, err, store.ErrBusy, "a hold on the locked seat")
 			require.Less(t, time.Since(began), 10*time.Second, "the hold gave up at the lock timeout")
 			began = time.Now()
-			_, err = st.Holds.Release(ctx, h.ID, user)
+			_, err = st.Holds.Release(ctx, id, user)
 			require.Error(t, err, "a release of the locked hold")
 			require.Less(t, time.Since(began), 10*time.Second, "the release gave up at the lock timeout")
 		})
