@@ -142,7 +142,7 @@ func (a *Reconciliation) publishAudit(rep store.AuditReport, h store.SagaHealth)
 // from the gauges (and their alerts).
 func auditRules(rep store.AuditReport) map[string]int64 {
 	return map[string]int64{"double_sale": rep.SeatsWithManyOwners, "sold_without_paid": rep.SoldWithoutPaid,
-		"held_past_expiry": rep.HeldPastExpiry, "general_miscounted": rep.GeneralOverCount,
+		"held_past_expiry": rep.HeldPastExpiry, "general_miscounted": rep.GeneralOverCount, "seated_miscounted": rep.SeatedMiscounted,
 		"room_nights_over_limit": rep.RoomNightsOverLimit, "room_nights_miscounted": rep.RoomNightsMiscounted,
 		"tickets_beyond_sale": rep.TicketsBeyondSale, "tickets_revoked_twice": rep.TicketsRevokedTwice,
 		"listings_sold_twice": rep.ListingsSoldTwice, "resale_money_unbalanced": rep.ResaleMoneyUnbalanced,

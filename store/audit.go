@@ -21,6 +21,10 @@ type AuditReport struct {
 	// GeneralOverCount: general-admission sections whose taken count differs
 	// from their live items.
 	GeneralOverCount int64 `json:"general_miscounted"`
+	// SeatedMiscounted: seated sections whose taken count (the shards of
+	// section_taken, which surge pricing reads) differs from their seats
+	// that name a reservation.
+	SeatedMiscounted int64 `json:"seated_miscounted"`
 	// RoomNightsOverLimit: room-nights held and sold past their allotment
 	// plus overbooking limit.
 	RoomNightsOverLimit int64 `json:"room_nights_over_limit"`
@@ -55,14 +59,14 @@ type AuditReport struct {
 
 // Violations is the total count.
 func (r AuditReport) Violations() int64 {
-	return r.SeatsWithManyOwners + r.SoldWithoutPaid + r.HeldPastExpiry + r.GeneralOverCount +
+	return r.SeatsWithManyOwners + r.SoldWithoutPaid + r.HeldPastExpiry + r.GeneralOverCount + r.SeatedMiscounted +
 		r.RoomNightsOverLimit + r.RoomNightsMiscounted + r.TicketsBeyondSale + r.TicketsRevokedTwice +
 		r.ListingsSoldTwice + r.ResaleMoneyUnbalanced + r.PlacesWithTwoHolders
 }
 
 func (r AuditReport) String() string {
-	return fmt.Sprintf("seats with more than one live owner: %d; SOLD seats without a PAID reservation: %d; HELD seats past expiry beyond sweeper lag: %d; general-admission sections miscounted: %d; room-nights past allotment plus limit: %d; room-nights miscounted: %d; bookings with more tickets or revoked tickets than their sale issued: %d; tickets revoked twice: %d; listings sold twice: %d; resale listings with unbalanced money: %d; places with two holders: %d",
-		r.SeatsWithManyOwners, r.SoldWithoutPaid, r.HeldPastExpiry, r.GeneralOverCount, r.RoomNightsOverLimit, r.RoomNightsMiscounted,
+	return fmt.Sprintf("seats with more than one live owner: %d; SOLD seats without a PAID reservation: %d; HELD seats past expiry beyond sweeper lag: %d; general-admission sections miscounted: %d; seated sections miscounted: %d; room-nights past allotment plus limit: %d; room-nights miscounted: %d; bookings with more tickets or revoked tickets than their sale issued: %d; tickets revoked twice: %d; listings sold twice: %d; resale listings with unbalanced money: %d; places with two holders: %d",
+		r.SeatsWithManyOwners, r.SoldWithoutPaid, r.HeldPastExpiry, r.GeneralOverCount, r.SeatedMiscounted, r.RoomNightsOverLimit, r.RoomNightsMiscounted,
 		r.TicketsBeyondSale, r.TicketsRevokedTwice, r.ListingsSoldTwice, r.ResaleMoneyUnbalanced, r.PlacesWithTwoHolders)
 }
 
@@ -96,6 +100,10 @@ func (s *Holds) Audit(ctx context.Context, eventID string, sweeperLag time.Durat
 		      SELECT coalesce(sum(i.quantity), 0) FROM reservation_items i
 		      JOIN reservations r ON r.id = i.reservation_id
 		      WHERE i.section_id = sec.id AND i.seat_id IS NULL AND i.live)),
+		  (SELECT count(*) FROM sections sec
+		    WHERE sec.kind <> 'general' AND ($1 = '' OR sec.event_id = $1)
+		      AND (SELECT coalesce(sum(t.taken), 0) FROM section_taken t WHERE t.section_id = sec.id)
+		       <> (SELECT count(*) FROM seats s WHERE s.section_id = sec.id AND s.reservation_id IS NOT NULL)),
 		  (SELECT count(*) FROM (
 		     SELECT t.reservation_id, count(*) FILTER (WHERE t.status <> 'TRANSFERRED') AS issued,
 		            count(*) FILTER (WHERE t.status = 'REVOKED') AS revoked
@@ -109,7 +117,7 @@ func (s *Holds) Audit(ctx context.Context, eventID string, sweeperLag time.Durat
 		  (SELECT count(*) FROM tickets t WHERE ($1 = '' OR t.event_id = $1) AND (
 		     (t.status = 'REVOKED' AND t.revoked_at IS NULL) OR (t.status = 'VALID' AND t.revoked_at IS NOT NULL)))`,
 		eventID, sweeperLag.String()).Scan(&r.SeatsWithManyOwners, &r.SoldWithoutPaid, &r.HeldPastExpiry, &r.GeneralOverCount,
-		&r.TicketsBeyondSale, &r.TicketsRevokedTwice)
+		&r.SeatedMiscounted, &r.TicketsBeyondSale, &r.TicketsRevokedTwice)
 	if err != nil {
 		return r, err
 	}

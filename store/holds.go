@@ -493,14 +493,18 @@ func (w saleWindow) check() error {
 	return nil
 }
 
+// ownPendingSQL locks the fan's own pending hold on the event, if any.
+// Every column of the unique index reservations_one_pending is bound, so the
+// lookup reads one index entry at any table size (migration 0047).
+const ownPendingSQL = `SELECT id, expires_at <= now() FROM reservations
+	WHERE user_id = $1 AND event_id = $2 AND status = 'PENDING_PAYMENT' FOR UPDATE`
+
 // queueSettleOwnPending deals with the fan's own pending checkout on the
 // event: a live one refuses, an expired one is named in *expired for takeCart
 // to end, so it never blocks (lazy expiry). The row stays locked until
 // commit, so two carts of one fan queue.
 func queueSettleOwnPending(b *pgx.Batch, req HoldRequest, expired *uuid.UUID) {
-	b.Queue(`SELECT id, expires_at <= now() FROM reservations
-		WHERE user_id = $1 AND event_id = $2 AND status = 'PENDING_PAYMENT' FOR UPDATE`,
-		req.UserID, req.EventID).QueryRow(func(row pgx.Row) error {
+	b.Queue(ownPendingSQL, req.UserID, req.EventID).QueryRow(func(row pgx.Row) error {
 		var id uuid.UUID
 		var isExpired bool
 		err := row.Scan(&id, &isExpired)
@@ -1044,11 +1048,14 @@ type discount struct {
 	amount int64
 }
 
-// Surge reads: the sections named, or the sections of the seats named.
+// Surge reads: the sections named, or the sections of the seats named. A
+// seated section's taken seats are the sum of its section_taken shards,
+// which the seats' triggers keep in every transaction that changes a seat's
+// owner (migration 0046): a few rows however full the section is.
 const (
 	surgeSelect = `SELECT sec.id, sec.capacity,
 		       CASE WHEN sec.kind = 'general' THEN sec.ga_taken
-		            ELSE (SELECT count(*) FROM seats s WHERE s.section_id = sec.id AND s.status IN ('HELD', 'SOLD')) END
+		            ELSE (SELECT coalesce(sum(t.taken), 0) FROM section_taken t WHERE t.section_id = sec.id) END
 		FROM sections sec `
 	surgeBySection = surgeSelect + `WHERE sec.id = ANY($1)`
 	surgeBySeat    = surgeSelect + `WHERE sec.id IN (SELECT section_id FROM seats WHERE event_id = $1 AND id = ANY($2))`

@@ -61,6 +61,7 @@ func BenchmarkHoldsThroughARunningStack(b *testing.B) {
 	var created, conflicts, other atomic.Int64
 	latencies := make([]time.Duration, b.N)
 	b.ResetTimer()
+	cpu := startCPUMeter()
 	start := time.Now()
 	parallel(clients, b.N, func(i int) {
 		j := rand.IntN(len(seats))
@@ -88,6 +89,9 @@ func BenchmarkHoldsThroughARunningStack(b *testing.B) {
 	b.ReportMetric(float64(latencies[b.N/2].Microseconds())/1000, "p50_ms")
 	b.ReportMetric(float64(latencies[b.N*99/100].Microseconds())/1000, "p99_ms")
 	b.ReportMetric(float64(conflicts.Load())/float64(b.N), "conflict_frac")
+	if ms, ok := cpu.perOp(int64(b.N)); ok {
+		b.ReportMetric(ms, "machine_cpu_ms/hold")
+	}
 }
 
 // stack is a black-box client of a running `encore dev`.
@@ -475,6 +479,7 @@ func BenchmarkBookingsThroughARunningStack(b *testing.B) {
 	cards := st.cards(b.N)
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
+	cpu := startCPUMeter()
 	start := time.Now()
 	parallel(fans, b.N, func(i int) {
 		card := cards[i]
@@ -552,6 +557,9 @@ func BenchmarkBookingsThroughARunningStack(b *testing.B) {
 	b.ReportMetric(float64(polls.Load())/float64(max(paid.Load(), 1)), "polls/booking")
 	b.ReportMetric(ceiling, "trivial_wf/s")
 	b.ReportMetric(rate/ceiling, "fraction_of_ceiling")
+	if ms, ok := cpu.perOp(paid.Load()); ok {
+		b.ReportMetric(ms, "machine_cpu_ms/booking")
+	}
 }
 
 // BenchmarkBurstThroughARunningStack: each op is one burst against a running

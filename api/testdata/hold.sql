@@ -28,7 +28,7 @@ SELECT id FROM seats WHERE event_id = 'evt_bench_pg' AND id = ANY(ARRAY['sec_ben
 UPDATE seats SET status = 'HELD', reservation_id = md5('pgb-' || :client_id || '-' || :u)::uuid, version = version + 1
   WHERE event_id = 'evt_bench_pg' AND id = ANY(ARRAY['sec_bench_pg' || :sec || '-' || encore_row_label(:r) || '-' || :n, 'sec_bench_pg' || :sec || '-' || encore_row_label(:r) || '-' || (:n + 1)])
   AND status = 'AVAILABLE' RETURNING id, section_id, base_price;
-SELECT sec.id, sec.capacity, (SELECT count(*) FROM seats s WHERE s.section_id = sec.id AND s.status IN ('HELD', 'SOLD')) FROM sections sec
+SELECT sec.id, sec.capacity, (SELECT coalesce(sum(t.taken), 0) FROM section_taken t WHERE t.section_id = sec.id) FROM sections sec
   WHERE sec.id IN (SELECT section_id FROM seats WHERE event_id = 'evt_bench_pg' AND id = ANY(ARRAY['sec_bench_pg' || :sec || '-' || encore_row_label(:r) || '-' || :n, 'sec_bench_pg' || :sec || '-' || encore_row_label(:r) || '-' || (:n + 1)]));
 \endpipeline
 \startpipeline

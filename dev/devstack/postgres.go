@@ -375,6 +375,17 @@ func (p *pgServer) writeConf() error {
 		"wal_level = replica",
 		"max_wal_senders = 10",
 	}
+	if !p.opts.Fast {
+		// A sale's first minute fills tables that were empty: a statement
+		// planned once for good on a connection (a prepared statement's
+		// generic plan) while a table was empty may scan what the sale
+		// added since, until an ANALYZE of the table replans every
+		// connection's statements. Autovacuum visits each database every
+		// naptime (default a minute); every 5 s, a growing table is
+		// analysed within seconds. Test clusters keep the default: their
+		// many short-lived databases would keep the workers busy.
+		settings = append(settings, "autovacuum_naptime = '5s'")
+	}
 	if p.opts.Fast {
 		// A test cluster's replicas have no slot (StartReplica): under a
 		// full test run's writes (every package and the shared Temporal

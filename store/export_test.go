@@ -1,0 +1,8 @@
+package store
+
+// SurgeBySection is the surge read of the named sections, for tests that
+// measure what it costs.
+const SurgeBySection = surgeBySection
+
+// OwnPendingSQL is a hold's lookup of the fan's own pending hold.
+const OwnPendingSQL = ownPendingSQL
