@@ -43,6 +43,23 @@ type Row struct {
 // later one) unpublished, to be retried: order is kept.
 type Handler func(ctx context.Context, row Row) error
 
+// Effect is one idempotent effect a row asks for, named by its key.
+type Effect struct {
+	Key string
+	Do  func(ctx context.Context) error
+}
+
+// Effects turns a row into the effects it asks for; an error is a row that
+// can never be carried out (malformed). A drain does each key once, however
+// many of its rows ask for it: every row it read had committed before it
+// began, so one effect done during the drain comes after all of them. Under
+// a sale, a drain's holds touch the same few sections again and again.
+type Effects func(row Row) ([]Effect, error)
+
+// handle is a topic's handler as a drain runs it: done holds the keys of
+// the effects this drain has done.
+type handle func(ctx context.Context, row Row, done map[string]bool) error
+
 // Options tune the relay; zero values take the defaults.
 type Options struct {
 	Interval        time.Duration // pause between polls when idle (50ms)
@@ -58,7 +75,7 @@ type Relay struct {
 	opts  Options
 
 	mu       sync.RWMutex
-	handlers map[string]Handler
+	handlers map[string]handle
 
 	active     atomic.Bool
 	age        prometheus.Gauge
@@ -78,7 +95,7 @@ func New(st *store.Store, opts Options) *Relay {
 		opts.Log = slog.Default()
 	}
 	return &Relay{
-		store: st, opts: opts, handlers: map[string]Handler{},
+		store: st, opts: opts, handlers: map[string]handle{},
 		activeG: prometheus.NewGauge(prometheus.GaugeOpts{Name: "encore_outbox_relay_active",
 			Help: "1 when this process holds the relay lease."}),
 		published: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "encore_outbox_published_total",
@@ -111,6 +128,31 @@ func (r *Relay) Register(reg prometheus.Registerer) {
 
 // Handle sets the handler of a topic (replacing any earlier one).
 func (r *Relay) Handle(topic string, h Handler) {
+	r.set(topic, func(ctx context.Context, row Row, _ map[string]bool) error { return h(ctx, row) })
+}
+
+// HandleEffects sets the handler of a topic whose rows ask for keyed
+// effects (replacing any earlier one): each drain does each key once.
+func (r *Relay) HandleEffects(topic string, f Effects) {
+	r.set(topic, func(ctx context.Context, row Row, done map[string]bool) error {
+		effects, err := f(row)
+		if err != nil {
+			return err
+		}
+		for _, e := range effects {
+			if done[e.Key] {
+				continue
+			}
+			if err := e.Do(ctx); err != nil {
+				return err
+			}
+			done[e.Key] = true
+		}
+		return nil
+	})
+}
+
+func (r *Relay) set(topic string, h handle) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.handlers[topic] = h
@@ -127,7 +169,7 @@ func (r *Relay) topics() []string {
 	return out
 }
 
-func (r *Relay) handler(topic string) Handler {
+func (r *Relay) handler(topic string) handle {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.handlers[topic]
@@ -219,6 +261,7 @@ func (r *Relay) drain(ctx context.Context, lease *store.RelayLease) (int, error)
 		return 0, err
 	}
 	published := make([]int64, 0, len(rows))
+	done := map[string]bool{}
 	mark := func(err error) (int, error) {
 		if merr := lease.MarkPublished(ctx, published); merr != nil {
 			return 0, errors.Join(err, merr)
@@ -234,7 +277,7 @@ func (r *Relay) drain(ctx context.Context, lease *store.RelayLease) (int, error)
 		if h == nil {
 			return mark(nil) // unregistered meanwhile; it waits
 		}
-		if err := h(ctx, row); err != nil {
+		if err := h(ctx, row, done); err != nil {
 			r.failures.WithLabelValues(row.Topic).Inc()
 			return mark(&handlerError{row: row, err: err})
 		}
@@ -265,11 +308,12 @@ func (r *Relay) RunOnce(ctx context.Context) (int, bool, error) {
 
 // InventoryChanged adapts a section invalidation (seatmap.Cache.Invalidate)
 // to the inventory.changed payloads: {event_id, section_id}, one section, and
-// {event_id, section_ids}, every section of a hold. Sections are invalidated
-// in order; a failure repeats the whole row, which is harmless since each
-// invalidation is idempotent.
-func InventoryChanged(invalidate func(ctx context.Context, eventID, sectionID string) error) Handler {
-	return func(ctx context.Context, row Row) error {
+// {event_id, section_ids}, every section of a hold. Each section is an
+// effect keyed by event and section, so a drain invalidates a section once
+// however many of its holds took from it; a failure repeats the row, which
+// is harmless since each invalidation is idempotent.
+func InventoryChanged(invalidate func(ctx context.Context, eventID, sectionID string) error) Effects {
+	return func(row Row) ([]Effect, error) {
 		var p struct {
 			EventID    string   `json:"event_id"`
 			SectionID  string   `json:"section_id"`
@@ -281,13 +325,13 @@ func InventoryChanged(invalidate func(ctx context.Context, eventID, sectionID st
 			sections = append([]string{p.SectionID}, sections...)
 		}
 		if err != nil || p.EventID == "" || len(sections) == 0 || slices.Contains(sections, "") {
-			return fmt.Errorf("malformed inventory.changed payload %s", row.Payload)
+			return nil, fmt.Errorf("malformed inventory.changed payload %s", row.Payload)
 		}
-		for _, sec := range sections {
-			if err := invalidate(ctx, p.EventID, sec); err != nil {
-				return err
-			}
+		effects := make([]Effect, len(sections))
+		for i, sec := range sections {
+			effects[i] = Effect{Key: p.EventID + "\x00" + sec,
+				Do: func(ctx context.Context) error { return invalidate(ctx, p.EventID, sec) }}
 		}
-		return nil
+		return effects, nil
 	}
 }

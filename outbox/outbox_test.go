@@ -2,6 +2,8 @@ package outbox_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -166,7 +168,7 @@ func TestUnhandledTopicsWaitAndShowInTheAge(t *testing.T) {
 	rec := &recorder{}
 	st := store.New(pool, store.Options{})
 	r := outbox.New(st, outbox.Options{})
-	r.Handle(store.TopicInventoryChanged, outbox.InventoryChanged(func(ctx context.Context, ev, sec string) error {
+	r.HandleEffects(store.TopicInventoryChanged, outbox.InventoryChanged(func(ctx context.Context, ev, sec string) error {
 		return rec.handler("r")(ctx, outbox.Row{Key: ev + "/" + sec})
 	}))
 	n, err := runOnce(t, r)
@@ -198,7 +200,8 @@ func runOnce(t *testing.T, r *outbox.Relay) (int, error) {
 
 // A hold writes one inventory.changed row naming every section it took
 // from; the relay invalidates each of them, and still reads the per-section
-// rows that releases, expiries and older holds write.
+// rows that releases, expiries and older holds write. A section two rows of
+// one drain name is invalidated once.
 func TestOneRowPerHoldInvalidatesEverySectionItNames(t *testing.T) {
 	t.Parallel()
 	pool := outboxDB(t)
@@ -225,14 +228,71 @@ func TestOneRowPerHoldInvalidatesEverySectionItNames(t *testing.T) {
 
 	var invalidated []string
 	r := outbox.New(st, outbox.Options{})
-	r.Handle(store.TopicInventoryChanged, outbox.InventoryChanged(func(ctx context.Context, ev, sec string) error {
+	r.HandleEffects(store.TopicInventoryChanged, outbox.InventoryChanged(func(ctx context.Context, ev, sec string) error {
 		invalidated = append(invalidated, ev+"/"+sec)
 		return nil
 	}))
 	n, err := runOnce(t, r)
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
-	require.Equal(t, []string{eventID + "/" + eventID + "_a", eventID + "/" + eventID + "_b", eventID + "/" + eventID + "_a"}, invalidated)
+	require.Equal(t, []string{eventID + "/" + eventID + "_a", eventID + "/" + eventID + "_b"}, invalidated)
+}
+
+// A drain invalidates each section once however many of its rows name it
+// (a sale's holds name the same few sections again and again), in the order
+// of first mention; the next drain invalidates again; and a section whose
+// invalidation fails leaves its row, and every later one, to be repeated.
+func TestADrainInvalidatesEachSectionOnceAndTheNextDrainAgain(t *testing.T) {
+	t.Parallel()
+	pool, _ := testenv.FreshDB(t)
+	ctx := context.Background()
+	insert := func(sections ...string) {
+		t.Helper()
+		raw, err := json.Marshal(map[string]any{"event_id": "e", "section_ids": sections})
+		require.NoError(t, err)
+		_, err = pool.Exec(ctx, `INSERT INTO outbox (topic, key, payload) VALUES ($1, 'e', $2)`, store.TopicInventoryChanged, raw)
+		require.NoError(t, err)
+	}
+	for range 20 {
+		insert("a", "b")
+		insert("b")
+		insert("c", "a")
+	}
+	var invalidated []string
+	failOn := ""
+	r := outbox.New(store.New(pool, store.Options{}), outbox.Options{Batch: 100})
+	r.HandleEffects(store.TopicInventoryChanged, outbox.InventoryChanged(func(ctx context.Context, ev, sec string) error {
+		if sec == failOn {
+			return errors.New("redis is away")
+		}
+		invalidated = append(invalidated, ev+"/"+sec)
+		return nil
+	}))
+	n, err := runOnce(t, r)
+	require.NoError(t, err)
+	require.Equal(t, 60, n)
+	require.Equal(t, []string{"e/a", "e/b", "e/c"}, invalidated, "60 rows, three sections, each once")
+
+	invalidated = nil
+	insert("b")
+	n, err = runOnce(t, r)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Equal(t, []string{"e/b"}, invalidated, "a later drain invalidates again")
+
+	invalidated, failOn = nil, "c"
+	insert("a")
+	insert("c", "b")
+	insert("a")
+	n, err = runOnce(t, r)
+	require.Error(t, err)
+	require.Equal(t, 1, n, "the row before the failure is published")
+	require.Equal(t, []string{"e/a"}, invalidated)
+	invalidated, failOn = nil, ""
+	n, err = runOnce(t, r)
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "the failed row and the one after it are repeated")
+	require.Equal(t, []string{"e/c", "e/b", "e/a"}, invalidated)
 }
 
 func TestAnInventoryChangedRowWithoutSectionsIsRefused(t *testing.T) {
@@ -240,7 +300,8 @@ func TestAnInventoryChangedRowWithoutSectionsIsRefused(t *testing.T) {
 	h := outbox.InventoryChanged(func(context.Context, string, string) error { return nil })
 	for _, payload := range []string{`{"event_id":"e"}`, `{"event_id":"e","section_ids":[]}`, `{"section_ids":["s"]}`,
 		`{"event_id":"e","section_ids":["s",""]}`, `not json`} {
-		require.ErrorContains(t, h(context.Background(), outbox.Row{Payload: []byte(payload)}), "malformed", payload)
+		_, err := h(outbox.Row{Payload: []byte(payload)})
+		require.ErrorContains(t, err, "malformed", payload)
 	}
 }
 

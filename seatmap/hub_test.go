@@ -246,7 +246,7 @@ func TestInvalidationReachesThousandViewersWithinASecondOfTheHold(t *testing.T) 
 	require.NoError(t, err)
 
 	relay := outbox.New(store.New(e.pool, store.Options{}), outbox.Options{Interval: 20 * time.Millisecond})
-	relay.Handle(store.TopicInventoryChanged, outbox.InventoryChanged(c.Invalidate))
+	relay.HandleEffects(store.TopicInventoryChanged, outbox.InventoryChanged(c.Invalidate))
 	// Rows from earlier tests are not this test's business.
 	_, _, err = relay.RunOnce(ctx)
 	require.NoError(t, err)

@@ -87,7 +87,7 @@ func (b *BrowsePlane) Close() {
 // Other planes add theirs with Handle before Run.
 func NewRelay(cfg config.Config, st *store.Store, cache *seatmap.Cache, reg prometheus.Registerer, log *slog.Logger) *outbox.Relay {
 	r := outbox.New(st, outbox.Options{Interval: cfg.RelayInterval, Log: log.With("component", "outbox")})
-	r.Handle(store.TopicInventoryChanged, outbox.InventoryChanged(cache.Invalidate))
+	r.HandleEffects(store.TopicInventoryChanged, outbox.InventoryChanged(cache.Invalidate))
 	r.Register(reg)
 	return r
 }
