@@ -19,6 +19,29 @@ import (
 	"github.com/encore-tickets/encore/store"
 )
 
+// seatOf is the nth seat (from 0) of onSaleEvent's seated section, ten a
+// row: A-1 to A-10, then B-1.
+func seatOf(ev string, n int) string { return fmt.Sprintf("sec_%s-%c-%d", ev, 'A'+rune(n/10), n%10+1) }
+
+// explainedBuffers runs sql under EXPLAIN (ANALYZE, BUFFERS) on q and returns
+// the shared buffers its plan visited, and the plan for a failure message.
+func explainedBuffers(t *testing.T, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, sql string, args ...any) (int, string) {
+	t.Helper()
+	var raw []byte
+	require.NoError(t, q.QueryRow(context.Background(), `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) `+sql, args...).Scan(&raw))
+	var plan []struct {
+		Plan struct {
+			SharedHit  int `json:"Shared Hit Blocks"`
+			SharedRead int `json:"Shared Read Blocks"`
+		} `json:"Plan"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &plan))
+	require.Len(t, plan, 1)
+	return plan[0].Plan.SharedHit + plan[0].Plan.SharedRead, string(raw)
+}
+
 // takenCounts is a section's taken seats as surge pricing reads them (the
 // sum of its section_taken shards) and as the seats say.
 func takenCounts(t *testing.T, st *store.Store, section string) (counted, seats int) {
@@ -41,7 +64,7 @@ func TestASectionsTakenCountFollowsEveryChangeOfItsSeatsOwners(t *testing.T) {
 	st := store.New(pool, store.Options{})
 	ev := onSaleEvent(t, st, "evt_taken_", 3, 10, 0)
 	section := "sec_" + ev
-	seat := func(n int) string { return fmt.Sprintf("%s-%c-%d", section, 'A'+rune(n/10), n%10+1) }
+	seat := func(n int) string { return seatOf(ev, n) }
 
 	// 60 fans at once, each two random seats of 30: most collide.
 	held := make([]uuid.UUID, 60)
@@ -153,19 +176,8 @@ func TestTheSurgeReadCostsAFewBuffersHoweverFullTheSectionAndPricesByItsOccupanc
 	require.Equal(t, 1500, seats)
 	require.Equal(t, seats, counted)
 
-	var plan []struct {
-		Plan struct {
-			SharedHit  int `json:"Shared Hit Blocks"`
-			SharedRead int `json:"Shared Read Blocks"`
-		} `json:"Plan"`
-	}
-	var raw []byte
-	require.NoError(t, st.Pool().QueryRow(ctx, `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) `+store.SurgeBySection,
-		[]string{section}).Scan(&raw))
-	require.NoError(t, json.Unmarshal(raw, &plan))
-	require.Len(t, plan, 1)
-	require.Less(t, plan[0].Plan.SharedHit+plan[0].Plan.SharedRead, 12,
-		"the surge read of a section with 1,500 taken seats visited this many buffers: %s", raw)
+	buffers, plan := explainedBuffers(t, st.Pool(), store.SurgeBySection, []string{section})
+	require.Less(t, buffers, 12, "the surge read of a section with 1,500 taken seats visited this many buffers: %s", plan)
 
 	var free string
 	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT id FROM seats WHERE section_id = $1 AND reservation_id IS NULL ORDER BY id LIMIT 1`,
@@ -208,17 +220,8 @@ func TestTheFansPendingHoldLookupPlannedOnAnEmptyTableStaysALookup(t *testing.T)
 		FROM generate_series(1, 3000) g`, ev)
 	require.NoError(t, err)
 
-	var raw []byte
-	require.NoError(t, conn.QueryRow(ctx, `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE own_pending('fan_plan_new', '`+ev+`')`).Scan(&raw))
-	var plan []struct {
-		Plan struct {
-			SharedHit  int `json:"Shared Hit Blocks"`
-			SharedRead int `json:"Shared Read Blocks"`
-		} `json:"Plan"`
-	}
-	require.NoError(t, json.Unmarshal(raw, &plan))
-	require.Len(t, plan, 1)
-	require.Less(t, plan[0].Plan.SharedHit+plan[0].Plan.SharedRead, 8, "the lookup among 3,000 pending holds: %s", raw)
+	buffers, plan := explainedBuffers(t, conn, `EXECUTE own_pending('fan_plan_new', '`+ev+`')`)
+	require.Less(t, buffers, 8, "the lookup among 3,000 pending holds: %s", plan)
 }
 
 // A connection plans each statement of a hold once (generic plans for the
@@ -239,7 +242,7 @@ func TestAConnectionPlansEachStatementOfAHoldOnce(t *testing.T) {
 	st := store.New(one, store.Options{})
 	ev := onSaleEvent(t, st, "evt_plans_", 2, 10, 0)
 	for i := range 12 {
-		holdSeat(t, st, ev, fmt.Sprintf("fan_plans_%d_%s", i, ev), fmt.Sprintf("sec_%s-%c-%d", ev, 'A'+rune(i/10), i%10+1))
+		holdSeat(t, st, ev, fmt.Sprintf("fan_plans_%d_%s", i, ev), seatOf(ev, i))
 	}
 	rows, err := one.Query(ctx, `SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements
 		WHERE generic_plans + custom_plans >= 12 AND statement NOT LIKE '%plan_cache_mode%'`)
