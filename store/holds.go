@@ -292,12 +292,12 @@ func (b begun) Begin(context.Context) (pgx.Tx, error) { return b.tx, nil }
 // the transaction's own (set_config's is_local), so no other statement on
 // the connection is affected.
 func (s *Holds) queueTxSettings(b *pgx.Batch) {
+	const genericPlans = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`
 	if s.connTimeouts {
-		b.Queue(`SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`)
+		b.Queue(genericPlans)
 		return
 	}
-	b.Queue(`SELECT set_config('plan_cache_mode', 'force_generic_plan', true),
-		set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true)`,
+	b.Queue(genericPlans+`, set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true)`,
 		strconv.FormatInt(s.opts.LockTimeout.Milliseconds(), 10),
 		strconv.FormatInt(s.opts.StatementTimeout.Milliseconds(), 10))
 }

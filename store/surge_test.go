@@ -64,7 +64,6 @@ func TestASectionsTakenCountFollowsEveryChangeOfItsSeatsOwners(t *testing.T) {
 	st := store.New(pool, store.Options{})
 	ev := onSaleEvent(t, st, "evt_taken_", 3, 10, 0)
 	section := "sec_" + ev
-	seat := func(n int) string { return seatOf(ev, n) }
 
 	// 60 fans at once, each two random seats of 30: most collide.
 	held := make([]uuid.UUID, 60)
@@ -74,7 +73,7 @@ func TestASectionsTakenCountFollowsEveryChangeOfItsSeatsOwners(t *testing.T) {
 			a := rand.IntN(30)
 			b := (a + 1 + rand.IntN(29)) % 30
 			h, _, err := st.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(),
-				UserID: fmt.Sprintf("fan_taken_%d_%s", i, ev), EventID: ev, SeatIDs: []string{seat(a), seat(b)}})
+				UserID: fmt.Sprintf("fan_taken_%d_%s", i, ev), EventID: ev, SeatIDs: []string{seatOf(ev, a), seatOf(ev, b)}})
 			if err == nil {
 				held[i] = h.ID
 			}

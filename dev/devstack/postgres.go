@@ -385,8 +385,7 @@ func (p *pgServer) writeConf() error {
 		// analysed within seconds. Test clusters keep the default: their
 		// many short-lived databases would keep the workers busy.
 		settings = append(settings, "autovacuum_naptime = '5s'")
-	}
-	if p.opts.Fast {
+	} else {
 		// A test cluster's replicas have no slot (StartReplica): under a
 		// full test run's writes (every package and the shared Temporal
 		// server) a loaded machine's replica could fall behind past a
