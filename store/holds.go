@@ -243,7 +243,7 @@ func (s *Holds) runHold(ctx context.Context, req HoldRequest, terms func(*pgx.Ba
 	take func(pgx.Tx, checks) (Hold, error)) (Hold, *StoredResponse, error) {
 	first := &pgx.Batch{}
 	first.BeginTx(pgx.TxOptions{})
-	s.queueTxSettings(first)
+	s.queueTimeouts(first)
 	var c checks
 	if req.IdempotencyKey != "" {
 		queueClaimKey(first, req, &c.stored)
@@ -279,25 +279,14 @@ type begun struct{ tx pgx.Tx }
 
 func (b begun) Begin(context.Context) (pgx.Tx, error) { return b.tx, nil }
 
-// queueTxSettings sets what the transaction that b begins runs under, in
-// the same round trip: the store's timeouts when the connection's own are
-// not the store's (as Store.tx bounds every other transaction), and a plan
-// made once per connection for each of the hold's statements.
-//
-// Left to choose (plan_cache_mode auto), PostgreSQL planned most of a
-// hold's statements afresh on every run (custom plans: about a sixth of its
-// CPU a hold). Each is a point read or write by key, whose generic plan is
-// as good as a custom one once the tables have statistics; an ANALYZE (which
-// autovacuum runs as a sale grows the tables) replans them. The setting is
-// the transaction's own (set_config's is_local), so no other statement on
-// the connection is affected.
-func (s *Holds) queueTxSettings(b *pgx.Batch) {
-	const genericPlans = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`
+// queueTimeouts bounds the transaction that b begins as Store.tx bounds every
+// other, in the same round trip (nothing when the connection's own are the
+// store's).
+func (s *Holds) queueTimeouts(b *pgx.Batch) {
 	if s.connTimeouts {
-		b.Queue(genericPlans)
 		return
 	}
-	b.Queue(genericPlans+`, set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true)`,
+	b.Queue(`SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true)`,
 		strconv.FormatInt(s.opts.LockTimeout.Milliseconds(), 10),
 		strconv.FormatInt(s.opts.StatementTimeout.Milliseconds(), 10))
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/dev/testenv"
@@ -221,39 +220,4 @@ func TestTheFansPendingHoldLookupPlannedOnAnEmptyTableStaysALookup(t *testing.T)
 
 	buffers, plan := explainedBuffers(t, conn, `EXECUTE own_pending('fan_plan_new', '`+ev+`')`)
 	require.Less(t, buffers, 8, "the lookup among 3,000 pending holds: %s", plan)
-}
-
-// A connection plans each statement of a hold once (generic plans for the
-// hold's transaction): left to choose, PostgreSQL planned most of them afresh
-// on every hold, about a sixth of its CPU a hold. Twelve holds on one
-// connection: every statement they ran twelve times was planned generically
-// each time (pg_prepared_statements counts both kinds of plan).
-func TestAConnectionPlansEachStatementOfAHoldOnce(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	_, url := testenv.FreshDB(t)
-	cfg, err := pgxpool.ParseConfig(url)
-	require.NoError(t, err)
-	cfg.MaxConns = 1
-	one, err := pgxpool.NewWithConfig(ctx, cfg)
-	require.NoError(t, err)
-	defer one.Close()
-	st := store.New(one, store.Options{})
-	ev := onSaleEvent(t, st, "evt_plans_", 2, 10, 0)
-	for i := range 12 {
-		holdSeat(t, st, ev, fmt.Sprintf("fan_plans_%d_%s", i, ev), seatOf(ev, i))
-	}
-	rows, err := one.Query(ctx, `SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements
-		WHERE generic_plans + custom_plans >= 12 AND statement NOT LIKE '%plan_cache_mode%'`)
-	require.NoError(t, err)
-	type prepared struct {
-		SQL             string
-		Generic, Custom int64
-	}
-	stmts, err := pgx.CollectRows(rows, pgx.RowToStructByPos[prepared])
-	require.NoError(t, err)
-	require.GreaterOrEqual(t, len(stmts), 8, "a hold's statements, each run by every hold: %v", stmts)
-	for _, s := range stmts {
-		require.Zero(t, s.Custom, "planned afresh %d times of %d: %s", s.Custom, s.Custom+s.Generic, s.SQL)
-	}
 }
