@@ -329,10 +329,9 @@ func takeCart(ctx context.Context, tx pgx.Tx, req HoldRequest, c checks) (Hold, 
 	// The remaining writes cannot be refused by a rule, only by a bug or the
 	// database: one round trip for all of them.
 	b = &pgx.Batch{}
-	if err = priceItems(b, req, c.terms, units, surge, disc, hold); err != nil {
+	if err = priceItems(b, req, c.terms, units, surge, disc, hold, unitSections(units)); err != nil {
 		return Hold{}, err
 	}
-	queueHoldOutbox(b, *hold, unitSections(units))
 	if len(req.Stays) == 0 {
 		// The hold is complete: its answer goes in the same round trip.
 		if err := queueKeyRecord(b, req, *hold); err != nil {
@@ -546,11 +545,21 @@ func queueCheckLimit(b *pgx.Batch, req HoldRequest, ev *eventTerms) {
 	})
 }
 
+// insertReservationSQL writes the pending reservation and, on first sight,
+// the fan's account in one statement: the reservation's foreign key is
+// checked at the statement's end, when the account's row is there. A short
+// statement costs the database about as much to receive, plan and answer as
+// to run, so a hold writes in as few statements as the answers it waits on
+// allow (see holdWritesSQL).
+const insertReservationSQL = `WITH fan AS (INSERT INTO users (id) VALUES ($2) ON CONFLICT DO NOTHING)
+	INSERT INTO reservations (id, user_id, event_id, status, expires_at, total, currency, promo_code, fan_email)
+	VALUES ($1, $2, $3, 'PENDING_PAYMENT', now() + make_interval(secs => $4), 0, $5, $6, $7)
+	RETURNING created_at, expires_at`
+
 // queueInsertReservation queues the pending reservation (and the account on
 // first sight) and returns the hold it fills in once b is sent. Its total is
 // set once the items are priced.
 func queueInsertReservation(b *pgx.Batch, req HoldRequest, ev eventTerms) *Hold {
-	b.Queue(`INSERT INTO users (id) VALUES ($1) ON CONFLICT DO NOTHING`, req.UserID)
 	hold := &Hold{
 		ID: req.ReservationID, UserID: req.UserID, EventID: req.EventID,
 		Status: vocab.ReservationPending, PromoCode: req.PromoCode,
@@ -563,9 +572,7 @@ func queueInsertReservation(b *pgx.Batch, req HoldRequest, ev eventTerms) *Hold 
 	if req.FanEmail != "" {
 		email = &req.FanEmail
 	}
-	b.Queue(`INSERT INTO reservations (id, user_id, event_id, status, expires_at, total, currency, promo_code, fan_email)
-		VALUES ($1, $2, $3, 'PENDING_PAYMENT', now() + make_interval(secs => $4), 0, $5, $6, $7)
-		RETURNING created_at, expires_at`,
+	b.Queue(insertReservationSQL,
 		req.ReservationID, req.UserID, req.EventID, ev.ttl, ev.currency, promo, email).QueryRow(func(row pgx.Row) error {
 		err := row.Scan(&hold.CreatedAt, &hold.ExpiresAt)
 		switch code, constraint := pgCode(err); {
@@ -669,13 +676,55 @@ func unitSections(units []unit) []string {
 	return slices.Sorted(maps.Keys(set))
 }
 
+// holdWritesSQL writes what a hold has left to write once its units are
+// priced, in one statement: every item (one row per element of the arrays,
+// in their order), the hold's inventory.changed outbox row, and the
+// reservation's total. Apart, that was a statement per item and two more,
+// each costing the database about as much to receive as to run.
+const holdWritesSQL = `WITH items AS (
+		INSERT INTO reservation_items (reservation_id, event_id, section_id, seat_id, quantity,
+			base_price, surge_bps, discount, price_at_lock, ticket_type, fee)
+		SELECT $1, $2, i.section_id, i.seat_id, i.quantity, i.base_price, i.surge_bps, i.discount, i.price_at_lock,
+			i.ticket_type, i.fee
+		FROM unnest($3::text[], $4::text[], $5::int[], $6::bigint[], $7::int[], $8::bigint[], $9::bigint[], $10::text[],
+			$11::bigint[]) WITH ORDINALITY
+			AS i(section_id, seat_id, quantity, base_price, surge_bps, discount, price_at_lock, ticket_type, fee, n)
+		ORDER BY i.n
+	), changed AS (
+		INSERT INTO outbox (topic, key, payload) VALUES ($12, $13, $14)
+	)
+	UPDATE reservations SET total = $15, fees = $16, tax = $17, tax_rate_bp = $18, prices_include_tax = $19 WHERE id = $1`
+
+// itemRows are a hold's priced items as holdWritesSQL's arrays, one element
+// an item; a nil element is SQL NULL.
+type itemRows struct {
+	sections                       []string
+	seats, types                   []*string
+	quantities, surges             []int32
+	bases, discounts, prices, fees []int64
+}
+
+func (r *itemRows) add(sectionID string, seat, ttype *string, qty int, q pricing.Quote, fee int64) {
+	r.sections = append(r.sections, sectionID)
+	r.seats = append(r.seats, seat)
+	r.types = append(r.types, ttype)
+	r.quantities = append(r.quantities, int32(qty))
+	r.surges = append(r.surges, int32(q.SurgeBps))
+	r.bases = append(r.bases, q.Base)
+	r.discounts = append(r.discounts, q.Discount)
+	r.prices = append(r.prices, q.PriceAtLock)
+	r.fees = append(r.fees, fee)
+}
+
 // priceItems freezes each unit's price (base, the section's surge, the
-// discount), queues its item row and the reservation's total on b, and
-// returns the items and total for the answer.
+// discount) and queues on b, in one statement (holdWritesSQL), the item
+// rows, the hold's outbox row naming sections, and the reservation's total;
+// it fills in the items and total for the answer.
 func priceItems(b *pgx.Batch, req HoldRequest, ev eventTerms, units []unit,
-	surge map[string]int, disc discount, hold *Hold) error {
+	surge map[string]int, disc discount, hold *Hold, sections []string) error {
 	var total, fees int64
 	items := make([]Item, 0, len(units))
+	var rows itemRows
 	perType := map[string]int{}
 	for _, u := range units {
 		typ, base, err := typedBase(req, ev, u)
@@ -715,9 +764,7 @@ func priceItems(b *pgx.Batch, req HoldRequest, ev eventTerms, units []unit,
 		if fees, err = money.AddInt(fees, fee); err != nil {
 			return err
 		}
-		b.Queue(`INSERT INTO reservation_items (reservation_id, event_id, section_id, seat_id, quantity,
-			base_price, surge_bps, discount, price_at_lock, ticket_type, fee) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-			req.ReservationID, req.EventID, u.sectionID, seat, u.qty, q.Base, q.SurgeBps, q.Discount, q.PriceAtLock, ttype, fee)
+		rows.add(u.sectionID, seat, ttype, u.qty, q, fee)
 		items = append(items, Item{SeatID: u.seatID, SectionID: u.sectionID, Quantity: u.qty, TicketType: typ, Fee: fee,
 			Price: money.Money{Amount: q.PriceAtLock, Currency: ev.currency}, Base: q.Base, SurgeBps: q.SurgeBps, Discount: q.Discount})
 	}
@@ -731,8 +778,10 @@ func priceItems(b *pgx.Batch, req HoldRequest, ev eventTerms, units []unit,
 			return err
 		}
 	}
-	b.Queue(`UPDATE reservations SET total = $2, fees = $3, tax = $4, tax_rate_bp = $5, prices_include_tax = $6 WHERE id = $1`,
-		req.ReservationID, charged, fees, tax, ev.taxBp, ev.taxIncluded)
+	topic, key, payload := sectionsChanged(req.EventID, sections)
+	b.Queue(holdWritesSQL, req.ReservationID, req.EventID, rows.sections, rows.seats, rows.quantities, rows.bases,
+		rows.surges, rows.discounts, rows.prices, rows.types, rows.fees, topic, key, payload,
+		charged, fees, tax, ev.taxBp, ev.taxIncluded)
 	hold.Items, hold.Total = items, money.Money{Amount: charged, Currency: ev.currency}
 	hold.Fees, hold.Tax, hold.TaxRateBp = fees, tax, ev.taxBp
 	return nil
@@ -762,14 +811,6 @@ func typedBase(req HoldRequest, ev eventTerms, u unit) (string, int64, error) {
 	}
 	return "", 0, &InvalidError{Field: typeField(req, typ),
 		Message: fmt.Sprintf("ticket type %s is not sold for %s seats", typ, u.category)}
-}
-
-// queueHoldOutbox queues the hold's one inventory.changed row, naming every
-// section it took from: the seat maps' invalidations. One row per hold, not
-// per section, keeps the outbox and the relay's work per hold constant. A
-// hold writes nothing for the saga; its booking workflow starts at checkout.
-func queueHoldOutbox(b *pgx.Batch, hold Hold, sections []string) {
-	queueSectionsChanged(b, hold.EventID, sections)
 }
 
 // sendHoldBatch sends the queued writes and maps a second live owner of a

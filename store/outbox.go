@@ -30,6 +30,16 @@ func queueInventoryChanged(b *pgx.Batch, eventID, sectionID string) {
 // queueSectionsChanged queues one inventory.changed row for every section of
 // one change, sorted, however many there are.
 func queueSectionsChanged(b *pgx.Batch, eventID string, sectionIDs []string) {
-	queueOutbox(b, TopicInventoryChanged, strings.Join(sectionIDs, ","),
-		map[string]any{"event_id": eventID, "section_ids": sectionIDs})
+	topic, key, payload := sectionsChanged(eventID, sectionIDs)
+	b.Queue(`INSERT INTO outbox (topic, key, payload) VALUES ($1, $2, $3)`, topic, key, payload)
+}
+
+// sectionsChanged is the outbox row of one change to sectionIDs (sorted) of
+// an event: its topic, key and payload. A hold writes it inside its own
+// statement (holdWritesSQL); every other change through queueSectionsChanged.
+// One row per change, not per section, keeps the outbox and the relay's
+// work per hold constant.
+func sectionsChanged(eventID string, sectionIDs []string) (topic, key string, payload json.RawMessage) {
+	body, _ := json.Marshal(map[string]any{"event_id": eventID, "section_ids": sectionIDs}) // strings only
+	return TopicInventoryChanged, strings.Join(sectionIDs, ","), body
 }
