@@ -621,11 +621,10 @@ func queueTakeInventory(b *pgx.Batch, req HoldRequest, ev eventTerms) *inventory
 			t.general = &u
 			return err
 		})
-		queueSurge(b, surgeBySection, ev, &t.surge, []string{req.SectionID})
+		queueSurge(b, ev, &t.surge, []string{req.SectionID})
 		return t
 	}
-	queueUpdateSeats(b, req, &t.seats)
-	queueSurge(b, surgeBySeat, ev, &t.surge, req.EventID, req.SeatIDs)
+	queueTakeSeats(b, req, ev, t)
 	return t
 }
 
@@ -837,10 +836,32 @@ const updateSeatsSQL = `UPDATE seats SET status = 'HELD', reservation_id = $3, v
 	WHERE event_id = $1 AND id = ANY($2) AND status = 'AVAILABLE'
 	RETURNING id, section_id, base_price, category`
 
-func queueUpdateSeats(b *pgx.Batch, req HoldRequest, taken *[]takenSeat) {
-	b.Queue(updateSeatsSQL, req.EventID, req.SeatIDs, req.ReservationID).Query(func(rows pgx.Rows) error {
+// takeSeatsSQL is updateSeatsSQL answering, beside each seat it moved, its
+// section's capacity and taken seats as the move leaves them: the section's
+// count as the statement found it (the seats' trigger adds the statement's
+// own seats when it ends) and the seats it took there. One statement where
+// the take and the surge read were two, the read planned afresh at every
+// hold (its seat list is a parameter, so PostgreSQL never keeps a plan of
+// it); the seats' UPDATE is planned either way.
+const takeSeatsSQL = `WITH taken AS (` + updateSeatsSQL + `)
+	SELECT t.id, t.section_id, t.base_price, t.category, sec.capacity,
+		(SELECT coalesce(sum(c.taken), 0) FROM section_taken c WHERE c.section_id = t.section_id)
+			+ count(*) OVER (PARTITION BY t.section_id)
+	FROM taken t JOIN sections sec ON sec.id = t.section_id`
+
+// queueTakeSeats queues the take of the cart's seats (takeSeatsSQL) into
+// t.seats, and their sections' surge as the take leaves them into t.surge.
+func queueTakeSeats(b *pgx.Batch, req HoldRequest, ev eventTerms, t *inventoryTake) {
+	b.Queue(takeSeatsSQL, req.EventID, req.SeatIDs, req.ReservationID).Query(func(rows pgx.Rows) error {
+		t.surge = map[string]int{}
 		var err error
-		*taken, err = collectTaken(rows)
+		t.seats, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (takenSeat, error) {
+			var s takenSeat
+			var capacity, taken int64
+			err := row.Scan(&s.id, &s.section, &s.base, &s.category, &capacity, &taken)
+			t.surge[s.section] = pricing.Multiplier(taken, capacity, ev.startsAt, ev.now)
+			return s, err
+		})
 		return err
 	})
 }
@@ -1089,24 +1110,21 @@ type discount struct {
 	amount int64
 }
 
-// Surge reads: the sections named, or the sections of the seats named. A
+// surgeBySection reads the named sections' occupancy, for their surge: a
 // seated section's taken seats are the sum of its section_taken shards,
 // which the seats' triggers keep in every transaction that changes a seat's
-// owner (migration 0046): a few rows however full the section is.
-const (
-	surgeSelect = `SELECT sec.id, sec.capacity,
+// owner (migration 0046), a few rows however full the section is. A cart of
+// seats reads it with its take (takeSeatsSQL).
+const surgeBySection = `SELECT sec.id, sec.capacity,
 		       CASE WHEN sec.kind = 'general' THEN sec.ga_taken
 		            ELSE (SELECT coalesce(sum(t.taken), 0) FROM section_taken t WHERE t.section_id = sec.id) END
-		FROM sections sec `
-	surgeBySection = surgeSelect + `WHERE sec.id = ANY($1)`
-	surgeBySeat    = surgeSelect + `WHERE sec.id IN (SELECT section_id FROM seats WHERE event_id = $1 AND id = ANY($2))`
-)
+		FROM sections sec WHERE sec.id = ANY($1)`
 
-// queueSurge queues a surge read (surgeBySection or surgeBySeat) and sets
-// *out to each section's multiplier. It reads the occupancy from its own
-// statement's snapshot, which includes what this transaction took before it.
-func queueSurge(b *pgx.Batch, sql string, ev eventTerms, out *map[string]int, args ...any) {
-	b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
+// queueSurge queues the surge read of sectionIDs and sets *out to each
+// section's multiplier. It reads the occupancy from its own statement's
+// snapshot, which includes what this transaction took before it.
+func queueSurge(b *pgx.Batch, ev eventTerms, out *map[string]int, sectionIDs []string) {
+	b.Queue(surgeBySection, sectionIDs).Query(func(rows pgx.Rows) error {
 		var err error
 		*out, err = scanSurge(rows, ev)
 		return err
