@@ -274,3 +274,29 @@ func TestReadingAFailureLeavesItEncrypted(t *testing.T) {
 	require.Contains(t, opts.FailureConverter.FailureToError(f).Error(), "4242", "and reads again")
 	require.Nil(t, opts.FailureConverter.FailureToError(nil))
 }
+
+// A client of a Temporal on this machine sends its requests uncompressed
+// (gzip there costs both ends CPU and saves nothing); one across a network
+// keeps the SDK's gzip.
+func TestOnlyALoopbackClientSendsUncompressedRequests(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		addr       string
+		compressed bool
+	}{
+		{"127.0.0.1:7233", false},
+		{"localhost:7233", false},
+		{"[::1]:7233", false},
+		{"ns.acct.tmprl.cloud:7233", true},
+		{"10.0.0.7:7233", true},
+	}
+	for _, c := range cases {
+		opts, err := temporalclient.Options(config.Default(), c.addr, nil)
+		require.NoError(t, err, c.addr)
+		if c.compressed {
+			require.Nil(t, opts.ConnectionOptions.GrpcCompression, "%s: the SDK's default, gzip", c.addr)
+		} else {
+			require.IsType(t, &client.GrpcCompressionNone{}, opts.ConnectionOptions.GrpcCompression, c.addr)
+		}
+	}
+}
