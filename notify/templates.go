@@ -125,7 +125,10 @@ func (w *qrPNGWriter) Write(mat qrcode.Matrix) error {
 			}
 		}
 	}
-	enc := png.Encoder{CompressionLevel: png.BestCompression, BufferPool: &qrBuffers}
+	// Default compression: 570 bytes for a 320-pixel ticket code where the
+	// best gave 564, in about 0.95 ms a code instead of 1.65 ms (its search
+	// for matches was a fifth of the time; BenchmarkQRPNG).
+	enc := png.Encoder{CompressionLevel: png.DefaultCompression, BufferPool: &qrBuffers}
 	return enc.Encode(&w.out, img)
 }
 
