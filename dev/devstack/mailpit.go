@@ -163,10 +163,22 @@ func BuildMailpit(ctx context.Context, dir, toolsDir string, logw io.Writer) (st
 		}
 	}
 	logger{logw}.printf("mailpit: building %s (pinned in %s) into %s; once", MailpitModule, filepath.Join(toolsDir, "go.mod"), bin)
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, MailpitModule)
+	// Built beside bin under a name of its own, then renamed: another
+	// process (a parallel test package) that finds bin finds it whole and
+	// closed. Built in place, it found the file while go build still wrote
+	// it, and starting it failed with "text file busy".
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		return "", err
+	}
+	tmp := fmt.Sprintf("%s.%d.tmp", bin, os.Getpid())
+	defer os.Remove(tmp)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", tmp, MailpitModule)
 	cmd.Dir = toolsDir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("mailpit: build: %w: %s", err, out)
+	}
+	if err := os.Rename(tmp, bin); err != nil {
+		return "", fmt.Errorf("mailpit: install: %w", err)
 	}
 	return bin, nil
 }
