@@ -547,10 +547,7 @@ func queueCheckLimit(b *pgx.Batch, req HoldRequest, ev *eventTerms) {
 
 // insertReservationSQL writes the pending reservation and, on first sight,
 // the fan's account in one statement: the reservation's foreign key is
-// checked at the statement's end, when the account's row is there. A short
-// statement costs the database about as much to receive, plan and answer as
-// to run, so a hold writes in as few statements as the answers it waits on
-// allow (see holdWritesSQL).
+// checked at the statement's end, when the account's row is there.
 const insertReservationSQL = `WITH fan AS (INSERT INTO users (id) VALUES ($2) ON CONFLICT DO NOTHING)
 	INSERT INTO reservations (id, user_id, event_id, status, expires_at, total, currency, promo_code, fan_email)
 	VALUES ($1, $2, $3, 'PENDING_PAYMENT', now() + make_interval(secs => $4), 0, $5, $6, $7)
@@ -678,8 +675,8 @@ func unitSections(units []unit) []string {
 // holdWritesSQL writes what a hold has left to write once its units are
 // priced, in one statement: every item (one row per element of the arrays,
 // in their order), the hold's inventory.changed outbox row, and the
-// reservation's total. Apart, that was a statement per item and two more,
-// each costing the database about as much to receive as to run.
+// reservation's total. Apart, that was a statement per item and two more:
+// a hold's statements no longer grow with its seats.
 const holdWritesSQL = `WITH items AS (
 		INSERT INTO reservation_items (reservation_id, event_id, section_id, seat_id, quantity,
 			base_price, surge_bps, discount, price_at_lock, ticket_type, fee)
@@ -839,10 +836,8 @@ const updateSeatsSQL = `UPDATE seats SET status = 'HELD', reservation_id = $3, v
 // takeSeatsSQL is updateSeatsSQL answering, beside each seat it moved, its
 // section's capacity and taken seats as the move leaves them: the section's
 // count as the statement found it (the seats' trigger adds the statement's
-// own seats when it ends) and the seats it took there. One statement where
-// the take and the surge read were two, the read planned afresh at every
-// hold (its seat list is a parameter, so PostgreSQL never keeps a plan of
-// it); the seats' UPDATE is planned either way.
+// own seats when it ends) and the seats it took there: one statement where
+// the take and the surge read were two.
 const takeSeatsSQL = `WITH taken AS (` + updateSeatsSQL + `)
 	SELECT t.id, t.section_id, t.base_price, t.category, sec.capacity,
 		(SELECT coalesce(sum(c.taken), 0) FROM section_taken c WHERE c.section_id = t.section_id)
