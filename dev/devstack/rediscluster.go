@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/encore-tickets/encore/dev/freeport"
 	"github.com/encore-tickets/encore/internal/redisslot"
 )
 
@@ -167,7 +168,8 @@ func runNode(cmd *exec.Cmd, port int) (*clusterNode, error) {
 func (n *clusterNode) addr() string { return "127.0.0.1:" + strconv.Itoa(n.port) }
 
 // clusterPorts picks n client ports whose cluster bus ports (+10000) are
-// free too: from base on, or free ones when base is 0.
+// free too: from base on, or, when base is 0, free ones that freeport
+// reserves for this process.
 func clusterPorts(base, n int) ([]int, error) {
 	free := func(p int) bool {
 		for _, q := range []int{p, p + 10000} {
@@ -189,30 +191,10 @@ func clusterPorts(base, n int) ([]int, error) {
 		}
 		return ports, nil
 	}
-	for tries := 0; len(ports) < n && tries < 1000; tries++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		p := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if p+10000 <= 65535 && free(p) && !containsInt(ports, p) {
-			ports = append(ports, p)
-		}
-	}
-	if len(ports) < n {
-		return nil, errors.New("redis cluster: no free ports below 55536")
-	}
-	return ports, nil
-}
-
-func containsInt(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
+	// Below the ephemeral range, bus ports too: the kernel hands ports of
+	// that range to outgoing connections, and a node whose bus port one
+	// took aborts ("address already in use", seen in CI).
+	return freeport.TakeSpaced("127.0.0.1", n, 10000)
 }
 
 func waitPing(ctx context.Context, addr string, timeout time.Duration) error {

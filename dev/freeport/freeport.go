@@ -36,13 +36,27 @@ var (
 
 // Take returns n distinct ports free on host at the moment of the call,
 // outside the kernel's ephemeral range.
-func Take(host string, n int) ([]int, error) {
+func Take(host string, n int) ([]int, error) { return take(host, n, 0) }
+
+// TakeSpaced returns n distinct ports p such that p+offset is free too, both
+// below the ephemeral range and reserved as Take's are: a Redis Cluster node
+// listens on p and on its cluster bus at p+10000, and a bus port picked in
+// the ephemeral range could be taken by any outgoing connection (CI saw a
+// node abort on "address already in use").
+func TakeSpaced(host string, n, offset int) ([]int, error) {
+	if offset <= 0 {
+		return nil, fmt.Errorf("freeport: offset %d: want a positive one", offset)
+	}
+	return take(host, n, offset)
+}
+
+func take(host string, n, offset int) ([]int, error) {
 	if host == "" {
 		host = "127.0.0.1"
 	}
-	top := ephemeralLow()
+	top := EphemeralLow() - offset
 	if top-lowest < 100 {
-		return nil, fmt.Errorf("freeport: the ephemeral range starts at %d: no room below it", top)
+		return nil, fmt.Errorf("freeport: the ephemeral range starts at %d: no room below it for ports %d apart", top+offset, offset)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -58,23 +72,50 @@ func Take(host string, n int) ([]int, error) {
 			return nil, errors.New("freeport: no free port found below the ephemeral range")
 		}
 		p := lowest + rand.IntN(top-lowest)
-		if handedOut[p] || !reserve(p) {
+		group := []int{p}
+		if offset > 0 {
+			group = append(group, p+offset)
+		}
+		ls, ok := claim(host, group)
+		if !ok {
 			continue
 		}
-		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(p)))
-		if err != nil {
-			continue // taken: try another
+		held = append(held, ls...) // held until all are chosen so they differ
+		for _, q := range group {
+			handedOut[q] = true
 		}
-		held = append(held, l) // held until all are chosen so they differ
-		handedOut[p] = true
 		out = append(out, p)
 	}
 	return out, nil
 }
 
-// ephemeralLow is the first port of the kernel's ephemeral range (Linux's
+// claim reserves every port of group and listens on each, or on none: a
+// port handed out before, reserved by another process or taken spoils the
+// group.
+func claim(host string, group []int) ([]net.Listener, bool) {
+	var ls []net.Listener
+	for _, q := range group {
+		if handedOut[q] || !reserve(q) {
+			break
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(q)))
+		if err != nil {
+			break // taken: try another
+		}
+		ls = append(ls, l)
+	}
+	if len(ls) == len(group) {
+		return ls, true
+	}
+	for _, l := range ls {
+		_ = l.Close()
+	}
+	return nil, false
+}
+
+// EphemeralLow is the first port of the kernel's ephemeral range (Linux's
 // default 32768 where the file cannot be read).
-func ephemeralLow() int {
+func EphemeralLow() int {
 	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
 	if err != nil {
 		return 32768

@@ -29,7 +29,7 @@ func TestAPortAnotherProcessHandedOutIsNotHandedOutAgain(t *testing.T) {
 	defer mu.Unlock()
 	// A port this process has not handed out, in the range, free now.
 	p := 0
-	for c := lowest + 7; c < ephemeralLow(); c += 97 {
+	for c := lowest + 7; c < EphemeralLow(); c += 97 {
 		if handedOut[c] || locks[c] != nil {
 			continue
 		}
