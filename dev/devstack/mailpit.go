@@ -163,15 +163,19 @@ func BuildMailpit(ctx context.Context, dir, toolsDir string, logw io.Writer) (st
 		}
 	}
 	logger{logw}.printf("mailpit: building %s (pinned in %s) into %s; once", MailpitModule, filepath.Join(toolsDir, "go.mod"), bin)
-	// Built beside bin under a name of its own, then renamed: another
-	// process (a parallel test package) that finds bin finds it whole and
-	// closed. Built in place, it found the file while go build still wrote
-	// it, and starting it failed with "text file busy".
+	// Built beside bin in a folder of its own, then renamed: another
+	// builder (a parallel test, in this process or another) that finds bin
+	// finds it whole and closed. Built in place, it found the file while go
+	// build still wrote it, and starting it failed with "text file busy".
 	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
 		return "", err
 	}
-	tmp := fmt.Sprintf("%s.%d.tmp", bin, os.Getpid())
-	defer os.Remove(tmp)
+	work, err := os.MkdirTemp(filepath.Dir(bin), "build-") // one a builder, however many in a process
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(work)
+	tmp := filepath.Join(work, "mailpit")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", tmp, MailpitModule)
 	cmd.Dir = toolsDir
 	if out, err := cmd.CombinedOutput(); err != nil {

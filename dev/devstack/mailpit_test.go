@@ -65,16 +65,12 @@ func TestStartMailpitRefusesAPortHeldBySomethingElse(t *testing.T) {
 	require.ErrorContains(t, err, "ENCORE_MAILPIT_SMTP_ADDR")
 }
 
-// A Mailpit being built is found whole or not at all: another process (a
-// parallel test package) that starts it the moment it appears starts it.
-// Built in place, the file appeared while go build still wrote it (go build
-// copies its output when its work folder is on another file system, as the
-// tests' RAM disk is), and starting it failed with "text file busy". A
-// stand-in for go writes its output slowly here; not parallel, for its PATH.
-func TestAMailpitBeingBuiltIsFoundWholeOrNotAtAll(t *testing.T) {
+// slowGo puts a stand-in for go first in PATH (so its callers cannot run in
+// parallel): "go build -o OUT" creates OUT with its final mode and writes it
+// over a second, as go build copies its output when its work folder is on
+// another file system (the tests' RAM disk is). It returns its folder.
+func slowGo(t *testing.T) string {
 	fake := t.TempDir()
-	// As go build copies: the file is created with its final mode, then
-	// written.
 	require.NoError(t, os.WriteFile(filepath.Join(fake, "start.sh"), []byte("#!/bin/sh\n"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(fake, "go"), []byte(`#!/bin/sh
 out=$3
@@ -86,13 +82,22 @@ printf 'exit 0\n' >&3
 exec 3>&-
 `), 0o755))
 	t.Setenv("PATH", fake+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return fake
+}
+
+// A Mailpit being built is found whole or not at all: another process (a
+// parallel test package) that starts it the moment it appears starts it.
+// Built in place, the file appeared while go build still wrote it, and
+// starting it failed with "text file busy".
+func TestAMailpitBeingBuiltIsFoundWholeOrNotAtAll(t *testing.T) {
+	tools := slowGo(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin", "mailpit")
 	built := make(chan error, 1)
 	go func() {
-		_, err := BuildMailpit(ctx, dir, fake, io.Discard)
+		_, err := BuildMailpit(ctx, dir, tools, io.Discard)
 		built <- err
 	}()
 	start := func() {
@@ -115,4 +120,30 @@ exec 3>&-
 		case <-time.After(time.Millisecond):
 		}
 	}
+}
+
+// Builders of one process at once each get a whole Mailpit: they build in
+// folders of their own (a name made of the process ID was one name for all
+// of them, and the second rename found nothing).
+func TestBuildersOfOneProcessAtOnceEachGetMailpit(t *testing.T) {
+	tools := slowGo(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	errs := make(chan error, 3)
+	for range 3 {
+		go func() {
+			bin, err := BuildMailpit(ctx, dir, tools, io.Discard)
+			if err == nil {
+				err = exec.CommandContext(ctx, bin).Run()
+			}
+			errs <- err
+		}()
+	}
+	for range 3 {
+		require.NoError(t, <-errs)
+	}
+	entries, err := os.ReadDir(filepath.Join(dir, "bin"))
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "nothing but the program is left in bin: %v", entries)
 }
