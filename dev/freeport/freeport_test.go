@@ -15,14 +15,21 @@ func TestTakeGivesDistinctBindablePortsBelowTheEphemeralRange(t *testing.T) {
 	require.Len(t, ports, 20)
 	seen := map[int]bool{}
 	for _, p := range ports {
-		require.False(t, seen[p], "port %d handed out twice", p)
-		seen[p] = true
-		require.GreaterOrEqual(t, p, lowest)
-		require.Less(t, p, EphemeralLow(), "an ephemeral port can be taken by any outgoing connection")
-		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
-		require.NoError(t, err, "port %d was not free", p)
-		require.NoError(t, l.Close())
+		requireOnceFreeBelowTheEphemeralRange(t, seen, p)
 	}
+}
+
+// requireOnceFreeBelowTheEphemeralRange checks that port p was not seen
+// before, lies in the range handed out and can be listened on.
+func requireOnceFreeBelowTheEphemeralRange(t *testing.T, seen map[int]bool, p int) {
+	t.Helper()
+	require.False(t, seen[p], "port %d handed out twice", p)
+	seen[p] = true
+	require.GreaterOrEqual(t, p, lowest)
+	require.Less(t, p, EphemeralLow(), "an ephemeral port can be taken by any outgoing connection")
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+	require.NoError(t, err, "port %d was not free", p)
+	require.NoError(t, l.Close())
 }
 
 func TestTakeNeverRepeatsAPortWithinAProcess(t *testing.T) {
@@ -46,15 +53,8 @@ func TestTakeSpacedGivesPortsWhosePartnersAreFreeBelowTheEphemeralRangeToo(t *te
 	require.Len(t, ports, 6)
 	seen := map[int]bool{}
 	for _, p := range ports {
-		for _, q := range []int{p, p + 10000} {
-			require.False(t, seen[q], "port %d handed out twice", q)
-			seen[q] = true
-			require.GreaterOrEqual(t, q, lowest)
-			require.Less(t, q, EphemeralLow(), "an ephemeral port can be taken by any outgoing connection")
-			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(q)))
-			require.NoError(t, err, "port %d was not free", q)
-			require.NoError(t, l.Close())
-		}
+		requireOnceFreeBelowTheEphemeralRange(t, seen, p)
+		requireOnceFreeBelowTheEphemeralRange(t, seen, p+10000)
 	}
 	_, err = TakeSpaced("", 1, 0)
 	require.Error(t, err)
