@@ -31,7 +31,7 @@ func queueInventoryChanged(b *pgx.Batch, eventID, sectionID string) {
 // one change, sorted, however many there are.
 func queueSectionsChanged(b *pgx.Batch, eventID string, sectionIDs []string) {
 	topic, key, payload := sectionsChanged(eventID, sectionIDs)
-	b.Queue(`INSERT INTO outbox (topic, key, payload) VALUES ($1, $2, $3)`, topic, key, payload)
+	queueOutbox(b, topic, key, payload)
 }
 
 // sectionsChanged is the outbox row of one change to sectionIDs (sorted) of
