@@ -462,7 +462,7 @@ func (a *Booking) sendConfirmation(ctx context.Context, id uuid.UUID, bookingID,
 	if err != nil {
 		return err
 	}
-	key := bookingID + "-" + kind
+	key := store.BookingMailKey(id, kind)
 	if kind != NotifyConfirmation {
 		key += "-" + uuid.NewString() // a resend is a new message
 	}
@@ -472,6 +472,13 @@ func (a *Booking) sendConfirmation(ctx context.Context, id uuid.UUID, bookingID,
 	if err != nil {
 		return err
 	}
+	if kind == NotifyConfirmation {
+		if q, ok := a.Mailer.(retriedSender); ok {
+			// The queue's row, by the message's key, is the record Notified
+			// and support read: one row write for the message, sent or not.
+			return q.SendRetried(ctx, m)
+		}
+	}
 	if err := a.Mailer.Send(ctx, m); err != nil {
 		return err
 	}
@@ -479,6 +486,15 @@ func (a *Booking) sendConfirmation(ctx context.Context, id uuid.UUID, bookingID,
 		return a.Store.Bookings.RecordSentOnce(ctx, id, kind, to)
 	}
 	return a.Store.Bookings.LogNotification(ctx, id, kind, to) // every resend is logged
+}
+
+// retriedSender is a mailer that sends for a caller retried until it
+// succeeds and records the message itself (outbox.Mail.SendRetried). Only
+// the Notify activity, which Temporal retries, sends through it: a message
+// sent from a path that gives up after one try goes through Send, queued
+// before it is tried.
+type retriedSender interface {
+	SendRetried(ctx context.Context, m notify.Message) error
 }
 
 // FlagPayment records a reason for staff to look at the payment.

@@ -136,7 +136,7 @@ func (a *Booking) sendCancellation(ctx context.Context, id uuid.UUID, bookingID,
 	if refund != nil && refund.Amount > 0 {
 		c.Refund = money.Format(*refund)
 	}
-	m, err := notify.CancellationMessage(to, bookingID+"-"+NotifyCancellation, c)
+	m, err := notify.CancellationMessage(to, store.BookingMailKey(id, NotifyCancellation), c)
 	if err != nil {
 		return err
 	}

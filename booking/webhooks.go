@@ -46,8 +46,9 @@ type Receipt struct {
 
 // SagaActsOn reports whether the booking workflow needs to hear of a provider
 // event, given the payment status Encore recorded. Others are stored (and
-// reconciled) but cost the workflow nothing: the intent's creation, its
-// cancellation by our own void, and the success of our own capture.
+// reconciled) but cost the workflow nothing: the intent's creation and its
+// cancellation by our own void (the success of our own capture is not even
+// stored: EchoOfOwnCapture).
 func SagaActsOn(ev payments.WebhookEvent, recorded vocab.PaymentStatus) bool {
 	if ev.Object != "payment_intent" {
 		return false
@@ -65,6 +66,15 @@ func SagaActsOn(ev payments.WebhookEvent, recorded vocab.PaymentStatus) bool {
 	return false
 }
 
+// EchoOfOwnCapture reports whether a provider event only echoes what the
+// saga did and recorded itself: the success of its own capture (the
+// capture's metadata says so). Such an event is answered and not stored,
+// one row write fewer a paid booking; every other event is stored once,
+// handled, so a redelivery costs nothing and the audit sees what arrived.
+func EchoOfOwnCapture(ev payments.WebhookEvent) bool {
+	return ev.Object == "payment_intent" && ev.Type == vocab.EventSucceeded && ev.CapturedBySaga
+}
+
 // ReceiveWebhook verifies a provider event, deduplicates it (by event ID
 // plus a content fingerprint), signals the booking the database records for
 // its payment, never the one the event claims, and then stores it handled,
@@ -75,6 +85,11 @@ func (s *Service) ReceiveWebhook(ctx context.Context, body []byte, signature str
 	ev, err := payments.ParseWebhook(body, signature, s.WebhookSecret)
 	if err != nil {
 		return Receipt{}, &SignatureError{Reason: err.Error()}
+	}
+	if EchoOfOwnCapture(ev) {
+		// Nothing to do and nothing to keep: a redelivery finds nothing
+		// to do either, and the saga's capture recorded the money.
+		return Receipt{Received: true}, nil
 	}
 	var bookingID string
 	var recorded vocab.PaymentStatus

@@ -83,6 +83,40 @@ func (q *Mail) Send(ctx context.Context, m notify.Message) error {
 	return nil
 }
 
+// SendRetried is Send for a caller that is itself retried until it returns
+// nil (a Temporal activity): the message is tried first and written once,
+// with its outcome (sent, or pending for the loop to retry), so a message
+// that goes out at once costs one row write, not Send's two. A process that
+// dies between the server's acceptance and the write is undone by the
+// caller's retry, which sends it again (at least once, the same Message-ID),
+// as the end of Send's lease would. A key already written is not sent
+// again. An error means nothing was written, and the caller must retry.
+func (q *Mail) SendRetried(ctx context.Context, m notify.Message) error {
+	q.fill()
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	if queued, err := q.Store.Mail().Queued(ctx, m.Key); err != nil || queued {
+		return err
+	}
+	sendErr := q.Transport.Send(ctx, m)
+	// Written even when ctx ended meanwhile, as attempt's outcome is.
+	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if sendErr == nil {
+		inc(q.sent)
+		return q.Store.Mail().InsertAttempted(mctx, m.Key, m.To, m.Subject, raw, "", time.Time{}, false)
+	}
+	inc(q.failed)
+	dead := q.MaxAttempts <= 1
+	q.Log.Warn("mail queue: first attempt failed", "key", m.Key, "dead", dead, "err", sendErr)
+	if dead {
+		inc(q.dead)
+	}
+	return q.Store.Mail().InsertAttempted(mctx, m.Key, m.To, m.Subject, raw, sendErr.Error(), time.Now().Add(q.backoff(1)), dead)
+}
+
 // Run retries due messages until ctx ends. Every process may run it: each
 // message is claimed by one.
 func (q *Mail) Run(ctx context.Context) {

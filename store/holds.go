@@ -299,21 +299,18 @@ func takeCart(ctx context.Context, tx pgx.Tx, req HoldRequest, c checks) (Hold, 
 			return Hold{}, err
 		}
 	}
-	b := &pgx.Batch{}
-	hold := queueInsertReservation(b, req, c.terms)
 	if req.Adjacent && len(req.SeatIDs) == 0 {
-		// Best available picks its seats once the reservation is written,
-		// then takes them like a cart.
-		if err := tx.SendBatch(ctx, b).Close(); err != nil {
-			return Hold{}, err
-		}
+		// Best available picks its seats first, then takes them like a cart.
 		seats, err := pickAdjacent(ctx, tx, req.EventID, req.SectionID, req.Quantity)
 		if err != nil {
 			return Hold{}, err
 		}
 		req.SeatIDs = seats
-		b = &pgx.Batch{}
 	}
+	// The seats name the reservation before it is written (their foreign
+	// key is checked at commit): it is written last, with its total, once
+	// the take has priced it (holdWritesSQL).
+	b := &pgx.Batch{}
 	take := queueTakeInventory(b, req, c.terms)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return Hold{}, err
@@ -329,7 +326,8 @@ func takeCart(ctx context.Context, tx pgx.Tx, req HoldRequest, c checks) (Hold, 
 	// The remaining writes cannot be refused by a rule, only by a bug or the
 	// database: one round trip for all of them.
 	b = &pgx.Batch{}
-	if err = priceItems(b, req, c.terms, units, surge, disc, hold, unitSections(units)); err != nil {
+	hold, err := priceItems(b, req, c.terms, units, surge, disc, unitSections(units))
+	if err != nil {
 		return Hold{}, err
 	}
 	if len(req.Stays) == 0 {
@@ -554,33 +552,48 @@ const insertReservationSQL = `WITH fan AS (INSERT INTO users (id) VALUES ($2) ON
 	RETURNING created_at, expires_at`
 
 // queueInsertReservation queues the pending reservation (and the account on
-// first sight) and returns the hold it fills in once b is sent. Its total is
-// set once the items are priced.
+// first sight) and returns the hold it fills in once b is sent: a resale's,
+// whose items are written after it. A hold of the event's own seats writes
+// its reservation with its items instead (holdWritesSQL).
 func queueInsertReservation(b *pgx.Batch, req HoldRequest, ev eventTerms) *Hold {
-	hold := &Hold{
-		ID: req.ReservationID, UserID: req.UserID, EventID: req.EventID,
-		Status: vocab.ReservationPending, PromoCode: req.PromoCode,
-	}
-	var promo *string
+	hold := newHold(req)
+	promo, email := optionalFields(req)
+	b.Queue(insertReservationSQL,
+		req.ReservationID, req.UserID, req.EventID, ev.ttl, ev.currency, promo, email).QueryRow(hold.scanInserted)
+	return hold
+}
+
+// newHold is the pending hold a request makes, before its reservation is
+// written.
+func newHold(req HoldRequest) *Hold {
+	return &Hold{ID: req.ReservationID, UserID: req.UserID, EventID: req.EventID,
+		Status: vocab.ReservationPending, PromoCode: req.PromoCode}
+}
+
+// optionalFields are the request's promotion code and e-mail as the
+// reservation stores them: NULL when empty.
+func optionalFields(req HoldRequest) (promo, email *string) {
 	if req.PromoCode != "" {
 		promo = &req.PromoCode
 	}
-	var email *string
 	if req.FanEmail != "" {
 		email = &req.FanEmail
 	}
-	b.Queue(insertReservationSQL,
-		req.ReservationID, req.UserID, req.EventID, ev.ttl, ev.currency, promo, email).QueryRow(func(row pgx.Row) error {
-		err := row.Scan(&hold.CreatedAt, &hold.ExpiresAt)
-		switch code, constraint := pgCode(err); {
-		case code == pgUniqueViolation && constraint == "reservations_one_pending":
-			return &PendingCheckoutError{}
-		case code == pgUniqueViolation && constraint == "reservations_pkey":
-			return ErrReservationIDTaken
-		}
-		return err
-	})
-	return hold
+	return promo, email
+}
+
+// scanInserted reads the written reservation's times into the hold, and
+// maps its insert's refusals: the fan's second pending hold, or an ID
+// taken.
+func (h *Hold) scanInserted(row pgx.Row) error {
+	err := row.Scan(&h.CreatedAt, &h.ExpiresAt)
+	switch code, constraint := pgCode(err); {
+	case code == pgUniqueViolation && constraint == "reservations_one_pending":
+		return &PendingCheckoutError{}
+	case code == pgUniqueViolation && constraint == "reservations_pkey":
+		return ErrReservationIDTaken
+	}
+	return err
 }
 
 // unit is one line of the cart as taken: a seat, or a quantity of a
@@ -673,23 +686,34 @@ func unitSections(units []unit) []string {
 }
 
 // holdWritesSQL writes what a hold has left to write once its units are
-// priced, in one statement: every item (one row per element of the arrays,
-// in their order), the hold's inventory.changed outbox row, and the
-// reservation's total. Apart, that was a statement per item and two more:
-// a hold's statements no longer grow with its seats.
-const holdWritesSQL = `WITH items AS (
+// priced, in one statement: the fan's account on first sight, the
+// reservation with its total, every item (one row per element of the
+// arrays, in their order), and the hold's inventory.changed outbox row. The
+// items' and the account's foreign keys are checked at the statement's end,
+// the seats' at commit: all find their rows. Written apart, the reservation
+// first, that was a statement per item, two more, and an UPDATE of the
+// reservation for its total: a hold's statements and row writes no longer
+// grow with its seats, and its reservation is written once.
+const holdWritesSQL = `WITH fan AS (
+		INSERT INTO users (id) VALUES ($2) ON CONFLICT DO NOTHING
+	), res AS (
+		INSERT INTO reservations (id, user_id, event_id, status, expires_at, currency, promo_code, fan_email,
+			total, fees, tax, tax_rate_bp, prices_include_tax)
+		VALUES ($1, $2, $3, 'PENDING_PAYMENT', now() + make_interval(secs => $4), $5, $6, $7, $8, $9, $10, $11, $12)
+		RETURNING created_at, expires_at
+	), items AS (
 		INSERT INTO reservation_items (reservation_id, event_id, section_id, seat_id, quantity,
 			base_price, surge_bps, discount, price_at_lock, ticket_type, fee)
-		SELECT $1, $2, i.section_id, i.seat_id, i.quantity, i.base_price, i.surge_bps, i.discount, i.price_at_lock,
+		SELECT $1, $3, i.section_id, i.seat_id, i.quantity, i.base_price, i.surge_bps, i.discount, i.price_at_lock,
 			i.ticket_type, i.fee
-		FROM unnest($3::text[], $4::text[], $5::int[], $6::bigint[], $7::int[], $8::bigint[], $9::bigint[], $10::text[],
-			$11::bigint[]) WITH ORDINALITY
+		FROM unnest($13::text[], $14::text[], $15::int[], $16::bigint[], $17::int[], $18::bigint[], $19::bigint[], $20::text[],
+			$21::bigint[]) WITH ORDINALITY
 			AS i(section_id, seat_id, quantity, base_price, surge_bps, discount, price_at_lock, ticket_type, fee, n)
 		ORDER BY i.n
 	), changed AS (
-		INSERT INTO outbox (topic, key, payload) VALUES ($12, $13, $14)
+		INSERT INTO outbox (topic, key, payload) VALUES ($22, $23, $24)
 	)
-	UPDATE reservations SET total = $15, fees = $16, tax = $17, tax_rate_bp = $18, prices_include_tax = $19 WHERE id = $1`
+	SELECT created_at, expires_at FROM res`
 
 // itemRows are a hold's priced items as holdWritesSQL's arrays, one element
 // an item; a nil element is SQL NULL.
@@ -713,11 +737,11 @@ func (r *itemRows) add(sectionID string, seat, ttype *string, qty int, q pricing
 }
 
 // priceItems freezes each unit's price (base, the section's surge, the
-// discount) and queues on b, in one statement (holdWritesSQL), the item
-// rows, the hold's outbox row naming sections, and the reservation's total;
-// it fills in the items and total for the answer.
+// discount) and queues on b, in one statement (holdWritesSQL), the
+// reservation with its total, the item rows and the hold's outbox row
+// naming sections; the hold it returns is filled in once b is sent.
 func priceItems(b *pgx.Batch, req HoldRequest, ev eventTerms, units []unit,
-	surge map[string]int, disc discount, hold *Hold, sections []string) error {
+	surge map[string]int, disc discount, sections []string) (*Hold, error) {
 	var total, fees int64
 	items := make([]Item, 0, len(units))
 	var rows itemRows
@@ -725,26 +749,26 @@ func priceItems(b *pgx.Batch, req HoldRequest, ev eventTerms, units []unit,
 	for _, u := range units {
 		typ, base, err := typedBase(req, ev, u)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		perType[typ] += u.qty
 		if tt := ev.types[typ]; tt != nil && tt.maxPerOrder > 0 && perType[typ] > tt.maxPerOrder {
-			return &InvalidError{Field: typeField(req, typ),
+			return nil, &InvalidError{Field: typeField(req, typ),
 				Message: fmt.Sprintf("at most %d tickets of type %s per order", tt.maxPerOrder, typ)}
 		}
 		q, err := pricing.Price(base, surge[u.sectionID], disc.bps)
 		if err != nil {
-			return fmt.Errorf("store: price seat %s: %w", u.seatID, err)
+			return nil, fmt.Errorf("store: price seat %s: %w", u.seatID, err)
 		}
 		if off := min(disc.amount, q.PriceAtLock); off > 0 {
 			q.Discount, q.PriceAtLock = q.Discount+off, q.PriceAtLock-off
 		}
 		line, err := money.MulInt(q.PriceAtLock, int64(u.qty))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if total, err = money.AddInt(total, line); err != nil {
-			return err
+			return nil, err
 		}
 		var seat, ttype *string
 		if u.seatID != "" {
@@ -755,10 +779,10 @@ func priceItems(b *pgx.Batch, req HoldRequest, ev eventTerms, units []unit,
 		}
 		fee, err := money.MulInt(ev.serviceFee, int64(u.qty))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if fees, err = money.AddInt(fees, fee); err != nil {
-			return err
+			return nil, err
 		}
 		rows.add(u.sectionID, seat, ttype, u.qty, q, fee)
 		items = append(items, Item{SeatID: u.seatID, SectionID: u.sectionID, Quantity: u.qty, TicketType: typ, Fee: fee,
@@ -766,21 +790,28 @@ func priceItems(b *pgx.Batch, req HoldRequest, ev eventTerms, units []unit,
 	}
 	charged, err := money.AddInt(total, fees)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	tax := pricing.Tax(charged, ev.taxBp, ev.taxIncluded)
 	if !ev.taxIncluded {
 		if charged, err = money.AddInt(charged, tax); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	topic, key, payload := sectionsChanged(req.EventID, sections)
-	b.Queue(holdWritesSQL, req.ReservationID, req.EventID, rows.sections, rows.seats, rows.quantities, rows.bases,
-		rows.surges, rows.discounts, rows.prices, rows.types, rows.fees, topic, key, payload,
-		charged, fees, tax, ev.taxBp, ev.taxIncluded)
+	hold := newHold(req)
+	// The times the reservation's insert will write (now() is the
+	// transaction's, read with the terms), known before it is sent: the
+	// key's record, encoded before the batch goes, carries them.
+	hold.CreatedAt, hold.ExpiresAt = ev.now, ev.now.Add(time.Duration(ev.ttl)*time.Second)
 	hold.Items, hold.Total = items, money.Money{Amount: charged, Currency: ev.currency}
 	hold.Fees, hold.Tax, hold.TaxRateBp = fees, tax, ev.taxBp
-	return nil
+	promo, email := optionalFields(req)
+	topic, key, payload := sectionsChanged(req.EventID, sections)
+	b.Queue(holdWritesSQL, req.ReservationID, req.UserID, req.EventID, ev.ttl, ev.currency, promo, email,
+		charged, fees, tax, ev.taxBp, ev.taxIncluded,
+		rows.sections, rows.seats, rows.quantities, rows.bases, rows.surges, rows.discounts, rows.prices, rows.types, rows.fees,
+		topic, key, payload).QueryRow(hold.scanInserted)
+	return hold, nil
 }
 
 // typedBase is the ticket type of unit u and its base price before surge

@@ -237,11 +237,21 @@ func insertInvoice(ctx context.Context, tx pgx.Tx, id uuid.UUID, org string, kin
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return err
 	}
+	// The number is the series' highest plus one, read under a transaction
+	// lock on the organisation's year: numbers are taken one at a time, and
+	// a rolled-back invoice gives its number back (no gaps). The lock
+	// writes nothing, where a counter row was one more row write an invoice.
+	// The read is a statement of its own, after the lock: its snapshot then
+	// sees the invoice of whoever held the lock before.
 	var year int
 	var seq int64
-	if err := tx.QueryRow(ctx, `INSERT INTO invoice_counters (org_id, year, last)
-		VALUES ($1, extract(year FROM now() AT TIME ZONE 'UTC')::int, 1)
-		ON CONFLICT (org_id, year) DO UPDATE SET last = invoice_counters.last + 1 RETURNING year, last`, org).Scan(&year, &seq); err != nil {
+	b := &pgx.Batch{}
+	b.Queue(`SELECT pg_advisory_xact_lock(hashtextextended('invoice:' || $1 || ':' || extract(year FROM now() AT TIME ZONE 'UTC')::int, 0))`, org)
+	b.Queue(`SELECT y, coalesce((SELECT max(seq) FROM invoices WHERE org_id = $1 AND year = y), 0) + 1
+		FROM (SELECT extract(year FROM now() AT TIME ZONE 'UTC')::int) AS t (y)`, org).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&year, &seq)
+	})
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return err
 	}
 	sellerJSON, err := json.Marshal(seller)

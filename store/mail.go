@@ -117,6 +117,38 @@ func (q *MailQueue) claim(ctx context.Context, cond string, lease time.Duration,
 	return m, err == nil, err
 }
 
+// Queued reports whether a message of key is in the queue, whatever its
+// status.
+func (q *MailQueue) Queued(ctx context.Context, key string) (bool, error) {
+	var queued bool
+	err := q.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM mail_queue WHERE key = $1)`, key).Scan(&queued)
+	return queued, err
+}
+
+// InsertAttempted writes, in one row write, a message whose first attempt
+// was made before it was queued: SENT when cause is empty, else PENDING and
+// due at next with the attempt's error (DEAD when dead). A key already
+// queued is left as it is.
+func (q *MailQueue) InsertAttempted(ctx context.Context, key, to, subject string, message []byte,
+	cause string, next time.Time, dead bool) error {
+	status := vocab.MailSent
+	switch {
+	case cause == "":
+		next = time.Now()
+	case dead:
+		status = vocab.MailDead
+	default:
+		status = vocab.MailPending
+	}
+	if len(cause) > 1000 {
+		cause = cause[:1000]
+	}
+	_, err := q.pool.Exec(ctx, `INSERT INTO mail_queue (key, recipient, subject, message, attempts, status, last_error,
+		next_attempt_at, sent_at) VALUES ($1, $2, $3, $4, 1, $5, $6, $7, CASE WHEN $5 = 'SENT' THEN now() END)
+		ON CONFLICT (key) DO NOTHING`, key, to, subject, message, status, cause, next)
+	return err
+}
+
 // MarkSent records the delivery of a claimed message.
 func (q *MailQueue) MarkSent(ctx context.Context, id int64) error {
 	_, err := q.pool.Exec(ctx, `UPDATE mail_queue SET status = 'SENT', sent_at = now(), updated_at = now(),

@@ -9,9 +9,10 @@ import (
 
 // Outbox topics. The relay publishes rows in ID order.
 const (
-	// TopicInventoryChanged: seats of an event changed. The payload names the
-	// event and either one section, {"event_id", "section_id"} (a release, an
-	// expiry, a sale, and holds written before one row per hold), or every
+	// TopicInventoryChanged: seats of an event changed availability. The
+	// payload names the event and either one section, {"event_id",
+	// "section_id"} (a release, an expiry, and sales and holds written before
+	// the sale stopped writing one and the hold wrote one row), or every
 	// section a hold took from, {"event_id", "section_ids"}. The key names the
 	// sections, comma-separated: a single section's row is keyed by it either
 	// way.

@@ -309,7 +309,7 @@ func TestSupportFindsExplainsRefundsOutsidePolicyAndResends(t *testing.T) {
 
 	// Resend: a second confirmation email.
 	require.Eventually(t, func() bool {
-		return e.count(`SELECT count(*) FROM notification_log WHERE reservation_id = $1 AND kind = 'confirmation'`, id) == 1
+		return e.count(`SELECT count(*) FROM mail_queue WHERE key = $1 || '-confirmation' AND status = 'SENT'`, id) == 1
 	}, 20*time.Second, 50*time.Millisecond)
 	status, _ = e.call(http.MethodPost, "/v1/admin/bookings/"+id+"/resend", sam, nil)
 	require.Equal(t, http.StatusAccepted, status)

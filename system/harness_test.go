@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -471,7 +472,9 @@ func (e *e2e) workflowTasks(id string) (tasks int, timerCancelled bool) {
 func (e *e2e) waitNotified(id string) {
 	e.t.Helper()
 	require.Eventually(e.t, func() bool {
-		return e.count(`SELECT count(*) FROM notification_log WHERE reservation_id = $1 AND NOT resend`, id) == 1
+		done, err := e.store.Bookings.Notified(context.Background(), uuid.MustParse(id), activities.NotifyConfirmation)
+		require.NoError(e.t, err)
+		return done
 	}, 30*time.Second, 50*time.Millisecond, "booking %s: the saga's last step", id)
 }
 

@@ -4,9 +4,9 @@
 -- round trip, as each pgx batch is. Run with -D locked=0 for the
 -- conditional-UPDATE strategy, -D locked=1 for the one that first locks the
 -- seat rows in sorted order: the two differ in that one statement only.
--- The statements are the hold's own shapes: the account with the
--- reservation, the seats' take with its surge read, and the items with the
--- outbox row and the total, one statement each.
+-- The statements are the hold's own shapes: the seats' take with its surge
+-- read, then the account, the reservation with its total, the items and the
+-- outbox row in one statement (the seats' owner is checked at commit).
 \set sec random(0, 9)
 \set r random(0, 49)
 \set n random(1, 99)
@@ -21,10 +21,6 @@ SELECT coalesce(sum(i.quantity), 0) FROM reservations r JOIN reservation_items i
     AND (r.status = 'PAID' OR (r.status = 'PENDING_PAYMENT' AND r.expires_at > now()));
 \endpipeline
 \startpipeline
-WITH fan AS (INSERT INTO users (id) VALUES ('pgb-' || :client_id || '-' || :u) ON CONFLICT DO NOTHING)
-INSERT INTO reservations (id, user_id, event_id, status, expires_at, total, currency)
-  VALUES (md5('pgb-' || :client_id || '-' || :u)::uuid, 'pgb-' || :client_id || '-' || :u, 'evt_bench_pg', 'PENDING_PAYMENT', now() + interval '10 minutes', 0, 'EUR')
-  RETURNING created_at, expires_at;
 \if :locked
 SELECT id FROM seats WHERE event_id = 'evt_bench_pg' AND id = ANY(ARRAY['sec_bench_pg' || :sec || '-' || encore_row_label(:r) || '-' || :n, 'sec_bench_pg' || :sec || '-' || encore_row_label(:r) || '-' || (:n + 1)]) ORDER BY id FOR UPDATE;
 \endif
@@ -36,7 +32,12 @@ SELECT t.id, t.section_id, t.base_price, t.category, sec.capacity,
   FROM taken t JOIN sections sec ON sec.id = t.section_id;
 \endpipeline
 \startpipeline
-WITH items AS (
+WITH fan AS (INSERT INTO users (id) VALUES ('pgb-' || :client_id || '-' || :u) ON CONFLICT DO NOTHING),
+res AS (
+  INSERT INTO reservations (id, user_id, event_id, status, expires_at, total, currency)
+  VALUES (md5('pgb-' || :client_id || '-' || :u)::uuid, 'pgb-' || :client_id || '-' || :u, 'evt_bench_pg', 'PENDING_PAYMENT', now() + interval '10 minutes', 2000, 'EUR')
+  RETURNING created_at, expires_at
+), items AS (
   INSERT INTO reservation_items (reservation_id, event_id, section_id, seat_id, quantity, base_price, surge_bps, discount, price_at_lock)
   SELECT reservation_id, 'evt_bench_pg', section_id, id, 1, base_price, 10000, 0, base_price FROM seats
   WHERE id IN ('sec_bench_pg' || :sec || '-' || encore_row_label(:r) || '-' || :n, 'sec_bench_pg' || :sec || '-' || encore_row_label(:r) || '-' || (:n + 1))
@@ -44,6 +45,6 @@ WITH items AS (
 ), changed AS (
   INSERT INTO outbox (topic, key, payload) VALUES ('inventory.changed', 'sec_bench_pg' || :sec, '{"event_id":"evt_bench_pg"}')
 )
-UPDATE reservations SET total = 2000 WHERE id = md5('pgb-' || :client_id || '-' || :u)::uuid;
+SELECT created_at, expires_at FROM res;
 \endpipeline
 COMMIT;
