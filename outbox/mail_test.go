@@ -140,6 +140,63 @@ func TestAMessageSentAtOnceIsWrittenTwiceQueuedClaimedAndMarkedSent(t *testing.T
 	require.Equal(t, 2, writes()["mail_queue"])
 }
 
+// A message sent for a caller that is retried (the saga's Notify activity)
+// is tried first and written once with its outcome: one row write when it
+// goes out, and none again for the same key.
+func TestAMessageSentForARetriedCallerIsOneRowWrite(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := outboxDB(t)
+	writes := testenv.CountRowWrites(t, pool, "mail_queue")
+	st := store.New(pool, store.Options{})
+	box := t.TempDir()
+	q := &outbox.Mail{Store: st, Transport: notify.Mailbox{Dir: box}}
+	require.NoError(t, q.SendRetried(ctx, message("b5-confirmation")))
+	require.Equal(t, 1, writes()["mail_queue"])
+	all, err := st.Mail().List(ctx, "", 0, 10)
+	require.NoError(t, err)
+	require.Len(t, all, 1)
+	require.Equal(t, vocab.MailSent, all[0].Status)
+	require.Equal(t, 1, all[0].Attempts)
+	require.NotNil(t, all[0].SentAt)
+	require.Len(t, mails(t, box), 1)
+
+	require.NoError(t, q.SendRetried(ctx, message("b5-confirmation")), "a retry after the row was written")
+	require.NoError(t, q.Send(ctx, message("b5-confirmation")))
+	require.Equal(t, 1, writes()["mail_queue"], "the same key again writes nothing")
+	require.Len(t, mails(t, box), 1, "and sends nothing")
+}
+
+// A first attempt that fails is written once, pending with its error, and
+// the loop delivers it later, as a message queued by Send.
+func TestAMessageWhoseFirstTryFailedForARetriedCallerIsLeftToTheLoop(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := outboxDB(t)
+	writes := testenv.CountRowWrites(t, pool, "mail_queue")
+	st := store.New(pool, store.Options{})
+	q := &outbox.Mail{Store: st, Transport: refusingSMTP(t), Backoff: time.Millisecond}
+	require.NoError(t, q.SendRetried(ctx, message("b6-confirmation")), "a refused attempt is the queue's to retry")
+	require.Equal(t, 1, writes()["mail_queue"])
+	pending, err := st.Mail().List(ctx, vocab.MailPending, 0, 10)
+	require.NoError(t, err)
+	require.Len(t, pending, 1)
+	require.Equal(t, 1, pending[0].Attempts)
+	require.Contains(t, pending[0].LastError, "421")
+
+	box := t.TempDir()
+	loop := &outbox.Mail{Store: st, Transport: notify.Mailbox{Dir: box}}
+	require.Eventually(t, func() bool {
+		n, err := loop.Drain(ctx)
+		require.NoError(t, err)
+		return n == 1
+	}, 10*time.Second, 10*time.Millisecond)
+	m, err := st.Mail().Get(ctx, pending[0].ID)
+	require.NoError(t, err)
+	require.Equal(t, vocab.MailSent, m.Status)
+	require.Len(t, mails(t, box), 1)
+}
+
 // A sender that dies after the server accepted a message but before the
 // mark leaves it claimed; once the lease ends the queue sends it again
 // (at least once: the same Message-ID), never drops it.

@@ -79,3 +79,32 @@ func TestAHoldSendsAsManyStatementsForFourSeatsAsForOne(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM outbox WHERE payload->>'event_id' = $1`, ev).Scan(&changes))
 	require.Equal(t, 2, changes, "one outbox row a hold")
 }
+
+// A hold of two seats writes each of its rows once: the reservation is
+// inserted with its total (the seats name it before it is written, checked
+// at commit), never updated after; the sale then updates the reservation
+// and the seats once each and writes no outbox row, since a held seat and
+// a sold one are both taken.
+func TestAHoldWritesItsReservationOnceAndItsSaleNoOutboxRow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, _ := testenv.FreshDB(t) // its own database: the trigger counts every write
+	st := store.New(pool, store.Options{})
+	ev := onSaleEvent(t, st, "evt_rowwrites_", 2, 10, 0)
+	writes := testenv.CountRowWrites(t, pool, "reservations", "reservation_items", "seats", "outbox", "users", "section_taken")
+	h, _, err := st.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: "fan_rw_" + ev,
+		EventID: ev, SeatIDs: []string{seatOf(ev, 3), seatOf(ev, 4)}})
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{"reservations": 1, "reservation_items": 2, "seats": 2, "outbox": 1, "users": 1,
+		"section_taken": 1}, writes(), "the hold's row writes")
+	var total int64
+	require.NoError(t, pool.QueryRow(ctx, `SELECT total FROM reservations WHERE id = $1`, h.ID).Scan(&total))
+	require.Equal(t, h.Total.Amount, total)
+	require.Positive(t, total)
+
+	ok, err := st.Bookings.ConfirmSale(ctx, h.ID)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, map[string]int{"reservations": 2, "reservation_items": 2, "seats": 4, "outbox": 1, "users": 1,
+		"section_taken": 1}, writes(), "after the sale")
+}
