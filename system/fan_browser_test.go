@@ -181,9 +181,7 @@ func TestAFanSearchesPicksTwoSeatsPaysAndSeesTwoTicketsWhoseCodesRotateWhileAnot
 		require.True(t, time.Now().Before(deadline), "the QR code changed within a window and a half")
 		time.Sleep(500 * time.Millisecond)
 	}
-	for _, s := range seats {
-		waitJS(t, b, `document.querySelector('#map').seatmap.stateById('`+s+`')`, "sold", 30*time.Second)
-	}
+	requireSoldOnceReloaded(t, b, seats...)
 }
 
 func TestTwoFansInTheFlashSaleQueueAreAdmittedInTheOrderTheyJoinedAndBothBuy(t *testing.T) {
