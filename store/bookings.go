@@ -298,12 +298,12 @@ func (s *Bookings) FanEmail(ctx context.Context, id uuid.UUID) (string, error) {
 func BookingMailKey(id uuid.UUID, kind string) string { return id.String() + "-" + kind }
 
 // Notified reports whether a notification of kind went out for the booking:
-// its log line, or its message in the mail queue (sent, or the queue's to
-// retry), which is the record of a message sent for a retried step.
+// its log line. A confirmation sent by its retried step has no log line: its
+// row in the mail queue (BookingMailKey) is its record.
 func (s *Bookings) Notified(ctx context.Context, id uuid.UUID, kind string) (bool, error) {
 	var done bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM notification_log WHERE reservation_id = $1 AND kind = $2 AND NOT resend)
-		OR EXISTS (SELECT 1 FROM mail_queue WHERE key = $3)`, id, kind, BookingMailKey(id, kind)).Scan(&done)
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM notification_log WHERE reservation_id = $1 AND kind = $2 AND NOT resend)`,
+		id, kind).Scan(&done)
 	return done, err
 }
 

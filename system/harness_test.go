@@ -472,9 +472,10 @@ func (e *e2e) workflowTasks(id string) (tasks int, timerCancelled bool) {
 func (e *e2e) waitNotified(id string) {
 	e.t.Helper()
 	require.Eventually(e.t, func() bool {
-		done, err := e.store.Bookings.Notified(context.Background(), uuid.MustParse(id), activities.NotifyConfirmation)
+		// The confirmation's record: its row in the mail queue.
+		queued, err := e.store.Mail().Queued(context.Background(), store.BookingMailKey(uuid.MustParse(id), activities.NotifyConfirmation))
 		require.NoError(e.t, err)
-		return done
+		return queued
 	}, 30*time.Second, 50*time.Millisecond, "booking %s: the saga's last step", id)
 }
 
