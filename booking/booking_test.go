@@ -105,6 +105,27 @@ func TestTheSagaHearsOnlyOfEventsItMustActOn(t *testing.T) {
 	}
 }
 
+func TestOnlyTheEchoOfTheSagasOwnCaptureGoesUnstored(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		ev   payments.WebhookEvent
+		echo bool
+	}{
+		{"the success of the saga's own capture", payments.WebhookEvent{Type: vocab.EventSucceeded, Object: "payment_intent",
+			CapturedBySaga: true}, true},
+		{"a success the saga did not ask for", payments.WebhookEvent{Type: vocab.EventSucceeded, Object: "payment_intent"}, false},
+		{"an authorisation, which moves the saga", payments.WebhookEvent{Type: vocab.EventAuthorised, Object: "payment_intent",
+			CapturedBySaga: true}, false},
+		{"a refund of a captured charge", payments.WebhookEvent{Type: vocab.EventRefunded, Object: "charge", CapturedBySaga: true}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.echo, booking.EchoOfOwnCapture(tc.ev))
+		})
+	}
+}
+
 func TestEveryBookingStatusIsReachable(t *testing.T) {
 	t.Parallel()
 	seen := map[vocab.BookingStatus]bool{}

@@ -291,8 +291,8 @@ func (s *Holds) queueTimeouts(b *pgx.Batch) {
 		strconv.FormatInt(s.opts.StatementTimeout.Milliseconds(), 10))
 }
 
-// takeCart is the hold once the checks passed: the reservation, the
-// inventory, the promotion, the priced items and the outbox row.
+// takeCart is the hold once the checks passed: the inventory, the
+// promotion, then the reservation with its priced items and the outbox row.
 func takeCart(ctx context.Context, tx pgx.Tx, req HoldRequest, c checks) (Hold, error) {
 	if c.expiredPending != uuid.Nil {
 		if _, err := endLocked(ctx, tx, c.expiredPending, vocab.ReservationExpired); err != nil {
