@@ -446,13 +446,6 @@ func (a *Booking) Notify(ctx context.Context, bookingID, kind string) error {
 	if done, err := a.Store.Bookings.Notified(ctx, id, kind); err != nil || done {
 		return err
 	}
-	if _, ok := a.Mailer.(retriedSender); ok && kind == NotifyConfirmation {
-		// Its record is its row in the mail queue, sent or the queue's to
-		// retry: a retry after it was written renders nothing.
-		if queued, err := a.Store.Mail().Queued(ctx, store.BookingMailKey(id, kind)); err != nil || queued {
-			return err
-		}
-	}
 	return a.sendConfirmation(ctx, id, bookingID, kind)
 }
 
@@ -481,8 +474,9 @@ func (a *Booking) sendConfirmation(ctx context.Context, id uuid.UUID, bookingID,
 	}
 	if kind == NotifyConfirmation {
 		if q, ok := a.Mailer.(retriedSender); ok {
-			// The queue's row, by the message's key, is the record Notify
-			// and support read: one row write for the message, sent or not.
+			// The queue's row, by the message's key, is the message's record
+			// (support reads it; SendRetried finds it on a retry and sends
+			// nothing): one row write for the message, sent or not.
 			return q.SendRetried(ctx, m)
 		}
 	}

@@ -118,15 +118,17 @@ func (s *Bookings) BookingSupportDetail(ctx context.Context, id uuid.UUID) (Supp
 	}
 	// Automatic messages sent before the log existed have no recipient.
 	// A confirmation sent by its retried step is recorded by its row in the
-	// mail queue alone (Notified), keyed "<booking>-<kind>" (BookingMailKey;
-	// a resend's key has a suffix, and a line in the log), shown here beside
-	// the log's lines.
+	// mail queue alone, keyed "<booking>-<kind>" (BookingMailKey; a resend's
+	// key has a suffix, and a line in the log), shown here beside the log's
+	// lines.
 	rows, err = s.pool.Query(ctx, `SELECT kind, recipient, sent_at FROM (
 			SELECT kind, recipient, sent_at, id FROM notification_log WHERE reservation_id = $1
 			UNION ALL
-			SELECT substr(m.key, 38), m.recipient, coalesce(m.sent_at, m.created_at), 0 FROM mail_queue m
-			WHERE m.key > $2 || '-' AND m.key < $2 || '.' AND position('-' IN substr(m.key, 38)) = 0
-			  AND NOT EXISTS (SELECT 1 FROM notification_log l WHERE l.reservation_id = $1 AND l.kind = substr(m.key, 38) AND NOT l.resend)
+			SELECT m.kind, m.recipient, coalesce(m.sent_at, m.created_at), 0
+			FROM (SELECT substr(key, length($2) + 2) AS kind, recipient, sent_at, created_at FROM mail_queue
+				WHERE key > $2 || '-' AND key < $2 || '.') m
+			WHERE position('-' IN m.kind) = 0
+			  AND NOT EXISTS (SELECT 1 FROM notification_log l WHERE l.reservation_id = $1 AND l.kind = m.kind AND NOT l.resend)
 		) e ORDER BY sent_at, id`, id, id.String())
 	if err != nil {
 		return SupportDetail{}, err
