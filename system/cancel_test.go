@@ -314,6 +314,15 @@ func TestSupportFindsExplainsRefundsOutsidePolicyAndResends(t *testing.T) {
 	status, _ = e.call(http.MethodPost, "/v1/admin/bookings/"+id+"/resend", sam, nil)
 	require.Equal(t, http.StatusAccepted, status)
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM notification_log WHERE reservation_id = $1 AND kind = 'resend'`, id))
+	// Support's page lists both: the confirmation from its row in the mail
+	// queue (it has no log line), the resend from the log.
+	status, d = e.call(http.MethodGet, "/v1/admin/bookings/"+id, sam, nil)
+	require.Equal(t, http.StatusOK, status)
+	var kinds []string
+	for _, m := range d["emails"].([]any) {
+		kinds = append(kinds, m.(map[string]any)["kind"].(string))
+	}
+	require.ElementsMatch(t, []string{"confirmation", "resend"}, kinds, "%v", d["emails"])
 
 	// Past the deadline the fan's own cancel is refused; support's refund
 	// works. The deadline's timer ends the booking's workflow.
