@@ -239,6 +239,9 @@ func pspTimeout(ctx context.Context, t *Target, r *Result) error {
 	}
 	r.recovered(start, "the booking was PAID %.1fs after the fan held, through lost answers")
 	// The provider holds exactly one payment for the booking, captured once.
+	// PAID is the sale; the capture follows it, through its own lost
+	// answers, so the provider is read until the capture shows or the
+	// drill's limit passes.
 	var found struct {
 		Data []struct {
 			ID             string `json:"id"`
@@ -247,11 +250,20 @@ func pspTimeout(ctx context.Context, t *Target, r *Result) error {
 		} `json:"data"`
 	}
 	q := url.Values{"query": {"metadata['booking_id']:'" + bookingID + "'"}}
-	st, _, err := t.call(ctx, "GET", t.PSP+"/v1/payment_intents/search?"+q.Encode(), sandboxKey, nil, &found)
-	if err != nil || st != http.StatusOK {
-		return stackError{fmt.Errorf("search the sandbox: status %d, %v", st, err)}
+	var searchErr error
+	captured := func() (bool, error) {
+		st, _, err := t.call(ctx, "GET", t.PSP+"/v1/payment_intents/search?"+q.Encode(), sandboxKey, nil, &found)
+		if err != nil || st != http.StatusOK {
+			searchErr = stackError{fmt.Errorf("search the sandbox: status %d, %v", st, err)}
+			return false, searchErr
+		}
+		searchErr = nil
+		return len(found.Data) == 1 && found.Data[0].AmountReceived == found.Data[0].Amount, nil
 	}
-	if len(found.Data) != 1 || found.Data[0].AmountReceived != found.Data[0].Amount {
+	if _, err := until(ctx, t.Limit, "the capture at the provider", captured); err != nil {
+		if searchErr != nil {
+			return searchErr
+		}
 		return fmt.Errorf("the provider holds %d payments for the booking (want one, captured once): %+v", len(found.Data), found.Data)
 	}
 	r.note("the provider holds one payment for the booking, %d captured once", found.Data[0].AmountReceived)
