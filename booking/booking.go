@@ -282,16 +282,15 @@ func view(v store.BookingView) View {
 
 // Get reads who's booking.
 func (s *Service) Get(ctx context.Context, who session.Identity, id uuid.UUID) (View, error) {
-	v, err := s.Store.Bookings.Booking(ctx, id, who.UserID)
+	// The terms come in the same round trip, whether or not the booking
+	// turns out paid: one statement more in the pipeline costs less than a
+	// second round trip for the paid ones, which a fan's page reads most.
+	v, info, err := s.Store.Bookings.BookingWithTerms(ctx, id, who.UserID)
 	if err != nil {
 		return View{}, err
 	}
 	out := view(v)
 	if out.Status == vocab.BookingPaid {
-		info, err := s.Store.Bookings.LoadBooking(ctx, id)
-		if err != nil {
-			return View{}, err
-		}
 		h, now := activities.HoldInfoOf(info), time.Now()
 		out.Cancellation = &CancellationView{Allowed: h.FanCanCancel(now), Deadline: h.CancelBy.UTC(), Refund: h.FanRefund(now)}
 	}

@@ -41,15 +41,22 @@ type BookingInfo struct {
 // LoadBooking reads a reservation for the saga.
 func (s *Bookings) LoadBooking(ctx context.Context, id uuid.UUID) (BookingInfo, error) {
 	var b BookingInfo
-	var status string
+	bt := &pgx.Batch{}
+	queueLoadBooking(bt, id, &b)
+	err := s.pool.SendBatch(ctx, bt).Close()
+	return b, err
+}
+
+// queueLoadBooking queues LoadBooking's read of reservation id into *b;
+// a missing one is ErrNotFound.
+func queueLoadBooking(bt *pgx.Batch, id uuid.UUID, b *BookingInfo) {
 	// A hotel-only booking has no event, and a package may be cancelled
 	// while both parts allow it: the event's deadline for its seats, the
 	// first check-in for its stays (least ignores the missing one). Past the
 	// stays' free window (the property's days before the first check-in)
 	// the first night of each stay is kept. A walked night's original row
 	// (live false) keeps the price the guest paid; its replacement costs 0.
-	var freeUntil *time.Time
-	err := s.pool.QueryRow(ctx, `WITH x AS (SELECT EXISTS (SELECT 1 FROM reservation_items i
+	bt.Queue(`WITH x AS (SELECT EXISTS (SELECT 1 FROM reservation_items i
 			WHERE i.reservation_id = $1 AND i.listing_id IS NOT NULL) AS resale)
 		SELECT r.id, r.user_id, coalesce(r.event_id, ''), r.status, r.expires_at, r.total, r.currency,
 		CASE WHEN x.resale THEN r.created_at ELSE
@@ -60,17 +67,20 @@ func (s *Bookings) LoadBooking(ctx context.Context, id uuid.UUID) (BookingInfo, 
 		 FROM reservation_nights n JOIN properties p ON p.id = n.property_id WHERE n.reservation_id = r.id),
 		(SELECT coalesce(sum(n.price * n.rooms), 0)::bigint FROM reservation_nights n
 		 WHERE n.reservation_id = r.id AND n.night = n.checkin AND n.price > 0), x.resale
-		FROM x, reservations r LEFT JOIN events e ON e.id = r.event_id WHERE r.id = $1`, id).
-		Scan(&b.ID, &b.UserID, &b.EventID, &status, &b.ExpiresAt, &b.Total.Amount, &b.Total.Currency, &b.CancelBy, &b.Extended,
-			&freeUntil, &b.StayPenalty, &b.Resale)
-	if freeUntil != nil {
-		b.StayFreeUntil = *freeUntil
-	}
-	if errors.Is(err, pgx.ErrNoRows) {
-		return BookingInfo{}, ErrNotFound
-	}
-	b.Status = vocab.ReservationStatus(status)
-	return b, err
+		FROM x, reservations r LEFT JOIN events e ON e.id = r.event_id WHERE r.id = $1`, id).QueryRow(func(row pgx.Row) error {
+		var status string
+		var freeUntil *time.Time
+		err := row.Scan(&b.ID, &b.UserID, &b.EventID, &status, &b.ExpiresAt, &b.Total.Amount, &b.Total.Currency, &b.CancelBy,
+			&b.Extended, &freeUntil, &b.StayPenalty, &b.Resale)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrNotFound
+		}
+		if freeUntil != nil {
+			b.StayFreeUntil = *freeUntil
+		}
+		b.Status = vocab.ReservationStatus(status)
+		return err
+	})
 }
 
 // ExtendHold moves a pending hold's expiry by d, once (the 3-D Secure
@@ -440,17 +450,33 @@ type EventRef struct {
 
 // Booking reads a booking for its owner; another user's (when userID is
 // set) is ErrNotFound, like a missing one. It reads as a page of the fan's
-// list does (bookingViews), so a booking's page and the list never
-// disagree.
+// list does (the same queries, in one snapshot), so a booking's page and
+// the list never disagree, in one round trip (bookingView).
 func (s *Bookings) Booking(ctx context.Context, id uuid.UUID, userID string) (BookingView, error) {
-	vs, err := s.bookingViews(ctx, `r.id = $1`, id)
+	v, found, err := s.bookingView(ctx, id, nil)
+	return ownView(v, found, err, userID)
+}
+
+// BookingWithTerms is Booking with the saga's terms of it (LoadBooking's:
+// its cancellation deadline and penalties), read in the same snapshot and
+// the same round trip: a paid booking's page shows both.
+func (s *Bookings) BookingWithTerms(ctx context.Context, id uuid.UUID, userID string) (BookingView, BookingInfo, error) {
+	var info BookingInfo
+	v, found, err := s.bookingView(ctx, id, &info)
+	v, err = ownView(v, found, err, userID)
+	return v, info, err
+}
+
+// ownView is a read's view for userID: ErrNotFound for a missing booking
+// or, when userID is set, another user's.
+func ownView(v BookingView, found bool, err error, userID string) (BookingView, error) {
 	if err != nil {
 		return BookingView{}, err
 	}
-	if len(vs) == 0 || (userID != "" && vs[0].Hold.UserID != userID) {
+	if !found || (userID != "" && v.Hold.UserID != userID) {
 		return BookingView{}, ErrNotFound
 	}
-	return vs[0], nil
+	return v, nil
 }
 
 // PaymentsForReconciliation maps intent IDs to their bookings' states.

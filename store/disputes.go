@@ -341,28 +341,29 @@ func (s *Bookings) OutsideRefunds(ctx context.Context, reservationID uuid.UUID) 
 	return out, err
 }
 
-// attachDisputes sets each view's latest dispute and whether an outside
-// refund ended it, in one query for the whole page.
-func attachDisputes(ctx context.Context, q rowsQuerier, at map[uuid.UUID]*BookingView, ids []uuid.UUID) error {
-	return eachRow(ctx, q, func(r pgx.Rows) error {
-		var rid uuid.UUID
-		var id, status, reason, cur *string
-		var amount *int64
-		var outside bool
-		if err := r.Scan(&rid, &id, &status, &reason, &amount, &cur, &outside); err != nil {
-			return err
-		}
-		v := at[rid]
-		v.RefundedOutside = outside
-		if id != nil {
-			v.Dispute = &Dispute{ID: *id, Status: vocab.DisputeStatus(*status), Reason: *reason,
-				Amount: money.Money{Amount: *amount, Currency: *cur}}
-		}
-		return nil
-	}, `SELECT r.id, d.dispute_id, d.status, d.reason, d.amount, d.currency::text,
+// disputesSQL reads each view's latest dispute and whether an outside
+// refund ended it, for the whole page at once ($1, the reservations).
+const disputesSQL = `SELECT r.id, d.dispute_id, d.status, d.reason, d.amount, d.currency::text,
 			EXISTS (SELECT 1 FROM outside_refunds o WHERE o.reservation_id = r.id AND o.ended_booking)
 		FROM unnest($1::uuid[]) AS r (id)
 		LEFT JOIN LATERAL (SELECT * FROM payment_disputes d WHERE d.reservation_id = r.id
 			ORDER BY d.opened_at DESC, d.dispute_id LIMIT 1) d ON true
-		WHERE d.dispute_id IS NOT NULL OR EXISTS (SELECT 1 FROM outside_refunds o WHERE o.reservation_id = r.id AND o.ended_booking)`, ids)
+		WHERE d.dispute_id IS NOT NULL OR EXISTS (SELECT 1 FROM outside_refunds o WHERE o.reservation_id = r.id AND o.ended_booking)`
+
+// scanViewDispute sets a disputesSQL row's dispute on its view.
+func scanViewDispute(at map[uuid.UUID]*BookingView, r pgx.Rows) error {
+	var rid uuid.UUID
+	var id, status, reason, cur *string
+	var amount *int64
+	var outside bool
+	if err := r.Scan(&rid, &id, &status, &reason, &amount, &cur, &outside); err != nil {
+		return err
+	}
+	v := at[rid]
+	v.RefundedOutside = outside
+	if id != nil {
+		v.Dispute = &Dispute{ID: *id, Status: vocab.DisputeStatus(*status), Reason: *reason,
+			Amount: money.Money{Amount: *amount, Currency: *cur}}
+	}
+	return nil
 }

@@ -6,3 +6,6 @@ const SurgeBySection = surgeBySection
 
 // OwnPendingSQL is a hold's lookup of the fan's own pending hold.
 const OwnPendingSQL = ownPendingSQL
+
+// ReadInSnapshot is readInSnapshot, for the test of its failure.
+var ReadInSnapshot = readInSnapshot

@@ -3,10 +3,12 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/dev/testenv"
@@ -107,4 +109,119 @@ func TestAHoldWritesItsReservationOnceAndItsSaleNoOutboxRow(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, map[string]int{"reservations": 2, "reservation_items": 2, "seats": 4, "outbox": 1, "users": 1,
 		"section_taken": 1}, writes(), "after the sale")
+}
+
+// A hold runs the generic plans of its statements, planned once a
+// connection: left to choose, PostgreSQL planned the take afresh on every
+// hold, since its generic plan's estimate never won. A refusal's
+// alternatives, whose best plan depends on the seats, are planned for them
+// every time still.
+func TestAHoldPlansItsTakeOnceAConnectionAndARefusalsAlternativesForTheirSeats(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	// One connection: the prepared statements read are the holds' own.
+	pool, err := store.OpenPool(ctx, testenv.DatabaseURL(t), store.PoolOptions{MaxConns: 1})
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	st := store.New(pool, store.Options{})
+	ev := onSaleEvent(t, st, "evt_plans_", 2, 10, 0)
+	const holds = 8 // past the five custom plans PostgreSQL tries before it compares
+	for i := range holds {
+		_, _, err := st.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: fmt.Sprintf("fan_plan_%d_%s", i, ev),
+			EventID: ev, SeatIDs: []string{seatOf(ev, i)}})
+		require.NoError(t, err)
+	}
+	_, _, err = st.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: "fan_plan_late_" + ev,
+		EventID: ev, SeatIDs: []string{seatOf(ev, 0)}})
+	var refused *store.SeatUnavailableError
+	require.ErrorAs(t, err, &refused)
+	require.NotEmpty(t, refused.Alternatives)
+
+	plans := func(prefix string) (generic, custom int64) {
+		t.Helper()
+		require.NoError(t, pool.QueryRow(ctx, `SELECT coalesce(sum(generic_plans), 0), coalesce(sum(custom_plans), 0)
+			FROM pg_prepared_statements WHERE statement LIKE $1 || '%'`, prefix).Scan(&generic, &custom))
+		return generic, custom
+	}
+	generic, custom := plans("WITH taken AS (UPDATE seats")
+	require.Equal(t, int64(holds+1), generic, "the take's generic plans")
+	require.Zero(t, custom, "the take's custom plans")
+	generic, custom = plans("WITH ref AS")
+	require.Zero(t, generic, "the alternatives' generic plans")
+	require.Positive(t, custom, "the alternatives' custom plans")
+}
+
+// A booking's page reads in one round trip, with the saga's terms of it:
+// the view's queries, LoadBooking's and the BEGIN and COMMIT of their
+// snapshot are pipelined. Read as a transaction of its own, it cost a round
+// trip a query and two more, and LoadBooking one after it.
+func TestABookingReadsWithItsTermsInOneRoundTrip(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	counter := &testenv.QueryCounter{}
+	pool, err := store.OpenPool(ctx, testenv.DatabaseURL(t), store.PoolOptions{MaxConns: 1, Tracer: counter})
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	st := store.New(pool, store.Options{})
+	ev := onSaleEvent(t, st, "evt_viewtrips_", 1, 10, 0)
+	user := "fan_viewtrips_" + ev
+	h, _, err := st.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: user,
+		EventID: ev, SeatIDs: []string{seatOf(ev, 2), seatOf(ev, 1)}})
+	require.NoError(t, err)
+
+	_, _, err = st.Bookings.BookingWithTerms(ctx, h.ID, user) // prepares the statements on the connection
+	require.NoError(t, err)
+	counter.Reset()
+	v, info, err := st.Bookings.BookingWithTerms(ctx, h.ID, user)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), counter.Trips(), "round trips of a booking's read with its terms")
+
+	require.Equal(t, h.ID, v.Hold.ID)
+	require.Equal(t, h.Total, v.Hold.Total)
+	require.Len(t, v.Hold.Items, 2)
+	require.Equal(t, seatOf(ev, 1), v.Hold.Items[0].SeatID, "items in seat order")
+	require.Equal(t, []store.Voucher{}, v.Vouchers)
+	want, err := st.Bookings.LoadBooking(ctx, h.ID)
+	require.NoError(t, err)
+	require.Equal(t, want, info)
+
+	counter.Reset()
+	_, err = st.Bookings.Booking(ctx, h.ID, user)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), counter.Trips(), "round trips of a booking's read")
+
+	_, _, err = st.Bookings.BookingWithTerms(ctx, h.ID, "someone_else")
+	require.ErrorIs(t, err, store.ErrNotFound, "another fan's booking")
+	_, _, err = st.Bookings.BookingWithTerms(ctx, uuid.New(), user)
+	require.ErrorIs(t, err, store.ErrNotFound, "a booking that does not exist")
+	var status byte
+	c, err := pool.Acquire(ctx)
+	require.NoError(t, err)
+	status = c.Conn().PgConn().TxStatus()
+	c.Release()
+	require.Equal(t, byte('I'), status, "the connection is back idle, its snapshot committed")
+}
+
+// A read in one snapshot whose query fails is rolled back: the
+// connection goes back to the pool idle, not closed, and serves the next
+// read.
+func TestAFailedReadInOneSnapshotLeavesItsConnectionIdle(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, err := store.OpenPool(ctx, testenv.DatabaseURL(t), store.PoolOptions{MaxConns: 1})
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	var pid int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid))
+	b := &pgx.Batch{}
+	b.Queue(`SELECT 1`)
+	b.Queue(`SELECT 1 / 0`)
+	b.Queue(`SELECT 2`)
+	err = store.ReadInSnapshot(ctx, pool, b)
+	var pgErr *pgconn.PgError
+	require.ErrorAs(t, err, &pgErr)
+	require.Equal(t, "22012", pgErr.Code, "division by zero")
+	var again int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&again))
+	require.Equal(t, pid, again, "the same connection, kept")
 }

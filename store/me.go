@@ -2,12 +2,14 @@ package store
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/encore-tickets/encore/money"
 	"github.com/encore-tickets/encore/vocab"
@@ -98,9 +100,9 @@ func (s *Bookings) BookingViewsOfUser(ctx context.Context, userID string, after 
 // bookingViews reads the bookings the condition (a WHERE clause over
 // reservations r, with its ORDER BY and LIMIT) selects, in its order, with
 // everything a BookingView shows: the reservation with its payment in one
-// query, then its items, stay nights, tickets and vouchers in one query
-// each for every booking at once. A page of a hundred bookings costs five
-// queries, as one booking does; reading them one by one cost five each.
+// query, then its items, stay nights, tickets, vouchers and disputes in one
+// query each for every booking at once. A page of a hundred bookings costs
+// six queries, as one booking does; reading them one by one cost six each.
 //
 // The queries share one snapshot (a read-only repeatable-read transaction):
 // read one by one, a dispute lost between the tickets' query and the
@@ -121,17 +123,141 @@ type rowsQuerier interface {
 	Query(context.Context, string, ...any) (pgx.Rows, error)
 }
 
+// bookingViewsIn reads the views the condition selects through q: the
+// reservations first, then each part for all of them at once.
 func bookingViewsIn(ctx context.Context, q rowsQuerier, where string, args ...any) ([]BookingView, error) {
-	rows, err := q.Query(ctx, `SELECT r.id, r.user_id, coalesce(r.event_id, ''), r.status, r.created_at, r.expires_at,
+	r := newViewRead()
+	rows, err := q.Query(ctx, viewMainSQL+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.scanMain(rows); err != nil || len(r.views) == 0 {
+		return r.views, err
+	}
+	ids := make([]uuid.UUID, len(r.views))
+	for i := range r.views {
+		ids[i] = r.views[i].Hold.ID
+	}
+	for _, p := range r.parts() {
+		if err := eachRow(ctx, q, p.scan, p.sql, ids); err != nil {
+			return nil, err
+		}
+	}
+	return r.views, nil
+}
+
+// bookingView reads one booking, and, when info is not nil, the saga's
+// terms of it (LoadBooking's) into *info, in one round trip: BEGIN of a
+// read-only repeatable-read transaction, every query and the COMMIT are
+// pipelined (readInSnapshot), so they share one snapshot as bookingViews'
+// do, where the transaction cost a round trip for each query besides its
+// BEGIN and COMMIT. A fan's page watching its booking reads it on every
+// change. found is false for a missing booking.
+func (s *Bookings) bookingView(ctx context.Context, id uuid.UUID, info *BookingInfo) (v BookingView, found bool, err error) {
+	r := newViewRead()
+	b := &pgx.Batch{}
+	b.Queue(viewMainSQL+`r.id = $1`, id).Query(r.scanMain)
+	ids := []uuid.UUID{id}
+	for _, p := range r.parts() {
+		b.Queue(p.sql, ids).Query(func(rows pgx.Rows) error {
+			defer rows.Close()
+			for rows.Next() {
+				if err := p.scan(rows); err != nil {
+					return err
+				}
+			}
+			return rows.Err()
+		})
+	}
+	if info != nil {
+		queueLoadBooking(b, id, info)
+	}
+	if err := readInSnapshot(ctx, s.pool, b); err != nil {
+		if info != nil && errors.Is(err, ErrNotFound) {
+			err = nil // LoadBooking's refusal of the missing booking: found says it
+		}
+		return BookingView{}, false, err
+	}
+	if len(r.views) == 0 {
+		return BookingView{}, false, nil
+	}
+	return r.views[0], true, nil
+}
+
+// readInSnapshot runs b's queries in one read-only repeatable-read
+// transaction, sent with its BEGIN and COMMIT in one round trip. A query
+// that fails leaves the transaction aborted (the server skips the rest of
+// the pipeline, the COMMIT too): it is rolled back, so the connection goes
+// back to the pool idle instead of being closed.
+func readInSnapshot(ctx context.Context, pool *pgxpool.Pool, b *pgx.Batch) error {
+	full := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(b.QueuedQueries)+2)}
+	full.Queue(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`)
+	full.QueuedQueries = append(full.QueuedQueries, b.QueuedQueries...)
+	full.Queue(`COMMIT`)
+	c, err := pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	err = c.SendBatch(ctx, full).Close()
+	if pc := c.Conn().PgConn(); err != nil && !pc.IsClosed() && pc.TxStatus() != 'I' {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		_, _ = c.Exec(rctx, `ROLLBACK`)
+	}
+	return err
+}
+
+// viewMainSQL reads the reservations of booking views, with their payment
+// and event, for the WHERE clause appended to it.
+const viewMainSQL = `SELECT r.id, r.user_id, coalesce(r.event_id, ''), r.status, r.created_at, r.expires_at,
 		r.ended_at, r.total, r.currency, coalesce(r.promo_code, ''), r.status = 'PENDING_PAYMENT' AND r.expires_at <= now(),
 		r.fees, r.tax, r.tax_rate_bp,
 		coalesce(p.status, ''), coalesce(p.intent_id, ''), coalesce(p.flagged, ''),
 		coalesce(e.title, ''), e.starts_at, coalesce(v.timezone, ''), coalesce(v.name, ''), coalesce(v.city, '')
 		FROM reservations r LEFT JOIN payments p ON p.reservation_id = r.id
-		LEFT JOIN events e ON e.id = r.event_id LEFT JOIN venues v ON v.id = e.venue_id WHERE `+where, args...)
-	if err != nil {
-		return nil, err
+		LEFT JOIN events e ON e.id = r.event_id LEFT JOIN venues v ON v.id = e.venue_id WHERE `
+
+// viewRead is one read of booking views: the reservations' rows make the
+// views, and each part's rows, ordered by reservation and then as the
+// single booking's reads always were, append to their own view.
+type viewRead struct {
+	views    []BookingView
+	at       map[uuid.UUID]*BookingView
+	lastStay map[uuid.UUID]int
+}
+
+func newViewRead() *viewRead {
+	return &viewRead{at: map[uuid.UUID]*BookingView{}, lastStay: map[uuid.UUID]int{}}
+}
+
+// viewPart is a query over the views' reservation IDs ($1) and what each of
+// its rows adds to its view.
+type viewPart struct {
+	sql  string
+	scan func(pgx.Rows) error
+}
+
+func (r *viewRead) parts() []viewPart {
+	return []viewPart{
+		{`SELECT i.reservation_id, coalesce(i.seat_id, ''), i.section_id, i.quantity, i.price_at_lock, i.base_price, i.surge_bps, i.discount,
+			coalesce(sec.name, ''), coalesce(st.row_label, ''), coalesce(st.number, 0),
+			coalesce(i.ticket_type, ''), i.fee, coalesce(i.listing_id::text, '')
+		FROM reservation_items i LEFT JOIN sections sec ON sec.id = i.section_id LEFT JOIN seats st ON st.id = i.seat_id
+		WHERE i.reservation_id = ANY($1) ORDER BY i.reservation_id, i.seat_id COLLATE "C", i.id`, r.scanItem},
+		{`SELECT reservation_id, stay, property_id, room_type, checkin, checkout, rooms, night, price, currency
+		FROM reservation_nights WHERE reservation_id = ANY($1) ORDER BY reservation_id, stay, night, live`, r.scanNight},
+		{`SELECT t.reservation_id, t.id, coalesce(t.seat_id, ''), t.status, sec.name, coalesce(st.row_label, ''), coalesce(st.number, 0)
+		FROM tickets t JOIN sections sec ON sec.id = t.section_id LEFT JOIN seats st ON st.id = t.seat_id
+		WHERE t.reservation_id = ANY($1) ORDER BY t.reservation_id, t.seat_id, t.unit`, r.scanTicket},
+		{`SELECT reservation_id, id, property_id, room_type, checkin, checkout, confirmation, status
+		FROM vouchers WHERE reservation_id = ANY($1) ORDER BY reservation_id, stay`, r.scanVoucher},
+		{disputesSQL, func(rows pgx.Rows) error { return scanViewDispute(r.at, rows) }},
 	}
+}
+
+// scanMain makes a view of each reservation row.
+func (r *viewRead) scanMain(rows pgx.Rows) error {
 	views, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (BookingView, error) {
 		var v BookingView
 		h := &v.Hold
@@ -152,99 +278,77 @@ func bookingViewsIn(ctx context.Context, q rowsQuerier, where string, args ...an
 			h.Status = vocab.ReservationExpired
 		}
 		v.PaymentStatus = vocab.PaymentStatus(payment)
+		v.Vouchers = []Voucher{}
 		return v, err
 	})
-	if err != nil || len(views) == 0 {
-		return views, err
+	if err != nil {
+		return err
 	}
-	ids := make([]uuid.UUID, len(views))
-	at := make(map[uuid.UUID]*BookingView, len(views))
-	for i := range views {
-		ids[i] = views[i].Hold.ID
-		at[ids[i]] = &views[i]
+	r.views = views
+	for i := range r.views {
+		r.at[r.views[i].Hold.ID] = &r.views[i]
 	}
-	// Each query orders by reservation and then as the single booking's
-	// reads always did, so appending keeps every booking's own order.
-	if err := eachRow(ctx, q, func(r pgx.Rows) error {
-		var rid uuid.UUID
-		var it Item
-		if err := r.Scan(&rid, &it.SeatID, &it.SectionID, &it.Quantity, &it.Price.Amount, &it.Base, &it.SurgeBps, &it.Discount,
-			&it.Place.Section, &it.Place.Row, &it.Place.Number, &it.TicketType, &it.Fee, &it.ListingID); err != nil {
-			return err
-		}
-		v := at[rid]
-		it.Price.Currency = v.Hold.Total.Currency
-		v.Hold.Items = append(v.Hold.Items, it)
-		return nil
-	}, `SELECT i.reservation_id, coalesce(i.seat_id, ''), i.section_id, i.quantity, i.price_at_lock, i.base_price, i.surge_bps, i.discount,
-			coalesce(sec.name, ''), coalesce(st.row_label, ''), coalesce(st.number, 0),
-			coalesce(i.ticket_type, ''), i.fee, coalesce(i.listing_id::text, '')
-		FROM reservation_items i LEFT JOIN sections sec ON sec.id = i.section_id LEFT JOIN seats st ON st.id = i.seat_id
-		WHERE i.reservation_id = ANY($1) ORDER BY i.reservation_id, i.seat_id COLLATE "C", i.id`, ids); err != nil {
-		return nil, err
+	return nil
+}
+
+func (r *viewRead) scanItem(rows pgx.Rows) error {
+	var rid uuid.UUID
+	var it Item
+	if err := rows.Scan(&rid, &it.SeatID, &it.SectionID, &it.Quantity, &it.Price.Amount, &it.Base, &it.SurgeBps, &it.Discount,
+		&it.Place.Section, &it.Place.Row, &it.Place.Number, &it.TicketType, &it.Fee, &it.ListingID); err != nil {
+		return err
 	}
-	lastStay := map[uuid.UUID]int{}
-	if err := eachRow(ctx, q, func(r pgx.Rows) error {
-		var rid uuid.UUID
-		var idx, rooms int
-		var prop, rt, cur string
-		var in, out, night time.Time
-		var price int64
-		if err := r.Scan(&rid, &idx, &prop, &rt, &in, &out, &rooms, &night, &price, &cur); err != nil {
-			return err
-		}
-		v := at[rid]
-		stays := &v.Hold.Stays
-		if last, ok := lastStay[v.Hold.ID]; !ok || last != idx {
-			*stays = append(*stays, Stay{PropertyID: prop, RoomType: rt, Checkin: in, Checkout: out, Rooms: rooms,
-				Total: money.Money{Currency: cur}})
-			lastStay[v.Hold.ID] = idx
-		}
-		st := &(*stays)[len(*stays)-1]
-		if n := len(st.Nights); n > 0 && st.Nights[n-1].Night.Equal(night) {
-			return nil // a walked night: the original (not live, first) is what the guest paid
-		}
-		st.Nights = append(st.Nights, StayNight{Night: night, Price: money.Money{Amount: price, Currency: cur}})
-		st.Total.Amount += price * int64(rooms)
-		return nil
-	}, `SELECT reservation_id, stay, property_id, room_type, checkin, checkout, rooms, night, price, currency
-		FROM reservation_nights WHERE reservation_id = ANY($1) ORDER BY reservation_id, stay, night, live`, ids); err != nil {
-		return nil, err
+	v := r.at[rid]
+	it.Price.Currency = v.Hold.Total.Currency
+	v.Hold.Items = append(v.Hold.Items, it)
+	return nil
+}
+
+func (r *viewRead) scanNight(rows pgx.Rows) error {
+	var rid uuid.UUID
+	var idx, rooms int
+	var prop, rt, cur string
+	var in, out, night time.Time
+	var price int64
+	if err := rows.Scan(&rid, &idx, &prop, &rt, &in, &out, &rooms, &night, &price, &cur); err != nil {
+		return err
 	}
-	if err := eachRow(ctx, q, func(r pgx.Rows) error {
-		var rid uuid.UUID
-		var t TicketRef
-		if err := r.Scan(&rid, &t.ID, &t.SeatID, &t.Status, &t.Place.Section, &t.Place.Row, &t.Place.Number); err != nil {
-			return err
-		}
-		v := at[rid]
-		v.Tickets = append(v.Tickets, t)
-		return nil
-	}, `SELECT t.reservation_id, t.id, coalesce(t.seat_id, ''), t.status, sec.name, coalesce(st.row_label, ''), coalesce(st.number, 0)
-		FROM tickets t JOIN sections sec ON sec.id = t.section_id LEFT JOIN seats st ON st.id = t.seat_id
-		WHERE t.reservation_id = ANY($1) ORDER BY t.reservation_id, t.seat_id, t.unit`, ids); err != nil {
-		return nil, err
+	v := r.at[rid]
+	stays := &v.Hold.Stays
+	if last, ok := r.lastStay[v.Hold.ID]; !ok || last != idx {
+		*stays = append(*stays, Stay{PropertyID: prop, RoomType: rt, Checkin: in, Checkout: out, Rooms: rooms,
+			Total: money.Money{Currency: cur}})
+		r.lastStay[v.Hold.ID] = idx
 	}
-	for i := range views {
-		views[i].Vouchers = []Voucher{}
+	st := &(*stays)[len(*stays)-1]
+	if n := len(st.Nights); n > 0 && st.Nights[n-1].Night.Equal(night) {
+		return nil // a walked night: the original (not live, first) is what the guest paid
 	}
-	if err := eachRow(ctx, q, func(r pgx.Rows) error {
-		var rid uuid.UUID
-		var vc Voucher
-		if err := r.Scan(&rid, &vc.ID, &vc.PropertyID, &vc.RoomType, &vc.Checkin, &vc.Checkout, &vc.Confirmation, &vc.Status); err != nil {
-			return err
-		}
-		v := at[rid]
-		v.Vouchers = append(v.Vouchers, vc)
-		return nil
-	}, `SELECT reservation_id, id, property_id, room_type, checkin, checkout, confirmation, status
-		FROM vouchers WHERE reservation_id = ANY($1) ORDER BY reservation_id, stay`, ids); err != nil {
-		return nil, err
+	st.Nights = append(st.Nights, StayNight{Night: night, Price: money.Money{Amount: price, Currency: cur}})
+	st.Total.Amount += price * int64(rooms)
+	return nil
+}
+
+func (r *viewRead) scanTicket(rows pgx.Rows) error {
+	var rid uuid.UUID
+	var t TicketRef
+	if err := rows.Scan(&rid, &t.ID, &t.SeatID, &t.Status, &t.Place.Section, &t.Place.Row, &t.Place.Number); err != nil {
+		return err
 	}
-	if err := attachDisputes(ctx, q, at, ids); err != nil {
-		return nil, err
+	v := r.at[rid]
+	v.Tickets = append(v.Tickets, t)
+	return nil
+}
+
+func (r *viewRead) scanVoucher(rows pgx.Rows) error {
+	var rid uuid.UUID
+	var vc Voucher
+	if err := rows.Scan(&rid, &vc.ID, &vc.PropertyID, &vc.RoomType, &vc.Checkin, &vc.Checkout, &vc.Confirmation, &vc.Status); err != nil {
+		return err
 	}
-	return views, nil
+	v := r.at[rid]
+	v.Vouchers = append(v.Vouchers, vc)
+	return nil
 }
 
 // eachRow runs one query and hands each of its rows to scan.
