@@ -177,8 +177,21 @@ func (s *Holds) PreCheck(ctx context.Context, userID, eventID string, want int) 
 // answer req.Render made of the hold. When it returns a stored response
 // instead of a hold, nothing was executed.
 func (s *Holds) CreateHold(ctx context.Context, req HoldRequest) (Hold, *StoredResponse, error) {
-	return retryLazyExpiry(func() (Hold, *StoredResponse, error) { return s.createHold(ctx, req) })
+	together := true
+	return retryLazyExpiry(func() (Hold, *StoredResponse, error) {
+		hold, stored, err := s.createHold(ctx, req, together)
+		if errors.Is(err, errTakeApart) {
+			together = false
+			hold, stored, err = s.createHold(ctx, req, false)
+		}
+		return hold, stored, err
+	})
 }
+
+// errTakeApart: the take went with the checks, but the fan's own expired
+// hold must end before it (its seats may be in the cart): the attempt is
+// rolled back and made again with the take in a round trip of its own.
+var errTakeApart = errors.New("store: take after ending the fan's expired hold")
 
 // retryLazyExpiry runs create up to three times while it meets a lazily
 // expired reservation that the sweeper has locked at that very moment
@@ -216,31 +229,42 @@ type checks struct {
 	stored         *StoredResponse // the key's earlier answer, if any
 	terms          eventTerms
 	expiredPending uuid.UUID // the fan's own expired hold, to end first
+	// take is the inventory's take when it went in the same round trip as
+	// the checks (nil: takeCart sends it).
+	take *inventoryTake
 }
 
 // createHold is one attempt of CreateHold, step by step. Every step runs in
 // one transaction, so a refusal at any step leaves nothing behind. Each round
 // trip carries every statement that does not wait on an answer of the one
-// before: the first begins the transaction and runs the checks that can
-// refuse the cart before anything is written (claimKey, loadTerms,
-// settleOwnPending, checkLimit); the second inserts the reservation, takes
-// the inventory and reads the surge it causes; the third writes the priced
-// items, the outbox row and the key's record; then the commit. Rare paths
-// (an expired hold to end, best-available seats, lazy expiry, a promotion)
-// add round trips of their own.
-func (s *Holds) createHold(ctx context.Context, req HoldRequest) (Hold, *StoredResponse, error) {
+// before: the first begins the transaction, runs the checks that can
+// refuse the cart (claimKey, loadTerms, settleOwnPending, checkLimit) and,
+// with them, takes the inventory and reads the surge it causes; the second
+// writes the reservation with its priced items, the outbox row and the
+// key's record; then the commit. A check that refuses rolls the take back
+// with everything else, so the take need not wait for the checks' answers;
+// it waits only when the seats are not known yet (best available) or, on a
+// second attempt, when the fan's own expired hold must end first
+// (errTakeApart). Rare paths (an expired hold to end, best-available seats,
+// lazy expiry, a promotion) add round trips of their own.
+func (s *Holds) createHold(ctx context.Context, req HoldRequest, together bool) (Hold, *StoredResponse, error) {
+	var early func(*pgx.Batch, *checks)
+	if together && !(req.Adjacent && len(req.SeatIDs) == 0) {
+		early = func(b *pgx.Batch, c *checks) { c.take = queueTakeInventory(b, req, &c.terms) }
+	}
 	return s.runHold(ctx, req, func(b *pgx.Batch, ev *eventTerms) {
 		queueLoadTerms(b, req.EventID, ev)
 		queueLoadTypes(b, req, ev)
-	}, func(tx pgx.Tx, c checks) (Hold, error) { return takeCart(ctx, tx, req, c) })
+	}, early, func(tx pgx.Tx, c checks) (Hold, error) { return takeCart(ctx, tx, req, c) })
 }
 
 // runHold is one hold's transaction: its first round trip begins it and
 // runs the key's claim, the event's terms (terms queues them), the fan's
-// own pending hold and purchase limit; take does the rest. A replay of the
-// key's stored answer returns it, having executed nothing.
+// own pending hold and purchase limit, then what early queues (nil:
+// nothing); take does the rest. A replay of the key's stored answer
+// returns it, its transaction rolled back.
 func (s *Holds) runHold(ctx context.Context, req HoldRequest, terms func(*pgx.Batch, *eventTerms),
-	take func(pgx.Tx, checks) (Hold, error)) (Hold, *StoredResponse, error) {
+	early func(*pgx.Batch, *checks), take func(pgx.Tx, checks) (Hold, error)) (Hold, *StoredResponse, error) {
 	first := &pgx.Batch{}
 	first.BeginTx(pgx.TxOptions{})
 	s.queueTimeouts(first)
@@ -252,22 +276,25 @@ func (s *Holds) runHold(ctx context.Context, req HoldRequest, terms func(*pgx.Ba
 	terms(first, &c.terms)
 	queueSettleOwnPending(first, req, &c.expiredPending)
 	queueCheckLimit(first, req, &c.terms)
+	if early != nil {
+		early(first, &c)
+	}
 	br := s.pool.SendBatch(ctx, first)
 	if br.Tx() == nil {
 		return Hold{}, nil, br.Close() // no connection: nothing began
 	}
 	var hold Hold
 	err := pgx.BeginFunc(ctx, begun{br.Tx()}, func(tx pgx.Tx) error {
-		err := br.Close()
-		if errors.Is(err, errReplay) {
-			return nil
+		if err := br.Close(); err != nil {
+			return err // a replay too: what early took is undone
 		}
-		if err != nil {
-			return err
-		}
+		var err error
 		hold, err = take(tx, c)
 		return err
 	})
+	if errors.Is(err, errReplay) {
+		err = nil
+	}
 	if err != nil || c.stored != nil {
 		return Hold{}, c.stored, err
 	}
@@ -313,6 +340,9 @@ func (s *Holds) queueTimeouts(b *pgx.Batch) {
 // promotion, then the reservation with its priced items and the outbox row.
 func takeCart(ctx context.Context, tx pgx.Tx, req HoldRequest, c checks) (Hold, error) {
 	if c.expiredPending != uuid.Nil {
+		if c.take != nil {
+			return Hold{}, errTakeApart // the take missed the seats this ending frees
+		}
 		if _, err := endLocked(ctx, tx, c.expiredPending, vocab.ReservationExpired); err != nil {
 			return Hold{}, err
 		}
@@ -331,10 +361,13 @@ func takeCart(ctx context.Context, tx pgx.Tx, req HoldRequest, c checks) (Hold, 
 	// The seats name the reservation before it is written (their foreign
 	// key is checked at commit): it is written last, with its total, once
 	// the take has priced it (holdWritesSQL).
-	b := &pgx.Batch{}
-	take := queueTakeInventory(b, req, c.terms)
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return Hold{}, err
+	take := c.take
+	if take == nil {
+		b := &pgx.Batch{}
+		take = queueTakeInventory(b, req, &c.terms)
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return Hold{}, err
+		}
 	}
 	units, surge, err := take.finish(ctx, tx, req, c.terms)
 	if err != nil {
@@ -346,7 +379,7 @@ func takeCart(ctx context.Context, tx pgx.Tx, req HoldRequest, c checks) (Hold, 
 	}
 	// The remaining writes cannot be refused by a rule, only by a bug or the
 	// database: one round trip for all of them.
-	b = &pgx.Batch{}
+	b := &pgx.Batch{}
 	hold, err := priceItems(b, req, c.terms, units, surge, disc, unitSections(units))
 	if err != nil {
 		return Hold{}, err
@@ -640,8 +673,9 @@ type inventoryTake struct {
 // queueTakeInventory queues the take of what the cart asks for, the named
 // seats (best-available seats are named by now) or places of a
 // general-admission section, and the read of its sections' surge, which sees
-// this cart's take.
-func queueTakeInventory(b *pgx.Batch, req HoldRequest, ev eventTerms) *inventoryTake {
+// this cart's take. The terms *ev are read when the answers arrive: they may
+// come earlier in the same batch.
+func queueTakeInventory(b *pgx.Batch, req HoldRequest, ev *eventTerms) *inventoryTake {
 	t := &inventoryTake{}
 	if len(req.SeatIDs) == 0 {
 		b.Queue(`UPDATE sections SET ga_taken = ga_taken + $3
@@ -901,7 +935,7 @@ const takeSeatsSQL = `WITH taken AS (` + updateSeatsSQL + `)
 
 // queueTakeSeats queues the take of the cart's seats (takeSeatsSQL) into
 // t.seats, and their sections' surge as the take leaves them into t.surge.
-func queueTakeSeats(b *pgx.Batch, req HoldRequest, ev eventTerms, t *inventoryTake) {
+func queueTakeSeats(b *pgx.Batch, req HoldRequest, ev *eventTerms, t *inventoryTake) {
 	b.Queue(takeSeatsSQL, req.EventID, req.SeatIDs, req.ReservationID).Query(func(rows pgx.Rows) error {
 		t.surge = map[string]int{}
 		var err error
@@ -1176,10 +1210,10 @@ const surgeBySection = `SELECT sec.id, sec.capacity,
 // queueSurge queues the surge read of sectionIDs and sets *out to each
 // section's multiplier. It reads the occupancy from its own statement's
 // snapshot, which includes what this transaction took before it.
-func queueSurge(b *pgx.Batch, ev eventTerms, out *map[string]int, sectionIDs []string) {
+func queueSurge(b *pgx.Batch, ev *eventTerms, out *map[string]int, sectionIDs []string) {
 	b.Queue(surgeBySection, sectionIDs).Query(func(rows pgx.Rows) error {
 		var err error
-		*out, err = scanSurge(rows, ev)
+		*out, err = scanSurge(rows, *ev)
 		return err
 	})
 }

@@ -410,7 +410,7 @@ func (s *Holds) CreateResaleHold(ctx context.Context, req ResaleHoldRequest) (Ho
 func (s *Holds) createResaleHold(ctx context.Context, req ResaleHoldRequest) (Hold, *StoredResponse, error) {
 	hr := HoldRequest{ReservationID: req.ReservationID, UserID: req.UserID, EventID: req.EventID, FanEmail: req.FanEmail,
 		IdempotencyKey: req.IdempotencyKey, RequestHash: req.RequestHash, Render: req.Render, Quantity: len(req.ListingIDs)}
-	return s.runHold(ctx, hr, func(b *pgx.Batch, ev *eventTerms) { queueResaleTerms(b, req.EventID, ev) },
+	return s.runHold(ctx, hr, func(b *pgx.Batch, ev *eventTerms) { queueResaleTerms(b, req.EventID, ev) }, nil,
 		func(tx pgx.Tx, c checks) (Hold, error) { return takeListings(ctx, tx, hr, req.ListingIDs, c) })
 }
 
