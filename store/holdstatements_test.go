@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/encore-tickets/encore/dev/testenv"
@@ -27,11 +28,7 @@ import (
 func TestAHoldSendsAsManyStatementsForFourSeatsAsForOne(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	counter := &testenv.QueryCounter{}
-	pool, err := store.OpenPool(ctx, testenv.DatabaseURL(t), store.PoolOptions{MaxConns: 2, Tracer: counter})
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	st := store.New(pool, store.Options{})
+	pool, st, counter := countedStore(t, 2)
 	ev := onSaleEvent(t, st, "evt_statements_", 2, 10, 0)
 	hold := func(user string, seats ...string) (store.Hold, int64, int64) {
 		t.Helper()
@@ -125,10 +122,7 @@ func TestAHoldPlansItsTakeOnceAConnectionAndARefusalsAlternativesForTheirSeats(t
 	t.Parallel()
 	ctx := context.Background()
 	// One connection: the prepared statements read are the holds' own.
-	pool, err := store.OpenPool(ctx, testenv.DatabaseURL(t), store.PoolOptions{MaxConns: 1})
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	st := store.New(pool, store.Options{})
+	pool, st, _ := countedStore(t, 1)
 	ev := onSaleEvent(t, st, "evt_plans_", 2, 10, 0)
 	const holds = 8 // past the five custom plans PostgreSQL tries before it compares
 	for i := range holds {
@@ -136,7 +130,7 @@ func TestAHoldPlansItsTakeOnceAConnectionAndARefusalsAlternativesForTheirSeats(t
 			EventID: ev, SeatIDs: []string{seatOf(ev, i)}})
 		require.NoError(t, err)
 	}
-	_, _, err = st.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: "fan_plan_late_" + ev,
+	_, _, err := st.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: "fan_plan_late_" + ev,
 		EventID: ev, SeatIDs: []string{seatOf(ev, 0)}})
 	var refused *store.SeatUnavailableError
 	require.ErrorAs(t, err, &refused)
@@ -163,11 +157,7 @@ func TestAHoldPlansItsTakeOnceAConnectionAndARefusalsAlternativesForTheirSeats(t
 func TestABookingReadsWithItsTermsInOneRoundTrip(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	counter := &testenv.QueryCounter{}
-	pool, err := store.OpenPool(ctx, testenv.DatabaseURL(t), store.PoolOptions{MaxConns: 1, Tracer: counter})
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	st := store.New(pool, store.Options{})
+	pool, st, counter := countedStore(t, 1)
 	ev := onSaleEvent(t, st, "evt_viewtrips_", 1, 10, 0)
 	user := "fan_viewtrips_" + ev
 	h, _, err := st.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: user,
@@ -213,16 +203,14 @@ func TestABookingReadsWithItsTermsInOneRoundTrip(t *testing.T) {
 func TestAFailedReadInOneSnapshotLeavesItsConnectionIdle(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, err := store.OpenPool(ctx, testenv.DatabaseURL(t), store.PoolOptions{MaxConns: 1})
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
+	pool, _, _ := countedStore(t, 1)
 	var pid int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid))
 	b := &pgx.Batch{}
 	b.Queue(`SELECT 1`)
 	b.Queue(`SELECT 1 / 0`)
 	b.Queue(`SELECT 2`)
-	err = store.ReadInSnapshot(ctx, pool, b)
+	err := store.ReadInSnapshot(ctx, pool, b)
 	var pgErr *pgconn.PgError
 	require.ErrorAs(t, err, &pgErr)
 	require.Equal(t, "22012", pgErr.Code, "division by zero")
@@ -259,4 +247,16 @@ func TestAFansExpiredHoldGivesItsSeatsToTheFansNextCart(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM seats WHERE id = $1 AND reservation_id = $2 AND status = 'HELD'`,
 		seatOf(ev, 3), next.ID).Scan(&owners))
 	require.Equal(t, 1, owners, "the seat is the next cart's")
+}
+
+// countedStore is a store over a pool of its own with maxConns connections
+// (one: every statement read back is the test's own), whose statements
+// and round trips the counter counts.
+func countedStore(t *testing.T, maxConns int32) (*pgxpool.Pool, *store.Store, *testenv.QueryCounter) {
+	t.Helper()
+	counter := &testenv.QueryCounter{}
+	pool, err := store.OpenPool(context.Background(), testenv.DatabaseURL(t), store.PoolOptions{MaxConns: maxConns, Tracer: counter})
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	return pool, store.New(pool, store.Options{}), counter
 }
