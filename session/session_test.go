@@ -12,6 +12,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -384,4 +385,65 @@ func TestRolesAndOrganiserScope(t *testing.T) {
 	}
 	require.Equal(t, []session.Role{session.Fan}, session.ParseRoles([]string{"root", ""}))
 	require.Equal(t, []session.Role{session.Operator}, session.ParseRoles([]string{"operator", "operator"}))
+}
+
+// A token verified once is answered from memory the next times, without
+// the signature's arithmetic or the claims' parsing: a handful of
+// allocations where a verification makes dozens. What it says is the same,
+// and a caller changing its roles changes nobody else's.
+func TestAVerifiedTokenIsAnsweredFromMemoryTheNextTimes(t *testing.T) { // not parallel: AllocsPerRun refuses
+	ti := newTestIssuer(t)
+	v := ti.verifier(time.Hour)
+	tok := ti.sign("ed-1", with(ti.claims("asha"), "roles", []string{"support"}))
+	first, err := v.Verify(context.Background(), tok)
+	require.NoError(t, err)
+	first.Roles[0] = session.Organiser
+
+	var id session.Identity
+	allocs := testing.AllocsPerRun(50, func() { id, err = v.Verify(context.Background(), tok) })
+	require.NoError(t, err)
+	require.Equal(t, "asha", id.UserID)
+	require.Equal(t, []session.Role{session.Support}, id.Roles)
+	require.Less(t, allocs, 20.0, "allocations of a remembered token's verification")
+
+	// AllocsPerRun calls once to warm up, then once measured: a token each.
+	fresh := []string{ti.sign("ed-1", ti.claims("ben")), ti.sign("ed-1", ti.claims("chen"))}
+	allocs = testing.AllocsPerRun(1, func() {
+		_, err = v.Verify(context.Background(), fresh[0])
+		fresh = fresh[1:]
+	})
+	require.NoError(t, err)
+	require.Greater(t, allocs, 40.0, "allocations of a token's first verification")
+}
+
+// A remembered token stops verifying when its key leaves the issuer's set,
+// when its kid comes to name other key material, and once it expires.
+func TestARememberedTokenIsRefusedOnceItsKeyOrItsLifetimeEnds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ti := newTestIssuer(t)
+	v := ti.verifier(time.Hour)
+
+	replaced := ti.sign("ec-1", ti.claims("asha"))
+	_, err := v.Verify(ctx, replaced)
+	require.NoError(t, err)
+	ecNext, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	ti.keys["ec-1"] = testKey{jwt.SigningMethodES256, ecNext}
+	ti.keys["ed-2"] = ti.keys["ed-1"]
+	ti.publish("rsa-1", "ec-1", "ed-2")
+	_, err = v.Verify(ctx, ti.sign("ed-2", ti.claims("asha"))) // a new kid: the set is fetched again
+	require.NoError(t, err)
+	_, err = v.Verify(ctx, replaced)
+	require.ErrorIs(t, err, session.ErrInvalid, "signed by the key its kid named before")
+
+	// Expired 29.5 s ago, inside the leeway of 30 s: accepted, remembered
+	// until the leeway ends half a second later, then refused.
+	late := ti.sign("rsa-1", with(ti.claims("ben"), "exp", time.Now().Add(-session.Leeway+500*time.Millisecond).Unix()))
+	if _, err := v.Verify(ctx, late); err == nil { // the second may have turned already
+		require.Eventually(t, func() bool {
+			_, err := v.Verify(ctx, late)
+			return errors.Is(err, session.ErrInvalid)
+		}, 5*time.Second, 50*time.Millisecond, "refused once the leeway ends")
+	}
 }
