@@ -64,7 +64,8 @@ const verifiedTokens = 16384
 type verifiedToken struct {
 	id  Identity
 	kid string
-	key crypto.PublicKey
+	alg string
+	key crypto.PublicKey // the key the verification used, not one read after it
 }
 
 // newVerifier is the one place the parse options are set: every issuer, the
@@ -109,13 +110,22 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Identity, error) {
 	}
 	sum := sha256.Sum256([]byte(token))
 	now := time.Now()
-	if hit, ok := v.verified.Get(sum, now); ok && v.stillSigns(ctx, hit) {
-		id := hit.id
-		id.Roles = slices.Clone(id.Roles) // the caller's to change, not the remembered one
-		return id, nil
+	if hit, ok := v.verified.Get(sum, now); ok {
+		if v.stillSigns(ctx, hit) {
+			id := hit.id
+			id.Roles = slices.Clone(id.Roles) // the caller's to change, not the remembered one
+			return id, nil
+		}
+		v.verified.Remove(sum) // verified afresh below, and refused
 	}
 	var c claims
-	tok, err := v.parser.ParseWithClaims(token, &c, v.keys.KeyfuncCtx(ctx))
+	keyOf := v.keys.KeyfuncCtx(ctx)
+	var used any // the key the signature was checked with
+	tok, err := v.parser.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) {
+		k, err := keyOf(t)
+		used = k
+		return k, err
+	})
 	if err != nil {
 		return Identity{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
@@ -141,13 +151,11 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Identity, error) {
 	if c.IssuedAt != nil {
 		id.IssuedAt = c.IssuedAt.Unix()
 	}
-	if kid, _ := tok.Header["kid"].(string); kid != "" {
-		if key, ok := v.signingKey(ctx, kid); ok {
-			// Refused by the parser from exp plus the leeway on: so here.
-			kept := id
-			kept.Roles = slices.Clone(id.Roles)
-			v.verified.Add(sum, verifiedToken{id: kept, kid: kid, key: key}, c.ExpiresAt.Add(Leeway))
-		}
+	if kid, _ := tok.Header["kid"].(string); kid != "" && used != nil {
+		kept := id
+		kept.Roles = slices.Clone(id.Roles)
+		// Refused by the parser from exp plus the leeway on: so here.
+		v.verified.Add(sum, verifiedToken{id: kept, kid: kid, alg: tok.Method.Alg(), key: used}, c.ExpiresAt.Add(Leeway))
 	}
 	return id, nil
 }
@@ -155,7 +163,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Identity, error) {
 // stillSigns reports whether the key that signed a remembered token is
 // still the issuer's signing key of that kid.
 func (v *Verifier) stillSigns(ctx context.Context, t verifiedToken) bool {
-	key, ok := v.signingKey(ctx, t.kid)
+	key, ok := v.signingKey(ctx, t.kid, t.alg)
 	if !ok {
 		return false
 	}
@@ -164,13 +172,18 @@ func (v *Verifier) stillSigns(ctx context.Context, t verifiedToken) bool {
 }
 
 // signingKey is the issuer's key of kid in its current set, when the set
-// has one for signatures.
-func (v *Verifier) signingKey(ctx context.Context, kid string) (crypto.PublicKey, bool) {
+// has one for signatures with alg (or naming no algorithm), as keyfunc
+// picks it.
+func (v *Verifier) signingKey(ctx context.Context, kid, alg string) (crypto.PublicKey, bool) {
 	jwk, err := v.keys.Storage().KeyRead(ctx, kid)
 	if err != nil {
 		return nil, false
 	}
-	if use := jwk.Marshal().USE; use != jwkset.UseSig && use != "" {
+	m := jwk.Marshal()
+	if m.USE != jwkset.UseSig && m.USE != "" {
+		return nil, false
+	}
+	if m.ALG != "" && string(m.ALG) != alg {
 		return nil, false
 	}
 	return jwk.Key(), true

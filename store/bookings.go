@@ -41,15 +41,22 @@ type BookingInfo struct {
 // LoadBooking reads a reservation for the saga.
 func (s *Bookings) LoadBooking(ctx context.Context, id uuid.UUID) (BookingInfo, error) {
 	var b BookingInfo
+	var found bool
 	bt := &pgx.Batch{}
-	queueLoadBooking(bt, id, &b)
-	err := s.pool.SendBatch(ctx, bt).Close()
-	return b, err
+	queueLoadBooking(bt, id, &b, &found)
+	if err := s.pool.SendBatch(ctx, bt).Close(); err != nil {
+		return BookingInfo{}, err
+	}
+	if !found {
+		return BookingInfo{}, ErrNotFound
+	}
+	return b, nil
 }
 
-// queueLoadBooking queues LoadBooking's read of reservation id into *b;
-// a missing one is ErrNotFound.
-func queueLoadBooking(bt *pgx.Batch, id uuid.UUID, b *BookingInfo) {
+// queueLoadBooking queues LoadBooking's read of reservation id into *b,
+// and whether it exists into *found: a missing one is no error of the
+// batch, which would cost the connection its prepared statements.
+func queueLoadBooking(bt *pgx.Batch, id uuid.UUID, b *BookingInfo, found *bool) {
 	// A hotel-only booking has no event, and a package may be cancelled
 	// while both parts allow it: the event's deadline for its seats, the
 	// first check-in for its stays (least ignores the missing one). Past the
@@ -73,8 +80,9 @@ func queueLoadBooking(bt *pgx.Batch, id uuid.UUID, b *BookingInfo) {
 		err := row.Scan(&b.ID, &b.UserID, &b.EventID, &status, &b.ExpiresAt, &b.Total.Amount, &b.Total.Currency, &b.CancelBy,
 			&b.Extended, &freeUntil, &b.StayPenalty, &b.Resale)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrNotFound
+			return nil
 		}
+		*found = err == nil
 		if freeUntil != nil {
 			b.StayFreeUntil = *freeUntil
 		}
@@ -463,8 +471,10 @@ func (s *Bookings) Booking(ctx context.Context, id uuid.UUID, userID string) (Bo
 func (s *Bookings) BookingWithTerms(ctx context.Context, id uuid.UUID, userID string) (BookingView, BookingInfo, error) {
 	var info BookingInfo
 	v, found, err := s.bookingView(ctx, id, &info)
-	v, err = ownView(v, found, err, userID)
-	return v, info, err
+	if v, err = ownView(v, found, err, userID); err != nil {
+		return BookingView{}, BookingInfo{}, err
+	}
+	return v, info, nil
 }
 
 // ownView is a read's view for userID: ErrNotFound for a missing booking

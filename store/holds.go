@@ -175,7 +175,7 @@ func (s *Holds) PreCheck(ctx context.Context, userID, eventID string, want int) 
 // (locked row, per-user key), frozen prices, items, one inventory.changed
 // outbox row naming every section taken from, and the key's record with the
 // answer req.Render made of the hold. When it returns a stored response
-// instead of a hold, nothing was executed.
+// instead of a hold, nothing was kept.
 func (s *Holds) CreateHold(ctx context.Context, req HoldRequest) (Hold, *StoredResponse, error) {
 	together := true
 	return retryLazyExpiry(func() (Hold, *StoredResponse, error) {
@@ -193,7 +193,8 @@ func (s *Holds) CreateHold(ctx context.Context, req HoldRequest) (Hold, *StoredR
 // rolled back and made again with the take in a round trip of its own.
 var errTakeApart = errors.New("store: take after ending the fan's expired hold")
 
-// retryLazyExpiry runs create up to three times while it meets a lazily
+// retryLazyExpiry runs create (one or, after errTakeApart, two
+// transactions) up to three times while it meets a lazily
 // expired reservation that the sweeper has locked at that very moment
 // (NOWAIT refuses): a fresh attempt a few milliseconds later finds it ended.
 // Still locked, or a transient failure, is ErrBusy.
@@ -246,7 +247,11 @@ type checks struct {
 // it waits only when the seats are not known yet (best available) or, on a
 // second attempt, when the fan's own expired hold must end first
 // (errTakeApart). Rare paths (an expired hold to end, best-available seats,
-// lazy expiry, a promotion) add round trips of their own.
+// lazy expiry, a promotion) add round trips of their own. A cart the
+// checks refuse thus runs its take before the refusal rolls it back,
+// holding the seats' (or a general-admission section's) row locks for that
+// round trip: rare here, since holds.Service.check refused doomed carts and
+// answered replays before the transaction with a lock-free read.
 func (s *Holds) createHold(ctx context.Context, req HoldRequest, together bool) (Hold, *StoredResponse, error) {
 	var early func(*pgx.Batch, *checks)
 	if together && !(req.Adjacent && len(req.SeatIDs) == 0) {
@@ -307,7 +312,8 @@ func (s *Holds) runHold(ctx context.Context, req HoldRequest, terms func(*pgx.Ba
 // estimate for "id = ANY($2)" counts ten seats, so it never won), a third
 // of a millisecond, the costliest step of a hold after its commit; the
 // generic plan is the same primary-key scan. customPlans restores the
-// choice before the statements whose plans depend on their parameters.
+// choice before the statements whose plans depend on their parameters;
+// a resale hold's are all lookups by key and keep the generic plans.
 const genericPlansSQL = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`
 
 // customPlans gives the rest of the hold's transaction back the server's

@@ -189,6 +189,10 @@ func TestABookingReadsWithItsTermsInOneRoundTrip(t *testing.T) {
 	require.ErrorIs(t, err, store.ErrNotFound, "another fan's booking")
 	_, _, err = st.Bookings.BookingWithTerms(ctx, uuid.New(), user)
 	require.ErrorIs(t, err, store.ErrNotFound, "a booking that does not exist")
+	counter.Reset()
+	_, _, err = st.Bookings.BookingWithTerms(ctx, h.ID, user)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), counter.Trips(), "a read after a missing booking's: its statements still prepared")
 	var status byte
 	c, err := pool.Acquire(ctx)
 	require.NoError(t, err)

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -170,12 +169,10 @@ func (s *Bookings) bookingView(ctx context.Context, id uuid.UUID, info *BookingI
 		})
 	}
 	if info != nil {
-		queueLoadBooking(b, id, info)
+		var loaded bool // the view's own rows say whether it exists
+		queueLoadBooking(b, id, info, &loaded)
 	}
 	if err := readInSnapshot(ctx, s.pool, b); err != nil {
-		if info != nil && errors.Is(err, ErrNotFound) {
-			err = nil // LoadBooking's refusal of the missing booking: found says it
-		}
 		return BookingView{}, false, err
 	}
 	if len(r.views) == 0 {
