@@ -24,7 +24,7 @@ stop() {
 	kill -INT "$dev" 2>/dev/null || true
 	for _ in $(seq 1 60); do kill -0 "$dev" 2>/dev/null || break; sleep 0.5; done
 	kill -9 "$dev" 2>/dev/null || true
-	rm -rf "$work/data" # the log stays, for a failed run
+	rm -rf "$work/data" "$work/encore" "$work/system.test" # the log stays, for a failed run
 }
 trap stop EXIT
 for _ in $(seq 1 240); do curl -sf http://127.0.0.1:8080/healthz > /dev/null 2>&1 && break; sleep 0.5; done
