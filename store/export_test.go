@@ -9,3 +9,6 @@ const OwnPendingSQL = ownPendingSQL
 
 // ReadInSnapshot is readInSnapshot, for the test of its failure.
 var ReadInSnapshot = readInSnapshot
+
+// AlternativesNear is the read of a refused seat's nearest free seats.
+const AlternativesNear = alternativesNear

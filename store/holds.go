@@ -318,7 +318,8 @@ const genericPlansSQL = `SELECT set_config('plan_cache_mode', 'force_generic_pla
 
 // customPlans gives the rest of the hold's transaction back the server's
 // own plan_cache_mode, before the rarer steps whose best plan depends on
-// the parameters (best available, a refusal's alternatives, stays).
+// the parameters (best available, the whole section's alternatives when
+// too few seats are free near the taken ones, stays).
 func customPlans(ctx context.Context, tx pgx.Tx) error {
 	_, err := tx.Exec(ctx, `SELECT set_config('plan_cache_mode', reset_val, true) FROM pg_settings WHERE name = 'plan_cache_mode'`)
 	return err
@@ -977,16 +978,25 @@ func takeSeats(ctx context.Context, tx pgx.Tx, req HoldRequest, taken []takenSea
 			return nil, true, seatsUnavailable(ctx, tx, req, taken)
 		}
 		// Which seats did not move, and are any of them held by a hold that
-		// has expired? Those are ended now; then one more round.
-		stale, err := queryIDs(ctx, tx, `SELECT DISTINCT r.id FROM seats s JOIN reservations r ON r.id = s.reservation_id
+		// has expired? Those are ended now; then one more round. The
+		// refusal's reads go with the question, since the answer is mostly
+		// no.
+		var stale []uuid.UUID
+		b := &pgx.Batch{}
+		b.Queue(`SELECT DISTINCT r.id FROM seats s JOIN reservations r ON r.id = s.reservation_id
 			WHERE s.event_id = $1 AND s.id = ANY($2) AND s.status = 'HELD'
 			  AND r.status = 'PENDING_PAYMENT' AND r.expires_at <= now() AND r.id <> $3`,
-			req.EventID, req.SeatIDs, req.ReservationID)
-		if err != nil {
+			req.EventID, req.SeatIDs, req.ReservationID).Query(func(rows pgx.Rows) error {
+			var err error
+			stale, err = pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+			return err
+		})
+		refused := queueRefusal(b, req, taken)
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return nil, false, err
 		}
 		if len(stale) == 0 {
-			return nil, false, seatsUnavailable(ctx, tx, req, taken)
+			return nil, false, refused.err(ctx, tx)
 		}
 		slices.SortFunc(stale, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
 		for _, id := range stale {
@@ -1025,68 +1035,121 @@ func takeSeats(ctx context.Context, tx pgx.Tx, req HoldRequest, taken []takenSea
 }
 
 // seatsUnavailable builds the 409: which requested seats are not free (or do
-// not exist), and up to 6 free seats of the same sections, nearest rows first.
+// not exist), and up to 6 free seats of the same sections, nearest rows
+// first, read in one round trip.
 func seatsUnavailable(ctx context.Context, tx pgx.Tx, req HoldRequest, taken []takenSeat) error {
+	b := &pgx.Batch{}
+	r := queueRefusal(b, req, taken)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return err
+	}
+	return r.err(ctx, tx)
+}
+
+// refusal is the 409 of a cart whose seats were not all taken, between the
+// reads queued for it and its error. The seats' existence and the
+// alternatives to the ones not taken are read together (a seat that does
+// not exist names no section, so it adds no alternative), on the generic
+// plans the hold's transaction runs.
+type refusal struct {
+	req          HoldRequest
+	missing      []string // requested and not taken
+	alt          altQuery
+	exists, near []string
+}
+
+// queueRefusal queues the reads of the refusal of req, taken having moved.
+func queueRefusal(b *pgx.Batch, req HoldRequest, taken []takenSeat) *refusal {
 	got := map[string]bool{}
 	for _, t := range taken {
 		got[t.id] = true
 	}
-	rows, err := tx.Query(ctx, `SELECT id FROM seats WHERE event_id = $1 AND id = ANY($2)`, req.EventID, req.SeatIDs)
-	if err != nil {
-		return err
+	r := &refusal{req: req}
+	for _, id := range req.SeatIDs {
+		if !got[id] {
+			r.missing = append(r.missing, id)
+		}
 	}
-	exists, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
+	r.alt = newAltQuery(req.EventID, r.missing, req.SeatIDs, len(req.SeatIDs))
+	b.Queue(`SELECT id FROM seats WHERE event_id = $1 AND id = ANY($2)`, req.EventID, req.SeatIDs).Query(func(rows pgx.Rows) error {
+		var err error
+		r.exists, err = pgx.CollectRows(rows, pgx.RowTo[string])
 		return err
-	}
+	})
+	r.alt.queueNear(b, &r.near)
+	return r
+}
+
+// err is the refusal: seats that do not exist are named as invalid;
+// otherwise the seats no longer available, with their alternatives.
+func (r *refusal) err(ctx context.Context, tx pgx.Tx) error {
 	known := map[string]bool{}
-	for _, id := range exists {
+	for _, id := range r.exists {
 		known[id] = true
 	}
 	var unknown, unavailable []string
-	for _, id := range req.SeatIDs {
-		switch {
-		case !known[id]:
-			unknown = append(unknown, id)
-		case !got[id]:
+	for _, id := range r.missing {
+		if known[id] {
 			unavailable = append(unavailable, id)
+		} else {
+			unknown = append(unknown, id)
 		}
 	}
 	if len(unknown) > 0 {
 		return &InvalidError{Field: "seat_ids", Message: fmt.Sprintf("no such seats in this event: %v", unknown)}
 	}
-	if err := customPlans(ctx, tx); err != nil {
-		return err
-	}
-	alts, err := alternatives(ctx, tx, req.EventID, unavailable, req.SeatIDs, len(req.SeatIDs))
+	alts, err := r.alt.finish(ctx, tx, r.near, func() error { return customPlans(ctx, tx) })
 	if err != nil {
 		return err
 	}
 	return &SeatUnavailableError{SeatIDs: unavailable, Alternatives: alts,
-		Detail: fmt.Sprintf("%d of the %d seats are no longer available", len(unavailable), len(req.SeatIDs))}
+		Detail: fmt.Sprintf("%d of the %d seats are no longer available", len(unavailable), len(r.req.SeatIDs))}
 }
 
-// alternatives offers free seats in the sections of the taken ones, nearest to
-// them by row and number. Advisory only: the seat map may change before the
+// altQuery is one read of the alternatives to unavailable seats: free seats
+// in their sections, nearest to them by row and number, never one of
+// exclude, at most limit. Advisory only: the seat map may change before the
 // fan asks again.
-func alternatives(ctx context.Context, q interface {
+type altQuery struct {
+	eventID              string
+	unavailable, exclude []string
+	limit                int
+}
+
+// newAltQuery asks for three alternatives a seat of the cart (n seats), at
+// least six.
+func newAltQuery(eventID string, unavailable, exclude []string, n int) altQuery {
+	return altQuery{eventID: eventID, unavailable: unavailable, exclude: exclude, limit: max(n, 2) * 3}
+}
+
+// queueNear queues alternativesNear, its answer into *near.
+func (a altQuery) queueNear(b *pgx.Batch, near *[]string) {
+	if len(a.unavailable) == 0 {
+		return
+	}
+	b.Queue(alternativesNear, a.eventID, a.unavailable, a.exclude, a.limit, alternativesBand).Query(func(rows pgx.Rows) error {
+		var err error
+		*near, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+}
+
+// finish answers near when it filled the limit. Otherwise too few seats are
+// free within the band in every row, which mostly means a nearly full
+// section: the whole section's free seats decide, after before (nil:
+// nothing), since alternativesAll's best plan depends on its parameters.
+func (a altQuery) finish(ctx context.Context, q interface {
 	Query(context.Context, string, ...any) (pgx.Rows, error)
-}, eventID string, unavailable, exclude []string, n int) ([]string, error) {
-	if len(unavailable) == 0 {
-		return nil, nil
+}, near []string, before func() error) ([]string, error) {
+	if len(a.unavailable) == 0 || len(near) == a.limit {
+		return near, nil
 	}
-	limit := max(n, 2) * 3
-	rows, err := q.Query(ctx, alternativesNear, eventID, unavailable, exclude, limit, alternativesBand)
-	if err != nil {
-		return nil, err
+	if before != nil {
+		if err := before(); err != nil {
+			return nil, err
+		}
 	}
-	near, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil || len(near) == limit {
-		return near, err
-	}
-	// Too few free seats within the band in every row, which mostly means a
-	// nearly full section: the whole section's free seats decide.
-	rows, err = q.Query(ctx, alternativesAll, eventID, unavailable, exclude, limit)
+	rows, err := q.Query(ctx, alternativesAll, a.eventID, a.unavailable, a.exclude, a.limit)
 	if err != nil {
 		return nil, err
 	}
@@ -1097,12 +1160,16 @@ func alternatives(ctx context.Context, q interface {
 // seat's row by distance, then free seats of its other rows by distance in
 // seat number, row and number breaking ties. alternativesAll ranks every
 // free seat of the section. alternativesNear ranks the row's free seats
-// (through the section's row index) and the other rows' within
-// alternativesBand seat numbers (through seats_available_by_number); when
-// it fills the limit its answer is alternativesAll's, since every seat left
-// out ranks after the seats it ranked. The row's branch tests the status
-// so that no status index is used (IS TRUE): that index would visit the
-// whole section.
+// (through the section's row index) and, only when they are fewer than the
+// limit, the other rows' within alternativesBand seat numbers (through
+// seats_available_by_number; the one-time filter on in_row's count skips
+// that scan, which visited every row of the section, on the common
+// refusal); when it fills the limit its answer is alternativesAll's, since
+// every seat left out ranks after the seats it ranked. The row's branch
+// tests the status so that no status index is used (IS TRUE): that index
+// would visit the whole section. Its generic plan is its custom plan
+// (the seats' IDs reach it only through ref), so it is planned once a
+// connection: planned afresh, it cost a refusal more than its execution.
 const (
 	alternativesBand = 3
 	alternativesRef  = `WITH ref AS (SELECT section_id, min(row_label) AS row_label, min(number) AS number
@@ -1112,17 +1179,22 @@ const (
 		WHERE s.status = 'AVAILABLE' AND NOT s.id = ANY($3)
 		ORDER BY (s.row_label <> ref.row_label), abs(s.number - ref.number), s.row_label, s.number
 		LIMIT $4`
-	alternativesNear = alternativesRef + `
-		SELECT c.id FROM ref CROSS JOIN LATERAL (
-			SELECT s.id, false AS other, abs(s.number - ref.number) AS d, s.row_label, s.number
+	alternativesNear = alternativesRef + `,
+		in_row AS (SELECT c.* FROM ref CROSS JOIN LATERAL (
+			SELECT s.id, abs(s.number - ref.number) AS d, s.row_label, s.number
 			FROM seats s WHERE s.section_id = ref.section_id AND s.row_label = ref.row_label
-			  AND (s.status = 'AVAILABLE') IS TRUE AND NOT s.id = ANY($3)
+			  AND (s.status = 'AVAILABLE') IS TRUE AND NOT s.id = ANY($3)) c
+			ORDER BY c.d, c.row_label, c.number LIMIT $4)
+		SELECT id FROM (
+			SELECT id, false AS other, d, row_label, number FROM in_row
 			UNION ALL
-			SELECT s.id, true, abs(s.number - ref.number), s.row_label, s.number
-			FROM seats s WHERE s.section_id = ref.section_id AND s.status = 'AVAILABLE'
-			  AND s.number BETWEEN ref.number - $5 AND ref.number + $5
-			  AND s.row_label <> ref.row_label AND NOT s.id = ANY($3)) c
-		ORDER BY c.other, c.d, c.row_label, c.number
+			SELECT c.id, true, c.d, c.row_label, c.number FROM ref CROSS JOIN LATERAL (
+				SELECT s.id, abs(s.number - ref.number) AS d, s.row_label, s.number
+				FROM seats s WHERE s.section_id = ref.section_id AND s.status = 'AVAILABLE'
+				  AND s.number BETWEEN ref.number - $5 AND ref.number + $5
+				  AND s.row_label <> ref.row_label AND NOT s.id = ANY($3)) c
+			WHERE (SELECT count(*) FROM in_row) < $4) x
+		ORDER BY other, d, row_label, number
 		LIMIT $4`
 )
 
@@ -1248,7 +1320,20 @@ func scanSurge(rows pgx.Rows, ev eventTerms) (map[string]int, error) {
 }
 
 // Alternatives offers free seats near the given unavailable ones, outside any
-// transaction (the hint path refuses before one starts).
+// transaction (the hint path refuses before one starts): alternativesNear on
+// its generic plan, sent with the setting that picks it and in one snapshot,
+// in one round trip.
 func (s *Holds) Alternatives(ctx context.Context, eventID string, unavailable, exclude []string, n int) ([]string, error) {
-	return alternatives(ctx, s.pool, eventID, unavailable, exclude, n)
+	alt := newAltQuery(eventID, unavailable, exclude, n)
+	if len(unavailable) == 0 {
+		return nil, nil
+	}
+	var near []string
+	b := &pgx.Batch{}
+	b.Queue(genericPlansSQL)
+	alt.queueNear(b, &near)
+	if err := readInSnapshot(ctx, s.pool, b); err != nil {
+		return nil, err
+	}
+	return alt.finish(ctx, s.pool, near, nil)
 }
