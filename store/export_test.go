@@ -12,3 +12,10 @@ var ReadInSnapshot = readInSnapshot
 
 // AlternativesNear is the read of a refused seat's nearest free seats.
 const AlternativesNear = alternativesNear
+
+// PreCheckSQL and CheckLimitSQL are the lookups of the fan's own
+// reservations on an event, before and in a hold's transaction.
+const (
+	PreCheckSQL   = preCheckSQL
+	CheckLimitSQL = checkLimitSQL
+)

@@ -227,12 +227,62 @@ func TestAlternativesReadTheRowAloneWhenItHasFreeSeatsEnough(t *testing.T) {
 	require.Positive(t, otherRowsLoops(seatOf(ev, 55), 12), "the other rows' scan when the row has 9 free seats for 12")
 }
 
+// A fan's pending hold and purchase limit are looked up through the fan's
+// indexes (reservations_user_event, reservations_one_pending), never through
+// one that reads every live hold of the event (reservations_event_status,
+// reservations_pending_expiry) on every hold. The test takes
+// the fan's index away (in a transaction rolled back, on a database of its
+// own) and reads the plans: a lookup that left the planner the event's
+// indexes takes one of them then, as the planner took one on a fresh
+// database's first sale while its statistics lagged (2,400 buffers a
+// lookup after 3,000 holds).
+func TestAFansOwnLookupsNeverReadThroughTheEventsIndexes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, _ := testenv.FreshDB(t)
+	st := store.New(pool, store.Options{})
+	ev := onSaleEvent(t, st, "evt_fanled_", 2, 10, 0)
+	for i := range 12 {
+		_, _, err := st.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: fmt.Sprintf("fan_led_%d", i),
+			EventID: ev, SeatIDs: []string{seatOf(ev, i)}})
+		require.NoError(t, err)
+	}
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = tx.Exec(ctx, `DROP INDEX reservations_user_event`)
+	require.NoError(t, err)
+	for name, sql := range map[string]string{"pre-check": store.PreCheckSQL, "limit": store.CheckLimitSQL} {
+		var raw []byte
+		require.NoError(t, tx.QueryRow(ctx, `EXPLAIN (FORMAT JSON) `+sql, "fan_led_3", ev).Scan(&raw), name)
+		var plan []struct{ Plan planNode }
+		require.NoError(t, json.Unmarshal(raw, &plan), name)
+		require.Len(t, plan, 1)
+		indexes := plan[0].Plan.indexes()
+		require.NotContains(t, indexes, "reservations_event_status", "%s: %s", name, raw)
+		require.NotContains(t, indexes, "reservations_pending_expiry", "%s: %s", name, raw)
+	}
+}
+
 // planNode is a node of EXPLAIN's JSON plan, with its children.
 type planNode struct {
+	IndexName string     `json:"Index Name"`
 	IndexCond string     `json:"Index Cond"`
 	Filter    string     `json:"Filter"`
 	Loops     int        `json:"Actual Loops"`
 	Plans     []planNode `json:"Plans"`
+}
+
+// indexes lists the indexes the plan reads.
+func (n planNode) indexes() []string {
+	var out []string
+	if n.IndexName != "" {
+		out = append(out, n.IndexName)
+	}
+	for _, c := range n.Plans {
+		out = append(out, c.indexes()...)
+	}
+	return out
 }
 
 // loopsOf is how often the plan's scan whose condition or filter has cond
