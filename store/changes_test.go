@@ -39,7 +39,10 @@ func requireQuiet(t *testing.T, changed <-chan struct{}, what string) {
 func TestABookingsWaitersAreWokenByItsChangesAndByALostListener(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := store.New(testenv.DB(t), store.Options{})
+	// A database of its own: the test ends every listening connection of
+	// its database, which in the package's would be other tests' too.
+	pool, _ := testenv.FreshDB(t)
+	st := store.New(pool, store.Options{})
 	ev := onSaleEvent(t, st, "evt_chg_", 1, 4, 0)
 	sec := "sec_" + ev
 	mine, other := holdSeat(t, st, ev, "fan_chg_1_"+ev, sec+"-A-1"), holdSeat(t, st, ev, "fan_chg_2_"+ev, sec+"-A-2")

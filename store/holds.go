@@ -197,7 +197,9 @@ func (s *Holds) PreCheck(ctx context.Context, userID, eventID string, want int) 
 // reservations_event_status or reservations_pending_expiry, reading every
 // live hold of the event on every hold (2,400 buffers a lookup after 3,000
 // holds, where the fan's index reads 2) until the next ANALYZE. A fan has a
-// few reservations; an event, a whole sale's.
+// few reservations; an event, a whole sale's. The price: the CTE reads all
+// of the fan's reservations, every event's, where the pending hold's lookup
+// read one index entry.
 const fansReservations = `mine AS MATERIALIZED (SELECT id, event_id, status, expires_at FROM reservations WHERE user_id = $1)`
 
 // CreateHold takes the whole cart or nothing in one short transaction: the
@@ -1201,9 +1203,10 @@ func (a altQuery) finish(ctx context.Context, q interface {
 // refusal); when it fills the limit its answer is alternativesAll's, since
 // every seat left out ranks after the seats it ranked. The row's branch
 // tests the status so that no status index is used (IS TRUE): that index
-// would visit the whole section. Its generic plan is its custom plan
-// (the seats' IDs reach it only through ref), so it is planned once a
-// connection: planned afresh, it cost a refusal more than its execution.
+// would visit the whole section. Its generic plan was its custom plan on
+// the stadium (the seats reach it through ref's primary-key lookup), so it
+// runs the generic one, planned once a connection: planned afresh, it cost
+// a refusal more than its execution.
 const (
 	alternativesBand = 3
 	alternativesRef  = `WITH ref AS (SELECT section_id, min(row_label) AS row_label, min(number) AS number
