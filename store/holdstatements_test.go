@@ -141,12 +141,7 @@ func TestAHoldAndARefusalsAlternativesRunTheirGenericPlans(t *testing.T) {
 		require.NotEmpty(t, refused.Alternatives)
 	}
 
-	plans := func(prefix string) (generic, custom int64) {
-		t.Helper()
-		require.NoError(t, pool.QueryRow(ctx, `SELECT coalesce(sum(generic_plans), 0), coalesce(sum(custom_plans), 0)
-			FROM pg_prepared_statements WHERE statement LIKE $1 || '%'`, prefix).Scan(&generic, &custom))
-		return generic, custom
-	}
+	plans := func(prefix string) (generic, custom int64) { return preparedPlans(t, pool, prefix) }
 	generic, custom := plans("WITH taken AS (UPDATE seats")
 	require.Equal(t, int64(holds+2), generic, "the take's generic plans")
 	require.Zero(t, custom, "the take's custom plans")
@@ -179,9 +174,7 @@ func TestAPreCheckRunsItsGenericPlanInOneRoundTrip(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, int64(1), counter.Trips(), "round trips of a pre-check")
 	}
-	var generic, custom int64
-	require.NoError(t, pool.QueryRow(ctx, `SELECT coalesce(sum(generic_plans), 0), coalesce(sum(custom_plans), 0)
-		FROM pg_prepared_statements WHERE statement = $1`, store.PreCheckSQL).Scan(&generic, &custom))
+	generic, custom := preparedPlans(t, pool, store.PreCheckSQL)
 	require.Equal(t, int64(checks), generic, "the pre-check's generic plans")
 	require.Zero(t, custom, "the pre-check's custom plans")
 
@@ -305,6 +298,16 @@ func TestAFansOwnLookupsNeverReadThroughTheEventsIndexes(t *testing.T) {
 		require.NotContains(t, used, "reservations_event_status", "%s without the fan's index: %s", name, raw)
 		require.NotContains(t, used, "reservations_pending_expiry", "%s without the fan's index: %s", name, raw)
 	}
+}
+
+// preparedPlans counts the generic and custom plans of the statements
+// prepared on pool's connection (a pool of one) whose text begins with
+// prefix.
+func preparedPlans(t *testing.T, pool *pgxpool.Pool, prefix string) (generic, custom int64) {
+	t.Helper()
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT coalesce(sum(generic_plans), 0), coalesce(sum(custom_plans), 0)
+		FROM pg_prepared_statements WHERE starts_with(statement, $1)`, prefix).Scan(&generic, &custom))
+	return generic, custom
 }
 
 // planNode is a node of EXPLAIN's JSON plan, with its children.
