@@ -152,13 +152,12 @@ func (s *Holds) PreCheck(ctx context.Context, userID, eventID string, want int) 
 	var metered bool
 	var sale saleWindow
 	var pendingID *uuid.UUID
-	// Its generic plan, planned once a connection: left to choose,
-	// PostgreSQL planned it afresh on 2,500 of 6,000 holds (five custom
-	// plans a connection after every ANALYZE of a growing table), a third
-	// of a millisecond each. The setting is sent with it, in one round trip.
+	// Its generic plan (readInSnapshot), planned once a connection: left to
+	// choose, PostgreSQL planned it afresh on 2,500 of 6,000 holds (five
+	// custom plans a connection after every ANALYZE of a growing table), a
+	// third of a millisecond each.
 	found := false
 	b := &pgx.Batch{}
-	b.Queue(genericPlansSQL)
 	b.Queue(preCheckSQL, userID, eventID).Query(func(rows pgx.Rows) error {
 		defer rows.Close()
 		if rows.Next() {
@@ -1358,8 +1357,7 @@ func scanSurge(rows pgx.Rows, ev eventTerms) (map[string]int, error) {
 
 // Alternatives offers free seats near the given unavailable ones, outside any
 // transaction (the hint path refuses before one starts): alternativesNear on
-// its generic plan, sent with the setting that picks it and in one snapshot,
-// in one round trip.
+// its generic plan, in one snapshot, in one round trip (readInSnapshot).
 func (s *Holds) Alternatives(ctx context.Context, eventID string, unavailable, exclude []string, n int) ([]string, error) {
 	alt := newAltQuery(eventID, unavailable, exclude, n)
 	if len(unavailable) == 0 {
@@ -1367,7 +1365,6 @@ func (s *Holds) Alternatives(ctx context.Context, eventID string, unavailable, e
 	}
 	var near []string
 	b := &pgx.Batch{}
-	b.Queue(genericPlansSQL)
 	alt.queueNear(b, &near)
 	if err := readInSnapshot(ctx, s.pool, b); err != nil {
 		return nil, err

@@ -158,7 +158,11 @@ func (s *Bookings) bookingView(ctx context.Context, id uuid.UUID, info *BookingI
 	b.Queue(viewMainSQL+`r.id = $1`, id).Query(r.scanMain)
 	ids := []uuid.UUID{id}
 	for _, p := range r.parts() {
-		b.Queue(p.sql, ids).Query(func(rows pgx.Rows) error {
+		sql, arg := p.sql, any(ids)
+		if p.one != "" {
+			sql, arg = p.one, id
+		}
+		b.Queue(sql, arg).Query(func(rows pgx.Rows) error {
 			defer rows.Close()
 			for rows.Next() {
 				if err := p.scan(rows); err != nil {
@@ -182,13 +186,19 @@ func (s *Bookings) bookingView(ctx context.Context, id uuid.UUID, info *BookingI
 }
 
 // readInSnapshot runs b's queries in one read-only repeatable-read
-// transaction, sent with its BEGIN and COMMIT in one round trip. A query
-// that fails leaves the transaction aborted (the server skips the rest of
-// the pipeline, the COMMIT too): it is rolled back, so the connection goes
-// back to the pool idle instead of being closed.
+// transaction, sent with its BEGIN and COMMIT in one round trip, on their
+// generic plans (genericPlansSQL, for this transaction alone): its readers
+// (a booking's page, a hold's pre-check, a refusal's alternatives) look
+// rows up by key, and left to choose PostgreSQL planned them afresh again
+// and again (a booking's page parts on every read: a millisecond of
+// planning against a tenth of one executing). A query that fails leaves the
+// transaction aborted (the server skips the rest of the pipeline, the
+// COMMIT too): it is rolled back, so the connection goes back to the pool
+// idle instead of being closed.
 func readInSnapshot(ctx context.Context, pool *pgxpool.Pool, b *pgx.Batch) error {
-	full := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(b.QueuedQueries)+2)}
+	full := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(b.QueuedQueries)+3)}
 	full.Queue(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`)
+	full.Queue(genericPlansSQL)
 	full.QueuedQueries = append(full.QueuedQueries, b.QueuedQueries...)
 	full.Queue(`COMMIT`)
 	c, err := pool.Acquire(ctx)
@@ -229,28 +239,59 @@ func newViewRead() *viewRead {
 }
 
 // viewPart is a query over the views' reservation IDs ($1) and what each of
-// its rows adds to its view.
+// its rows adds to its view. one is the same query for one booking's ID
+// ($1 a UUID, not an array) when the part has such a form, "" if not: an
+// equality on the booking's key has a generic plan through its index
+// whatever the table's statistics, where "= ANY($1)" planned for an array
+// of unknown length may scan the table.
 type viewPart struct {
-	sql  string
-	scan func(pgx.Rows) error
+	sql, one string
+	scan     func(pgx.Rows) error
 }
 
-func (r *viewRead) parts() []viewPart {
-	return []viewPart{
-		{`SELECT i.reservation_id, coalesce(i.seat_id, ''), i.section_id, i.quantity, i.price_at_lock, i.base_price, i.surge_bps, i.discount,
+// oneBooking is sql, a part over an array of reservation IDs, for one
+// booking's ID: "" when the part reads its IDs otherwise (unnest).
+func oneBooking(sql string) string {
+	if !strings.Contains(sql, "= ANY($1)") {
+		return ""
+	}
+	return strings.Replace(sql, "= ANY($1)", "= $1", 1)
+}
+
+// viewPartSQL are the parts' queries, in the order parts lists them;
+// viewPartOneSQL their forms for one booking (oneBooking).
+var (
+	viewPartSQL = [...]string{
+		`SELECT i.reservation_id, coalesce(i.seat_id, ''), i.section_id, i.quantity, i.price_at_lock, i.base_price, i.surge_bps, i.discount,
 			coalesce(sec.name, ''), coalesce(st.row_label, ''), coalesce(st.number, 0),
 			coalesce(i.ticket_type, ''), i.fee, coalesce(i.listing_id::text, '')
 		FROM reservation_items i LEFT JOIN sections sec ON sec.id = i.section_id LEFT JOIN seats st ON st.id = i.seat_id
-		WHERE i.reservation_id = ANY($1) ORDER BY i.reservation_id, i.seat_id COLLATE "C", i.id`, r.scanItem},
-		{`SELECT reservation_id, stay, property_id, room_type, checkin, checkout, rooms, night, price, currency
-		FROM reservation_nights WHERE reservation_id = ANY($1) ORDER BY reservation_id, stay, night, live`, r.scanNight},
-		{`SELECT t.reservation_id, t.id, coalesce(t.seat_id, ''), t.status, sec.name, coalesce(st.row_label, ''), coalesce(st.number, 0)
+		WHERE i.reservation_id = ANY($1) ORDER BY i.reservation_id, i.seat_id COLLATE "C", i.id`,
+		`SELECT reservation_id, stay, property_id, room_type, checkin, checkout, rooms, night, price, currency
+		FROM reservation_nights WHERE reservation_id = ANY($1) ORDER BY reservation_id, stay, night, live`,
+		`SELECT t.reservation_id, t.id, coalesce(t.seat_id, ''), t.status, sec.name, coalesce(st.row_label, ''), coalesce(st.number, 0)
 		FROM tickets t JOIN sections sec ON sec.id = t.section_id LEFT JOIN seats st ON st.id = t.seat_id
-		WHERE t.reservation_id = ANY($1) ORDER BY t.reservation_id, t.seat_id, t.unit`, r.scanTicket},
-		{`SELECT reservation_id, id, property_id, room_type, checkin, checkout, confirmation, status
-		FROM vouchers WHERE reservation_id = ANY($1) ORDER BY reservation_id, stay`, r.scanVoucher},
-		{disputesSQL, func(rows pgx.Rows) error { return scanViewDispute(r.at, rows) }},
+		WHERE t.reservation_id = ANY($1) ORDER BY t.reservation_id, t.seat_id, t.unit`,
+		`SELECT reservation_id, id, property_id, room_type, checkin, checkout, confirmation, status
+		FROM vouchers WHERE reservation_id = ANY($1) ORDER BY reservation_id, stay`,
+		disputesSQL,
 	}
+	viewPartOneSQL = func() (one [len(viewPartSQL)]string) {
+		for i, sql := range viewPartSQL {
+			one[i] = oneBooking(sql)
+		}
+		return one
+	}()
+)
+
+func (r *viewRead) parts() []viewPart {
+	scans := [len(viewPartSQL)]func(pgx.Rows) error{r.scanItem, r.scanNight, r.scanTicket, r.scanVoucher,
+		func(rows pgx.Rows) error { return scanViewDispute(r.at, rows) }}
+	parts := make([]viewPart, len(viewPartSQL))
+	for i := range parts {
+		parts[i] = viewPart{sql: viewPartSQL[i], one: viewPartOneSQL[i], scan: scans[i]}
+	}
+	return parts
 }
 
 // scanMain makes a view of each reservation row.
