@@ -127,7 +127,7 @@ func TestAHoldAndARefusalsAlternativesRunTheirGenericPlans(t *testing.T) {
 	// One connection: the prepared statements read are the holds' own.
 	pool, st, _ := countedStore(t, 1)
 	ev := onSaleEvent(t, st, "evt_plans_", 2, 10, 0)
-	const holds = 8 // past the five custom plans PostgreSQL tries before it compares
+	const holds = pastCustomPlans
 	for i := range holds {
 		_, _, err := st.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: fmt.Sprintf("fan_plan_%d_%s", i, ev),
 			EventID: ev, SeatIDs: []string{seatOf(ev, i)}})
@@ -167,7 +167,7 @@ func TestAPreCheckRunsItsGenericPlanInOneRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	pool, st, counter := countedStore(t, 1)
 	ev := onSaleEvent(t, st, "evt_precheck_", 2, 10, 0)
-	const checks = 8 // past the five custom plans PostgreSQL tries before it compares
+	const checks = pastCustomPlans
 	for i := range checks {
 		counter.Reset()
 		_, err := st.Holds.PreCheck(ctx, fmt.Sprintf("fan_pre_%d", i), ev, 1)
@@ -300,6 +300,10 @@ func TestAFansOwnLookupsNeverReadThroughTheEventsIndexes(t *testing.T) {
 	}
 }
 
+// pastCustomPlans runs a statement past the five custom plans PostgreSQL
+// tries on a connection before it compares them with the generic one.
+const pastCustomPlans = 8
+
 // preparedPlans counts the generic and custom plans of the statements
 // prepared on pool's connection (a pool of one) whose text begins with
 // prefix.
@@ -360,7 +364,7 @@ func TestABookingsPageReadsOnGenericPlansByTheBookingsKey(t *testing.T) {
 	h, _, err := st.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: user,
 		EventID: ev, SeatIDs: []string{seatOf(ev, 1)}})
 	require.NoError(t, err)
-	const reads = 8 // past the five custom plans PostgreSQL tries before it compares
+	const reads = pastCustomPlans
 	for range reads {
 		v, _, err := st.Bookings.BookingWithTerms(ctx, h.ID, user)
 		require.NoError(t, err)
