@@ -158,16 +158,13 @@ func (s *Holds) PreCheck(ctx context.Context, userID, eventID string, want int) 
 	// third of a millisecond each.
 	found := false
 	b := &pgx.Batch{}
-	b.Queue(preCheckSQL, userID, eventID).Query(func(rows pgx.Rows) error {
-		defer rows.Close()
-		if rows.Next() {
-			found = true
-			if err := rows.Scan(&limit, &sale.status, &sale.onsale, &sale.offsale, &sale.now,
-				&metered, &ttl, &pendingID, &owned); err != nil {
-				return err
-			}
+	b.Queue(preCheckSQL, userID, eventID).QueryRow(func(row pgx.Row) error {
+		err := row.Scan(&limit, &sale.status, &sale.onsale, &sale.offsale, &sale.now, &metered, &ttl, &pendingID, &owned)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // found stays false
 		}
-		return rows.Err()
+		found = err == nil
+		return err
 	})
 	if err := readInSnapshot(ctx, s.pool, b); err != nil {
 		return EventLimits{}, err
