@@ -424,7 +424,8 @@ func runPgbench(b *testing.B) {
 		// The script's \if takes the one statement the strategies differ in.
 		for _, strategy := range []struct{ name, locked string }{{"conditional", "0"}, {"locked", "1"}} {
 			out, err := exec.Command(bin, "-n", "-M", "prepared", "-c", "16", "-j", "2", "-T", "10",
-				"-D", "locked="+strategy.locked, "-f", path, testenv.DatabaseURL(b)).CombinedOutput()
+				"-D", "locked="+strategy.locked, "-D", "event=evt_bench_pg", "-D", "sections=sec_bench_pg",
+			"-f", path, testenv.DatabaseURL(b)).CombinedOutput()
 			if err != nil {
 				b.Logf("pgbench %s: %v\n%s", strategy.name, err, out)
 				continue
