@@ -22,8 +22,8 @@
 \set sec random(0, 9)
 \set r random(0, 49)
 \set n random(1, 99)
-\set u random(1, 2000000000)
-\set uid (:client_id + 1) * 10000000000 + :u
+\set u random(1, 1000000000000000)
+\set uid (:client_id + 1) * 10000000000000000 + :u
 \startpipeline
 BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;
 SELECT set_config('plan_cache_mode', 'force_generic_plan', true);
