@@ -19,3 +19,7 @@ const (
 	PreCheckSQL   = preCheckSQL
 	CheckLimitSQL = checkLimitSQL
 )
+
+// UnpaidNightsSQL is a hotel hold's count of the account's ($1) unpaid
+// room-nights in holds other than $2.
+const UnpaidNightsSQL = unpaidNightsSQL

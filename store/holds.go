@@ -194,9 +194,10 @@ func (s *Holds) PreCheck(ctx context.Context, userID, eventID string, want int) 
 // live hold of the event on every hold (2,400 buffers a lookup after 3,000
 // holds, where the fan's index reads 2) until the next ANALYZE. A fan has a
 // few reservations; an event, a whole sale's. The price: the CTE reads all
-// of the fan's reservations, every event's, where the pending hold's lookup
-// read one index entry.
-const fansReservations = `mine AS MATERIALIZED (SELECT id, event_id, status, expires_at FROM reservations WHERE user_id = $1)`
+// of the fan's reservations, every event's, where a lookup through
+// reservations_one_pending reads one index entry. A hotel hold's count of
+// the account's unpaid nights reads it too (stays.go).
+const fansReservations = `mine AS MATERIALIZED (SELECT id, event_id, status, expires_at, created_at FROM reservations WHERE user_id = $1)`
 
 // CreateHold takes the whole cart or nothing in one short transaction: the
 // idempotency key's lock and lookup, the fan's pending checkout and limit, the

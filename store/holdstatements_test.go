@@ -276,7 +276,15 @@ func TestAFansOwnLookupsNeverReadThroughTheEventsIndexes(t *testing.T) {
 			EventID: ev, SeatIDs: []string{seatOf(ev, i)}})
 		require.NoError(t, err)
 	}
-	lookups := map[string]string{"pre-check": store.PreCheckSQL, "limit": store.CheckLimitSQL, "own pending": store.OwnPendingSQL}
+	// Each lookup with its second parameter's type and value (the first is
+	// the fan).
+	type lookup struct{ sql, second, value string }
+	lookups := map[string]lookup{
+		"pre-check":     {store.PreCheckSQL, "text", ev},
+		"limit":         {store.CheckLimitSQL, "text", ev},
+		"own pending":   {store.OwnPendingSQL, "text", ev},
+		"unpaid nights": {store.UnpaidNightsSQL, "uuid", uuid.NewString()},
+	}
 	type querier interface {
 		QueryRow(context.Context, string, ...any) pgx.Row
 	}
@@ -290,7 +298,8 @@ func TestAFansOwnLookupsNeverReadThroughTheEventsIndexes(t *testing.T) {
 		return plan[0].Plan.indexes(), string(raw)
 	}
 	forTheFan := func(q querier, name string) ([]string, string) {
-		return explain(q, `EXPLAIN (FORMAT JSON) `+lookups[name], name, "fan_led_3", ev)
+		l := lookups[name]
+		return explain(q, `EXPLAIN (FORMAT JSON) `+l.sql, name, "fan_led_3", l.value)
 	}
 	neverTheEvents := func(used []string, raw, name, when string) {
 		t.Helper()
@@ -322,11 +331,11 @@ func TestAFansOwnLookupsNeverReadThroughTheEventsIndexes(t *testing.T) {
 	defer func() { _ = tx.Rollback(ctx) }()
 	_, err = tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_generic_plan`)
 	require.NoError(t, err)
-	for name, sql := range lookups {
+	for name, l := range lookups {
 		stmt := "lookup_" + strings.NewReplacer(" ", "_", "-", "_").Replace(name)
-		_, err := tx.Exec(ctx, `PREPARE `+stmt+` (text, text) AS `+sql)
+		_, err := tx.Exec(ctx, `PREPARE `+stmt+` (text, `+l.second+`) AS `+l.sql)
 		require.NoError(t, err, name)
-		used, raw := explain(tx, `EXPLAIN (FORMAT JSON) EXECUTE `+stmt+`('fan_led_3', '`+ev+`')`, name)
+		used, raw := explain(tx, `EXPLAIN (FORMAT JSON) EXECUTE `+stmt+`('fan_led_3', '`+l.value+`')`, name)
 		neverTheEvents(used, raw, name, "on its generic plan, planned on statistics without pending holds")
 		_, err = tx.Exec(ctx, `DEALLOCATE `+stmt)
 		require.NoError(t, err, name)

@@ -199,6 +199,18 @@ func takePackageStays(ctx context.Context, tx pgx.Tx, req HoldRequest, hold *Hol
 		Scan(&hold.Total.Amount, &hold.ExpiresAt)
 }
 
+// The account's live pending holds other than this one (a package's
+// reservation is already written), read from the account's reservations
+// (fansReservations, by the account's index alone) as a seat hold's lookups
+// are: a lookup naming the status and expiry could be planned through the
+// index of every pending hold. $1 is the account, $2 this hold.
+const (
+	fansNights        = `FROM mine r JOIN reservation_nights n ON n.reservation_id = r.id AND n.live `
+	fansPendingOthers = ` WHERE r.id <> $2 AND r.status = 'PENDING_PAYMENT' AND r.expires_at > now()`
+	// unpaidNightsSQL counts the account's unpaid room-nights.
+	unpaidNightsSQL = `WITH ` + fansReservations + ` SELECT coalesce(sum(n.rooms), 0)::int ` + fansNights + fansPendingOthers
+)
+
 // checkStayLimits refuses stays that would let one account hoard rooms: a
 // stay at a property on a night the account already holds there unpaid
 // (StayHeldError, naming that hold), and a hold that would take the
@@ -229,13 +241,9 @@ func checkStayLimits(ctx context.Context, tx pgx.Tx, req HoldRequest) error {
 	b := &pgx.Batch{}
 	b.Queue(`INSERT INTO users (id) VALUES ($1) ON CONFLICT DO NOTHING`, req.UserID)
 	b.Queue(`SELECT FROM users WHERE id = $1 FOR NO KEY UPDATE`, req.UserID)
-	// The account's live pending holds other than this one (a package's
-	// reservation is already written), found through reservations_user_event.
-	const mine = `FROM reservations r JOIN reservation_nights n ON n.reservation_id = r.id AND n.live `
-	const pending = ` WHERE r.user_id = $1 AND r.id <> $2 AND r.status = 'PENDING_PAYMENT' AND r.expires_at > now()`
-	b.Queue(`SELECT (s.i - 1)::int, r.id `+mine+`
+	b.Queue(`WITH `+fansReservations+` SELECT (s.i - 1)::int, r.id `+fansNights+`
 		JOIN unnest($3::text[], $4::date[], $5::date[]) WITH ORDINALITY AS s(property_id, checkin, checkout, i)
-		  ON n.property_id = s.property_id AND n.night >= s.checkin AND n.night < s.checkout`+pending+`
+		  ON n.property_id = s.property_id AND n.night >= s.checkin AND n.night < s.checkout`+fansPendingOthers+`
 		ORDER BY s.i, r.created_at, r.id LIMIT 1`, req.UserID, req.ReservationID, props, checkins, checkouts).
 		QueryRow(func(row pgx.Row) error {
 			var o StayHeldError
@@ -247,7 +255,7 @@ func checkStayLimits(ctx context.Context, tx pgx.Tx, req HoldRequest) error {
 			overlap = &o
 			return err
 		})
-	b.Queue(`SELECT coalesce(sum(n.rooms), 0)::int `+mine+pending, req.UserID, req.ReservationID).
+	b.Queue(unpaidNightsSQL, req.UserID, req.ReservationID).
 		QueryRow(func(row pgx.Row) error { return row.Scan(&held) })
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return err
