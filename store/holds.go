@@ -585,22 +585,22 @@ func (w saleWindow) check() error {
 }
 
 // ownPendingSQL locks the fan's own pending hold on the event, if any. It
-// locks the fan's reservations by the fan's index alone (few rows: one a
-// booking) and keeps the event's pending one. A lookup that names the event
-// or the status leaves the planner indexes of every hold: its generic plan
-// read every pending hold of the database (reservations_pending_expiry)
-// whenever the statistics were taken with few holds pending, as in the
-// minutes before a sale opens, thousands of buffers a hold and more with
-// each hold until the next ANALYZE; named by fan and event, it was planned
-// through the event's holds (reservations_event_status) on a fresh table
-// (store/TestAFansOwnLookupsNeverReadThroughTheEventsIndexes). The rows are
-// locked before their status is read, so the status is the committed one; the
-// lock is the one an update of the row takes (ending an expired hold), so
-// two carts of one fan queue while a booking's tickets, which only name the
-// reservation, do not wait.
-const ownPendingSQL = `WITH mine AS MATERIALIZED (
-		SELECT id, event_id, status, expires_at FROM reservations WHERE user_id = $1 FOR NO KEY UPDATE)
-	SELECT id, expires_at <= now() FROM mine WHERE event_id = $2 AND status = 'PENDING_PAYMENT'`
+// locks the fan's reservations of the event, read by the fan's index alone,
+// in ID order as every reservation lock is taken, and keeps the pending one:
+// the status is read once the rows are locked, so a hold ended meanwhile is
+// not named. Neither the status nor the event may steer the plan: a lookup
+// naming the status was planned, generic, through the index of every
+// pending hold of the database (reservations_pending_expiry) whenever the
+// statistics were taken with few holds pending, as in the minutes before a
+// sale opens (thousands of buffers a hold, more with each hold, until the
+// next ANALYZE), and one naming the event through the event's holds on a
+// fresh table. So the event is compared with IS NOT DISTINCT FROM, which
+// no index answers (the same as = for the event ID a hold always has), and
+// the status outside (store/TestAFansOwnLookupsNeverReadThroughTheEventsIndexes).
+const ownPendingSQL = `WITH fans AS MATERIALIZED (
+		SELECT id, status, expires_at FROM reservations
+		WHERE user_id = $1 AND event_id IS NOT DISTINCT FROM $2 ORDER BY id FOR UPDATE)
+	SELECT id, expires_at <= now() FROM fans WHERE status = 'PENDING_PAYMENT'`
 
 // queueSettleOwnPending deals with the fan's own pending checkout on the
 // event: a live one refuses, an expired one is named in *expired for takeCart

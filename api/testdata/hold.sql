@@ -43,9 +43,10 @@ SELECT e.currency, e.per_customer_limit, e.hold_ttl_seconds, e.starts_at, now(),
   e.service_fee, coalesce(o.tax_rate_bp, 0), coalesce(o.prices_include_tax, true),
   coalesce((SELECT t.id FROM ticket_types t WHERE t.event_id = e.id ORDER BY t.position LIMIT 1), '')
   FROM events e LEFT JOIN organisations o ON o.id = e.org_id WHERE e.id = :event FOR KEY SHARE OF e;
-WITH mine AS MATERIALIZED (
-  SELECT id, event_id, status, expires_at FROM reservations WHERE user_id = :uid FOR NO KEY UPDATE)
-SELECT id, expires_at <= now() FROM mine WHERE event_id = :event AND status = 'PENDING_PAYMENT';
+WITH fans AS MATERIALIZED (
+  SELECT id, status, expires_at FROM reservations
+  WHERE user_id = :uid AND event_id IS NOT DISTINCT FROM :event::text ORDER BY id FOR UPDATE)
+SELECT id, expires_at <= now() FROM fans WHERE status = 'PENDING_PAYMENT';
 WITH mine AS MATERIALIZED (SELECT id, event_id, status, expires_at, created_at FROM reservations WHERE user_id = :uid)
 SELECT coalesce(sum(i.quantity), 0) FROM mine r JOIN reservation_items i ON i.reservation_id = r.id
   WHERE r.event_id = :event AND (i.live OR i.listing_id IS NOT NULL)
