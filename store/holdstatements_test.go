@@ -114,6 +114,50 @@ func TestAHoldWritesItsReservationOnceAndItsSaleNoOutboxRow(t *testing.T) {
 		"section_taken": 1}, writes(), "after the sale")
 }
 
+// A seat's status changes on every hold, sale and release, so none of those
+// updates is HOT: each writes an entry in every index of seats whose
+// predicate the new row meets. A held and a sold seat meet three (its key,
+// its place, its reservation), a free one three (its key, its place, the
+// free seats by number), a blocked one three; migration 0050 dropped the
+// (section_id, status) index that every one of them also wrote.
+func TestASeatsChangeOfStatusWritesThreeIndexEntries(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testenv.DB(t)
+	st := store.New(pool, store.Options{})
+	ev := onSaleEvent(t, st, "evt_seatidx_", 1, 10, 0)
+	h, _, err := st.Holds.CreateHold(ctx, store.HoldRequest{ReservationID: uuid.New(), UserID: "fan_idx_" + ev,
+		EventID: ev, SeatIDs: []string{seatOf(ev, 1)}})
+	require.NoError(t, err)
+	rows, err := pool.Query(ctx, `SELECT c.relname, coalesce(pg_get_expr(i.indpred, i.indrelid), 'true')
+		FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = 'seats'::regclass`)
+	require.NoError(t, err)
+	predicates, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct{ Name, Predicate string }])
+	require.NoError(t, err)
+	written := func(seat, status string, reservation *uuid.UUID) []string {
+		t.Helper()
+		var out []string
+		for _, p := range predicates {
+			// The predicate on the seat's row as it would be: the index gets
+			// an entry when it holds.
+			var meets bool
+			require.NoError(t, pool.QueryRow(ctx, `SELECT `+p.Predicate+` FROM (SELECT s.id, s.event_id, s.section_id,
+				s.row_label, s.number, $2::text AS status, $3::uuid AS reservation_id FROM seats s WHERE s.id = $1) seats`,
+				seat, status, reservation).Scan(&meets), p.Name)
+			if meets {
+				out = append(out, p.Name)
+			}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		status      string
+		reservation *uuid.UUID
+	}{{"HELD", &h.ID}, {"SOLD", &h.ID}, {"AVAILABLE", nil}, {"BLOCKED", nil}} {
+		require.Len(t, written(seatOf(ev, 1), c.status, c.reservation), 3, "the indexes a %s seat is written to", c.status)
+	}
+}
+
 // A hold runs the generic plans of its statements, planned once a
 // connection: left to choose, PostgreSQL planned the take afresh on every
 // hold, since its generic plan's estimate never won. A refusal's
