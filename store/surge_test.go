@@ -189,10 +189,13 @@ func TestTheSurgeReadCostsAFewBuffersHoweverFullTheSectionAndPricesByItsOccupanc
 
 // A connection plans the fan's pending-hold lookup once for good (a prepared
 // statement's generic plan, forced here rather than waited for); planned on
-// a sale's empty, never-analysed table, it must still read one index entry
-// once the sale has filled the table. It scanned every pending hold through
-// the expiry index (63 buffers here, 900 a hold after 4,000 holds of a
-// running stack) before the index bound every column (migration 0047).
+// a sale's empty, never-analysed table, it must still read a few index
+// entries once the sale has filled the table. It scanned every pending hold
+// through the expiry index (63 buffers here, 900 a hold after 4,000 holds of
+// a running stack) before the index bound every column (migration 0047);
+// it now reads the fan's rows of the event by the fan's index alone (see
+// TestAFansOwnLookupsNeverReadThroughTheEventsIndexes for statistics that
+// predate the sale).
 func TestTheFansPendingHoldLookupPlannedOnAnEmptyTableStaysALookup(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
