@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/encore-tickets/encore/payments"
 	"github.com/encore-tickets/encore/store"
 	"github.com/encore-tickets/encore/vocab"
@@ -80,7 +82,8 @@ func EchoOfOwnCapture(ev payments.WebhookEvent) bool {
 // its payment, never the one the event claims, and then stores it handled,
 // in one row write. It answers success only once the event is stored; an
 // event for a payment Encore does not know yet is ErrUnknownPayment, so the
-// provider redelivers it.
+// provider redelivers it, once it has waited a little for the payment's
+// record (paymentOf).
 func (s *Service) ReceiveWebhook(ctx context.Context, body []byte, signature string) (Receipt, error) {
 	ev, err := payments.ParseWebhook(body, signature, s.WebhookSecret)
 	if err != nil {
@@ -94,7 +97,7 @@ func (s *Service) ReceiveWebhook(ctx context.Context, body []byte, signature str
 	var bookingID string
 	var recorded vocab.PaymentStatus
 	if ev.IntentID != "" {
-		id, status, err := s.Store.Bookings.BookingByIntent(ctx, ev.IntentID)
+		id, status, err := s.paymentOf(ctx, ev)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			return Receipt{}, ErrUnknownPayment
@@ -153,6 +156,57 @@ func (s *Service) ReceiveWebhook(ctx context.Context, body []byte, signature str
 		return Receipt{}, err
 	}
 	return receipt, nil
+}
+
+// IntentRecordWait is how long an event for a payment the database does not
+// know yet waits for its record before it is refused for redelivery. The
+// provider sends the authorisation's event as it answers the saga's call,
+// and the saga records the intent only once that answer is back, so the
+// event often arrives first, by milliseconds. Refused at once, it waited
+// for the provider's redelivery (a second in the sandbox, longer at Stripe)
+// while the fan watched the page: every card payment was a second or more
+// slower than its steps. Only an event naming one of Encore's bookings (its
+// booking_id metadata) waits; the database's record still decides which
+// booking hears of it.
+const IntentRecordWait = 2 * time.Second
+
+// paymentOf is the booking and payment status the database records for the
+// event's intent. Not found, and the event names a booking, it watches that
+// booking for a change (a payment's insert notifies it, migration 0044) and
+// reads again, for at most IntentRecordWait; without notifications it reads
+// again every 50 ms.
+func (s *Service) paymentOf(ctx context.Context, ev payments.WebhookEvent) (uuid.UUID, vocab.PaymentStatus, error) {
+	id, status, err := s.Store.Bookings.BookingByIntent(ctx, ev.IntentID)
+	claimed, perr := uuid.Parse(ev.BookingID)
+	if !errors.Is(err, store.ErrNotFound) || perr != nil {
+		return id, status, err
+	}
+	var changed <-chan struct{}
+	if s.Changes != nil {
+		var stop func()
+		changed, stop = s.Changes.Watch(claimed) // before the next read: a commit between them still wakes it
+		defer stop()
+	}
+	deadline := time.Now().Add(IntentRecordWait)
+	for {
+		id, status, err = s.Store.Bookings.BookingByIntent(ctx, ev.IntentID)
+		left := time.Until(deadline)
+		if !errors.Is(err, store.ErrNotFound) || left <= 0 {
+			return id, status, err
+		}
+		if changed == nil || !s.Changes.Listening() {
+			left = min(left, 50*time.Millisecond)
+		}
+		t := time.NewTimer(left)
+		select {
+		case <-changed:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return id, status, err
+		}
+		t.Stop()
+	}
 }
 
 // storeHandled writes the event as handled: delivered to its booking, or one

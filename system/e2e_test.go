@@ -290,6 +290,43 @@ func TestWebhooksWithABadSignatureOrAnUnknownPaymentAreRefused(t *testing.T) {
 	require.Equal(t, http.StatusServiceUnavailable, e.pay.deliver(payload), "unknown payment: retryable")
 }
 
+// TestAnAuthorisationThatOvertakesItsPaymentsRecordIsTakenOnItsFirstDelivery:
+// the provider sends the authorisation's event as it answers the saga's
+// call, before the saga has recorded the intent. The event waits for the
+// record (a payment's insert wakes it) instead of being refused for a
+// redelivery a second or more later; one whose payment is never recorded is
+// still refused, for redelivery, once the wait is over.
+func TestAnAuthorisationThatOvertakesItsPaymentsRecordIsTakenOnItsFirstDelivery(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	_, id := e.fanHolding("quick", e.seat(9, 1))
+	event := func(evID, intentID string) []byte {
+		return []byte(fmt.Sprintf(`{"id":%q,"object":"event","type":"payment_intent.amount_capturable_updated","api_version":"2026-03-25.dahlia",`+
+			`"data":{"object":{"id":%q,"object":"payment_intent","amount":2000,"amount_capturable":2000,"currency":"eur","status":"requires_capture",`+
+			`"capture_method":"manual","metadata":{"booking_id":%q}}}}`, evID, intentID, id))
+	}
+	answered := make(chan int, 1)
+	go func() { answered <- e.pay.deliver(event("evt_overtaking", "pi_overtaking")) }()
+	// The event is in: it reads no record and waits on the booking.
+	require.Eventually(t, func() bool { return e.changes.Watchers() > 0 || len(answered) > 0 },
+		10*time.Second, 5*time.Millisecond)
+	require.Zero(t, len(answered), "the event was answered before its payment was recorded")
+	require.NoError(t, e.store.Bookings.SavePayment(context.Background(), uuid.MustParse(id), "pi_overtaking",
+		money.Money{Amount: 2000, Currency: "EUR"}, vocab.PaymentAuthorised, 1))
+	select {
+	case code := <-answered:
+		require.Equal(t, http.StatusOK, code, "taken on its first delivery")
+	case <-time.After(booking.IntentRecordWait + 10*time.Second):
+		t.Fatal("the event was not answered once its payment was recorded")
+	}
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM webhook_events WHERE event_id = 'evt_overtaking'`))
+
+	start := time.Now()
+	require.Equal(t, http.StatusServiceUnavailable, e.pay.deliver(event("evt_never", "pi_never")), "never recorded: redeliver")
+	require.GreaterOrEqual(t, time.Since(start), booking.IntentRecordWait, "refused only once the wait is over")
+	require.Zero(t, e.count(`SELECT count(*) FROM webhook_events WHERE event_id = 'evt_never'`))
+}
+
 // TestRecordHistories writes the workflow histories the replay tests use when
 // ENCORE_RECORD_HISTORIES is set (run after changing the workflow on purpose).
 // Histories recorded before the workflow started at checkout (started_at_hold_*)
