@@ -18,7 +18,6 @@ require (
 	github.com/stretchr/testify v1.12.1
 	github.com/stripe/stripe-go/v85 v85.0.0
 	github.com/temporalio/ui-server/v2 v2.54.1
-	github.com/yeqown/go-qrcode/v2 v2.3.0
 	go.temporal.io/api v1.63.5
 	go.temporal.io/sdk v1.50.0
 	go.temporal.io/server v1.32.1
@@ -29,12 +28,10 @@ require (
 	google.golang.org/grpc v1.83.2
 	google.golang.org/protobuf v1.36.12
 	gopkg.in/yaml.v3 v3.0.1
+	rsc.io/qr v0.2.0
 )
 
-require (
-	github.com/prometheus/client_model v0.6.3 // indirect
-	github.com/yeqown/reedsolomon v1.0.0 // indirect
-)
+require github.com/prometheus/client_model v0.6.3 // indirect
 
 require (
 	cel.dev/expr v0.25.2 // indirect

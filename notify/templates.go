@@ -4,14 +4,8 @@ import (
 	"bytes"
 	"embed"
 	htmltemplate "html/template"
-	"image"
-	"image/color"
-	"image/png"
 	"strings"
-	"sync"
 	texttemplate "text/template"
-
-	qrcode "github.com/yeqown/go-qrcode/v2"
 )
 
 //go:embed templates/*.tmpl
@@ -73,82 +67,6 @@ const qrCID = "booking-qr@encore"
 
 // qrEmailPixels is the side of the confirmation's QR image.
 const qrEmailPixels = 256
-
-// qrQuietZone is the blank border around a QR symbol, in modules: the four
-// the standard asks for, without which phone scanners miss the code on a
-// dark email or page background.
-const qrQuietZone = 4
-
-// qrPalette is black modules on white, one bit a pixel.
-var qrPalette = color.Palette{color.White, color.Black}
-
-// QRPNG encodes content as a QR code (medium error correction, ~15% of the
-// symbol recoverable) into a size×size PNG: whole pixels per module,
-// centred, with a quiet zone of at least four modules. A size too small for
-// one pixel per module gives the smallest image that has one instead. The
-// API's ticket codes use it too.
-func QRPNG(content string, size int) ([]byte, error) {
-	code, err := qrcode.NewWith(content, qrcode.WithErrorCorrectionLevel(qrcode.ErrorCorrectionMedium))
-	if err != nil {
-		return nil, err
-	}
-	w := &qrPNGWriter{size: size}
-	if err := code.Save(w); err != nil {
-		return nil, err
-	}
-	return w.out.Bytes(), nil
-}
-
-// qrPNGWriter draws the symbol's matrix as QRPNG says (qrcode.Writer).
-type qrPNGWriter struct {
-	size int
-	out  bytes.Buffer
-}
-
-func (w *qrPNGWriter) Write(mat qrcode.Matrix) error {
-	bits := mat.Bitmap() // [y][x], true where a module is dark
-	modules := len(bits) + 2*qrQuietZone
-	size := max(w.size, modules)
-	scale := size / modules
-	offset := (size-modules*scale)/2 + qrQuietZone*scale
-	img := image.NewPaletted(image.Rect(0, 0, size, size), qrPalette) // all white (index 0)
-	for y, row := range bits {
-		for x, dark := range row {
-			if !dark {
-				continue
-			}
-			for py := offset + y*scale; py < offset+(y+1)*scale; py++ {
-				line := img.Pix[py*img.Stride:]
-				for px := offset + x*scale; px < offset+(x+1)*scale; px++ {
-					line[px] = 1
-				}
-			}
-		}
-	}
-	// Default compression: 570 bytes for a 320-pixel ticket code where the
-	// best gave 564, in about 0.95 ms a code instead of 1.65 ms (its search
-	// for matches was a fifth of the time; BenchmarkQRPNG).
-	enc := png.Encoder{CompressionLevel: png.DefaultCompression, BufferPool: &qrBuffers}
-	return enc.Encode(&w.out, img)
-}
-
-// qrBuffers lets every QR code reuse the PNG encoder's buffers: without it
-// each code (one per ticket e-mailed, one per fan's phone asking for its
-// rotating code) allocated about 850 KB of deflate state for a PNG of a few
-// hundred bytes.
-var qrBuffers pngBuffers
-
-// pngBuffers is a png.EncoderBufferPool over sync.Pool.
-type pngBuffers struct{ pool sync.Pool }
-
-func (p *pngBuffers) Get() *png.EncoderBuffer {
-	b, _ := p.pool.Get().(*png.EncoderBuffer)
-	return b
-}
-
-func (p *pngBuffers) Put(b *png.EncoderBuffer) { p.pool.Put(b) }
-
-func (w *qrPNGWriter) Close() error { return nil }
 
 // ConfirmationMessage renders the confirmation to to under key. The QR code
 // opens the booking's page, where the tickets' codes rotate: a code printed
