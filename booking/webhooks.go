@@ -174,7 +174,7 @@ const IntentRecordWait = 2 * time.Second
 // event's intent. Not found, and the event names a booking, it watches that
 // booking for a change (a payment's insert notifies it, migration 0044) and
 // reads again, for at most IntentRecordWait; without notifications it reads
-// again every 50 ms.
+// again every 250 ms.
 func (s *Service) paymentOf(ctx context.Context, ev payments.WebhookEvent) (uuid.UUID, vocab.PaymentStatus, error) {
 	id, status, err := s.Store.Bookings.BookingByIntent(ctx, ev.IntentID)
 	claimed, perr := uuid.Parse(ev.BookingID)
@@ -195,7 +195,7 @@ func (s *Service) paymentOf(ctx context.Context, ev payments.WebhookEvent) (uuid
 			return id, status, err
 		}
 		if changed == nil || !s.Changes.Listening() {
-			left = min(left, 50*time.Millisecond)
+			left = min(left, 250*time.Millisecond)
 		}
 		t := time.NewTimer(left)
 		select {

@@ -122,20 +122,22 @@ func qrPlan(v coding.Version, m coding.Mask) (*coding.Plan, error) {
 // five or more modules of one colour in a row or column (N1 = 3, plus one
 // for each module past five), 2×2 blocks of one colour (N2 = 3 each),
 // finder-like 1:1:3:1:1 runs with four light modules on one side (N3 = 40
-// each), and the dark share's distance from half (N4 = 10 for each 5 %).
+// each; the quiet zone counts as light), and the dark share's distance from
+// half (N4 = 10 for each whole 5 %).
 func qrPenalty(c *coding.Code) int {
 	n := c.Size
 	dark := make([]bool, n*n)
-	darkCount := 0
 	for y := range n {
 		for x := range n {
-			if c.Black(x, y) {
-				dark[y*n+x] = true
-				darkCount++
-			}
+			dark[y*n+x] = c.Black(x, y)
 		}
 	}
-	score := 0
+	return qrMatrixPenalty(dark, n)
+}
+
+// qrMatrixPenalty is qrPenalty of an n×n matrix, row by row (true is dark).
+func qrMatrixPenalty(dark []bool, n int) int {
+	score, darkCount := 0, 0
 	line := make([]bool, n)
 	for i := range n {
 		copy(line, dark[i*n:(i+1)*n])
@@ -145,16 +147,25 @@ func qrPenalty(c *coding.Code) int {
 		}
 		score += qrLinePenalty(line)
 	}
-	for y := 0; y+1 < n; y++ {
-		for x := 0; x+1 < n; x++ {
+	for y := range n {
+		for x := range n {
 			d := dark[y*n+x]
-			if dark[y*n+x+1] == d && dark[(y+1)*n+x] == d && dark[(y+1)*n+x+1] == d {
+			if d {
+				darkCount++
+			}
+			if x+1 < n && y+1 < n && dark[y*n+x+1] == d && dark[(y+1)*n+x] == d && dark[(y+1)*n+x+1] == d {
 				score += 3
 			}
 		}
 	}
-	share := darkCount * 100 / (n * n)
-	return score + 10*(max(share-50, 50-share)/5)
+	return score + qrDarkSharePenalty(darkCount, n*n)
+}
+
+// qrDarkSharePenalty is rule N4: 10 for each whole 5 % the dark share is
+// from half (|100·dark/total − 50| / 5, in integers, rounded down once).
+func qrDarkSharePenalty(dark, total int) int {
+	d := 20*dark - 10*total
+	return 10 * (max(d, -d) / total)
 }
 
 // qrFinderLike are the 1:1:3:1:1 patterns rule N3 looks for, with four light
@@ -164,31 +175,37 @@ var qrFinderLike = [2][11]bool{
 	{false, false, false, false, true, false, true, true, true, false, true},
 }
 
-// qrLinePenalty is rules N1 and N3 along one row or column.
+// qrLinePenalty is rules N1 and N3 along one row or column. For N3 the line
+// is seen with the quiet zone's four light modules at each end: a
+// finder-like run at the symbol's edge has them there in every image.
 func qrLinePenalty(line []bool) int {
 	score, run := 0, 0
 	for j, d := range line {
 		if j > 0 && d == line[j-1] {
 			run++
-		} else {
-			if run >= 5 {
-				score += run - 2
-			}
-			run = 1
+			continue
 		}
+		if run >= 5 {
+			score += run - 2
+		}
+		run = 1
+	}
+	if run >= 5 {
+		score += run - 2
+	}
+	var buf [177 + 2*qrQuietZone]bool // the largest version's side
+	padded := buf[:len(line)+2*qrQuietZone]
+	copy(padded[qrQuietZone:], line)
+	for j := 10; j < len(padded); j++ {
 		// Both patterns are dark, light, dark at their fifth to seventh
 		// module: most windows fail that first.
-		if j >= 10 && line[j-6] && !line[j-5] && line[j-4] {
-			window := line[j-10 : j+1]
+		if padded[j-6] && !padded[j-5] && padded[j-4] {
 			for _, p := range qrFinderLike {
-				if [11]bool(window) == p {
+				if [11]bool(padded[j-10:j+1]) == p {
 					score += 40
 				}
 			}
 		}
-	}
-	if run >= 5 {
-		score += run - 2
 	}
 	return score
 }

@@ -305,7 +305,12 @@ func TestAnAuthorisationThatOvertakesItsPaymentsRecordIsTakenOnItsFirstDelivery(
 			`"data":{"object":{"id":%q,"object":"payment_intent","amount":2000,"amount_capturable":2000,"currency":"eur","status":"requires_capture",`+
 			`"capture_method":"manual","metadata":{"booking_id":%q}}}}`, evID, intentID, id))
 	}
+	// The payment's insert wakes the event through the booking's
+	// notifications: listening first, or the wait's last read could pass
+	// the test without them.
+	require.Eventually(t, e.changes.Listening, 10*time.Second, 5*time.Millisecond)
 	answered := make(chan int, 1)
+	delivered := time.Now()
 	go func() { answered <- e.pay.deliver(event("evt_overtaking", "pi_overtaking")) }()
 	// The event is in: it reads no record and waits on the booking.
 	require.Eventually(t, func() bool { return e.changes.Watchers() > 0 || len(answered) > 0 },
@@ -316,6 +321,8 @@ func TestAnAuthorisationThatOvertakesItsPaymentsRecordIsTakenOnItsFirstDelivery(
 	select {
 	case code := <-answered:
 		require.Equal(t, http.StatusOK, code, "taken on its first delivery")
+		require.Less(t, time.Since(delivered), booking.IntentRecordWait,
+			"woken by the payment's record, not by the end of the wait")
 	case <-time.After(booking.IntentRecordWait + 10*time.Second):
 		t.Fatal("the event was not answered once its payment was recorded")
 	}

@@ -338,7 +338,7 @@ func (p *Process) watchBookingChanges(ctx context.Context) {
 		}
 		p.Registry.MustRegister(
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "encore_booking_watched",
-				Help: "Bookings that fans' pages wait on now (GET /v1/bookings/{id} with Prefer: wait)."},
+				Help: "Bookings waited on now: by fans' pages (GET /v1/bookings/{id} with Prefer: wait) and by provider events that arrived before their payment was recorded."},
 				func() float64 { return float64(c.Watchers()) }),
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "encore_booking_changes_listening",
 				Help: "1 while this API's connection listening for booking changes is up; 0: waiting pages read every second instead."},
