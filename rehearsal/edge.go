@@ -14,16 +14,19 @@ import (
 )
 
 // edge sends the fans' requests: JSON in and out, every answer that is not
-// a success counted by call and problem type. Requests go in two lanes,
-// each with at most Concurrency in flight: the queue's (sign-in, joins and
-// the polls of fans without a socket) and the sale's (everything after
-// admission). Thousands of fans polling in line must not hold back the
-// admitted fans' holds and payments behind them in the rehearsal's own
-// queue: the stack has no such queue, each fan being a browser of its own.
+// a success (or a 304 to a conditional read) counted by call and problem
+// type. Requests go in three lanes: the queue's (sign-in, joins and the
+// polls of fans without a socket) and the sale's (everything after
+// admission), each with at most Concurrency in flight, and the booking
+// pages' waiting reads, one a fan at most. Thousands of fans polling in
+// line must not hold back the admitted fans' holds and payments behind them
+// in the rehearsal's own queue, nor must pages held open until their
+// booking changes: the stack has no such queue, each fan being a browser of
+// its own.
 type edge struct {
-	base       string
-	sem, queue chan struct{}
-	rec        *recorder
+	base              string
+	sem, queue, waits chan struct{}
+	rec               *recorder
 }
 
 // lane is the bound a call waits on.
@@ -31,6 +34,8 @@ func (e *edge) lane(call string) chan struct{} {
 	switch call {
 	case "session", "join", "queue-poll":
 		return e.queue
+	case "booking-wait":
+		return e.waits
 	}
 	return e.sem
 }
@@ -125,7 +130,7 @@ func (e *edge) do(ctx context.Context, c *http.Client, call string, req *http.Re
 		}
 		return a
 	}
-	if !a.ok() {
+	if !a.ok() && a.status != http.StatusNotModified {
 		_ = json.Unmarshal(a.raw, &a.problem)
 		e.rec.failureSaying(call, a.name(), a.problem.Detail)
 	}

@@ -449,12 +449,31 @@ func bestSeats(seats []seatView, taken map[string]bool, n int) []string {
 	return out
 }
 
-// follow polls the booking until it is PAID or ends otherwise, or the
-// deadline passes, and records a paid booking.
+// followWait is how long the API may hold a fan's read of its booking
+// until the booking changes (Prefer: wait), as the fan's page asks.
+const followWait = "wait=20"
+
+// follow waits on the booking as the fan's page does: a first read, then
+// reads the API holds until the booking changes (If-None-Match with the
+// last ETag, Prefer: wait), until it is PAID or ends otherwise, or the
+// deadline passes, and records a paid booking. A read that fails, or a
+// stack that answers a waiting read at once without a change, is read
+// again about a second later, as before pages waited.
 func (f *fan) follow(ctx context.Context, id string, seats int, holdAt, checkoutAt time.Time) bool {
 	rn := f.run
+	etag := ""
 	for ctx.Err() == nil {
-		a := rn.edge.api(ctx, f.client, "booking", http.MethodGet, "/v1/bookings/"+id, f.token, nil)
+		a := answer{}
+		if etag == "" {
+			a = rn.edge.api(ctx, f.client, "booking", http.MethodGet, "/v1/bookings/"+id, f.token, nil)
+		} else {
+			a = rn.edge.api(ctx, f.client, "booking-wait", http.MethodGet, "/v1/bookings/"+id, f.token, nil,
+				"If-None-Match", etag, "Prefer", followWait)
+		}
+		waited := etag != "" && a.took >= time.Second
+		if a.status == http.StatusNotModified && waited {
+			continue
+		}
 		var b struct {
 			Status string `json:"status"`
 		}
@@ -471,6 +490,10 @@ func (f *fan) follow(ctx context.Context, id string, seats int, holdAt, checkout
 				rn.rec.n.notPaid.Add(1)
 				rn.rec.failure("booking", "ended-"+b.Status)
 				return false
+			}
+			if tag := a.header.Get("ETag"); tag != "" && tag != etag {
+				etag = tag
+				continue // changed, not settled: wait for the next change
 			}
 		}
 		if !ctxsleep.Sleep(ctx, jitter(f.r, time.Second, 0.7, 1.3)) {

@@ -81,7 +81,8 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	rn.clients = newClients(apiURL, cfg.Fans, cfg.FansPerAddress, cfg.Concurrency)
 	defer rn.clients.close()
 	setup := newRecorder(now)
-	rn.edge = &edge{base: cfg.API, sem: make(chan struct{}, cfg.Concurrency), queue: make(chan struct{}, cfg.Concurrency), rec: setup}
+	rn.edge = &edge{base: cfg.API, sem: make(chan struct{}, cfg.Concurrency), queue: make(chan struct{}, cfg.Concurrency),
+		waits: make(chan struct{}, max(cfg.Fans, 1)), rec: setup}
 	reserve := 0
 	if cfg.Chaos != nil {
 		// The chaos restarts processes from this one: their pipes, logs and
