@@ -63,6 +63,7 @@ type Service struct {
 
 	webhookConflicts prometheus.Counter
 	webhookLag       prometheus.Histogram
+	recordWaits      *prometheus.HistogramVec
 }
 
 // Register creates the use case's metrics on reg.
@@ -72,7 +73,11 @@ func (s *Service) Register(reg prometheus.Registerer) {
 	s.webhookLag = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "encore_webhook_lag_seconds",
 		Help:    "Time from the provider creating an event to its booking hearing of it (redeliveries included).",
 		Buckets: prometheus.ExponentialBuckets(0.05, 2, 14)})
-	reg.MustRegister(s.webhookConflicts, s.webhookLag)
+	s.recordWaits = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "encore_webhook_record_wait_seconds",
+		Help: "Provider events that arrived before their payment was recorded, by how long they waited for it: " +
+			"outcome recorded (then handled) or refused (redelivery asked for after IntentRecordWait).",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 12)}, []string{"outcome"})
+	reg.MustRegister(s.webhookConflicts, s.webhookLag, s.recordWaits)
 }
 
 // Errors of the use case; the edge maps each to a problem type.

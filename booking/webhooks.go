@@ -187,11 +187,13 @@ func (s *Service) paymentOf(ctx context.Context, ev payments.WebhookEvent) (uuid
 		changed, stop = s.Changes.Watch(claimed) // before the next read: a commit between them still wakes it
 		defer stop()
 	}
-	deadline := time.Now().Add(IntentRecordWait)
+	start := time.Now()
+	deadline := start.Add(IntentRecordWait)
 	for {
 		id, status, err = s.Store.Bookings.BookingByIntent(ctx, ev.IntentID)
 		left := time.Until(deadline)
 		if !errors.Is(err, store.ErrNotFound) || left <= 0 {
+			s.waitedForRecord(start, err)
 			return id, status, err
 		}
 		if changed == nil || !s.Changes.Listening() {
@@ -203,10 +205,24 @@ func (s *Service) paymentOf(ctx context.Context, ev payments.WebhookEvent) (uuid
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
+			s.waitedForRecord(start, err)
 			return id, status, err
 		}
 		t.Stop()
 	}
+}
+
+// waitedForRecord counts an event's wait for its payment's record, by
+// whether the record came (err nil) or the event is refused.
+func (s *Service) waitedForRecord(start time.Time, err error) {
+	if s.recordWaits == nil {
+		return
+	}
+	outcome := "recorded"
+	if err != nil {
+		outcome = "refused"
+	}
+	s.recordWaits.WithLabelValues(outcome).Observe(time.Since(start).Seconds())
 }
 
 // storeHandled writes the event as handled: delivered to its booking, or one

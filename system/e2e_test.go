@@ -332,6 +332,18 @@ func TestAnAuthorisationThatOvertakesItsPaymentsRecordIsTakenOnItsFirstDelivery(
 	require.Equal(t, http.StatusServiceUnavailable, e.pay.deliver(event("evt_never", "pi_never")), "never recorded: redeliver")
 	require.GreaterOrEqual(t, time.Since(start), booking.IntentRecordWait, "refused only once the wait is over")
 	require.Zero(t, e.count(`SELECT count(*) FROM webhook_events WHERE event_id = 'evt_never'`))
+	// Operators see both waits, by outcome.
+	families, err := e.bookingMetrics.Gather()
+	require.NoError(t, err)
+	waits := map[string]uint64{}
+	for _, f := range families {
+		if f.GetName() == "encore_webhook_record_wait_seconds" {
+			for _, m := range f.GetMetric() {
+				waits[m.GetLabel()[0].GetValue()] = m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	require.Equal(t, map[string]uint64{"recorded": 1, "refused": 1}, waits)
 }
 
 // TestRecordHistories writes the workflow histories the replay tests use when

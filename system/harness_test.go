@@ -77,11 +77,13 @@ type e2e struct {
 	// changes wakes the API's reads waiting on a booking (listening until
 	// the test ends).
 	changes *store.BookingChanges
-	issuer  *session.Issuer
-	eventID string
-	mailbox string
-	cfg     config.Config
-	mu      sync.Mutex
+	// bookingMetrics holds the booking use case's metrics.
+	bookingMetrics *prometheus.Registry
+	issuer         *session.Issuer
+	eventID        string
+	mailbox        string
+	cfg            config.Config
+	mu             sync.Mutex
 	// dbURL is the test's own database; redis and prefix its Redis keys.
 	dbURL  string
 	redis  *redis.Client
@@ -183,7 +185,8 @@ func newE2EOn(t testing.TB, target temporalTarget, opts ...e2eOption) *e2e {
 	t.Cleanup(func() { stopChanges(); <-changesDone })
 	bookings := &booking.Service{Holds: e.holds, Store: e.store, Temporal: e.temporal, Log: log,
 		WebhookSecret: e.cfg.StripeWebhookSecret.Reveal(), LateEventGrace: 2 * time.Second, Changes: e.changes}
-	bookings.Register(prometheus.NewRegistry())
+	e.bookingMetrics = prometheus.NewRegistry()
+	bookings.Register(e.bookingMetrics)
 	a := &api.Server{Holds: e.holds, Bookings: bookings, Sessions: e.issuer, Log: log,
 		Tickets: &tickets.Wallet{Store: e.store, Keyring: keyring}, Resale: &tickets.Resale{Store: e.store},
 		Invoices: &invoices.Service{Store: e.store}}
