@@ -114,8 +114,8 @@ func qrPlan(v coding.Version, m coding.Mask) (*coding.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	qrPlans.Store(qrPlanKey{v, m}, p)
-	return p, nil
+	kept, _ := qrPlans.LoadOrStore(qrPlanKey{v, m}, p)
+	return kept.(*coding.Plan), nil
 }
 
 // qrPenalty scores a masked symbol by the standard's four rules: runs of

@@ -463,16 +463,13 @@ func (f *fan) follow(ctx context.Context, id string, seats int, holdAt, checkout
 	rn := f.run
 	etag := ""
 	for ctx.Err() == nil {
-		a := answer{}
-		if etag == "" {
-			a = rn.edge.api(ctx, f.client, "booking", http.MethodGet, "/v1/bookings/"+id, f.token, nil)
-		} else {
-			a = rn.edge.api(ctx, f.client, "booking-wait", http.MethodGet, "/v1/bookings/"+id, f.token, nil,
-				"If-None-Match", etag, "Prefer", followWait)
+		call, headers := "booking", []string(nil)
+		if etag != "" {
+			call, headers = "booking-wait", []string{"If-None-Match", etag, "Prefer", followWait}
 		}
-		waited := etag != "" && a.took >= time.Second
-		if a.status == http.StatusNotModified && waited {
-			continue
+		a := rn.edge.api(ctx, f.client, call, http.MethodGet, "/v1/bookings/"+id, f.token, nil, headers...)
+		if a.status == http.StatusNotModified && a.took >= time.Second {
+			continue // held until the wait ran out, unchanged: wait again
 		}
 		var b struct {
 			Status string `json:"status"`
