@@ -32,7 +32,11 @@
 //     custom search attributes that are still missing (a namespace created
 //     earlier, a search attribute added to Config later), then waits until the
 //     frontend resolves them.
-//  6. Serves the Web UI (github.com/temporalio/ui-server/v2) on UIAddress.
+//  6. Keeps the visibility table's indexes on pre-allocated custom search
+//     attribute columns to the columns some namespace maps (visibility.go):
+//     drops the others' (21 of 28 for Encore's seven attributes), builds a
+//     newly mapped column's, and puts them all back before a schema upgrade.
+//  7. Serves the Web UI (github.com/temporalio/ui-server/v2) on UIAddress.
 //
 // Measured on the 2-core build machine: a start on new databases takes
 // about 0.5-1.2 s (most of it the two CREATE DATABASE and the schemas; up to

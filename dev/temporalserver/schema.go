@@ -66,14 +66,19 @@ func prepareDatabases(ctx context.Context, cfg Config, t pgTarget, logger server
 		_, _ = admin.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", lockKey)
 	}()
 
-	for _, db := range []struct{ name, schema, version string }{
-		{cfg.DatabaseName, mainSchemaName, pgschema.Version},
-		{cfg.VisibilityDatabaseName, visibilitySchemaName, pgschema.VisibilityVersion},
+	for _, db := range []struct {
+		name, schema, version string
+		beforeUpgrade         func(exec func(string, ...any) error) error
+	}{
+		{cfg.DatabaseName, mainSchemaName, pgschema.Version, nil},
+		// Start drops the indexes of unmapped custom columns
+		// (fitVisibilityIndexes); the migrations expect them.
+		{cfg.VisibilityDatabaseName, visibilitySchemaName, pgschema.VisibilityVersion, restoreCustomIndexes},
 	} {
 		if err := createDatabaseIfMissing(ctx, admin, db.name); err != nil {
 			return err
 		}
-		if err := setupSchema(t.sqlConfig(db.name, 2), db.schema, db.version, logger); err != nil {
+		if err := setupSchema(t.sqlConfig(db.name, 2), db.schema, db.version, db.beforeUpgrade, logger); err != nil {
 			return fmt.Errorf("temporalserver: schema %s in database %s: %w", db.schema, db.name, err)
 		}
 	}
@@ -141,10 +146,13 @@ func createDatabaseIfMissing(ctx context.Context, admin *pgx.Conn, name string) 
 // a no-op on a current database, the upgrade path after a server upgrade. All
 // steps are idempotent, so this runs on every start.
 //
+// A database at an older version gets beforeUpgrade (when not nil) first.
+//
 // The tool's tasks are called directly rather than through RunTool: RunTool
 // either calls os.Exit(1) on failure or, with --quiet, swallows the error, and
 // logs at info level through its own CLI logger.
-func setupSchema(cfg *config.SQL, schemaName, expectedVersion string, logger serverlog.Logger) error {
+func setupSchema(cfg *config.SQL, schemaName, expectedVersion string,
+	beforeUpgrade func(exec func(string, ...any) error) error, logger serverlog.Logger) error {
 	conn, err := sqltool.NewConnection(cfg, logger)
 	if err != nil {
 		return err
@@ -161,6 +169,15 @@ func setupSchema(cfg *config.SQL, schemaName, expectedVersion string, logger ser
 	}
 	if err := schema.NewSetupSchemaTask(conn, setup, logger).Run(); err != nil {
 		return fmt.Errorf("setup-schema: %w", err)
+	}
+	if beforeUpgrade != nil {
+		if version, err := conn.ReadSchemaVersion(); err != nil {
+			return fmt.Errorf("read schema version: %w", err)
+		} else if version != expectedVersion {
+			if err := beforeUpgrade(conn.Exec); err != nil {
+				return err
+			}
+		}
 	}
 	if err := schema.NewUpdateSchemaTask(conn, &schema.UpdateConfig{
 		DBName:     cfg.DatabaseName,

@@ -227,6 +227,16 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		_ = s.Stop()
 		return nil, err
 	}
+	if len(cfg.SearchAttributes) > 0 {
+		// A cost cut, not a condition of serving: on failure the schema's
+		// indexes stay as they are.
+		if dropped, built, err := s.fitVisibilityIndexes(ctx); err != nil {
+			s.logger.Warn("temporalserver: visibility indexes left as they were", "err", err)
+		} else if len(dropped)+len(built) > 0 {
+			s.logger.Info("temporalserver: visibility indexes fitted to the mapped search attributes",
+				"dropped", len(dropped), "built", built)
+		}
+	}
 	if uiListener != nil {
 		if s.ui, err = startUI(uiListener, UIConfig{FrontendAddress: frontendAddr, Namespace: cfg.Namespace,
 			CodecEndpoint: cfg.CodecEndpoint, CodecToken: cfg.CodecToken, SignIn: cfg.SignIn}); err != nil {
