@@ -1,6 +1,10 @@
 package notify
 
 import (
+	"bytes"
+	"image/png"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -34,6 +38,52 @@ func TestALineIsScoredByTheStandardsRunAndFinderRules(t *testing.T) {
 			require.Equal(t, tc.want, qrLinePenalty(bits(tc.line)))
 		})
 	}
+}
+
+func TestTheRunsScoreEveryLineAsTheStandardsWindowsDo(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		line := make([]bool, 21+4*rng.IntN(40)) // versions 1 to 40
+		for j := range line {
+			// Runs of one to four, so finder-like shapes are common.
+			if j == 0 || rng.IntN(3) == 0 {
+				line[j] = rng.IntN(2) == 0
+			} else {
+				line[j] = line[j-1]
+			}
+		}
+		require.Equal(t, qrLinePenaltyByWindows(line), qrLinePenalty(line), "line %v", line)
+	}
+}
+
+// qrLinePenaltyByWindows is rules N1 and N3 as the standard words them:
+// runs counted module by module, and every window of eleven modules of the
+// line in its quiet zone compared with the two finder-like patterns.
+func qrLinePenaltyByWindows(line []bool) int {
+	score, run := 0, 0
+	for j, d := range line {
+		if j > 0 && d == line[j-1] {
+			run++
+			continue
+		}
+		if run >= 5 {
+			score += run - 2
+		}
+		run = 1
+	}
+	if run >= 5 {
+		score += run - 2
+	}
+	padded := append(append(make([]bool, qrQuietZone), line...), make([]bool, qrQuietZone)...)
+	for _, p := range []string{"10111010000", "00001011101"} {
+		for j := 0; j+11 <= len(padded); j++ {
+			if slices.Equal(padded[j:j+11], bits(p)) {
+				score += 40
+			}
+		}
+	}
+	return score
 }
 
 func TestBlocksOfOneColourAndTheDarkShareAreScored(t *testing.T) {
@@ -87,4 +137,30 @@ func TestTheSymbolTakesTheMaskThatScoresLowest(t *testing.T) {
 	}
 	// For this content the first mask is not the best: a fixed mask fails.
 	require.Less(t, lowest, scores[0], "scores by mask: %v", scores)
+}
+
+func TestThePNGHoldsTheSymbolModuleForModule(t *testing.T) {
+	t.Parallel()
+	const content = "https://tickets.example/#/booking/7d0c6a8e-5f43-4f7e-9b1a-3c2d1e0f9a8b"
+	code, err := qrSymbol(content)
+	require.NoError(t, err)
+	for _, size := range []int{1, 256, 320, 333, 1000} { // 1: one pixel a module
+		b, err := QRPNG(content, size)
+		require.NoError(t, err)
+		img, err := png.Decode(bytes.NewReader(b))
+		require.NoError(t, err)
+		side := img.Bounds().Dx()
+		modules := code.Size + 2*qrQuietZone
+		scale := side / modules
+		offset := (side - modules*scale) / 2
+		for y := range side {
+			for x := range side {
+				mx, my := (x-offset)/scale-qrQuietZone, (y-offset)/scale-qrQuietZone
+				inside := x >= offset && y >= offset && mx >= 0 && my >= 0 && mx < code.Size && my < code.Size
+				if r, _, _, _ := img.At(x, y).RGBA(); (r == 0) != (inside && code.Black(mx, my)) {
+					t.Fatalf("size %d: pixel %d,%d is dark=%v", size, x, y, r == 0)
+				}
+			}
+		}
+	}
 }
