@@ -182,6 +182,10 @@ type SMTP struct {
 	From           string
 	// Timeout bounds one delivery (0: 30s).
 	Timeout time.Duration
+
+	// conns keeps connections between messages (smtpconns.go); nil, as
+	// in an SMTP written out, dials one a message.
+	conns *smtpConns
 }
 
 // ParseSMTPURL reads smtp://[user[:password]@]host[:port] (port 587 by
@@ -193,7 +197,7 @@ func ParseSMTPURL(raw, from string) (SMTP, error) {
 		// The URL may carry a password: never echo it.
 		return SMTP{}, errors.New("notify: SMTP URL does not parse")
 	}
-	s := SMTP{From: from}
+	s := SMTP{From: from, conns: newSMTPConns()}
 	switch u.Scheme {
 	case "smtp":
 		s.Port = 587
@@ -231,10 +235,11 @@ func ParseSMTPAddr(addr, from, user, password string) (SMTP, error) {
 	if err != nil || n <= 0 || n > 65535 {
 		return SMTP{}, fmt.Errorf("notify: SMTP address %q: bad port", addr)
 	}
-	return SMTP{Host: host, Port: n, From: from, User: user, Password: password}, nil
+	return SMTP{Host: host, Port: n, From: from, User: user, Password: password, conns: newSMTPConns()}, nil
 }
 
-// Send delivers one message.
+// Send delivers one message, over a connection kept from an earlier one
+// when there is one.
 func (s SMTP) Send(ctx context.Context, m Message) error {
 	msg, err := Build(s.From, m, time.Now())
 	if err != nil {
@@ -259,5 +264,32 @@ func (s SMTP) Send(ctx context.Context, m Message) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return c.DialAndSendWithContext(ctx, msg)
+	if s.conns == nil {
+		return c.DialAndSendWithContext(ctx, msg)
+	}
+	if kept := s.conns.get(time.Now()); kept != nil {
+		err := c.SendWithSMTPClient(kept, msg)
+		if err == nil {
+			s.conns.put(kept, time.Now())
+			return nil
+		}
+		_ = kept.Close()
+		if !unsent(err) {
+			// The server may have the message: the caller's retry (or the
+			// mail queue's) decides, as for a fresh connection's failure.
+			return err
+		}
+		// Closed by the server while it waited (the check before MAIL
+		// failed): nothing was sent, so a fresh connection takes it.
+	}
+	fresh, err := c.DialToSMTPClientWithContext(ctx)
+	if err != nil {
+		return fmt.Errorf("dial failed: %w", err)
+	}
+	if err := c.SendWithSMTPClient(fresh, msg); err != nil {
+		_ = fresh.Close()
+		return fmt.Errorf("send failed: %w", err)
+	}
+	s.conns.put(fresh, time.Now())
+	return nil
 }
