@@ -21,6 +21,7 @@ import (
 	"time"
 
 	mail "github.com/wneessen/go-mail"
+	"github.com/wneessen/go-mail/smtp"
 )
 
 // Message is one email.
@@ -267,10 +268,14 @@ func (s SMTP) Send(ctx context.Context, m Message) error {
 	if s.conns == nil {
 		return c.DialAndSendWithContext(ctx, msg)
 	}
+	if err := ctx.Err(); err != nil {
+		return err // a kept connection would not notice: refuse as a dial would
+	}
 	if kept := s.conns.get(time.Now()); kept != nil {
-		err := c.SendWithSMTPClient(kept, msg)
-		if err == nil {
-			s.conns.put(kept, time.Now())
+		err := sendOver(ctx, c, kept, msg)
+		if err == nil || msg.IsDelivered() {
+			// Taken by the server; only the RSET after it may have failed.
+			s.conns.keepOrClose(kept, err == nil, time.Now())
 			return nil
 		}
 		_ = kept.Close()
@@ -279,17 +284,33 @@ func (s SMTP) Send(ctx context.Context, m Message) error {
 			// mail queue's) decides, as for a fresh connection's failure.
 			return err
 		}
-		// Closed by the server while it waited (the check before MAIL
-		// failed): nothing was sent, so a fresh connection takes it.
+		// Closed by the server while it waited, or refused at MAIL (a
+		// relay's cap on messages a connection): nothing of the message
+		// was sent, so a fresh connection takes it.
 	}
 	fresh, err := c.DialToSMTPClientWithContext(ctx)
 	if err != nil {
 		return fmt.Errorf("dial failed: %w", err)
 	}
-	if err := c.SendWithSMTPClient(fresh, msg); err != nil {
+	err = sendOver(ctx, c, fresh, msg)
+	if err != nil && !msg.IsDelivered() {
 		_ = fresh.Close()
 		return fmt.Errorf("send failed: %w", err)
 	}
-	s.conns.put(fresh, time.Now())
+	s.conns.keepOrClose(fresh, err == nil, time.Now())
 	return nil
+}
+
+// sendOver sends msg over conn within ctx: the connection's deadline is
+// ctx's (go-mail sets its own only after its NOOP, so an idle connection's
+// old one would fail that NOOP), and ctx's end closes it mid-send.
+func sendOver(ctx context.Context, c *mail.Client, conn *smtp.Client, msg *mail.Msg) error {
+	if d, ok := ctx.Deadline(); ok {
+		if err := conn.UpdateDeadline(time.Until(d)); err != nil {
+			return err
+		}
+	}
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	defer stop()
+	return c.SendWithSMTPClient(conn, msg)
 }

@@ -25,8 +25,9 @@ const (
 
 // smtpConns are an SMTP sender's idle connections.
 type smtpConns struct {
-	mu   sync.Mutex
-	idle []idleSMTP // oldest first
+	mu      sync.Mutex
+	idle    []idleSMTP // oldest first
+	reaping bool       // a timer will close the stale ones
 }
 
 type idleSMTP struct {
@@ -40,39 +41,72 @@ func newSMTPConns() *smtpConns { return &smtpConns{} }
 // the ones that have are closed.
 func (p *smtpConns) get(now time.Time) *smtp.Client {
 	p.mu.Lock()
-	var stale []*smtp.Client
-	for len(p.idle) > 0 && now.Sub(p.idle[0].since) > smtpIdleFor {
-		stale = append(stale, p.idle[0].c)
-		p.idle = p.idle[1:]
-	}
+	stale := p.takeStale(now)
 	var c *smtp.Client
 	if n := len(p.idle); n > 0 {
 		c, p.idle = p.idle[n-1].c, p.idle[:n-1]
 	}
 	p.mu.Unlock()
-	for _, s := range stale {
-		_ = s.Close()
-	}
+	closeAll(stale)
 	return c
 }
 
-// put keeps c for the next message, or closes it when enough wait.
-func (p *smtpConns) put(c *smtp.Client, now time.Time) {
+// keepOrClose keeps c for the next message when it is healthy and fewer
+// than the cap wait; otherwise it closes it.
+func (p *smtpConns) keepOrClose(c *smtp.Client, healthy bool, now time.Time) {
+	if !healthy {
+		_ = c.Close()
+		return
+	}
 	p.mu.Lock()
 	if len(p.idle) < smtpIdleConns {
 		p.idle = append(p.idle, idleSMTP{c, now})
 		c = nil
+		if !p.reaping {
+			p.reaping = true
+			time.AfterFunc(smtpIdleFor+time.Second, p.reap)
+		}
 	}
 	p.mu.Unlock()
-	if c != nil {
-		_ = c.Quit()
+	if c != nil && c.Quit() != nil {
+		_ = c.Close() // Quit leaves the socket open when QUIT fails
 	}
 }
 
-// unsent reports whether err is a failure of the connection check that
-// comes before MAIL: nothing of the message reached the server, so it may
-// go again over a fresh connection.
+// reap closes the connections that waited too long, so an idle sender
+// holds none open for long (a server that closed its end leaves ours in
+// CLOSE_WAIT until then), and comes back while any wait.
+func (p *smtpConns) reap() {
+	p.mu.Lock()
+	stale := p.takeStale(time.Now())
+	if p.reaping = len(p.idle) > 0; p.reaping {
+		time.AfterFunc(smtpIdleFor+time.Second, p.reap)
+	}
+	p.mu.Unlock()
+	closeAll(stale)
+}
+
+// takeStale removes the connections idle longer than smtpIdleFor; p.mu held.
+func (p *smtpConns) takeStale(now time.Time) []*smtp.Client {
+	var stale []*smtp.Client
+	for len(p.idle) > 0 && now.Sub(p.idle[0].since) > smtpIdleFor {
+		stale = append(stale, p.idle[0].c)
+		p.idle = p.idle[1:]
+	}
+	return stale
+}
+
+func closeAll(cs []*smtp.Client) {
+	for _, c := range cs {
+		_ = c.Close()
+	}
+}
+
+// unsent reports whether err came before any of the message reached the
+// server: the connection check (a NOOP) or MAIL refused (some relays cap
+// the messages of a connection there). The message may go again over a
+// fresh connection.
 func unsent(err error) bool {
 	var se *mail.SendError
-	return errors.As(err, &se) && se.Reason == mail.ErrConnCheck
+	return errors.As(err, &se) && (se.Reason == mail.ErrConnCheck || se.Reason == mail.ErrSMTPMailFrom)
 }

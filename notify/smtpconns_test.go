@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,10 +17,15 @@ import (
 
 // smtpServer is an SMTP server on loopback that takes every message and
 // counts connections and messages. closeIdle > 0 closes a connection, as
-// a server's idle timeout does, once it has taken that many messages.
+// a server's idle timeout does, once it has taken that many messages;
+// mailCap > 0 refuses MAIL (421) on a connection that took that many, as
+// relays that cap a connection's messages do; refuseData refuses every
+// message at the end of its DATA.
 type smtpServer struct {
-	addr      string
-	closeIdle int
+	addr       string
+	closeIdle  int
+	mailCap    int
+	refuseData atomic.Bool
 
 	mu       sync.Mutex
 	conns    int
@@ -27,11 +33,14 @@ type smtpServer struct {
 	messages []string
 }
 
-func startSMTPServer(t *testing.T, closeIdle int) *smtpServer {
+func startSMTPServer(t *testing.T, closeIdle int, opts ...func(*smtpServer)) *smtpServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	s := &smtpServer{addr: ln.Addr().String(), closeIdle: closeIdle}
+	for _, o := range opts {
+		o(s)
+	}
 	var wg sync.WaitGroup
 	t.Cleanup(func() {
 		ln.Close()
@@ -75,7 +84,13 @@ func (s *smtpServer) serve(c net.Conn) {
 		case "EHLO", "HELO":
 			say("250-test")
 			say("250 8BITMIME")
-		case "MAIL", "RCPT", "NOOP":
+		case "MAIL":
+			if s.mailCap > 0 && taken >= s.mailCap {
+				say("421 4.7.0 too many messages on this connection")
+				continue
+			}
+			say("250 ok")
+		case "RCPT", "NOOP":
 			say("250 ok")
 		case "RSET":
 			say("250 ok")
@@ -94,6 +109,10 @@ func (s *smtpServer) serve(c net.Conn) {
 					break
 				}
 				msg.WriteString(l)
+			}
+			if s.refuseData.Load() {
+				say("554 refused")
+				continue
 			}
 			s.mu.Lock()
 			s.messages = append(s.messages, msg.String())
@@ -185,9 +204,58 @@ func TestAConnectionIdleTooLongIsClosedNotReused(t *testing.T) {
 	require.NoError(t, err)
 	p := newSMTPConns()
 	t0 := time.Now()
-	p.put(c, t0)
+	p.keepOrClose(c, true, t0)
 	require.Same(t, c, p.get(t0.Add(smtpIdleFor)), "still fresh at the limit")
-	p.put(c, t0)
+	p.keepOrClose(c, true, t0)
 	require.Nil(t, p.get(t0.Add(smtpIdleFor+time.Second)))
 	require.Error(t, c.Noop(), "the stale connection is closed")
+}
+
+func TestAConnectionIdleLongerThanTheSendTimeoutIsStillReused(t *testing.T) {
+	t.Parallel()
+	srv := startSMTPServer(t, 0)
+	sender := testSender(t, srv)
+	sender.Timeout = 300 * time.Millisecond // the connection's deadline ran out while it waited
+	require.NoError(t, sender.Send(context.Background(), testMessage(0)))
+	time.Sleep(500 * time.Millisecond)
+	require.NoError(t, sender.Send(context.Background(), testMessage(1)))
+	conns, messages := srv.counts()
+	require.Equal(t, 2, messages)
+	require.Equal(t, 1, conns)
+}
+
+func TestAnEndedContextSendsNothingOverAKeptConnection(t *testing.T) {
+	t.Parallel()
+	srv := startSMTPServer(t, 0)
+	sender := testSender(t, srv)
+	require.NoError(t, sender.Send(context.Background(), testMessage(0)))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, sender.Send(ctx, testMessage(1)), context.Canceled)
+	_, messages := srv.counts()
+	require.Equal(t, 1, messages)
+}
+
+func TestAMessageRefusedAtMailOnAKeptConnectionGoesOverAFreshOne(t *testing.T) {
+	t.Parallel()
+	srv := startSMTPServer(t, 0, func(s *smtpServer) { s.mailCap = 2 })
+	sender := testSender(t, srv)
+	for i := range 5 {
+		require.NoError(t, sender.Send(context.Background(), testMessage(i)))
+	}
+	conns, messages := srv.counts()
+	require.Equal(t, 5, messages)
+	require.Equal(t, 3, conns, "two messages a connection")
+}
+
+func TestAMessageRefusedAfterMailIsNotSentAgain(t *testing.T) {
+	t.Parallel()
+	srv := startSMTPServer(t, 0)
+	sender := testSender(t, srv)
+	require.NoError(t, sender.Send(context.Background(), testMessage(0)))
+	srv.refuseData.Store(true)
+	require.Error(t, sender.Send(context.Background(), testMessage(1)))
+	conns, messages := srv.counts()
+	require.Equal(t, 1, messages)
+	require.Equal(t, 1, conns, "no second try over a fresh connection")
 }
