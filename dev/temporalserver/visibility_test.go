@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
+	serverlog "go.temporal.io/server/common/log"
+	pgschema "go.temporal.io/server/schema/postgresql/v12"
 )
 
 func TestVisibilityIndexesOnlyTheCustomColumnsANamespaceMaps(t *testing.T) {
@@ -62,16 +64,23 @@ func TestVisibilityIndexesOnlyTheCustomColumnsANamespaceMaps(t *testing.T) {
 	require.Empty(t, dropped)
 	require.Equal(t, added, built)
 
-	// Before an upgrade the schema's migrations get every index back.
-	require.NoError(t, restoreCustomIndexes(func(stmt string, args ...any) error {
-		_, err := conn.Exec(ctx, stmt, args...)
-		return err
-	}))
+	// A start that upgrades the schema first gives its migrations every
+	// index back: the recorded version set one back, setupSchema restores
+	// the indexes and applies the last migration again.
+	_, err = conn.Exec(ctx, `UPDATE schema_version SET curr_version = '1.13'`)
+	require.NoError(t, err)
+	target, err := parseDatabaseURL(dbURL)
+	require.NoError(t, err)
+	require.NoError(t, setupSchema(target.sqlConfig(visDB, 2), visibilitySchemaName, pgschema.VisibilityVersion,
+		restoreCustomIndexes, serverlog.NewNoopLogger()))
 	present = visibilityIndexes(t, ctx, conn)
 	for _, ix := range all {
 		require.True(t, present[ix.name], ix.name)
 	}
 	require.Len(t, present, 74)
+	var version string
+	require.NoError(t, conn.QueryRow(ctx, `SELECT curr_version FROM schema_version`).Scan(&version))
+	require.Equal(t, pgschema.VisibilityVersion, version)
 }
 
 // visibilityIndexes are the names of executions_visibility's indexes.
