@@ -33,11 +33,11 @@ type smtpServer struct {
 	messages []string
 }
 
-func startSMTPServer(t *testing.T, closeIdle int, opts ...func(*smtpServer)) *smtpServer {
+func startSMTPServer(t *testing.T, opts ...func(*smtpServer)) *smtpServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	s := &smtpServer{addr: ln.Addr().String(), closeIdle: closeIdle}
+	s := &smtpServer{addr: ln.Addr().String()}
 	for _, o := range opts {
 		o(s)
 	}
@@ -145,33 +145,36 @@ func testMessage(i int) Message {
 	return Message{To: fmt.Sprintf("fan%d@example.com", i), Key: fmt.Sprintf("k%d", i), Subject: "Your tickets", Body: "Confirmed."}
 }
 
-func TestMessagesOneAfterAnotherShareAConnection(t *testing.T) {
+func TestMessagesInARowUseAsFewConnectionsAsTheServerAllowsAndArriveOnce(t *testing.T) {
 	t.Parallel()
-	srv := startSMTPServer(t, 0)
-	sender := testSender(t, srv)
-	for i := range 3 {
-		require.NoError(t, sender.Send(context.Background(), testMessage(i)))
+	for _, tc := range []struct {
+		name     string
+		server   func(*smtpServer)
+		n, conns int
+	}{
+		{"one after another share a connection", func(*smtpServer) {}, 3, 1},
+		// The check before MAIL fails on the closed one: sent afresh.
+		{"a connection the server closed while it waited is replaced", func(s *smtpServer) { s.closeIdle = 1 }, 3, 3},
+		// A relay's cap: 421 at MAIL, before anything of the message.
+		{"a message refused at MAIL on a kept connection goes over a fresh one", func(s *smtpServer) { s.mailCap = 2 }, 5, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := startSMTPServer(t, tc.server)
+			sender := testSender(t, srv)
+			for i := range tc.n {
+				require.NoError(t, sender.Send(context.Background(), testMessage(i)))
+			}
+			conns, messages := srv.counts()
+			require.Equal(t, tc.n, messages, "each message taken once")
+			require.Equal(t, tc.conns, conns)
+		})
 	}
-	conns, messages := srv.counts()
-	require.Equal(t, 3, messages)
-	require.Equal(t, 1, conns, "one connection for all three")
-}
-
-func TestAConnectionTheServerClosedWhileIdleIsReplacedWithoutLosingOrRepeatingAMessage(t *testing.T) {
-	t.Parallel()
-	srv := startSMTPServer(t, 1) // every connection closed after its first message
-	sender := testSender(t, srv)
-	for i := range 3 {
-		require.NoError(t, sender.Send(context.Background(), testMessage(i)))
-	}
-	conns, messages := srv.counts()
-	require.Equal(t, 3, messages, "each message taken once")
-	require.Equal(t, 3, conns)
 }
 
 func TestConcurrentMessagesAllArriveOverFewerConnectionsThanMessages(t *testing.T) {
 	t.Parallel()
-	srv := startSMTPServer(t, 0)
+	srv := startSMTPServer(t)
 	sender := testSender(t, srv)
 	var wg sync.WaitGroup
 	errs := make(chan error, 40)
@@ -197,7 +200,7 @@ func TestConcurrentMessagesAllArriveOverFewerConnectionsThanMessages(t *testing.
 
 func TestAConnectionIdleTooLongIsClosedNotReused(t *testing.T) {
 	t.Parallel()
-	srv := startSMTPServer(t, 0)
+	srv := startSMTPServer(t)
 	conn, err := net.Dial("tcp", srv.addr)
 	require.NoError(t, err)
 	c, err := smtp.NewClient(conn, "127.0.0.1")
@@ -213,7 +216,7 @@ func TestAConnectionIdleTooLongIsClosedNotReused(t *testing.T) {
 
 func TestAConnectionIdleLongerThanTheSendTimeoutIsStillReused(t *testing.T) {
 	t.Parallel()
-	srv := startSMTPServer(t, 0)
+	srv := startSMTPServer(t)
 	sender := testSender(t, srv)
 	sender.Timeout = 300 * time.Millisecond // the connection's deadline ran out while it waited
 	require.NoError(t, sender.Send(context.Background(), testMessage(0)))
@@ -226,7 +229,7 @@ func TestAConnectionIdleLongerThanTheSendTimeoutIsStillReused(t *testing.T) {
 
 func TestAnEndedContextSendsNothingOverAKeptConnection(t *testing.T) {
 	t.Parallel()
-	srv := startSMTPServer(t, 0)
+	srv := startSMTPServer(t)
 	sender := testSender(t, srv)
 	require.NoError(t, sender.Send(context.Background(), testMessage(0)))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -236,21 +239,9 @@ func TestAnEndedContextSendsNothingOverAKeptConnection(t *testing.T) {
 	require.Equal(t, 1, messages)
 }
 
-func TestAMessageRefusedAtMailOnAKeptConnectionGoesOverAFreshOne(t *testing.T) {
-	t.Parallel()
-	srv := startSMTPServer(t, 0, func(s *smtpServer) { s.mailCap = 2 })
-	sender := testSender(t, srv)
-	for i := range 5 {
-		require.NoError(t, sender.Send(context.Background(), testMessage(i)))
-	}
-	conns, messages := srv.counts()
-	require.Equal(t, 5, messages)
-	require.Equal(t, 3, conns, "two messages a connection")
-}
-
 func TestAMessageRefusedAfterMailIsNotSentAgain(t *testing.T) {
 	t.Parallel()
-	srv := startSMTPServer(t, 0)
+	srv := startSMTPServer(t)
 	sender := testSender(t, srv)
 	require.NoError(t, sender.Send(context.Background(), testMessage(0)))
 	srv.refuseData.Store(true)
