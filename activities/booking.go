@@ -290,7 +290,7 @@ func (a *Booking) Capture(ctx context.Context, bookingID, intentID string) (Capt
 	if it.Status != vocab.IntentSucceeded {
 		return CaptureResult{}, fmt.Errorf("capture left the intent %s", it.Status)
 	}
-	return CaptureResult{Status: it.Status}, a.Store.Bookings.SetPaymentStatus(ctx, id, vocab.PaymentCaptured, "")
+	return CaptureResult{Status: it.Status}, a.Store.Bookings.RecordCapture(ctx, id, it.CardBrand, it.CardLast4)
 }
 
 // Void releases an uncaptured authorisation; money already captured is

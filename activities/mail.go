@@ -79,7 +79,12 @@ func (a *Booking) confirmation(ctx context.Context, id uuid.UUID, bookingID stri
 		c.Vouchers = append(c.Vouchers, fmt.Sprintf("voucher %s: %s, %s, %s to %s, confirmation %s", v.ID, v.PropertyID,
 			v.RoomType, v.Checkin.Format(time.DateOnly), v.Checkout.Format(time.DateOnly), v.Confirmation))
 	}
-	if b.IntentID != "" && a.Payments != nil {
+	if info.CardLast4 != "" {
+		// As the capture's answer named it.
+		c.Card = cardBrand(info.CardBrand) + " •••• " + info.CardLast4
+	} else if b.IntentID != "" && a.Payments != nil {
+		// Captured before the card was recorded, or the capture's answer
+		// named none: asked of the provider.
 		brand, last4, err := a.Payments.CardSummary(ctx, b.IntentID)
 		if err != nil {
 			// A receipt without the card beats no receipt.

@@ -18,9 +18,15 @@ func (c *Client) CardSummary(ctx context.Context, intentID string) (brand, last4
 	if err != nil {
 		return "", "", classify(err)
 	}
-	ch := pi.LatestCharge
+	brand, last4 = cardOf(pi.LatestCharge)
+	return brand, last4, nil
+}
+
+// cardOf is the brand and last four of the card of a charge, when it is
+// expanded and paid by card.
+func cardOf(ch *stripe.Charge) (brand, last4 string) {
 	if ch == nil || ch.PaymentMethodDetails == nil || ch.PaymentMethodDetails.Card == nil {
-		return "", "", nil
+		return "", ""
 	}
-	return string(ch.PaymentMethodDetails.Card.Brand), ch.PaymentMethodDetails.Card.Last4, nil
+	return string(ch.PaymentMethodDetails.Card.Brand), ch.PaymentMethodDetails.Card.Last4
 }

@@ -37,3 +37,15 @@ func TestCardSummaryOfAnIntentNotYetPaidIsEmpty(t *testing.T) {
 	require.Empty(t, brand)
 	require.Empty(t, last4)
 }
+
+func TestACaptureNamesTheCardThatPaid(t *testing.T) {
+	t.Parallel()
+	c := payments.New(payments.Config{APIKey: key, BaseURL: sandbox(t)})
+	ctx := context.Background()
+	a, err := c.Authorise(ctx, "capture-card:authorise", "capture-card", eur, "pm_card_mastercard", "", false)
+	require.NoError(t, err)
+	captured, err := c.Capture(ctx, "capture-card:capture", a.ID)
+	require.NoError(t, err)
+	require.Equal(t, "mastercard", captured.CardBrand)
+	require.Equal(t, "4444", captured.CardLast4)
+}

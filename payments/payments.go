@@ -60,6 +60,11 @@ type Intent struct {
 	DeclineCode    string             `json:"decline_code,omitempty"`
 	// Created is when the provider created the intent.
 	Created time.Time `json:"created,omitzero"`
+	// CardBrand ("visa") and CardLast4 name the card that paid, when the
+	// answer carries the latest charge (Capture asks for it); empty
+	// otherwise, and for methods that are not cards.
+	CardBrand string `json:"card_brand,omitempty"`
+	CardLast4 string `json:"card_last4,omitempty"`
 }
 
 // ErrNotACard means the payment method exists but is not a card (a bank
@@ -201,6 +206,8 @@ func (c *Client) Capture(ctx context.Context, key, intentID string) (Intent, err
 	p := &stripe.PaymentIntentCaptureParams{}
 	c.params(&p.Params, key)
 	p.AddMetadata(MetaCapturedBy, CapturedBySaga)
+	// The charge names the card: the confirmation needs no read of its own.
+	p.AddExpand("latest_charge")
 	pi, err := c.sc.V1PaymentIntents.Capture(ctx, intentID, p)
 	return c.result(pi, err)
 }
@@ -324,6 +331,7 @@ func (c *Client) result(pi *stripe.PaymentIntent, err error) (Intent, error) {
 	if pi.LastPaymentError != nil {
 		in.DeclineCode = string(pi.LastPaymentError.DeclineCode)
 	}
+	in.CardBrand, in.CardLast4 = cardOf(pi.LatestCharge)
 	return in, nil
 }
 

@@ -140,6 +140,16 @@ func (s *Bookings) SetPaymentStatus(ctx context.Context, id uuid.UUID, status vo
 	return err
 }
 
+// RecordCapture marks the booking's payment CAPTURED with the card that
+// paid (brand and last four as the capture's answer names them; empty ones
+// leave what is recorded), in the step's one write.
+func (s *Bookings) RecordCapture(ctx context.Context, id uuid.UUID, cardBrand, cardLast4 string) error {
+	_, err := s.pool.Exec(ctx, `UPDATE payments SET status = $2, card_brand = coalesce(nullif($3, ''), card_brand),
+		card_last4 = coalesce(nullif($4, ''), card_last4), updated_at = now()
+		WHERE reservation_id = $1`, id, string(vocab.PaymentCaptured), cardBrand, cardLast4)
+	return err
+}
+
 // FlagPayment records why a booking failed or needs a person (a mismatch,
 // a refusal, declines to the limit). A booking without a payment yet gets a
 // FAILED payment row carrying the reason.

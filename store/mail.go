@@ -228,6 +228,9 @@ type BookingMail struct {
 	CancelReason string
 	// Currency is the event's.
 	Currency string
+	// CardBrand and CardLast4 name the card that paid, as the capture
+	// recorded it (empty before the capture, or when it named none).
+	CardBrand, CardLast4 string
 }
 
 // SeatLabel is a seat as the venue's signs name it.
@@ -240,9 +243,12 @@ type SeatLabel struct {
 // BookingMail reads the event, venue and seat labels of a booking's emails.
 func (q *MailQueue) BookingMail(ctx context.Context, reservationID uuid.UUID) (BookingMail, error) {
 	var b BookingMail
-	err := q.pool.QueryRow(ctx, `SELECT e.title, v.name, v.city, v.timezone, e.starts_at, r.status, coalesce(r.cancel_reason, ''), e.currency
+	err := q.pool.QueryRow(ctx, `SELECT e.title, v.name, v.city, v.timezone, e.starts_at, r.status, coalesce(r.cancel_reason, ''), e.currency,
+		coalesce(p.card_brand, ''), coalesce(p.card_last4, '')
 		FROM reservations r JOIN events e ON e.id = r.event_id JOIN venues v ON v.id = e.venue_id
-		WHERE r.id = $1`, reservationID).Scan(&b.EventTitle, &b.VenueName, &b.VenueCity, &b.TimeZone, &b.StartsAt, &b.Status, &b.CancelReason, &b.Currency)
+		LEFT JOIN payments p ON p.reservation_id = r.id
+		WHERE r.id = $1`, reservationID).Scan(&b.EventTitle, &b.VenueName, &b.VenueCity, &b.TimeZone, &b.StartsAt, &b.Status,
+		&b.CancelReason, &b.Currency, &b.CardBrand, &b.CardLast4)
 	if err = orNotFound(err); err != nil {
 		return BookingMail{}, err
 	}

@@ -165,6 +165,10 @@ func TestAPaidBookingsConfirmationReachesMailpitWithTheWebAppLinkAndAmountsPerCu
 		require.Contains(t, msg.Text, "Stalls, Row A, Seat 2", "the seat by its labels")
 		require.Contains(t, msg.Text, c.when, "the time in the venue's zone")
 		require.Contains(t, msg.Text, "Paid with Visa •••• 4242", "the card as the provider charged it")
+		var brand, last4 string
+		require.NoError(t, e.store.Pool().QueryRow(context.Background(),
+			`SELECT card_brand, card_last4 FROM payments WHERE reservation_id = $1`, id).Scan(&brand, &last4))
+		require.Equal(t, []string{"visa", "4242"}, []string{brand, last4}, "recorded from the capture's answer, not read again")
 		require.Len(t, msg.Inline, 1)
 		require.Equal(t, "image/png", msg.Inline[0].ContentType)
 		require.Contains(t, msg.HTML, `src="cid:`+msg.Inline[0].ContentID+`"`, "the QR shows inline")
