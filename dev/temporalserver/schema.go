@@ -58,7 +58,7 @@ func prepareDatabases(ctx context.Context, cfg Config, t pgTarget, logger server
 	}
 	defer admin.Close(context.Background())
 
-	lockKey := advisoryKey(cfg.DatabaseName + "/" + cfg.VisibilityDatabaseName)
+	lockKey := schemaLockKey(cfg)
 	if _, err := admin.Exec(ctx, "SELECT pg_advisory_lock($1)", lockKey); err != nil {
 		return fmt.Errorf("temporalserver: advisory lock: %w", err)
 	}
@@ -106,6 +106,13 @@ func preRegisterNamespace(sqlCfg *config.SQL, cfg Config) error {
 	ns.Detail.Info.Description = "Encore bookings"
 	ns.Detail.Config.Retention = durationpb.New(cfg.Retention)
 	return sqliteschema.CreateNamespaces(sqlCfg, ns)
+}
+
+// schemaLockKey is the advisory lock (on the admin database) that the
+// schemas' set-up and the visibility index fit take, so starts on the same
+// databases take turns.
+func schemaLockKey(cfg Config) int64 {
+	return advisoryKey(cfg.DatabaseName + "/" + cfg.VisibilityDatabaseName)
 }
 
 func advisoryKey(s string) int64 {

@@ -103,7 +103,7 @@ func (s *Server) fitVisibilityIndexes(ctx context.Context) (dropped, built []str
 		return nil, nil, fmt.Errorf("temporalserver: connect to the admin database: %w", err)
 	}
 	defer admin.Close(context.WithoutCancel(ctx))
-	lockKey := advisoryKey(s.cfg.DatabaseName + "/" + s.cfg.VisibilityDatabaseName)
+	lockKey := schemaLockKey(s.cfg)
 	if _, err := admin.Exec(ctx, "SELECT pg_advisory_lock($1)", lockKey); err != nil {
 		return nil, nil, fmt.Errorf("temporalserver: advisory lock: %w", err)
 	}
