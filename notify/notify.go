@@ -185,7 +185,7 @@ type SMTP struct {
 	Timeout time.Duration
 
 	// conns keeps connections between messages (smtpconns.go); nil, as
-	// in an SMTP written out, dials one a message.
+	// in an SMTP written out, keeps none: a connection a message.
 	conns *smtpConns
 }
 
@@ -265,9 +265,6 @@ func (s SMTP) Send(ctx context.Context, m Message) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if s.conns == nil {
-		return c.DialAndSendWithContext(ctx, msg)
-	}
 	if err := ctx.Err(); err != nil {
 		return err // a kept connection would not notice: refuse as a dial would
 	}

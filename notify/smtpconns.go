@@ -38,8 +38,11 @@ type idleSMTP struct {
 func newSMTPConns() *smtpConns { return &smtpConns{} }
 
 // get is the most recently idle connection that has not waited too long;
-// the ones that have are closed.
+// the ones that have are closed. A nil p keeps none.
 func (p *smtpConns) get(now time.Time) *smtp.Client {
+	if p == nil {
+		return nil
+	}
 	p.mu.Lock()
 	stale := p.takeStale(now)
 	var c *smtp.Client
@@ -52,22 +55,24 @@ func (p *smtpConns) get(now time.Time) *smtp.Client {
 }
 
 // keepOrClose keeps c for the next message when it is healthy and fewer
-// than the cap wait; otherwise it closes it.
+// than the cap wait; otherwise it closes it (a nil p keeps none).
 func (p *smtpConns) keepOrClose(c *smtp.Client, healthy bool, now time.Time) {
 	if !healthy {
 		_ = c.Close()
 		return
 	}
-	p.mu.Lock()
-	if len(p.idle) < smtpIdleConns {
-		p.idle = append(p.idle, idleSMTP{c, now})
-		c = nil
-		if !p.reaping {
-			p.reaping = true
-			time.AfterFunc(smtpIdleFor+time.Second, p.reap)
+	if p != nil {
+		p.mu.Lock()
+		if len(p.idle) < smtpIdleConns {
+			p.idle = append(p.idle, idleSMTP{c, now})
+			c = nil
+			if !p.reaping {
+				p.reaping = true
+				time.AfterFunc(smtpIdleFor+time.Second, p.reap)
+			}
 		}
+		p.mu.Unlock()
 	}
-	p.mu.Unlock()
 	if c != nil && c.Quit() != nil {
 		_ = c.Close() // Quit leaves the socket open when QUIT fails
 	}
